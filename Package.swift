@@ -1,0 +1,91 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// One settings array for every target, so the whole package is held to the same rules.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "konto",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "KontoModel", targets: ["KontoModel"]),
+        .library(name: "KontoWire", targets: ["KontoWire"]),
+        .library(name: "KontoTesting", targets: ["KontoTesting"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+    ],
+    targets: [
+        // MARK: Shared libraries
+        .target(
+            name: "KontoModel",
+            dependencies: [
+                .product(name: "Yams", package: "Yams"),
+            ],
+            path: "Shared/KontoModel",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "KontoWire",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Shared/KontoWire",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "KontoTesting",
+            dependencies: [
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Shared/KontoTesting",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Tests
+        .testTarget(
+            name: "KontoModelTests",
+            dependencies: ["KontoModel"],
+            path: "Tests/KontoModelTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KontoWireTests",
+            dependencies: [
+                "KontoWire",
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+            ],
+            path: "Tests/KontoWireTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KontoTestingTests",
+            dependencies: [
+                "KontoTesting",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Tests/KontoTestingTests",
+            swiftSettings: swiftSettings
+        ),
+    ]
+)
