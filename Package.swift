@@ -12,6 +12,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "KontoModel", targets: ["KontoModel"]),
+        .library(name: "KontoRuntime", targets: ["KontoRuntime"]),
         .library(name: "KontoWire", targets: ["KontoWire"]),
         .library(name: "KontoTesting", targets: ["KontoTesting"]),
     ],
@@ -29,10 +30,17 @@ let package = Package(
         // MARK: Shared libraries
         .target(
             name: "KontoModel",
-            dependencies: [
-                .product(name: "Yams", package: "Yams"),
-            ],
             path: "Shared/KontoModel",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "KontoRuntime",
+            dependencies: [
+                "KontoModel",
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Shared/KontoRuntime",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -66,6 +74,12 @@ let package = Package(
             name: "KontoModelTests",
             dependencies: ["KontoModel"],
             path: "Tests/KontoModelTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KontoRuntimeTests",
+            dependencies: ["KontoRuntime", "KontoModel"],
+            path: "Tests/KontoRuntimeTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
