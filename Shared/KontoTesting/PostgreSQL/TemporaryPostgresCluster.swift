@@ -1,0 +1,189 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A throwaway PostgreSQL server: `initdb` and `pg_ctl` in a temporary directory, on a free
+/// loopback port. It can be stopped and started again on the same port (to test outages) and
+/// is removed by ``destroy()``.
+///
+/// When the tests run as root the server runs as the `postgres` user, because PostgreSQL refuses
+/// to run as root.
+public final class TemporaryPostgresCluster: Sendable {
+    public let host = "127.0.0.1"
+    public let port: Int
+    public let username = "postgres"
+    /// A random password: the server uses SCRAM on TCP, as a real deployment does.
+    public let password: String
+    /// The cluster's data directory; its path identifies the server's processes.
+    public let dataDirectory: String
+
+    private let root: URL
+    private let binaries: PostgresBinaries
+    private let runAsPostgresUser: Bool
+    private let logger: Logger
+    private let state = Mutex(State.stopped)
+
+    private enum State {
+        case running
+        case stopped
+        case destroyed
+    }
+
+    private init(root: URL, port: Int, password: String, binaries: PostgresBinaries, runAsPostgresUser: Bool, logger: Logger) {
+        self.root = root
+        self.port = port
+        self.password = password
+        self.dataDirectory = root.appendingPathComponent("data").path
+        self.binaries = binaries
+        self.runAsPostgresUser = runAsPostgresUser
+        self.logger = logger
+    }
+
+    /// Creates a cluster in a new temporary directory and starts it.
+    public static func start(logger: Logger = Logger(label: "konto.testing.postgres")) async throws -> TemporaryPostgresCluster {
+        let binaries = try PostgresBinaries.locate()
+        let runAsPostgresUser = geteuid() == 0
+        let root = URL(fileURLWithPath: NSTemporaryDirectory())
+            .appendingPathComponent("konto-pg-\(UUID().uuidString.prefix(8).lowercased())")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+
+        let cluster = TemporaryPostgresCluster(
+            root: root,
+            port: try freeLoopbackPort(),
+            password: randomHex(bytes: 16),
+            binaries: binaries,
+            runAsPostgresUser: runAsPostgresUser,
+            logger: logger
+        )
+        do {
+            try await cluster.initialise()
+            try await cluster.start()
+        } catch {
+            try? await cluster.destroy()
+            throw error
+        }
+        return cluster
+    }
+
+    /// Starts the server (again) on the same port with the same data.
+    public func start() async throws {
+        let options = [
+            "-p", "\(port)",
+            "-c", "listen_addresses=\(host)",
+            "-k", root.appendingPathComponent("socket").path,
+            "-c", "max_connections=300",
+            // Throwaway data: durability only slows the tests down.
+            "-c", "fsync=off",
+            "-c", "synchronous_commit=off",
+            "-c", "full_page_writes=off",
+        ].joined(separator: " ")
+        try await pgCtl(["start", "-w", "-t", "60", "-D", dataDirectory, "-l", root.appendingPathComponent("server.log").path, "-o", options])
+        state.withLock { $0 = .running }
+        ClusterReaper.register(dataDirectory: dataDirectory)
+        logger.debug("temporary postgres started", metadata: ["konto.port": "\(port)", "konto.data_directory": "\(dataDirectory)"])
+    }
+
+    /// Stops the server (fast shutdown: open sessions are ended) and keeps its data.
+    public func stop() async throws {
+        let wasRunning = state.withLock { state -> Bool in
+            defer { if state == .running { state = .stopped } }
+            return state == .running
+        }
+        guard wasRunning else { return }
+        try await pgCtl(["stop", "-w", "-t", "60", "-m", "fast", "-D", dataDirectory])
+        ClusterReaper.unregister(dataDirectory: dataDirectory)
+        logger.debug("temporary postgres stopped", metadata: ["konto.port": "\(port)"])
+    }
+
+    /// Stops the server and removes its directory. Safe to call more than once.
+    public func destroy() async throws {
+        try await stop()
+        let alreadyDestroyed = state.withLock { state -> Bool in
+            defer { state = .destroyed }
+            return state == .destroyed
+        }
+        guard !alreadyDestroyed else { return }
+        try FileManager.default.removeItem(at: root)
+    }
+
+    public var isRunning: Bool { state.withLock { $0 == .running } }
+
+    /// Connection settings for the `postgres` maintenance database as the superuser.
+    public var maintenanceDatabase: PostgresTestDatabase {
+        PostgresTestDatabase(host: host, port: port, username: username, password: password, database: "postgres")
+    }
+
+    // MARK: Setup
+
+    private func initialise() async throws {
+        let passwordFile = root.appendingPathComponent("pwfile")
+        try Data(password.utf8).write(to: passwordFile)
+        if runAsPostgresUser {
+            try await ChildProcess.check("/bin/chown", ["-R", "postgres:postgres", root.path])
+        }
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("socket"), withIntermediateDirectories: true)
+        if runAsPostgresUser {
+            try await ChildProcess.check("/bin/chown", ["postgres:postgres", root.appendingPathComponent("socket").path])
+        }
+        try await runServerProgram(binaries.initdb, [
+            "-D", dataDirectory,
+            "-U", username,
+            "--pwfile", passwordFile.path,
+            "--auth-local", "trust",
+            "--auth-host", "scram-sha-256",
+            "-E", "UTF8",
+            "--no-locale",
+            "--no-sync",
+        ])
+        try? FileManager.default.removeItem(at: passwordFile)
+    }
+
+    private func pgCtl(_ arguments: [String]) async throws {
+        try await runServerProgram(binaries.pgCtl, arguments)
+    }
+
+    private func runServerProgram(_ program: String, _ arguments: [String]) async throws {
+        if runAsPostgresUser {
+            try await ChildProcess.check(Self.runuser, ["-u", "postgres", "--", program] + arguments)
+        } else {
+            try await ChildProcess.check(program, arguments)
+        }
+    }
+
+    private static var runuser: String {
+        ["/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "runuser"
+    }
+}
+
+extension TemporaryPostgresCluster {
+    /// Asks the kernel for a port no one listens on right now.
+    static func freeLoopbackPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw KontoTestingError(.commandFailed, "socket() failed: errno \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bind(fd, socketAddress, length) == 0 && getsockname(fd, socketAddress, &length) == 0
+            }
+        }
+        guard bound else { throw KontoTestingError(.commandFailed, "bind() to a free port failed: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    static func randomHex(bytes: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined()
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a command to completion without blocking a Swift concurrency thread.
+///
+/// `posix_spawn` and a `waitpid` on a thread of its own, rather than Foundation's `Process`,
+/// whose termination handler was seen never to fire for short-lived children here (they stayed
+/// zombies and the test hung). Output goes to a file, not a pipe: `pg_ctl start` leaves a server
+/// running that must not hold a reader's pipe open.
+enum ChildProcess {
+    struct Result: Sendable {
+        let status: Int32
+        let output: String
+    }
+
+    static func run(_ executable: String, _ arguments: [String]) async throws -> Result {
+        let outputPath = FileManager.default.temporaryDirectory
+            .appendingPathComponent("konto-cmd-\(UUID().uuidString).log").path
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+
+        let pid = try spawn(executable, arguments, outputPath: outputPath)
+        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+            let waiter = Thread {
+                var status: Int32 = 0
+                while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+                continuation.resume(returning: status)
+            }
+            waiter.start()
+        }
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        return Result(status: exitCode(status), output: output)
+    }
+
+    /// Runs a command and throws, with the command's output, when it exits non-zero.
+    @discardableResult
+    static func check(_ executable: String, _ arguments: [String]) async throws -> String {
+        let result = try await run(executable, arguments)
+        guard result.status == 0 else {
+            let name = URL(fileURLWithPath: executable).lastPathComponent
+            throw KontoTestingError(
+                .commandFailed,
+                "\(name) \(arguments.first ?? "") exited with status \(result.status): \(result.output.suffix(2000))"
+            )
+        }
+        return result.output
+    }
+
+    private static func spawn(_ executable: String, _ arguments: [String], outputPath: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        guard result == 0 else {
+            throw KontoTestingError(.commandFailed, "cannot start \(executable): \(String(cString: strerror(result)))")
+        }
+        return pid
+    }
+
+    /// The exit code, or 128 + the signal number for a child killed by a signal (as a shell does).
+    private static func exitCode(_ status: Int32) -> Int32 {
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+    }
+}
