@@ -195,5 +195,33 @@ struct AccountConfigurationTests {
         #expect((email["rules"] as? [[String: String]])?.first?["pattern"] == ".*@.+")
         let descriptors = try JSONDecoder().decode([AccountKeyDescriptor].self, from: try encoder.encode(schema))
         #expect(descriptors == schema.descriptors)
+        #expect(try JSONDecoder().decode(AccountKeySchema.self, from: try encoder.encode(schema)) == schema)
+    }
+
+    @Test("A schema from the wire is checked like any other")
+    func decodedSchemaIsChecked() throws {
+        let malformed = [AccountKeyDescriptor(identifier: "tier", name: "Tier", category: .other, valueType: .enumeration(cases: []))]
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(AccountKeySchema.self, from: try JSONEncoder().encode(malformed))
+        }
+    }
+
+    @Test("The published configuration lists configured keys in order with the rules enforced")
+    func publishedConfiguration() throws {
+        let data = try JSONEncoder().encode(try Fixtures.configuration())
+        let object = try Fixtures.jsonObject(data)
+        #expect(object["userIdType"] as? String == "emailAddress")
+        let keys = try #require(object["keys"] as? [[String: Any]])
+        #expect(keys.compactMap { $0["identifier"] as? String } == [
+            "userId", "password", "name", "email", "dateOfBirth", "genderIdentity", "phoneNumbers", "biography", "memberSince", "plan",
+        ])
+        let biography = try #require(keys.first { $0["identifier"] as? String == "biography" })
+        #expect(biography["requirement"] as? String == "requires")
+        #expect(biography["category"] as? String == "personalDetails")
+        #expect((biography["rules"] as? [[String: String]])?.map { $0["name"] } == ["nonEmpty"])
+        let plan = try #require(keys.first { $0["identifier"] as? String == "plan" })
+        #expect((plan["valueType"] as? [String: Any])?["cases"] as? [String] == ["free", "pro"])
+        let userId = try #require(keys.first { $0["identifier"] as? String == "userId" })
+        #expect((userId["rules"] as? [[String: String]])?.first?["message"] == "The provided email is invalid.")
     }
 }

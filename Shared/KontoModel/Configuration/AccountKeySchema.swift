@@ -109,8 +109,19 @@ public struct AccountKeySchema: Sendable, Equatable {
     }
 }
 
-/// Published (`GET /v1/schema`) as the list of descriptors.
-extension AccountKeySchema: Encodable {
+/// Encoded as the list of descriptors, so services can pass a schema on.
+extension AccountKeySchema: Codable {
+    /// Built-in descriptors come from this library, not the wire; the custom ones are checked as usual.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let descriptors = try container.decode([AccountKeyDescriptor].self)
+        do {
+            try self.init(customKeys: descriptors.filter { !Self.builtInIdentifiers.contains($0.identifier) })
+        } catch {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: error.description)
+        }
+    }
+
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(descriptors)

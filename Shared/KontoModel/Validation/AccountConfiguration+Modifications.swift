@@ -7,6 +7,7 @@ extension AccountConfiguration {
     /// (`userIdNotRemovable`), removing a `requires` key (`missingAccountValue`), setting and removing one key,
     /// and values that fail type or rule checks. With several kinds of problems, the error's code is the first of
     /// accountIdChanged, userIdNotRemovable, mutatingNonMutableAccountKeys, missingAccountValue, validationFailed.
+    @discardableResult
     public func apply(_ modifications: AccountModifications, to current: AccountDetails) throws(AccountError) -> AccountDetails {
         var errors: [AccountFieldError] = []
         let setValues = modifications.set.storedValues
