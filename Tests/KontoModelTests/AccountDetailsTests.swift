@@ -35,6 +35,12 @@ struct AccountDetailsTests {
         #expect(details[identifier: "biography"] == .string("Swift on the server"))
         details[\.shoeSize] = 42.5
         #expect(details[\.shoeSize] == 42.5)
+        details[\.pronouns] = .theyThem
+        #expect(details[\.pronouns] == .theyThem)
+        #expect(details[identifier: "pronouns"] == .string("theyThem"))
+        #expect(PronounsKey.valueType == .enumeration(cases: ["sheHer", "heHim", "theyThem"]))
+        #expect(PronounsKey.initialValue == .none)
+        details[\.pronouns] = nil
         details[\.biography] = nil
         #expect(!details.contains(\.biography))
         #expect(details.identifiers == ["shoeSize"])

@@ -13,6 +13,8 @@
 /// }
 /// details[\.biography] = "Swift on the server"
 /// ```
+/// `valueType` and `initialValue` are inferred for `String`, `Bool`, integers, `Double`, `[String]`,
+/// ``CalendarDate``, ``PersonName`` and `String`-backed enums; other `Value` types declare both.
 /// Services, which cannot compile the app's types, know the same key from the deployment key schema.
 public protocol AccountKey: Sendable {
     /// The value type; it is stored in JSON form through `Codable`.
@@ -88,6 +90,7 @@ extension AccountKey where Value == [String] {
 
 extension AccountKey where Value == CalendarDate {
     public static var valueType: AccountValueType { .date }
+    public static var initialValue: InitialValue<Value> { .none }
 }
 
 extension AccountKey where Value == PersonName {
@@ -97,4 +100,5 @@ extension AccountKey where Value == PersonName {
 
 extension AccountKey where Value: CaseIterable & RawRepresentable, Value.RawValue == String {
     public static var valueType: AccountValueType { .enumeration(cases: Value.allCases.map(\.rawValue)) }
+    public static var initialValue: InitialValue<Value> { .none }
 }

@@ -46,7 +46,6 @@ public enum DateOfBirthKey: AccountKey {
     public static let identifier = "dateOfBirth"
     public static let name = "Date of Birth"
     public static let category = AccountKeyCategory.personalDetails
-    public static let initialValue = InitialValue<CalendarDate>.none
 }
 
 /// The stated gender identity.

@@ -12,7 +12,7 @@ extension AccountKeys {
     var biography: BiographyKey.Type { BiographyKey.self }
 }
 
-/// A non-string custom key with an explicit initial value.
+/// A non-string custom key.
 struct ShoeSizeKey: AccountKey {
     typealias Value = Double
     static let identifier = "shoeSize"
@@ -22,4 +22,22 @@ struct ShoeSizeKey: AccountKey {
 
 extension AccountKeys {
     var shoeSize: ShoeSizeKey.Type { ShoeSizeKey.self }
+}
+
+/// An app-defined enum key: its type and cases are inferred from the Swift enum.
+enum Pronouns: String, Codable, CaseIterable {
+    case sheHer
+    case heHim
+    case theyThem
+}
+
+struct PronounsKey: AccountKey {
+    typealias Value = Pronouns
+    static let identifier = "pronouns"
+    static let name = "Pronouns"
+    static let category = AccountKeyCategory.personalDetails
+}
+
+extension AccountKeys {
+    var pronouns: PronounsKey.Type { PronounsKey.self }
 }
