@@ -74,4 +74,17 @@ struct ValidationRuleTests {
         #expect(error.pattern == "[a-")
         #expect(error.description.hasPrefix("invalid regular expression \"[a-\": "))
     }
+
+    @Test("One compiled rule validates from many tasks at once")
+    func concurrentUse() async throws {
+        let rule = try ValidationRule(pattern: "[a-z]+@[a-z]+", message: "Lowercase address.")
+        let allCorrect = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<500 {
+                let valid = index.isMultiple(of: 2)
+                group.addTask { rule.isSatisfied(by: valid ? "ada@example" : "ADA@example") == valid }
+            }
+            return await group.reduce(true) { $0 && $1 }
+        }
+        #expect(allCorrect)
+    }
 }
