@@ -35,33 +35,3 @@ public struct ValidationRule: Sendable, Equatable, CustomStringConvertible {
         lhs.name == rhs.name && lhs.pattern == rhs.pattern && lhs.message == rhs.message
     }
 }
-
-/// A rule whose pattern is not a valid regular expression.
-public struct ValidationRuleError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The pattern as written.
-    public let pattern: String
-    /// The regex parser's explanation.
-    public let reason: String
-
-    public var description: String {
-        "invalid regular expression \"\(pattern)\": \(reason)"
-    }
-}
-
-/// A compiled `Regex`, shared between tasks.
-///
-/// `Regex` is not declared `Sendable`, but a compiled regex is immutable and its lazily lowered program is
-/// initialised atomically, so matching from several tasks is safe. We lower it once here so no validation
-/// pays for compilation.
-private struct CompiledPattern: @unchecked Sendable {
-    private let regex: Regex<AnyRegexOutput>
-
-    init(_ pattern: String) throws {
-        regex = try Regex(pattern)
-        _ = try regex.wholeMatch(in: "")
-    }
-
-    func wholeMatches(_ value: String) -> Bool {
-        ((try? regex.wholeMatch(in: value)) ?? nil) != nil
-    }
-}
