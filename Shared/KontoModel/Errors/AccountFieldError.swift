@@ -1,0 +1,54 @@
+/// Why one account value was refused.
+public struct AccountFieldError: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// A stable per-field code such as `invalidType` or `rule.nonEmpty`.
+    public struct Code: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+        public let rawValue: String
+
+        public init(rawValue: String) {
+            self.rawValue = rawValue
+        }
+
+        public init(from decoder: any Decoder) throws {
+            rawValue = try decoder.singleValueContainer().decode(String.self)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(rawValue)
+        }
+
+        public var description: String { rawValue }
+
+        /// The value has the wrong JSON type, an unknown enum case or a malformed date.
+        public static let invalidType = Code(rawValue: "invalidType")
+        /// The key is not in the schema and the configuration rejects unknown keys.
+        public static let unknownKey = Code(rawValue: "unknownKey")
+        /// A required key has no value.
+        public static let missingAccountValue = Code(rawValue: "missingAccountValue")
+        public static let accountIdChanged = Code(rawValue: "accountIdChanged")
+        public static let mutatingNonMutableAccountKey = Code(rawValue: "mutatingNonMutableAccountKey")
+        public static let userIdNotRemovable = Code(rawValue: "userIdNotRemovable")
+        /// The same key is both set and removed in one modification.
+        public static let conflictingModification = Code(rawValue: "conflictingModification")
+
+        /// The value violates the named validation rule.
+        public static func rule(_ name: String) -> Code {
+            Code(rawValue: "rule.\(name)")
+        }
+    }
+
+    /// The key identifier.
+    public let key: String
+    public let code: Code
+    public let message: String
+
+    public init(key: String, code: Code, message: String) {
+        self.key = key
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String {
+        "\(key): \(code): \(message)"
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+
+/// Something that happened to an account, the server-side form of SpeziAccount's account notifications.
+///
+/// Encoded flat: `{"id", "type", "time", "accountId", …payload}`, with `time` as an ISO 8601 timestamp in UTC
+/// with milliseconds. Consumers deduplicate by ``id``.
+public struct AccountEvent: Sendable, Equatable, Identifiable {
+    /// What happened, with its payload.
+    public enum Kind: Sendable, Equatable {
+        /// An account was associated with a session: signup or login.
+        case associatedAccount(AccountDetails)
+        case detailsChanged(previous: AccountDetails, new: AccountDetails)
+        /// The session ended: logout.
+        case disassociatingAccount(AccountDetails)
+        /// The account is about to be deleted; storage providers remove its data.
+        case deletingAccount
+        /// A reset was asked for; the token goes to whoever delivers it (e.g. an email sender) and nowhere else.
+        case passwordResetRequested(userId: String, token: String, expiresAt: Date)
+        case passwordChanged
+        case userIdChanged(previous: String, new: String)
+        /// Sessions were ended (logout everywhere, password change or reset).
+        case sessionsRevoked
+
+        /// The stable type name on the wire.
+        public var name: String {
+            switch self {
+            case .associatedAccount: "associatedAccount"
+            case .detailsChanged: "detailsChanged"
+            case .disassociatingAccount: "disassociatingAccount"
+            case .deletingAccount: "deletingAccount"
+            case .passwordResetRequested: "passwordResetRequested"
+            case .passwordChanged: "passwordChanged"
+            case .userIdChanged: "userIdChanged"
+            case .sessionsRevoked: "sessionsRevoked"
+            }
+        }
+    }
+
+    /// Unique per event, for deduplication.
+    public let id: UUID
+    /// When it happened, to the millisecond.
+    public let time: Date
+    public let accountId: String
+    public let kind: Kind
+
+    /// Creates an event; `time` is rounded to milliseconds so it survives its ISO 8601 encoding unchanged.
+    public init(id: UUID = UUID(), time: Date = Date(), accountId: String, kind: Kind) {
+        self.id = id
+        self.time = Self.date(milliseconds: Self.milliseconds(time))
+        self.accountId = accountId
+        self.kind = kind
+    }
+}

@@ -1,0 +1,17 @@
+/// A compiled `Regex`, shared between tasks.
+///
+/// `Regex` is not declared `Sendable`, but a compiled regex is immutable and its lazily lowered program is
+/// initialised atomically, so matching from several tasks is safe. We lower it once here so no validation
+/// pays for compilation.
+struct CompiledPattern: @unchecked Sendable {
+    private let regex: Regex<AnyRegexOutput>
+
+    init(_ pattern: String) throws {
+        regex = try Regex(pattern)
+        _ = try regex.wholeMatch(in: "")
+    }
+
+    func wholeMatches(_ value: String) -> Bool {
+        ((try? regex.wholeMatch(in: value)) ?? nil) != nil
+    }
+}

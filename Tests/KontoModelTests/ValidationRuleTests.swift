@@ -1,0 +1,90 @@
+import KontoModel
+import Testing
+
+@Suite("Validation rules")
+struct ValidationRuleTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        let rule: ValidationRule
+        let pattern: String
+        let passing: String
+        let failing: String
+        let message: String
+
+        var testDescription: String { rule.name }
+    }
+
+    static let cases: [Case] = [
+        Case(rule: .nonEmpty, pattern: #".*\S+.*"#, passing: " a ", failing: " \t ", message: "This field cannot be empty."),
+        Case(rule: .minimalEmail, pattern: ".*@.+", passing: "ada@example.org", failing: "ada@", message: "The provided email is invalid."),
+        Case(rule: .minimalPassword, pattern: ".{8,}", passing: "12345678", failing: "1234567", message: "Your password must be at least 8 characters long."),
+        Case(rule: .mediumPassword, pattern: ".{10,}", passing: "1234567890", failing: "123456789", message: "Your password must be at least 10 characters long."),
+        Case(rule: .strongPassword, pattern: ".{12,}", passing: "123456789012", failing: "12345678901", message: "Your password must be at least 12 characters long."),
+        Case(rule: .unicodeLettersOnly, pattern: #"[\p{L}\p{M}]*"#, passing: "Zoë", failing: "Zoë1", message: "You must only use letters."),
+        Case(rule: .asciiLettersOnly, pattern: "[A-Za-z]*", passing: "Zoe", failing: "Zoë", message: "You must only use standard English letters."),
+    ]
+
+    @Test("Each built-in rule has the seeds' pattern and message, passes and fails", arguments: cases)
+    func builtInRule(testCase: Case) {
+        #expect(testCase.rule.pattern == testCase.pattern)
+        #expect(testCase.rule.message == testCase.message)
+        #expect(testCase.rule.isSatisfied(by: testCase.passing))
+        #expect(!testCase.rule.isSatisfied(by: testCase.failing))
+        #expect(ValidationRule.builtInRules[testCase.rule.name] == testCase.rule)
+    }
+
+    @Test("Rules match the whole string, not a part of it")
+    func wholeStringMatch() throws {
+        let digits = try ValidationRule(pattern: "[0-9]+", message: "Digits only.")
+        #expect(digits.isSatisfied(by: "123"))
+        #expect(!digits.isSatisfied(by: "a123"))
+        #expect(!digits.isSatisfied(by: "123a"))
+        #expect(!digits.isSatisfied(by: "123\n"))
+        // `.` does not match a newline, so a trailing newline makes the email invalid.
+        #expect(!ValidationRule.minimalEmail.isSatisfied(by: "ada@example.org\n"))
+    }
+
+    @Test("Password length counts characters, not bytes or code units")
+    func passwordCountsCharacters() {
+        #expect(!ValidationRule.minimalPassword.isSatisfied(by: "👩‍👩‍👧‍👦👩‍👩‍👧‍👦👩‍👩‍👧‍👦"))
+        #expect(ValidationRule.minimalPassword.isSatisfied(by: "ääääääää"))
+    }
+
+    @Test("Decomposed letters with combining marks count as letters")
+    func combiningMarks() {
+        #expect(ValidationRule.unicodeLettersOnly.isSatisfied(by: "Zoe\u{0308}"))
+        #expect(!ValidationRule.unicodeLettersOnly.isSatisfied(by: "Zoë Smith"))
+    }
+
+    @Test("A custom rule keeps its name, pattern and message")
+    func customRule() throws {
+        let rule = try ValidationRule(name: "handle", pattern: "@[a-z]{2,15}", message: "Use @ and 2 to 15 lowercase letters.")
+        #expect(rule.isSatisfied(by: "@ada"))
+        #expect(!rule.isSatisfied(by: "@a"))
+        #expect(!rule.isSatisfied(by: "ada"))
+        #expect(rule.message == "Use @ and 2 to 15 lowercase letters.")
+        #expect(rule.name == "handle")
+        #expect(try ValidationRule(pattern: "x", message: "m").name == "custom")
+    }
+
+    @Test("A pattern that does not compile is refused, naming the pattern")
+    func invalidPattern() throws {
+        let error = try #require(throws: ValidationRuleError.self) {
+            try ValidationRule(pattern: "[a-", message: "m")
+        }
+        #expect(error.pattern == "[a-")
+        #expect(error.description.hasPrefix("invalid regular expression \"[a-\": "))
+    }
+
+    @Test("One compiled rule validates from many tasks at once")
+    func concurrentUse() async throws {
+        let rule = try ValidationRule(pattern: "[a-z]+@[a-z]+", message: "Lowercase address.")
+        let allCorrect = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<500 {
+                let valid = index.isMultiple(of: 2)
+                group.addTask { rule.isSatisfied(by: valid ? "ada@example" : "ADA@example") == valid }
+            }
+            return await group.reduce(true) { $0 && $1 }
+        }
+        #expect(allCorrect)
+    }
+}
