@@ -58,12 +58,12 @@ struct TemporaryPostgresClusterTests {
                 try await client.query("CREATE TABLE kept (value text)")
                 try await client.query("INSERT INTO kept VALUES (\("survives a restart"))")
             }
-            let postmaster = try #require(Self.postmasterPID(dataDirectory))
-            #expect(Self.processExists(postmaster))
+            let postmaster = try #require(cluster.postmasterPID)
+            #expect(ProcessExit.isRunning(postmaster))
 
             try await cluster.stop()
             #expect(!cluster.isRunning)
-            #expect(!Self.processExists(postmaster))
+            #expect(!ProcessExit.isRunning(postmaster))
             #expect(Self.processesMentioning(dataDirectory).isEmpty)
 
             try await cluster.start()
@@ -102,19 +102,6 @@ struct TemporaryPostgresClusterTests {
     }
 
     // MARK: Process inspection through /proc, as `pgrep -f` does.
-
-    static func postmasterPID(_ dataDirectory: String) -> pid_t? {
-        guard let contents = try? String(contentsOfFile: dataDirectory + "/postmaster.pid", encoding: .utf8) else { return nil }
-        return contents.split(separator: "\n").first.flatMap { pid_t($0.trimmingCharacters(in: .whitespaces)) }
-    }
-
-    /// A zombie (state Z: exited, not yet reaped by whatever init adopted it) no longer runs.
-    static func processExists(_ pid: pid_t) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let afterName = stat.range(of: ") ")
-        else { return false }
-        return stat[afterName.upperBound...].first != "Z"
-    }
 
     static func processesMentioning(_ text: String) -> [String] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []

@@ -97,7 +97,11 @@ public final class TemporaryPostgresCluster: Sendable {
             return state == .running
         }
         guard wasRunning else { return }
+        let postmaster = postmasterPID
         try await pgCtl(["stop", "-w", "-t", "60", "-m", "fast", "-D", dataDirectory])
+        if let postmaster, !(await ProcessExit.wait(for: postmaster, timeout: .seconds(30))) {
+            throw KontoTestingError(.commandFailed, "postgres \(postmaster) still running 30 s after pg_ctl stop")
+        }
         ClusterReaper.unregister(dataDirectory: dataDirectory)
         logger.debug("temporary postgres stopped", metadata: ["konto.port": "\(port)"])
     }
@@ -114,6 +118,12 @@ public final class TemporaryPostgresCluster: Sendable {
     }
 
     public var isRunning: Bool { state.withLock { $0 == .running } }
+
+    /// The server's main process, from the pid file it keeps while it runs.
+    public var postmasterPID: pid_t? {
+        guard let contents = try? String(contentsOfFile: dataDirectory + "/postmaster.pid", encoding: .utf8) else { return nil }
+        return contents.split(separator: "\n").first.flatMap { pid_t($0.trimmingCharacters(in: .whitespaces)) }
+    }
 
     /// Connection settings for the `postgres` maintenance database as the superuser.
     public var maintenanceDatabase: PostgresTestDatabase {

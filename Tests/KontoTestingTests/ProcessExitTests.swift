@@ -1,0 +1,40 @@
+import Foundation
+import Testing
+
+@testable import KontoTesting
+
+@Suite("Waiting for a process to exit")
+struct ProcessExitTests {
+    @Test("exits are waited for by event on this system")
+    func waitsByEvent() {
+        #expect(ProcessExit.waitsByEvent)
+    }
+
+    @Test("a process that keeps running is reported after the timeout")
+    func runningProcessTimesOut() async {
+        // pid 1 never exits while we run.
+        #expect(await ProcessExit.wait(for: 1, timeout: .milliseconds(50)) == false)
+        #expect(ProcessExit.isRunning(1))
+    }
+
+    @Test("a process that does not exist has exited")
+    func missingProcess() async {
+        let unused: pid_t = 4_000_000 // above the kernel's pid_max limit
+        #expect(await ProcessExit.wait(for: unused, timeout: .seconds(1)))
+        #expect(!ProcessExit.isRunning(unused))
+    }
+
+    @Test("a command's exit status and output come back")
+    func childProcessStatus() async throws {
+        let failing = try await ChildProcess.run("/bin/sh", ["-c", "echo out; echo err >&2; exit 3"])
+        #expect(failing.status == 3)
+        #expect(failing.output.contains("out"))
+        #expect(failing.output.contains("err"))
+        await #expect(throws: KontoTestingError.self) {
+            try await ChildProcess.check("/bin/sh", ["-c", "exit 1"])
+        }
+        await #expect(throws: KontoTestingError.self) {
+            try await ChildProcess.run("/nonexistent/program", [])
+        }
+    }
+}
