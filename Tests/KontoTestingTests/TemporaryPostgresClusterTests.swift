@@ -85,6 +85,28 @@ struct TemporaryPostgresClusterTests {
         try await cluster.destroy()
     }
 
+    @Test("when the owning process dies without cleaning up, the watchdog stops the server and removes it")
+    func watchdogCleansUpAfterACrash() async throws {
+        // A stand-in owner we can kill as a crash would; reaped at once so it is not left a zombie.
+        let owner = try ChildProcess.launchDetached("/bin/sleep", ["600"])
+        let cluster = try await TemporaryPostgresCluster.start(logger: Logger(label: "test"), watching: owner)
+        let dataDirectory = cluster.dataDirectory
+        let postmaster = try #require(cluster.postmasterPID)
+        let watchdog = try #require(cluster.watchdogPID)
+        #expect(ProcessExit.isRunning(postmaster))
+
+        kill(owner, SIGKILL)
+        var status: Int32 = 0
+        _ = waitpid(owner, &status, 0)
+
+        let watchdogEnded = await ProcessExit.wait(for: watchdog, timeout: .seconds(60))
+        _ = waitpid(watchdog, &status, 0)
+        #expect(watchdogEnded)
+        #expect(!ProcessExit.isRunning(postmaster))
+        #expect(Self.processesMentioning(dataDirectory).isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: dataDirectory))
+    }
+
     @Test("a wrong password is refused: the server really authenticates")
     func wrongPasswordIsRefused() async throws {
         try await TestDatabase.withFreshDatabase { database in

@@ -29,6 +29,9 @@ public final class TemporaryPostgresCluster: Sendable {
     private let runAsPostgresUser: Bool
     private let logger: Logger
     private let state = Mutex(State.stopped)
+    /// The shell that stops the server when its owner ends.
+    private let watchdog = Mutex<pid_t?>(nil)
+    var watchdogPID: pid_t? { watchdog.withLock { $0 } }
 
     private enum State {
         case running
@@ -48,6 +51,11 @@ public final class TemporaryPostgresCluster: Sendable {
 
     /// Creates a cluster in a new temporary directory and starts it.
     public static func start(logger: Logger = Logger(label: "konto.testing.postgres")) async throws -> TemporaryPostgresCluster {
+        try await start(logger: logger, watching: getpid())
+    }
+
+    /// `owner` is the process whose end, however it comes, stops the server (tests pass another).
+    static func start(logger: Logger, watching owner: pid_t) async throws -> TemporaryPostgresCluster {
         let binaries = try PostgresBinaries.locate()
         let runAsPostgresUser = geteuid() == 0
         let root = URL(fileURLWithPath: NSTemporaryDirectory())
@@ -63,6 +71,9 @@ public final class TemporaryPostgresCluster: Sendable {
             logger: logger
         )
         do {
+            // First, so that an owner killed even during initdb leaves nothing behind.
+            let watchdog = try cluster.launchWatchdog(watching: owner)
+            cluster.watchdog.withLock { $0 = watchdog }
             try await cluster.initialise()
             try await cluster.start()
         } catch {
@@ -115,6 +126,7 @@ public final class TemporaryPostgresCluster: Sendable {
         }
         guard !alreadyDestroyed else { return }
         try FileManager.default.removeItem(at: root)
+        retireWatchdog()
     }
 
     public var isRunning: Bool { state.withLock { $0 == .running } }
@@ -153,6 +165,31 @@ public final class TemporaryPostgresCluster: Sendable {
             "--no-sync",
         ])
         try? FileManager.default.removeItem(at: passwordFile)
+    }
+
+    /// A test process that crashes runs no `atexit` handler (see ``ClusterReaper``). The watchdog,
+    /// a shell outside it, waits for it to end by any means, then stops the server and removes its
+    /// directory. Paths go through its environment so that only the server's own command line
+    /// names the data directory (what `pgrep -f` finds).
+    private func launchWatchdog(watching owner: pid_t) throws -> pid_t {
+        let stop = runAsPostgresUser ? "\"$KONTO_RUNUSER\" -u postgres -- \"$KONTO_PG_CTL\"" : "\"$KONTO_PG_CTL\""
+        let script = "tail --pid=\"$KONTO_OWNER\" -f /dev/null; "
+            + "[ -f \"$KONTO_ROOT/data/postmaster.pid\" ] && \(stop) stop -m immediate -D \"$KONTO_ROOT/data\"; "
+            + "rm -rf \"$KONTO_ROOT\""
+        return try ChildProcess.launchDetached("/bin/sh", ["-c", script], environment: [
+            "KONTO_OWNER": "\(owner)",
+            "KONTO_ROOT": root.path,
+            "KONTO_PG_CTL": binaries.pgCtl,
+            "KONTO_RUNUSER": Self.runuser,
+        ])
+    }
+
+    /// After a normal teardown the watchdog has nothing left to guard.
+    private func retireWatchdog() {
+        guard let pid = watchdog.withLock({ pid in defer { pid = nil }; return pid }) else { return }
+        kill(-pid, SIGKILL)
+        var status: Int32 = 0
+        _ = waitpid(pid, &status, 0)
     }
 
     private func pgCtl(_ arguments: [String]) async throws {

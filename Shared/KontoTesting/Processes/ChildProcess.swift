@@ -48,7 +48,20 @@ enum ChildProcess {
         return result.output
     }
 
-    private static func spawn(_ executable: String, _ arguments: [String], outputPath: String) throws -> pid_t {
+    /// Starts a command in a process group of its own and does not wait for it: a watchdog that
+    /// must outlive the caller and not share its Ctrl-C. `environment` is added to ours.
+    @discardableResult
+    static func launchDetached(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> pid_t {
+        try spawn(executable, arguments, outputPath: "/dev/null", environment: environment, ownProcessGroup: true)
+    }
+
+    private static func spawn(
+        _ executable: String,
+        _ arguments: [String],
+        outputPath: String,
+        environment: [String: String] = [:],
+        ownProcessGroup: Bool = false
+    ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -56,10 +69,24 @@ enum ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
 
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        if ownProcessGroup {
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+            posix_spawnattr_setpgroup(&attributes, 0)
+        }
+
+        var variables = ProcessInfo.processInfo.environment
+        variables.merge(environment) { _, new in new }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard result == 0 else {
             throw KontoTestingError(.commandFailed, "cannot start \(executable): \(String(cString: strerror(result)))")
         }
