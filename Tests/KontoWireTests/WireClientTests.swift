@@ -1,5 +1,6 @@
 @testable import KontoWire
 import NIOCore
+import NIOPosix
 import ServiceLifecycle
 import Synchronization
 import Testing
@@ -122,6 +123,24 @@ struct WireClientTests {
             firstRun.cancel()
             throw error
         }
+    }
+
+    @Test("a server that accepts but never finishes the handshake makes calls fail, not hang")
+    func handshakeNeverCompletes() async throws {
+        let silent = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = silent.localAddress!.port!
+        let client = TestSupport.makeClient(port: port) {
+            $0.connectionCount = 1
+            $0.connectTimeout = .milliseconds(200)
+        }
+        try await TestSupport.withRunning([client]) {
+            let error = await #expect(throws: WireError.self) {
+                _ = try await client.callRaw("test.raw", payload: ByteBuffer(), timeout: .seconds(30))
+            }
+            #expect(error?.isRetryable == true)
+        }
+        try await silent.close()
     }
 
     @Test("backoff grows exponentially, is capped and jittered")

@@ -1,5 +1,6 @@
-import KontoWire
+@testable import KontoWire
 import NIOCore
+import NIOPosix
 import ServiceLifecycle
 import Synchronization
 import Testing
@@ -17,6 +18,36 @@ struct WireServerTests {
                 #expect(answer == .init(text: "hällo", number: 42))
                 let raw = try await client.callRaw("test.raw", payload: ByteBuffer(string: "abc"))
                 #expect(String(buffer: raw) == "abc")
+            }
+        }
+    }
+
+    @Test("handlerExecution .eventLoop runs handlers on the connection's event loop")
+    func eventLoopExecution() async throws {
+        let server = TestSupport.makeServer { $0.handlerExecution = .eventLoop }
+        server.registerRaw("test.where") { _, _ in
+            ByteBuffer(string: MultiThreadedEventLoopGroup.currentEventLoop == nil ? "elsewhere" : "event loop")
+        }
+        try await TestSupport.withRunning([server]) {
+            let client = TestSupport.makeClient(port: try await TestSupport.port(of: server))
+            try await TestSupport.withRunning([client]) {
+                let answer = try await client.callRaw("test.where", payload: ByteBuffer())
+                #expect(String(buffer: answer) == "event loop")
+            }
+        }
+    }
+
+    @Test("by default handlers run off the event loop")
+    func globalExecution() async throws {
+        let server = TestSupport.makeServer()
+        server.registerRaw("test.where") { _, _ in
+            ByteBuffer(string: MultiThreadedEventLoopGroup.currentEventLoop == nil ? "elsewhere" : "event loop")
+        }
+        try await TestSupport.withRunning([server]) {
+            let client = TestSupport.makeClient(port: try await TestSupport.port(of: server))
+            try await TestSupport.withRunning([client]) {
+                let answer = try await client.callRaw("test.where", payload: ByteBuffer())
+                #expect(String(buffer: answer) == "elsewhere")
             }
         }
     }
@@ -181,6 +212,36 @@ struct WireServerTests {
             #expect(rest == [WireFrame(correlationID: 1, message: .response(.init(payload: ByteBuffer(string: "x"))))])
             try await tasks.waitForAll()
         }
+    }
+
+    @Test("a response larger than the maximum frame becomes wire.frameTooLarge instead of a broken connection")
+    func oversizedResponse() async throws {
+        let server = TestSupport.makeServer { $0.maxFrameLength = 1024 }
+        server.registerRaw("test.huge") { _, _ in ByteBuffer(repeating: 1, count: 2048) }
+        try await TestSupport.withRunning([server]) {
+            let client = TestSupport.makeClient(port: try await TestSupport.port(of: server))
+            try await TestSupport.withRunning([client]) {
+                await #expect {
+                    _ = try await client.callRaw("test.huge", payload: ByteBuffer())
+                } throws: { ($0 as? WireError)?.code == WireError.Code.frameTooLarge }
+                let answer = try await client.call(TestSupport.echo, .init(text: "after", number: 2))
+                #expect(answer.text == "after")
+            }
+        }
+    }
+
+    @Test("a handler cancelled by a forced shutdown answers wire.shuttingDown")
+    func cancelledHandler() async {
+        let frame = await Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await WireServer.dispatch(
+                WireServerRequest(correlationID: 3, request: .init(method: "m", payload: ByteBuffer()), deadline: nil, peer: "p"),
+                handlers: ["m": { _, _ in try Task.checkCancellation(); return ByteBuffer() }],
+                maxFrameLength: 1024,
+                logger: TestSupport.logger
+            )
+        }.value
+        #expect(frame == WireFrame(correlationID: 3, message: .error(.init(WireError.shuttingDown))))
     }
 
     @Test("a connection pinged by the client is answered with pong")

@@ -24,6 +24,8 @@ public final class WireServer: Service, Sendable {
         public var shutdownGracePeriod: TimeAmount = .seconds(10)
         /// Set to serve TLS; the handshake still authenticates the peer with the shared secret.
         public var tlsContext: NIOSSLContext?
+        /// Where method handlers run. The default is safe for any handler.
+        public var handlerExecution: HandlerExecution = .globalExecutor
 
         public init(host: String = "127.0.0.1", port: Int, serverName: String, secret: WireSecret) {
             self.host = host
@@ -34,6 +36,15 @@ public final class WireServer: Service, Sendable {
     }
 
     public typealias RawHandler = @Sendable (ByteBuffer, WireRequestContext) async throws -> ByteBuffer
+
+    public enum HandlerExecution: Sendable {
+        /// Handlers run on Swift's global concurrent executor.
+        case globalExecutor
+        /// Handlers run on their connection's event loop thread, saving two thread hops per
+        /// request. Only for handlers that never block and never compute for long (they would
+        /// stall every connection on that loop) — e.g. not password hashing.
+        case eventLoop
+    }
 
     private struct State {
         var handlers: [String: RawHandler] = [:]
@@ -185,6 +196,22 @@ public final class WireServer: Service, Sendable {
             return logger
         }()
         let maxFrameLength = self.configuration.maxFrameLength
+        switch self.configuration.handlerExecution {
+        case .globalExecutor:
+            await Self.serveRequests(connection, handlers: handlers, maxFrameLength: maxFrameLength, logger: logger)
+        case .eventLoop:
+            await withTaskExecutorPreference(EventLoopTaskExecutor(eventLoop: channel.eventLoop)) {
+                await Self.serveRequests(connection, handlers: handlers, maxFrameLength: maxFrameLength, logger: logger)
+            }
+        }
+    }
+
+    private static func serveRequests(
+        _ connection: NIOAsyncChannel<WireServerRequest, WireFrame>,
+        handlers: [String: RawHandler],
+        maxFrameLength: Int,
+        logger: Logger
+    ) async {
         do {
             try await connection.executeThenClose { inbound, outbound in
                 await withDiscardingTaskGroup { group in
