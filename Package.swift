@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         // MARK: Shared libraries
@@ -99,6 +100,33 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/KontoTestingTests",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Benchmarks and fuzzing (executables; not run by `swift test`)
+        .executableTarget(
+            name: "konto-bench",
+            dependencies: [
+                "KontoWire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/Benchmarks",
+            swiftSettings: swiftSettings
+        ),
+        // Built with `-sanitize=fuzzer -DFUZZING` by scripts/fuzz-wire.sh; a plain build links a
+        // corpus replayer instead, so `swift build` never needs libFuzzer.
+        .executableTarget(
+            name: "konto-wire-fuzz",
+            dependencies: [
+                "KontoWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Tests/Fuzz/WireFuzz",
             swiftSettings: swiftSettings
         ),
     ]

@@ -1,0 +1,406 @@
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import ServiceLifecycle
+import Synchronization
+
+/// Calls one service over a small pool of pipelined connections.
+///
+/// `run()` keeps the pool connected (reconnecting with exponential backoff and jitter) until it
+/// is cancelled or the service group shuts down; calls are made concurrently from any task while
+/// it runs. While the service is down, calls fail at once with a retryable
+/// `wire.serviceUnavailable` instead of hanging, and they work again as soon as a connection is
+/// re-established.
+public final class WireClient: Service, Sendable {
+    public struct Configuration: Sendable {
+        public var host: String
+        public var port: Int
+        /// This client's own service name, presented in the handshake.
+        public var serviceName: String
+        public var secret: WireSecret
+        public var connectionCount: Int = 2
+        public var requestTimeout: TimeAmount = .seconds(10)
+        public var connectTimeout: TimeAmount = .seconds(3)
+        /// A ping is sent after this long without input; no answer by the next interval closes the connection.
+        public var heartbeatInterval: TimeAmount = .seconds(15)
+        public var backoffInitial: TimeAmount = .milliseconds(50)
+        public var backoffMaximum: TimeAmount = .seconds(5)
+        public var maxFrameLength: Int = WireFrame.defaultMaximumLength
+        public var tlsContext: NIOSSLContext?
+        public var tlsServerHostname: String?
+
+        public init(host: String = "127.0.0.1", port: Int, serviceName: String, secret: WireSecret) {
+            self.host = host
+            self.port = port
+            self.serviceName = serviceName
+            self.secret = secret
+        }
+    }
+
+    final class PooledConnection: Sendable {
+        let channel: any Channel
+        let welcome: WireWelcome
+
+        init(channel: any Channel, welcome: WireWelcome) {
+            self.channel = channel
+            self.welcome = welcome
+        }
+
+        var maxInFlight: Int { max(1, Int(self.welcome.maxInFlight)) }
+    }
+
+    private enum Slot {
+        case starting
+        case connecting
+        case ready(PooledConnection, inFlight: Int)
+        case draining(PooledConnection)
+        case down
+    }
+
+    private struct Waiter {
+        var id: UInt64
+        var continuation: CheckedContinuation<PooledConnection, any Error>
+    }
+
+    private struct PoolState {
+        var slots: [Slot]
+        var next = 0
+        var waiters: [Waiter] = []
+        var nextWaiterID: UInt64 = 0
+        var isShutdown = false
+        var lastError: WireError?
+    }
+
+    private let configuration: Configuration
+    private let eventLoopGroup: any EventLoopGroup
+    private let logger: Logger
+    private let pool: Mutex<PoolState>
+
+    public init(
+        configuration: Configuration,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger
+    ) {
+        precondition(configuration.connectionCount > 0, "a wire client needs at least one connection")
+        self.configuration = configuration
+        self.eventLoopGroup = eventLoopGroup
+        self.logger = logger
+        self.pool = Mutex(PoolState(slots: Array(repeating: .starting, count: configuration.connectionCount)))
+    }
+
+    // MARK: Calls
+
+    /// Calls a typed method; remote errors arrive as ``WireError`` with the handler's code.
+    public func call<Request, Response>(
+        _ method: WireMethod<Request, Response>,
+        _ request: Request,
+        timeout: TimeAmount? = nil,
+        requestID: String? = nil,
+        traceParent: String? = nil
+    ) async throws -> Response {
+        let payload = try WirePayloadCodec.encode(request)
+        let response = try await self.callRaw(
+            method.name,
+            payload: payload,
+            timeout: timeout,
+            requestID: requestID,
+            traceParent: traceParent
+        )
+        return try WirePayloadCodec.decode(Response.self, from: response)
+    }
+
+    /// Calls a method with raw payload bytes.
+    public func callRaw(
+        _ method: String,
+        payload: ByteBuffer,
+        timeout: TimeAmount? = nil,
+        requestID: String? = nil,
+        traceParent: String? = nil
+    ) async throws -> ByteBuffer {
+        let timeout = timeout ?? self.configuration.requestTimeout
+        let deadline = NIODeadline.now() + timeout
+        let connection = try await self.acquire(deadline: deadline)
+        defer { self.release(connection) }
+        let remaining = deadline - .now()
+        guard remaining > .zero else { throw WireError.timeout }
+        let request = WireRequest(
+            method: method,
+            timeoutMilliseconds: UInt32(clamping: max(1, remaining.nanoseconds / 1_000_000)),
+            requestID: requestID,
+            traceParent: traceParent,
+            payload: payload
+        )
+        let promise = connection.channel.eventLoop.makePromise(of: WireResponse.self)
+        let command = ClientRequestCommand(request: request, promise: promise, timeout: remaining)
+        connection.channel.writeAndFlush(command).whenFailure { _ in
+            // The channel closed before the handler saw the request; a second completion is ignored.
+            promise.fail(WireError.connectionClosed)
+        }
+        return try await promise.futureResult.get().payload
+    }
+
+    // MARK: Pool
+
+    private enum Acquisition {
+        case connection(PooledConnection)
+        case failure(WireError)
+        case wait
+    }
+
+    private func acquire(deadline: NIODeadline) async throws -> PooledConnection {
+        switch self.pool.withLock({ Self.tryAcquire(&$0) }) {
+        case .connection(let connection): return connection
+        case .failure(let error): throw error
+        case .wait: break
+        }
+        let waiterID = self.pool.withLock { state in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PooledConnection, any Error>) in
+                let immediate: Result<PooledConnection, any Error>? = self.pool.withLock { state in
+                    switch Self.tryAcquire(&state) {
+                    case .connection(let connection): return .success(connection)
+                    case .failure(let error): return .failure(error)
+                    case .wait:
+                        state.waiters.append(Waiter(id: waiterID, continuation: continuation))
+                        return nil
+                    }
+                }
+                if let immediate {
+                    continuation.resume(with: immediate)
+                    return
+                }
+                self.eventLoopGroup.any().scheduleTask(deadline: deadline) {
+                    self.removeWaiter(waiterID, error: WireError.timeout)
+                }
+            }
+        } onCancel: {
+            self.removeWaiter(waiterID, error: CancellationError())
+        }
+    }
+
+    private func removeWaiter(_ id: UInt64, error: any Error) {
+        let waiter = self.pool.withLock { state -> Waiter? in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.waiters.remove(at: index)
+        }
+        waiter?.continuation.resume(throwing: error)
+    }
+
+    private static func tryAcquire(_ state: inout PoolState) -> Acquisition {
+        if state.isShutdown {
+            return .failure(.serviceUnavailable("wire client is shut down"))
+        }
+        let count = state.slots.count
+        var stillStarting = false
+        for offset in 0..<count {
+            let index = (state.next + offset) % count
+            switch state.slots[index] {
+            case .ready(let connection, let inFlight):
+                if inFlight < connection.maxInFlight {
+                    state.slots[index] = .ready(connection, inFlight: inFlight + 1)
+                    state.next = (index + 1) % count
+                    return .connection(connection)
+                }
+                stillStarting = true
+            case .starting, .connecting:
+                stillStarting = true
+            case .draining, .down:
+                continue
+            }
+        }
+        if stillStarting {
+            return .wait
+        }
+        // Every connection is down: fail fast, the caller may retry later or elsewhere.
+        return .failure(state.lastError ?? .serviceUnavailable("service is unavailable"))
+    }
+
+    private func release(_ connection: PooledConnection) {
+        let handOff = self.pool.withLock { state -> (Waiter, PooledConnection)? in
+            for index in state.slots.indices {
+                if case .ready(let current, let inFlight) = state.slots[index], current === connection {
+                    if !state.waiters.isEmpty {
+                        // The slot passes straight to the oldest waiter.
+                        return (state.waiters.removeFirst(), connection)
+                    }
+                    state.slots[index] = .ready(current, inFlight: inFlight - 1)
+                    return nil
+                }
+            }
+            return nil
+        }
+        if let (waiter, connection) = handOff {
+            waiter.continuation.resume(returning: connection)
+        }
+    }
+
+    private func setSlot(_ index: Int, _ slot: Slot, error: WireError? = nil) {
+        var resume: [(Waiter, Result<PooledConnection, any Error>)] = []
+        self.pool.withLock { state in
+            state.slots[index] = slot
+            if let error { state.lastError = error }
+            switch slot {
+            case .ready(let connection, _):
+                while !state.waiters.isEmpty, case .ready(_, let inFlight) = state.slots[index], inFlight < connection.maxInFlight {
+                    state.slots[index] = .ready(connection, inFlight: inFlight + 1)
+                    resume.append((state.waiters.removeFirst(), .success(connection)))
+                }
+            case .down, .draining:
+                if case .failure(let failure) = Self.tryAcquire(&state) {
+                    for waiter in state.waiters { resume.append((waiter, .failure(failure))) }
+                    state.waiters.removeAll()
+                }
+            case .starting, .connecting:
+                break
+            }
+        }
+        for (waiter, result) in resume {
+            waiter.continuation.resume(with: result)
+        }
+    }
+
+    private func markDraining(_ channel: any Channel) {
+        let index = self.pool.withLock { state -> Int? in
+            state.slots.firstIndex { slot in
+                if case .ready(let connection, _) = slot { return connection.channel === channel }
+                return false
+            }
+        }
+        if let index {
+            guard let connection = self.pool.withLock({ state -> PooledConnection? in
+                if case .ready(let connection, _) = state.slots[index] { return connection }
+                return nil
+            }) else { return }
+            self.setSlot(index, .draining(connection), error: .shuttingDown)
+        }
+    }
+
+    // MARK: Running
+
+    public func run() async throws {
+        try? await cancelOnGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                for index in 0..<self.configuration.connectionCount {
+                    group.addTask { await self.maintain(slot: index) }
+                }
+            }
+        }
+        let waiters = self.pool.withLock { state in
+            state.isShutdown = true
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters {
+            waiter.continuation.resume(throwing: WireError.serviceUnavailable("wire client is shut down"))
+        }
+    }
+
+    /// Keeps one pool slot connected for as long as the client runs.
+    private func maintain(slot index: Int) async {
+        var failures = 0
+        var logger = self.logger
+        logger[metadataKey: "konto.peer"] = "\(self.configuration.host):\(self.configuration.port)"
+        while !Task.isCancelled {
+            self.setSlot(index, .connecting)
+            do {
+                let connection = try await self.connect()
+                failures = 0
+                self.setSlot(index, .ready(connection, inFlight: 0))
+                logger.debug("Wire connection ready")
+                await withTaskCancellationHandler {
+                    try? await connection.channel.closeFuture.get()
+                } onCancel: {
+                    connection.channel.close(promise: nil)
+                }
+                self.setSlot(index, .down, error: .serviceUnavailable("connection to the service was lost"))
+            } catch {
+                failures += 1
+                let wireError = (error as? WireError) ?? .serviceUnavailable("cannot connect to the service")
+                logger.debug("Wire connection attempt failed", metadata: ["konto.error": "\(wireError.code)"])
+                // Handshake refusals (bad secret, version) are not retryable, but the pool keeps
+                // trying in case configuration is fixed on the other side; callers see the real code.
+                self.setSlot(index, .down, error: wireError.isRetryable || wireError.code == WireError.Code.connectionClosed
+                    ? .serviceUnavailable("service is unavailable") : wireError)
+            }
+            guard !Task.isCancelled else { break }
+            try? await Task.sleep(nanoseconds: UInt64(self.backoff(failures: failures).nanoseconds))
+        }
+    }
+
+    /// Exponential backoff with jitter in [delay/2, delay], so reconnecting clients spread out.
+    func backoff(failures: Int) -> TimeAmount {
+        guard failures > 0 else { return .zero }
+        let initial = self.configuration.backoffInitial.nanoseconds
+        let ceiling = self.configuration.backoffMaximum.nanoseconds
+        let exponent = min(failures - 1, 30)
+        let delay = min(ceiling, initial.multipliedReportingOverflow(by: 1 << exponent).overflow ? ceiling : initial << exponent)
+        return .nanoseconds(Int64.random(in: (delay / 2)...max(delay / 2, delay)))
+    }
+
+    private func connect() async throws -> PooledConnection {
+        let configuration = self.configuration
+        let eventLoop = self.eventLoopGroup.next()
+        let handshake = eventLoop.makePromise(of: WireWelcome.self)
+        let logger = self.logger
+        let stateConfiguration = ClientConnectionStateMachine.Configuration(
+            serviceName: configuration.serviceName,
+            secret: configuration.secret
+        )
+        let channel: any Channel
+        do {
+            channel = try await self.bootstrap(
+                eventLoop: eventLoop,
+                handshake: handshake,
+                stateConfiguration: stateConfiguration,
+                logger: logger
+            )
+        } catch {
+            // The handler never existed, so nobody else will complete the promise.
+            handshake.fail(error)
+            throw error
+        }
+        // A server that accepts but never completes the handshake must not hold the slot forever.
+        let handshakeTimer = channel.eventLoop.scheduleTask(in: configuration.connectTimeout) {
+            channel.close(promise: nil)
+        }
+        defer { handshakeTimer.cancel() }
+        let welcome = try await handshake.futureResult.get()
+        return PooledConnection(channel: channel, welcome: welcome)
+    }
+
+    private func bootstrap(
+        eventLoop: any EventLoop,
+        handshake: EventLoopPromise<WireWelcome>,
+        stateConfiguration: ClientConnectionStateMachine.Configuration,
+        logger: Logger
+    ) async throws -> any Channel {
+        let configuration = self.configuration
+        let goAway: @Sendable (any Channel) -> Void = { [weak self] channel in self?.markDraining(channel) }
+        return try await ClientBootstrap(group: eventLoop)
+            .connectTimeout(configuration.connectTimeout)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    if let tls = configuration.tlsContext {
+                        try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: configuration.tlsServerHostname))
+                    }
+                    try sync.addHandler(ByteToMessageHandler(WireFrameDecoder(maximumLength: configuration.maxFrameLength)))
+                    try sync.addHandler(MessageToByteHandler(WireFrameEncoder()))
+                    try sync.addHandler(IdleStateHandler(readTimeout: configuration.heartbeatInterval))
+                    try sync.addHandler(ClientConnectionHandler(
+                        configuration: stateConfiguration,
+                        handshakePromise: handshake,
+                        logger: logger,
+                        onGoAway: { goAway(channel) }
+                    ))
+                }
+            }
+            .connect(host: configuration.host, port: configuration.port)
+            .get()
+    }
+}

@@ -1,0 +1,314 @@
+import NIOCore
+
+/// Pure functions turning frames into bytes and back. The NIO handlers and the fuzz target both
+/// go through here, so there is exactly one definition of the format.
+public enum WireFrameCodec {
+    /// Appends the complete frame (length prefix included) to `buffer`.
+    public static func encode(_ frame: WireFrame, into buffer: inout ByteBuffer) {
+        let lengthIndex = buffer.writerIndex
+        buffer.writeInteger(UInt32(0))
+        buffer.writeInteger(frame.version)
+        buffer.writeInteger(frame.kind.rawValue)
+        buffer.writeInteger(frame.flags)
+        buffer.writeInteger(frame.correlationID)
+        switch frame.message {
+        case .hello(.challenge(let challenge)):
+            buffer.writeInteger(UInt8(0))
+            buffer.writeShortBytes(challenge.nonce)
+            buffer.writeByteList(challenge.supportedVersions)
+        case .hello(.clientHello(let hello)):
+            buffer.writeInteger(UInt8(1))
+            buffer.writeShortString(hello.serviceName)
+            buffer.writeByteList(hello.supportedVersions)
+            buffer.writeShortBytes(hello.mac)
+        case .welcome(let welcome):
+            buffer.writeInteger(welcome.version)
+            buffer.writeShortString(welcome.serverName)
+            buffer.writeInteger(UInt16(truncatingIfNeeded: welcome.methods.count))
+            for method in welcome.methods.prefix(Int(UInt16.max)) {
+                buffer.writeShortString(method)
+            }
+            buffer.writeInteger(welcome.maxInFlight)
+            buffer.writeInteger(welcome.maxFrameLength)
+        case .request(let request):
+            var count: UInt8 = 1
+            if request.timeoutMilliseconds != nil { count += 1 }
+            if request.requestID != nil { count += 1 }
+            if request.traceParent != nil { count += 1 }
+            buffer.writeInteger(count)
+            buffer.writeHeader(.method) { $0.writeString(request.method) }
+            if let timeout = request.timeoutMilliseconds {
+                buffer.writeHeader(.timeoutMilliseconds) { $0.writeInteger(timeout) }
+            }
+            if let requestID = request.requestID {
+                buffer.writeHeader(.requestID) { $0.writeString(requestID) }
+            }
+            if let traceParent = request.traceParent {
+                buffer.writeHeader(.traceParent) { $0.writeString(traceParent) }
+            }
+            buffer.writeImmutableBuffer(request.payload)
+        case .response(let response):
+            buffer.writeImmutableBuffer(response.payload)
+        case .error(let error):
+            buffer.writeShortString(error.code)
+            buffer.writeShortString(error.message)
+            buffer.writeInteger(error.isRetryable ? UInt8(1) : UInt8(0))
+        case .event(let event):
+            buffer.writeShortString(event.topic)
+            buffer.writeImmutableBuffer(event.payload)
+        case .ack, .ping, .pong:
+            break
+        case .goaway(let goaway):
+            buffer.writeInteger(goaway.lastCorrelationID)
+            buffer.writeShortString(goaway.reason)
+        }
+        let length = buffer.writerIndex - lengthIndex - WireFrame.lengthFieldSize
+        buffer.setInteger(UInt32(truncatingIfNeeded: length), at: lengthIndex)
+    }
+
+    /// The encoded size of `frame`, length prefix included, without encoding it.
+    public static func encodedSize(_ frame: WireFrame) -> Int {
+        var scratch = ByteBufferAllocator().buffer(capacity: 64)
+        // Payloads dominate; count them without copying.
+        switch frame.message {
+        case .request(var request):
+            let payloadSize = request.payload.readableBytes
+            request.payload = ByteBuffer()
+            encode(WireFrame(version: frame.version, correlationID: 0, message: .request(request)), into: &scratch)
+            return scratch.readableBytes + payloadSize
+        case .response(let response):
+            return WireFrame.lengthFieldSize + WireFrame.headerSize + response.payload.readableBytes
+        default:
+            encode(frame, into: &scratch)
+            return scratch.readableBytes
+        }
+    }
+
+    /// Reads the header of the frame at the start of `buffer` without consuming anything.
+    /// Returns the total frame size (prefix included) once the fixed header is readable and valid.
+    ///
+    /// Throws from the header alone, before the body is buffered: a length over `maximumLength`,
+    /// a length too short for the header, an unsupported version, an unknown kind, or flags.
+    public static func peekFrameSize(_ buffer: ByteBuffer, maximumLength: Int) throws(WireError) -> Int? {
+        guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) else { return nil }
+        guard length <= maximumLength else {
+            throw .frameTooLarge(Int(length), max: maximumLength)
+        }
+        guard length >= WireFrame.headerSize else {
+            throw .malformedFrame("frame length \(length) is shorter than the \(WireFrame.headerSize)-byte header")
+        }
+        let base = buffer.readerIndex + WireFrame.lengthFieldSize
+        if let version = buffer.getInteger(at: base, as: UInt8.self), !WireProtocolVersion.supported.contains(version) {
+            throw .unsupportedVersion(version)
+        }
+        if let kind = buffer.getInteger(at: base + 1, as: UInt8.self), WireMessageKind(rawValue: kind) == nil {
+            throw .malformedFrame("unknown frame kind \(kind)")
+        }
+        if let flags = buffer.getInteger(at: base + 2, as: UInt16.self), flags != 0 {
+            throw .malformedFrame("reserved flags \(flags) must be zero")
+        }
+        return WireFrame.lengthFieldSize + Int(length)
+    }
+
+    /// Decodes exactly one complete frame from the start of `buffer`, consuming it.
+    /// Returns nil if the frame is not complete yet. Every byte of the frame must be accounted for.
+    public static func decode(_ buffer: inout ByteBuffer, maximumLength: Int = WireFrame.defaultMaximumLength) throws(WireError) -> WireFrame? {
+        guard let size = try peekFrameSize(buffer, maximumLength: maximumLength),
+              buffer.readableBytes >= size
+        else { return nil }
+        var frameBuffer = buffer.readSlice(length: size)!
+        frameBuffer.moveReaderIndex(forwardBy: WireFrame.lengthFieldSize)
+        let version = frameBuffer.readInteger(as: UInt8.self)!
+        let kind = WireMessageKind(rawValue: frameBuffer.readInteger(as: UInt8.self)!)!
+        let flags = frameBuffer.readInteger(as: UInt16.self)!
+        let correlationID = frameBuffer.readInteger(as: UInt64.self)!
+        let message = try decodeBody(kind: kind, body: &frameBuffer)
+        return WireFrame(version: version, flags: flags, correlationID: correlationID, message: message)
+    }
+
+    /// Decodes a body of the given kind; the body must be consumed exactly.
+    public static func decodeBody(kind: WireMessageKind, body: inout ByteBuffer) throws(WireError) -> WireMessage {
+        let message: WireMessage
+        switch kind {
+        case .hello:
+            switch try body.readWireInteger(as: UInt8.self, "hello stage") {
+            case 0:
+                let nonce = try body.readShortBytes("hello nonce")
+                guard nonce.count == WireHello.Challenge.nonceSize else {
+                    throw .malformedFrame("hello nonce must be \(WireHello.Challenge.nonceSize) bytes")
+                }
+                let versions = try body.readByteList("hello versions")
+                message = .hello(.challenge(.init(nonce: nonce, supportedVersions: versions)))
+            case 1:
+                let name = try body.readShortString("hello service name")
+                let versions = try body.readByteList("hello versions")
+                let mac = try body.readShortBytes("hello mac")
+                message = .hello(.clientHello(.init(serviceName: name, supportedVersions: versions, mac: mac)))
+            case let stage:
+                throw .malformedFrame("unknown hello stage \(stage)")
+            }
+        case .welcome:
+            let version = try body.readWireInteger(as: UInt8.self, "welcome version")
+            let name = try body.readShortString("welcome server name")
+            let count = try body.readWireInteger(as: UInt16.self, "welcome method count")
+            var methods: [String] = []
+            methods.reserveCapacity(min(Int(count), body.readableBytes / 2))
+            for _ in 0..<count {
+                methods.append(try body.readShortString("welcome method"))
+            }
+            let maxInFlight = try body.readWireInteger(as: UInt32.self, "welcome max in flight")
+            let maxFrameLength = try body.readWireInteger(as: UInt32.self, "welcome max frame length")
+            message = .welcome(.init(
+                version: version,
+                serverName: name,
+                methods: methods,
+                maxInFlight: maxInFlight,
+                maxFrameLength: maxFrameLength
+            ))
+        case .request:
+            message = .request(try decodeRequest(&body))
+        case .response:
+            message = .response(.init(payload: body.readSlice(length: body.readableBytes)!))
+        case .error:
+            let code = try body.readShortString("error code")
+            let text = try body.readShortString("error message")
+            let retryable = try body.readWireInteger(as: UInt8.self, "error retryable flag")
+            guard retryable <= 1 else { throw .malformedFrame("error retryable flag must be 0 or 1") }
+            message = .error(.init(code: code, message: text, isRetryable: retryable == 1))
+        case .event:
+            let topic = try body.readShortString("event topic")
+            message = .event(.init(topic: topic, payload: body.readSlice(length: body.readableBytes)!))
+        case .ack:
+            message = .ack(.init())
+        case .ping:
+            message = .ping(.init())
+        case .pong:
+            message = .pong(.init())
+        case .goaway:
+            let last = try body.readWireInteger(as: UInt64.self, "goaway last correlation id")
+            let reason = try body.readShortString("goaway reason")
+            message = .goaway(.init(lastCorrelationID: last, reason: reason))
+        }
+        guard body.readableBytes == 0 else {
+            throw .malformedFrame("\(body.readableBytes) trailing bytes in \(kind) frame")
+        }
+        return message
+    }
+
+    private static func decodeRequest(_ body: inout ByteBuffer) throws(WireError) -> WireRequest {
+        let count = try body.readWireInteger(as: UInt8.self, "request header count")
+        var method: String?
+        var timeout: UInt32?
+        var requestID: String?
+        var traceParent: String?
+        for _ in 0..<count {
+            let tag = try body.readWireInteger(as: UInt8.self, "request header tag")
+            let length = try body.readWireInteger(as: UInt16.self, "request header length")
+            guard var value = body.readSlice(length: Int(length)) else {
+                throw .malformedFrame("request header length \(length) runs past the frame")
+            }
+            switch WireRequestHeaderTag(rawValue: tag) {
+            case .method:
+                guard method == nil else { throw .malformedFrame("duplicate method header") }
+                let name = try value.readRemainingString("method")
+                guard !name.isEmpty else { throw .malformedFrame("empty method name") }
+                method = name
+            case .timeoutMilliseconds:
+                guard timeout == nil else { throw .malformedFrame("duplicate timeout header") }
+                guard length == 4 else { throw .malformedFrame("timeout header must be 4 bytes") }
+                timeout = value.readInteger(as: UInt32.self)
+            case .requestID:
+                guard requestID == nil else { throw .malformedFrame("duplicate request id header") }
+                requestID = try value.readRemainingString("request id")
+            case .traceParent:
+                guard traceParent == nil else { throw .malformedFrame("duplicate traceparent header") }
+                traceParent = try value.readRemainingString("traceparent")
+            case nil:
+                // Unknown tags are skipped so that a header can be added without a new version.
+                continue
+            }
+        }
+        guard let method else { throw .malformedFrame("request without method header") }
+        return WireRequest(
+            method: method,
+            timeoutMilliseconds: timeout,
+            requestID: requestID,
+            traceParent: traceParent,
+            payload: body.readSlice(length: body.readableBytes)!
+        )
+    }
+}
+
+extension ByteBuffer {
+    @inlinable
+    mutating func writeShortString(_ string: String) {
+        let lengthIndex = self.writerIndex
+        self.writeInteger(UInt16(0))
+        let written = self.writeString(string)
+        // Strings longer than 65535 bytes are a programming error; clamp rather than corrupt the frame.
+        precondition(written <= Int(UInt16.max), "wire string longer than 65535 bytes")
+        self.setInteger(UInt16(written), at: lengthIndex)
+    }
+
+    mutating func writeShortBytes(_ bytes: [UInt8]) {
+        precondition(bytes.count <= Int(UInt16.max), "wire byte string longer than 65535 bytes")
+        self.writeInteger(UInt16(bytes.count))
+        self.writeBytes(bytes)
+    }
+
+    mutating func writeByteList(_ bytes: [UInt8]) {
+        precondition(bytes.count <= Int(UInt8.max), "wire byte list longer than 255 entries")
+        self.writeInteger(UInt8(bytes.count))
+        self.writeBytes(bytes)
+    }
+
+    mutating func writeHeader(_ tag: WireRequestHeaderTag, _ body: (inout ByteBuffer) -> Void) {
+        self.writeInteger(tag.rawValue)
+        let lengthIndex = self.writerIndex
+        self.writeInteger(UInt16(0))
+        let start = self.writerIndex
+        body(&self)
+        let written = self.writerIndex - start
+        precondition(written <= Int(UInt16.max), "wire header longer than 65535 bytes")
+        self.setInteger(UInt16(written), at: lengthIndex)
+    }
+
+    mutating func readWireInteger<T: FixedWidthInteger>(as: T.Type, _ what: String) throws(WireError) -> T {
+        guard let value = self.readInteger(as: T.self) else {
+            throw .malformedFrame("\(what) runs past the frame")
+        }
+        return value
+    }
+
+    mutating func readShortBytes(_ what: String) throws(WireError) -> [UInt8] {
+        let length = try self.readWireInteger(as: UInt16.self, what)
+        guard let bytes = self.readBytes(length: Int(length)) else {
+            throw .malformedFrame("\(what) runs past the frame")
+        }
+        return bytes
+    }
+
+    mutating func readByteList(_ what: String) throws(WireError) -> [UInt8] {
+        let count = try self.readWireInteger(as: UInt8.self, what)
+        guard let bytes = self.readBytes(length: Int(count)) else {
+            throw .malformedFrame("\(what) runs past the frame")
+        }
+        return bytes
+    }
+
+    mutating func readShortString(_ what: String) throws(WireError) -> String {
+        let length = try self.readWireInteger(as: UInt16.self, what)
+        guard var slice = self.readSlice(length: Int(length)) else {
+            throw .malformedFrame("\(what) runs past the frame")
+        }
+        return try slice.readRemainingString(what)
+    }
+
+    mutating func readRemainingString(_ what: String) throws(WireError) -> String {
+        do {
+            return try self.readUTF8ValidatedString(length: self.readableBytes) ?? ""
+        } catch {
+            throw .malformedFrame("\(what) is not valid UTF-8")
+        }
+    }
+}

@@ -1,0 +1,4 @@
+/// Answer to a ping. Empty body.
+public struct WirePong: Sendable, Hashable {
+    public init() {}
+}

@@ -1,0 +1,36 @@
+import NIOCore
+
+/// Client to server: call `method` with an opaque payload.
+public struct WireRequest: Sendable, Hashable {
+    public var method: String
+    /// How long the caller will wait, in milliseconds from when the server reads the frame.
+    /// Relative rather than absolute so that clock skew between hosts does not matter.
+    public var timeoutMilliseconds: UInt32?
+    public var requestID: String?
+    /// W3C trace context `traceparent` value.
+    public var traceParent: String?
+    /// Opaque to the wire layer; the typed API puts JSON here.
+    public var payload: ByteBuffer
+
+    public init(
+        method: String,
+        timeoutMilliseconds: UInt32? = nil,
+        requestID: String? = nil,
+        traceParent: String? = nil,
+        payload: ByteBuffer
+    ) {
+        self.method = method
+        self.timeoutMilliseconds = timeoutMilliseconds
+        self.requestID = requestID
+        self.traceParent = traceParent
+        self.payload = payload
+    }
+}
+
+/// Tags of the request header list (see docs/PROTOCOL.md).
+public enum WireRequestHeaderTag: UInt8, Sendable {
+    case method = 1
+    case timeoutMilliseconds = 2
+    case requestID = 3
+    case traceParent = 4
+}

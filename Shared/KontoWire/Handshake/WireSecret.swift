@@ -1,0 +1,20 @@
+import Crypto
+
+/// The shared secret that authenticates services to each other.
+///
+/// Wraps the key so that printing, logging or dumping a configuration never shows it.
+public struct WireSecret: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    let key: SymmetricKey
+
+    public init(_ secret: String) {
+        self.key = SymmetricKey(data: Array(secret.utf8))
+    }
+
+    public init(bytes: [UInt8]) {
+        self.key = SymmetricKey(data: bytes)
+    }
+
+    public var description: String { "WireSecret(<redacted>)" }
+    public var debugDescription: String { self.description }
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
+}

@@ -1,0 +1,14 @@
+/// An application error that should reach the caller with its own stable code.
+///
+/// A handler that throws such an error produces an error frame with this code, message and
+/// retryable flag; the caller receives a ``WireError`` with the same values. Any other error
+/// becomes `wire.internalError` with a generic message, so internals never leak to callers.
+public protocol WireErrorConvertible: Error {
+    var wireErrorCode: String { get }
+    var wireErrorMessage: String { get }
+    var wireErrorIsRetryable: Bool { get }
+}
+
+extension WireErrorConvertible {
+    public var wireErrorIsRetryable: Bool { false }
+}

@@ -1,0 +1,294 @@
+import Logging
+import Synchronization
+import NIOCore
+import NIOPosix
+import NIOSSL
+import ServiceLifecycle
+
+/// Serves registered methods over the wire protocol.
+///
+/// Register every method, then `run()` it (typically in a ServiceGroup). On graceful shutdown it
+/// stops accepting, sends goaway on every connection, lets accepted requests finish (up to
+/// ``Configuration/shutdownGracePeriod``), closes, and returns.
+public final class WireServer: Service, Sendable {
+    public struct Configuration: Sendable {
+        public var host: String
+        /// 0 picks a free port; see ``WireServer/localAddress()``.
+        public var port: Int
+        public var serverName: String
+        public var secret: WireSecret
+        public var maxFrameLength: Int = WireFrame.defaultMaximumLength
+        public var maxInFlightPerConnection: Int = 128
+        /// A connection that sends nothing for this long is closed (clients heartbeat well within it).
+        public var idleTimeout: TimeAmount = .seconds(60)
+        public var shutdownGracePeriod: TimeAmount = .seconds(10)
+        /// Set to serve TLS; the handshake still authenticates the peer with the shared secret.
+        public var tlsContext: NIOSSLContext?
+        /// Where method handlers run. The default is safe for any handler.
+        public var handlerExecution: HandlerExecution = .globalExecutor
+
+        public init(host: String = "127.0.0.1", port: Int, serverName: String, secret: WireSecret) {
+            self.host = host
+            self.port = port
+            self.serverName = serverName
+            self.secret = secret
+        }
+    }
+
+    public typealias RawHandler = @Sendable (ByteBuffer, WireRequestContext) async throws -> ByteBuffer
+
+    public enum HandlerExecution: Sendable {
+        /// Handlers run on Swift's global concurrent executor.
+        case globalExecutor
+        /// Handlers run on their connection's event loop thread, saving two thread hops per
+        /// request. Only for handlers that never block and never compute for long (they would
+        /// stall every connection on that loop) — e.g. not password hashing.
+        case eventLoop
+    }
+
+    private struct State {
+        var handlers: [String: RawHandler] = [:]
+        var isRunning = false
+        var isShuttingDown = false
+        var connections: [ObjectIdentifier: any Channel] = [:]
+    }
+
+    private let configuration: Configuration
+    private let eventLoopGroup: any EventLoopGroup
+    private let logger: Logger
+    private let state = Mutex(State())
+    private let boundAddress: EventLoopPromise<SocketAddress>
+
+    public init(
+        configuration: Configuration,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger
+    ) {
+        self.configuration = configuration
+        self.eventLoopGroup = eventLoopGroup
+        self.logger = logger
+        self.boundAddress = eventLoopGroup.any().makePromise()
+    }
+
+    /// Registers a typed method with JSON payloads. Register before `run()`.
+    public func register<Request, Response>(
+        _ method: WireMethod<Request, Response>,
+        handler: @escaping @Sendable (Request, WireRequestContext) async throws -> Response
+    ) {
+        self.registerRaw(method.name) { payload, context in
+            let request = try WirePayloadCodec.decode(Request.self, from: payload)
+            return try WirePayloadCodec.encode(try await handler(request, context))
+        }
+    }
+
+    /// Registers a method that works on the raw payload bytes. Register before `run()`.
+    public func registerRaw(_ method: String, handler: @escaping RawHandler) {
+        self.state.withLock { state in
+            precondition(!state.isRunning, "register wire methods before running the server")
+            state.handlers[method] = handler
+        }
+    }
+
+    /// The address the server listens on, once it does.
+    public func localAddress() async throws -> SocketAddress {
+        try await self.boundAddress.futureResult.get()
+    }
+
+    public func run() async throws {
+        let handlers = self.state.withLock { state in
+            state.isRunning = true
+            return state.handlers
+        }
+        let connectionConfiguration = ServerConnectionStateMachine.Configuration(
+            serverName: self.configuration.serverName,
+            methods: handlers.keys.sorted(),
+            secret: self.configuration.secret,
+            maxInFlight: self.configuration.maxInFlightPerConnection,
+            maxFrameLength: self.configuration.maxFrameLength
+        )
+        let configuration = self.configuration
+        let logger = self.logger
+
+        let serverChannel: NIOAsyncChannel<NIOAsyncChannel<WireServerRequest, WireFrame>, Never>
+        do {
+            serverChannel = try await ServerBootstrap(group: self.eventLoopGroup)
+                .serverChannelOption(.backlog, value: 256)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
+                .bind(host: configuration.host, port: configuration.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let sync = channel.pipeline.syncOperations
+                        if let tls = configuration.tlsContext {
+                            try sync.addHandler(NIOSSLServerHandler(context: tls))
+                        }
+                        try sync.addHandler(ByteToMessageHandler(WireFrameDecoder(maximumLength: configuration.maxFrameLength)))
+                        try sync.addHandler(MessageToByteHandler(WireFrameEncoder()))
+                        try sync.addHandler(IdleStateHandler(readTimeout: configuration.idleTimeout))
+                        try sync.addHandler(ServerConnectionHandler(configuration: connectionConfiguration, logger: logger))
+                        return try NIOAsyncChannel<WireServerRequest, WireFrame>(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            self.boundAddress.fail(error)
+            throw error
+        }
+        if let address = serverChannel.channel.localAddress {
+            self.boundAddress.succeed(address)
+        }
+        logger.info("Wire server listening", metadata: ["konto.address": "\(serverChannel.channel.localAddress.map { "\($0)" } ?? "?")"])
+
+        try await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                do {
+                    try await serverChannel.executeThenClose { inbound in
+                        for try await connection in inbound {
+                            group.addTask {
+                                await self.serve(connection, handlers: handlers)
+                            }
+                        }
+                    }
+                } catch {
+                    logger.debug("Wire server stopped accepting", metadata: ["konto.error": "\(error)"])
+                }
+            }
+        } onGracefulShutdown: {
+            self.beginShutdown(serverChannel: serverChannel.channel)
+        }
+        logger.info("Wire server stopped")
+    }
+
+    private func beginShutdown(serverChannel: any Channel) {
+        let connections = self.state.withLock { state in
+            state.isShuttingDown = true
+            return Array(state.connections.values)
+        }
+        serverChannel.close(promise: nil)
+        for connection in connections {
+            connection.pipeline.fireUserInboundEventTriggered(WireServerShutdownEvent())
+        }
+        // Requests that outlive the grace period are cut off so shutdown always ends.
+        serverChannel.eventLoop.scheduleTask(in: self.configuration.shutdownGracePeriod) {
+            let remaining = self.state.withLock { Array($0.connections.values) }
+            for connection in remaining {
+                connection.close(promise: nil)
+            }
+        }
+    }
+
+    /// One connection's life. Never throws: a bad peer ends its own connection, not the server.
+    private func serve(_ connection: NIOAsyncChannel<WireServerRequest, WireFrame>, handlers: [String: RawHandler]) async {
+        let channel = connection.channel
+        let key = ObjectIdentifier(channel)
+        let shuttingDown = self.state.withLock { state in
+            state.connections[key] = channel
+            return state.isShuttingDown
+        }
+        if shuttingDown {
+            channel.pipeline.fireUserInboundEventTriggered(WireServerShutdownEvent())
+        }
+        defer { _ = self.state.withLock { $0.connections.removeValue(forKey: key) } }
+
+        let logger = {
+            var logger = self.logger
+            if let peer = channel.remoteAddress {
+                logger[metadataKey: "konto.peer"] = "\(peer)"
+            }
+            return logger
+        }()
+        let maxFrameLength = self.configuration.maxFrameLength
+        switch self.configuration.handlerExecution {
+        case .globalExecutor:
+            await Self.serveRequests(connection, handlers: handlers, maxFrameLength: maxFrameLength, logger: logger)
+        case .eventLoop:
+            await withTaskExecutorPreference(EventLoopTaskExecutor(eventLoop: channel.eventLoop)) {
+                await Self.serveRequests(connection, handlers: handlers, maxFrameLength: maxFrameLength, logger: logger)
+            }
+        }
+    }
+
+    private static func serveRequests(
+        _ connection: NIOAsyncChannel<WireServerRequest, WireFrame>,
+        handlers: [String: RawHandler],
+        maxFrameLength: Int,
+        logger: Logger
+    ) async {
+        do {
+            try await connection.executeThenClose { inbound, outbound in
+                await withDiscardingTaskGroup { group in
+                    do {
+                        for try await request in inbound {
+                            group.addTask {
+                                let frame = await Self.dispatch(
+                                    request,
+                                    handlers: handlers,
+                                    maxFrameLength: maxFrameLength,
+                                    logger: logger
+                                )
+                                // A failed write means the peer is gone; nothing left to tell it.
+                                try? await outbound.write(frame)
+                            }
+                        }
+                    } catch {
+                        logger.debug("Wire connection input ended", metadata: ["konto.error": "\(error)"])
+                    }
+                    // Input ends only once the channel is closed (after a drain, or forcibly):
+                    // nobody is left to read an answer, so stop the handlers still running.
+                    group.cancelAll()
+                }
+            }
+        } catch {
+            logger.debug("Wire connection ended", metadata: ["konto.error": "\(error)"])
+        }
+    }
+
+    static func dispatch(
+        _ incoming: WireServerRequest,
+        handlers: [String: RawHandler],
+        maxFrameLength: Int,
+        logger: Logger
+    ) async -> WireFrame {
+        let id = incoming.correlationID
+        guard let handler = handlers[incoming.request.method] else {
+            return Self.errorFrame(.unknownMethod(incoming.request.method), id: id)
+        }
+        var logger = logger
+        logger[metadataKey: "konto.method"] = "\(incoming.request.method)"
+        logger[metadataKey: "konto.correlation_id"] = "\(id)"
+        let context = WireRequestContext(
+            method: incoming.request.method,
+            requestID: incoming.request.requestID,
+            traceParent: incoming.request.traceParent,
+            deadline: incoming.deadline,
+            peer: incoming.peer,
+            logger: logger
+        )
+        do {
+            let payload = try await handler(incoming.request.payload, context)
+            guard payload.readableBytes + WireFrame.headerSize <= maxFrameLength else {
+                logger.warning("Wire response exceeds the maximum frame length")
+                return Self.errorFrame(.frameTooLarge(payload.readableBytes + WireFrame.headerSize, max: maxFrameLength), id: id)
+            }
+            return WireFrame(correlationID: id, message: .response(.init(payload: payload)))
+        } catch let error as WireError {
+            return Self.errorFrame(error, id: id)
+        } catch let error as any WireErrorConvertible {
+            return WireFrame(correlationID: id, message: .error(.init(
+                code: error.wireErrorCode,
+                message: error.wireErrorMessage,
+                isRetryable: error.wireErrorIsRetryable
+            )))
+        } catch is CancellationError {
+            return Self.errorFrame(.shuttingDown, id: id)
+        } catch {
+            logger.error("Wire method handler failed", metadata: ["konto.error": "\(error)"])
+            return Self.errorFrame(
+                WireError(code: WireError.Code.internalError, message: "internal error"),
+                id: id
+            )
+        }
+    }
+
+    private static func errorFrame(_ error: WireError, id: UInt64) -> WireFrame {
+        WireFrame(correlationID: id, message: .error(WireErrorBody(error)))
+    }
+}

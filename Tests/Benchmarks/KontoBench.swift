@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// One executable for every Konto benchmark; each area is a subcommand.
+@main
+struct KontoBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "konto-bench",
+        abstract: "Konto benchmarks (run in release builds on loopback).",
+        subcommands: [WireBenchmark.self, WireBenchServer.self]
+    )
+}

@@ -1,0 +1,70 @@
+import ArgumentParser
+import Foundation
+
+/// A process the benchmark starts and always stops again, by its own pid.
+final class ChildProcess {
+    let process: Process
+    let readyLine: String
+
+    private init(process: Process, readyLine: String) {
+        self.process = process
+        self.readyLine = readyLine
+    }
+
+    /// Starts `executable` and waits (at most 60 s) for a line starting with `readyPrefix` or containing `readyContains`.
+    static func start(_ executable: String, _ arguments: [String], readyPrefix: String?, readyContains: String? = nil) throws -> ChildProcess {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let handle = pipe.fileHandleForReading
+        var pending = Data()
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, process.isRunning {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            pending.append(chunk)
+            for line in String(decoding: pending, as: UTF8.self).split(separator: "\n") {
+                if let readyPrefix, line.hasPrefix(readyPrefix) {
+                    return ChildProcess(process: process, readyLine: String(line))
+                }
+                if let readyContains, line.contains(readyContains) {
+                    return ChildProcess(process: process, readyLine: String(line))
+                }
+            }
+        }
+        process.terminate()
+        process.waitUntilExit()
+        throw ValidationError("\(executable) did not become ready")
+    }
+
+    func stop() {
+        guard self.process.isRunning else { return }
+        self.process.terminate()
+        self.process.waitUntilExit()
+    }
+
+    static func output(_ executable: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func which(_ name: String) -> String? {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let candidate = "\(directory)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,157 @@
+import ArgumentParser
+import Foundation
+import NIOCore
+import NIOPosix
+
+/// `konto-bench wire`: round trips per second and latency of the wire protocol against a server
+/// in its own process, next to `redis-benchmark -t ping` at the same connection counts.
+struct WireBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "wire",
+        abstract: "Wire protocol round trips vs redis-benchmark PING (loopback, -P 1 both sides)."
+    )
+
+    static let method = "bench.echo"
+    static let secret = "konto-bench-secret"
+
+    @Option(parsing: .upToNextOption, help: "Connection counts to measure.")
+    var connections: [Int] = [1, 16, 64]
+
+    @Option(help: "Runs per connection count; medians are reported.")
+    var runs: Int = 3
+
+    @Option(help: "Seconds measured per run (after a warm-up of a quarter of it).")
+    var seconds: Double = 3
+
+    @Option(help: "Load generator event loop threads (redis-benchmark uses one by default).")
+    var loadThreads: Int = 1
+
+    @Option(help: "Server event loop threads.")
+    var serverThreads: Int = System.coreCount
+
+    @Flag(help: "Skip the Redis baseline.")
+    var noRedis = false
+
+    struct Row {
+        var connections: Int
+        var rps: Double
+        var p50: Double
+        var p99: Double
+    }
+
+    func run() async throws {
+        precondition(self.runs > 0 && self.seconds > 0 && self.seconds <= 60, "bounded runs only")
+        let server = try ChildProcess.start(
+            CommandLine.arguments[0],
+            ["wire-server", "--port", "0", "--threads", "\(self.serverThreads)"],
+            readyPrefix: "READY "
+        )
+        defer { server.stop() }
+        guard let port = Int(server.readyLine.dropFirst("READY ".count)) else {
+            throw ValidationError("wire-server did not report its port")
+        }
+
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: self.loadThreads)
+        let ours: [Row]
+        do {
+            ours = try await self.measureOurs(port: port, group: group)
+            try await group.shutdownGracefully()
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
+        server.stop()
+
+        self.report(ours: ours)
+    }
+
+    private func measureOurs(port: Int, group: any EventLoopGroup) async throws -> [Row] {
+        var ours: [Row] = []
+        for count in self.connections {
+            var samples: [Row] = []
+            for _ in 0..<self.runs {
+                let result = try await WireLoadGenerator.run(
+                    port: port,
+                    connections: count,
+                    warmup: .nanoseconds(Int64(self.seconds * 0.25e9)),
+                    duration: .nanoseconds(Int64(self.seconds * 1e9)),
+                    group: group
+                )
+                var sorted = result.latenciesNanoseconds
+                sorted.sort()
+                samples.append(Row(
+                    connections: count,
+                    rps: result.requestsPerSecond,
+                    p50: Statistics.percentile(sorted, 0.50) / 1e6,
+                    p99: Statistics.percentile(sorted, 0.99) / 1e6
+                ))
+            }
+            ours.append(Statistics.median(samples, connections: count))
+        }
+        return ours
+    }
+
+    private func report(ours: [Row]) {
+        var redis: [Row] = []
+        if !self.noRedis {
+            do {
+                redis = try RedisBaseline.measure(connections: self.connections, runs: self.runs, seconds: self.seconds)
+            } catch {
+                print("redis baseline skipped: \(error)")
+            }
+        }
+
+        print("")
+        print("connections | konto rps | konto p50 ms | konto p99 ms | redis rps | redis p50 ms | redis p99 ms | ratio")
+        print("----------- | --------- | ------------ | ------------ | --------- | ------------ | ------------ | -----")
+        for row in ours {
+            let baseline = redis.first { $0.connections == row.connections }
+            let ratio = baseline.map { row.rps / $0.rps }
+            print([
+                "\(row.connections)",
+                Statistics.format(row.rps, 0),
+                Statistics.format(row.p50, 3),
+                Statistics.format(row.p99, 3),
+                baseline.map { Statistics.format($0.rps, 0) } ?? "-",
+                baseline.map { Statistics.format($0.p50, 3) } ?? "-",
+                baseline.map { Statistics.format($0.p99, 3) } ?? "-",
+                ratio.map { Statistics.format($0, 2) } ?? "-",
+            ].joined(separator: " | "))
+        }
+        print("(medians of \(self.runs) runs of \(self.seconds) s; redis figures are PING_MBULK from redis-benchmark)")
+
+        let at16 = ours.first { $0.connections == 16 }
+        let at64 = ours.first { $0.connections == 64 }
+        let redis64 = redis.first { $0.connections == 64 }
+        let ratio = (at64?.rps).flatMap { ours in redis64.map { ours / $0.rps } }
+        print(
+            "konto-bench wire: ratio=\(ratio.map { Statistics.format($0, 2) } ?? "n/a") target=1.0"
+                + " p50_16=\(at16.map { Statistics.format($0.p50, 3) + "ms" } ?? "n/a")"
+                + " p99_16=\(at16.map { Statistics.format($0.p99, 3) + "ms" } ?? "n/a")"
+                + " rps_64=\(at64.map { Statistics.format($0.rps, 0) } ?? "n/a")"
+                + " redis_rps_64=\(redis64.map { Statistics.format($0.rps, 0) } ?? "n/a")"
+        )
+    }
+}
+
+enum Statistics {
+    static func percentile(_ sorted: [UInt64], _ fraction: Double) -> Double {
+        guard !sorted.isEmpty else { return .nan }
+        let index = min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1)
+        return Double(sorted[max(0, index)])
+    }
+
+    static func median(_ rows: [WireBenchmark.Row], connections: Int) -> WireBenchmark.Row {
+        func mid(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        return WireBenchmark.Row(
+            connections: connections,
+            rps: mid(rows.map(\.rps)),
+            p50: mid(rows.map(\.p50)),
+            p99: mid(rows.map(\.p99))
+        )
+    }
+
+    static func format(_ value: Double, _ decimals: Int) -> String {
+        String(format: "%.\(decimals)f", value)
+    }
+}

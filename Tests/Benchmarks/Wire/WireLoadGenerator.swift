@@ -1,0 +1,116 @@
+import KontoWire
+import NIOCore
+import NIOPosix
+
+/// Drives a wire server like redis-benchmark drives redis: each connection keeps exactly one
+/// request outstanding (-P 1) and sends the next as soon as the answer arrives, all on the event
+/// loop, recording every round trip after the warm-up.
+enum WireLoadGenerator {
+    struct Result {
+        var requests: Int
+        var seconds: Double
+        var latenciesNanoseconds: [UInt64]
+        var requestsPerSecond: Double { Double(self.requests) / self.seconds }
+    }
+
+    static func run(
+        port: Int,
+        connections: Int,
+        warmup: TimeAmount,
+        duration: TimeAmount,
+        group: any EventLoopGroup
+    ) async throws -> Result {
+        let start = NIODeadline.now()
+        let recordFrom = start + warmup
+        let stopAt = recordFrom + duration
+        var futures: [EventLoopFuture<[UInt64]>] = []
+        for _ in 0..<connections {
+            let eventLoop = group.next()
+            let done = eventLoop.makePromise(of: [UInt64].self)
+            let channel = try await ClientBootstrap(group: eventLoop)
+                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let sync = channel.pipeline.syncOperations
+                        try sync.addHandler(ByteToMessageHandler(WireFrameDecoder()))
+                        try sync.addHandler(MessageToByteHandler(WireFrameEncoder()))
+                        try sync.addHandler(LoadConnectionHandler(recordFrom: recordFrom, stopAt: stopAt, done: done))
+                    }
+                }
+                .connect(host: "127.0.0.1", port: port)
+                .get()
+            futures.append(done.futureResult.always { _ in channel.close(promise: nil) })
+        }
+        var latencies: [UInt64] = []
+        for future in futures {
+            latencies.append(contentsOf: try await future.get())
+        }
+        let seconds = Double(duration.nanoseconds) / 1e9
+        return Result(requests: latencies.count, seconds: seconds, latenciesNanoseconds: latencies)
+    }
+}
+
+/// One benchmark connection: handshake, then request → response → request … until `stopAt`.
+final class LoadConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = WireFrame
+    typealias OutboundOut = WireFrame
+
+    private let recordFrom: UInt64
+    private let stopAt: UInt64
+    private let done: EventLoopPromise<[UInt64]>
+    private var latencies: [UInt64] = []
+    private var sentAt: UInt64 = 0
+    private var nextID: UInt64 = 1
+    private let payload = ByteBuffer(repeating: 0x61, count: 16)
+
+    init(recordFrom: NIODeadline, stopAt: NIODeadline, done: EventLoopPromise<[UInt64]>) {
+        self.recordFrom = recordFrom.uptimeNanoseconds
+        self.stopAt = stopAt.uptimeNanoseconds
+        self.done = done
+        self.latencies.reserveCapacity(1 << 18)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = Self.unwrapInboundIn(data)
+        switch frame.message {
+        case .hello(.challenge(let challenge)):
+            let mac = WireHandshake.mac(secret: WireSecret(WireBenchmark.secret), nonce: challenge.nonce, serviceName: "bench-load")
+            let hello = WireHello.ClientHello(serviceName: "bench-load", mac: mac)
+            context.writeAndFlush(Self.wrapOutboundOut(WireFrame(correlationID: 0, message: .hello(.clientHello(hello)))), promise: nil)
+        case .welcome:
+            self.send(context: context)
+        case .response:
+            let now = NIODeadline.now().uptimeNanoseconds
+            if now >= self.recordFrom, now < self.stopAt {
+                self.latencies.append(now - self.sentAt)
+            }
+            if now < self.stopAt {
+                self.send(context: context)
+            } else {
+                self.done.succeed(self.latencies)
+            }
+        case .error(let body):
+            self.done.fail(body.wireError)
+        default:
+            break
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        self.done.fail(WireError.connectionClosed)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        self.done.fail(error)
+        context.close(promise: nil)
+    }
+
+    private func send(context: ChannelHandlerContext) {
+        // The same request a WireClient sends: method, timeout header, small payload.
+        let request = WireRequest(method: WireBenchmark.method, timeoutMilliseconds: 5_000, payload: self.payload)
+        let id = self.nextID
+        self.nextID += 1
+        self.sentAt = NIODeadline.now().uptimeNanoseconds
+        context.writeAndFlush(Self.wrapOutboundOut(WireFrame(correlationID: id, message: .request(request))), promise: nil)
+    }
+}

@@ -1,0 +1,241 @@
+import KontoWire
+import NIOCore
+import Synchronization
+import Testing
+
+/// Hostile peers against a real server over TCP. Each case checks what the attacker sees and then
+/// that a well-behaved client is still served.
+@Suite("Hostile input")
+struct HostileInputTests {
+    enum Outcome: Sendable {
+        /// An error frame with this code (correlation id 0), then close.
+        case errorAndClose(String)
+        /// Closed without an error frame (after the challenge, which every peer gets first).
+        case plainClose
+    }
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        var name: String
+        var handshakeFirst: Bool
+        var bytes: ByteBuffer
+        var expected: Outcome
+        var testDescription: String { self.name }
+    }
+
+    static func frameBytes(_ frame: WireFrame) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        WireFrameCodec.encode(frame, into: &buffer)
+        return buffer
+    }
+
+    static let cases: [Case] = {
+        var tooLong = ByteBuffer()
+        tooLong.writeInteger(UInt32(WireFrame.defaultMaximumLength + 1))
+        tooLong.writeBytes([1, 3, 0, 0])
+        let request = frameBytes(WireFrame(correlationID: 1, message: .request(.init(method: "test.echo", payload: ByteBuffer()))))
+        var truncated = request
+        truncated.moveWriterIndex(to: truncated.writerIndex - 3)
+        return [
+            .init(name: "length over the maximum", handshakeFirst: true, bytes: tooLong, expected: .errorAndClose(WireError.Code.frameTooLarge)),
+            .init(name: "length over the maximum before hello", handshakeFirst: false, bytes: tooLong, expected: .errorAndClose(WireError.Code.frameTooLarge)),
+            .init(name: "length 0", handshakeFirst: true, bytes: ByteBuffer(hex: "00000000"), expected: .errorAndClose(WireError.Code.malformedFrame)),
+            .init(name: "unknown kind", handshakeFirst: true, bytes: WireFrameDecoderTests.rawFrame(kind: 200, body: []), expected: .errorAndClose(WireError.Code.malformedFrame)),
+            .init(name: "unsupported version", handshakeFirst: false, bytes: WireFrameDecoderTests.rawFrame(kind: 1, version: 7, body: []), expected: .errorAndClose(WireError.Code.unsupportedVersion)),
+            .init(name: "request before hello", handshakeFirst: false, bytes: request, expected: .errorAndClose(WireError.Code.handshakeRequired)),
+            .init(name: "ping before hello", handshakeFirst: false, bytes: frameBytes(WireFrame(correlationID: 1, message: .ping(.init()))), expected: .errorAndClose(WireError.Code.handshakeRequired)),
+            .init(
+                name: "invalid UTF-8 in a method name",
+                handshakeFirst: true,
+                bytes: WireFrameDecoderTests.rawFrame(kind: 3, body: [1, 1, 0, 3, 0x61, 0xC0, 0xAF]),
+                expected: .errorAndClose(WireError.Code.malformedFrame)
+            ),
+            .init(name: "response sent by a client", handshakeFirst: true, bytes: frameBytes(WireFrame(correlationID: 1, message: .response(.init(payload: ByteBuffer())))), expected: .errorAndClose(WireError.Code.protocolViolation)),
+            .init(name: "correlation id 0 on a request", handshakeFirst: true, bytes: frameBytes(WireFrame(correlationID: 0, message: .request(.init(method: "test.echo", payload: ByteBuffer())))), expected: .errorAndClose(WireError.Code.protocolViolation)),
+            .init(name: "truncated frame then EOF", handshakeFirst: true, bytes: truncated, expected: .plainClose),
+        ]
+    }()
+
+    @Test("hostile bytes get the expected outcome and the server keeps serving", arguments: Self.cases)
+    func hostile(_ hostileCase: Case) async throws {
+        let server = TestSupport.makeServer()
+        try await TestSupport.withRunning([server]) {
+            let port = try await TestSupport.port(of: server)
+            let attacker = try await RawConnection.connect(port: port)
+            if hostileCase.handshakeFirst {
+                let welcome = try await attacker.handshake()
+                guard case .welcome = welcome?.message else {
+                    Issue.record("handshake failed: \(String(describing: welcome))")
+                    return
+                }
+            } else {
+                guard case .hello(.challenge) = try await attacker.nextFrame()?.message else {
+                    Issue.record("expected a challenge first")
+                    return
+                }
+            }
+            try await attacker.send(hostileCase.bytes)
+            switch hostileCase.expected {
+            case .errorAndClose(let code):
+                let frames = try await attacker.framesUntilClose()
+                #expect(frames.count == 1)
+                guard case .error(let body) = frames.first?.message else {
+                    Issue.record("expected an error frame, got \(frames)")
+                    return
+                }
+                #expect(body.code == code)
+                #expect(frames.first?.correlationID == 0)
+            case .plainClose:
+                // Half-close our side: the server sees EOF inside the frame.
+                try await attacker.channel.close(mode: .output)
+                let frames = try await attacker.framesUntilClose()
+                #expect(frames.isEmpty, "expected a plain close, got \(frames)")
+            }
+            try await Self.expectServing(port: port)
+        }
+    }
+
+    @Test("a wrong HMAC is refused with wire.authenticationFailed and close")
+    func wrongHMAC() async throws {
+        let server = TestSupport.makeServer()
+        try await TestSupport.withRunning([server]) {
+            let port = try await TestSupport.port(of: server)
+            let attacker = try await RawConnection.connect(port: port)
+            let answer = try await attacker.handshake(secret: WireSecret("wrong"))
+            #expect(answer?.message == .error(.init(WireError.authenticationFailed)))
+            #expect(try await attacker.framesUntilClose().isEmpty)
+            try await Self.expectServing(port: port)
+        }
+    }
+
+    @Test("a client with the wrong secret gets the authentication error, not a hang")
+    func clientWithWrongSecret() async throws {
+        let server = TestSupport.makeServer()
+        try await TestSupport.withRunning([server]) {
+            let port = try await TestSupport.port(of: server)
+            var configuration = WireClient.Configuration(port: port, serviceName: "intruder", secret: WireSecret("wrong"))
+            configuration.connectionCount = 1
+            let client = WireClient(configuration: configuration, logger: TestSupport.logger)
+            try await TestSupport.withRunning([client]) {
+                await #expect {
+                    _ = try await client.call(TestSupport.echo, .init(text: "", number: 0), timeout: .seconds(20))
+                } throws: { ($0 as? WireError)?.code == WireError.Code.authenticationFailed }
+            }
+        }
+    }
+
+    @Test("no common protocol version is refused with wire.unsupportedVersion")
+    func noCommonVersion() async throws {
+        let server = TestSupport.makeServer()
+        try await TestSupport.withRunning([server]) {
+            let port = try await TestSupport.port(of: server)
+            let attacker = try await RawConnection.connect(port: port)
+            let answer = try await attacker.handshake(versions: [2, 3])
+            guard case .error(let body) = answer?.message else {
+                Issue.record("expected error, got \(String(describing: answer))")
+                return
+            }
+            #expect(body.code == WireError.Code.unsupportedVersion)
+            #expect(try await attacker.framesUntilClose().isEmpty)
+        }
+    }
+
+    @Test("10 MB of random bytes end in an error and close, and the server keeps serving")
+    func randomBytes() async throws {
+        let server = TestSupport.makeServer()
+        try await TestSupport.withRunning([server]) {
+            let port = try await TestSupport.port(of: server)
+            let attacker = try await RawConnection.connect(port: port)
+            var generator = SystemRandomNumberGenerator()
+            var chunk = ByteBuffer()
+            // Written in pieces; the server closes long before all of it is sent, so failed writes are expected.
+            for _ in 0..<(10 * 1024) {
+                chunk.clear()
+                for _ in 0..<128 { chunk.writeInteger(generator.next() as UInt64) }
+                attacker.channel.write(chunk, promise: nil)
+            }
+            attacker.channel.flush()
+            let frames = try await attacker.framesUntilClose()
+            // The challenge arrives first; what follows is at most one error frame.
+            let afterChallenge = frames.drop { if case .hello = $0.message { true } else { false } }
+            #expect(afterChallenge.count <= 1)
+            if let last = afterChallenge.last {
+                guard case .error = last.message else {
+                    Issue.record("expected an error frame, got \(last)")
+                    return
+                }
+            }
+            try await Self.expectServing(port: port)
+        }
+    }
+
+    @Test("a client that connects and sends nothing is closed after the idle timeout")
+    func silentClient() async throws {
+        let server = TestSupport.makeServer { $0.idleTimeout = .milliseconds(300) }
+        try await TestSupport.withRunning([server]) {
+            let port = try await TestSupport.port(of: server)
+            let silent = try await RawConnection.connect(port: port)
+            let frames = try await silent.framesUntilClose()
+            #expect(frames.count == 1)
+            guard case .hello(.challenge) = frames.first?.message else {
+                Issue.record("expected only the challenge, got \(frames)")
+                return
+            }
+            try await Self.expectServing(port: port)
+        }
+    }
+
+    @Test("a client that never reads its responses cannot make the server buffer without bound")
+    func neverReads() async throws {
+        let handled = Atomic<Int>(0)
+        let maxInFlight = 8
+        let server = TestSupport.makeServer { $0.maxInFlightPerConnection = maxInFlight }
+        let bigResponse = ByteBuffer(repeating: 0x5A, count: 256 * 1024)
+        server.registerRaw("test.big") { _, _ in
+            handled.add(1, ordering: .relaxed)
+            return bigResponse
+        }
+        try await TestSupport.withRunning([server]) {
+            let port = try await TestSupport.port(of: server)
+            let greedy = try await RawConnection.connect(port: port)
+            _ = try await greedy.handshake()
+            // Stop reading: from here the server's responses pile up in the socket buffers.
+            try await greedy.channel.setOption(.autoRead, value: false)
+            let total = 2_000
+            for id in 1...total {
+                var buffer = ByteBuffer()
+                WireFrameCodec.encode(
+                    WireFrame(correlationID: UInt64(id), message: .request(.init(method: "test.big", payload: ByteBuffer()))),
+                    into: &buffer
+                )
+                greedy.channel.write(buffer, promise: nil)
+            }
+            greedy.channel.flush()
+            // Wait until the server has filled its in-flight window, then give it room to misbehave.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while handled.load(ordering: .relaxed) < maxInFlight, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try await Task.sleep(for: .seconds(1))
+            let count = handled.load(ordering: .relaxed)
+            #expect(count >= maxInFlight)
+            // 2,000 × 256 KiB would be 500 MiB; what the kernel buffers plus the window is far less.
+            #expect(count < total / 4, "server kept handling requests nobody reads: \(count)")
+            try await Self.expectServing(port: port)
+            await greedy.close()
+        }
+    }
+
+    /// A fresh, well-behaved connection completes a call.
+    static func expectServing(port: Int) async throws {
+        let connection = try await RawConnection.connect(port: port)
+        let welcome = try await connection.handshake()
+        guard case .welcome = welcome?.message else {
+            Issue.record("server no longer completes handshakes: \(String(describing: welcome))")
+            return
+        }
+        try await connection.send(WireFrame(correlationID: 1, message: .request(.init(method: "test.raw", payload: ByteBuffer(string: "ok")))))
+        let answer = try await connection.nextFrame()
+        #expect(answer == WireFrame(correlationID: 1, message: .response(.init(payload: ByteBuffer(string: "ok")))))
+        await connection.close()
+    }
+}

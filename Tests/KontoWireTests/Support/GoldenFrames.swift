@@ -1,0 +1,103 @@
+import KontoWire
+import NIOCore
+
+/// One example frame per kind (two for hello and request) and its exact encoding.
+/// The hex strings were produced independently from docs/PROTOCOL.md; changing them is changing
+/// the protocol.
+enum GoldenFrames {
+    static let traceParent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+    static let all: [(name: String, frame: WireFrame, hex: String)] = [
+        (
+            "hello (challenge)",
+            WireFrame(correlationID: 0, message: .hello(.challenge(.init(nonce: Array(0..<32), supportedVersions: [1])))),
+            "00000031010100000000000000000000000020000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f0101"
+        ),
+        (
+            "hello (client)",
+            WireFrame(correlationID: 0, message: .hello(.clientHello(.init(
+                serviceName: "identity",
+                supportedVersions: [1],
+                mac: Array(repeating: 0xAA, count: 32)
+            )))),
+            "0000003b0101000000000000000000000100086964656e7469747901010020aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+        ),
+        (
+            "welcome",
+            WireFrame(correlationID: 0, message: .welcome(.init(
+                version: 1,
+                serverName: "profile",
+                methods: ["profile.load", "profile.modify"],
+                maxInFlight: 128,
+                maxFrameLength: 1_048_576
+            ))),
+            "0000003e01020000000000000000000001000770726f66696c650002000c70726f66696c652e6c6f6164000e70726f66696c652e6d6f646966790000008000100000"
+        ),
+        (
+            "request (all headers)",
+            WireFrame(correlationID: 7, message: .request(.init(
+                method: "profile.load",
+                timeoutMilliseconds: 5000,
+                requestID: "req-1",
+                traceParent: traceParent,
+                payload: ByteBuffer(string: #"{"id":1}"#)
+            ))),
+            "0000006d0103000000000000000000070401000c70726f66696c652e6c6f6164020004000013880300057265712d3104003730302d30616637363531393136636434336464383434386562323131633830333139632d623761643662373136393230333333312d30317b226964223a317d"
+        ),
+        (
+            "request (method only)",
+            WireFrame(correlationID: 1, message: .request(.init(method: "m", payload: ByteBuffer()))),
+            "00000011010300000000000000000001010100016d"
+        ),
+        (
+            "response",
+            WireFrame(correlationID: 7, message: .response(.init(payload: ByteBuffer(string: #"{"ok":true}"#)))),
+            "000000170104000000000000000000077b226f6b223a747275657d"
+        ),
+        (
+            "error",
+            WireFrame(correlationID: 7, message: .error(.init(
+                code: "wire.unknownMethod",
+                message: "unknown method 'x'",
+                isRetryable: false
+            ))),
+            "000000350105000000000000000000070012776972652e756e6b6e6f776e4d6574686f640012756e6b6e6f776e206d6574686f642027782700"
+        ),
+        (
+            "event",
+            WireFrame(correlationID: 3, message: .event(.init(
+                topic: "account.deleted",
+                payload: ByteBuffer(string: #"{"accountId":"a1"}"#)
+            ))),
+            "0000002f010600000000000000000003000f6163636f756e742e64656c657465647b226163636f756e744964223a226131227d"
+        ),
+        ("ack", WireFrame(correlationID: 3, message: .ack(.init())), "0000000c010700000000000000000003"),
+        ("ping", WireFrame(correlationID: 9, message: .ping(.init())), "0000000c010800000000000000000009"),
+        ("pong", WireFrame(correlationID: 9, message: .pong(.init())), "0000000c010900000000000000000009"),
+        (
+            "goaway",
+            WireFrame(correlationID: 0, message: .goaway(.init(lastCorrelationID: 42, reason: "server shutting down"))),
+            "0000002a010a00000000000000000000000000000000002a0014736572766572207368757474696e6720646f776e"
+        ),
+    ]
+}
+
+extension ByteBuffer {
+    init(hex: String) {
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            bytes.append(UInt8(hex[index..<next], radix: 16)!)
+            index = next
+        }
+        self.init(bytes: bytes)
+    }
+
+    var hexString: String {
+        self.readableBytesView.map { byte in
+            let digits = String(byte, radix: 16)
+            return digits.count == 1 ? "0" + digits : digits
+        }.joined()
+    }
+}

@@ -1,0 +1,162 @@
+@testable import KontoWire
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+@Suite("Client pool")
+struct WireClientTests {
+    @Test("1,000 concurrent pipelined requests over a few connections each get their own response")
+    func concurrentPipelined() async throws {
+        let server = TestSupport.makeServer { $0.maxInFlightPerConnection = 64 }
+        // Answers out of order: later requests may finish first.
+        server.registerRaw("test.shuffle") { payload, _ in
+            await Task.yield()
+            if payload.getInteger(at: payload.readerIndex, as: UInt32.self)! % 3 == 0 { await Task.yield() }
+            return payload
+        }
+        try await TestSupport.withRunning([server]) {
+            let client = TestSupport.makeClient(port: try await TestSupport.port(of: server)) { $0.connectionCount = 3 }
+            try await TestSupport.withRunning([client]) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<1_000 {
+                        group.addTask {
+                            var payload = ByteBuffer()
+                            payload.writeInteger(UInt32(index))
+                            let answer = try await client.callRaw("test.shuffle", payload: payload, timeout: .seconds(60))
+                            #expect(answer.getInteger(at: answer.readerIndex, as: UInt32.self) == UInt32(index))
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+        }
+    }
+
+    @Test("a typed call from many tasks with typed answers")
+    func typedConcurrent() async throws {
+        let server = TestSupport.makeServer()
+        try await TestSupport.withRunning([server]) {
+            let client = TestSupport.makeClient(port: try await TestSupport.port(of: server))
+            try await TestSupport.withRunning([client]) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<100 {
+                        group.addTask {
+                            let answer = try await client.call(TestSupport.echo, .init(text: "n\(index)", number: index), timeout: .seconds(60))
+                            #expect(answer == .init(text: "n\(index)", number: index))
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+        }
+    }
+
+    @Test("while the service is down, calls fail fast with a retryable error")
+    func failFastWhenDown() async throws {
+        // Find a port nobody listens on by binding and stopping a server.
+        let port: Int = try await {
+            let probe = TestSupport.makeServer()
+            return try await TestSupport.withRunning([probe]) { try await TestSupport.port(of: probe) }
+        }()
+        let client = TestSupport.makeClient(port: port) { $0.backoffMaximum = .seconds(1) }
+        try await TestSupport.withRunning([client]) {
+            // Generous bound: "fast" means an error instead of waiting for the request timeout.
+            let error = await #expect(throws: WireError.self) {
+                _ = try await TestSupport.within(seconds: 30) {
+                    try await client.callRaw("test.raw", payload: ByteBuffer(), timeout: .seconds(3600))
+                }
+            }
+            #expect(error?.code == WireError.Code.serviceUnavailable)
+            #expect(error?.isRetryable == true)
+        }
+    }
+
+    @Test("a server stopped mid-request fails the caller within its timeout; after a restart the same client works again")
+    func serverStopAndRestart() async throws {
+        let started = AsyncStream.makeStream(of: Void.self)
+        let first = TestSupport.makeServer { $0.shutdownGracePeriod = .milliseconds(100) }
+        first.registerRaw("test.hang") { _, _ in
+            started.continuation.yield()
+            try await Task.sleep(for: .seconds(3600))
+            return ByteBuffer()
+        }
+        let firstGroup = ServiceGroup(configuration: .init(services: [.init(service: first)], logger: TestSupport.logger))
+        let firstRun = Task { try await firstGroup.run() }
+        do {
+            let port = try await TestSupport.port(of: first)
+            let client = TestSupport.makeClient(port: port) {
+                $0.backoffInitial = .milliseconds(20)
+                $0.backoffMaximum = .milliseconds(200)
+            }
+            try await TestSupport.withRunning([client]) {
+                // Warm up, then start a request that will never be answered.
+                _ = try await client.call(TestSupport.echo, .init(text: "warm", number: 0), timeout: .seconds(30))
+                let hanging = Task { try await client.callRaw("test.hang", payload: ByteBuffer(), timeout: .seconds(30)) }
+                for await _ in started.stream { break }
+                await firstGroup.triggerGracefulShutdown()
+                let start = ContinuousClock.now
+                await #expect(throws: WireError.self) { _ = try await hanging.value }
+                #expect(ContinuousClock.now - start < .seconds(30))
+                // Bounded by the server's 100 ms grace period.
+                try await firstRun.value
+
+                // Restart on the same port; the client recovers by itself.
+                let second = TestSupport.makeServer(port: port)
+                try await TestSupport.withRunning([second]) {
+                    _ = try await TestSupport.port(of: second)
+                    let answer = try await TestSupport.within(seconds: 60) {
+                        while true {
+                            do {
+                                return try await client.call(TestSupport.echo, .init(text: "back", number: 1), timeout: .seconds(10))
+                            } catch let error as WireError where error.isRetryable {
+                                // Expected until a pool connection is back; the pool's own backoff paces this.
+                                try await Task.sleep(for: .milliseconds(20))
+                            }
+                        }
+                    }
+                    #expect(answer.text == "back")
+                }
+            }
+        } catch {
+            firstRun.cancel()
+            throw error
+        }
+    }
+
+    @Test("a server that accepts but never finishes the handshake makes calls fail, not hang")
+    func handshakeNeverCompletes() async throws {
+        let silent = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = silent.localAddress!.port!
+        let client = TestSupport.makeClient(port: port) {
+            $0.connectionCount = 1
+            $0.connectTimeout = .milliseconds(200)
+        }
+        try await TestSupport.withRunning([client]) {
+            let error = await #expect(throws: WireError.self) {
+                _ = try await client.callRaw("test.raw", payload: ByteBuffer(), timeout: .seconds(30))
+            }
+            #expect(error?.isRetryable == true)
+        }
+        try await silent.close()
+    }
+
+    @Test("backoff grows exponentially, is capped and jittered")
+    func backoff() {
+        let client = TestSupport.makeClient(port: 1) {
+            $0.backoffInitial = .milliseconds(100)
+            $0.backoffMaximum = .seconds(2)
+        }
+        #expect(client.backoff(failures: 0) == .zero)
+        for _ in 0..<50 {
+            let first = client.backoff(failures: 1)
+            #expect(first >= .milliseconds(50) && first <= .milliseconds(100))
+            let third = client.backoff(failures: 3)
+            #expect(third >= .milliseconds(200) && third <= .milliseconds(400))
+            let capped = client.backoff(failures: 40)
+            #expect(capped >= .seconds(1) && capped <= .seconds(2))
+        }
+    }
+}

@@ -1,0 +1,268 @@
+@testable import KontoWire
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+@Suite("Server and client")
+struct WireServerTests {
+    @Test("a typed call round-trips through handshake, server and client")
+    func typedCall() async throws {
+        let server = TestSupport.makeServer()
+        try await TestSupport.withRunning([server]) {
+            let port = try await TestSupport.port(of: server)
+            let client = TestSupport.makeClient(port: port)
+            try await TestSupport.withRunning([client]) {
+                let answer = try await client.call(TestSupport.echo, .init(text: "hällo", number: 42))
+                #expect(answer == .init(text: "hällo", number: 42))
+                let raw = try await client.callRaw("test.raw", payload: ByteBuffer(string: "abc"))
+                #expect(String(buffer: raw) == "abc")
+            }
+        }
+    }
+
+    @Test("handlerExecution .eventLoop runs handlers on the connection's event loop")
+    func eventLoopExecution() async throws {
+        let server = TestSupport.makeServer { $0.handlerExecution = .eventLoop }
+        server.registerRaw("test.where") { _, _ in
+            ByteBuffer(string: MultiThreadedEventLoopGroup.currentEventLoop == nil ? "elsewhere" : "event loop")
+        }
+        try await TestSupport.withRunning([server]) {
+            let client = TestSupport.makeClient(port: try await TestSupport.port(of: server))
+            try await TestSupport.withRunning([client]) {
+                let answer = try await client.callRaw("test.where", payload: ByteBuffer())
+                #expect(String(buffer: answer) == "event loop")
+            }
+        }
+    }
+
+    @Test("by default handlers run off the event loop")
+    func globalExecution() async throws {
+        let server = TestSupport.makeServer()
+        server.registerRaw("test.where") { _, _ in
+            ByteBuffer(string: MultiThreadedEventLoopGroup.currentEventLoop == nil ? "elsewhere" : "event loop")
+        }
+        try await TestSupport.withRunning([server]) {
+            let client = TestSupport.makeClient(port: try await TestSupport.port(of: server))
+            try await TestSupport.withRunning([client]) {
+                let answer = try await client.callRaw("test.where", payload: ByteBuffer())
+                #expect(String(buffer: answer) == "elsewhere")
+            }
+        }
+    }
+
+    @Test("the welcome lists the served methods and limits")
+    func welcome() async throws {
+        let server = TestSupport.makeServer { $0.maxInFlightPerConnection = 7 }
+        try await TestSupport.withRunning([server]) {
+            let connection = try await RawConnection.connect(port: try await TestSupport.port(of: server))
+            let answer = try await connection.handshake()
+            guard case .welcome(let welcome) = answer?.message else {
+                Issue.record("expected welcome, got \(String(describing: answer))")
+                return
+            }
+            #expect(welcome.version == 1)
+            #expect(welcome.serverName == "test-server")
+            #expect(welcome.methods == ["test.echo", "test.fail", "test.raw"])
+            #expect(welcome.maxInFlight == 7)
+            await connection.close()
+        }
+    }
+
+    @Test("an application error reaches the caller with its code")
+    func applicationError() async throws {
+        let server = TestSupport.makeServer()
+        try await TestSupport.withRunning([server]) {
+            let client = TestSupport.makeClient(port: try await TestSupport.port(of: server))
+            try await TestSupport.withRunning([client]) {
+                await #expect {
+                    _ = try await client.call(TestSupport.fail, .init(text: "", number: 0))
+                } throws: { error in
+                    let error = error as? WireError
+                    return error?.code == "account.credentialsTaken" && error?.isRetryable == false
+                        && error?.message == "user id already taken"
+                }
+            }
+        }
+    }
+
+    @Test("an unknown method is answered with wire.unknownMethod and the connection stays usable")
+    func unknownMethod() async throws {
+        let server = TestSupport.makeServer()
+        try await TestSupport.withRunning([server]) {
+            let client = TestSupport.makeClient(port: try await TestSupport.port(of: server))
+            try await TestSupport.withRunning([client]) {
+                await #expect {
+                    _ = try await client.callRaw("nope", payload: ByteBuffer())
+                } throws: { ($0 as? WireError)?.code == WireError.Code.unknownMethod }
+                let answer = try await client.call(TestSupport.echo, .init(text: "still", number: 1))
+                #expect(answer.text == "still")
+            }
+        }
+    }
+
+    @Test("a payload that is not the method's request type is wire.badPayload")
+    func badPayload() async throws {
+        let server = TestSupport.makeServer()
+        try await TestSupport.withRunning([server]) {
+            let client = TestSupport.makeClient(port: try await TestSupport.port(of: server))
+            try await TestSupport.withRunning([client]) {
+                await #expect {
+                    _ = try await client.callRaw("test.echo", payload: ByteBuffer(string: "not json"))
+                } throws: { ($0 as? WireError)?.code == WireError.Code.badPayload }
+            }
+        }
+    }
+
+    @Test("an untyped handler error becomes wire.internalError without details")
+    func internalError() async throws {
+        struct Secretive: Error {}
+        let server = TestSupport.makeServer()
+        server.registerRaw("test.throws") { _, _ in throw Secretive() }
+        try await TestSupport.withRunning([server]) {
+            let client = TestSupport.makeClient(port: try await TestSupport.port(of: server))
+            try await TestSupport.withRunning([client]) {
+                await #expect {
+                    _ = try await client.callRaw("test.throws", payload: ByteBuffer())
+                } throws: { error in
+                    let error = error as? WireError
+                    return error?.code == WireError.Code.internalError && error?.message.contains("Secretive") == false
+                }
+            }
+        }
+    }
+
+    @Test("the server answers wire.deadlineExceeded when a handler outlives the caller's deadline")
+    func deadlineHonoured() async throws {
+        let server = TestSupport.makeServer()
+        let release = AsyncStream.makeStream(of: Void.self)
+        server.registerRaw("test.slow") { _, _ in
+            for await _ in release.stream { break }
+            return ByteBuffer()
+        }
+        try await TestSupport.withRunning([server]) {
+            let connection = try await RawConnection.connect(port: try await TestSupport.port(of: server))
+            _ = try await connection.handshake()
+            try await connection.send(WireFrame(correlationID: 5, message: .request(.init(
+                method: "test.slow",
+                timeoutMilliseconds: 50,
+                payload: ByteBuffer()
+            ))))
+            let answer = try await connection.nextFrame()
+            #expect(answer?.correlationID == 5)
+            #expect(answer?.message == .error(.init(WireError.deadlineExceeded)))
+            // The handler finishing later must not produce a second answer; a ping proves order.
+            release.continuation.finish()
+            try await connection.send(WireFrame(correlationID: 6, message: .ping(.init())))
+            let next = try await connection.nextFrame()
+            #expect(next == WireFrame(correlationID: 6, message: .pong(.init())))
+            await connection.close()
+        }
+    }
+
+    @Test("the client times out a request whose answer does not come")
+    func clientTimeout() async throws {
+        let server = TestSupport.makeServer()
+        let release = AsyncStream.makeStream(of: Void.self)
+        server.registerRaw("test.hang") { _, _ in
+            for await _ in release.stream { break }
+            return ByteBuffer()
+        }
+        try await TestSupport.withRunning([server]) {
+            let client = TestSupport.makeClient(port: try await TestSupport.port(of: server))
+            try await TestSupport.withRunning([client]) {
+                await #expect {
+                    _ = try await client.callRaw("test.hang", payload: ByteBuffer(), timeout: .milliseconds(200))
+                } throws: { error in
+                    let code = (error as? WireError)?.code
+                    return code == WireError.Code.timeout || code == WireError.Code.deadlineExceeded
+                }
+                release.continuation.finish()
+            }
+        }
+    }
+
+    @Test("graceful shutdown sends goaway, finishes in-flight requests, then stops")
+    func gracefulShutdown() async throws {
+        let server = TestSupport.makeServer()
+        let started = AsyncStream.makeStream(of: Void.self)
+        let release = AsyncStream.makeStream(of: Void.self)
+        server.registerRaw("test.gate") { payload, _ in
+            started.continuation.yield()
+            for await _ in release.stream { break }
+            return payload
+        }
+        let group = ServiceGroup(configuration: .init(services: [.init(service: server)], logger: TestSupport.logger))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let connection = try await RawConnection.connect(port: try await TestSupport.port(of: server))
+            _ = try await connection.handshake()
+            try await connection.send(WireFrame(correlationID: 1, message: .request(.init(method: "test.gate", payload: ByteBuffer(string: "x")))))
+            for await _ in started.stream { break }
+            await group.triggerGracefulShutdown()
+            let goaway = try await connection.nextFrame()
+            #expect(goaway?.message == .goaway(.init(lastCorrelationID: 1, reason: "server shutting down")))
+            // A request sent after goaway is refused as retryable.
+            try await connection.send(WireFrame(correlationID: 2, message: .request(.init(method: "test.gate", payload: ByteBuffer()))))
+            let refused = try await connection.nextFrame()
+            #expect(refused == WireFrame(correlationID: 2, message: .error(.init(WireError.shuttingDown))))
+            release.continuation.finish()
+            let rest = try await connection.framesUntilClose()
+            #expect(rest == [WireFrame(correlationID: 1, message: .response(.init(payload: ByteBuffer(string: "x"))))])
+            try await tasks.waitForAll()
+        }
+    }
+
+    @Test("a response larger than the maximum frame becomes wire.frameTooLarge instead of a broken connection")
+    func oversizedResponse() async throws {
+        let server = TestSupport.makeServer { $0.maxFrameLength = 1024 }
+        server.registerRaw("test.huge") { _, _ in ByteBuffer(repeating: 1, count: 2048) }
+        try await TestSupport.withRunning([server]) {
+            let client = TestSupport.makeClient(port: try await TestSupport.port(of: server))
+            try await TestSupport.withRunning([client]) {
+                await #expect {
+                    _ = try await client.callRaw("test.huge", payload: ByteBuffer())
+                } throws: { ($0 as? WireError)?.code == WireError.Code.frameTooLarge }
+                let answer = try await client.call(TestSupport.echo, .init(text: "after", number: 2))
+                #expect(answer.text == "after")
+            }
+        }
+    }
+
+    @Test("a handler cancelled by a forced shutdown answers wire.shuttingDown")
+    func cancelledHandler() async {
+        let frame = await Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await WireServer.dispatch(
+                WireServerRequest(correlationID: 3, request: .init(method: "m", payload: ByteBuffer()), deadline: nil, peer: "p"),
+                handlers: ["m": { _, _ in try Task.checkCancellation(); return ByteBuffer() }],
+                maxFrameLength: 1024,
+                logger: TestSupport.logger
+            )
+        }.value
+        #expect(frame == WireFrame(correlationID: 3, message: .error(.init(WireError.shuttingDown))))
+    }
+
+    @Test("a connection pinged by the client is answered with pong")
+    func pingPong() async throws {
+        let server = TestSupport.makeServer()
+        try await TestSupport.withRunning([server]) {
+            let connection = try await RawConnection.connect(port: try await TestSupport.port(of: server))
+            _ = try await connection.handshake()
+            try await connection.send(WireFrame(correlationID: 77, message: .ping(.init())))
+            #expect(try await connection.nextFrame() == WireFrame(correlationID: 77, message: .pong(.init())))
+            await connection.close()
+        }
+    }
+
+    @Test("WireSecret and WireError never print the secret")
+    func secretNotPrinted() {
+        let secret = WireSecret("hunter2-very-secret")
+        #expect(!"\(secret)".contains("hunter2"))
+        #expect(!String(reflecting: secret).contains("hunter2"))
+        let configuration = WireServer.Configuration(port: 1, serverName: "s", secret: secret)
+        #expect(!"\(configuration)".contains("hunter2"))
+        #expect(!"\(WireError.authenticationFailed)".contains("hunter2"))
+    }
+}
