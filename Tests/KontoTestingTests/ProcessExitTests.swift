@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 @testable import KontoTesting
 
 @Suite("Waiting for a process to exit")
@@ -36,5 +40,21 @@ struct ProcessExitTests {
         await #expect(throws: KontoTestingError.self) {
             try await ChildProcess.run("/nonexistent/program", [])
         }
+    }
+}
+
+@Suite("Children of the test process")
+struct ChildProcessDescriptorTests {
+    @Test("a child inherits no descriptor beyond standard input, output and error")
+    func noInheritedDescriptors() async throws {
+        // An open descriptor without close-on-exec, as a socket of a test server may be.
+        let fd = open("/dev/null", O_RDONLY)
+        #expect(fd > 2)
+        defer { close(fd) }
+        let result = try await ChildProcess.run("/bin/sh", ["-c", "ls /proc/self/fd"])
+        let descriptors = result.output.split(whereSeparator: \.isNewline).compactMap { Int32($0) }
+        // The shell's own `ls` reads its directory through one more descriptor; ours must not be there.
+        #expect(!descriptors.contains(fd))
+        #expect(descriptors.allSatisfy { $0 <= 3 })
     }
 }

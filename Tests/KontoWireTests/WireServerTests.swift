@@ -82,6 +82,7 @@ struct WireServerTests {
                     let error = error as? WireError
                     return error?.code == "account.credentialsTaken" && error?.isRetryable == false
                         && error?.message == "user id already taken"
+                        && error?.details == Array(#"{"fields":[{"key":"userId"}]}"#.utf8)
                 }
             }
         }

@@ -68,6 +68,7 @@ enum ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        try closeInheritedDescriptors(&actions)
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -91,6 +92,23 @@ enum ChildProcess {
             throw KontoTestingError(.commandFailed, "cannot start \(executable): \(String(cString: strerror(result)))")
         }
         return pid
+    }
+
+    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+
+    /// glibc 2.34+ has it; Swift's Glibc module does not import it.
+    private static let addCloseFrom: AddCloseFrom? = {
+        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: AddCloseFrom.self)
+    }()
+
+    /// Children must not inherit the test process's descriptors: a server left running by
+    /// `pg_ctl`, or a watchdog, would otherwise hold a test's listening socket open and keep its
+    /// port busy after the test closed it.
+    private static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) throws {
+        guard let addCloseFrom, addCloseFrom(&actions, 3) == 0 else {
+            throw KontoTestingError(.commandFailed, "posix_spawn_file_actions_addclosefrom_np is not available (glibc 2.34+ needed)")
+        }
     }
 
     /// The exit code, or 128 + the signal number for a child killed by a signal (as a shell does).

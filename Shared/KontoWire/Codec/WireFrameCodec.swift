@@ -53,6 +53,7 @@ public enum WireFrameCodec {
             buffer.writeShortString(error.code)
             buffer.writeShortString(error.message)
             buffer.writeInteger(error.isRetryable ? UInt8(1) : UInt8(0))
+            buffer.writeBytes(error.details)
         case .event(let event):
             buffer.writeShortString(event.topic)
             buffer.writeImmutableBuffer(event.payload)
@@ -174,7 +175,8 @@ public enum WireFrameCodec {
             let text = try body.readShortString("error message")
             let retryable = try body.readWireInteger(as: UInt8.self, "error retryable flag")
             guard retryable <= 1 else { throw .malformedFrame("error retryable flag must be 0 or 1") }
-            message = .error(.init(code: code, message: text, isRetryable: retryable == 1))
+            let details = body.readBytes(length: body.readableBytes) ?? []
+            message = .error(.init(code: code, message: text, isRetryable: retryable == 1, details: details))
         case .event:
             let topic = try body.readShortString("event topic")
             message = .event(.init(topic: topic, payload: body.readSlice(length: body.readableBytes)!))

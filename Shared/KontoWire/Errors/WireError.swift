@@ -10,11 +10,15 @@ public struct WireError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     /// Whether the same request may succeed if sent again (possibly to another instance).
     public var isRetryable: Bool
+    /// Structured detail for the caller (by convention JSON, e.g. per-field validation errors);
+    /// empty for most errors.
+    public var details: [UInt8]
 
-    public init(code: String, message: String, isRetryable: Bool = false) {
+    public init(code: String, message: String, isRetryable: Bool = false, details: [UInt8] = []) {
         self.code = code
         self.message = message
         self.isRetryable = isRetryable
+        self.details = details
     }
 
     public var description: String {

@@ -3,18 +3,21 @@ public struct WireErrorBody: Sendable, Hashable {
     public var code: String
     public var message: String
     public var isRetryable: Bool
+    /// Opaque structured detail (JSON by convention); empty when there is none.
+    public var details: [UInt8]
 
-    public init(code: String, message: String, isRetryable: Bool) {
+    public init(code: String, message: String, isRetryable: Bool, details: [UInt8] = []) {
         self.code = code
         self.message = message
         self.isRetryable = isRetryable
+        self.details = details
     }
 
     public init(_ error: WireError) {
-        self.init(code: error.code, message: error.message, isRetryable: error.isRetryable)
+        self.init(code: error.code, message: error.message, isRetryable: error.isRetryable, details: error.details)
     }
 
     public var wireError: WireError {
-        WireError(code: self.code, message: self.message, isRetryable: self.isRetryable)
+        WireError(code: self.code, message: self.message, isRetryable: self.isRetryable, details: self.details)
     }
 }

@@ -7,8 +7,11 @@ public protocol WireErrorConvertible: Error {
     var wireErrorCode: String { get }
     var wireErrorMessage: String { get }
     var wireErrorIsRetryable: Bool { get }
+    /// Structured detail for the caller (JSON by convention), e.g. per-field validation errors.
+    var wireErrorDetails: [UInt8] { get }
 }
 
 extension WireErrorConvertible {
     public var wireErrorIsRetryable: Bool { false }
+    public var wireErrorDetails: [UInt8] { [] }
 }

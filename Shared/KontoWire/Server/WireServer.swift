@@ -272,11 +272,22 @@ public final class WireServer: Service, Sendable {
         } catch let error as WireError {
             return Self.errorFrame(error, id: id)
         } catch let error as any WireErrorConvertible {
-            return WireFrame(correlationID: id, message: .error(.init(
+            var frame = WireFrame(correlationID: id, message: .error(.init(
                 code: error.wireErrorCode,
                 message: error.wireErrorMessage,
-                isRetryable: error.wireErrorIsRetryable
+                isRetryable: error.wireErrorIsRetryable,
+                details: error.wireErrorDetails
             )))
+            // Details that would not fit in a frame are dropped: the code and message still go out.
+            if WireFrameCodec.encodedSize(frame) - WireFrame.lengthFieldSize > maxFrameLength {
+                logger.warning("Wire error details exceed the maximum frame length")
+                frame = WireFrame(correlationID: id, message: .error(.init(
+                    code: error.wireErrorCode,
+                    message: error.wireErrorMessage,
+                    isRetryable: error.wireErrorIsRetryable
+                )))
+            }
+            return frame
         } catch is CancellationError {
             return Self.errorFrame(.shuttingDown, id: id)
         } catch {

@@ -64,6 +64,16 @@ enum GoldenFrames {
             "000000350105000000000000000000070012776972652e756e6b6e6f776e4d6574686f640012756e6b6e6f776e206d6574686f642027782700"
         ),
         (
+            "error with details",
+            WireFrame(correlationID: 9, message: .error(.init(
+                code: "account.validationFailed",
+                message: "invalid",
+                isRetryable: false,
+                details: Array(#"{"fields":[]}"#.utf8)
+            ))),
+            "0000003d01050000000000000000000900186163636f756e742e76616c69646174696f6e4661696c65640007696e76616c6964007b226669656c6473223a5b5d7d"
+        ),
+        (
             "event",
             WireFrame(correlationID: 3, message: .event(.init(
                 topic: "account.deleted",

@@ -22,6 +22,7 @@ enum TestSupport {
     struct AppError: WireErrorConvertible {
         var wireErrorCode: String { "account.credentialsTaken" }
         var wireErrorMessage: String { "user id already taken" }
+        var wireErrorDetails: [UInt8] { Array(#"{"fields":[{"key":"userId"}]}"#.utf8) }
     }
 
     static let echo = WireMethod<Echo, Echo>("test.echo")
