@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "KontoModel", targets: ["KontoModel"]),
         .library(name: "KontoRuntime", targets: ["KontoRuntime"]),
         .library(name: "KontoWire", targets: ["KontoWire"]),
+        .library(name: "KontoContracts", targets: ["KontoContracts"]),
         .library(name: "KontoTesting", targets: ["KontoTesting"]),
     ],
     dependencies: [
@@ -59,6 +60,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "KontoContracts",
+            dependencies: ["KontoModel", "KontoWire"],
+            path: "Shared/KontoContracts",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "KontoTesting",
             dependencies: [
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -91,6 +98,12 @@ let package = Package(
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ],
             path: "Tests/KontoWireTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KontoContractsTests",
+            dependencies: ["KontoContracts", "KontoModel", "KontoWire"],
+            path: "Tests/KontoContractsTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,48 @@
+import KontoModel
+import KontoWire
+
+/// The Profile service's methods, declared once for the service and its consumers.
+///
+/// Profile is the storage provider for every account key that is not a credential
+/// (SpeziAccount's AccountStorageProvider). Examples of every method and error, checked on both
+/// sides, are in `Tests/Contracts/profile`.
+public enum ProfileContract {
+    public static let serviceName = "profile"
+    /// Raised when a method's request or response changes incompatibly.
+    public static let version = 1
+
+    /// Stores the details of a new account; version 1. Refuses an accountId that exists.
+    public static let create = WireMethod<ProfileCreateRequest, ProfileRecord>("profile.create")
+    /// Loads the asked keys (all when `keys` is absent) with the account's version.
+    public static let load = WireMethod<ProfileLoadRequest, ProfileRecord>("profile.load")
+    /// Applies `{set, remove}` atomically; with `expectedVersion`, only if the account is still at it.
+    public static let modify = WireMethod<ProfileModifyRequest, ProfileRecord>("profile.modify")
+    /// Removes every value of the account. Idempotent: deleting twice, or an unknown account, succeeds.
+    public static let delete = WireMethod<ProfileDeleteRequest, ProfileDeletion>("profile.delete")
+
+    public static let methods = [create.name, load.name, modify.name, delete.name, HealthContract.check.name]
+
+    /// Every code a Profile method may answer with, besides the wire layer's own (`wire.*`).
+    public static let errorCodes: [String] = [
+        AccountError.Code.notFound.rawValue,
+        AccountError.Code.validationFailed.rawValue,
+        AccountError.Code.accountIdChanged.rawValue,
+        AccountError.Code.mutatingNonMutableAccountKeys.rawValue,
+        AccountError.Code.missingAccountValue.rawValue,
+        AccountError.Code.userIdNotRemovable.rawValue,
+        AccountError.Code.versionConflict.rawValue,
+        ErrorCode.alreadyExists,
+        ErrorCode.valueTooLarge,
+        ErrorCode.accountTooLarge,
+        ErrorCode.storageUnavailable,
+    ]
+
+    /// Profile's own codes.
+    public enum ErrorCode {
+        public static let alreadyExists = "profile.alreadyExists"
+        public static let valueTooLarge = "profile.valueTooLarge"
+        public static let accountTooLarge = "profile.accountTooLarge"
+        /// The database cannot be reached; retryable.
+        public static let storageUnavailable = "profile.storageUnavailable"
+    }
+}
