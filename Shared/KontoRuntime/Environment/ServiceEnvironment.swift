@@ -1,0 +1,65 @@
+import Foundation
+import Logging
+
+/// Typed reads of a service's environment variables (twelve-factor configuration).
+///
+/// Every problem names the variable; values of variables marked secret never appear in errors
+/// or logs.
+public struct ServiceEnvironment: Sendable {
+    private let variables: [String: String]
+
+    public init(_ variables: [String: String] = ProcessInfo.processInfo.environment) {
+        self.variables = variables
+    }
+
+    /// The value, or nil when unset or empty.
+    public func string(_ name: String) -> String? {
+        guard let value = variables[name], !value.isEmpty else { return nil }
+        return value
+    }
+
+    public func string(_ name: String, default defaultValue: String) -> String {
+        string(name) ?? defaultValue
+    }
+
+    public func required(_ name: String, purpose: String) throws(ServiceEnvironmentError) -> String {
+        guard let value = string(name) else { throw ServiceEnvironmentError(variable: name, problem: "is required (\(purpose))") }
+        return value
+    }
+
+    /// A secret of at least `minimumBytes`; errors never show the value.
+    public func secret(_ name: String, minimumBytes: Int = 16) throws(ServiceEnvironmentError) -> String {
+        let value = try required(name, purpose: "a shared secret")
+        guard value.utf8.count >= minimumBytes else {
+            throw ServiceEnvironmentError(variable: name, problem: "must be at least \(minimumBytes) bytes long")
+        }
+        return value
+    }
+
+    public func integer(_ name: String, default defaultValue: Int, in range: ClosedRange<Int>) throws(ServiceEnvironmentError) -> Int {
+        guard let text = string(name) else { return defaultValue }
+        guard let value = Int(text), range.contains(value) else {
+            throw ServiceEnvironmentError(variable: name, problem: "must be a whole number from \(range.lowerBound) to \(range.upperBound), got \"\(text)\"")
+        }
+        return value
+    }
+
+    public func port(_ name: String, default defaultValue: Int) throws(ServiceEnvironmentError) -> Int {
+        try integer(name, default: defaultValue, in: 0...65535)
+    }
+
+    /// A duration in milliseconds.
+    public func milliseconds(_ name: String, default defaultValue: Duration, in range: ClosedRange<Int> = 1...86_400_000) throws(ServiceEnvironmentError) -> Duration {
+        guard string(name) != nil else { return defaultValue }
+        return .milliseconds(try integer(name, default: 0, in: range))
+    }
+
+    public func logLevel(_ name: String, default defaultValue: Logger.Level = .info) throws(ServiceEnvironmentError) -> Logger.Level {
+        guard let text = string(name) else { return defaultValue }
+        guard let level = Logger.Level(rawValue: text.lowercased()) else {
+            let names = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ServiceEnvironmentError(variable: name, problem: "must be one of \(names), got \"\(text)\"")
+        }
+        return level
+    }
+}
