@@ -35,6 +35,7 @@ public enum ProfileContract {
         ErrorCode.valueTooLarge,
         ErrorCode.accountTooLarge,
         ErrorCode.storageUnavailable,
+        ErrorCode.storageFailure,
     ]
 
     /// Profile's own codes.
@@ -44,5 +45,7 @@ public enum ProfileContract {
         public static let accountTooLarge = "profile.accountTooLarge"
         /// The database cannot be reached; retryable.
         public static let storageUnavailable = "profile.storageUnavailable"
+        /// The database refused an operation for a reason other than reachability; not retryable.
+        public static let storageFailure = "profile.storageFailure"
     }
 }
