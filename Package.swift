@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "KontoRuntime", targets: ["KontoRuntime"]),
         .library(name: "KontoWire", targets: ["KontoWire"]),
         .library(name: "KontoTesting", targets: ["KontoTesting"]),
+        .library(name: "KontoPostgres", targets: ["KontoPostgres"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -68,6 +69,19 @@ let package = Package(
             path: "Shared/KontoTesting",
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "KontoPostgres",
+            dependencies: [
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Shared/KontoPostgres",
+            swiftSettings: swiftSettings
+        ),
 
         // MARK: Tests
         .testTarget(
@@ -99,6 +113,17 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/KontoTestingTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KontoPostgresTests",
+            dependencies: [
+                "KontoPostgres",
+                "KontoTesting",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/KontoPostgresTests",
             swiftSettings: swiftSettings
         ),
     ]
