@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "KontoWire", targets: ["KontoWire"]),
         .library(name: "KontoTesting", targets: ["KontoTesting"]),
         .library(name: "KontoPostgres", targets: ["KontoPostgres"]),
+        .library(name: "ProfileService", targets: ["ProfileService"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -83,6 +84,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: Services
+        .target(
+            name: "ProfileService",
+            dependencies: [
+                "KontoModel",
+                "KontoPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Services/Profile/ProfileService",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Tests
         .testTarget(
             name: "KontoModelTests",
@@ -124,6 +138,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/KontoPostgresTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ProfileServiceTests",
+            dependencies: [
+                "ProfileService",
+                "KontoModel",
+                "KontoPostgres",
+                "KontoTesting",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/ProfileServiceTests",
             swiftSettings: swiftSettings
         ),
     ]
