@@ -57,6 +57,29 @@ struct ProfileStoreConcurrencyTests {
         }
     }
 
+    @Test("a modify that loses a race re-reads and keeps the other writer's change; with an expected version it reports the conflict")
+    func lostRaceIsRetried() async throws {
+        let configuration = try AccountConfigurationChoice.standard.make()
+        let storage = InterleavingStorage(otherWriter: ["plan": .string("free")])
+        let store = ProfileStore(storage: storage, configuration: configuration, options: Fixtures.options, logger: Fixtures.logger)
+        _ = try await store.create(accountId: "a1", details: Fixtures.details())
+        let modified = try await store.modify(accountId: "a1", modifications: Fixtures.modifications(set: ["email": .string("ada@home.example")]))
+        #expect(modified.version == 3)
+        #expect(modified.details[identifier: "plan"] == .string("free"))
+        #expect(modified.details[identifier: "email"] == .string("ada@home.example"))
+        #expect(try await store.load(accountId: "a1") == modified)
+
+        let strict = ProfileStore(storage: InterleavingStorage(otherWriter: ["plan": .string("free")]), configuration: configuration, options: Fixtures.options, logger: Fixtures.logger)
+        _ = try await strict.create(accountId: "a1", details: Fixtures.details())
+        let error = await #expect(throws: ProfileError.self) {
+            try await strict.modify(accountId: "a1", modifications: Fixtures.modifications(set: ["email": .string("ada@home.example")]), expectedVersion: 1)
+        }
+        #expect(error?.code.rawValue == "account.versionConflict")
+        let after = try await strict.load(accountId: "a1")
+        #expect(after.version == 2)
+        #expect(after.details[identifier: "email"] == .string("ada@work.example"))
+    }
+
     @Test("a modify that keeps losing the race gives up after the configured attempts with a retryable conflict")
     func boundedRetries() async throws {
         let storage = LosingRaceStorage()
