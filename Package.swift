@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "KontoWire", targets: ["KontoWire"]),
         .library(name: "KontoContracts", targets: ["KontoContracts"]),
         .library(name: "KontoTesting", targets: ["KontoTesting"]),
+        .library(name: "KontoPostgres", targets: ["KontoPostgres"]),
+        .library(name: "ProfileService", targets: ["ProfileService"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -76,6 +78,32 @@ let package = Package(
             path: "Shared/KontoTesting",
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "KontoPostgres",
+            dependencies: [
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Shared/KontoPostgres",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Services
+        .target(
+            name: "ProfileService",
+            dependencies: [
+                "KontoModel",
+                "KontoPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Services/Profile/ProfileService",
+            swiftSettings: swiftSettings
+        ),
 
         // MARK: Tests
         .testTarget(
@@ -113,6 +141,30 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/KontoTestingTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KontoPostgresTests",
+            dependencies: [
+                "KontoPostgres",
+                "KontoTesting",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/KontoPostgresTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ProfileServiceTests",
+            dependencies: [
+                "ProfileService",
+                "KontoModel",
+                "KontoPostgres",
+                "KontoTesting",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/ProfileServiceTests",
             swiftSettings: swiftSettings
         ),
 

@@ -23,6 +23,8 @@ public struct AccountFieldError: Sendable, Hashable, Codable, CustomStringConver
         public static let invalidType = Code(rawValue: "invalidType")
         /// The key is not in the schema and the configuration rejects unknown keys.
         public static let unknownKey = Code(rawValue: "unknownKey")
+        /// The key is declared, but the storage that received it does not hold it (``SupportedKeys/exactly(_:)``).
+        public static let unsupportedKey = Code(rawValue: "unsupportedKey")
         /// A required key has no value.
         public static let missingAccountValue = Code(rawValue: "missingAccountValue")
         public static let accountIdChanged = Code(rawValue: "accountIdChanged")

@@ -1,0 +1,25 @@
+import KontoModel
+
+/// Where the Profile service keeps account details: deliberately dumb and atomic.
+///
+/// A storage knows nothing of the key schema; ``ProfileStore`` checks everything before it writes. Each call is
+/// atomic on its own, and ``replace(accountId:values:ifVersion:)`` is a compare-and-set, so the store can build
+/// read–modify–write on top without locks. Values never include the `accountId` (it is the record's key).
+public protocol ProfileStorage: Sendable {
+    /// Stores a new record at version 1.
+    /// - Throws: ``ProfileStorageError`` `alreadyExists` when the account has a record.
+    func insert(accountId: String, values: [String: AccountValue]) async throws(ProfileStorageError) -> Int64
+
+    /// The record, or `nil` when there is none.
+    func fetch(accountId: String) async throws(ProfileStorageError) -> StoredProfile?
+
+    /// Replaces the values if the record is still at `ifVersion`, and returns the new version;
+    /// `nil` when the version moved on or the record is gone.
+    func replace(accountId: String, values: [String: AccountValue], ifVersion: Int64) async throws(ProfileStorageError) -> Int64?
+
+    /// Removes the record; `false` when there was none.
+    func delete(accountId: String) async throws(ProfileStorageError) -> Bool
+
+    /// Throws when the storage cannot serve requests.
+    func checkHealth() async throws(ProfileStorageError)
+}
