@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "KontoTesting", targets: ["KontoTesting"]),
         .library(name: "KontoPostgres", targets: ["KontoPostgres"]),
         .library(name: "ProfileService", targets: ["ProfileService"]),
+        .executable(name: "konto-profile", targets: ["konto-profile"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -74,6 +75,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Shared/KontoTesting",
             swiftSettings: swiftSettings
@@ -98,10 +100,28 @@ let package = Package(
             dependencies: [
                 "KontoModel",
                 "KontoPostgres",
+                "KontoContracts",
+                "KontoRuntime",
+                "KontoWire",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Services/Profile/ProfileService",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "konto-profile",
+            dependencies: [
+                "ProfileService",
+                "KontoModel",
+                "KontoRuntime",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/Profile/konto-profile",
             swiftSettings: swiftSettings
         ),
 
@@ -130,7 +150,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KontoContractsTests",
-            dependencies: ["KontoContracts", "KontoModel", "KontoWire"],
+            dependencies: ["KontoContracts", "KontoModel", "KontoWire", "KontoTesting"],
             path: "Tests/KontoContractsTests",
             swiftSettings: swiftSettings
         ),
@@ -161,8 +181,12 @@ let package = Package(
                 "KontoModel",
                 "KontoPostgres",
                 "KontoTesting",
+                "KontoContracts",
+                "KontoRuntime",
+                "KontoWire",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Tests/ProfileServiceTests",
             swiftSettings: swiftSettings

@@ -13,6 +13,12 @@ public struct ContractExample: Sendable {
         public var retryable: Bool
         /// Canonical JSON of the error's details, or nil when it has none.
         public var details: String?
+
+        public init(code: String, retryable: Bool, details: String?) {
+            self.code = code
+            self.retryable = retryable
+            self.details = details
+        }
     }
 
     public var name: String
@@ -23,6 +29,9 @@ public struct ContractExample: Sendable {
     /// Canonical JSON of the response payload, when the exchange succeeds.
     public var response: String?
     public var error: ExpectedError?
+    /// False for a request the consumer's types cannot produce (e.g. one carrying a password, which
+    /// `AccountDetails` never encodes), kept to prove the provider refuses it from any caller.
+    public var consumerProduces: Bool
 
     /// The examples of one service, in replay order.
     public static func load(service: String, filePath: String = #filePath) throws -> [ContractExample] {
@@ -42,6 +51,7 @@ public struct ContractExample: Sendable {
         guard let request = example["request"] else { throw ContractExampleError("\(name): no request") }
         self.method = method
         self.description = example["description"] as? String ?? name
+        self.consumerProduces = example["consumerProduces"] as? Bool ?? true
         self.request = try Self.canonical(request)
         self.response = try example["response"].map(Self.canonical)
         if let error = example["error"] as? [String: Any] {

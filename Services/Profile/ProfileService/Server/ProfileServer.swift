@@ -1,0 +1,94 @@
+import KontoContracts
+import KontoPostgres
+import KontoWire
+import Logging
+import NIOCore
+import PostgresNIO
+import ServiceLifecycle
+
+/// The Profile service as one ServiceLifecycle service: its PostgreSQL pool, migrations, and the
+/// wire server that answers the Profile contract.
+///
+/// An unreachable database at start does not stop it: it retries the migrations with backoff
+/// while the wire server is not yet listening (callers fail fast with `wire.serviceUnavailable`);
+/// later outages are the store's to report (`profile.storageUnavailable`).
+public final class ProfileServer: Service {
+    public let store: ProfileStore
+    private let wireServer: WireServer
+    private let client: PostgresClient?
+    private let postgresStorage: PostgresProfileStorage?
+    private let logger: Logger
+
+    public init(configuration: ProfileServiceConfiguration, logger: Logger) {
+        let wire = WireServer.Configuration(
+            host: configuration.host,
+            port: configuration.port,
+            serverName: ProfileContract.serviceName,
+            secret: configuration.secret
+        )
+        let storage: any ProfileStorage
+        if let database = configuration.database {
+            let client = PostgresClient(configuration: database.clientConfiguration, backgroundLogger: logger)
+            let postgres = PostgresProfileStorage(client: client, logger: logger)
+            self.client = client
+            self.postgresStorage = postgres
+            storage = postgres
+        } else {
+            self.client = nil
+            self.postgresStorage = nil
+            storage = InMemoryProfileStorage()
+            logger.warning("profile details are kept in memory and lost at exit")
+        }
+        self.store = ProfileStore(storage: storage, configuration: configuration.accounts, options: configuration.store, logger: logger)
+        self.wireServer = WireServer(configuration: wire, logger: logger)
+        self.logger = logger
+        store.register(on: wireServer)
+    }
+
+    /// Where the wire server listens, once it does (port 0 picks a free one).
+    public func localAddress() async throws -> SocketAddress {
+        try await wireServer.localAddress()
+    }
+
+    public func run() async throws {
+        guard let client, let postgresStorage else {
+            try await wireServer.run()
+            return
+        }
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { await client.run() }
+            let migrated = try await cancelWhenGracefulShutdown {
+                try await self.migrate(postgresStorage)
+            }
+            if migrated {
+                try await self.wireServer.run()
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// Applies the migrations, retrying with backoff while the database cannot be reached.
+    /// Returns false when shutdown came first.
+    private func migrate(_ storage: PostgresProfileStorage) async throws -> Bool {
+        var delay = Duration.milliseconds(100)
+        while true {
+            do {
+                try await storage.migrate(logger: logger)
+                return true
+            } catch where !Task.isCancelled {
+                logger.warning("profile migrations failed; retrying", metadata: [
+                    "konto.error": "\(String(reflecting: type(of: error)))",
+                    "konto.retry_in_ms": "\(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)",
+                ])
+                do {
+                    try await Task.sleep(for: delay)
+                } catch {
+                    return false
+                }
+                delay = min(delay * 2, .seconds(5))
+            } catch {
+                return false
+            }
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import KontoModel
+import KontoPostgres
+import KontoRuntime
+import KontoWire
+import Logging
+
+/// Everything `konto-profile` needs, with a default for every setting but the shared secret.
+public struct ProfileServiceConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    public var secret: WireSecret
+    /// PostgreSQL; `nil` keeps details in memory (dev stack, tests): they are lost at exit.
+    public var database: PostgresSettings?
+    public var accounts: AccountConfiguration
+    public var store: ProfileStoreOptions
+
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = Self.defaultPort,
+        secret: WireSecret,
+        database: PostgresSettings? = nil,
+        accounts: AccountConfiguration = .default,
+        store: ProfileStoreOptions = ProfileStoreOptions()
+    ) {
+        self.host = host
+        self.port = port
+        self.secret = secret
+        self.database = database
+        self.accounts = accounts
+        self.store = store
+    }
+
+    public static let defaultPort = 7402
+
+    /// Reads the variables README lists; every problem names its variable or file.
+    public init(environment: ServiceEnvironment, logger: Logger) throws {
+        let defaults = ProfileStoreOptions()
+        var limits = defaults.limits
+        limits.maximumValueBytes = try environment.integer(
+            "KONTO_PROFILE_MAX_VALUE_BYTES", default: limits.maximumValueBytes, in: 1...(16 << 20))
+        limits.maximumAccountBytes = try environment.integer(
+            "KONTO_PROFILE_MAX_ACCOUNT_BYTES", default: limits.maximumAccountBytes, in: 1...(256 << 20))
+        let store = ProfileStoreOptions(
+            limits: limits,
+            operationTimeout: try environment.milliseconds("KONTO_PROFILE_DB_TIMEOUT_MS", default: defaults.operationTimeout, in: 10...600_000),
+            maximumModifyAttempts: defaults.maximumModifyAttempts
+        )
+        let database: PostgresSettings?
+        if let url = environment.string("KONTO_PROFILE_DATABASE_URL") {
+            do {
+                database = try PostgresSettings(url: url)
+            } catch {
+                throw ServiceEnvironmentError(variable: "KONTO_PROFILE_DATABASE_URL", problem: "is not a usable PostgreSQL URL: \(error)")
+            }
+        } else {
+            database = nil
+        }
+        let accounts = try environment.string("KONTO_ACCOUNTS_CONFIG").map { path in
+            try AccountConfigurationLoader(logger: logger).load(path: path)
+        } ?? .default
+        self.init(
+            host: environment.string("KONTO_PROFILE_HOST", default: "127.0.0.1"),
+            port: try environment.port("KONTO_PROFILE_PORT", default: Self.defaultPort),
+            secret: WireSecret(try environment.secret("KONTO_WIRE_SECRET")),
+            database: database,
+            accounts: accounts,
+            store: store
+        )
+    }
+}

@@ -1,0 +1,42 @@
+import KontoContracts
+import KontoWire
+
+extension ProfileStore {
+    /// Serves the Profile contract (and the health check) on `server`. Register before running it.
+    public func register(on server: WireServer) {
+        server.register(ProfileContract.create) { request, _ in
+            let created = try await self.create(accountId: request.accountId, details: request.details)
+            return ProfileRecord(accountId: request.accountId, details: created.details, version: created.version)
+        }
+        server.register(ProfileContract.load) { request, _ in
+            let loaded = try await self.load(accountId: request.accountId, keys: request.keys)
+            return ProfileRecord(accountId: request.accountId, details: loaded.details, version: loaded.version)
+        }
+        server.register(ProfileContract.modify) { request, _ in
+            let modified = try await self.modify(
+                accountId: request.accountId,
+                modifications: request.modifications,
+                expectedVersion: request.expectedVersion
+            )
+            return ProfileRecord(accountId: request.accountId, details: modified.details, version: modified.version)
+        }
+        server.register(ProfileContract.delete) { request, _ in
+            ProfileDeletion(accountId: request.accountId, deleted: try await self.delete(accountId: request.accountId))
+        }
+        server.register(HealthContract.check) { _, _ in
+            await self.healthReport()
+        }
+    }
+
+    /// Readiness: the database answers within the operation timeout.
+    public func healthReport() async -> HealthReport {
+        let database: HealthReport.Check
+        do {
+            try await checkHealth()
+            database = .init(name: "storage", status: .ready)
+        } catch {
+            database = .init(name: "storage", status: .notReady, message: error.code.rawValue)
+        }
+        return HealthReport(service: ProfileContract.serviceName, checks: [database])
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import KontoContracts
+import KontoModel
+import KontoTesting
+import KontoWire
+import Testing
+
+/// The consumer side of the Profile contract: the Swift types that callers (Identity, the
+/// gateway) use encode every recorded request and decode every recorded answer exactly.
+@Suite("Profile contract, consumer side")
+struct ProfileContractConsumerTests {
+    static let examples: [ContractExample] = (try? ContractExample.load(service: "profile")) ?? []
+
+    @Test("the examples are there and cover every method")
+    func coverage() {
+        #expect(Set(Self.examples.map(\.method)) == Set(ProfileContract.methods))
+    }
+
+    @Test("requests and responses round-trip through the contract's types", arguments: examples)
+    func roundTrip(_ example: ContractExample) throws {
+        let codec = try #require(Self.codecs[example.method], "no contract method \(example.method)")
+        if example.consumerProduces {
+            #expect(try codec.request(example.request) == example.request)
+        } else {
+            // The consumer's types drop what they must never send (the password).
+            #expect(try codec.request(example.request) != example.request)
+        }
+        if let response = example.response {
+            #expect(try codec.response(response) == response)
+        }
+    }
+
+    @Test("every recorded error is one the contract declares, with readable field errors", arguments: examples.filter { $0.error != nil })
+    func errors(_ example: ContractExample) throws {
+        let error = try #require(example.error)
+        #expect(ProfileContract.errorCodes.contains(error.code))
+        if let details = error.details {
+            let wire = WireError(code: error.code, message: "m", isRetryable: error.retryable, details: Array(details.utf8))
+            let fields = AccountFieldError.fields(fromWireDetails: wire.details)
+            #expect(!fields.isEmpty, "details of \(example.name) do not decode as field errors")
+        }
+    }
+
+    /// Decode with the method's Swift type, encode again, compare canonically.
+    struct Codec: Sendable {
+        var request: @Sendable (String) throws -> String
+        var response: @Sendable (String) throws -> String
+    }
+
+    static func codec<Request, Response>(_ method: WireMethod<Request, Response>) -> (String, Codec) {
+        (method.name, Codec(
+            request: { try reencode($0, as: Request.self) },
+            response: { try reencode($0, as: Response.self) }
+        ))
+    }
+
+    static func reencode<T: Codable>(_ json: String, as type: T.Type) throws -> String {
+        let value = try JSONDecoder().decode(T.self, from: Data(json.utf8))
+        return try ContractExample.canonical(json: Array(try JSONEncoder().encode(value)))
+    }
+
+    static let codecs: [String: Codec] = Dictionary(uniqueKeysWithValues: [
+        codec(ProfileContract.create),
+        codec(ProfileContract.load),
+        codec(ProfileContract.modify),
+        codec(ProfileContract.delete),
+        codec(HealthContract.check),
+    ])
+}
+
+extension ContractExample: CustomTestStringConvertible {
+    public var testDescription: String { name }
+}

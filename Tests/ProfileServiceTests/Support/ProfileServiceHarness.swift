@@ -1,0 +1,69 @@
+import Foundation
+import KontoContracts
+import KontoModel
+import KontoPostgres
+import KontoRuntime
+import KontoTesting
+import KontoWire
+import Logging
+import NIOCore
+import ProfileService
+
+/// A running Profile service (in-process, real TCP) and a wire client connected to it.
+enum ProfileServiceHarness {
+    static let secret = "profile-test-secret-0123456789"
+    static let logger: Logger = {
+        var logger = Logger(label: "konto.profile.test")
+        logger.logLevel = .warning
+        return logger
+    }()
+
+    /// The configuration the contract examples are recorded with.
+    static func contractAccounts() throws -> AccountConfiguration {
+        // This file is Tests/ProfileServiceTests/Support/…
+        let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return try AccountConfigurationLoader(logger: logger).load(path: tests.appendingPathComponent("Contracts/profile/accounts.yaml").path)
+    }
+
+    /// Runs `body` with a client of a Profile service over `storage` (PostgreSQL: a fresh database).
+    static func withService<Result: Sendable>(
+        storage: StorageKind,
+        accounts: AccountConfiguration,
+        _ body: @escaping @Sendable (WireClient, ProfileServer) async throws -> Result
+    ) async throws -> Result {
+        switch storage {
+        case .inMemory:
+            return try await run(database: nil, accounts: accounts, body)
+        case .postgres:
+            return try await TestDatabase.withFreshDatabase { database in
+                let settings = PostgresSettings(
+                    host: database.host,
+                    port: database.port,
+                    username: database.username,
+                    password: database.password,
+                    database: database.database
+                )
+                return try await run(database: settings, accounts: accounts, body)
+            }
+        }
+    }
+
+    private static func run<Result: Sendable>(
+        database: PostgresSettings?,
+        accounts: AccountConfiguration,
+        _ body: @escaping @Sendable (WireClient, ProfileServer) async throws -> Result
+    ) async throws -> Result {
+        let configuration = ProfileServiceConfiguration(port: 0, secret: WireSecret(secret), database: database, accounts: accounts)
+        let server = ProfileServer(configuration: configuration, logger: logger)
+        return try await RunningServices.with([server], logger: logger) {
+            let port = try await server.localAddress().port!
+            let client = WireClient(
+                configuration: WireClient.Configuration(port: port, serviceName: "profile-test", secret: WireSecret(secret)),
+                logger: logger
+            )
+            return try await RunningServices.with([client], logger: logger) {
+                try await body(client, server)
+            }
+        }
+    }
+}
