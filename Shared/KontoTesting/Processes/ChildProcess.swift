@@ -55,6 +55,11 @@ enum ChildProcess {
         try spawn(executable, arguments, outputPath: "/dev/null", environment: environment, ownProcessGroup: true)
     }
 
+    /// Starts a long-running service whose output goes to `outputPath`; the caller waits for it.
+    static func spawnService(_ executable: String, _ arguments: [String], outputPath: String, environment: [String: String]) throws -> pid_t {
+        try spawn(executable, arguments, outputPath: outputPath, environment: environment)
+    }
+
     private static func spawn(
         _ executable: String,
         _ arguments: [String],
@@ -112,7 +117,7 @@ enum ChildProcess {
     }
 
     /// The exit code, or 128 + the signal number for a child killed by a signal (as a shell does).
-    private static func exitCode(_ status: Int32) -> Int32 {
+    static func exitCode(_ status: Int32) -> Int32 {
         let signal = status & 0x7f
         return signal == 0 ? (status >> 8) & 0xff : 128 + signal
     }

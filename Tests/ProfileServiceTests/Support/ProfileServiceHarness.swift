@@ -20,9 +20,13 @@ enum ProfileServiceHarness {
 
     /// The configuration the contract examples are recorded with.
     static func contractAccounts() throws -> AccountConfiguration {
+        try AccountConfigurationLoader(logger: logger).load(path: contractAccountsPath())
+    }
+
+    static func contractAccountsPath() throws -> String {
         // This file is Tests/ProfileServiceTests/Support/…
         let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return try AccountConfigurationLoader(logger: logger).load(path: tests.appendingPathComponent("Contracts/profile/accounts.yaml").path)
+        return tests.appendingPathComponent("Contracts/profile/accounts.yaml").path
     }
 
     /// Runs `body` with a client of a Profile service over `storage` (PostgreSQL: a fresh database).

@@ -1,0 +1,65 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A service executable started as a real process, as docker-compose would run it.
+public final class ServiceProcess: Sendable {
+    public let pid: pid_t
+    /// Where its standard output and error go.
+    public let logPath: String
+
+    private init(pid: pid_t, logPath: String) {
+        self.pid = pid
+        self.logPath = logPath
+    }
+
+    /// The path of an executable of this package, built beside the test bundle.
+    public static func executable(named name: String) throws -> String {
+        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let path = directory.appendingPathComponent(name).path
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw KontoTestingError(.binariesNotFound, "\(name) not found at \(path); build it with `swift build`")
+        }
+        return path
+    }
+
+    /// Starts `executable` with `environment` added to ours.
+    public static func start(_ executable: String, arguments: [String] = [], environment: [String: String]) throws -> ServiceProcess {
+        let logPath = FileManager.default.temporaryDirectory.appendingPathComponent("konto-service-\(UUID().uuidString).log").path
+        let pid = try ChildProcess.spawnService(executable, arguments, outputPath: logPath, environment: environment)
+        return ServiceProcess(pid: pid, logPath: logPath)
+    }
+
+    /// What the process has written so far.
+    public var output: String {
+        (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+    }
+
+    /// Running: present and not exited (a zombie waiting for ``waitForExit(timeout:)`` is not).
+    public var isRunning: Bool { ProcessExit.isRunning(pid) }
+
+    public func signal(_ signal: Int32) {
+        kill(pid, signal)
+    }
+
+    /// Waits for the process to exit and returns its exit code (128 + signal when killed);
+    /// nil when `timeout` passes first.
+    public func waitForExit(timeout: Duration) async -> Int32? {
+        guard await ProcessExit.wait(for: pid, timeout: timeout) else { return nil }
+        var status: Int32 = 0
+        guard waitpid(pid, &status, 0) == pid else { return nil }
+        return ChildProcess.exitCode(status)
+    }
+
+    /// Stops the process (SIGTERM, then SIGKILL after `grace`) and removes its log.
+    public func stop(grace: Duration = .seconds(10)) async {
+        signal(SIGTERM)
+        if await waitForExit(timeout: grace) == nil {
+            signal(SIGKILL)
+            _ = await waitForExit(timeout: .seconds(10))
+        }
+        try? FileManager.default.removeItem(atPath: logPath)
+    }
+}
