@@ -197,6 +197,12 @@ let package = Package(
             name: "konto-bench",
             dependencies: [
                 "KontoWire",
+                "KontoContracts",
+                "KontoModel",
+                "KontoPostgres",
+                "KontoTesting",
+                "ProfileService",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

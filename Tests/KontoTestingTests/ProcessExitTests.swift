@@ -58,3 +58,21 @@ struct ChildProcessDescriptorTests {
         #expect(descriptors.allSatisfy { $0 <= 3 })
     }
 }
+
+@Suite("Signals in children")
+struct ChildProcessSignalTests {
+    @Test("a child starts with no blocked signals, whatever thread starts it")
+    func unblockedSignals() async throws {
+        let result = try await ChildProcess.run("/bin/sh", ["-c", "grep SigBlk /proc/self/status"])
+        #expect(result.output.contains("0000000000000000"), "child mask: \(result.output)")
+    }
+
+    @Test("a service process can be stopped with SIGTERM")
+    func serviceStopsOnTerm() async throws {
+        let process = try ServiceProcess.start("/bin/sleep", arguments: ["600"], environment: [:])
+        #expect(process.isRunning)
+        process.signal(SIGTERM)
+        #expect(await process.waitForExit(timeout: .seconds(30)) == 128 + SIGTERM)
+        await process.stop()
+    }
+}

@@ -1,0 +1,259 @@
+import ArgumentParser
+import Foundation
+import KontoContracts
+import KontoModel
+import KontoTesting
+import KontoWire
+import Logging
+import NIOCore
+import PostgresNIO
+import ProfileService
+
+/// `konto-bench profile`: load(3 keys) calls per second over the wire against PostgreSQL, next to
+/// pgbench running the equivalent primary-key SELECT on the same database at the same client count.
+struct ProfileBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "profile",
+        abstract: "Profile load(3 keys) over the wire vs pgbench's primary-key SELECT (loopback)."
+    )
+
+    static let secret = "konto-bench-profile-secret"
+    static let keys = ["name", "dateOfBirth", "biography"]
+    static let accounts: AccountConfiguration = AccountConfiguration.default
+
+    @Option(help: "Connections (wire) and clients (pgbench).")
+    var connections: Int = 16
+
+    @Option(help: "Runs of each side; medians are reported.")
+    var runs: Int = 3
+
+    @Option(help: "Seconds measured per run (after a 1 s warm-up).")
+    var seconds: Int = 5
+
+    @Option(help: "Accounts in the table.")
+    var rows: Int = 10_000
+
+    @Option(help: "pgbench query protocol: simple, extended or prepared (postgres-nio uses extended).")
+    var pgbenchProtocol: String = "extended"
+
+    @Option(help: "Use this PostgreSQL server (a role that may create databases) instead of a temporary one.")
+    var databaseURL: String?
+
+    func run() async throws {
+        guard (1...256).contains(connections), (1...9).contains(runs), (1...60).contains(seconds), (1...1_000_000).contains(rows) else {
+            throw ValidationError("bounded runs only: connections 1–256, runs 1–9, seconds 1–60, rows up to 1,000,000")
+        }
+        let pgbench = try Self.locatePgbench()
+        var logger = Logger(label: "konto.bench")
+        logger.logLevel = .warning
+
+        let cluster: TemporaryPostgresCluster? = databaseURL == nil ? try await TemporaryPostgresCluster.start(logger: logger) : nil
+        do {
+            let server = try databaseURL.map { try PostgresTestDatabase(url: $0) } ?? cluster!.maintenanceDatabase
+            let database = try await TestDatabase.createDatabase(on: server, logger: logger)
+            try await Self.seed(database, rows: rows, logger: logger)
+            let ours = try await measureOurs(database: database, logger: logger)
+            let theirs = try await measurePgbench(pgbench, database: database)
+            try? await TestDatabase.dropDatabase(database.database, on: server, logger: logger)
+            report(ours: ours, pgbench: theirs)
+        } catch {
+            try? await cluster?.destroy()
+            throw error
+        }
+        try await cluster?.destroy()
+    }
+
+    // MARK: Setup
+
+    static func locatePgbench() throws -> String {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
+            .compactMap(Int.init).sorted(by: >).map { "/usr/lib/postgresql/\($0)/bin" }
+        // Debian's /usr/bin/pgbench is a perl wrapper; the version directories hold the program itself.
+        for directory in versions + path.split(separator: ":").map(String.init) {
+            let candidate = directory + "/pgbench"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        throw ValidationError("pgbench not found (Debian: apt-get install postgresql)")
+    }
+
+    /// Migrates through the service's own storage, then fills the table in one statement.
+    static func seed(_ database: PostgresTestDatabase, rows: Int, logger: Logger) async throws {
+        try await TestDatabase.withClient(database, logger: logger) { client in
+            try await PostgresProfileStorage(client: client, logger: logger).migrate()
+            try await client.query("""
+                INSERT INTO profile_accounts (account_id, version, details)
+                SELECT 'acc-' || i, 1, jsonb_build_object(
+                    'name', jsonb_build_object('givenName', 'User ' || i, 'familyName', 'Bench'),
+                    'dateOfBirth', '1990-01-01',
+                    'biography', 'A short biography of user ' || i || ', long enough to be realistic.',
+                    'email', 'user' || i || '@example.com',
+                    'phoneNumbers', jsonb_build_array('+41 44 000 00 00'))
+                FROM generate_series(1, \(rows)) AS i
+                """, logger: logger)
+            try await client.query("ANALYZE profile_accounts", logger: logger)
+        }
+    }
+
+    // MARK: Ours
+
+    struct Sample {
+        var callsPerSecond: Double
+        var p50: Double
+        var p99: Double
+    }
+
+    private func measureOurs(database: PostgresTestDatabase, logger: Logger) async throws -> [Sample] {
+        let server = try ChildProcess.start(
+            CommandLine.arguments[0],
+            ["profile-server", "--database-url", database.url, "--port", "0"],
+            readyPrefix: "READY "
+        )
+        defer { server.stop() }
+        guard let port = Int(server.readyLine.dropFirst("READY ".count)) else {
+            throw ValidationError("profile-server did not report its port")
+        }
+        var configuration = WireClient.Configuration(port: port, serviceName: "konto-bench", secret: WireSecret(Self.secret))
+        configuration.connectionCount = connections
+        let client = WireClient(configuration: configuration, logger: logger)
+        return try await RunningServices.with([client], logger: logger) {
+            _ = try await Self.drive(client, connections: self.connections, rows: self.rows, for: .seconds(1))
+            var samples: [Sample] = []
+            for _ in 0..<self.runs {
+                let (calls, latencies) = try await Self.drive(client, connections: self.connections, rows: self.rows, for: .seconds(self.seconds))
+                let sorted = latencies.sorted()
+                samples.append(Sample(
+                    callsPerSecond: Double(calls) / Double(self.seconds),
+                    p50: Double(sorted[sorted.count / 2]) / 1e6,
+                    p99: Double(sorted[min(sorted.count - 1, sorted.count * 99 / 100)]) / 1e6
+                ))
+            }
+            return samples
+        }
+    }
+
+    /// `connections` callers, each with one call outstanding, for `duration`.
+    static func drive(_ client: WireClient, connections: Int, rows: Int, for duration: Duration) async throws -> (Int, [UInt64]) {
+        let end = ContinuousClock.now + duration
+        return try await withThrowingTaskGroup(of: [UInt64].self) { group in
+            for worker in 0..<connections {
+                group.addTask {
+                    var latencies: [UInt64] = []
+                    latencies.reserveCapacity(1 << 16)
+                    var generator = SplitMix64(seed: UInt64(worker + 1))
+                    while ContinuousClock.now < end {
+                        let id = "acc-\(Int(generator.next() % UInt64(rows)) + 1)"
+                        let start = DispatchTime.now().uptimeNanoseconds
+                        let record = try await client.call(ProfileContract.load, .init(accountId: id, keys: keys))
+                        latencies.append(DispatchTime.now().uptimeNanoseconds - start)
+                        precondition(record.details.count == keys.count, "load answered \(record.details.count) keys")
+                    }
+                    return latencies
+                }
+            }
+            var all: [UInt64] = []
+            for try await latencies in group {
+                all += latencies
+            }
+            return (all.count, all)
+        }
+    }
+
+    // MARK: pgbench
+
+    struct PgbenchSample {
+        var transactionsPerSecond: Double
+        var latencyAverage: Double
+    }
+
+    private func measurePgbench(_ pgbench: String, database: PostgresTestDatabase) async throws -> [PgbenchSample] {
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("konto-bench-profile-\(UUID().uuidString).sql")
+        // The query postgres-nio sends for a load: the row by primary key, version and details.
+        try """
+            \\set n random(1, \(rows))
+            SELECT version, details FROM profile_accounts WHERE account_id = 'acc-' || :n;
+
+            """.write(to: script, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: script) }
+        let arguments = [
+            "-n", "-c", "\(connections)", "-j", "\(min(connections, ProcessInfo.processInfo.activeProcessorCount))",
+            "-M", pgbenchProtocol, "-f", script.path,
+            "-h", database.host, "-p", "\(database.port)", "-U", database.username, database.database,
+        ]
+        let environment = ["PGPASSWORD": database.password ?? ""]
+        let limit = Duration.seconds(seconds * 3 + 30)
+        _ = try await Self.output(pgbench, arguments + ["-T", "1"], environment: environment, limit: limit)
+        var samples: [PgbenchSample] = []
+        for _ in 0..<runs {
+            let output = try await Self.output(pgbench, arguments + ["-T", "\(seconds)"], environment: environment, limit: limit)
+            guard
+                let tps = Self.number(after: "tps = ", in: output),
+                let latency = Self.number(after: "latency average = ", in: output)
+            else {
+                throw ValidationError("could not read pgbench's output:\n\(output)")
+            }
+            samples.append(PgbenchSample(transactionsPerSecond: tps, latencyAverage: latency))
+        }
+        return samples
+    }
+
+    /// Runs a command to its end (bounded) and returns what it printed.
+    static func output(_ executable: String, _ arguments: [String], environment: [String: String], limit: Duration) async throws -> String {
+        let process = try ServiceProcess.start(executable, arguments: arguments, environment: environment)
+        let status = await process.waitForExit(timeout: limit)
+        let output = process.output
+        await process.stop()
+        guard status == 0 else {
+            throw ValidationError("\(executable) failed (status \(status.map(String.init) ?? "timeout")):\n\(output)")
+        }
+        return output
+    }
+
+    static func number(after marker: String, in text: String) -> Double? {
+        guard let range = text.range(of: marker) else { return nil }
+        return Double(text[range.upperBound...].prefix { $0.isNumber || $0 == "." })
+    }
+
+    // MARK: Report
+
+    private func report(ours: [Sample], pgbench: [PgbenchSample]) {
+        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        let rps = median(ours.map(\.callsPerSecond))
+        let p50 = median(ours.map(\.p50))
+        let p99 = median(ours.map(\.p99))
+        let tps = median(pgbench.map(\.transactionsPerSecond))
+        let pgLatency = median(pgbench.map(\.latencyAverage))
+        print("profile load(3 keys) over the wire vs pgbench primary-key SELECT, \(connections) connections, \(runs) runs × \(seconds) s, \(rows) rows")
+        print("  run  ours calls/s    p50 ms   p99 ms   pgbench tps   avg ms")
+        for index in 0..<max(ours.count, pgbench.count) {
+            let our = index < ours.count ? ours[index] : nil
+            let their = index < pgbench.count ? pgbench[index] : nil
+            print(String(
+                format: "  %3d  %12.0f  %8.3f  %7.3f  %12.0f  %7.3f",
+                index + 1, our?.callsPerSecond ?? 0, our?.p50 ?? 0, our?.p99 ?? 0,
+                their?.transactionsPerSecond ?? 0, their?.latencyAverage ?? 0
+            ))
+        }
+        print(String(
+            format: "konto-bench profile: ratio=%.2f target=0.7 rps=%.0f pgbench_tps=%.0f p50_ms=%.3f p99_ms=%.3f pgbench_avg_ms=%.3f connections=%d pgbench_protocol=%@",
+            rps / tps, rps, tps, p50, p99, pgLatency, connections, pgbenchProtocol
+        ))
+    }
+}
+
+/// A small deterministic generator: the same account sequence every run.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
