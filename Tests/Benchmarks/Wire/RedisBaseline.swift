@@ -16,6 +16,7 @@ enum RedisBaseline {
             readyContains: "Ready to accept connections"
         )
         defer { redis.stop() }
+        progress("redis-server ready on port \(port)")
 
         var rows: [WireBenchmark.Row] = []
         for count in connections {
@@ -25,6 +26,7 @@ enum RedisBaseline {
                 let probe = try self.run(benchmark, port: port, connections: count, requests: 20_000)
                 let requests = max(10_000, min(5_000_000, Int(probe.rps * seconds)))
                 samples.append(try self.run(benchmark, port: port, connections: count, requests: requests))
+                progress("redis-benchmark -c \(count): \(Int(samples.last!.rps)) rps")
             }
             rows.append(Statistics.median(samples, connections: count))
         }
@@ -43,4 +45,8 @@ enum RedisBaseline {
         }
         throw ValidationError("could not parse redis-benchmark output: \(output)")
     }
+}
+
+func progress(_ message: String) {
+    FileHandle.standardError.write(Data("[konto-bench] \(message)\n".utf8))
 }

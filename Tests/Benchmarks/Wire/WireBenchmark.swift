@@ -29,6 +29,9 @@ struct WireBenchmark: AsyncParsableCommand {
     @Option(help: "Server event loop threads.")
     var serverThreads: Int = System.coreCount
 
+    @Option(help: "Where the server runs handlers: global (default, safe for any handler) or event-loop.")
+    var serverHandlers: String = "global"
+
     @Flag(help: "Skip the Redis baseline.")
     var noRedis = false
 
@@ -43,7 +46,7 @@ struct WireBenchmark: AsyncParsableCommand {
         precondition(self.runs > 0 && self.seconds > 0 && self.seconds <= 60, "bounded runs only")
         let server = try ChildProcess.start(
             CommandLine.arguments[0],
-            ["wire-server", "--port", "0", "--threads", "\(self.serverThreads)"],
+            ["wire-server", "--port", "0", "--threads", "\(self.serverThreads)", "--handlers", self.serverHandlers],
             readyPrefix: "READY "
         )
         defer { server.stop() }
@@ -77,6 +80,7 @@ struct WireBenchmark: AsyncParsableCommand {
                     duration: .nanoseconds(Int64(self.seconds * 1e9)),
                     group: group
                 )
+                progress("konto -c \(count): \(Int(result.requestsPerSecond)) rps")
                 var sorted = result.latenciesNanoseconds
                 sorted.sort()
                 samples.append(Row(
@@ -118,7 +122,7 @@ struct WireBenchmark: AsyncParsableCommand {
                 ratio.map { Statistics.format($0, 2) } ?? "-",
             ].joined(separator: " | "))
         }
-        print("(medians of \(self.runs) runs of \(self.seconds) s; redis figures are PING_MBULK from redis-benchmark)")
+        print("(medians of \(self.runs) runs of \(self.seconds) s; server handlers: \(self.serverHandlers); server threads: \(self.serverThreads); load threads: \(self.loadThreads); redis: PING_MBULK from redis-benchmark)")
 
         let at16 = ours.first { $0.connections == 16 }
         let at64 = ours.first { $0.connections == 64 }
