@@ -52,7 +52,10 @@ public final class WireClient: Service, Sendable {
 
     private enum Slot {
         case starting
+        /// First attempt of the slot or after a healthy connection ended: callers wait for it.
         case connecting
+        /// Retrying after failed attempts: the service is down, so callers fail fast instead.
+        case reconnecting
         case ready(PooledConnection, inFlight: Int)
         case draining(PooledConnection)
         case down
@@ -208,7 +211,7 @@ public final class WireClient: Service, Sendable {
                 stillStarting = true
             case .starting, .connecting:
                 stillStarting = true
-            case .draining, .down:
+            case .draining, .down, .reconnecting:
                 continue
             }
         }
@@ -254,7 +257,7 @@ public final class WireClient: Service, Sendable {
                     for waiter in state.waiters { resume.append((waiter, .failure(failure))) }
                     state.waiters.removeAll()
                 }
-            case .starting, .connecting:
+            case .starting, .connecting, .reconnecting:
                 break
             }
         }
@@ -305,7 +308,7 @@ public final class WireClient: Service, Sendable {
         var logger = self.logger
         logger[metadataKey: "konto.peer"] = "\(self.configuration.host):\(self.configuration.port)"
         while !Task.isCancelled {
-            self.setSlot(index, .connecting)
+            self.setSlot(index, failures == 0 ? .connecting : .reconnecting)
             do {
                 let connection = try await self.connect()
                 failures = 0
