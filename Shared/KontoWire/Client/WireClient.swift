@@ -267,17 +267,15 @@ public final class WireClient: Service, Sendable {
     }
 
     private func markDraining(_ channel: any Channel) {
-        let index = self.pool.withLock { state -> Int? in
-            state.slots.firstIndex { slot in
-                if case .ready(let connection, _) = slot { return connection.channel === channel }
-                return false
+        let found = self.pool.withLock { state -> (Int, PooledConnection)? in
+            for (index, slot) in state.slots.enumerated() {
+                if case .ready(let connection, _) = slot, connection.channel === channel {
+                    return (index, connection)
+                }
             }
+            return nil
         }
-        if let index {
-            guard let connection = self.pool.withLock({ state -> PooledConnection? in
-                if case .ready(let connection, _) = state.slots[index] { return connection }
-                return nil
-            }) else { return }
+        if let (index, connection) = found {
             self.setSlot(index, .draining(connection), error: .shuttingDown)
         }
     }
