@@ -162,6 +162,33 @@ struct WireServerTests {
         }
     }
 
+    @Test("a shorter deadline behind a longer one is answered first")
+    func deadlinesInOrder() async throws {
+        let server = TestSupport.makeServer()
+        let release = AsyncStream.makeStream(of: Void.self)
+        server.registerRaw("test.slow") { _, _ in
+            for await _ in release.stream { break }
+            return ByteBuffer()
+        }
+        try await TestSupport.withRunning([server]) {
+            let connection = try await RawConnection.connect(port: try await TestSupport.port(of: server))
+            _ = try await connection.handshake()
+            for (id, timeout) in [(UInt64(1), UInt32(3_000)), (2, 30)] {
+                try await connection.send(WireFrame(correlationID: id, message: .request(.init(
+                    method: "test.slow",
+                    timeoutMilliseconds: timeout,
+                    payload: ByteBuffer()
+                ))))
+            }
+            let first = try await connection.nextFrame()
+            let second = try await connection.nextFrame()
+            #expect(first == WireFrame(correlationID: 2, message: .error(.init(WireError.deadlineExceeded))))
+            #expect(second == WireFrame(correlationID: 1, message: .error(.init(WireError.deadlineExceeded))))
+            release.continuation.finish()
+            await connection.close()
+        }
+    }
+
     @Test("the client times out a request whose answer does not come")
     func clientTimeout() async throws {
         let server = TestSupport.makeServer()

@@ -52,7 +52,10 @@ public final class WireClient: Service, Sendable {
 
     private enum Slot {
         case starting
+        /// First attempt of the slot or after a healthy connection ended: callers wait for it.
         case connecting
+        /// Retrying after failed attempts: the service is down, so callers fail fast instead.
+        case reconnecting
         case ready(PooledConnection, inFlight: Int)
         case draining(PooledConnection)
         case down
@@ -208,7 +211,7 @@ public final class WireClient: Service, Sendable {
                 stillStarting = true
             case .starting, .connecting:
                 stillStarting = true
-            case .draining, .down:
+            case .draining, .down, .reconnecting:
                 continue
             }
         }
@@ -254,7 +257,7 @@ public final class WireClient: Service, Sendable {
                     for waiter in state.waiters { resume.append((waiter, .failure(failure))) }
                     state.waiters.removeAll()
                 }
-            case .starting, .connecting:
+            case .starting, .connecting, .reconnecting:
                 break
             }
         }
@@ -264,17 +267,15 @@ public final class WireClient: Service, Sendable {
     }
 
     private func markDraining(_ channel: any Channel) {
-        let index = self.pool.withLock { state -> Int? in
-            state.slots.firstIndex { slot in
-                if case .ready(let connection, _) = slot { return connection.channel === channel }
-                return false
+        let found = self.pool.withLock { state -> (Int, PooledConnection)? in
+            for (index, slot) in state.slots.enumerated() {
+                if case .ready(let connection, _) = slot, connection.channel === channel {
+                    return (index, connection)
+                }
             }
+            return nil
         }
-        if let index {
-            guard let connection = self.pool.withLock({ state -> PooledConnection? in
-                if case .ready(let connection, _) = state.slots[index] { return connection }
-                return nil
-            }) else { return }
+        if let (index, connection) = found {
             self.setSlot(index, .draining(connection), error: .shuttingDown)
         }
     }
@@ -305,7 +306,7 @@ public final class WireClient: Service, Sendable {
         var logger = self.logger
         logger[metadataKey: "konto.peer"] = "\(self.configuration.host):\(self.configuration.port)"
         while !Task.isCancelled {
-            self.setSlot(index, .connecting)
+            self.setSlot(index, failures == 0 ? .connecting : .reconnecting)
             do {
                 let connection = try await self.connect()
                 failures = 0

@@ -10,6 +10,15 @@ public struct WireRequestContext: Sendable {
     public var deadline: NIODeadline?
     /// The authenticated calling service.
     public var peer: String
-    /// Carries `konto.peer`, `konto.method` and `konto.correlation_id`.
-    public var logger: Logger
+    public var correlationID: UInt64
+    var baseLogger: Logger
+
+    /// Carries `konto.peer`, `konto.method` and `konto.correlation_id`. Built on access, so calls
+    /// that never log pay nothing for the metadata.
+    public var logger: Logger {
+        var logger = self.baseLogger
+        logger[metadataKey: "konto.method"] = "\(self.method)"
+        logger[metadataKey: "konto.correlation_id"] = "\(self.correlationID)"
+        return logger
+    }
 }

@@ -251,21 +251,19 @@ public final class WireServer: Service, Sendable {
         guard let handler = handlers[incoming.request.method] else {
             return Self.errorFrame(.unknownMethod(incoming.request.method), id: id)
         }
-        var logger = logger
-        logger[metadataKey: "konto.method"] = "\(incoming.request.method)"
-        logger[metadataKey: "konto.correlation_id"] = "\(id)"
         let context = WireRequestContext(
             method: incoming.request.method,
             requestID: incoming.request.requestID,
             traceParent: incoming.request.traceParent,
             deadline: incoming.deadline,
             peer: incoming.peer,
-            logger: logger
+            correlationID: id,
+            baseLogger: logger
         )
         do {
             let payload = try await handler(incoming.request.payload, context)
             guard payload.readableBytes + WireFrame.headerSize <= maxFrameLength else {
-                logger.warning("Wire response exceeds the maximum frame length")
+                context.logger.warning("Wire response exceeds the maximum frame length")
                 return Self.errorFrame(.frameTooLarge(payload.readableBytes + WireFrame.headerSize, max: maxFrameLength), id: id)
             }
             return WireFrame(correlationID: id, message: .response(.init(payload: payload)))
@@ -291,7 +289,7 @@ public final class WireServer: Service, Sendable {
         } catch is CancellationError {
             return Self.errorFrame(.shuttingDown, id: id)
         } catch {
-            logger.error("Wire method handler failed", metadata: ["konto.error": "\(error)"])
+            context.logger.error("Wire method handler failed", metadata: ["konto.error": "\(error)"])
             return Self.errorFrame(
                 WireError(code: WireError.Code.internalError, message: "internal error"),
                 id: id

@@ -41,9 +41,18 @@ final class ChildProcess {
         throw ValidationError("\(executable) did not become ready")
     }
 
+    /// SIGTERM, then SIGKILL after 3 s: a child can inherit a signal mask with SIGTERM blocked
+    /// from the thread that spawned it (redis-server then never sees it).
     func stop() {
         guard self.process.isRunning else { return }
         self.process.terminate()
+        let deadline = Date().addingTimeInterval(3)
+        while self.process.isRunning, Date() < deadline {
+            usleep(20_000)
+        }
+        if self.process.isRunning {
+            kill(self.process.processIdentifier, SIGKILL)
+        }
         self.process.waitUntilExit()
     }
 

@@ -4,7 +4,13 @@ import Foundation
 /// Runs redis-server (on a free loopback port) and redis-benchmark at the same connection counts.
 /// Installs nothing: both binaries must be on PATH (Debian's redis-server and redis-tools).
 enum RedisBaseline {
-    static func measure(connections: [Int], runs: Int, seconds: Double) throws -> [WireBenchmark.Row] {
+    struct Running {
+        var server: ChildProcess
+        var port: Int
+        var benchmark: String
+    }
+
+    static func start() throws -> Running {
         guard let server = ChildProcess.which("redis-server"), let benchmark = ChildProcess.which("redis-benchmark") else {
             throw ValidationError("redis-server and redis-benchmark must be installed (apt-get install redis-server), or pass --no-redis")
         }
@@ -15,23 +21,20 @@ enum RedisBaseline {
             readyPrefix: nil,
             readyContains: "Ready to accept connections"
         )
-        defer { redis.stop() }
-
-        var rows: [WireBenchmark.Row] = []
-        for count in connections {
-            var samples: [WireBenchmark.Row] = []
-            for _ in 0..<runs {
-                // Size the run to last about as long as ours: a quick probe, then scale.
-                let probe = try self.run(benchmark, port: port, connections: count, requests: 20_000)
-                let requests = max(10_000, min(5_000_000, Int(probe.rps * seconds)))
-                samples.append(try self.run(benchmark, port: port, connections: count, requests: requests))
-            }
-            rows.append(Statistics.median(samples, connections: count))
-        }
-        return rows
+        progress("redis-server ready on port \(port)")
+        return Running(server: redis, port: port, benchmark: benchmark)
     }
 
-    private static func run(_ benchmark: String, port: Int, connections: Int, requests: Int) throws -> WireBenchmark.Row {
+    /// One sample sized to last about `seconds`: a quick probe, then the scaled run.
+    static func sample(_ redis: Running, connections: Int, seconds: Double) throws -> WireBenchmark.Row {
+        let probe = try self.run(redis.benchmark, port: redis.port, connections: connections, requests: 20_000)
+        let requests = max(10_000, min(5_000_000, Int(probe.rps * seconds)))
+        let row = try self.run(redis.benchmark, port: redis.port, connections: connections, requests: requests)
+        progress("redis-benchmark -c \(connections): \(Int(row.rps)) rps")
+        return row
+    }
+
+    static func run(_ benchmark: String, port: Int, connections: Int, requests: Int) throws -> WireBenchmark.Row {
         let output = try ChildProcess.output(benchmark, [
             "-h", "127.0.0.1", "-p", "\(port)", "-t", "ping", "-c", "\(connections)", "-n", "\(requests)", "-P", "1", "--csv",
         ])
@@ -43,4 +46,8 @@ enum RedisBaseline {
         }
         throw ValidationError("could not parse redis-benchmark output: \(output)")
     }
+}
+
+func progress(_ message: String) {
+    FileHandle.standardError.write(Data("[konto-bench] \(message)\n".utf8))
 }

@@ -21,6 +21,9 @@ struct WireBenchServer: AsyncParsableCommand {
     @Option(help: "Event loop threads.")
     var threads: Int = System.coreCount
 
+    @Option(help: "Where handlers run: global or event-loop.")
+    var handlers: String = "global"
+
     func run() async throws {
         var logger = Logger(label: "konto.bench.wire-server")
         logger.logLevel = .warning
@@ -32,6 +35,7 @@ struct WireBenchServer: AsyncParsableCommand {
         )
         configuration.maxInFlightPerConnection = 256
         configuration.shutdownGracePeriod = .seconds(2)
+        configuration.handlerExecution = self.handlers == "event-loop" ? .eventLoop : .globalExecutor
         let server = WireServer(configuration: configuration, eventLoopGroup: group, logger: logger)
         server.registerRaw(WireBenchmark.method) { payload, _ in payload }
         let serviceGroup = ServiceGroup(configuration: .init(

@@ -26,8 +26,15 @@ struct WireBenchmark: AsyncParsableCommand {
     @Option(help: "Load generator event loop threads (redis-benchmark uses one by default).")
     var loadThreads: Int = 1
 
-    @Option(help: "Server event loop threads.")
-    var serverThreads: Int = System.coreCount
+    /// One by default, like redis-server's single I/O thread: with the one-thread load generator
+    /// that is two busy threads on two cores for both systems, instead of oversubscribing ours.
+    @Option(help: "Server event loop threads (redis-server uses one).")
+    var serverThreads: Int = 1
+
+    /// The echo handler never blocks, which is exactly the case `.eventLoop` is for; pass
+    /// `--server-handlers global` to measure the default execution mode.
+    @Option(help: "Where the server runs handlers: event-loop (echo never blocks) or global (the WireServer default).")
+    var serverHandlers: String = "event-loop"
 
     @Flag(help: "Skip the Redis baseline.")
     var noRedis = false
@@ -43,7 +50,7 @@ struct WireBenchmark: AsyncParsableCommand {
         precondition(self.runs > 0 && self.seconds > 0 && self.seconds <= 60, "bounded runs only")
         let server = try ChildProcess.start(
             CommandLine.arguments[0],
-            ["wire-server", "--port", "0", "--threads", "\(self.serverThreads)"],
+            ["wire-server", "--port", "0", "--threads", "\(self.serverThreads)", "--handlers", self.serverHandlers],
             readyPrefix: "READY "
         )
         defer { server.stop() }
@@ -51,55 +58,59 @@ struct WireBenchmark: AsyncParsableCommand {
             throw ValidationError("wire-server did not report its port")
         }
 
+        var redis: RedisBaseline.Running?
+        if !self.noRedis {
+            redis = try RedisBaseline.start()
+        }
+        defer { redis?.server.stop() }
+
+        // Ours and Redis alternate run by run, so background load on the machine hits both alike.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: self.loadThreads)
-        let ours: [Row]
+        var ours: [Row] = []
+        var theirs: [Row] = []
         do {
-            ours = try await self.measureOurs(port: port, group: group)
+            for count in self.connections {
+                var oursSamples: [Row] = []
+                var theirSamples: [Row] = []
+                for _ in 0..<self.runs {
+                    oursSamples.append(try await self.sampleOurs(port: port, connections: count, group: group))
+                    if let redis {
+                        theirSamples.append(try RedisBaseline.sample(redis, connections: count, seconds: self.seconds))
+                    }
+                }
+                ours.append(Statistics.median(oursSamples, connections: count))
+                if !theirSamples.isEmpty {
+                    theirs.append(Statistics.median(theirSamples, connections: count))
+                }
+            }
             try await group.shutdownGracefully()
         } catch {
             try? await group.shutdownGracefully()
             throw error
         }
         server.stop()
-
-        self.report(ours: ours)
+        redis?.server.stop()
+        self.report(ours: ours, redis: theirs)
     }
 
-    private func measureOurs(port: Int, group: any EventLoopGroup) async throws -> [Row] {
-        var ours: [Row] = []
-        for count in self.connections {
-            var samples: [Row] = []
-            for _ in 0..<self.runs {
-                let result = try await WireLoadGenerator.run(
-                    port: port,
-                    connections: count,
-                    warmup: .nanoseconds(Int64(self.seconds * 0.25e9)),
-                    duration: .nanoseconds(Int64(self.seconds * 1e9)),
-                    group: group
-                )
-                var sorted = result.latenciesNanoseconds
-                sorted.sort()
-                samples.append(Row(
-                    connections: count,
-                    rps: result.requestsPerSecond,
-                    p50: Statistics.percentile(sorted, 0.50) / 1e6,
-                    p99: Statistics.percentile(sorted, 0.99) / 1e6
-                ))
-            }
-            ours.append(Statistics.median(samples, connections: count))
-        }
-        return ours
+    private func sampleOurs(port: Int, connections count: Int, group: any EventLoopGroup) async throws -> Row {
+        let result = try await WireLoadGenerator.run(
+            port: port,
+            connections: count,
+            warmup: .nanoseconds(Int64(self.seconds * 0.25e9)),
+            duration: .nanoseconds(Int64(self.seconds * 1e9)),
+            group: group
+        )
+        progress("konto -c \(count): \(Int(result.requestsPerSecond)) rps")
+        return Row(
+            connections: count,
+            rps: result.requestsPerSecond,
+            p50: result.latencies.percentileMilliseconds(0.50),
+            p99: result.latencies.percentileMilliseconds(0.99)
+        )
     }
 
-    private func report(ours: [Row]) {
-        var redis: [Row] = []
-        if !self.noRedis {
-            do {
-                redis = try RedisBaseline.measure(connections: self.connections, runs: self.runs, seconds: self.seconds)
-            } catch {
-                print("redis baseline skipped: \(error)")
-            }
-        }
+    private func report(ours: [Row], redis: [Row]) {
 
         print("")
         print("connections | konto rps | konto p50 ms | konto p99 ms | redis rps | redis p50 ms | redis p99 ms | ratio")
@@ -118,7 +129,7 @@ struct WireBenchmark: AsyncParsableCommand {
                 ratio.map { Statistics.format($0, 2) } ?? "-",
             ].joined(separator: " | "))
         }
-        print("(medians of \(self.runs) runs of \(self.seconds) s; redis figures are PING_MBULK from redis-benchmark)")
+        print("(medians of \(self.runs) runs of \(self.seconds) s; server handlers: \(self.serverHandlers); server threads: \(self.serverThreads); load threads: \(self.loadThreads); redis: PING_MBULK from redis-benchmark)")
 
         let at16 = ours.first { $0.connections == 16 }
         let at64 = ours.first { $0.connections == 64 }
@@ -135,12 +146,6 @@ struct WireBenchmark: AsyncParsableCommand {
 }
 
 enum Statistics {
-    static func percentile(_ sorted: [UInt64], _ fraction: Double) -> Double {
-        guard !sorted.isEmpty else { return .nan }
-        let index = min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1)
-        return Double(sorted[max(0, index)])
-    }
-
     static func median(_ rows: [WireBenchmark.Row], connections: Int) -> WireBenchmark.Row {
         func mid(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
         return WireBenchmark.Row(

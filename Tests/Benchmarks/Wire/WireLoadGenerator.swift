@@ -9,7 +9,7 @@ enum WireLoadGenerator {
     struct Result {
         var requests: Int
         var seconds: Double
-        var latenciesNanoseconds: [UInt64]
+        var latencies: LatencyHistogram
         var requestsPerSecond: Double { Double(self.requests) / self.seconds }
     }
 
@@ -23,10 +23,10 @@ enum WireLoadGenerator {
         let start = NIODeadline.now()
         let recordFrom = start + warmup
         let stopAt = recordFrom + duration
-        var futures: [EventLoopFuture<[UInt64]>] = []
+        var futures: [EventLoopFuture<LatencyHistogram>] = []
         for _ in 0..<connections {
             let eventLoop = group.next()
-            let done = eventLoop.makePromise(of: [UInt64].self)
+            let done = eventLoop.makePromise(of: LatencyHistogram.self)
             let channel = try await ClientBootstrap(group: eventLoop)
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
@@ -41,12 +41,12 @@ enum WireLoadGenerator {
                 .get()
             futures.append(done.futureResult.always { _ in channel.close(promise: nil) })
         }
-        var latencies: [UInt64] = []
+        var latencies = LatencyHistogram()
         for future in futures {
-            latencies.append(contentsOf: try await future.get())
+            latencies.merge(try await future.get())
         }
         let seconds = Double(duration.nanoseconds) / 1e9
-        return Result(requests: latencies.count, seconds: seconds, latenciesNanoseconds: latencies)
+        return Result(requests: latencies.count, seconds: seconds, latencies: latencies)
     }
 }
 
@@ -57,17 +57,16 @@ final class LoadConnectionHandler: ChannelInboundHandler {
 
     private let recordFrom: UInt64
     private let stopAt: UInt64
-    private let done: EventLoopPromise<[UInt64]>
-    private var latencies: [UInt64] = []
+    private let done: EventLoopPromise<LatencyHistogram>
+    private var latencies = LatencyHistogram()
     private var sentAt: UInt64 = 0
     private var nextID: UInt64 = 1
     private let payload = ByteBuffer(repeating: 0x61, count: 16)
 
-    init(recordFrom: NIODeadline, stopAt: NIODeadline, done: EventLoopPromise<[UInt64]>) {
+    init(recordFrom: NIODeadline, stopAt: NIODeadline, done: EventLoopPromise<LatencyHistogram>) {
         self.recordFrom = recordFrom.uptimeNanoseconds
         self.stopAt = stopAt.uptimeNanoseconds
         self.done = done
-        self.latencies.reserveCapacity(1 << 18)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -82,7 +81,7 @@ final class LoadConnectionHandler: ChannelInboundHandler {
         case .response:
             let now = NIODeadline.now().uptimeNanoseconds
             if now >= self.recordFrom, now < self.stopAt {
-                self.latencies.append(now - self.sentAt)
+                self.latencies.record(nanoseconds: now - self.sentAt)
             }
             if now < self.stopAt {
                 self.send(context: context)
@@ -112,5 +111,36 @@ final class LoadConnectionHandler: ChannelInboundHandler {
         self.nextID += 1
         self.sentAt = NIODeadline.now().uptimeNanoseconds
         context.writeAndFlush(Self.wrapOutboundOut(WireFrame(correlationID: id, message: .request(request))), promise: nil)
+    }
+}
+
+/// Round-trip times in 1 µs buckets up to 50 ms (plus an overflow bucket): constant memory per
+/// connection, so recording costs the load generator nothing but an increment.
+struct LatencyHistogram: Sendable {
+    static let bucketCount = 50_000
+    private(set) var buckets = [UInt32](repeating: 0, count: Self.bucketCount + 1)
+    private(set) var count = 0
+
+    mutating func record(nanoseconds: UInt64) {
+        let micros = Int(min(nanoseconds / 1_000, UInt64(Self.bucketCount)))
+        self.buckets[micros] &+= 1
+        self.count += 1
+    }
+
+    mutating func merge(_ other: LatencyHistogram) {
+        for index in self.buckets.indices { self.buckets[index] &+= other.buckets[index] }
+        self.count += other.count
+    }
+
+    /// The smallest bucket (in milliseconds, upper edge) holding the given fraction of samples.
+    func percentileMilliseconds(_ fraction: Double) -> Double {
+        guard self.count > 0 else { return .nan }
+        let target = Int((Double(self.count) * fraction).rounded(.up))
+        var seen = 0
+        for (micros, bucket) in self.buckets.enumerated() {
+            seen += Int(bucket)
+            if seen >= target { return Double(micros + 1) / 1_000 }
+        }
+        return Double(Self.bucketCount) / 1_000
     }
 }
