@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KontoModel
 import KontoPostgres
 import KontoWire
 import Logging
@@ -17,8 +18,11 @@ struct ProfileBenchServer: AsyncParsableCommand {
         shouldDisplay: false
     )
 
-    @Option(help: "PostgreSQL URL.")
-    var databaseURL: String
+    @Option(help: "PostgreSQL URL; without one, details are kept in memory (a diagnostic baseline).")
+    var databaseURL: String?
+
+    @Option(help: "Seed this many accounts into in-memory storage.")
+    var memoryRows: Int = 0
 
     @Option(help: "Port; 0 picks a free one.")
     var port: Int = 0
@@ -29,10 +33,18 @@ struct ProfileBenchServer: AsyncParsableCommand {
         let configuration = ProfileServiceConfiguration(
             port: self.port,
             secret: WireSecret(ProfileBenchmark.secret),
-            database: try PostgresSettings(url: self.databaseURL),
+            database: try self.databaseURL.map { try PostgresSettings(url: $0) },
             accounts: ProfileBenchmark.accounts
         )
         let server = ProfileServer(configuration: configuration, logger: logger)
+        for row in stride(from: 1, through: memoryRows, by: 1) {
+            var details = AccountDetails()
+            details[\.name] = PersonName(givenName: "User \(row)", familyName: "Bench")
+            details[\.dateOfBirth] = CalendarDate(year: 1990, month: 1, day: 1)
+            details[\.email] = "user\(row)@example.com"
+            details[\.phoneNumbers] = ["+41 44 000 00 00"]
+            _ = try await server.store.create(accountId: "acc-\(row)", details: details)
+        }
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: server)],
             gracefulShutdownSignals: [.sigterm, .sigint],

@@ -18,7 +18,7 @@ struct ProfileBenchmark: AsyncParsableCommand {
     )
 
     static let secret = "konto-bench-profile-secret"
-    static let keys = ["name", "dateOfBirth", "biography"]
+    static let keys = ["name", "dateOfBirth", "email"]
     static let accounts: AccountConfiguration = AccountConfiguration.default
 
     @Option(help: "Connections (wire) and clients (pgbench).")
@@ -39,6 +39,9 @@ struct ProfileBenchmark: AsyncParsableCommand {
     @Option(help: "Use this PostgreSQL server (a role that may create databases) instead of a temporary one.")
     var databaseURL: String?
 
+    @Flag(help: "Also measure the service over in-memory storage (where the time goes without the database).")
+    var memoryBaseline = false
+
     func run() async throws {
         guard (1...256).contains(connections), (1...9).contains(runs), (1...60).contains(seconds), (1...1_000_000).contains(rows) else {
             throw ValidationError("bounded runs only: connections 1–256, runs 1–9, seconds 1–60, rows up to 1,000,000")
@@ -52,10 +55,13 @@ struct ProfileBenchmark: AsyncParsableCommand {
             let server = try databaseURL.map { try PostgresTestDatabase(url: $0) } ?? cluster!.maintenanceDatabase
             let database = try await TestDatabase.createDatabase(on: server, logger: logger)
             try await Self.seed(database, rows: rows, logger: logger)
-            let ours = try await measureOurs(database: database, logger: logger)
+            let ours = try await measureOurs(serverArguments: ["--database-url", database.url], logger: logger)
+            let memory = memoryBaseline
+                ? try await measureOurs(serverArguments: ["--memory-rows", "\(rows)"], logger: logger)
+                : []
             let theirs = try await measurePgbench(pgbench, database: database)
             try? await TestDatabase.dropDatabase(database.database, on: server, logger: logger)
-            report(ours: ours, pgbench: theirs)
+            report(ours: ours, pgbench: theirs, memory: memory)
         } catch {
             try? await cluster?.destroy()
             throw error
@@ -103,10 +109,10 @@ struct ProfileBenchmark: AsyncParsableCommand {
         var p99: Double
     }
 
-    private func measureOurs(database: PostgresTestDatabase, logger: Logger) async throws -> [Sample] {
+    private func measureOurs(serverArguments: [String], logger: Logger) async throws -> [Sample] {
         let server = try ChildProcess.start(
             CommandLine.arguments[0],
-            ["profile-server", "--database-url", database.url, "--port", "0"],
+            ["profile-server", "--port", "0"] + serverArguments,
             readyPrefix: "READY "
         )
         defer { server.stop() }
@@ -216,7 +222,7 @@ struct ProfileBenchmark: AsyncParsableCommand {
 
     // MARK: Report
 
-    private func report(ours: [Sample], pgbench: [PgbenchSample]) {
+    private func report(ours: [Sample], pgbench: [PgbenchSample], memory: [Sample]) {
         func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
         let rps = median(ours.map(\.callsPerSecond))
         let p50 = median(ours.map(\.p50))
@@ -232,6 +238,12 @@ struct ProfileBenchmark: AsyncParsableCommand {
                 format: "  %3d  %12.0f  %8.3f  %7.3f  %12.0f  %7.3f",
                 index + 1, our?.callsPerSecond ?? 0, our?.p50 ?? 0, our?.p99 ?? 0,
                 their?.transactionsPerSecond ?? 0, their?.latencyAverage ?? 0
+            ))
+        }
+        if !memory.isEmpty {
+            print(String(
+                format: "  same service over in-memory storage: %.0f calls/s, p50 %.3f ms, p99 %.3f ms",
+                median(memory.map(\.callsPerSecond)), median(memory.map(\.p50)), median(memory.map(\.p99))
             ))
         }
         print(String(

@@ -12,8 +12,9 @@ enum ProfileDocument {
         try encoder.encode(value)
     }
 
-    static func decode(_ data: Data) throws -> [String: AccountValue] {
-        try JSONDecoder().decode([String: AccountValue].self, from: data)
+    /// Read on every load: the direct parser, not `JSONDecoder` (see `AccountValue(parsingJSON:)`).
+    static func decode(_ bytes: some Collection<UInt8>) throws -> [String: AccountValue] {
+        try AccountValue.parseObject(json: bytes)
     }
 
     private static var encoder: JSONEncoder {

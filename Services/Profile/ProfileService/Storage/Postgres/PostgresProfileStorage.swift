@@ -58,7 +58,7 @@ public struct PostgresProfileStorage: ProfileStorage {
             return nil
         }
         do {
-            return StoredProfile(values: try ProfileDocument.decode(Data(document.utf8)), version: version)
+            return StoredProfile(values: try ProfileDocument.decode(document.utf8), version: version)
         } catch {
             logger.error("stored profile details are unreadable", metadata: ["konto.account_id": "\(accountId)"])
             throw ProfileStorageError(.failure, underlying: error)
