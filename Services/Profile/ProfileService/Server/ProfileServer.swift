@@ -20,12 +20,15 @@ public final class ProfileServer: Service {
     private let logger: Logger
 
     public init(configuration: ProfileServiceConfiguration, logger: Logger) {
-        let wire = WireServer.Configuration(
+        var wire = WireServer.Configuration(
             host: configuration.host,
             port: configuration.port,
             serverName: ProfileContract.serviceName,
             secret: configuration.secret
         )
+        // Profile handlers only await the database and do small JSON work, so they may run on the
+        // connection's event loop and save the hops to and from the global executor.
+        wire.handlerExecution = .eventLoop
         let storage: any ProfileStorage
         if let database = configuration.database {
             let client = PostgresClient(configuration: database.clientConfiguration, backgroundLogger: logger)
