@@ -142,6 +142,7 @@ let package = Package(
             name: "KontoWireTests",
             dependencies: [
                 "KontoWire",
+                "KontoTesting",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ],

@@ -1,3 +1,4 @@
+import KontoTesting
 import KontoWire
 import Logging
 import NIOCore
@@ -65,20 +66,7 @@ enum TestSupport {
         _ services: [any Service],
         _ body: @Sendable () async throws -> T
     ) async throws -> T {
-        let group = ServiceGroup(configuration: .init(services: services.map { .init(service: $0) }, logger: logger))
-        return try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            do {
-                let result = try await body()
-                await group.triggerGracefulShutdown()
-                try await tasks.waitForAll()
-                return result
-            } catch {
-                await group.triggerGracefulShutdown()
-                try? await tasks.waitForAll()
-                throw error
-            }
-        }
+        try await RunningServices.with(services, logger: logger, body)
     }
 
     static func port(of server: WireServer) async throws -> Int {
