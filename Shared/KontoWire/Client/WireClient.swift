@@ -283,7 +283,7 @@ public final class WireClient: Service, Sendable {
     // MARK: Running
 
     public func run() async throws {
-        try? await cancelOnGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 for index in 0..<self.configuration.connectionCount {
                     group.addTask { await self.maintain(slot: index) }

@@ -137,7 +137,7 @@ public final class WireServer: Service, Sendable {
         }
         logger.info("Wire server listening", metadata: ["konto.address": "\(serverChannel.channel.localAddress.map { "\($0)" } ?? "?")"])
 
-        try await withGracefulShutdownHandler {
+        await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 do {
                     try await serverChannel.executeThenClose { inbound in
