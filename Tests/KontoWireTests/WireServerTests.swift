@@ -24,30 +24,24 @@ struct WireServerTests {
 
     @Test("handlerExecution .eventLoop runs handlers on the connection's event loop")
     func eventLoopExecution() async throws {
-        let server = TestSupport.makeServer { $0.handlerExecution = .eventLoop }
-        server.registerRaw("test.where") { _, _ in
-            ByteBuffer(string: MultiThreadedEventLoopGroup.currentEventLoop == nil ? "elsewhere" : "event loop")
-        }
-        try await TestSupport.withRunning([server]) {
-            let client = TestSupport.makeClient(port: try await TestSupport.port(of: server))
-            try await TestSupport.withRunning([client]) {
-                let answer = try await client.callRaw("test.where", payload: ByteBuffer())
-                #expect(String(buffer: answer) == "event loop")
-            }
-        }
+        #expect(try await Self.whereHandlersRun { $0.handlerExecution = .eventLoop } == "event loop")
     }
 
     @Test("by default handlers run off the event loop")
     func globalExecution() async throws {
-        let server = TestSupport.makeServer()
+        #expect(try await Self.whereHandlersRun { _ in } == "elsewhere")
+    }
+
+    /// Where a handler of a server configured by `configure` finds itself running.
+    static func whereHandlersRun(_ configure: (inout WireServer.Configuration) -> Void) async throws -> String {
+        let server = TestSupport.makeServer(configure: configure)
         server.registerRaw("test.where") { _, _ in
             ByteBuffer(string: MultiThreadedEventLoopGroup.currentEventLoop == nil ? "elsewhere" : "event loop")
         }
-        try await TestSupport.withRunning([server]) {
+        return try await TestSupport.withRunning([server]) {
             let client = TestSupport.makeClient(port: try await TestSupport.port(of: server))
-            try await TestSupport.withRunning([client]) {
-                let answer = try await client.callRaw("test.where", payload: ByteBuffer())
-                #expect(String(buffer: answer) == "elsewhere")
+            return try await TestSupport.withRunning([client]) {
+                String(buffer: try await client.callRaw("test.where", payload: ByteBuffer()))
             }
         }
     }

@@ -10,15 +10,6 @@ public struct AccountError: Error, Sendable, Equatable, Codable, CustomStringCon
             self.rawValue = rawValue
         }
 
-        public init(from decoder: any Decoder) throws {
-            rawValue = try decoder.singleValueContainer().decode(String.self)
-        }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode(rawValue)
-        }
-
         public var description: String { rawValue }
 
         /// The userId (or another unique credential) belongs to another account.

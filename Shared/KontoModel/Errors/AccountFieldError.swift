@@ -8,15 +8,6 @@ public struct AccountFieldError: Sendable, Hashable, Codable, CustomStringConver
             self.rawValue = rawValue
         }
 
-        public init(from decoder: any Decoder) throws {
-            rawValue = try decoder.singleValueContainer().decode(String.self)
-        }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode(rawValue)
-        }
-
         public var description: String { rawValue }
 
         /// The value has the wrong JSON type, an unknown enum case or a malformed date.
