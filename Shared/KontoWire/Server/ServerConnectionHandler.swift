@@ -2,14 +2,28 @@ import Logging
 import NIOCore
 
 /// Thin driver of ``ServerConnectionStateMachine``: turns channel events into state machine
-/// events and carries out the actions. It sits between the frame codec and the NIOAsyncChannel.
+/// events and carries out the actions, the last handler of a connection's pipeline.
+///
+/// Each accepted request runs its method handler in a task of its own and the answer is written
+/// from here. Requests do not pass through an NIOAsyncChannel: its stream and writer cost several
+/// event loop hops per request, which profiles of the wire benchmark showed as the largest item.
 final class ServerConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = WireFrame
-    typealias InboundOut = WireServerRequest
     typealias OutboundIn = WireFrame
     typealias OutboundOut = WireFrame
 
+    struct Dispatch: Sendable {
+        var handlers: [String: WireServer.RawHandler]
+        var execution: WireServer.HandlerExecution
+        var maxFrameLength: Int
+    }
+
     private var stateMachine: ServerConnectionStateMachine
+    private let dispatch: Dispatch
+    /// Handlers still running, cancelled when the connection goes away: nobody is left to read
+    /// their answers.
+    private var running: [UInt64: Task<Void, Never>] = [:]
+    private var taskExecutor: EventLoopTaskExecutor?
     /// Deadlines of requests still in flight, swept by one timer set for the earliest; cheaper
     /// than a timer per request, which showed up in profiles of the benchmark.
     private var deadlines: [UInt64: NIODeadline] = [:]
@@ -17,8 +31,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     private var started = false
     private var logger: Logger
 
-    init(configuration: ServerConnectionStateMachine.Configuration, logger: Logger) {
+    init(configuration: ServerConnectionStateMachine.Configuration, dispatch: Dispatch, logger: Logger) {
         self.stateMachine = ServerConnectionStateMachine(configuration: configuration)
+        self.dispatch = dispatch
         self.logger = logger
     }
 
@@ -51,35 +66,59 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         self.run(self.stateMachine.readRequested(), context: context)
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let frame = Self.unwrapOutboundIn(data)
-        switch frame.message {
-        case .response, .error:
-            let id = frame.correlationID
-            self.deadlines.removeValue(forKey: id)
-            let (shouldWrite, next) = self.stateMachine.answerWritten(correlationID: id)
-            if case .close = next {
-                // The last answer of a drain: it must reach the peer before the close.
-                let written = context.eventLoop.makePromise(of: Void.self)
-                if shouldWrite {
-                    context.writeAndFlush(data, promise: written)
-                } else {
-                    written.succeed()
-                }
-                written.futureResult.cascade(to: promise)
-                let channel = context.channel
-                written.futureResult.whenComplete { _ in channel.close(promise: nil) }
-                return
-            }
+    /// The method handler's answer (response or error frame) for one request.
+    private func answer(_ frame: WireFrame, context: ChannelHandlerContext) {
+        let id = frame.correlationID
+        self.running[id] = nil
+        self.deadlines.removeValue(forKey: id)
+        let (shouldWrite, next) = self.stateMachine.answerWritten(correlationID: id)
+        if case .close = next {
+            // The last answer of a drain: it must reach the peer before the close.
+            let channel = context.channel
             if shouldWrite {
-                context.write(data, promise: promise)
+                context.writeAndFlush(Self.wrapOutboundOut(frame)).whenComplete { _ in channel.close(promise: nil) }
             } else {
-                promise?.succeed()
+                channel.close(promise: nil)
             }
-            self.run(next, context: context)
-        default:
-            context.write(data, promise: promise)
+            return
         }
+        if shouldWrite {
+            context.writeAndFlush(Self.wrapOutboundOut(frame), promise: nil)
+        }
+        self.run(next, context: context)
+    }
+
+    /// Runs the method handler in a task of its own (on this connection's event loop or the
+    /// global executor) and writes its answer back on the event loop.
+    private func startHandler(for request: WireServerRequest, context: ChannelHandlerContext) {
+        let eventLoop = context.eventLoop
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: eventLoop)
+        let dispatch = self.dispatch
+        let logger = self.logger
+        let operation: @Sendable () async -> Void = {
+            let frame = await WireServer.dispatch(
+                request,
+                handlers: dispatch.handlers,
+                maxFrameLength: dispatch.maxFrameLength,
+                logger: logger
+            )
+            if eventLoop.inEventLoop {
+                bound.value.handler.answer(frame, context: bound.value.context)
+            } else {
+                eventLoop.execute { bound.value.handler.answer(frame, context: bound.value.context) }
+            }
+        }
+        let task: Task<Void, Never>
+        switch dispatch.execution {
+        case .globalExecutor:
+            task = Task(operation: operation)
+        case .eventLoop:
+            let executor = self.taskExecutor ?? EventLoopTaskExecutor(eventLoop: eventLoop)
+            self.taskExecutor = executor
+            task = Task(executorPreference: executor, operation: operation)
+        }
+        // The answer is always written in a later event loop tick, so this is never stale.
+        self.running[request.correlationID] = task
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -101,6 +140,10 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         self.stateMachine.channelInactive()
+        for task in self.running.values {
+            task.cancel()
+        }
+        self.running.removeAll()
         self.deadlineTimer?.task.cancel()
         self.deadlineTimer = nil
         self.deadlines.removeAll()
@@ -163,7 +206,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 deadline: deadline,
                 peer: self.stateMachine.peerServiceName ?? ""
             )
-            context.fireChannelRead(Self.wrapInboundOut(forwarded))
+            self.startHandler(for: forwarded, context: context)
         case .read:
             context.read()
         case .close:

@@ -106,10 +106,17 @@ public final class WireServer: Service, Sendable {
             maxInFlight: self.configuration.maxInFlightPerConnection,
             maxFrameLength: self.configuration.maxFrameLength
         )
+        let dispatch = ServerConnectionHandler.Dispatch(
+            handlers: handlers,
+            execution: self.configuration.handlerExecution,
+            maxFrameLength: self.configuration.maxFrameLength
+        )
         let configuration = self.configuration
         let logger = self.logger
 
-        let serverChannel: NIOAsyncChannel<NIOAsyncChannel<WireServerRequest, WireFrame>, Never>
+        // Connections come out of the async sequence fully set up; their requests are answered by
+        // ServerConnectionHandler, so the per-connection task only owns the connection's lifetime.
+        let serverChannel: NIOAsyncChannel<any Channel, Never>
         do {
             serverChannel = try await ServerBootstrap(group: self.eventLoopGroup)
                 .serverChannelOption(.backlog, value: 256)
@@ -124,8 +131,12 @@ public final class WireServer: Service, Sendable {
                         try sync.addHandler(ByteToMessageHandler(WireFrameDecoder(maximumLength: configuration.maxFrameLength)))
                         try sync.addHandler(MessageToByteHandler(WireFrameEncoder()))
                         try sync.addHandler(IdleStateHandler(readTimeout: configuration.idleTimeout))
-                        try sync.addHandler(ServerConnectionHandler(configuration: connectionConfiguration, logger: logger))
-                        return try NIOAsyncChannel<WireServerRequest, WireFrame>(wrappingChannelSynchronously: channel)
+                        try sync.addHandler(ServerConnectionHandler(
+                            configuration: connectionConfiguration,
+                            dispatch: dispatch,
+                            logger: logger
+                        ))
+                        return channel
                     }
                 }
         } catch {
@@ -143,7 +154,7 @@ public final class WireServer: Service, Sendable {
                     try await serverChannel.executeThenClose { inbound in
                         for try await connection in inbound {
                             group.addTask {
-                                await self.serve(connection, handlers: handlers)
+                                await self.serve(connection)
                             }
                         }
                     }
@@ -176,8 +187,7 @@ public final class WireServer: Service, Sendable {
     }
 
     /// One connection's life. Never throws: a bad peer ends its own connection, not the server.
-    private func serve(_ connection: NIOAsyncChannel<WireServerRequest, WireFrame>, handlers: [String: RawHandler]) async {
-        let channel = connection.channel
+    private func serve(_ channel: any Channel) async {
         let key = ObjectIdentifier(channel)
         let shuttingDown = self.state.withLock { state in
             state.connections[key] = channel
@@ -187,57 +197,11 @@ public final class WireServer: Service, Sendable {
             channel.pipeline.fireUserInboundEventTriggered(WireServerShutdownEvent())
         }
         defer { _ = self.state.withLock { $0.connections.removeValue(forKey: key) } }
-
-        let logger = {
-            var logger = self.logger
-            if let peer = channel.remoteAddress {
-                logger[metadataKey: "konto.peer"] = "\(peer)"
-            }
-            return logger
-        }()
-        let maxFrameLength = self.configuration.maxFrameLength
-        switch self.configuration.handlerExecution {
-        case .globalExecutor:
-            await Self.serveRequests(connection, handlers: handlers, maxFrameLength: maxFrameLength, logger: logger)
-        case .eventLoop:
-            await withTaskExecutorPreference(EventLoopTaskExecutor(eventLoop: channel.eventLoop)) {
-                await Self.serveRequests(connection, handlers: handlers, maxFrameLength: maxFrameLength, logger: logger)
-            }
-        }
-    }
-
-    private static func serveRequests(
-        _ connection: NIOAsyncChannel<WireServerRequest, WireFrame>,
-        handlers: [String: RawHandler],
-        maxFrameLength: Int,
-        logger: Logger
-    ) async {
-        do {
-            try await connection.executeThenClose { inbound, outbound in
-                await withDiscardingTaskGroup { group in
-                    do {
-                        for try await request in inbound {
-                            group.addTask {
-                                let frame = await Self.dispatch(
-                                    request,
-                                    handlers: handlers,
-                                    maxFrameLength: maxFrameLength,
-                                    logger: logger
-                                )
-                                // A failed write means the peer is gone; nothing left to tell it.
-                                try? await outbound.write(frame)
-                            }
-                        }
-                    } catch {
-                        logger.debug("Wire connection input ended", metadata: ["konto.error": "\(error)"])
-                    }
-                    // Input ends only once the channel is closed (after a drain, or forcibly):
-                    // nobody is left to read an answer, so stop the handlers still running.
-                    group.cancelAll()
-                }
-            }
-        } catch {
-            logger.debug("Wire connection ended", metadata: ["konto.error": "\(error)"])
+        // Cancellation (the server task cancelled rather than shut down gracefully) closes at once.
+        await withTaskCancellationHandler {
+            _ = try? await channel.closeFuture.get()
+        } onCancel: {
+            channel.close(promise: nil)
         }
     }
 
