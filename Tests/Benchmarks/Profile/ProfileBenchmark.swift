@@ -6,6 +6,7 @@ import KontoTesting
 import KontoWire
 import Logging
 import NIOCore
+import NIOPosix
 import PostgresNIO
 import ProfileService
 
@@ -35,6 +36,9 @@ struct ProfileBenchmark: AsyncParsableCommand {
 
     @Option(help: "pgbench query protocol: simple, extended or prepared (postgres-nio uses extended).")
     var pgbenchProtocol: String = "extended"
+
+    @Option(help: "Load generator event loop threads (pgbench runs with -j 2 here).")
+    var loadThreads: Int = 1
 
     @Option(help: "Use this PostgreSQL server (a role that may create databases) instead of a temporary one.")
     var databaseURL: String?
@@ -119,50 +123,42 @@ struct ProfileBenchmark: AsyncParsableCommand {
         guard let port = Int(server.readyLine.dropFirst("READY ".count)) else {
             throw ValidationError("profile-server did not report its port")
         }
-        var configuration = WireClient.Configuration(port: port, serviceName: "konto-bench", secret: WireSecret(Self.secret))
-        configuration.connectionCount = connections
-        let client = WireClient(configuration: configuration, logger: logger)
-        return try await RunningServices.with([client], logger: logger) {
-            _ = try await Self.drive(client, connections: self.connections, rows: self.rows, for: .seconds(1))
-            var samples: [Sample] = []
-            for _ in 0..<self.runs {
-                let (calls, latencies) = try await Self.drive(client, connections: self.connections, rows: self.rows, for: .seconds(self.seconds))
-                let sorted = latencies.sorted()
-                samples.append(Sample(
-                    callsPerSecond: Double(calls) / Double(self.seconds),
-                    p50: Double(sorted[sorted.count / 2]) / 1e6,
-                    p99: Double(sorted[min(sorted.count - 1, sorted.count * 99 / 100)]) / 1e6
-                ))
-            }
+        // Requests are encoded up front, as pgbench prepares its script: the load generator should
+        // cost as little as pgbench does, so the figures are the service's.
+        let payloads = try (1...rows).map { row in
+            ByteBuffer(bytes: try JSONEncoder().encode(ProfileLoadRequest(accountId: "acc-\(row)", keys: Self.keys)))
+        }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: loadThreads)
+        do {
+            let samples = try await drive(port: port, payloads: payloads, group: group)
+            try await group.shutdownGracefully()
             return samples
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
         }
     }
 
-    /// `connections` callers, each with one call outstanding, for `duration`.
-    static func drive(_ client: WireClient, connections: Int, rows: Int, for duration: Duration) async throws -> (Int, [UInt64]) {
-        let end = ContinuousClock.now + duration
-        return try await withThrowingTaskGroup(of: [UInt64].self) { group in
-            for worker in 0..<connections {
-                group.addTask {
-                    var latencies: [UInt64] = []
-                    latencies.reserveCapacity(1 << 16)
-                    var generator = SplitMix64(seed: UInt64(worker + 1))
-                    while ContinuousClock.now < end {
-                        let id = "acc-\(Int(generator.next() % UInt64(rows)) + 1)"
-                        let start = DispatchTime.now().uptimeNanoseconds
-                        let record = try await client.call(ProfileContract.load, .init(accountId: id, keys: keys))
-                        latencies.append(DispatchTime.now().uptimeNanoseconds - start)
-                        precondition(record.details.count == keys.count, "load answered \(record.details.count) keys")
-                    }
-                    return latencies
-                }
+    private func drive(port: Int, payloads: [ByteBuffer], group: any EventLoopGroup) async throws -> [Sample] {
+        let target = WireLoadGenerator.Target(port: port, secret: Self.secret, serviceName: "konto-bench")
+        var samples: [Sample] = []
+        for run in 0..<runs {
+            let result = try await WireLoadGenerator.run(
+                target,
+                connections: connections,
+                warmup: .seconds(1),
+                duration: .seconds(Int64(seconds)),
+                group: group
+            ) { connection in
+                ProfileLoadWorkload(payloads: payloads, seed: UInt64(run * 1_000 + connection + 1))
             }
-            var all: [UInt64] = []
-            for try await latencies in group {
-                all += latencies
-            }
-            return (all.count, all)
+            samples.append(Sample(
+                callsPerSecond: result.requestsPerSecond,
+                p50: result.latencies.percentileMilliseconds(0.50),
+                p99: result.latencies.percentileMilliseconds(0.99)
+            ))
         }
+        return samples
     }
 
     // MARK: pgbench
@@ -250,6 +246,35 @@ struct ProfileBenchmark: AsyncParsableCommand {
             format: "konto-bench profile: ratio=%.2f target=0.7 rps=%.0f pgbench_tps=%.0f p50_ms=%.3f p99_ms=%.3f pgbench_avg_ms=%.3f connections=%d pgbench_protocol=%@",
             rps / tps, rps, tps, p50, p99, pgLatency, connections, pgbenchProtocol
         ))
+    }
+}
+
+/// One benchmark connection's loads: a random account each time, the same three keys. Every
+/// answer must be a response frame (the load generator fails the run on an error frame); one in
+/// 16 is decoded in full and checked against the account asked for.
+final class ProfileLoadWorkload: WireWorkload {
+    private let payloads: [ByteBuffer]
+    private var generator: SplitMix64
+    private var lastRow = 0
+    private var answers = 0
+
+    init(payloads: [ByteBuffer], seed: UInt64) {
+        self.payloads = payloads
+        self.generator = SplitMix64(seed: seed)
+    }
+
+    func nextRequest() -> WireRequest {
+        self.lastRow = Int(self.generator.next() % UInt64(self.payloads.count))
+        return WireRequest(method: ProfileContract.load.name, timeoutMilliseconds: 10_000, payload: self.payloads[self.lastRow])
+    }
+
+    func check(_ response: WireResponse) throws {
+        self.answers += 1
+        guard self.answers % 16 == 1 else { return }
+        let record = try JSONDecoder().decode(ProfileRecord.self, from: Data(response.payload.readableBytesView))
+        guard record.accountId == "acc-\(self.lastRow + 1)", record.details.count == ProfileBenchmark.keys.count else {
+            throw ValidationError("load answered \(record.details.count) keys for \(record.accountId)")
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KontoWire
 import NIOCore
 import NIOPosix
 
@@ -95,12 +96,12 @@ struct WireBenchmark: AsyncParsableCommand {
 
     private func sampleOurs(port: Int, connections count: Int, group: any EventLoopGroup) async throws -> Row {
         let result = try await WireLoadGenerator.run(
-            port: port,
+            .init(port: port, secret: Self.secret),
             connections: count,
             warmup: .nanoseconds(Int64(self.seconds * 0.25e9)),
             duration: .nanoseconds(Int64(self.seconds * 1e9)),
             group: group
-        )
+        ) { _ in EchoWorkload() }
         progress("konto -c \(count): \(Int(result.requestsPerSecond)) rps")
         return Row(
             connections: count,
@@ -142,6 +143,22 @@ struct WireBenchmark: AsyncParsableCommand {
                 + " rps_64=\(at64.map { Statistics.format($0.rps, 0) } ?? "n/a")"
                 + " redis_rps_64=\(redis64.map { Statistics.format($0.rps, 0) } ?? "n/a")"
         )
+    }
+}
+
+/// The same request a WireClient sends for a small call: method, timeout header, 16-byte payload,
+/// echoed back.
+final class EchoWorkload: WireWorkload {
+    private let payload = ByteBuffer(repeating: 0x61, count: 16)
+
+    func nextRequest() -> WireRequest {
+        WireRequest(method: WireBenchmark.method, timeoutMilliseconds: 5_000, payload: self.payload)
+    }
+
+    func check(_ response: WireResponse) throws {
+        guard response.payload == self.payload else {
+            throw ValidationError("the echo answered other bytes")
+        }
     }
 }
 

@@ -2,10 +2,24 @@ import KontoWire
 import NIOCore
 import NIOPosix
 
-/// Drives a wire server like redis-benchmark drives redis: each connection keeps exactly one
-/// request outstanding (-P 1) and sends the next as soon as the answer arrives, all on the event
-/// loop, recording every round trip after the warm-up.
+/// What one load connection sends and how it checks the answers. Created per connection and used
+/// only on that connection's event loop.
+protocol WireWorkload: AnyObject {
+    func nextRequest() -> WireRequest
+    /// Throws when the answer to the last request is wrong; the run then fails.
+    func check(_ response: WireResponse) throws
+}
+
+/// Drives a wire server like redis-benchmark and pgbench drive theirs: each connection keeps
+/// exactly one request outstanding (-P 1) and sends the next as soon as the answer arrives, all on
+/// the event loop, recording every round trip after the warm-up.
 enum WireLoadGenerator {
+    struct Target: Sendable {
+        var port: Int
+        var secret: String
+        var serviceName = "bench-load"
+    }
+
     struct Result {
         var requests: Int
         var seconds: Double
@@ -14,17 +28,18 @@ enum WireLoadGenerator {
     }
 
     static func run(
-        port: Int,
+        _ target: Target,
         connections: Int,
         warmup: TimeAmount,
         duration: TimeAmount,
-        group: any EventLoopGroup
+        group: any EventLoopGroup,
+        workload: @escaping @Sendable (_ connection: Int) -> any WireWorkload
     ) async throws -> Result {
         let start = NIODeadline.now()
         let recordFrom = start + warmup
         let stopAt = recordFrom + duration
         var futures: [EventLoopFuture<LatencyHistogram>] = []
-        for _ in 0..<connections {
+        for index in 0..<connections {
             let eventLoop = group.next()
             let done = eventLoop.makePromise(of: LatencyHistogram.self)
             let channel = try await ClientBootstrap(group: eventLoop)
@@ -34,10 +49,16 @@ enum WireLoadGenerator {
                         let sync = channel.pipeline.syncOperations
                         try sync.addHandler(ByteToMessageHandler(WireFrameDecoder()))
                         try sync.addHandler(MessageToByteHandler(WireFrameEncoder()))
-                        try sync.addHandler(LoadConnectionHandler(recordFrom: recordFrom, stopAt: stopAt, done: done))
+                        try sync.addHandler(LoadConnectionHandler(
+                            target: target,
+                            workload: workload(index),
+                            recordFrom: recordFrom,
+                            stopAt: stopAt,
+                            done: done
+                        ))
                     }
                 }
-                .connect(host: "127.0.0.1", port: port)
+                .connect(host: "127.0.0.1", port: target.port)
                 .get()
             futures.append(done.futureResult.always { _ in channel.close(promise: nil) })
         }
@@ -55,15 +76,24 @@ final class LoadConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = WireFrame
     typealias OutboundOut = WireFrame
 
+    private let target: WireLoadGenerator.Target
+    private let workload: any WireWorkload
     private let recordFrom: UInt64
     private let stopAt: UInt64
     private let done: EventLoopPromise<LatencyHistogram>
     private var latencies = LatencyHistogram()
     private var sentAt: UInt64 = 0
     private var nextID: UInt64 = 1
-    private let payload = ByteBuffer(repeating: 0x61, count: 16)
 
-    init(recordFrom: NIODeadline, stopAt: NIODeadline, done: EventLoopPromise<LatencyHistogram>) {
+    init(
+        target: WireLoadGenerator.Target,
+        workload: any WireWorkload,
+        recordFrom: NIODeadline,
+        stopAt: NIODeadline,
+        done: EventLoopPromise<LatencyHistogram>
+    ) {
+        self.target = target
+        self.workload = workload
         self.recordFrom = recordFrom.uptimeNanoseconds
         self.stopAt = stopAt.uptimeNanoseconds
         self.done = done
@@ -73,13 +103,20 @@ final class LoadConnectionHandler: ChannelInboundHandler {
         let frame = Self.unwrapInboundIn(data)
         switch frame.message {
         case .hello(.challenge(let challenge)):
-            let mac = WireHandshake.mac(secret: WireSecret(WireBenchmark.secret), nonce: challenge.nonce, serviceName: "bench-load")
-            let hello = WireHello.ClientHello(serviceName: "bench-load", mac: mac)
+            let mac = WireHandshake.mac(secret: WireSecret(self.target.secret), nonce: challenge.nonce, serviceName: self.target.serviceName)
+            let hello = WireHello.ClientHello(serviceName: self.target.serviceName, mac: mac)
             context.writeAndFlush(Self.wrapOutboundOut(WireFrame(correlationID: 0, message: .hello(.clientHello(hello)))), promise: nil)
         case .welcome:
             self.send(context: context)
-        case .response:
+        case .response(let response):
             let now = NIODeadline.now().uptimeNanoseconds
+            do {
+                try self.workload.check(response)
+            } catch {
+                self.done.fail(error)
+                context.close(promise: nil)
+                return
+            }
             if now >= self.recordFrom, now < self.stopAt {
                 self.latencies.record(nanoseconds: now - self.sentAt)
             }
@@ -105,8 +142,7 @@ final class LoadConnectionHandler: ChannelInboundHandler {
     }
 
     private func send(context: ChannelHandlerContext) {
-        // The same request a WireClient sends: method, timeout header, small payload.
-        let request = WireRequest(method: WireBenchmark.method, timeoutMilliseconds: 5_000, payload: self.payload)
+        let request = self.workload.nextRequest()
         let id = self.nextID
         self.nextID += 1
         self.sentAt = NIODeadline.now().uptimeNanoseconds
