@@ -5,6 +5,7 @@ import KontoPostgres
 import KontoWire
 import Logging
 import NIOCore
+import NIOPosix
 import ProfileService
 import ServiceLifecycle
 import UnixSignals
@@ -27,6 +28,9 @@ struct ProfileBenchServer: AsyncParsableCommand {
     @Option(help: "Port; 0 picks a free one.")
     var port: Int = 0
 
+    @Option(help: "Event loop threads of the service (wire server and PostgreSQL pool).")
+    var threads: Int = System.coreCount
+
     func run() async throws {
         var logger = Logger(label: "konto.bench.profile")
         logger.logLevel = .warning
@@ -36,7 +40,8 @@ struct ProfileBenchServer: AsyncParsableCommand {
             database: try self.databaseURL.map { try PostgresSettings(url: $0) },
             accounts: ProfileBenchmark.accounts
         )
-        let server = ProfileServer(configuration: configuration, logger: logger)
+        let eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: threads)
+        let server = ProfileServer(configuration: configuration, eventLoopGroup: eventLoopGroup, logger: logger)
         for row in stride(from: 1, through: memoryRows, by: 1) {
             var details = AccountDetails()
             details[\.name] = PersonName(givenName: "User \(row)", familyName: "Bench")

@@ -37,6 +37,9 @@ struct ProfileBenchmark: AsyncParsableCommand {
     @Option(help: "pgbench query protocol: simple, extended or prepared (postgres-nio uses extended).")
     var pgbenchProtocol: String = "extended"
 
+    @Option(help: "Event loop threads of the Profile service.")
+    var serverThreads: Int = System.coreCount
+
     @Option(help: "Load generator event loop threads (pgbench runs with -j 2 here).")
     var loadThreads: Int = 1
 
@@ -116,7 +119,7 @@ struct ProfileBenchmark: AsyncParsableCommand {
     private func measureOurs(serverArguments: [String], logger: Logger) async throws -> [Sample] {
         let server = try ChildProcess.start(
             CommandLine.arguments[0],
-            ["profile-server", "--port", "0"] + serverArguments,
+            ["profile-server", "--port", "0", "--threads", "\(serverThreads)"] + serverArguments,
             readyPrefix: "READY "
         )
         defer { server.stop() }

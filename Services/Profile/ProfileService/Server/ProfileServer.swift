@@ -3,6 +3,7 @@ import KontoPostgres
 import KontoWire
 import Logging
 import NIOCore
+import NIOPosix
 import PostgresNIO
 import ServiceLifecycle
 
@@ -19,7 +20,13 @@ public final class ProfileServer: Service {
     private let postgresStorage: PostgresProfileStorage?
     private let logger: Logger
 
-    public init(configuration: ProfileServiceConfiguration, logger: Logger) {
+    /// - Parameter eventLoopGroup: runs both the wire server and the PostgreSQL pool, so a load's
+    ///   query and its answer can stay on one thread.
+    public init(
+        configuration: ProfileServiceConfiguration,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger
+    ) {
         var wire = WireServer.Configuration(
             host: configuration.host,
             port: configuration.port,
@@ -31,7 +38,7 @@ public final class ProfileServer: Service {
         wire.handlerExecution = .eventLoop
         let storage: any ProfileStorage
         if let database = configuration.database {
-            let client = PostgresClient(configuration: database.clientConfiguration, backgroundLogger: logger)
+            let client = PostgresClient(configuration: database.clientConfiguration, eventLoopGroup: eventLoopGroup, backgroundLogger: logger)
             let postgres = PostgresProfileStorage(client: client, logger: logger)
             self.client = client
             self.postgresStorage = postgres
@@ -43,7 +50,7 @@ public final class ProfileServer: Service {
             logger.warning("profile details are kept in memory and lost at exit")
         }
         self.store = ProfileStore(storage: storage, configuration: configuration.accounts, options: configuration.store, logger: logger)
-        self.wireServer = WireServer(configuration: wire, logger: logger)
+        self.wireServer = WireServer(configuration: wire, eventLoopGroup: eventLoopGroup, logger: logger)
         self.logger = logger
         store.register(on: wireServer)
     }

@@ -1,4 +1,5 @@
 import KontoModel
+import KontoPostgres
 
 /// Where the Profile service keeps account details: deliberately dumb and atomic.
 ///
@@ -13,6 +14,13 @@ public protocol ProfileStorage: Sendable {
     /// The record, or `nil` when there is none.
     func fetch(accountId: String) async throws(ProfileStorageError) -> StoredProfile?
 
+    /// ``fetch(accountId:)`` bounded by `timeout`; past it, fails `unavailable` (underlying ``OperationTimeoutError``).
+    ///
+    /// Reads are most of the traffic, so a storage that can bound its waits more cheaply than a task and a timer per
+    /// call (PostgreSQL's batched lookups) implements this; the default runs ``fetch(accountId:)`` under
+    /// ``OperationTimeout``.
+    func fetch(accountId: String, timeout: Duration) async throws(ProfileStorageError) -> StoredProfile?
+
     /// Replaces the values if the record is still at `ifVersion`, and returns the new version;
     /// `nil` when the version moved on or the record is gone.
     func replace(accountId: String, values: [String: AccountValue], ifVersion: Int64) async throws(ProfileStorageError) -> Int64?
@@ -22,4 +30,19 @@ public protocol ProfileStorage: Sendable {
 
     /// Throws when the storage cannot serve requests.
     func checkHealth() async throws(ProfileStorageError)
+}
+
+extension ProfileStorage {
+    public func fetch(accountId: String, timeout: Duration) async throws(ProfileStorageError) -> StoredProfile? {
+        do {
+            return try await OperationTimeout.run(timeout) {
+                try await self.fetch(accountId: accountId)
+            }
+        } catch let error as ProfileStorageError {
+            throw error
+        } catch {
+            // The deadline, or cancellation of the caller: either way the call was abandoned and may be retried.
+            throw ProfileStorageError(.unavailable, underlying: error)
+        }
+    }
 }

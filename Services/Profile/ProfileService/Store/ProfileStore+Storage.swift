@@ -13,26 +13,41 @@ extension ProfileStore {
             return try await OperationTimeout.run(options.operationTimeout) {
                 try await body(storage)
             }
-        } catch let error as ProfileStorageError {
-            switch error.code {
-            case .alreadyExists:
-                throw ProfileError.alreadyExists
-            case .unavailable:
-                logger.warning("profile storage unavailable", metadata: ["konto.operation": "\(operation)"])
-                throw ProfileError.storageUnavailable
-            case .failure:
-                logger.error("profile storage failed", metadata: ["konto.operation": "\(operation)"])
-                throw ProfileError.storageFailure
-            }
-        } catch is OperationTimeoutError {
+        } catch {
+            throw mapped(error, operation: operation, logger: logger)
+        }
+    }
+
+    /// The storage's `fetch(accountId:timeout:)`, which bounds itself, with its failures mapped.
+    func fetch(_ accountId: String, logger: Logger) async throws(ProfileError) -> StoredProfile? {
+        do {
+            return try await storage.fetch(accountId: accountId, timeout: options.operationTimeout)
+        } catch {
+            throw mapped(error, operation: "fetch", logger: logger)
+        }
+    }
+
+    private func mapped(_ error: any Error, operation: String, logger: Logger) -> ProfileError {
+        let storageError = error as? ProfileStorageError
+        if error is OperationTimeoutError || storageError?.underlying is OperationTimeoutError {
             logger.warning("profile storage timed out", metadata: [
                 "konto.operation": "\(operation)",
                 "konto.timeout": "\(options.operationTimeout)",
             ])
-            throw ProfileError.storageUnavailable
-        } catch {
+            return ProfileError.storageUnavailable
+        }
+        switch storageError?.code {
+        case .alreadyExists:
+            return ProfileError.alreadyExists
+        case .unavailable:
+            logger.warning("profile storage unavailable", metadata: ["konto.operation": "\(operation)"])
+            return ProfileError.storageUnavailable
+        case .failure:
+            logger.error("profile storage failed", metadata: ["konto.operation": "\(operation)"])
+            return ProfileError.storageFailure
+        case nil:
             // Only cancellation of the caller is left; the request is abandoned, so it may be retried.
-            throw ProfileError.storageUnavailable
+            return ProfileError.storageUnavailable
         }
     }
 }

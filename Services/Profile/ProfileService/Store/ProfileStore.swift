@@ -133,9 +133,7 @@ public struct ProfileStore: Sendable {
         guard Self.isStorableAccountId(accountId) else {
             return nil
         }
-        return try await perform("fetch", logger: logger) { storage async throws(ProfileStorageError) in
-            try await storage.fetch(accountId: accountId)
-        }
+        return try await fetch(accountId, logger: logger)
     }
 
     /// Details as callers see them: the accountId added, secrets (never stored, but never shown either) left out.

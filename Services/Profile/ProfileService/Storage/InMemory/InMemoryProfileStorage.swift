@@ -21,6 +21,11 @@ public final class InMemoryProfileStorage: ProfileStorage {
         records.withLock { $0[accountId] }
     }
 
+    /// Never waits, so needs no timer.
+    public func fetch(accountId: String, timeout: Duration) -> StoredProfile? {
+        fetch(accountId: accountId)
+    }
+
     public func replace(accountId: String, values: [String: AccountValue], ifVersion: Int64) -> Int64? {
         records.withLock { records -> Int64? in
             guard let current = records[accountId], current.version == ifVersion else { return nil }

@@ -1,6 +1,8 @@
 import Foundation
 import KontoModel
 import KontoPostgres
+import KontoWire
+import NIOPosix
 import Logging
 import PostgresNIO
 
@@ -9,13 +11,48 @@ import PostgresNIO
 /// The client is the caller's: it must be running (`client.run()` in a service group) for as long as the storage
 /// is used. Every query binds its values (`PostgresQuery` interpolation); no SQL is built from input.
 /// Connection-level failures come back as `unavailable`; the pool reconnects on its own once the database is back.
+///
+/// Bounded reads (``fetch(accountId:timeout:)``, what the store uses) are batched: concurrent loads share one
+/// `account_id = ANY($1)` query (``BatchedLookup``), which is what lets one Profile process keep up with the
+/// database under load.
 public struct PostgresProfileStorage: ProfileStorage {
     private let client: PostgresClient
     private let logger: Logger
+    private let lookups: BatchedLookup<String, StoredRow>
 
-    public init(client: PostgresClient, logger: Logger) {
+    /// - Parameters:
+    ///   - maxConcurrentFetches: batched read queries in flight at once; further reads wait for the next batch.
+    ///   - maxFetchBatch: accounts read by one query at most.
+    public init(client: PostgresClient, logger: Logger, maxConcurrentFetches: Int = 2, maxFetchBatch: Int = 64) {
         self.client = client
         self.logger = logger
+        self.lookups = BatchedLookup(
+            maxConcurrentBatches: maxConcurrentFetches,
+            maxBatchSize: maxFetchBatch,
+            // On the event loop of the call that starts it (a wire connection's), so the answers
+            // go back to their callers without waking a thread of the global executor.
+            executor: { MultiThreadedEventLoopGroup.currentEventLoop.map { EventLoopTaskExecutor(eventLoop: $0) } }
+        ) { accountIds in
+            do {
+                let rows = try await client.query(
+                    "SELECT account_id, version, details::text FROM profile_accounts WHERE account_id = ANY(\(accountIds))",
+                    logger: logger
+                )
+                var found: [String: StoredRow] = [:]
+                for try await (accountId, version, document) in rows.decode((String, Int64, String).self) {
+                    found[accountId] = StoredRow(version: version, document: document)
+                }
+                return found
+            } catch {
+                throw Self.mapped(error, logger: logger)
+            }
+        }
+    }
+
+    /// A row as read, before its document is decoded (in the caller's task, not the batch's).
+    struct StoredRow: Sendable {
+        var version: Int64
+        var document: String
     }
 
     /// Creates or updates the table; run once at start, before serving.
@@ -39,26 +76,42 @@ public struct PostgresProfileStorage: ProfileStorage {
         }
     }
 
+    /// One query of its own, unbounded; the store uses ``fetch(accountId:timeout:)``.
     public func fetch(accountId: String) async throws(ProfileStorageError) -> StoredProfile? {
-        let row: (Int64, String)?
+        let row: StoredRow?
         do {
             let rows = try await client.query(
                 "SELECT version, details::text FROM profile_accounts WHERE account_id = \(accountId)",
                 logger: logger
             )
-            var found: (Int64, String)?
-            for try await decoded in rows.decode((Int64, String).self) {
-                found = decoded
+            var found: StoredRow?
+            for try await (version, document) in rows.decode((Int64, String).self) {
+                found = StoredRow(version: version, document: document)
             }
             row = found
         } catch {
             throw mapped(error)
         }
-        guard let (version, document) = row else {
-            return nil
-        }
+        return try row.map { row throws(ProfileStorageError) in try decode(row, accountId: accountId) }
+    }
+
+    /// Read in a batch with the other reads in flight (``BatchedLookup``), bounded by `timeout`.
+    public func fetch(accountId: String, timeout: Duration) async throws(ProfileStorageError) -> StoredProfile? {
+        let row: StoredRow?
         do {
-            return StoredProfile(values: try ProfileDocument.decode(document.utf8), version: version)
+            row = try await lookups.value(for: accountId, timeout: timeout)
+        } catch let error as ProfileStorageError {
+            throw error
+        } catch {
+            // The deadline, or cancellation of the caller: abandoned, so it may be retried.
+            throw ProfileStorageError(.unavailable, underlying: error)
+        }
+        return try row.map { row throws(ProfileStorageError) in try decode(row, accountId: accountId) }
+    }
+
+    private func decode(_ row: StoredRow, accountId: String) throws(ProfileStorageError) -> StoredProfile {
+        do {
+            return StoredProfile(values: try ProfileDocument.decode(row.document.utf8), version: row.version)
         } catch {
             logger.error("stored profile details are unreadable", metadata: ["konto.account_id": "\(accountId)"])
             throw ProfileStorageError(.failure, underlying: error)
@@ -125,6 +178,13 @@ public struct PostgresProfileStorage: ProfileStorage {
     }
 
     private func mapped(_ error: any Error) -> ProfileStorageError {
+        Self.mapped(error, logger: logger)
+    }
+
+    private static func mapped(_ error: any Error, logger: Logger) -> ProfileStorageError {
+        if error is OperationTimeoutError {
+            return ProfileStorageError(.unavailable, underlying: error)
+        }
         if let unavailable = PostgresFailure.unavailability(of: error) {
             return ProfileStorageError(.unavailable, underlying: unavailable)
         }
