@@ -59,6 +59,11 @@ public final class BatchedLookup<Key: Hashable & Sendable, Value: Sendable>: Sen
         self.lookup = lookup
     }
 
+    /// Calls not answered yet (queued or in a running batch): a gauge for metrics and tests.
+    public var waitingCount: Int {
+        self.state.withLock { $0.waiting.count }
+    }
+
     /// The value for `key`, or `nil` when the lookup found none.
     /// - Throws: the lookup's error (for every call in the failed batch), ``OperationTimeoutError``
     ///   once `timeout` has passed, `CancellationError` when the calling task is cancelled.
