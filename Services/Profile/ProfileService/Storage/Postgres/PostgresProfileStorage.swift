@@ -182,9 +182,6 @@ public struct PostgresProfileStorage: ProfileStorage {
     }
 
     private static func mapped(_ error: any Error, logger: Logger) -> ProfileStorageError {
-        if error is OperationTimeoutError {
-            return ProfileStorageError(.unavailable, underlying: error)
-        }
         if let unavailable = PostgresFailure.unavailability(of: error) {
             return ProfileStorageError(.unavailable, underlying: unavailable)
         }
