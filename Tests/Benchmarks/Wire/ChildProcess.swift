@@ -13,14 +13,7 @@ final class ChildProcess {
 
     /// Starts `executable` and waits (at most 60 s) for a line starting with `readyPrefix` or containing `readyContains`.
     static func start(_ executable: String, _ arguments: [String], readyPrefix: String?, readyContains: String? = nil) throws -> ChildProcess {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let handle = pipe.fileHandleForReading
+        let (process, handle) = try launch(executable, arguments)
         var pending = Data()
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, process.isRunning {
@@ -57,6 +50,14 @@ final class ChildProcess {
     }
 
     static func output(_ executable: String, _ arguments: [String]) throws -> String {
+        let (process, handle) = try launch(executable, arguments)
+        let data = handle.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Runs `executable` with its standard output readable through the returned handle.
+    private static func launch(_ executable: String, _ arguments: [String]) throws -> (Process, FileHandle) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -64,9 +65,7 @@ final class ChildProcess {
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        return (process, pipe.fileHandleForReading)
     }
 
     static func which(_ name: String) -> String? {

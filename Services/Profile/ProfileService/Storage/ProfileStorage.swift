@@ -38,11 +38,8 @@ extension ProfileStorage {
             return try await OperationTimeout.run(timeout) {
                 try await self.fetch(accountId: accountId)
             }
-        } catch let error as ProfileStorageError {
-            throw error
         } catch {
-            // The deadline, or cancellation of the caller: either way the call was abandoned and may be retried.
-            throw ProfileStorageError(.unavailable, underlying: error)
+            throw .abandoned(error)
         }
     }
 }

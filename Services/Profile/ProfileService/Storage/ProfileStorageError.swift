@@ -26,3 +26,11 @@ public struct ProfileStorageError: Error, Sendable, CustomStringConvertible {
         "ProfileStorageError(\(code.rawValue))"
     }
 }
+
+extension ProfileStorageError {
+    /// `error` as a storage error: itself if it is one, else a call given up on (its deadline passed or its caller
+    /// was cancelled), which is `unavailable` and may be retried.
+    static func abandoned(_ error: any Error) -> ProfileStorageError {
+        error as? ProfileStorageError ?? ProfileStorageError(.unavailable, underlying: error)
+    }
+}

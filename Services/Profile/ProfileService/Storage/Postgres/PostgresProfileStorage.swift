@@ -100,11 +100,8 @@ public struct PostgresProfileStorage: ProfileStorage {
         let row: StoredRow?
         do {
             row = try await lookups.value(for: accountId, timeout: timeout)
-        } catch let error as ProfileStorageError {
-            throw error
         } catch {
-            // The deadline, or cancellation of the caller: abandoned, so it may be retried.
-            throw ProfileStorageError(.unavailable, underlying: error)
+            throw .abandoned(error)
         }
         return try row.map { row throws(ProfileStorageError) in try decode(row, accountId: accountId) }
     }
