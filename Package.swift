@@ -64,7 +64,7 @@ let package = Package(
         ),
         .target(
             name: "KontoContracts",
-            dependencies: ["KontoModel", "KontoWire"],
+            dependencies: ["KontoModel", "KontoWire", .product(name: "NIOCore", package: "swift-nio")],
             path: "Shared/KontoContracts",
             swiftSettings: swiftSettings
         ),
@@ -89,6 +89,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Shared/KontoPostgres",
             swiftSettings: swiftSettings
@@ -152,7 +153,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KontoContractsTests",
-            dependencies: ["KontoContracts", "KontoModel", "KontoWire", "KontoTesting"],
+            dependencies: ["KontoContracts", "KontoModel", "KontoWire", "KontoTesting", .product(name: "NIOCore", package: "swift-nio")],
             path: "Tests/KontoContractsTests",
             swiftSettings: swiftSettings
         ),
@@ -172,6 +173,8 @@ let package = Package(
                 "KontoTesting",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/KontoPostgresTests",
             swiftSettings: swiftSettings
@@ -189,6 +192,7 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/ProfileServiceTests",
             swiftSettings: swiftSettings

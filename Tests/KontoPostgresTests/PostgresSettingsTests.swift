@@ -26,6 +26,21 @@ struct PostgresSettingsTests {
         #expect(client.options.connectTimeout == .seconds(3))
     }
 
+    @Test("the single-connection configuration carries the same server, credentials, TLS mode and connect timeout", arguments: PostgresSettings.TLSMode.allCases)
+    func connectionConfiguration(_ mode: PostgresSettings.TLSMode) throws {
+        var settings = try PostgresSettings(url: "postgres://profile:secret@db.internal:6543/konto_profile?sslmode=\(mode.rawValue)")
+        settings.connectTimeout = .milliseconds(1500)
+        let connection = try settings.connectionConfiguration()
+        #expect(connection.host == "db.internal")
+        #expect(connection.port == 6543)
+        #expect(connection.username == "profile")
+        #expect(connection.password == "secret")
+        #expect(connection.database == "konto_profile")
+        #expect(connection.options.connectTimeout == .milliseconds(1500))
+        #expect(connection.tls.isAllowed == (mode != .disable))
+        #expect(connection.tls.isEnforced == (mode == .require))
+    }
+
     @Test("defaults: port 5432, user postgres, database named after the user, TLS off")
     func defaults() throws {
         let settings = try PostgresSettings(url: "postgresql://localhost")

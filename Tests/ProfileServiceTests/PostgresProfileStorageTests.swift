@@ -24,8 +24,7 @@ struct PostgresProfileStorageTests {
     /// Runs `body` with a store over a fresh, migrated database and a client for looking at the rows directly.
     private func withStore(_ body: (ProfileStore, PostgresClient) async throws -> Void) async throws {
         try await TestDatabase.withFreshDatabase { database in
-            try await TestDatabase.withClient(database) { client in
-                let storage = PostgresProfileStorage(client: client, logger: Fixtures.logger)
+            try await PostgresStorageFixture.withStorage(database) { storage, client in
                 try await storage.migrate()
                 let store = ProfileStore(storage: storage, configuration: try AccountConfigurationChoice.keepingUnknownKeys.make(), options: Fixtures.options, logger: Fixtures.logger)
                 try await body(store, client)
@@ -101,8 +100,7 @@ struct PostgresProfileStorageTests {
     @Test("migrating twice is harmless, and health needs the table")
     func migrationAndHealth() async throws {
         try await TestDatabase.withFreshDatabase { database in
-            try await TestDatabase.withClient(database) { client in
-                let storage = PostgresProfileStorage(client: client, logger: Fixtures.logger)
+            try await PostgresStorageFixture.withStorage(database) { storage, client in
                 let store = ProfileStore(storage: storage, configuration: try AccountConfigurationChoice.standard.make(), options: Fixtures.options, logger: Fixtures.logger)
                 // Before the migration the database answers, but the service cannot work.
                 let error = await #expect(throws: ProfileError.self) { try await store.checkHealth() }

@@ -28,8 +28,7 @@ struct ProfileStoreOutageTests {
     private static func exercise(_ cluster: TemporaryPostgresCluster) async throws {
         let logger = Fixtures.logger
         let database = try await TestDatabase.createDatabase(on: cluster.maintenanceDatabase, logger: logger)
-        try await TestDatabase.withClient(database) { client in
-            let storage = PostgresProfileStorage(client: client, logger: logger)
+        try await PostgresStorageFixture.withStorage(database, logger: logger) { storage, _ in
             try await storage.migrate()
             let store = ProfileStore(
                 storage: storage,

@@ -16,7 +16,7 @@ enum KontoProfile {
             let environment = ServiceEnvironment()
             logger.logLevel = try environment.logLevel("KONTO_LOG_LEVEL")
             let configuration = try ProfileServiceConfiguration(environment: environment, logger: logger)
-            let server = ProfileServer(configuration: configuration, logger: logger)
+            let server = try ProfileServer(configuration: configuration, logger: logger)
             let group = ServiceGroup(configuration: .init(
                 services: [.init(service: server)],
                 gracefulShutdownSignals: [.sigterm, .sigint],

@@ -129,15 +129,21 @@ extension AccountValue {
             index += 1
             let start = index
             // Fast path: no escapes.
+            var isASCII = true
             while index < bytes.count {
                 let byte = bytes[index]
                 if byte == UInt8(ascii: "\"") {
-                    guard let text = String(validating: bytes[start..<index], as: UTF8.self) else { throw error("invalid UTF-8") }
+                    // ASCII needs no validation, and decoding a buffer skips the generic validating initialiser.
+                    let text = isASCII
+                        ? bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<index]), as: UTF8.self) }
+                        : String(validating: bytes[start..<index], as: UTF8.self)
+                    guard let text else { throw error("invalid UTF-8") }
                     index += 1
                     return text
                 }
                 if byte == UInt8(ascii: "\\") { break }
                 guard byte >= 0x20 else { throw error("control character in string") }
+                if byte >= 0x80 { isASCII = false }
                 index += 1
             }
             var utf8 = Array(bytes[start..<index])

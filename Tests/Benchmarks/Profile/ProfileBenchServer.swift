@@ -41,7 +41,7 @@ struct ProfileBenchServer: AsyncParsableCommand {
             accounts: ProfileBenchmark.accounts
         )
         let eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: threads)
-        let server = ProfileServer(configuration: configuration, eventLoopGroup: eventLoopGroup, logger: logger)
+        let server = try ProfileServer(configuration: configuration, eventLoopGroup: eventLoopGroup, logger: logger)
         for row in stride(from: 1, through: memoryRows, by: 1) {
             var details = AccountDetails()
             details[\.name] = PersonName(givenName: "User \(row)", familyName: "Bench")

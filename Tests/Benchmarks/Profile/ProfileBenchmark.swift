@@ -93,7 +93,7 @@ struct ProfileBenchmark: AsyncParsableCommand {
     /// Migrates through the service's own storage, then fills the table in one statement.
     static func seed(_ database: PostgresTestDatabase, rows: Int, logger: Logger) async throws {
         try await TestDatabase.withClient(database, logger: logger) { client in
-            try await PostgresProfileStorage(client: client, logger: logger).migrate()
+            try await PostgresProfileStorage.migrate(client: client, logger: logger)
             try await client.query("""
                 INSERT INTO profile_accounts (account_id, version, details)
                 SELECT 'acc-' || i, 1, jsonb_build_object(

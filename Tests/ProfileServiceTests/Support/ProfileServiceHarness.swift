@@ -58,7 +58,7 @@ enum ProfileServiceHarness {
         _ body: @escaping @Sendable (WireClient, ProfileServer) async throws -> Result
     ) async throws -> Result {
         let configuration = ProfileServiceConfiguration(port: 0, secret: WireSecret(secret), database: database, accounts: accounts)
-        let server = ProfileServer(configuration: configuration, logger: logger)
+        let server = try ProfileServer(configuration: configuration, logger: logger)
         return try await RunningServices.with([server], logger: logger) {
             let port = try await server.localAddress().port!
             let client = WireClient(

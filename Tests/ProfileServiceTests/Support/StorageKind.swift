@@ -17,8 +17,7 @@ enum StorageKind: String, CaseIterable, CustomStringConvertible, Sendable {
             return try await body(InMemoryProfileStorage())
         case .postgres:
             return try await TestDatabase.withFreshDatabase { database in
-                try await TestDatabase.withClient(database) { client in
-                    let storage = PostgresProfileStorage(client: client, logger: Fixtures.logger)
+                try await PostgresStorageFixture.withStorage(database) { storage, _ in
                     try await storage.migrate()
                     return try await body(storage)
                 }

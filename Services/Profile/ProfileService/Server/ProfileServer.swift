@@ -18,15 +18,17 @@ public final class ProfileServer: Service {
     private let wireServer: WireServer
     private let client: PostgresClient?
     private let postgresStorage: PostgresProfileStorage?
+    private let readConnections: PinnedConnections?
     private let logger: Logger
 
-    /// - Parameter eventLoopGroup: runs both the wire server and the PostgreSQL pool, so a load's
-    ///   query and its answer can stay on one thread.
+    /// - Parameter eventLoopGroup: runs the wire server, the PostgreSQL pool and one pinned read
+    ///   connection per loop, so a load's query and its answer stay on one thread.
+    /// - Throws: when the database's TLS settings cannot be turned into a TLS context.
     public init(
         configuration: ProfileServiceConfiguration,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger
-    ) {
+    ) throws {
         var wire = WireServer.Configuration(
             host: configuration.host,
             port: configuration.port,
@@ -39,13 +41,20 @@ public final class ProfileServer: Service {
         let storage: any ProfileStorage
         if let database = configuration.database {
             let client = PostgresClient(configuration: database.clientConfiguration, eventLoopGroup: eventLoopGroup, backgroundLogger: logger)
-            let postgres = PostgresProfileStorage(client: client, logger: logger)
+            let reads = PinnedConnections(
+                configuration: PostgresProfileStorage.readConfiguration(try database.connectionConfiguration()),
+                eventLoopGroup: eventLoopGroup,
+                logger: logger
+            )
+            let postgres = PostgresProfileStorage(client: client, reads: reads, logger: logger)
+            self.readConnections = reads
             self.client = client
             self.postgresStorage = postgres
             storage = postgres
         } else {
             self.client = nil
             self.postgresStorage = nil
+            self.readConnections = nil
             storage = InMemoryProfileStorage()
             logger.warning("profile details are kept in memory and lost at exit")
         }
@@ -61,12 +70,13 @@ public final class ProfileServer: Service {
     }
 
     public func run() async throws {
-        guard let client, let postgresStorage else {
+        guard let client, let postgresStorage, let readConnections else {
             try await wireServer.run()
             return
         }
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { await client.run() }
+            group.addTask { try await readConnections.run() }
             let migrated = try await cancelWhenGracefulShutdown {
                 try await self.migrate(postgresStorage)
             }

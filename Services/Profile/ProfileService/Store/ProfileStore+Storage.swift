@@ -19,11 +19,12 @@ extension ProfileStore {
     }
 
     /// The storage's `fetch(accountId:timeout:)`, which bounds itself, with its failures mapped.
-    func fetch(_ accountId: String, logger: Logger) async throws(ProfileError) -> StoredProfile? {
+    /// Loads are the hot path, so the account's logger is only made when there is something to log.
+    func fetch(_ accountId: String) async throws(ProfileError) -> StoredProfile? {
         do {
             return try await storage.fetch(accountId: accountId, timeout: options.operationTimeout)
         } catch {
-            throw mapped(error, operation: "fetch", logger: logger)
+            throw mapped(error, operation: "fetch", logger: logger(for: accountId))
         }
     }
 

@@ -42,16 +42,18 @@ public struct ProfileStore: Sendable {
     /// The account's details (only `keys` when given, never secrets) and their version.
     /// - Throws: `account.notFound`, `profile.storageUnavailable`.
     public func load(accountId: String, keys: [String]? = nil) async throws(ProfileError) -> VersionedAccountDetails {
-        let logger = logger(for: accountId)
-        guard let stored = try await fetch(accountId: accountId, logger: logger) else {
+        guard let stored = try await fetch(accountId: accountId) else {
             throw ProfileError.notFound()
         }
-        var details = accountDetails(accountId: accountId, values: stored.values)
-        if let keys {
-            let wanted = Set(keys)
-            details = details.filter { wanted.contains($0) }
+        guard let keys else {
+            return VersionedAccountDetails(details: accountDetails(accountId: accountId, values: stored.values), version: stored.version)
         }
-        return VersionedAccountDetails(details: details, version: stored.version)
+        // Picks the few keys asked for instead of copying every value and filtering the copy.
+        var selected: [String: AccountValue] = [:]
+        for key in keys where !isCredential(key) {
+            selected[key] = key == AccountIdKey.identifier ? .string(accountId) : stored.values[key]
+        }
+        return VersionedAccountDetails(details: AccountDetails(values: selected, userIdType: configuration.userIdType), version: stored.version)
     }
 
     /// Applies `modifications` atomically: read, apply, compare-and-set.
@@ -67,7 +69,7 @@ public struct ProfileStore: Sendable {
         let logger = logger(for: accountId)
         let (requestErrors, applicable) = checkedModifications(modifications)
         for attempt in 1...options.maximumModifyAttempts {
-            guard let stored = try await fetch(accountId: accountId, logger: logger) else {
+            guard let stored = try await fetch(accountId: accountId) else {
                 throw ProfileError.notFound()
             }
             if let expectedVersion, expectedVersion != stored.version {
@@ -128,12 +130,12 @@ public struct ProfileStore: Sendable {
 
     // MARK: Helpers
 
-    private func fetch(accountId: String, logger: Logger) async throws(ProfileError) -> StoredProfile? {
+    private func fetch(accountId: String) async throws(ProfileError) -> StoredProfile? {
         // An identifier that could never have been stored (empty, NUL) is simply not there.
         guard Self.isStorableAccountId(accountId) else {
             return nil
         }
-        return try await fetch(accountId, logger: logger)
+        return try await fetch(accountId)
     }
 
     /// Details as callers see them: the accountId added, secrets (never stored, but never shown either) left out.
@@ -143,7 +145,7 @@ public struct ProfileStore: Sendable {
         return details.filter { !isCredential($0) }
     }
 
-    private func logger(for accountId: String) -> Logger {
+    func logger(for accountId: String) -> Logger {
         var logger = logger
         logger[metadataKey: "konto.account_id"] = "\(accountId)"
         return logger

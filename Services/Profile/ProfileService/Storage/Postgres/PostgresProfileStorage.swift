@@ -8,45 +8,63 @@ import PostgresNIO
 
 /// Keeps records in the `profile_accounts` table, one row per account with its details as `jsonb`.
 ///
-/// The client is the caller's: it must be running (`client.run()` in a service group) for as long as the storage
-/// is used. Every query binds its values (`PostgresQuery` interpolation); no SQL is built from input.
-/// Connection-level failures come back as `unavailable`; the pool reconnects on its own once the database is back.
+/// The client and the read connections are the caller's: both must be running (`run()` in a service group) for as
+/// long as the storage is used. Every query binds its values; no SQL is built from input. Connection-level failures
+/// come back as `unavailable`; the pool and the read connections reconnect on their own once the database is back.
 ///
-/// Bounded reads (``fetch(accountId:timeout:)``, what the store uses) are batched: concurrent loads share one
-/// `account_id = ANY($1)` query (``BatchedLookup``), which is what lets one Profile process keep up with the
-/// database under load.
+/// Bounded reads (``fetch(accountId:timeout:)``, what the store uses) are batched per event loop: concurrent loads
+/// on one loop share one prepared `account_id = ANY($1)` query on that loop's pinned connection (``BatchedLookup``,
+/// ``PinnedConnections``), so a load's query and its answer stay on one thread and the database sees one small
+/// query per batch instead of one per call. Writes, transactions and health checks use the pool.
 public struct PostgresProfileStorage: ProfileStorage {
     private let client: PostgresClient
     private let logger: Logger
-    private let lookups: BatchedLookup<String, StoredRow>
+    /// One batched lookup per event loop of the read connections.
+    private let lookups: [(eventLoop: any EventLoop, lookup: BatchedLookup<String, StoredRow>)]
 
     /// - Parameters:
-    ///   - maxConcurrentFetches: batched read queries in flight at once; further reads wait for the next batch.
+    ///   - reads: the read connections, made with ``readConfiguration(_:)``.
     ///   - maxFetchBatch: accounts read by one query at most.
-    public init(client: PostgresClient, logger: Logger, maxConcurrentFetches: Int = 2, maxFetchBatch: Int = 64) {
+    public init(client: PostgresClient, reads: PinnedConnections, logger: Logger, maxFetchBatch: Int = 64) {
         self.client = client
         self.logger = logger
-        self.lookups = BatchedLookup(
-            maxConcurrentBatches: maxConcurrentFetches,
-            maxBatchSize: maxFetchBatch,
-            // On the event loop of the call that starts it (a wire connection's), so the answers
-            // go back to their callers without waking a thread of the global executor.
-            executor: { MultiThreadedEventLoopGroup.currentEventLoop.map { EventLoopTaskExecutor(eventLoop: $0) } }
-        ) { accountIds in
-            do {
-                let rows = try await client.query(
-                    "SELECT account_id, version, details::text FROM profile_accounts WHERE account_id = ANY(\(accountIds))",
-                    logger: logger
-                )
-                var found: [String: StoredRow] = [:]
-                for try await (accountId, version, document) in rows.decode((String, Int64, String).self) {
-                    found[accountId] = StoredRow(version: version, document: document)
+        self.lookups = reads.eventLoops.map { eventLoop in
+            let executor = EventLoopTaskExecutor(eventLoop: eventLoop)
+            // One batch in flight per loop: a connection runs one query at a time, and what arrives meanwhile
+            // makes the next batch.
+            return (eventLoop, BatchedLookup(maxConcurrentBatches: 1, maxBatchSize: maxFetchBatch, executor: { executor }) { accountIds in
+                do {
+                    let connection = try await reads.connection(on: eventLoop)
+                    var found: [String: StoredRow] = [:]
+                    for try await row in try await connection.execute(ProfileBatchRead(accountIds: accountIds), logger: logger) {
+                        found[row.accountId] = StoredRow(version: row.version, document: row.document)
+                    }
+                    return found
+                } catch {
+                    throw Self.mapped(error, logger: logger)
                 }
-                return found
-            } catch {
-                throw Self.mapped(error, logger: logger)
+            })
+        }
+        precondition(!self.lookups.isEmpty, "read connections need an event loop")
+    }
+
+    /// `configuration` as the read connections need it: the batched read is prepared once per connection, and
+    /// its generic plan (an index scan for any number of keys) is forced, or PostgreSQL would plan every batch
+    /// again for its exact array.
+    public static func readConfiguration(_ configuration: PostgresConnection.Configuration) -> PostgresConnection.Configuration {
+        var configuration = configuration
+        configuration.options.additionalStartupParameters.append(("plan_cache_mode", "force_generic_plan"))
+        return configuration
+    }
+
+    /// The lookup of the caller's event loop when it runs on one of the read connections' loops, else the first.
+    private var lookup: BatchedLookup<String, StoredRow> {
+        if self.lookups.count > 1, let current = MultiThreadedEventLoopGroup.currentEventLoop {
+            for entry in self.lookups where entry.eventLoop === current {
+                return entry.lookup
             }
         }
+        return self.lookups[0].lookup
     }
 
     /// A row as read, before its document is decoded (in the caller's task, not the batch's).
@@ -57,8 +75,13 @@ public struct PostgresProfileStorage: ProfileStorage {
 
     /// Creates or updates the table; run once at start, before serving.
     public func migrate(logger: Logger? = nil) async throws {
+        try await Self.migrate(client: client, logger: logger ?? self.logger)
+    }
+
+    /// Creates or updates the table through `client` alone (tools that fill a database without serving it).
+    public static func migrate(client: PostgresClient, logger: Logger) async throws {
         let migrator = try PostgresMigrator(migrations: ProfileMigrations.all)
-        try await migrator.migrate(client: client, logger: logger ?? self.logger)
+        try await migrator.migrate(client: client, logger: logger)
     }
 
     public func insert(accountId: String, values: [String: AccountValue]) async throws(ProfileStorageError) -> Int64 {
@@ -99,7 +122,7 @@ public struct PostgresProfileStorage: ProfileStorage {
     public func fetch(accountId: String, timeout: Duration) async throws(ProfileStorageError) -> StoredProfile? {
         let row: StoredRow?
         do {
-            row = try await lookups.value(for: accountId, timeout: timeout)
+            row = try await lookup.value(for: accountId, timeout: timeout)
         } catch {
             throw .abandoned(error)
         }
