@@ -27,6 +27,40 @@ struct WireServerTests {
         #expect(try await Self.whereHandlersRun { $0.handlerExecution = .eventLoop } == "event loop")
     }
 
+    @Test(
+        "on the event loop, handlers that finish at once are answered in order and a waiting one is cancelled when its connection closes",
+        .timeLimit(.minutes(1))
+    )
+    func eventLoopHandlersStartImmediately() async throws {
+        let server = TestSupport.makeServer { $0.handlerExecution = .eventLoop }
+        let release = AsyncStream.makeStream(of: Void.self)
+        let cancelled = AsyncStream.makeStream(of: Void.self)
+        server.registerRaw("test.wait") { _, _ in
+            await withTaskCancellationHandler {
+                for await _ in release.stream { break }
+            } onCancel: {
+                cancelled.continuation.yield()
+            }
+            return ByteBuffer()
+        }
+        try await TestSupport.withRunning([server]) {
+            let connection = try await RawConnection.connect(port: try await TestSupport.port(of: server))
+            _ = try await connection.handshake()
+            try await connection.send(WireFrame(correlationID: 1, message: .request(.init(method: "test.wait", payload: ByteBuffer()))))
+            // These answer inside the read that brought them, before their tasks are registered.
+            for id in UInt64(2)...21 {
+                try await connection.send(WireFrame(correlationID: id, message: .request(.init(method: "test.raw", payload: ByteBuffer(string: "\(id)")))))
+            }
+            for id in UInt64(2)...21 {
+                let answer = try await connection.nextFrame()
+                #expect(answer == WireFrame(correlationID: id, message: .response(.init(payload: ByteBuffer(string: "\(id)")))))
+            }
+            await connection.close()
+            // The waiting handler was registered, so closing the connection cancels it.
+            for await _ in cancelled.stream { break }
+        }
+    }
+
     @Test("by default handlers run off the event loop")
     func globalExecution() async throws {
         #expect(try await Self.whereHandlersRun { _ in } == "elsewhere")

@@ -14,7 +14,9 @@ public struct AccountDetails: Sendable {
     public var userIdType: UserIdType
     private var values: [String: AccountValue]
     /// Identifiers whose values must not leave the service in default encodings.
-    private var secretIdentifiers: Set<String> = [PasswordKey.identifier]
+    private var secretIdentifiers: Set<String> = Self.defaultSecretIdentifiers
+    /// Shared, so making details (once per load) does not build a set each time.
+    private static let defaultSecretIdentifiers: Set<String> = [PasswordKey.identifier]
 
     /// Creates empty details.
     public init(userIdType: UserIdType = .emailAddress) {

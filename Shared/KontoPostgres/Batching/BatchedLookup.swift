@@ -2,11 +2,14 @@ import Synchronization
 
 /// Coalesces concurrent single-key lookups into few batched ones (`WHERE key = ANY($1)`).
 ///
-/// A lookup starts a batch at once while fewer than `maxConcurrentBatches` are running; otherwise
-/// it queues, and the next batch to start takes everything queued (up to `maxBatchSize`). An idle
-/// service therefore answers with one query per call and no added wait, and a busy one sends one
-/// query for many calls: the per-query costs of the driver and the database (protocol messages,
-/// parse, plan, a round trip, thread hops) are paid once per batch instead of once per call.
+/// A lookup queues its key, and starts a batch task while fewer than `maxConcurrentBatches` are
+/// running. A batch task takes everything queued (up to `maxBatchSize`) only once it runs, and
+/// yields once before each batch, so the calls that became ready together (the requests read in one
+/// event loop tick, when the executor is that loop) share one query; after its query it takes the
+/// next batch, until nothing is queued. An idle service therefore answers with one query per call
+/// and no timer or added wait, and a busy one sends one query for many calls: the per-query costs
+/// of the driver and the database (protocol messages, a round trip, thread hops) are paid once per
+/// batch instead of once per call.
 ///
 /// Each batch starts after every one of its keys was asked for, so a call sees every write that
 /// committed before it began, as a query of its own would.
@@ -32,7 +35,7 @@ public final class BatchedLookup<Key: Hashable & Sendable, Value: Sendable>: Sen
         var waiting: [UInt64: Waiter] = [:]
         /// Calls not yet taken by a batch, oldest first.
         var queued: [UInt64] = []
-        /// Running batches and when the last of their callers gives up.
+        /// Batch tasks holding a place, and when the last caller of their current batch gives up.
         var running: [UInt64: ContinuousClock.Instant] = [:]
         var nextID: UInt64 = 0
         var sweeping = false
@@ -79,13 +82,13 @@ public final class BatchedLookup<Key: Hashable & Sendable, Value: Sendable>: Sen
                     return
                 }
                 let waiter = Waiter(key: key, deadline: .now + timeout, timeout: timeout, continuation: continuation)
-                let (batch, startSweeper) = self.state.withLock { state in
+                let (place, startSweeper) = self.state.withLock { state in
                     state.waiting[id] = waiter
                     state.queued.append(id)
-                    return (self.startBatchIfRoom(&state), self.claimSweeper(&state))
+                    return (self.reservePlaceIfRoom(&state, until: waiter.deadline), self.claimSweeper(&state))
                 }
-                if let batch {
-                    self.start(batch)
+                if let place {
+                    self.start(place)
                 }
                 if startSweeper {
                     Task { await self.sweep() }
@@ -104,14 +107,16 @@ public final class BatchedLookup<Key: Hashable & Sendable, Value: Sendable>: Sen
         return !state.sweeping
     }
 
-    /// Takes the next batch if one may start now.
-    private func startBatchIfRoom(_ state: inout State) -> (UInt64, Batch)? {
-        guard state.running.count < self.maxConcurrentBatches else { return nil }
-        return self.takeBatch(&state)
+    /// Reserves a place for a batch task if one may start now: the task takes its keys when it runs.
+    private func reservePlaceIfRoom(_ state: inout State, until deadline: ContinuousClock.Instant) -> UInt64? {
+        guard state.running.count < self.maxConcurrentBatches, !state.queued.isEmpty else { return nil }
+        state.nextID += 1
+        state.running[state.nextID] = deadline
+        return state.nextID
     }
 
-    /// Queued calls still waiting, oldest first, at most `maxBatchSize`, registered as running.
-    private func takeBatch(_ state: inout State) -> (UInt64, Batch)? {
+    /// Queued calls still waiting, oldest first, at most `maxBatchSize`; the place's deadline becomes theirs.
+    private func takeBatch(_ state: inout State, place: UInt64) -> Batch {
         var batch: Batch = []
         var deadline: ContinuousClock.Instant?
         var taken = 0
@@ -124,22 +129,38 @@ public final class BatchedLookup<Key: Hashable & Sendable, Value: Sendable>: Sen
             }
         }
         state.queued.removeFirst(taken)
-        guard let deadline else { return nil }
-        state.nextID += 1
-        state.running[state.nextID] = deadline
-        return (state.nextID, batch)
+        if let deadline {
+            state.running[place] = deadline
+        }
+        return batch
     }
 
-    private func start(_ batch: (UInt64, Batch)) {
+    private func start(_ place: UInt64) {
         Task(executorPreference: self.executor()) {
-            await self.run(batch)
+            await self.run(place)
         }
     }
 
-    /// Runs batches until nothing is queued, or until this one was given up on.
-    private func run(_ first: (UInt64, Batch)) async {
-        var (batchID, batch) = first
+    /// Runs batches until nothing is queued, or until its place was given up on.
+    private func run(_ place: UInt64) async {
+        var first = true
         while true {
+            // Behind whatever is ready on the executor now, so calls made in the same tick join this
+            // batch; a new task starts behind it already.
+            if !first {
+                await Task.yield()
+            }
+            first = false
+            let batch = self.state.withLock { state -> Batch in
+                // A place given up on has been taken by another task already.
+                guard state.running[place] != nil else { return [] }
+                let batch = self.takeBatch(&state, place: place)
+                if batch.isEmpty {
+                    state.running[place] = nil
+                }
+                return batch
+            }
+            guard !batch.isEmpty else { return }
             var keys: [Key] = []
             var seen = Set<Key>()
             for (_, key) in batch where seen.insert(key).inserted {
@@ -151,17 +172,14 @@ public final class BatchedLookup<Key: Hashable & Sendable, Value: Sendable>: Sen
             } catch {
                 result = .failure(error)
             }
-            let (answered, next) = self.state.withLock { state -> ([Waiter], (UInt64, Batch)?) in
+            let (answered, keepPlace) = self.state.withLock { state -> ([Waiter], Bool) in
                 let answered = batch.compactMap { id, _ in state.waiting.removeValue(forKey: id) }
-                // A batch given up on has had its place taken already.
-                guard state.running.removeValue(forKey: batchID) != nil else { return (answered, nil) }
-                return (answered, self.takeBatch(&state))
+                return (answered, state.running[place] != nil)
             }
             for waiter in answered {
                 waiter.continuation.resume(with: result.map { $0[waiter.key] })
             }
-            guard let next else { return }
-            (batchID, batch) = next
+            guard keepPlace else { return }
         }
     }
 
@@ -180,23 +198,25 @@ public final class BatchedLookup<Key: Hashable & Sendable, Value: Sendable>: Sen
             guard let earliest else { return }
             try? await Task.sleep(until: earliest, clock: .continuous)
             let now = ContinuousClock.now
-            let (expired, replacements) = self.state.withLock { state -> ([Waiter], [(UInt64, Batch)]) in
+            let (expired, replacement) = self.state.withLock { state -> ([Waiter], UInt64?) in
                 let due = state.waiting.compactMap { id, waiter in waiter.deadline <= now ? id : nil }
                 let expired = due.compactMap { state.waiting.removeValue(forKey: $0) }
-                for (batchID, deadline) in state.running where deadline <= now {
-                    state.running[batchID] = nil
+                for (place, deadline) in state.running where deadline <= now {
+                    state.running[place] = nil
                 }
-                var replacements: [(UInt64, Batch)] = []
-                while let batch = self.startBatchIfRoom(&state) {
-                    replacements.append(batch)
+                state.queued.removeAll { state.waiting[$0] == nil }
+                // One new task is enough: it takes the whole queue, up to a batch.
+                var latest: ContinuousClock.Instant?
+                for id in state.queued {
+                    if let deadline = state.waiting[id]?.deadline { latest = max(latest ?? deadline, deadline) }
                 }
-                return (expired, replacements)
+                return (expired, latest.flatMap { self.reservePlaceIfRoom(&state, until: $0) })
             }
             for waiter in expired {
                 waiter.continuation.resume(throwing: OperationTimeoutError(timeout: waiter.timeout))
             }
-            for batch in replacements {
-                self.start(batch)
+            if let replacement {
+                self.start(replacement)
             }
         }
     }

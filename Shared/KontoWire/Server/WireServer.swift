@@ -41,8 +41,9 @@ public final class WireServer: Service, Sendable {
         /// Handlers run on Swift's global concurrent executor.
         case globalExecutor
         /// Handlers run on their connection's event loop thread, saving two thread hops per
-        /// request. Only for handlers that never block and never compute for long (they would
-        /// stall every connection on that loop) — e.g. not password hashing.
+        /// request; each starts at once, inside the read that brought its request, and only
+        /// awaits go through the loop's queue. Only for handlers that never block and never compute
+        /// for long (they would stall every connection on that loop) — e.g. not password hashing.
         case eventLoop
     }
 

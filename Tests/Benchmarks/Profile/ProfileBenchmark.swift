@@ -62,11 +62,17 @@ struct ProfileBenchmark: AsyncParsableCommand {
             let server = try databaseURL.map { try PostgresTestDatabase(url: $0) } ?? cluster!.maintenanceDatabase
             let database = try await TestDatabase.createDatabase(on: server, logger: logger)
             try await Self.seed(database, rows: rows, logger: logger)
-            let ours = try await measureOurs(serverArguments: ["--database-url", database.url], logger: logger)
+            // Ours and pgbench take turns, run by run, so drift on a shared machine affects both alike.
+            let baseline = try Pgbench(executable: pgbench, database: database, benchmark: self)
+            defer { baseline.removeScript() }
+            try await baseline.warmUp()
+            var theirs: [PgbenchSample] = []
+            let ours = try await measureOurs(serverArguments: ["--database-url", database.url], logger: logger) {
+                theirs.append(try await baseline.sample())
+            }
             let memory = memoryBaseline
-                ? try await measureOurs(serverArguments: ["--memory-rows", "\(rows)"], logger: logger)
+                ? try await measureOurs(serverArguments: ["--memory-rows", "\(rows)"], logger: logger) {}
                 : []
-            let theirs = try await measurePgbench(pgbench, database: database)
             try? await TestDatabase.dropDatabase(database.database, on: server, logger: logger)
             report(ours: ours, pgbench: theirs, memory: memory)
         } catch {
@@ -116,7 +122,8 @@ struct ProfileBenchmark: AsyncParsableCommand {
         var p99: Double
     }
 
-    private func measureOurs(serverArguments: [String], logger: Logger) async throws -> [Sample] {
+    /// Runs the service once and measures it `runs` times, calling `between` after each run.
+    private func measureOurs(serverArguments: [String], logger: Logger, between: () async throws -> Void) async throws -> [Sample] {
         let server = try ChildProcess.start(
             CommandLine.arguments[0],
             ["profile-server", "--port", "0", "--threads", "\(serverThreads)"] + serverArguments,
@@ -133,7 +140,7 @@ struct ProfileBenchmark: AsyncParsableCommand {
         }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: loadThreads)
         do {
-            let samples = try await drive(port: port, payloads: payloads, group: group)
+            let samples = try await drive(port: port, payloads: payloads, group: group, between: between)
             try await group.shutdownGracefully()
             return samples
         } catch {
@@ -142,7 +149,7 @@ struct ProfileBenchmark: AsyncParsableCommand {
         }
     }
 
-    private func drive(port: Int, payloads: [ByteBuffer], group: any EventLoopGroup) async throws -> [Sample] {
+    private func drive(port: Int, payloads: [ByteBuffer], group: any EventLoopGroup, between: () async throws -> Void) async throws -> [Sample] {
         let target = WireLoadGenerator.Target(port: port, secret: Self.secret, serviceName: "konto-bench")
         var samples: [Sample] = []
         for run in 0..<runs {
@@ -160,6 +167,7 @@ struct ProfileBenchmark: AsyncParsableCommand {
                 p50: result.latencies.percentileMilliseconds(0.50),
                 p99: result.latencies.percentileMilliseconds(0.99)
             ))
+            try await between()
         }
         return samples
     }
@@ -171,35 +179,52 @@ struct ProfileBenchmark: AsyncParsableCommand {
         var latencyAverage: Double
     }
 
-    private func measurePgbench(_ pgbench: String, database: PostgresTestDatabase) async throws -> [PgbenchSample] {
-        let script = FileManager.default.temporaryDirectory.appendingPathComponent("konto-bench-profile-\(UUID().uuidString).sql")
-        // The query postgres-nio sends for a load: the row by primary key, version and details.
-        try """
-            \\set n random(1, \(rows))
-            SELECT version, details FROM profile_accounts WHERE account_id = 'acc-' || :n;
+    /// pgbench with the script of one load: the row by primary key, version and details.
+    struct Pgbench {
+        let executable: String
+        let arguments: [String]
+        let environment: [String: String]
+        let script: URL
+        let seconds: Int
+        let limit: Duration
 
-            """.write(to: script, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: script) }
-        let arguments = [
-            "-n", "-c", "\(connections)", "-j", "\(min(connections, ProcessInfo.processInfo.activeProcessorCount))",
-            "-M", pgbenchProtocol, "-f", script.path,
-            "-h", database.host, "-p", "\(database.port)", "-U", database.username, database.database,
-        ]
-        let environment = ["PGPASSWORD": database.password ?? ""]
-        let limit = Duration.seconds(seconds * 3 + 30)
-        _ = try await Self.output(pgbench, arguments + ["-T", "1"], environment: environment, limit: limit)
-        var samples: [PgbenchSample] = []
-        for _ in 0..<runs {
-            let output = try await Self.output(pgbench, arguments + ["-T", "\(seconds)"], environment: environment, limit: limit)
+        init(executable: String, database: PostgresTestDatabase, benchmark: ProfileBenchmark) throws {
+            let script = FileManager.default.temporaryDirectory.appendingPathComponent("konto-bench-profile-\(UUID().uuidString).sql")
+            try """
+                \\set n random(1, \(benchmark.rows))
+                SELECT version, details FROM profile_accounts WHERE account_id = 'acc-' || :n;
+
+                """.write(to: script, atomically: true, encoding: .utf8)
+            self.executable = executable
+            self.script = script
+            self.seconds = benchmark.seconds
+            self.arguments = [
+                "-n", "-c", "\(benchmark.connections)", "-j", "\(min(benchmark.connections, ProcessInfo.processInfo.activeProcessorCount))",
+                "-M", benchmark.pgbenchProtocol, "-f", script.path,
+                "-h", database.host, "-p", "\(database.port)", "-U", database.username, database.database,
+            ]
+            self.environment = ["PGPASSWORD": database.password ?? ""]
+            self.limit = .seconds(benchmark.seconds * 3 + 30)
+        }
+
+        func warmUp() async throws {
+            _ = try await ProfileBenchmark.output(executable, arguments + ["-T", "1"], environment: environment, limit: limit)
+        }
+
+        func sample() async throws -> PgbenchSample {
+            let output = try await ProfileBenchmark.output(executable, arguments + ["-T", "\(seconds)"], environment: environment, limit: limit)
             guard
-                let tps = Self.number(after: "tps = ", in: output),
-                let latency = Self.number(after: "latency average = ", in: output)
+                let tps = ProfileBenchmark.number(after: "tps = ", in: output),
+                let latency = ProfileBenchmark.number(after: "latency average = ", in: output)
             else {
                 throw ValidationError("could not read pgbench's output:\n\(output)")
             }
-            samples.append(PgbenchSample(transactionsPerSecond: tps, latencyAverage: latency))
+            return PgbenchSample(transactionsPerSecond: tps, latencyAverage: latency)
         }
-        return samples
+
+        func removeScript() {
+            try? FileManager.default.removeItem(at: script)
+        }
     }
 
     /// Runs a command to its end (bounded) and returns what it printed.
@@ -228,7 +253,7 @@ struct ProfileBenchmark: AsyncParsableCommand {
         let p99 = median(ours.map(\.p99))
         let tps = median(pgbench.map(\.transactionsPerSecond))
         let pgLatency = median(pgbench.map(\.latencyAverage))
-        print("profile load(3 keys) over the wire vs pgbench primary-key SELECT, \(connections) connections, \(runs) runs × \(seconds) s, \(rows) rows")
+        print("profile load(3 keys) over the wire vs pgbench primary-key SELECT, \(connections) connections, \(runs) alternating runs × \(seconds) s, \(rows) rows")
         print("  run  ours calls/s    p50 ms   p99 ms   pgbench tps   avg ms")
         for index in 0..<max(ours.count, pgbench.count) {
             let our = index < ours.count ? ours[index] : nil
