@@ -62,4 +62,38 @@ struct AccountValueJSONParsingTests {
             _ = try AccountValue(parsingJSON: Array(deep.utf8))
         }
     }
+
+    @Test("keeping names reads exactly those members of every document, as the full parse does", arguments: documents)
+    func keepingAgreesWithFullParse(_ document: String) throws {
+        let full = try AccountValue.parseObject(json: Array(document.utf8))
+        for names in [[], Array(full.keys), Array(full.keys.sorted().prefix(1)), ["absent"] + full.keys.sorted().suffix(1)] {
+            let kept = try AccountValue.parseObject(json: Array(document.utf8), keeping: names)
+            #expect(kept == full.filter { names.contains($0.key) })
+        }
+    }
+
+    @Test("skipped members are walked over correctly: nested containers, escaped quotes and backslashes")
+    func skipping() throws {
+        let document = #"{"skip":{"a":[1,{"b":"x\"}\\"},[]],"c":"\u007d]"},"s2":"\"}","keep":"yes","tail":[[{}]]}"#
+        #expect(try AccountValue.parseObject(json: Array(document.utf8), keeping: ["keep"]) == ["keep": .string("yes")])
+    }
+
+    @Test("a malformed document is refused even where its malformed part is a member not kept", arguments: [
+        #"{"skip":{"a":1,},"keep":1}"#, #"{"skip":[1,2,"keep":1}"#, #"{"skip":"unterminated,"keep":1}"#,
+        "{\"skip\":\"tab\there\",\"keep\":1}", #"{"skip":{"a" 1},"keep":1}"#, #"{"skip":{1:2},"keep":1}"#,
+        #"{"skip":tru,"keep":1}"#, #"{"skip":[1 2],"keep":1}"#, #"{"keep":1,"skip":{}"#, #"["keep"]"#, #"{"keep":1} x"#,
+    ])
+    func malformedWhileSkipping(_ document: String) {
+        #expect(throws: AccountValue.JSONParseError.self) {
+            _ = try AccountValue.parseObject(json: Array(document.utf8), keeping: ["keep"])
+        }
+    }
+
+    @Test("very deep nesting in a skipped member is refused, not a crash")
+    func deepNestingWhileSkipping() {
+        let deep = #"{"skip":"# + String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000) + "}"
+        #expect(throws: AccountValue.JSONParseError.self) {
+            _ = try AccountValue.parseObject(json: Array(deep.utf8), keeping: ["keep"])
+        }
+    }
 }

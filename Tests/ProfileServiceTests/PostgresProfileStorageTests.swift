@@ -97,6 +97,42 @@ struct PostgresProfileStorageTests {
         }
     }
 
+    @Test("when the server ends the read connections, loads fail fast as unavailable, then serve from fresh ones")
+    func readConnectionsEnded() async throws {
+        try await withStore { store, client in
+            let created = try await store.create(accountId: "a1", details: Fixtures.details())
+            // Concurrent loads, so more than one loop's read connection is open and prepared.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        let loaded = try await store.load(accountId: "a1")
+                        #expect(loaded == created)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            try await client.query("""
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+                """)
+            let clock = ContinuousClock()
+            var served = 0
+            for _ in 0..<200 where served < 8 {
+                let start = clock.now
+                do throws(ProfileError) {
+                    let loaded = try await store.load(accountId: "a1")
+                    #expect(loaded == created)
+                    served += 1
+                } catch {
+                    #expect(error.code == .storageUnavailable)
+                    // A closed connection is noticed, not waited out until the operation timeout.
+                    #expect(clock.now - start < Fixtures.options.operationTimeout)
+                }
+            }
+            #expect(served == 8)
+        }
+    }
+
     @Test("migrating twice is harmless, and health needs the table")
     func migrationAndHealth() async throws {
         try await TestDatabase.withFreshDatabase { database in

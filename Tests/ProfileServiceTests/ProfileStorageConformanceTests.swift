@@ -26,6 +26,18 @@ struct ProfileStorageConformanceTests {
         }
     }
 
+    @Test("a bounded fetch returns the whole record, or with keys only the values of those keys it has", arguments: StorageKind.allCases)
+    func boundedFetchWithKeys(kind: StorageKind) async throws {
+        try await kind.withStorage { storage in
+            _ = try await storage.insert(accountId: "a1", values: values)
+            #expect(try await storage.fetch(accountId: "a1", keys: nil, timeout: .seconds(10)) == StoredProfile(values: values, version: 1))
+            let some = try await storage.fetch(accountId: "a1", keys: ["name", "visits", "absent"], timeout: .seconds(10))
+            #expect(some == StoredProfile(values: ["name": values["name"]!, "visits": values["visits"]!], version: 1))
+            #expect(try await storage.fetch(accountId: "a1", keys: [], timeout: .seconds(10)) == StoredProfile(values: [:], version: 1))
+            #expect(try await storage.fetch(accountId: "missing", keys: ["name"], timeout: .seconds(10)) == nil)
+        }
+    }
+
     @Test("a second insert for an account fails with alreadyExists and changes nothing", arguments: StorageKind.allCases)
     func duplicateInsert(kind: StorageKind) async throws {
         try await kind.withStorage { storage in

@@ -12,12 +12,8 @@ extension AccountValue {
 
     /// Parses one JSON document.
     public init(parsingJSON bytes: some Collection<UInt8>) throws(JSONParseError) {
-        let array = Array(bytes)
-        var parser = Parser(bytes: array)
-        parser.skipWhitespace()
-        self = try parser.value(depth: 0)
-        parser.skipWhitespace()
-        guard parser.index == array.count else { throw parser.error("trailing characters") }
+        var parser = Parser(bytes: Array(bytes))
+        self = try parser.document { parser throws(JSONParseError) in try parser.value(depth: 0) }
     }
 
     /// Parses a JSON object document into its members.
@@ -26,6 +22,18 @@ extension AccountValue {
             throw JSONParseError(offset: 0, reason: "expected an object")
         }
         return members
+    }
+
+    /// Parses a JSON object document into the members named in `names`. The other members are skipped: their shape
+    /// is checked, but no value is built (a load asks for a few keys of a larger stored document).
+    public static func parseObject(json bytes: some Collection<UInt8>, keeping names: [String]) throws(JSONParseError) -> [String: AccountValue] {
+        var parser = Parser(bytes: Array(bytes))
+        return try parser.document { parser throws(JSONParseError) in
+            guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "{") else {
+                throw parser.error("expected an object")
+            }
+            return try parser.members(depth: 0, keeping: names)
+        }
     }
 
     private struct Parser {
@@ -42,9 +50,21 @@ extension AccountValue {
             JSONParseError(offset: index, reason: reason)
         }
 
+        /// `body` reads the one value of the document; only whitespace may surround it.
+        mutating func document<Result>(_ body: (inout Parser) throws(JSONParseError) -> Result) throws(JSONParseError) -> Result {
+            skipWhitespace()
+            let result = try body(&self)
+            skipWhitespace()
+            guard index == bytes.count else { throw error("trailing characters") }
+            return result
+        }
+
         mutating func skipWhitespace() {
-            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) {
-                index += 1
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x09, 0x0A, 0x0D: index += 1
+                default: return
+                }
             }
         }
 
@@ -72,12 +92,20 @@ extension AccountValue {
         }
 
         mutating func object(depth: Int) throws(JSONParseError) -> AccountValue {
+            .object(try members(depth: depth, keeping: nil))
+        }
+
+        /// The members of the object at `index`; with `names`, only those, the others skipped.
+        mutating func members(depth: Int, keeping names: [String]?) throws(JSONParseError) -> [String: AccountValue] {
             index += 1
             var members: [String: AccountValue] = [:]
+            if let names {
+                members.reserveCapacity(names.count)
+            }
             skipWhitespace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
                 index += 1
-                return .object(members)
+                return members
             }
             while true {
                 skipWhitespace()
@@ -87,18 +115,87 @@ extension AccountValue {
                 guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
                 index += 1
                 skipWhitespace()
-                members[name] = try value(depth: depth + 1)
+                if names?.contains(name) ?? true {
+                    members[name] = try value(depth: depth + 1)
+                } else {
+                    try skipValue(depth: depth + 1)
+                }
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unexpected end") }
                 if bytes[index] == UInt8(ascii: ",") {
                     index += 1
                 } else if bytes[index] == UInt8(ascii: "}") {
                     index += 1
-                    return .object(members)
+                    return members
                 } else {
                     throw error("expected ',' or '}'")
                 }
             }
+        }
+
+        /// Moves past one value, checking its structure (brackets, separators, string ends) without building it.
+        mutating func skipValue(depth: Int) throws(JSONParseError) {
+            guard depth < Self.maximumDepth else { throw error("nested too deeply") }
+            guard index < bytes.count else { throw error("unexpected end") }
+            let (open, close): (UInt8, UInt8)
+            switch bytes[index] {
+            case UInt8(ascii: "\""):
+                try skipString()
+                return
+            case UInt8(ascii: "{"): (open, close) = (UInt8(ascii: "{"), UInt8(ascii: "}"))
+            case UInt8(ascii: "["): (open, close) = (UInt8(ascii: "["), UInt8(ascii: "]"))
+            default:
+                // Literals and numbers are short and build nothing on the heap.
+                _ = try value(depth: depth)
+                return
+            }
+            index += 1
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == close {
+                index += 1
+                return
+            }
+            while true {
+                skipWhitespace()
+                if open == UInt8(ascii: "{") {
+                    guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name") }
+                    try skipString()
+                    skipWhitespace()
+                    guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
+                    index += 1
+                    skipWhitespace()
+                }
+                try skipValue(depth: depth + 1)
+                skipWhitespace()
+                guard index < bytes.count else { throw error("unexpected end") }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                } else if bytes[index] == close {
+                    index += 1
+                    return
+                } else {
+                    throw error(open == UInt8(ascii: "{") ? "expected ',' or '}'" : "expected ',' or ']'")
+                }
+            }
+        }
+
+        /// Moves past a string: its end found, control characters refused; escapes and UTF-8 are not decoded.
+        mutating func skipString() throws(JSONParseError) {
+            index += 1
+            while index < bytes.count {
+                switch bytes[index] {
+                case UInt8(ascii: "\""):
+                    index += 1
+                    return
+                case UInt8(ascii: "\\"):
+                    index += 2
+                case 0x00..<0x20:
+                    throw error("control character in string")
+                default:
+                    index += 1
+                }
+            }
+            throw error("unterminated string")
         }
 
         mutating func array(depth: Int) throws(JSONParseError) -> AccountValue {

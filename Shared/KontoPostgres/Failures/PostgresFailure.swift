@@ -33,6 +33,15 @@ public enum PostgresFailure {
             return "PSQLError(\(error.code))\(state)"
         case let error as StorageUnavailableError:
             return error.description
+        case let error as PostgresError:
+            switch error {
+            case .server(let message):
+                return "PostgresError.server" + (message.fields[.sqlState].map { " sqlstate=\($0)" } ?? "")
+            case .protocol:
+                return "PostgresError.protocol"
+            case .connectionClosed:
+                return "PostgresError.connectionClosed"
+            }
         default:
             return String(describing: type(of: error))
         }
@@ -62,6 +71,18 @@ public enum PostgresFailure {
                 return state.hasPrefix("08") || unavailableStates.contains(state) ? .serverUnavailable : nil
             default:
                 return nil
+            }
+        case let error as PostgresError:
+            // What the future-based API (`PostgresDatabase`) makes of a PSQLError.
+            switch error {
+            case .connectionClosed:
+                return .connectionFailed
+            case .protocol:
+                // The driver closes a connection it cannot follow; a fresh one may serve.
+                return .connectionFailed
+            case .server(let message):
+                guard let state = message.fields[.sqlState] else { return nil }
+                return state.hasPrefix("08") || unavailableStates.contains(state) ? .serverUnavailable : nil
             }
         case let error as ConnectionPoolError:
             // A cancelled lease is our own doing (a caller went away), not an outage.

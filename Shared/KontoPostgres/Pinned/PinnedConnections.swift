@@ -50,7 +50,8 @@ public final class PinnedConnections: Service, Sendable {
         try await self.connectionFuture(on: eventLoop).get()
     }
 
-    private func connectionFuture(on eventLoop: any EventLoop) -> EventLoopFuture<PostgresConnection> {
+    /// ``connection(on:)`` for callers on the loop that chain futures instead of awaiting.
+    public func connectionFuture(on eventLoop: any EventLoop) -> EventLoopFuture<PostgresConnection> {
         let key = ObjectIdentifier(eventLoop)
         enum Next {
             case use(EventLoopFuture<PostgresConnection>)

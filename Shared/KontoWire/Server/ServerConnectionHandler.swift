@@ -99,7 +99,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     ///
     /// On the event loop the task starts immediately, in this call, and runs until its first
     /// await: a request costs no extra trip through the loop's queue, and every request read in one
-    /// loop tick has reached its first await (e.g. queued its database read, see `BatchedLookup`)
+    /// loop tick has reached its first await (e.g. queued its database read, see `EventLoopBatchedLookup`)
     /// before the loop runs its queued work.
     private func startHandler(for request: WireServerRequest, context: ChannelHandlerContext) {
         let eventLoop = context.eventLoop

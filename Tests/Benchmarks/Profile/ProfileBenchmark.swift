@@ -299,7 +299,8 @@ final class ProfileLoadWorkload: WireWorkload {
     func check(_ response: WireResponse) throws {
         self.answers += 1
         guard self.answers % 16 == 1 else { return }
-        let record = try JSONDecoder().decode(ProfileRecord.self, from: Data(response.payload.readableBytesView))
+        // The reader the wire client uses for this payload.
+        let record = try ProfileRecord(wireJSON: response.payload.readableBytesView)
         guard record.accountId == "acc-\(self.lastRow + 1)", record.details.count == ProfileBenchmark.keys.count else {
             throw ValidationError("load answered \(record.details.count) keys for \(record.accountId)")
         }

@@ -12,9 +12,11 @@ enum ProfileDocument {
         try encoder.encode(value)
     }
 
-    /// Read on every load: the direct parser, not `JSONDecoder` (see `AccountValue(parsingJSON:)`).
-    static func decode(_ bytes: some Collection<UInt8>) throws -> [String: AccountValue] {
-        try AccountValue.parseObject(json: bytes)
+    /// Read on every load: the direct parser, not `JSONDecoder` (see `AccountValue(parsingJSON:)`); with `keys`, only
+    /// their members are built.
+    static func decode(_ bytes: some Collection<UInt8>, keeping keys: [String]? = nil) throws -> [String: AccountValue] {
+        guard let keys else { return try AccountValue.parseObject(json: bytes) }
+        return try AccountValue.parseObject(json: bytes, keeping: keys)
     }
 
     private static var encoder: JSONEncoder {

@@ -15,11 +15,12 @@ public protocol ProfileStorage: Sendable {
     func fetch(accountId: String) async throws(ProfileStorageError) -> StoredProfile?
 
     /// ``fetch(accountId:)`` bounded by `timeout`; past it, fails `unavailable` (underlying ``OperationTimeoutError``).
+    /// With `keys`, the record's values are only those of `keys` it has (a load's few keys need no more read).
     ///
     /// Reads are most of the traffic, so a storage that can bound its waits more cheaply than a task and a timer per
     /// call (PostgreSQL's batched lookups) implements this; the default runs ``fetch(accountId:)`` under
     /// ``OperationTimeout``.
-    func fetch(accountId: String, timeout: Duration) async throws(ProfileStorageError) -> StoredProfile?
+    func fetch(accountId: String, keys: [String]?, timeout: Duration) async throws(ProfileStorageError) -> StoredProfile?
 
     /// Replaces the values if the record is still at `ifVersion`, and returns the new version;
     /// `nil` when the version moved on or the record is gone.
@@ -33,11 +34,11 @@ public protocol ProfileStorage: Sendable {
 }
 
 extension ProfileStorage {
-    public func fetch(accountId: String, timeout: Duration) async throws(ProfileStorageError) -> StoredProfile? {
+    public func fetch(accountId: String, keys: [String]?, timeout: Duration) async throws(ProfileStorageError) -> StoredProfile? {
         do {
             return try await OperationTimeout.run(timeout) {
                 try await self.fetch(accountId: accountId)
-            }
+            }?.keeping(keys)
         } catch {
             throw .abandoned(error)
         }

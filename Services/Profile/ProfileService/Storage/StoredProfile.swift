@@ -11,3 +11,16 @@ public struct StoredProfile: Sendable, Equatable {
         self.version = version
     }
 }
+
+extension StoredProfile {
+    /// The record with only the values of `keys` (all of them when `nil`).
+    func keeping(_ keys: [String]?) -> StoredProfile {
+        guard let keys else { return self }
+        var kept: [String: AccountValue] = [:]
+        kept.reserveCapacity(keys.count)
+        for key in keys {
+            kept[key] = values[key]
+        }
+        return StoredProfile(values: kept, version: version)
+    }
+}

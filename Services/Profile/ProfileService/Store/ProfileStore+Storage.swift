@@ -18,11 +18,11 @@ extension ProfileStore {
         }
     }
 
-    /// The storage's `fetch(accountId:timeout:)`, which bounds itself, with its failures mapped.
+    /// The storage's `fetch(accountId:keys:timeout:)`, which bounds itself, with its failures mapped.
     /// Loads are the hot path, so the account's logger is only made when there is something to log.
-    func fetch(_ accountId: String) async throws(ProfileError) -> StoredProfile? {
+    func fetch(_ accountId: String, keys: [String]?) async throws(ProfileError) -> StoredProfile? {
         do {
-            return try await storage.fetch(accountId: accountId, timeout: options.operationTimeout)
+            return try await storage.fetch(accountId: accountId, keys: keys, timeout: options.operationTimeout)
         } catch {
             throw mapped(error, operation: "fetch", logger: logger(for: accountId))
         }

@@ -42,7 +42,7 @@ public struct ProfileStore: Sendable {
     /// The account's details (only `keys` when given, never secrets) and their version.
     /// - Throws: `account.notFound`, `profile.storageUnavailable`.
     public func load(accountId: String, keys: [String]? = nil) async throws(ProfileError) -> VersionedAccountDetails {
-        guard let stored = try await fetch(accountId: accountId) else {
+        guard let stored = try await fetch(accountId: accountId, keys: keys) else {
             throw ProfileError.notFound()
         }
         guard let keys else {
@@ -130,12 +130,12 @@ public struct ProfileStore: Sendable {
 
     // MARK: Helpers
 
-    private func fetch(accountId: String) async throws(ProfileError) -> StoredProfile? {
+    private func fetch(accountId: String, keys: [String]? = nil) async throws(ProfileError) -> StoredProfile? {
         // An identifier that could never have been stored (empty, NUL) is simply not there.
         guard Self.isStorableAccountId(accountId) else {
             return nil
         }
-        return try await fetch(accountId)
+        return try await fetch(accountId, keys: keys)
     }
 
     /// Details as callers see them: the accountId added, secrets (never stored, but never shown either) left out.

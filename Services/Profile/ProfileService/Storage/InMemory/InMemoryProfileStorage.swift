@@ -22,8 +22,8 @@ public final class InMemoryProfileStorage: ProfileStorage {
     }
 
     /// Never waits, so needs no timer.
-    public func fetch(accountId: String, timeout: Duration) -> StoredProfile? {
-        fetch(accountId: accountId)
+    public func fetch(accountId: String, keys: [String]?, timeout: Duration) -> StoredProfile? {
+        fetch(accountId: accountId)?.keeping(keys)
     }
 
     public func replace(accountId: String, values: [String: AccountValue], ifVersion: Int64) -> Int64? {

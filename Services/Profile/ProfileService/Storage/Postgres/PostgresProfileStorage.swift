@@ -12,15 +12,15 @@ import PostgresNIO
 /// long as the storage is used. Every query binds its values; no SQL is built from input. Connection-level failures
 /// come back as `unavailable`; the pool and the read connections reconnect on their own once the database is back.
 ///
-/// Bounded reads (``fetch(accountId:timeout:)``, what the store uses) are batched per event loop: concurrent loads
-/// on one loop share one prepared `account_id = ANY($1)` query on that loop's pinned connection (``BatchedLookup``,
+/// Bounded reads (``fetch(accountId:keys:timeout:)``, what the store uses) are batched per event loop: concurrent loads
+/// on one loop share one prepared `account_id = ANY($1)` query on that loop's pinned connection (``EventLoopBatchedLookup``,
 /// ``PinnedConnections``), so a load's query and its answer stay on one thread and the database sees one small
 /// query per batch instead of one per call. Writes, transactions and health checks use the pool.
 public struct PostgresProfileStorage: ProfileStorage {
     private let client: PostgresClient
     private let logger: Logger
     /// One batched lookup per event loop of the read connections.
-    private let lookups: [(eventLoop: any EventLoop, lookup: BatchedLookup<String, StoredRow>)]
+    private let lookups: [EventLoopBatchedLookup<String, StoredRow>]
 
     /// - Parameters:
     ///   - reads: the read connections, made with ``readConfiguration(_:)``.
@@ -29,21 +29,14 @@ public struct PostgresProfileStorage: ProfileStorage {
         self.client = client
         self.logger = logger
         self.lookups = reads.eventLoops.map { eventLoop in
-            let executor = EventLoopTaskExecutor(eventLoop: eventLoop)
-            // One batch in flight per loop: a connection runs one query at a time, and what arrives meanwhile
-            // makes the next batch.
-            return (eventLoop, BatchedLookup(maxConcurrentBatches: 1, maxBatchSize: maxFetchBatch, executor: { executor }) { accountIds in
-                do {
-                    let connection = try await reads.connection(on: eventLoop)
-                    var found: [String: StoredRow] = [:]
-                    for try await row in try await connection.execute(ProfileBatchRead(accountIds: accountIds), logger: logger) {
-                        found[row.accountId] = StoredRow(version: row.version, document: row.document)
-                    }
-                    return found
-                } catch {
+            let read = PinnedProfileRead(eventLoop: eventLoop, reads: reads)
+            // One batch out per loop: a connection runs one query at a time, and what arrives meanwhile makes the
+            // next batch.
+            return EventLoopBatchedLookup(eventLoop: eventLoop, maxBatchSize: maxFetchBatch) { accountIds, _ in
+                read.rows(for: accountIds).flatMapErrorThrowing { error in
                     throw Self.mapped(error, logger: logger)
                 }
-            })
+            }
         }
         precondition(!self.lookups.isEmpty, "read connections need an event loop")
     }
@@ -58,13 +51,13 @@ public struct PostgresProfileStorage: ProfileStorage {
     }
 
     /// The lookup of the caller's event loop when it runs on one of the read connections' loops, else the first.
-    private var lookup: BatchedLookup<String, StoredRow> {
+    private var lookup: EventLoopBatchedLookup<String, StoredRow> {
         if self.lookups.count > 1, let current = MultiThreadedEventLoopGroup.currentEventLoop {
-            for entry in self.lookups where entry.eventLoop === current {
-                return entry.lookup
+            for lookup in self.lookups where lookup.eventLoop === current {
+                return lookup
             }
         }
-        return self.lookups[0].lookup
+        return self.lookups[0]
     }
 
     /// A row as read, before its document is decoded (in the caller's task, not the batch's).
@@ -99,7 +92,7 @@ public struct PostgresProfileStorage: ProfileStorage {
         }
     }
 
-    /// One query of its own, unbounded; the store uses ``fetch(accountId:timeout:)``.
+    /// One query of its own, unbounded; the store uses ``fetch(accountId:keys:timeout:)``.
     public func fetch(accountId: String) async throws(ProfileStorageError) -> StoredProfile? {
         let row: StoredRow?
         do {
@@ -118,20 +111,20 @@ public struct PostgresProfileStorage: ProfileStorage {
         return try row.map { row throws(ProfileStorageError) in try decode(row, accountId: accountId) }
     }
 
-    /// Read in a batch with the other reads in flight (``BatchedLookup``), bounded by `timeout`.
-    public func fetch(accountId: String, timeout: Duration) async throws(ProfileStorageError) -> StoredProfile? {
+    /// Read in a batch with the other reads in flight (``EventLoopBatchedLookup``), bounded by `timeout`; with `keys`, only their members of the document are decoded.
+    public func fetch(accountId: String, keys: [String]?, timeout: Duration) async throws(ProfileStorageError) -> StoredProfile? {
         let row: StoredRow?
         do {
             row = try await lookup.value(for: accountId, timeout: timeout)
         } catch {
             throw .abandoned(error)
         }
-        return try row.map { row throws(ProfileStorageError) in try decode(row, accountId: accountId) }
+        return try row.map { row throws(ProfileStorageError) in try decode(row, accountId: accountId, keys: keys) }
     }
 
-    private func decode(_ row: StoredRow, accountId: String) throws(ProfileStorageError) -> StoredProfile {
+    private func decode(_ row: StoredRow, accountId: String, keys: [String]? = nil) throws(ProfileStorageError) -> StoredProfile {
         do {
-            return StoredProfile(values: try ProfileDocument.decode(row.document.utf8), version: row.version)
+            return StoredProfile(values: try ProfileDocument.decode(row.document.utf8, keeping: keys), version: row.version)
         } catch {
             logger.error("stored profile details are unreadable", metadata: ["konto.account_id": "\(accountId)"])
             throw ProfileStorageError(.failure, underlying: error)
