@@ -28,10 +28,8 @@ final class PinnedProfileRead: @unchecked Sendable {
         if let prepared = self.prepared, !prepared.connection.isClosed {
             return self.execute(prepared.query, on: prepared.connection, accountIds: accountIds)
         }
+        // No prepared statement, or its connection closed: a fresh connection, prepared once.
         return self.reads.connectionFuture(on: self.eventLoop).hop(to: self.eventLoop).flatMap { connection in
-            if let prepared = self.prepared, prepared.connection === connection {
-                return self.execute(prepared.query, on: connection, accountIds: accountIds)
-            }
             guard !connection.isClosed else { return self.closed() }
             return connection.prepare(query: Self.sql).flatMap { query in
                 self.prepared = (connection, query)
