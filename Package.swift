@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "KontoTesting", targets: ["KontoTesting"]),
         .library(name: "KontoPostgres", targets: ["KontoPostgres"]),
         .library(name: "ProfileService", targets: ["ProfileService"]),
+        .library(name: "IdentityService", targets: ["IdentityService"]),
         .executable(name: "konto-profile", targets: ["konto-profile"]),
     ],
     dependencies: [
@@ -111,6 +112,27 @@ let package = Package(
             path: "Services/Profile/ProfileService",
             swiftSettings: swiftSettings
         ),
+        .systemLibrary(
+            name: "CArgon2",
+            path: "Services/Identity/CArgon2",
+            pkgConfig: "libargon2",
+            providers: [.apt(["libargon2-dev"])]
+        ),
+        .target(
+            name: "IdentityService",
+            dependencies: [
+                "CArgon2",
+                "KontoModel",
+                "KontoContracts",
+                "KontoWire",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/Identity/IdentityService",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "konto-profile",
             dependencies: [
@@ -200,6 +222,18 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/ProfileServiceTests",
+            swiftSettings: swiftSettings
+        ),
+
+        .testTarget(
+            name: "IdentityServiceTests",
+            dependencies: [
+                "IdentityService",
+                "KontoContracts",
+                "KontoModel",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/IdentityServiceTests",
             swiftSettings: swiftSettings
         ),
 

@@ -7,7 +7,7 @@ import Testing
 struct ErrorCatalogTests {
     @Test("every code is listed once")
     func unique() {
-        let codes = (ErrorCatalog.wire + ErrorCatalog.account + ErrorCatalog.profile).map(\.code)
+        let codes = (ErrorCatalog.wire + ErrorCatalog.account + ErrorCatalog.profile + ErrorCatalog.identity).map(\.code)
         #expect(Set(codes).count == codes.count)
         #expect(ErrorCatalog.all.count == codes.count)
     }

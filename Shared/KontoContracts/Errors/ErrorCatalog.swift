@@ -53,9 +53,14 @@ public enum ErrorCatalog {
         .init(ProfileContract.ErrorCode.storageFailure, http: 500),
     ]
 
+    /// The Identity service's own codes (`identity.*`).
+    public static let identity: [ErrorCodeInfo] = [
+        .init(IdentityContract.ErrorCode.busy, retryable: true, http: 503),
+    ]
+
     /// Every code, by code.
     public static let all: [String: ErrorCodeInfo] = Dictionary(
-        (wire + account + profile).map { ($0.code, $0) },
+        (wire + account + profile + identity).map { ($0.code, $0) },
         uniquingKeysWith: { first, _ in first }
     )
 
