@@ -1,10 +1,33 @@
+import KontoWire
+
 /// The Identity service's contract: credentials and sessions (SpeziAccount's UserIdPasswordAccountService).
 ///
-/// Its methods arrive with the Identity service; what is declared so far is what its parts already raise.
+/// Methods that take a password are declared as carrying secrets: only they can send a ``SecretString``.
+/// Login for an unknown user and for a wrong password answer byte for byte the same (`account.wrongCredentials`),
+/// and a password reset request is answered the same whether or not the account exists.
 public enum IdentityContract {
     public static let serviceName = "identity"
     /// Raised when a method's request or response changes incompatibly.
     public static let version = 1
+
+    public static let signUp = WireMethod<IdentitySignUpRequest, IdentityAccountSession>.carryingSecrets("identity.signUp")
+    public static let signInAnonymously = WireMethod<IdentityClientRequest, IdentityAccountSession>("identity.signInAnonymously")
+    public static let login = WireMethod<IdentityLoginRequest, IdentityAccountSession>.carryingSecrets("identity.login")
+    public static let validateSession = WireMethod<IdentitySessionRequest, IdentitySessionInfo>("identity.validateSession")
+    public static let logout = WireMethod<IdentitySessionRequest, IdentitySessionsEnded>("identity.logout")
+    public static let logoutEverywhere = WireMethod<IdentitySessionRequest, IdentitySessionsEnded>("identity.logoutEverywhere")
+    public static let reauthenticate = WireMethod<IdentityReauthenticateRequest, IdentityPrivilege>.carryingSecrets("identity.reauthenticate")
+    public static let changePassword = WireMethod<IdentityChangePasswordRequest, IdentitySessionsEnded>.carryingSecrets("identity.changePassword")
+    public static let changeUserId = WireMethod<IdentityChangeUserIdRequest, IdentityDone>.carryingSecrets("identity.changeUserId")
+    public static let requestPasswordReset = WireMethod<IdentityPasswordResetRequest, IdentityDone>("identity.requestPasswordReset")
+    public static let confirmPasswordReset = WireMethod<IdentityConfirmPasswordResetRequest, IdentitySessionsEnded>.carryingSecrets("identity.confirmPasswordReset")
+    public static let delete = WireMethod<IdentityDeleteRequest, IdentityDone>.carryingSecrets("identity.delete")
+
+    public static let methods = [
+        signUp.name, signInAnonymously.name, login.name, validateSession.name, logout.name, logoutEverywhere.name,
+        reauthenticate.name, changePassword.name, changeUserId.name, requestPasswordReset.name,
+        confirmPasswordReset.name, delete.name, HealthContract.check.name,
+    ]
 
     /// Identity's own codes.
     public enum ErrorCode {

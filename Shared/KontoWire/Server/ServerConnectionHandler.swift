@@ -63,7 +63,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             self.logger[metadataKey: "konto.peer"] = "\(peer)"
         }
         guard self.admitted else {
-            self.logger.warning("Refusing wire connection over the connection limit")
+            // Debug, not warning: a connection flood must not become a log flood.
+            self.logger.debug("Refusing wire connection over the connection limit")
             self.run(self.stateMachine.refuse(.tooManyConnections), context: context)
             return
         }
