@@ -44,6 +44,7 @@ let package = Package(
                 "KontoModel",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Shared/KontoRuntime",
             swiftSettings: swiftSettings
@@ -156,7 +157,12 @@ let package = Package(
         ),
         .testTarget(
             name: "KontoRuntimeTests",
-            dependencies: ["KontoRuntime", "KontoModel"],
+            dependencies: [
+                "KontoRuntime",
+                "KontoModel",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             path: "Tests/KontoRuntimeTests",
             swiftSettings: swiftSettings
         ),

@@ -82,6 +82,12 @@ public final class WireServer: Service, Sendable {
         self.boundAddress = eventLoopGroup.any().makePromise()
     }
 
+    deinit {
+        // A server dropped without having listened (its process stopped while waiting for a dependency) must not
+        // leave the promise unfulfilled: NIO's debug builds trap on that. Completing it again is a no-op.
+        self.boundAddress.fail(WireError.serviceUnavailable("the wire server stopped before it listened"))
+    }
+
     /// Registers a typed method with JSON payloads. Register before `run()`.
     ///
     /// - Parameter execution: where this method's handler runs; `nil` takes ``Configuration/handlerExecution``.
