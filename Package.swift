@@ -126,6 +126,7 @@ let package = Package(
                 "KontoModel",
                 "KontoContracts",
                 "KontoWire",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -33,5 +33,11 @@ public enum IdentityContract {
     public enum ErrorCode {
         /// Every password-hashing thread is busy and the queue is full (a login flood); retryable.
         public static let busy = "identity.busy"
+        /// Identity's database cannot be reached right now; retryable.
+        public static let storageUnavailable = "identity.storageUnavailable"
+        /// Identity's database failed unexpectedly.
+        public static let storageFailure = "identity.storageFailure"
+        /// The Profile service could not be reached or answered late; nothing was half-made, retryable.
+        public static let profileUnavailable = "identity.profileUnavailable"
     }
 }
