@@ -1,3 +1,4 @@
+import KontoModel
 import KontoWire
 
 /// The Identity service's contract: credentials and sessions (SpeziAccount's UserIdPasswordAccountService).
@@ -28,6 +29,19 @@ public enum IdentityContract {
         reauthenticate.name, changePassword.name, changeUserId.name, requestPasswordReset.name,
         confirmPasswordReset.name, delete.name, HealthContract.check.name,
     ]
+
+    /// Every code an Identity method may answer with (besides the wire layer's).
+    public static let errorCodes: [String] = [
+        AccountError.Code.credentialsTaken.rawValue,
+        AccountError.Code.wrongCredentials.rawValue,
+        AccountError.Code.validationFailed.rawValue,
+        AccountError.Code.missingAccountValue.rawValue,
+        AccountError.Code.unauthenticated.rawValue,
+        AccountError.Code.reauthenticationRequired.rawValue,
+        AccountError.Code.invalidResetToken.rawValue,
+        AccountError.Code.throttled.rawValue,
+        AccountError.Code.notFound.rawValue,
+    ] + ErrorCatalog.identity.map(\.code)
 
     /// Identity's own codes.
     public enum ErrorCode {

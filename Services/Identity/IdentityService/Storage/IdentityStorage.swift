@@ -86,6 +86,10 @@ public protocol IdentityStorage: Sendable {
     /// Forgets a key's failures (after a successful login).
     func clearFailures(key: String) async throws(IdentityStorageError)
 
+    /// Forgets every key whose last failure is before `cutoff` (out of every window), so a spray of guessed userIds
+    /// does not grow the table for ever. Returns how many.
+    func pruneFailures(before cutoff: Timestamp) async throws(IdentityStorageError) -> Int
+
     // MARK: Password reset tokens
 
     /// Stores a reset token's hash (single use, until `expiresAt`), with the `passwordResetRequested` event.

@@ -1,8 +1,8 @@
 import Logging
 import ServiceLifecycle
 
-/// Deletes the profiles that failed sign-ups and deletions left behind, and abandons sign-ups whose process died
-/// between reserving the userId and activating the account. Runs in every replica; each clean-up is idempotent
+/// Deletes the profiles that failed sign-ups and deletions left behind, abandons sign-ups whose process died
+/// between reserving the userId and activating the account, and forgets failed-login counts out of every window. Runs in every replica; each clean-up is idempotent
 /// (`profile.delete` of nothing is fine), so replicas racing on one only repeat a harmless delete.
 public struct ProfileCleanupJob: Service {
     let store: IdentityStore
@@ -35,6 +35,7 @@ extension IdentityStore {
             if abandoned > 0 {
                 logger.warning("stale sign-up reservations abandoned", metadata: ["konto.count": "\(abandoned)"])
             }
+            _ = try await storage.pruneFailures(before: now.adding(.zero - options.throttle.window))
             var cleaned = 0
             for accountId in try await storage.dueProfileCleanups(at: now, limit: limit) {
                 do {

@@ -232,6 +232,16 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         state.withLock { _ = $0.failures.removeValue(forKey: key) }
     }
 
+    public func pruneFailures(before cutoff: Timestamp) -> Int {
+        state.withLock { state in
+            let stale = state.failures.filter { ($0.value.lastFailureAt ?? cutoff) < cutoff }.map(\.key)
+            for key in stale {
+                state.failures[key] = nil
+            }
+            return stale.count
+        }
+    }
+
     public func createResetToken(tokenHash: [UInt8], accountId: String, expiresAt: Timestamp, events: [AccountEvent]) throws(IdentityStorageError) {
         try state.withLock { state throws(IdentityStorageError) in
             guard state.active(accountId) != nil else { throw IdentityStorageError(.notFound) }
