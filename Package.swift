@@ -84,7 +84,6 @@ let package = Package(
             name: "KontoPostgres",
             dependencies: [
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -172,6 +171,9 @@ let package = Package(
                 "KontoPostgres",
                 "KontoTesting",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // Only to check that the pool's own errors are still recognised by name (PostgresFailure).
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -18,12 +18,11 @@ public final class ProfileServer: Service {
     private let wireServer: WireServer
     private let client: PostgresClient?
     private let postgresStorage: PostgresProfileStorage?
-    private let readConnections: PinnedConnections?
     private let logger: Logger
 
-    /// - Parameter eventLoopGroup: runs the wire server, the PostgreSQL pool and one pinned read
-    ///   connection per loop, so a load's query and its answer stay on one thread.
-    /// - Throws: when the database's TLS settings cannot be turned into a TLS context.
+    /// - Parameter eventLoopGroup: runs the wire server and the PostgreSQL pool; loads are batched
+    ///   per loop of it.
+    /// - Throws: when the database's TLS settings cannot be used (an unreadable `sslrootcert`).
     public init(
         configuration: ProfileServiceConfiguration,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
@@ -40,21 +39,18 @@ public final class ProfileServer: Service {
         wire.handlerExecution = .eventLoop
         let storage: any ProfileStorage
         if let database = configuration.database {
-            let client = PostgresClient(configuration: database.clientConfiguration, eventLoopGroup: eventLoopGroup, backgroundLogger: logger)
-            let reads = PinnedConnections(
-                configuration: PostgresProfileStorage.readConfiguration(try database.connectionConfiguration()),
+            let client = PostgresClient(
+                configuration: PostgresProfileStorage.clientConfiguration(try database.clientConfiguration()),
                 eventLoopGroup: eventLoopGroup,
-                logger: logger
+                backgroundLogger: logger
             )
-            let postgres = PostgresProfileStorage(client: client, reads: reads, logger: logger)
-            self.readConnections = reads
+            let postgres = PostgresProfileStorage(client: client, eventLoopGroup: eventLoopGroup, logger: logger)
             self.client = client
             self.postgresStorage = postgres
             storage = postgres
         } else {
             self.client = nil
             self.postgresStorage = nil
-            self.readConnections = nil
             storage = InMemoryProfileStorage()
             logger.warning("profile details are kept in memory and lost at exit")
         }
@@ -70,13 +66,12 @@ public final class ProfileServer: Service {
     }
 
     public func run() async throws {
-        guard let client, let postgresStorage, let readConnections else {
+        guard let client, let postgresStorage else {
             try await wireServer.run()
             return
         }
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { await client.run() }
-            group.addTask { try await readConnections.run() }
             let migrated = try await cancelWhenGracefulShutdown {
                 try await self.migrate(postgresStorage)
             }
