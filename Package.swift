@@ -1,4 +1,4 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 import PackageDescription
 
 // One settings array for every target, so the whole package is held to the same rules.
@@ -18,11 +18,11 @@ let package = Package(
         .library(name: "KontoTesting", targets: ["KontoTesting"]),
         .library(name: "KontoPostgres", targets: ["KontoPostgres"]),
         .library(name: "ProfileService", targets: ["ProfileService"]),
+        .library(name: "IdentityService", targets: ["IdentityService"]),
         .executable(name: "konto-profile", targets: ["konto-profile"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
-        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -44,6 +44,7 @@ let package = Package(
                 "KontoModel",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Shared/KontoRuntime",
             swiftSettings: swiftSettings
@@ -53,7 +54,6 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -112,6 +112,27 @@ let package = Package(
             path: "Services/Profile/ProfileService",
             swiftSettings: swiftSettings
         ),
+        .systemLibrary(
+            name: "CArgon2",
+            path: "Services/Identity/CArgon2",
+            pkgConfig: "libargon2",
+            providers: [.apt(["libargon2-dev"])]
+        ),
+        .target(
+            name: "IdentityService",
+            dependencies: [
+                "CArgon2",
+                "KontoModel",
+                "KontoContracts",
+                "KontoWire",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/Identity/IdentityService",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "konto-profile",
             dependencies: [
@@ -135,7 +156,12 @@ let package = Package(
         ),
         .testTarget(
             name: "KontoRuntimeTests",
-            dependencies: ["KontoRuntime", "KontoModel"],
+            dependencies: [
+                "KontoRuntime",
+                "KontoModel",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             path: "Tests/KontoRuntimeTests",
             swiftSettings: swiftSettings
         ),
@@ -152,7 +178,14 @@ let package = Package(
         ),
         .testTarget(
             name: "KontoContractsTests",
-            dependencies: ["KontoContracts", "KontoModel", "KontoWire", "KontoTesting", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: [
+                "KontoContracts",
+                "KontoModel",
+                "KontoWire",
+                "KontoTesting",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/KontoContractsTests",
             swiftSettings: swiftSettings
         ),
@@ -197,6 +230,18 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/ProfileServiceTests",
+            swiftSettings: swiftSettings
+        ),
+
+        .testTarget(
+            name: "IdentityServiceTests",
+            dependencies: [
+                "IdentityService",
+                "KontoContracts",
+                "KontoModel",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/IdentityServiceTests",
             swiftSettings: swiftSettings
         ),
 

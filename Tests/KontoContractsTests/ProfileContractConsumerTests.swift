@@ -9,7 +9,8 @@ import Testing
 /// gateway) use encode every recorded request and decode every recorded answer exactly.
 @Suite("Profile contract, consumer side")
 struct ProfileContractConsumerTests {
-    static let examples: [ContractExample] = (try? ContractExample.load(service: "profile")) ?? []
+    /// With every placeholder replaced by a sample, since the consumer's types read concrete values.
+    static let examples: [ContractExample] = (try? ContractExample.samples(of: ContractExample.load(service: "profile"))) ?? []
 
     @Test("the examples are there and cover every method")
     func coverage() {
@@ -49,14 +50,20 @@ struct ProfileContractConsumerTests {
 
     static func codec<Request, Response>(_ method: WireMethod<Request, Response>) -> (String, Codec) {
         (method.name, Codec(
-            request: { try reencode($0, as: Request.self) },
-            response: { try reencode($0, as: Response.self) }
+            request: { try reencode($0, as: Request.self, userInfo: method.codingUserInfo) },
+            response: { try reencode($0, as: Response.self, userInfo: [:]) }
         ))
     }
 
-    static func reencode<T: Codable>(_ json: String, as type: T.Type) throws -> String {
+    /// Decoded and encoded as the wire client does it: requests with the method's coding flags (secrets only where
+    /// the contract declares them), responses without.
+    static func reencode<T: Codable>(_ json: String, as type: T.Type, userInfo: [CodingUserInfoKey: Bool]) throws -> String {
         let value = try JSONDecoder().decode(T.self, from: Data(json.utf8))
-        return try ContractExample.canonical(json: Array(try JSONEncoder().encode(value)))
+        let encoder = JSONEncoder()
+        for (key, flag) in userInfo {
+            encoder.userInfo[key] = flag
+        }
+        return try ContractExample.canonical(json: Array(try encoder.encode(value)))
     }
 
     static let codecs: [String: Codec] = Dictionary(uniqueKeysWithValues: [

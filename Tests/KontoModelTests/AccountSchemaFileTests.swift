@@ -89,6 +89,15 @@ struct AccountSchemaFileTests {
         #expect(try problems(keyEntry: entry + ", " + entry) == [#"accounts.json: key "biography": duplicate identifier"#])
     }
 
+    @Test("A custom rule's maxLength comes from the file")
+    func ruleMaxLength() throws {
+        let configuration = try load(#"{"keys": [{"identifier": "userId", "requirement": "requires"}, {"identifier": "handle", "type": "string", "requirement": "collects", "rules": [{"pattern": "[a-z]*", "message": "Lowercase.", "maxLength": 8}, {"pattern": "[a-z]*", "message": "Lowercase."}]}]}"#)
+        let rules = configuration.rules(for: "handle")
+        #expect(rules.map(\.maximumLength) == [8, ValidationRule.defaultMaximumLength])
+        #expect(rules[0].isSatisfied(by: "abcdefgh"))
+        #expect(!rules[0].isSatisfied(by: "abcdefghi"))
+    }
+
     @Test("A bad regular expression is refused, naming the pattern")
     func badRegex() throws {
         let lines = try problems(keyEntry: #"{"identifier": "handle", "type": "string", "requirement": "collects", "rules": [{"pattern": "[a-z", "message": "Lowercase."}]}"#)
@@ -119,6 +128,8 @@ struct AccountSchemaFileTests {
          #"key "bio": rule ".+" without message"#),
         (#"{"identifier": "bio", "type": "string", "requirement": "collects", "rules": [{"message": "m"}]}"#,
          #"key "bio": rule without pattern"#),
+        (#"{"identifier": "bio", "type": "string", "requirement": "collects", "rules": [{"pattern": ".+", "message": "m", "maxLength": 0}]}"#,
+         #"key "bio": rule ".+" with maxLength 0 (must be positive)"#),
         (#"{"identifier": "age", "type": "integer", "requirement": "collects", "rules": ["nonEmpty"]}"#,
          #"key "age": rules apply only to string and stringList keys, not integer"#),
         (#"{"identifier": "bio", "type": "string", "requirment": "collects", "requirement": "collects"}"#,

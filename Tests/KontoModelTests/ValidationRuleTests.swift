@@ -87,4 +87,27 @@ struct ValidationRuleTests {
         }
         #expect(allCorrect)
     }
+
+    @Test("A custom rule refuses a value over its length cap without matching it")
+    func lengthCap() throws {
+        // Nested quantifiers: Swift's backtracking Regex needs time exponential in the run of a's to fail this.
+        let catastrophic = try ValidationRule(pattern: "(a+)+b", message: "m", maximumLength: 64)
+        #expect(!catastrophic.isSatisfied(by: String(repeating: "a", count: 5_000)))
+        #expect(catastrophic.isSatisfied(by: String(repeating: "a", count: 10) + "b"))
+        let capped = try ValidationRule(pattern: ".*", message: "m", maximumLength: 4)
+        #expect(capped.isSatisfied(by: "abcd"))
+        #expect(!capped.isSatisfied(by: "abcde"))
+        // The cap counts UTF-8 bytes: "é" is two.
+        #expect(!capped.isSatisfied(by: "ééé"))
+        #expect(try ValidationRule(pattern: "x", message: "m").maximumLength == ValidationRule.defaultMaximumLength)
+        #expect(throws: ValidationRuleError.self) { try ValidationRule(pattern: "x", message: "m", maximumLength: 0) }
+    }
+
+    @Test("Built-in rules have no cap: a 64 KiB biography is not empty")
+    func builtInsUncapped() {
+        let long = String(repeating: "word ", count: 13_108)
+        #expect(long.utf8.count > 65_536 - 5)
+        #expect(ValidationRule.nonEmpty.isSatisfied(by: long))
+        #expect(!ValidationRule.nonEmpty.isSatisfied(by: String(repeating: " ", count: 65_536)))
+    }
 }

@@ -52,8 +52,90 @@ struct HostileInputTests {
             .init(name: "response sent by a client", handshakeFirst: true, bytes: frameBytes(WireFrame(correlationID: 1, message: .response(.init(payload: ByteBuffer())))), expected: .errorAndClose(WireError.Code.protocolViolation)),
             .init(name: "correlation id 0 on a request", handshakeFirst: true, bytes: frameBytes(WireFrame(correlationID: 0, message: .request(.init(method: "test.echo", payload: ByteBuffer())))), expected: .errorAndClose(WireError.Code.protocolViolation)),
             .init(name: "truncated frame then EOF", handshakeFirst: true, bytes: truncated, expected: .plainClose),
+            // Once answered with wire.unknownMethod quoting the name, whose encoding trapped and took the server down.
+            .init(name: "a 65,530-byte method name", handshakeFirst: true, bytes: rawRequest([(1, 65_530)]), expected: .errorAndClose(WireError.Code.malformedFrame)),
+            .init(name: "a 256-byte method name", handshakeFirst: true, bytes: rawRequest([(1, 256)]), expected: .errorAndClose(WireError.Code.malformedFrame)),
+            .init(name: "a 65,000-byte request id", handshakeFirst: true, bytes: rawRequest([(1, 9), (3, 65_000)]), expected: .errorAndClose(WireError.Code.malformedFrame)),
+            .init(name: "a 300-byte traceparent", handshakeFirst: true, bytes: rawRequest([(1, 9), (4, 300)]), expected: .errorAndClose(WireError.Code.malformedFrame)),
+            .init(
+                name: "a 60,000-byte service name in the hello",
+                handshakeFirst: false,
+                bytes: WireFrameDecoderTests.rawFrame(kind: 1, correlationID: 0, body: [1] + OversizedFieldTests.str16([UInt8](repeating: 0x73, count: 60_000)) + [1, 1, 0, 0]),
+                expected: .errorAndClose(WireError.Code.malformedFrame)
+            ),
+            .init(
+                name: "a 60,000-byte event topic from a client",
+                handshakeFirst: true,
+                bytes: WireFrameDecoderTests.rawFrame(kind: 6, body: OversizedFieldTests.str16([UInt8](repeating: 0x74, count: 60_000))),
+                expected: .errorAndClose(WireError.Code.malformedFrame)
+            ),
         ]
     }()
+
+    /// A request frame (id 1) whose headers are `(tag, length)` pairs of `a`s, built by hand: the encoder would cut them.
+    static func rawRequest(_ headers: [(tag: UInt8, length: Int)]) -> ByteBuffer {
+        var body: [UInt8] = [UInt8(headers.count)]
+        for header in headers {
+            body += [header.tag] + OversizedFieldTests.str16([UInt8](repeating: 0x61, count: header.length))
+        }
+        return WireFrameDecoderTests.rawFrame(kind: 3, body: body)
+    }
+
+    @Test("an unknown method at the name limit is answered on its request, and the connection stays open")
+    func unknownLongMethod() async throws {
+        let server = TestSupport.makeServer()
+        try await TestSupport.withRunning([server]) {
+            let port = try await TestSupport.port(of: server)
+            let connection = try await RawConnection.connect(port: port)
+            _ = try await connection.handshake()
+            let method = String(repeating: "a", count: WireLimits.maximumNameLength)
+            try await connection.send(WireFrame(correlationID: 5, message: .request(.init(method: method, payload: ByteBuffer()))))
+            let answer = try await connection.nextFrame()
+            guard case .error(let body) = answer?.message else {
+                Issue.record("expected an error frame, got \(String(describing: answer))")
+                return
+            }
+            #expect(answer?.correlationID == 5)
+            #expect(body.code == WireError.Code.unknownMethod)
+            try await connection.send(WireFrame(correlationID: 6, message: .request(.init(method: "test.raw", payload: ByteBuffer(string: "still")))))
+            #expect(try await connection.nextFrame() == WireFrame(correlationID: 6, message: .response(.init(payload: ByteBuffer(string: "still")))))
+            await connection.close()
+        }
+    }
+
+    @Test("connections over the server's limit are refused with wire.overloaded, and served again once one closes")
+    func connectionLimit() async throws {
+        let server = TestSupport.makeServer { $0.maxConnections = 2 }
+        try await TestSupport.withRunning([server]) {
+            let port = try await TestSupport.port(of: server)
+            let first = try await RawConnection.connect(port: port)
+            let second = try await RawConnection.connect(port: port)
+            for connection in [first, second] {
+                guard case .welcome = try await connection.handshake()?.message else {
+                    Issue.record("a connection within the limit was not welcomed")
+                    return
+                }
+            }
+            let third = try await RawConnection.connect(port: port)
+            let frames = try await third.framesUntilClose()
+            #expect(frames == [WireFrame(correlationID: 0, message: .error(.init(WireError.tooManyConnections)))])
+            await first.close()
+            // The count drops when the server sees the close; poll until a new connection is welcomed.
+            let deadline = ContinuousClock.now + .seconds(30)
+            var welcomed = false
+            while !welcomed, ContinuousClock.now < deadline {
+                let next = try await RawConnection.connect(port: port)
+                if case .hello(.challenge) = try await next.nextFrame()?.message {
+                    welcomed = true
+                } else {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                await next.close()
+            }
+            #expect(welcomed)
+            await second.close()
+        }
+    }
 
     @Test("hostile bytes get the expected outcome and the server keeps serving", arguments: Self.cases)
     func hostile(_ hostileCase: Case) async throws {

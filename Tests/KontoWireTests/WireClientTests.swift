@@ -143,6 +143,76 @@ struct WireClientTests {
         try await silent.close()
     }
 
+    @Test("a request over the server's frame limit is refused locally; the calls sharing its connection go on")
+    func oversizedRequestRefusedLocally() async throws {
+        let (server, waiting, release) = TestSupport.makeGatedServer { $0.maxFrameLength = 64 * 1024 }
+        try await TestSupport.withRunning([server]) {
+            let client = TestSupport.makeClient(port: try await TestSupport.port(of: server)) { $0.connectionCount = 1 }
+            try await TestSupport.withRunning([client]) {
+                // A call in flight on the pool's only connection.
+                let inFlight = Task { try await client.callRaw("test.gate", payload: ByteBuffer(string: "kept"), timeout: .seconds(60)) }
+                for await _ in waiting { break }
+                let error = await #expect(throws: WireError.self) {
+                    _ = try await client.callRaw("test.raw", payload: ByteBuffer(repeating: 1, count: 64 * 1024), timeout: .seconds(30))
+                }
+                #expect(error?.code == WireError.Code.frameTooLarge)
+                #expect(error?.isRetryable == false)
+                release.yield()
+                #expect(String(buffer: try await inFlight.value) == "kept")
+                let after = try await client.callRaw("test.raw", payload: ByteBuffer(string: "after"), timeout: .seconds(30))
+                #expect(String(buffer: after) == "after")
+            }
+        }
+    }
+
+    @Test("headers a server would refuse are refused before anything is sent", arguments: [
+        ("", nil, nil),
+        (String(repeating: "m", count: WireLimits.maximumNameLength + 1), nil, nil),
+        ("test.raw", String(repeating: "r", count: 70_000), nil),
+        ("test.raw", nil, String(repeating: "p", count: WireLimits.maximumNameLength + 1)),
+    ] as [(String, String?, String?)])
+    func invalidHeaders(method: String, requestID: String?, traceParent: String?) async throws {
+        let server = TestSupport.makeServer()
+        try await TestSupport.withRunning([server]) {
+            let client = TestSupport.makeClient(port: try await TestSupport.port(of: server)) { $0.connectionCount = 1 }
+            try await TestSupport.withRunning([client]) {
+                let error = await #expect(throws: WireError.self) {
+                    _ = try await client.callRaw(method, payload: ByteBuffer(), timeout: .seconds(30), requestID: requestID, traceParent: traceParent)
+                }
+                #expect(error?.code == WireError.Code.invalidRequest)
+                let answer = try await client.callRaw("test.raw", payload: ByteBuffer(string: "ok"), timeout: .seconds(30))
+                #expect(String(buffer: answer) == "ok")
+            }
+        }
+    }
+
+    @Test("a call cancelled before it was queued for a connection ends at once, not at its timeout")
+    func cancelledBeforeQueued() async throws {
+        let (server, waiting, release) = TestSupport.makeGatedServer { $0.maxInFlightPerConnection = 1 }
+        try await TestSupport.withRunning([server]) {
+            let client = TestSupport.makeClient(port: try await TestSupport.port(of: server)) { $0.connectionCount = 1 }
+            try await TestSupport.withRunning([client]) {
+                // Fill the only slot, so the next call has to wait for one.
+                let holder = Task { try await client.callRaw("test.gate", payload: ByteBuffer(), timeout: .seconds(120)) }
+                for await _ in waiting { break }
+                let cancelled = Task {
+                    // Cancelled before it asks: its cancellation handler runs before there is a waiter to remove.
+                    withUnsafeCurrentTask { $0?.cancel() }
+                    return try await client.callRaw("test.raw", payload: ByteBuffer(), timeout: .seconds(120))
+                }
+                let result = await cancelled.result
+                #expect(throws: CancellationError.self) { try result.get() }
+                // And one cancelled while it waits for the slot.
+                let queued = Task { try await client.callRaw("test.raw", payload: ByteBuffer(), timeout: .seconds(120)) }
+                queued.cancel()
+                let queuedResult = await queued.result
+                #expect(throws: CancellationError.self) { try queuedResult.get() }
+                release.yield()
+                _ = try await holder.value
+            }
+        }
+    }
+
     @Test("backoff grows exponentially, is capped and jittered")
     func backoff() {
         let client = TestSupport.makeClient(port: 1) {

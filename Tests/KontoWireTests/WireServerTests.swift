@@ -66,6 +66,26 @@ struct WireServerTests {
         #expect(try await Self.whereHandlersRun { _ in } == "elsewhere")
     }
 
+    @Test("a method registered with its own execution runs there, whatever the server's default")
+    func perMethodExecution() async throws {
+        for (serverDefault, methodChoice, expected) in [
+            (WireServer.HandlerExecution.globalExecutor, WireServer.HandlerExecution.eventLoop, "event loop"),
+            (.eventLoop, .globalExecutor, "elsewhere"),
+        ] {
+            let server = TestSupport.makeServer { $0.handlerExecution = serverDefault }
+            server.registerRaw("test.where", execution: methodChoice) { _, _ in
+                ByteBuffer(string: MultiThreadedEventLoopGroup.currentEventLoop == nil ? "elsewhere" : "event loop")
+            }
+            let answer = try await TestSupport.withRunning([server]) {
+                let client = TestSupport.makeClient(port: try await TestSupport.port(of: server))
+                return try await TestSupport.withRunning([client]) {
+                    String(buffer: try await client.callRaw("test.where", payload: ByteBuffer()))
+                }
+            }
+            #expect(answer == expected)
+        }
+    }
+
     /// Where a handler of a server configured by `configure` finds itself running.
     static func whereHandlersRun(_ configure: (inout WireServer.Configuration) -> Void) async throws -> String {
         let server = TestSupport.makeServer(configure: configure)
@@ -193,9 +213,9 @@ struct WireServerTests {
     @Test("a shorter deadline behind a longer one is answered first")
     func deadlinesInOrder() async throws {
         let server = TestSupport.makeServer()
-        let release = AsyncStream.makeStream(of: Void.self)
+        // Each handler waits until its own deadline cancels it (one shared stream would end for both at the first).
         server.registerRaw("test.slow") { _, _ in
-            for await _ in release.stream { break }
+            try? await Task.sleep(for: .seconds(3600))
             return ByteBuffer()
         }
         try await TestSupport.withRunning([server]) {
@@ -212,7 +232,31 @@ struct WireServerTests {
             let second = try await connection.nextFrame()
             #expect(first == WireFrame(correlationID: 2, message: .error(.init(WireError.deadlineExceeded))))
             #expect(second == WireFrame(correlationID: 1, message: .error(.init(WireError.deadlineExceeded))))
-            release.continuation.finish()
+            await connection.close()
+        }
+    }
+
+    @Test("a handler whose deadline passes is cancelled, and its context says how much time it had")
+    func handlerCancelledAtDeadline() async throws {
+        let server = TestSupport.makeServer()
+        let cancelled = AsyncStream.makeStream(of: String.self)
+        server.registerRaw("test.forever") { _, context in
+            let remaining = context.timeRemaining
+            await withTaskCancellationHandler {
+                let never = AsyncStream<Void>.makeStream()
+                for await _ in never.stream {}
+            } onCancel: {
+                cancelled.continuation.yield("cancelled with \(remaining.map { $0 <= .milliseconds(200) } == true ? "a bounded" : "no") deadline")
+            }
+            return ByteBuffer()
+        }
+        try await TestSupport.withRunning([server]) {
+            let connection = try await RawConnection.connect(port: try await TestSupport.port(of: server))
+            _ = try await connection.handshake()
+            try await connection.send(WireFrame(correlationID: 1, message: .request(.init(method: "test.forever", timeoutMilliseconds: 200, payload: ByteBuffer()))))
+            #expect(try await connection.nextFrame() == WireFrame(correlationID: 1, message: .error(.init(WireError.deadlineExceeded))))
+            var iterator = cancelled.stream.makeAsyncIterator()
+            #expect(await iterator.next() == "cancelled with a bounded deadline")
             await connection.close()
         }
     }
@@ -292,7 +336,7 @@ struct WireServerTests {
             withUnsafeCurrentTask { $0?.cancel() }
             return await WireServer.dispatch(
                 WireServerRequest(correlationID: 3, request: .init(method: "m", payload: ByteBuffer()), deadline: nil, peer: "p"),
-                handlers: ["m": { _, _ in try Task.checkCancellation(); return ByteBuffer() }],
+                handlers: ["m": .init(handler: { _, _ in try Task.checkCancellation(); return ByteBuffer() })],
                 maxFrameLength: 1024,
                 logger: TestSupport.logger
             )

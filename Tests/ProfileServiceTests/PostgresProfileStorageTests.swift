@@ -1,4 +1,5 @@
 import Foundation
+import KontoContracts
 import KontoModel
 import KontoPostgres
 import KontoTesting
@@ -150,6 +151,28 @@ struct PostgresProfileStorageTests {
         }
     }
 
+    /// Whether a TCP socket of process `pid` holds received bytes it has not read (Linux `/proc`).
+    private static func hasUnreadInput(pid: Int32) -> Bool {
+        guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") else { return false }
+        var inodes: Set<Substring> = []
+        for descriptor in descriptors {
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(descriptor)"),
+                  target.hasPrefix("socket:[") else { continue }
+            inodes.insert(target.dropFirst("socket:[".count).dropLast())
+        }
+        for table in ["tcp", "tcp6"] {
+            guard let text = try? String(contentsOfFile: "/proc/\(pid)/net/\(table)", encoding: .utf8) else { continue }
+            // sl local rem st tx_queue:rx_queue tr:when retrnsmt uid timeout inode …
+            for line in text.split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ")
+                guard fields.count > 9, inodes.contains(fields[9]),
+                      let queues = fields[4].split(separator: ":").last, let unread = Int(queues, radix: 16) else { continue }
+                if unread > 0 { return true }
+            }
+        }
+        return false
+    }
+
     @Test(
         "a backend that stops answering holds up reads only until their deadline: its connection is replaced and reads go on",
         .enabled(if: ProcessInfo.processInfo.environment["KONTO_TEST_DATABASE_URL"] == nil, "stops a backend process of the local test cluster")
@@ -159,7 +182,7 @@ struct PostgresProfileStorageTests {
             // One connection, so the read behind the stuck one can only be served by its replacement.
             try await PostgresStorageFixture.withStorage(database, maximumConnections: 1) { storage, inspector in
                 try await storage.migrate()
-                let timeout = Duration.seconds(2)
+                let timeout = Duration.seconds(4)
                 let store = ProfileStore(
                     storage: storage,
                     configuration: try AccountConfigurationChoice.standard.make(),
@@ -184,11 +207,12 @@ struct PostgresProfileStorageTests {
                 let clock = ContinuousClock()
                 let start = clock.now
                 let stuck = Task { try await store.load(accountId: "a1") }
-                // This read must come after the stuck one's query went out, so it waits behind it instead of
-                // sharing it; its deadline is far enough to outlast the stuck batch.
+                // This read must come after the stuck one's query reached the stopped backend (its bytes wait
+                // unread in the backend's socket), so it waits behind it instead of sharing it or taking the
+                // connection first; its deadline is far enough to outlast the stuck batch.
                 let polling = clock.now + timeout
-                while try await storage.readBatchesInFlight() == 0 {
-                    try #require(clock.now < polling, "the stuck load's batch never went out")
+                while try await storage.readBatchesInFlight() == 0 || !Self.hasUnreadInput(pid: stopped.first!) {
+                    try #require(clock.now < polling, "the stuck load's query never reached the backend")
                     try await Task.sleep(for: .milliseconds(5))
                 }
                 let queued = Task { try await storage.fetch(accountId: "a1", keys: nil, timeout: .seconds(20)) }

@@ -22,7 +22,7 @@ public enum ProfileContract {
 
     public static let methods = [create.name, load.name, modify.name, delete.name, HealthContract.check.name]
 
-    /// Every code a Profile method may answer with, besides the wire layer's own (`wire.*`).
+    /// Every code a Profile method may answer with, besides the wire layer's own (`wire.*`); each is in ``ErrorCatalog``.
     public static let errorCodes: [String] = [
         AccountError.Code.notFound.rawValue,
         AccountError.Code.validationFailed.rawValue,
@@ -31,12 +31,7 @@ public enum ProfileContract {
         AccountError.Code.missingAccountValue.rawValue,
         AccountError.Code.userIdNotRemovable.rawValue,
         AccountError.Code.versionConflict.rawValue,
-        ErrorCode.alreadyExists,
-        ErrorCode.valueTooLarge,
-        ErrorCode.accountTooLarge,
-        ErrorCode.storageUnavailable,
-        ErrorCode.storageFailure,
-    ]
+    ] + ErrorCatalog.profile.map(\.code)
 
     /// Profile's own codes.
     public enum ErrorCode {

@@ -81,7 +81,7 @@ public struct AccountSchemaFile: Decodable, Sendable, Equatable {
     /// A built-in rule by name, or a custom rule `{pattern, message, name?}`.
     public enum RuleEntry: Decodable, Sendable, Equatable {
         case builtIn(String)
-        case custom(name: String?, pattern: String?, message: String?)
+        case custom(name: String?, pattern: String?, message: String?, maxLength: Int? = nil)
 
         public init(from decoder: any Decoder) throws {
             if let name = try? decoder.singleValueContainer().decode(String.self) {
@@ -92,7 +92,8 @@ public struct AccountSchemaFile: Decodable, Sendable, Equatable {
             self = .custom(
                 name: try container.decodeIfPresent(String.self, forKey: FieldKey("name")),
                 pattern: try container.decodeIfPresent(String.self, forKey: FieldKey("pattern")),
-                message: try container.decodeIfPresent(String.self, forKey: FieldKey("message"))
+                message: try container.decodeIfPresent(String.self, forKey: FieldKey("message")),
+                maxLength: try container.decodeIfPresent(Int.self, forKey: FieldKey("maxLength"))
             )
         }
     }

@@ -142,7 +142,7 @@ struct SchemaFileBuilder {
                 return nil
             }
             return rule
-        case let .custom(name, pattern, message):
+        case let .custom(name, pattern, message, maxLength):
             guard let pattern else {
                 refuse("rule without pattern")
                 return nil
@@ -151,8 +151,17 @@ struct SchemaFileBuilder {
                 refuse("rule \"\(pattern)\" without message")
                 return nil
             }
+            if let maxLength, maxLength <= 0 {
+                refuse("rule \"\(pattern)\" with maxLength \(maxLength) (must be positive)")
+                return nil
+            }
             do {
-                return try ValidationRule(name: name ?? "custom", pattern: pattern, message: message)
+                return try ValidationRule(
+                    name: name ?? "custom",
+                    pattern: pattern,
+                    message: message,
+                    maximumLength: maxLength ?? ValidationRule.defaultMaximumLength
+                )
             } catch {
                 refuse("invalid regular expression \"\(error.pattern)\" in rule: \(error.reason)")
                 return nil

@@ -71,38 +71,25 @@ extension AccountEvent: Codable {
         }
     }
 
-    /// Encoded by hand so the wire form does not depend on the encoder's date strategy, and from whole
+    /// Encoded by hand (``Timestamp``) so the wire form does not depend on the encoder's date strategy, and from whole
     /// milliseconds so that a decoded time equals the encoded one exactly.
     static func timestamp(_ date: Date) -> String {
-        let milliseconds = milliseconds(date)
-        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
-        let fraction = String(milliseconds - seconds * 1000)
-        let base = Date(timeIntervalSince1970: Double(seconds)).formatted(.iso8601)
-        return String(base.dropLast()) + "." + String(repeating: "0", count: 3 - fraction.count) + fraction + "Z"
+        Timestamp(date).description
     }
 
     static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded())
+        Timestamp(date).milliseconds
     }
 
     static func date(milliseconds: Int64) -> Date {
-        Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+        Timestamp(milliseconds: milliseconds).date
     }
 
     private static func decodeTime(from container: KeyedDecodingContainer<CodingKeys>, forKey key: CodingKeys) throws -> Date {
-        let string = try container.decode(String.self, forKey: key)
-        var base = string
-        var milliseconds: Int64 = 0
-        if let dot = string.firstIndex(of: ".") {
-            let digits = string[string.index(after: dot)...].prefix { $0.isASCII && $0.isNumber }
-            let padded = (digits + "000").prefix(3)
-            milliseconds = Int64(padded) ?? 0
-            base = String(string[..<dot]) + String(string[string.index(after: dot)...].dropFirst(digits.count))
-        }
-        guard let whole = try? Date.ISO8601FormatStyle().parse(base) else {
+        guard let timestamp = Timestamp(iso8601: try container.decode(String.self, forKey: key)) else {
             throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "Expected an ISO 8601 timestamp.")
         }
-        return date(milliseconds: Int64(whole.timeIntervalSince1970.rounded()) * 1000 + milliseconds)
+        return timestamp.date
     }
 }
 

@@ -22,7 +22,9 @@ extension ValidationRule {
 
     private static func builtIn(_ name: String, _ pattern: String, _ message: String) -> ValidationRule {
         do {
-            return try ValidationRule(name: name, pattern: pattern, message: message)
+            // No cap: each built-in pattern matches in time linear in the value (one greedy run, no nested
+            // quantifiers), and a cap would refuse long values, e.g. a long biography under nonEmpty.
+            return try ValidationRule(name: name, pattern: pattern, message: message, maximumLength: .max)
         } catch {
             // The built-in patterns are constants; failing here is a programming error caught by any test run.
             fatalError("Built-in rule \(name) does not compile: \(error)")

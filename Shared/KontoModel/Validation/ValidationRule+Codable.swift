@@ -1,9 +1,11 @@
-/// Rules are published with the schema as `{name, pattern, message}` so clients can check input early.
+/// Rules are published with the schema as `{name, pattern, message, maxLength?}` so clients can check input early;
+/// `maxLength` (UTF-8 bytes) is absent for a rule without a cap, as the built-in rules are.
 extension ValidationRule: Codable {
     private enum CodingKeys: String, CodingKey {
         case name
         case pattern
         case message
+        case maxLength
     }
 
     public init(from decoder: any Decoder) throws {
@@ -13,7 +15,8 @@ extension ValidationRule: Codable {
             try self.init(
                 name: try container.decodeIfPresent(String.self, forKey: .name) ?? "custom",
                 pattern: pattern,
-                message: try container.decode(String.self, forKey: .message)
+                message: try container.decode(String.self, forKey: .message),
+                maximumLength: try container.decodeIfPresent(Int.self, forKey: .maxLength) ?? .max
             )
         } catch let error as ValidationRuleError {
             throw DecodingError.dataCorruptedError(forKey: .pattern, in: container, debugDescription: error.description)
@@ -25,5 +28,8 @@ extension ValidationRule: Codable {
         try container.encode(name, forKey: .name)
         try container.encode(pattern, forKey: .pattern)
         try container.encode(message, forKey: .message)
+        if maximumLength != .max {
+            try container.encode(maximumLength, forKey: .maxLength)
+        }
     }
 }

@@ -8,10 +8,26 @@ public struct ValidationRule: Sendable, Equatable, CustomStringConvertible {
     public let pattern: String
     /// The message shown when the rule is violated.
     public let message: String
+    /// The longest value (UTF-8 bytes) the pattern is matched against; a longer one violates the rule unmatched.
+    ///
+    /// Swift's `Regex` backtracks, so a deployment pattern with nested quantifiers can take time exponential in the
+    /// value's length; capping the length before matching bounds what one crafted value can cost.
+    public let maximumLength: Int
     private let compiled: CompiledPattern
 
+    /// The cap of custom rules unless they set one (`maxLength` in a schema file).
+    public static let defaultMaximumLength = 4_096
+
     /// Compiles a custom rule; throws ``ValidationRuleError`` naming the pattern when it does not compile.
-    public init(name: String = "custom", pattern: String, message: String) throws(ValidationRuleError) {
+    public init(
+        name: String = "custom",
+        pattern: String,
+        message: String,
+        maximumLength: Int = ValidationRule.defaultMaximumLength
+    ) throws(ValidationRuleError) {
+        guard maximumLength > 0 else {
+            throw ValidationRuleError(pattern: pattern, reason: "maxLength must be positive")
+        }
         do {
             self.compiled = try CompiledPattern(pattern)
         } catch {
@@ -20,11 +36,12 @@ public struct ValidationRule: Sendable, Equatable, CustomStringConvertible {
         self.name = name
         self.pattern = pattern
         self.message = message
+        self.maximumLength = maximumLength
     }
 
-    /// Whether `value` satisfies the rule (whole-string match).
+    /// Whether `value` satisfies the rule: at most ``maximumLength`` bytes, and a whole-string match.
     public func isSatisfied(by value: String) -> Bool {
-        compiled.wholeMatches(value)
+        value.utf8.count <= maximumLength && compiled.wholeMatches(value)
     }
 
     public var description: String {
@@ -32,6 +49,6 @@ public struct ValidationRule: Sendable, Equatable, CustomStringConvertible {
     }
 
     public static func == (lhs: ValidationRule, rhs: ValidationRule) -> Bool {
-        lhs.name == rhs.name && lhs.pattern == rhs.pattern && lhs.message == rhs.message
+        lhs.name == rhs.name && lhs.pattern == rhs.pattern && lhs.message == rhs.message && lhs.maximumLength == rhs.maximumLength
     }
 }

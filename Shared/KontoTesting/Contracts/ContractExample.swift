@@ -6,7 +6,8 @@ import Foundation
 /// the order in which a provider replays them against one fresh instance (later examples may
 /// depend on earlier ones, e.g. load after create). Both sides check them: the provider answers
 /// each request exactly as recorded, and the consumer's types encode the request and decode the
-/// answer without losing or adding anything.
+/// answer without losing or adding anything. Generated values (ids, tokens, timestamps) are recorded as
+/// placeholders (``ContractPlaceholder``: `$match:KIND`, `$capture:NAME:KIND`, `$ref:NAME`).
 public struct ContractExample: Sendable {
     public struct ExpectedError: Sendable, Equatable {
         public var code: String

@@ -48,6 +48,8 @@ public final class WireClient: Service, Sendable {
         }
 
         var maxInFlight: Int { max(1, Int(self.welcome.maxInFlight)) }
+        /// The largest frame length the server accepts, as it announced.
+        var maxFrameLength: Int { Int(self.welcome.maxFrameLength) }
     }
 
     private enum Slot {
@@ -102,7 +104,7 @@ public final class WireClient: Service, Sendable {
         requestID: String? = nil,
         traceParent: String? = nil
     ) async throws -> Response {
-        let payload = try WirePayloadCodec.encode(request)
+        let payload = try WirePayloadCodec.encode(request, userInfo: method.codingUserInfo)
         let response = try await self.callRaw(
             method.name,
             payload: payload,
@@ -121,6 +123,8 @@ public final class WireClient: Service, Sendable {
         requestID: String? = nil,
         traceParent: String? = nil
     ) async throws -> ByteBuffer {
+        try Self.checkHeaders(method: method, requestID: requestID, traceParent: traceParent)
+        try Task.checkCancellation()
         let timeout = timeout ?? self.configuration.requestTimeout
         let deadline = NIODeadline.now() + timeout
         let connection = try await self.acquire(deadline: deadline)
@@ -134,6 +138,12 @@ public final class WireClient: Service, Sendable {
             traceParent: traceParent,
             payload: payload
         )
+        // The server closes a connection on a frame over its limit, failing every call sharing it: refuse
+        // such a request here, for this caller alone.
+        let length = WireFrameCodec.encodedSize(WireFrame(correlationID: 1, message: .request(request))) - WireFrame.lengthFieldSize
+        guard length <= connection.maxFrameLength else {
+            throw WireError.frameTooLarge(length, max: connection.maxFrameLength)
+        }
         let promise = connection.channel.eventLoop.makePromise(of: WireResponse.self)
         let command = ClientRequestCommand(request: request, promise: promise, timeout: remaining)
         connection.channel.writeAndFlush(command).whenFailure { _ in
@@ -141,6 +151,19 @@ public final class WireClient: Service, Sendable {
             promise.fail(WireError.connectionClosed)
         }
         return try await promise.futureResult.get().payload
+    }
+
+    /// Refuses headers a server would refuse as malformed (``WireLimits``): the encoder would cut them, and a cut
+    /// method name calls another method.
+    static func checkHeaders(method: String, requestID: String?, traceParent: String?) throws(WireError) {
+        guard !method.isEmpty else { throw .invalidRequest("empty method name") }
+        let limit = WireLimits.maximumNameLength
+        let headers: [(name: String, value: String?)] = [("method name", method), ("request id", requestID), ("traceparent", traceParent)]
+        for (name, value) in headers {
+            if let value, value.utf8.count > limit {
+                throw .invalidRequest("\(name) is longer than \(limit) bytes")
+            }
+        }
     }
 
     // MARK: Pool
@@ -164,6 +187,12 @@ public final class WireClient: Service, Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PooledConnection, any Error>) in
                 let immediate: Result<PooledConnection, any Error>? = self.pool.withLock { state in
+                    // Cancelled before it was queued: the cancellation handler found no waiter to remove, so the
+                    // call ends here instead of at its deadline. (The flag is set before the handler runs, and the
+                    // handler takes this lock, so no cancellation falls between the check and the append.)
+                    if Task.isCancelled {
+                        return .failure(CancellationError())
+                    }
                     switch Self.tryAcquire(&state) {
                     case .connection(let connection): return .success(connection)
                     case .failure(let error): return .failure(error)

@@ -18,15 +18,16 @@ public enum WireFrameCodec {
             buffer.writeByteList(challenge.supportedVersions)
         case .hello(.clientHello(let hello)):
             buffer.writeInteger(UInt8(1))
-            buffer.writeShortString(hello.serviceName)
+            buffer.writeShortString(hello.serviceName, maximum: WireLimits.maximumNameLength)
             buffer.writeByteList(hello.supportedVersions)
             buffer.writeShortBytes(hello.mac)
         case .welcome(let welcome):
             buffer.writeInteger(welcome.version)
-            buffer.writeShortString(welcome.serverName)
-            buffer.writeInteger(UInt16(truncatingIfNeeded: welcome.methods.count))
-            for method in welcome.methods.prefix(Int(UInt16.max)) {
-                buffer.writeShortString(method)
+            buffer.writeShortString(welcome.serverName, maximum: WireLimits.maximumNameLength)
+            let methods = welcome.methods.prefix(WireLimits.maximumMethodCount)
+            buffer.writeInteger(UInt16(methods.count))
+            for method in methods {
+                buffer.writeShortString(method, maximum: WireLimits.maximumNameLength)
             }
             buffer.writeInteger(welcome.maxInFlight)
             buffer.writeInteger(welcome.maxFrameLength)
@@ -36,32 +37,34 @@ public enum WireFrameCodec {
             if request.requestID != nil { count += 1 }
             if request.traceParent != nil { count += 1 }
             buffer.writeInteger(count)
-            buffer.writeHeader(.method) { $0.writeString(request.method) }
+            buffer.writeHeader(.method, request.method)
             if let timeout = request.timeoutMilliseconds {
-                buffer.writeHeader(.timeoutMilliseconds) { $0.writeInteger(timeout) }
+                buffer.writeInteger(WireRequestHeaderTag.timeoutMilliseconds.rawValue)
+                buffer.writeInteger(UInt16(4))
+                buffer.writeInteger(timeout)
             }
             if let requestID = request.requestID {
-                buffer.writeHeader(.requestID) { $0.writeString(requestID) }
+                buffer.writeHeader(.requestID, requestID)
             }
             if let traceParent = request.traceParent {
-                buffer.writeHeader(.traceParent) { $0.writeString(traceParent) }
+                buffer.writeHeader(.traceParent, traceParent)
             }
             buffer.writeImmutableBuffer(request.payload)
         case .response(let response):
             buffer.writeImmutableBuffer(response.payload)
         case .error(let error):
-            buffer.writeShortString(error.code)
-            buffer.writeShortString(error.message)
+            buffer.writeShortString(error.code, maximum: WireLimits.maximumNameLength)
+            buffer.writeShortString(error.message, maximum: WireLimits.maximumShortFieldLength)
             buffer.writeInteger(error.isRetryable ? UInt8(1) : UInt8(0))
             buffer.writeBytes(error.details)
         case .event(let event):
-            buffer.writeShortString(event.topic)
+            buffer.writeShortString(event.topic, maximum: WireLimits.maximumNameLength)
             buffer.writeImmutableBuffer(event.payload)
         case .ack, .ping, .pong:
             break
         case .goaway(let goaway):
             buffer.writeInteger(goaway.lastCorrelationID)
-            buffer.writeShortString(goaway.reason)
+            buffer.writeShortString(goaway.reason, maximum: WireLimits.maximumShortFieldLength)
         }
         let length = buffer.writerIndex - lengthIndex - WireFrame.lengthFieldSize
         buffer.setInteger(UInt32(truncatingIfNeeded: length), at: lengthIndex)
@@ -141,7 +144,7 @@ public enum WireFrameCodec {
                 let versions = try body.readByteList("hello versions")
                 message = .hello(.challenge(.init(nonce: nonce, supportedVersions: versions)))
             case 1:
-                let name = try body.readShortString("hello service name")
+                let name = try body.readShortString("hello service name", maximum: WireLimits.maximumNameLength)
                 let versions = try body.readByteList("hello versions")
                 let mac = try body.readShortBytes("hello mac")
                 message = .hello(.clientHello(.init(serviceName: name, supportedVersions: versions, mac: mac)))
@@ -150,12 +153,12 @@ public enum WireFrameCodec {
             }
         case .welcome:
             let version = try body.readWireInteger(as: UInt8.self, "welcome version")
-            let name = try body.readShortString("welcome server name")
+            let name = try body.readShortString("welcome server name", maximum: WireLimits.maximumNameLength)
             let count = try body.readWireInteger(as: UInt16.self, "welcome method count")
             var methods: [String] = []
             methods.reserveCapacity(min(Int(count), body.readableBytes / 2))
             for _ in 0..<count {
-                methods.append(try body.readShortString("welcome method"))
+                methods.append(try body.readShortString("welcome method", maximum: WireLimits.maximumNameLength))
             }
             let maxInFlight = try body.readWireInteger(as: UInt32.self, "welcome max in flight")
             let maxFrameLength = try body.readWireInteger(as: UInt32.self, "welcome max frame length")
@@ -171,14 +174,14 @@ public enum WireFrameCodec {
         case .response:
             message = .response(.init(payload: body.readSlice(length: body.readableBytes)!))
         case .error:
-            let code = try body.readShortString("error code")
-            let text = try body.readShortString("error message")
+            let code = try body.readShortString("error code", maximum: WireLimits.maximumNameLength)
+            let text = try body.readShortString("error message", maximum: WireLimits.maximumShortFieldLength)
             let retryable = try body.readWireInteger(as: UInt8.self, "error retryable flag")
             guard retryable <= 1 else { throw .malformedFrame("error retryable flag must be 0 or 1") }
             let details = body.readBytes(length: body.readableBytes) ?? []
             message = .error(.init(code: code, message: text, isRetryable: retryable == 1, details: details))
         case .event:
-            let topic = try body.readShortString("event topic")
+            let topic = try body.readShortString("event topic", maximum: WireLimits.maximumNameLength)
             message = .event(.init(topic: topic, payload: body.readSlice(length: body.readableBytes)!))
         case .ack:
             message = .ack(.init())
@@ -188,7 +191,7 @@ public enum WireFrameCodec {
             message = .pong(.init())
         case .goaway:
             let last = try body.readWireInteger(as: UInt64.self, "goaway last correlation id")
-            let reason = try body.readShortString("goaway reason")
+            let reason = try body.readShortString("goaway reason", maximum: WireLimits.maximumShortFieldLength)
             message = .goaway(.init(lastCorrelationID: last, reason: reason))
         }
         guard body.readableBytes == 0 else {
@@ -212,7 +215,7 @@ public enum WireFrameCodec {
             switch WireRequestHeaderTag(rawValue: tag) {
             case .method:
                 guard method == nil else { throw .malformedFrame("duplicate method header") }
-                let name = try value.readRemainingString("method")
+                let name = try value.readRemainingString("method", maximum: WireLimits.maximumNameLength)
                 guard !name.isEmpty else { throw .malformedFrame("empty method name") }
                 method = name
             case .timeoutMilliseconds:
@@ -221,10 +224,10 @@ public enum WireFrameCodec {
                 timeout = value.readInteger(as: UInt32.self)
             case .requestID:
                 guard requestID == nil else { throw .malformedFrame("duplicate request id header") }
-                requestID = try value.readRemainingString("request id")
+                requestID = try value.readRemainingString("request id", maximum: WireLimits.maximumNameLength)
             case .traceParent:
                 guard traceParent == nil else { throw .malformedFrame("duplicate traceparent header") }
-                traceParent = try value.readRemainingString("traceparent")
+                traceParent = try value.readRemainingString("traceparent", maximum: WireLimits.maximumNameLength)
             case nil:
                 // Unknown tags are skipped so that a header can be added without a new version.
                 continue
@@ -242,36 +245,48 @@ public enum WireFrameCodec {
 }
 
 extension ByteBuffer {
-    @inlinable
-    mutating func writeShortString(_ string: String) {
+    /// Writes a `str16` of at most `maximum` bytes. Never traps: a longer string is cut on a character
+    /// boundary (see ``WireLimits``), so what is built from outside data (an error message quoting a
+    /// method) can always be encoded, and the result is still valid UTF-8.
+    mutating func writeShortString(_ string: String, maximum: Int) {
         let lengthIndex = self.writerIndex
         self.writeInteger(UInt16(0))
-        let written = self.writeString(string)
-        // Strings longer than 65535 bytes are a programming error; clamp rather than corrupt the frame.
-        precondition(written <= Int(UInt16.max), "wire string longer than 65535 bytes")
+        let written = self.writeClampedUTF8(string, maximum: min(maximum, WireLimits.maximumShortFieldLength))
         self.setInteger(UInt16(written), at: lengthIndex)
     }
 
+    /// Writes at most `maximum` bytes of `string`'s UTF-8, cut before a partial scalar; returns the count.
+    @discardableResult
+    mutating func writeClampedUTF8(_ string: String, maximum: Int) -> Int {
+        let utf8 = string.utf8
+        guard utf8.count > maximum else { return self.writeString(string) }
+        var end = utf8.index(utf8.startIndex, offsetBy: maximum)
+        while end > utf8.startIndex, UTF8.isContinuation(utf8[end]) {
+            end = utf8.index(before: end)
+        }
+        return self.writeBytes(utf8[..<end])
+    }
+
+    /// Writes a `bytes16`, at most 65,535 bytes of it.
     mutating func writeShortBytes(_ bytes: [UInt8]) {
-        precondition(bytes.count <= Int(UInt16.max), "wire byte string longer than 65535 bytes")
-        self.writeInteger(UInt16(bytes.count))
-        self.writeBytes(bytes)
+        let clamped = bytes.prefix(WireLimits.maximumShortFieldLength)
+        self.writeInteger(UInt16(clamped.count))
+        self.writeBytes(clamped)
     }
 
+    /// Writes a `list8`, at most 255 entries of it.
     mutating func writeByteList(_ bytes: [UInt8]) {
-        precondition(bytes.count <= Int(UInt8.max), "wire byte list longer than 255 entries")
-        self.writeInteger(UInt8(bytes.count))
-        self.writeBytes(bytes)
+        let clamped = bytes.prefix(WireLimits.maximumByteListCount)
+        self.writeInteger(UInt8(clamped.count))
+        self.writeBytes(clamped)
     }
 
-    mutating func writeHeader(_ tag: WireRequestHeaderTag, _ body: (inout ByteBuffer) -> Void) {
+    /// Writes a request header whose value is a name (cut at ``WireLimits/maximumNameLength``).
+    mutating func writeHeader(_ tag: WireRequestHeaderTag, _ value: String) {
         self.writeInteger(tag.rawValue)
         let lengthIndex = self.writerIndex
         self.writeInteger(UInt16(0))
-        let start = self.writerIndex
-        body(&self)
-        let written = self.writerIndex - start
-        precondition(written <= Int(UInt16.max), "wire header longer than 65535 bytes")
+        let written = self.writeClampedUTF8(value, maximum: WireLimits.maximumNameLength)
         self.setInteger(UInt16(written), at: lengthIndex)
     }
 
@@ -298,15 +313,19 @@ extension ByteBuffer {
         return bytes
     }
 
-    mutating func readShortString(_ what: String) throws(WireError) -> String {
+    mutating func readShortString(_ what: String, maximum: Int) throws(WireError) -> String {
         let length = try self.readWireInteger(as: UInt16.self, what)
         guard var slice = self.readSlice(length: Int(length)) else {
             throw .malformedFrame("\(what) runs past the frame")
         }
-        return try slice.readRemainingString(what)
+        return try slice.readRemainingString(what, maximum: maximum)
     }
 
-    mutating func readRemainingString(_ what: String) throws(WireError) -> String {
+    /// The rest of the buffer as a string of at most `maximum` bytes.
+    mutating func readRemainingString(_ what: String, maximum: Int) throws(WireError) -> String {
+        guard self.readableBytes <= maximum else {
+            throw .malformedFrame("\(what) is longer than \(maximum) bytes")
+        }
         do {
             return try self.readUTF8ValidatedString(length: self.readableBytes) ?? ""
         } catch {

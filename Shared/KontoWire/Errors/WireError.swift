@@ -44,6 +44,7 @@ extension WireError {
         public static let protocolViolation = "wire.protocolViolation"
         public static let internalError = "wire.internalError"
         public static let badPayload = "wire.badPayload"
+        public static let invalidRequest = "wire.invalidRequest"
     }
 
     public static func frameTooLarge(_ length: Int, max: Int) -> WireError {
@@ -96,11 +97,22 @@ extension WireError {
         isRetryable: true
     )
 
+    public static let tooManyConnections = WireError(
+        code: Code.overloaded,
+        message: "too many connections to this server",
+        isRetryable: true
+    )
+
     public static let connectionClosed = WireError(
         code: Code.connectionClosed,
         message: "connection closed before a response arrived",
         isRetryable: true
     )
+
+    /// A request the client refuses to send (an empty or over-long header); nothing was sent.
+    public static func invalidRequest(_ reason: String) -> WireError {
+        WireError(code: Code.invalidRequest, message: reason)
+    }
 
     public static func protocolViolation(_ reason: String) -> WireError {
         WireError(code: Code.protocolViolation, message: reason)

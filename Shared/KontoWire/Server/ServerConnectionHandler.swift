@@ -13,8 +13,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     typealias OutboundOut = WireFrame
 
     struct Dispatch: Sendable {
-        var handlers: [String: WireServer.RawHandler]
-        var execution: WireServer.HandlerExecution
+        var handlers: [String: WireServer.Registration]
+        var defaultExecution: WireServer.HandlerExecution
         var maxFrameLength: Int
     }
 
@@ -35,9 +35,13 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     private var started = false
     private var logger: Logger
 
-    init(configuration: ServerConnectionStateMachine.Configuration, dispatch: Dispatch, logger: Logger) {
+    /// False when the server is at its connection limit: the connection is refused instead of challenged.
+    private let admitted: Bool
+
+    init(configuration: ServerConnectionStateMachine.Configuration, dispatch: Dispatch, admitted: Bool = true, logger: Logger) {
         self.stateMachine = ServerConnectionStateMachine(configuration: configuration)
         self.dispatch = dispatch
+        self.admitted = admitted
         self.logger = logger
     }
 
@@ -57,6 +61,12 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         self.started = true
         if let peer = context.remoteAddress {
             self.logger[metadataKey: "konto.peer"] = "\(peer)"
+        }
+        guard self.admitted else {
+            // Debug, not warning: a connection flood must not become a log flood.
+            self.logger.debug("Refusing wire connection over the connection limit")
+            self.run(self.stateMachine.refuse(.tooManyConnections), context: context)
+            return
         }
         self.run(self.stateMachine.channelActive(nonce: WireHandshake.makeNonce()), context: context)
     }
@@ -120,7 +130,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             }
         }
         let task: Task<Void, Never>
-        switch dispatch.execution {
+        switch dispatch.handlers[request.request.method]?.execution ?? dispatch.defaultExecution {
         case .globalExecutor:
             task = Task(operation: operation)
         case .eventLoop:
@@ -173,6 +183,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 if due <= now {
                     self.deadlines[id] = nil
                     self.run(self.stateMachine.deadlineExpired(correlationID: id), context: context)
+                    // The caller has its answer (wire.deadlineExceeded) and stops waiting, so the handler stops too,
+                    // as a gRPC handler's context ends at its deadline; its slot frees once it returns.
+                    self.running[id]?.cancel()
                 } else if next == nil || due < next! {
                     next = due
                 }

@@ -19,12 +19,15 @@ public final class WireServer: Service, Sendable {
         public var secret: WireSecret
         public var maxFrameLength: Int = WireFrame.defaultMaximumLength
         public var maxInFlightPerConnection: Int = 128
+        /// Connections served at once; one more is answered `wire.overloaded` (retryable) and closed, so a
+        /// flood of connections cannot exhaust memory or file descriptors.
+        public var maxConnections: Int = 1_024
         /// A connection that sends nothing for this long is closed (clients heartbeat well within it).
         public var idleTimeout: TimeAmount = .seconds(60)
         public var shutdownGracePeriod: TimeAmount = .seconds(10)
         /// Set to serve TLS; the handshake still authenticates the peer with the shared secret.
         public var tlsContext: NIOSSLContext?
-        /// Where method handlers run. The default is safe for any handler.
+        /// Where method handlers run unless registered with their own; the default is safe for any handler.
         public var handlerExecution: HandlerExecution = .globalExecutor
 
         public init(host: String = "127.0.0.1", port: Int, serverName: String, secret: WireSecret) {
@@ -47,11 +50,19 @@ public final class WireServer: Service, Sendable {
         case eventLoop
     }
 
+    /// A registered method: its handler and, when it chose one, where it runs.
+    struct Registration: Sendable {
+        var handler: RawHandler
+        var execution: HandlerExecution?
+    }
+
     private struct State {
-        var handlers: [String: RawHandler] = [:]
+        var handlers: [String: Registration] = [:]
         var isRunning = false
         var isShuttingDown = false
         var connections: [ObjectIdentifier: any Channel] = [:]
+        /// Accepted connections not yet closed, counted from the moment their pipeline is set up.
+        var admitted = 0
     }
 
     private let configuration: Configuration
@@ -71,22 +82,33 @@ public final class WireServer: Service, Sendable {
         self.boundAddress = eventLoopGroup.any().makePromise()
     }
 
+    deinit {
+        // A server dropped without having listened (its process stopped while waiting for a dependency) must not
+        // leave the promise unfulfilled: NIO's debug builds trap on that. Completing it again is a no-op.
+        self.boundAddress.fail(WireError.serviceUnavailable("the wire server stopped before it listened"))
+    }
+
     /// Registers a typed method with JSON payloads. Register before `run()`.
+    ///
+    /// - Parameter execution: where this method's handler runs; `nil` takes ``Configuration/handlerExecution``.
+    ///   A server may keep quick lookups on the event loop and send decoding, validation or hashing elsewhere.
     public func register<Request, Response>(
         _ method: WireMethod<Request, Response>,
+        execution: HandlerExecution? = nil,
         handler: @escaping @Sendable (Request, WireRequestContext) async throws -> Response
     ) {
-        self.registerRaw(method.name) { payload, context in
-            let request = try WirePayloadCodec.decode(Request.self, from: payload)
+        self.registerRaw(method.name, execution: execution) { payload, context in
+            let request = try WirePayloadCodec.decode(Request.self, from: payload, userInfo: method.codingUserInfo)
             return try WirePayloadCodec.encode(try await handler(request, context))
         }
     }
 
     /// Registers a method that works on the raw payload bytes. Register before `run()`.
-    public func registerRaw(_ method: String, handler: @escaping RawHandler) {
+    public func registerRaw(_ method: String, execution: HandlerExecution? = nil, handler: @escaping RawHandler) {
         self.state.withLock { state in
+            // Connections list the methods when they open; a later one would never be served.
             precondition(!state.isRunning, "register wire methods before running the server")
-            state.handlers[method] = handler
+            state.handlers[method] = Registration(handler: handler, execution: execution)
         }
     }
 
@@ -109,7 +131,7 @@ public final class WireServer: Service, Sendable {
         )
         let dispatch = ServerConnectionHandler.Dispatch(
             handlers: handlers,
-            execution: self.configuration.handlerExecution,
+            defaultExecution: self.configuration.handlerExecution,
             maxFrameLength: self.configuration.maxFrameLength
         )
         let configuration = self.configuration
@@ -124,7 +146,8 @@ public final class WireServer: Service, Sendable {
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .bind(host: configuration.host, port: configuration.port) { channel in
-                    channel.eventLoop.makeCompletedFuture {
+                    let admitted = self.admit(channel, limit: configuration.maxConnections)
+                    return channel.eventLoop.makeCompletedFuture {
                         let sync = channel.pipeline.syncOperations
                         if let tls = configuration.tlsContext {
                             try sync.addHandler(NIOSSLServerHandler(context: tls))
@@ -135,6 +158,7 @@ public final class WireServer: Service, Sendable {
                         try sync.addHandler(ServerConnectionHandler(
                             configuration: connectionConfiguration,
                             dispatch: dispatch,
+                            admitted: admitted,
                             logger: logger
                         ))
                         return channel
@@ -167,6 +191,21 @@ public final class WireServer: Service, Sendable {
             self.beginShutdown(serverChannel: serverChannel.channel)
         }
         logger.info("Wire server stopped")
+    }
+
+    /// Counts a new connection in, unless `limit` connections are open already; the count drops when it closes.
+    private func admit(_ channel: any Channel, limit: Int) -> Bool {
+        let admitted = self.state.withLock { state in
+            guard state.admitted < limit else { return false }
+            state.admitted += 1
+            return true
+        }
+        if admitted {
+            channel.closeFuture.whenComplete { _ in
+                self.state.withLock { $0.admitted -= 1 }
+            }
+        }
+        return admitted
     }
 
     private func beginShutdown(serverChannel: any Channel) {
@@ -208,12 +247,12 @@ public final class WireServer: Service, Sendable {
 
     static func dispatch(
         _ incoming: WireServerRequest,
-        handlers: [String: RawHandler],
+        handlers: [String: Registration],
         maxFrameLength: Int,
         logger: Logger
     ) async -> WireFrame {
         let id = incoming.correlationID
-        guard let handler = handlers[incoming.request.method] else {
+        guard let handler = handlers[incoming.request.method]?.handler else {
             return Self.errorFrame(.unknownMethod(incoming.request.method), id: id)
         }
         let context = WireRequestContext(

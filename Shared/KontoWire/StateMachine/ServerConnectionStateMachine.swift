@@ -84,6 +84,12 @@ public struct ServerConnectionStateMachine: Sendable {
         return .write(WireFrame(correlationID: 0, message: .hello(.challenge(challenge))))
     }
 
+    /// The connection is up but will not be served (e.g. the server's connection limit): say why and close.
+    public mutating func refuse(_ error: WireError) -> Action {
+        guard case .initial = self.state else { return .none }
+        return self.fail(error)
+    }
+
     public mutating func frameReceived(_ frame: WireFrame) -> Action {
         switch self.state {
         case .initial, .closed:

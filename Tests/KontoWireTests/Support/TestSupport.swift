@@ -60,6 +60,22 @@ enum TestSupport {
         return server
     }
 
+    /// A test server whose `test.gate` handler announces each call on `waiting`, then holds it until `release`
+    /// yields, and answers with the payload: a way to keep calls provably in flight.
+    static func makeGatedServer(
+        configure: (inout WireServer.Configuration) -> Void = { _ in }
+    ) -> (server: WireServer, waiting: AsyncStream<Void>, release: AsyncStream<Void>.Continuation) {
+        let release = AsyncStream.makeStream(of: Void.self)
+        let waiting = AsyncStream.makeStream(of: Void.self)
+        let server = makeServer(configure: configure)
+        server.registerRaw("test.gate") { payload, _ in
+            waiting.continuation.yield()
+            for await _ in release.stream { break }
+            return payload
+        }
+        return (server, waiting.stream, release.continuation)
+    }
+
     /// Runs `server` in a service group for the duration of `body`, then shuts it down gracefully.
     @discardableResult
     static func withRunning<T: Sendable>(

@@ -17,7 +17,7 @@ enum AccountConfigurationChoice: Sendable {
                 name: "Biography",
                 category: .personalDetails,
                 valueType: .string,
-                rules: [try ValidationRule(name: "noShouting", pattern: "[^A-Z]*", message: "Please do not use capital letters.")]
+                rules: [try ValidationRule(name: "noShouting", pattern: "[^A-Z]*", message: "Please do not use capital letters.", maximumLength: 1 << 20)]
             ),
             AccountKeyDescriptor(identifier: "memberSince", name: "Member Since", category: .other, valueType: .date, options: [.display]),
             AccountKeyDescriptor(identifier: "plan", name: "Plan", category: .other, valueType: .enumeration(cases: ["free", "pro"])),

@@ -1,5 +1,6 @@
 import KontoContracts
 import KontoPostgres
+import KontoRuntime
 import KontoWire
 import Logging
 import NIOCore
@@ -7,8 +8,8 @@ import NIOPosix
 import PostgresNIO
 import ServiceLifecycle
 
-/// The Profile service as one ServiceLifecycle service: its PostgreSQL pool, migrations, and the
-/// wire server that answers the Profile contract.
+/// The Profile service: its PostgreSQL pool, migrations, and the wire server that answers
+/// the Profile contract, as a component graph (``componentGraph()``) or one ServiceLifecycle service.
 ///
 /// An unreachable database at start does not stop it: it retries the migrations with backoff
 /// while the wire server is not yet listening (callers fail fast with `wire.serviceUnavailable`);
@@ -65,44 +66,44 @@ public final class ProfileServer: Service {
         try await wireServer.localAddress()
     }
 
-    public func run() async throws {
+    /// The parts of the service, to run as one ServiceGroup (``run()`` runs them inside another group).
+    ///
+    /// With PostgreSQL, the pool starts first, the migrations next (retried with backoff while the database cannot
+    /// be reached), and the wire server listens only once they are applied. Shutdown runs in reverse: the wire
+    /// server sends goaway and lets its accepted requests finish (their reads included) before the migrations step
+    /// and the pool stop, so no accepted request loses its database.
+    public func componentGraph() throws(ComponentGraphError) -> ComponentGraph {
         guard let client, let postgresStorage else {
-            try await wireServer.run()
-            return
+            return try ComponentGraph([.service("wire", self.wireServer)])
         }
-        try await withThrowingDiscardingTaskGroup { group in
-            group.addTask { await client.run() }
-            let migrated = try await cancelWhenGracefulShutdown {
-                try await self.migrate(postgresStorage)
-            }
-            if migrated {
-                try await self.wireServer.run()
-            }
-            group.cancelAll()
-        }
+        return try ComponentGraph([
+            .service("postgres", client),
+            .setup("migrations", dependsOn: ["postgres"]) { try await self.migrate(postgresStorage) },
+            .service("wire", dependsOn: ["postgres", "migrations"], self.wireServer),
+        ])
+    }
+
+    public func run() async throws {
+        try await self.componentGraph().run(logger: self.logger)
     }
 
     /// Applies the migrations, retrying with backoff while the database cannot be reached.
-    /// Returns false when shutdown came first.
-    private func migrate(_ storage: PostgresProfileStorage) async throws -> Bool {
+    /// - Throws: `CancellationError` when cancelled (shutdown) first.
+    private func migrate(_ storage: PostgresProfileStorage) async throws {
         var delay = Duration.milliseconds(100)
         while true {
             do {
                 try await storage.migrate(logger: logger)
-                return true
+                return
             } catch where !Task.isCancelled {
                 logger.warning("profile migrations failed; retrying", metadata: [
                     "konto.error": "\(String(reflecting: type(of: error)))",
                     "konto.retry_in_ms": "\(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)",
                 ])
-                do {
-                    try await Task.sleep(for: delay)
-                } catch {
-                    return false
-                }
+                try await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(5))
             } catch {
-                return false
+                throw CancellationError()
             }
         }
     }

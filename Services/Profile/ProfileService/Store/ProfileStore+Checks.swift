@@ -1,3 +1,4 @@
+import KontoContracts
 import KontoModel
 
 extension ProfileStore {

@@ -1,3 +1,4 @@
+import KontoContracts
 import KontoPostgres
 import Logging
 

@@ -1,3 +1,4 @@
+import KontoContracts
 import KontoModel
 import Logging
 

@@ -3,8 +3,12 @@ import KontoWire
 
 extension ProfileStore {
     /// Serves the Profile contract (and the health check) on `server`. Register before running it.
+    ///
+    /// Create and modify decode up to a whole account of JSON and run the deployment's validation rules on it, so
+    /// they run on the global executor; loads, deletes and health checks only await the database and may stay on
+    /// the connection's event loop (when the server is configured so).
     public func register(on server: WireServer) {
-        server.register(ProfileContract.create) { request, _ in
+        server.register(ProfileContract.create, execution: .globalExecutor) { request, _ in
             let created = try await self.create(accountId: request.accountId, details: request.details)
             return ProfileRecord(accountId: request.accountId, details: created.details, version: created.version)
         }
@@ -12,7 +16,7 @@ extension ProfileStore {
             let loaded = try await self.load(accountId: request.accountId, keys: request.keys)
             return ProfileRecord(accountId: request.accountId, details: loaded.details, version: loaded.version)
         }
-        server.register(ProfileContract.modify) { request, _ in
+        server.register(ProfileContract.modify, execution: .globalExecutor) { request, _ in
             let modified = try await self.modify(
                 accountId: request.accountId,
                 modifications: request.modifications,

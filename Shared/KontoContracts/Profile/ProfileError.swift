@@ -21,16 +21,16 @@ public struct ProfileError: Error, Sendable, Equatable, CustomStringConvertible 
         public static let notFound = Code(AccountError.Code.notFound)
         public static let versionConflict = Code(AccountError.Code.versionConflict)
         public static let validationFailed = Code(AccountError.Code.validationFailed)
-        /// ``ProfileStore/create(accountId:details:)`` for an account that already has details.
-        public static let alreadyExists = Code(rawValue: "profile.alreadyExists")
-        /// One value's JSON encoding is over ``ProfileLimits/maximumValueBytes``; the field names the key.
-        public static let valueTooLarge = Code(rawValue: "profile.valueTooLarge")
-        /// The account's JSON encoding would be over ``ProfileLimits/maximumAccountBytes``.
-        public static let accountTooLarge = Code(rawValue: "profile.accountTooLarge")
+        /// ``ProfileContract/create`` for an account that already has details.
+        public static let alreadyExists = Code(rawValue: ProfileContract.ErrorCode.alreadyExists)
+        /// One value's JSON encoding is over the service's value limit; the field names the key.
+        public static let valueTooLarge = Code(rawValue: ProfileContract.ErrorCode.valueTooLarge)
+        /// The account's JSON encoding would be over the service's account limit.
+        public static let accountTooLarge = Code(rawValue: ProfileContract.ErrorCode.accountTooLarge)
         /// The database cannot be reached or did not answer in time; retryable.
-        public static let storageUnavailable = Code(rawValue: "profile.storageUnavailable")
+        public static let storageUnavailable = Code(rawValue: ProfileContract.ErrorCode.storageUnavailable)
         /// An unexpected storage failure (e.g. an unreadable record); not retryable.
-        public static let storageFailure = Code(rawValue: "profile.storageFailure")
+        public static let storageFailure = Code(rawValue: ProfileContract.ErrorCode.storageFailure)
     }
 
     public let code: Code
@@ -40,11 +40,12 @@ public struct ProfileError: Error, Sendable, Equatable, CustomStringConvertible 
     /// Whether the same request may succeed later.
     public let isRetryable: Bool
 
-    public init(code: Code, message: String, fields: [AccountFieldError] = [], isRetryable: Bool = false) {
+    /// - Parameter isRetryable: by default what ``ErrorCatalog`` declares for the code.
+    public init(code: Code, message: String, fields: [AccountFieldError] = [], isRetryable: Bool? = nil) {
         self.code = code
         self.message = message
         self.fields = fields
-        self.isRetryable = isRetryable
+        self.isRetryable = isRetryable ?? ErrorCatalog.isRetryable(code.rawValue)
     }
 
     /// The same refusal under its account-model code.
@@ -65,11 +66,11 @@ public struct ProfileError: Error, Sendable, Equatable, CustomStringConvertible 
 
     // MARK: Standard errors
 
-    static func notFound() -> ProfileError {
+    public static func notFound() -> ProfileError {
         ProfileError(AccountError(code: .notFound))
     }
 
-    static func versionConflict(retryable: Bool = false, message: String? = nil) -> ProfileError {
+    public static func versionConflict(retryable: Bool = false, message: String? = nil) -> ProfileError {
         ProfileError(
             code: .versionConflict,
             message: message ?? AccountError(code: .versionConflict).message,
@@ -77,13 +78,12 @@ public struct ProfileError: Error, Sendable, Equatable, CustomStringConvertible 
         )
     }
 
-    static let alreadyExists = ProfileError(code: .alreadyExists, message: "The account already has details.")
+    public static let alreadyExists = ProfileError(code: .alreadyExists, message: "The account already has details.")
 
-    static let storageUnavailable = ProfileError(
+    public static let storageUnavailable = ProfileError(
         code: .storageUnavailable,
-        message: "The profile storage is unavailable; try again later.",
-        isRetryable: true
+        message: "The profile storage is unavailable; try again later."
     )
 
-    static let storageFailure = ProfileError(code: .storageFailure, message: "The profile storage failed.")
+    public static let storageFailure = ProfileError(code: .storageFailure, message: "The profile storage failed.")
 }

@@ -1,0 +1,123 @@
+import KontoModel
+
+// The requests of the Identity contract (``IdentityContract``). Passwords are ``SecretString``s, so only the
+// methods declared to carry secrets can send them; tokens are ``BearerToken``s, which never print.
+
+/// Sign up with credentials and details; from an anonymous session, the anonymous account is upgraded and keeps
+/// its accountId.
+public struct IdentitySignUpRequest: Codable, Sendable {
+    public var userId: String
+    public var password: SecretString
+    /// Every other configured key; Identity stores them through Profile.
+    public var details: AccountDetails
+    /// The caller's address, for throttling (the Gateway passes the client's).
+    public var clientAddress: String?
+    public var anonymousSession: BearerToken?
+
+    public init(userId: String, password: SecretString, details: AccountDetails = AccountDetails(), clientAddress: String? = nil, anonymousSession: BearerToken? = nil) {
+        self.userId = userId
+        self.password = password
+        self.details = details
+        self.clientAddress = clientAddress
+        self.anonymousSession = anonymousSession
+    }
+}
+
+public struct IdentityLoginRequest: Codable, Sendable {
+    public var userId: String
+    public var password: SecretString
+    public var clientAddress: String?
+
+    public init(userId: String, password: SecretString, clientAddress: String? = nil) {
+        self.userId = userId
+        self.password = password
+        self.clientAddress = clientAddress
+    }
+}
+
+/// A request made with nothing but a client address (anonymous sign-in).
+public struct IdentityClientRequest: Codable, Sendable, Equatable {
+    public var clientAddress: String?
+
+    public init(clientAddress: String? = nil) {
+        self.clientAddress = clientAddress
+    }
+}
+
+/// A request made with a session alone: validate, log out, log out everywhere.
+public struct IdentitySessionRequest: Codable, Sendable, Equatable {
+    public var token: BearerToken
+
+    public init(token: BearerToken) {
+        self.token = token
+    }
+}
+
+/// A session and a password: reauthenticate (opens the privileged window).
+public struct IdentityReauthenticateRequest: Codable, Sendable {
+    public var token: BearerToken
+    public var password: SecretString
+
+    public init(token: BearerToken, password: SecretString) {
+        self.token = token
+        self.password = password
+    }
+}
+
+/// Security-related: needs the privileged window, or the current password here.
+public struct IdentityChangePasswordRequest: Codable, Sendable {
+    public var token: BearerToken
+    public var currentPassword: SecretString?
+    public var newPassword: SecretString
+
+    public init(token: BearerToken, currentPassword: SecretString? = nil, newPassword: SecretString) {
+        self.token = token
+        self.currentPassword = currentPassword
+        self.newPassword = newPassword
+    }
+}
+
+/// Security-related: needs the privileged window, or the current password here.
+public struct IdentityChangeUserIdRequest: Codable, Sendable {
+    public var token: BearerToken
+    public var userId: String
+    public var currentPassword: SecretString?
+
+    public init(token: BearerToken, userId: String, currentPassword: SecretString? = nil) {
+        self.token = token
+        self.userId = userId
+        self.currentPassword = currentPassword
+    }
+}
+
+/// Security-related: needs the privileged window, or the current password here.
+public struct IdentityDeleteRequest: Codable, Sendable {
+    public var token: BearerToken
+    public var currentPassword: SecretString?
+
+    public init(token: BearerToken, currentPassword: SecretString? = nil) {
+        self.token = token
+        self.currentPassword = currentPassword
+    }
+}
+
+/// Answered the same whether or not the account exists.
+public struct IdentityPasswordResetRequest: Codable, Sendable, Equatable {
+    public var userId: String
+    public var clientAddress: String?
+
+    public init(userId: String, clientAddress: String? = nil) {
+        self.userId = userId
+        self.clientAddress = clientAddress
+    }
+}
+
+public struct IdentityConfirmPasswordResetRequest: Codable, Sendable {
+    public var token: BearerToken
+    public var newPassword: SecretString
+
+    public init(token: BearerToken, newPassword: SecretString) {
+        self.token = token
+        self.newPassword = newPassword
+    }
+}

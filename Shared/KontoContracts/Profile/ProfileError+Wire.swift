@@ -1,0 +1,24 @@
+import KontoModel
+import KontoWire
+
+/// Profile errors reach callers with their code, retryable flag and every field error.
+extension ProfileError: WireErrorConvertible {
+    public var wireErrorCode: String { code.rawValue }
+    public var wireErrorMessage: String { message }
+    public var wireErrorIsRetryable: Bool { isRetryable }
+    public var wireErrorDetails: [UInt8] { AccountFieldError.wireDetails(fields) }
+}
+
+extension ProfileError {
+    /// The Profile error a remote Profile service answered with, fields included; nil for other families
+    /// (`wire.*`), which callers handle as ``WireError``.
+    public init?(_ error: WireError) {
+        guard error.code.hasPrefix("profile.") || error.code.hasPrefix("account.") else { return nil }
+        self.init(
+            code: Code(rawValue: error.code),
+            message: error.message,
+            fields: AccountFieldError.fields(fromWireDetails: error.details),
+            isRetryable: error.isRetryable
+        )
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+
+/// Placeholders in recorded examples for what a service generates (ids, tokens, timestamps), so that an example
+/// can record "some token" and a later example can use the token the service actually answered with.
+///
+/// - `"$match:KIND"` in an expected response or error details: any value of that kind.
+/// - `"$capture:NAME:KIND"`: the same, and the actual value is remembered as NAME.
+/// - `"$ref:NAME"` anywhere (a later request, an expected value): the value remembered as NAME.
+///
+/// Kinds: `string` (non-empty), `uuid`, `token` (at least 32 URL-safe base64 characters), `timestamp` (ISO 8601
+/// date and time with a zone), `integer`, `number`, `bool`, `any`.
+enum ContractPlaceholder: Equatable {
+    case match(Kind)
+    case capture(name: String, kind: Kind)
+    case reference(name: String)
+
+    enum Kind: String, CaseIterable {
+        case string, uuid, token, timestamp, integer, number, bool, any
+    }
+
+    /// The placeholder a JSON value spells, nil for an ordinary value; throws for a malformed placeholder.
+    static func parse(_ value: Any) throws -> ContractPlaceholder? {
+        guard let text = value as? String, text.hasPrefix("$") else { return nil }
+        let parts = text.dropFirst().split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        func kind(_ name: String) throws -> Kind {
+            guard let kind = Kind(rawValue: name) else {
+                throw ContractExampleError("unknown placeholder kind \"\(name)\" in \(text) (expected one of \(Kind.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            return kind
+        }
+        switch parts.first {
+        case "match" where parts.count == 2:
+            return .match(try kind(parts[1]))
+        case "capture" where parts.count == 3 && !parts[1].isEmpty:
+            return .capture(name: parts[1], kind: try kind(parts[2]))
+        case "ref" where parts.count == 2 && !parts[1].isEmpty:
+            return .reference(name: parts[1])
+        case "match", "capture", "ref":
+            throw ContractExampleError("malformed placeholder \(text)")
+        default:
+            // Some other string that starts with "$": an ordinary value.
+            return nil
+        }
+    }
+}
+
+extension ContractPlaceholder.Kind {
+    /// Whether a decoded JSON value is of this kind.
+    func accepts(_ value: Any) -> Bool {
+        switch self {
+        case .any:
+            return true
+        case .string:
+            return (value as? String).map { !$0.isEmpty } ?? false
+        case .uuid:
+            return (value as? String).flatMap(UUID.init(uuidString:)) != nil
+        case .token:
+            guard let text = value as? String, text.count >= 32 else { return false }
+            return text.unicodeScalars.allSatisfy { $0.properties.isASCIIHexDigit || ("A"..."Z").contains($0) || ("a"..."z").contains($0) || $0 == "-" || $0 == "_" }
+        case .timestamp:
+            guard let text = value as? String else { return false }
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            if formatter.date(from: text) != nil { return true }
+            formatter.formatOptions = [.withInternetDateTime]
+            return formatter.date(from: text) != nil
+        case .integer:
+            guard let number = value as? NSNumber, !Self.isBool(number) else { return false }
+            return number.doubleValue.rounded() == number.doubleValue
+        case .number:
+            guard let number = value as? NSNumber else { return false }
+            return !Self.isBool(number)
+        case .bool:
+            guard let number = value as? NSNumber else { return false }
+            return Self.isBool(number)
+        }
+    }
+
+    /// A value of this kind, for consumers that decode the examples with their own types.
+    var sample: Any {
+        switch self {
+        case .any, .string: "sample"
+        case .uuid: "00000000-0000-4000-8000-000000000000"
+        case .token: "c2FtcGxlLXRva2VuLXNhbXBsZS10b2tlbi1zYW1wbGUtdG9r"
+        case .timestamp: "2026-01-01T00:00:00Z"
+        case .integer, .number: 1
+        case .bool: true
+        }
+    }
+
+    /// JSONSerialization gives booleans as NSNumber too; how it writes one back tells them apart on every platform.
+    private static func isBool(_ number: NSNumber) -> Bool {
+        let text = try? ContractExample.canonical(number)
+        return text == "true" || text == "false"
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import KontoContracts
+import KontoModel
+import KontoWire
+import Testing
+
+@Suite("Identity contract")
+struct IdentityContractTests {
+    @Test("exactly the methods that take a password carry secrets")
+    func secretCarrying() {
+        let carrying = [
+            IdentityContract.signUp.carriesSecrets, IdentityContract.login.carriesSecrets,
+            IdentityContract.reauthenticate.carriesSecrets, IdentityContract.changePassword.carriesSecrets,
+            IdentityContract.changeUserId.carriesSecrets, IdentityContract.confirmPasswordReset.carriesSecrets,
+            IdentityContract.delete.carriesSecrets,
+        ]
+        #expect(carrying.allSatisfy { $0 })
+        let plain = [
+            IdentityContract.signInAnonymously.carriesSecrets, IdentityContract.validateSession.carriesSecrets,
+            IdentityContract.logout.carriesSecrets, IdentityContract.logoutEverywhere.carriesSecrets,
+            IdentityContract.requestPasswordReset.carriesSecrets,
+        ]
+        #expect(plain.allSatisfy { !$0 })
+        #expect(Set(IdentityContract.methods).count == 13)
+    }
+
+    @Test("a login request carries its password only as the contract encodes it")
+    func loginEncoding() throws {
+        let request = IdentityLoginRequest(userId: "ada@example.org", password: SecretString("hunter2 hunter2"), clientAddress: "192.0.2.1")
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        #expect(throws: EncodingError.self) { try encoder.encode(request) }
+        for (key, flag) in IdentityContract.login.codingUserInfo {
+            encoder.userInfo[key] = flag
+        }
+        let json = String(decoding: try encoder.encode(request), as: UTF8.self)
+        #expect(json == #"{"clientAddress":"192.0.2.1","password":"hunter2 hunter2","userId":"ada@example.org"}"#)
+        #expect(!"\(request)".contains("hunter2"))
+    }
+
+    @Test("sessions travel as plain strings with ISO 8601 times, and never print")
+    func sessionEncoding() throws {
+        let session = IdentitySession(token: BearerToken("tok_abc"), expiresAt: Timestamp(milliseconds: 1_767_225_600_123))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let json = String(decoding: try encoder.encode(session), as: UTF8.self)
+        #expect(json == #"{"expiresAt":"2026-01-01T00:00:00.123Z","token":"tok_abc"}"#)
+        #expect(try JSONDecoder().decode(IdentitySession.self, from: Data(json.utf8)) == session)
+        #expect(!"\(session)".contains("tok_abc"))
+        #expect(!String(reflecting: session).contains("tok_abc"))
+    }
+}
