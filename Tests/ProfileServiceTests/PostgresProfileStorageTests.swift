@@ -182,7 +182,8 @@ struct PostgresProfileStorageTests {
             // One connection, so the read behind the stuck one can only be served by its replacement.
             try await PostgresStorageFixture.withStorage(database, maximumConnections: 1) { storage, inspector in
                 try await storage.migrate()
-                let timeout = Duration.seconds(4)
+                // Generous: the stuck query must reach its backend before this passes, on a loaded machine too.
+                let timeout = Duration.seconds(6)
                 let store = ProfileStore(
                     storage: storage,
                     configuration: try AccountConfigurationChoice.standard.make(),
