@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "ProfileService", targets: ["ProfileService"]),
         .library(name: "IdentityService", targets: ["IdentityService"]),
         .executable(name: "konto-profile", targets: ["konto-profile"]),
+        .executable(name: "konto-identity", targets: ["konto-identity"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -84,7 +85,6 @@ let package = Package(
             name: "KontoPostgres",
             dependencies: [
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -125,14 +125,30 @@ let package = Package(
                 "CArgon2",
                 "KontoModel",
                 "KontoContracts",
+                "KontoPostgres",
+                "KontoRuntime",
                 "KontoWire",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Services/Identity/IdentityService",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "konto-identity",
+            dependencies: [
+                "IdentityService",
+                "KontoModel",
+                "KontoRuntime",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/Identity/konto-identity",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -206,6 +222,9 @@ let package = Package(
                 "KontoPostgres",
                 "KontoTesting",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // Only to check that the pool's own errors are still recognised by name (PostgresFailure).
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -238,6 +257,15 @@ let package = Package(
                 "IdentityService",
                 "KontoContracts",
                 "KontoModel",
+                "KontoPostgres",
+                "KontoTesting",
+                "KontoWire",
+                // The tests' composition root runs a real Profile next to Identity; the services never import each other.
+                "ProfileService",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/IdentityServiceTests",

@@ -7,12 +7,14 @@ import Testing
 @Suite("Batched lookups on an event loop")
 struct EventLoopBatchedLookupTests {
     /// A lookup over a fixed table that records every batch and can be held shut, so a test decides when a batch
-    /// finishes instead of racing it.
+    /// finishes instead of racing it. A held batch ignores cancellation, as a query on a dead connection does, but
+    /// records it.
     final class RecordingLookup: Sendable {
         private struct State {
             var batches: [[String]] = []
+            var cancelled = 0
             var held = false
-            var pending: [(promise: EventLoopPromise<[String: Int]>, keys: [String], failure: (any Error)?)] = []
+            var pending: [(continuation: CheckedContinuation<[String: Int], any Error>, keys: [String], failure: (any Error)?)] = []
             var failNext: (any Error)?
         }
 
@@ -24,6 +26,8 @@ struct EventLoopBatchedLookupTests {
         }
 
         var batches: [[String]] { self.state.withLock { $0.batches } }
+        /// Batches whose task was cancelled.
+        var cancelled: Int { self.state.withLock { $0.cancelled } }
 
         func hold() {
             self.state.withLock { $0.held = true }
@@ -35,8 +39,8 @@ struct EventLoopBatchedLookupTests {
                 defer { state.pending = [] }
                 return state.pending
             }
-            for (promise, keys, failure) in pending {
-                self.complete(promise, keys: keys, failure: failure)
+            for (continuation, keys, failure) in pending {
+                continuation.resume(with: self.answer(keys, failure: failure))
             }
         }
 
@@ -44,28 +48,30 @@ struct EventLoopBatchedLookupTests {
             self.state.withLock { $0.failNext = error }
         }
 
-        func callAsFunction(_ keys: [String], _ eventLoop: any EventLoop) -> EventLoopFuture<[String: Int]> {
-            #expect(eventLoop.inEventLoop, "batches are sent on the lookup's loop")
-            let promise = eventLoop.makePromise(of: [String: Int].self)
-            let (held, failure) = self.state.withLock { state in
-                state.batches.append(keys)
-                let failure = state.failNext
-                state.failNext = nil
-                if state.held { state.pending.append((promise, keys, failure)) }
-                return (state.held, failure)
+        func callAsFunction(_ keys: [String]) async throws -> [String: Int] {
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[String: Int], any Error>) in
+                    let (held, failure) = self.state.withLock { state in
+                        state.batches.append(keys)
+                        let failure = state.failNext
+                        state.failNext = nil
+                        if state.held { state.pending.append((continuation, keys, failure)) }
+                        return (state.held, failure)
+                    }
+                    if !held {
+                        continuation.resume(with: self.answer(keys, failure: failure))
+                    }
+                }
+            } onCancel: {
+                self.state.withLock { $0.cancelled += 1 }
             }
-            if !held {
-                self.complete(promise, keys: keys, failure: failure)
-            }
-            return promise.futureResult
         }
 
-        private func complete(_ promise: EventLoopPromise<[String: Int]>, keys: [String], failure: (any Error)?) {
+        private func answer(_ keys: [String], failure: (any Error)?) -> Result<[String: Int], any Error> {
             if let failure {
-                promise.fail(failure)
-            } else {
-                promise.succeed(self.table.filter { keys.contains($0.key) })
+                return .failure(failure)
             }
+            return .success(self.table.filter { keys.contains($0.key) })
         }
     }
 
@@ -88,7 +94,7 @@ struct EventLoopBatchedLookupTests {
     ) async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let lookup = RecordingLookup(table: table)
-        let batched = EventLoopBatchedLookup<String, Int>(eventLoop: group.next(), maxBatchSize: maxBatchSize) { lookup($0, $1) }
+        let batched = EventLoopBatchedLookup<String, Int>(eventLoop: group.next(), maxBatchSize: maxBatchSize) { try await lookup($0) }
         do {
             try await body(lookup, batched)
         } catch {
@@ -209,11 +215,13 @@ struct EventLoopBatchedLookupTests {
             }
             #expect(error?.timeout == .milliseconds(200))
             #expect(clock.now - start < .seconds(5))
-            // The stuck batch is still out (held); a new call gets a batch of its own.
+            // The stuck batch is still out (held) but told to stop; a new call gets a batch of its own.
+            try await eventually { lookup.cancelled == 1 }
             let next = Task { try await batched.value(for: "b", timeout: .seconds(30)) }
             try await eventually { lookup.batches.count == 2 }
             lookup.release()
             #expect(try await next.value == 2)
+            #expect(lookup.cancelled == 1)
         }
     }
 
@@ -248,6 +256,8 @@ struct EventLoopBatchedLookupTests {
             await #expect(throws: CancellationError.self) { try await call.value }
             await #expect(throws: CancellationError.self) { try await queued.value }
             #expect(try await batched.waitingCount.get() == 0)
+            // Callers that went away say nothing about the query: it is left to finish, not cancelled.
+            #expect(lookup.cancelled == 0)
         }
     }
 

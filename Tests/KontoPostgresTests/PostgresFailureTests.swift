@@ -3,6 +3,7 @@ import KontoTesting
 import Logging
 import PostgresNIO
 import Testing
+import _ConnectionPoolModule
 
 @Suite("Telling an unavailable database from a bad query")
 struct PostgresFailureTests {
@@ -38,58 +39,33 @@ struct PostgresFailureTests {
         }
     }
 
-    @Test("through the future-based API, a bad statement is not an unavailability; its summary shows the SQLSTATE only")
-    func badStatementThroughFutures() async throws {
-        try await TestDatabase.withFreshDatabase { database in
-            let connection = try await PostgresConnection.connect(configuration: database.connectionConfiguration, id: 1, logger: Logger(label: "test"))
-            let secret = "s3cret-value"
-            // That API reports server errors as `PostgresError.server`, not `PSQLError`.
-            let error = await #expect(throws: PostgresError.self) {
-                _ = try await connection.query("SELECT * FROM no_such_table WHERE x = '\(secret)'").get()
-            }
-            try await connection.close()
-            let failure = try #require(error)
-            #expect(!PostgresFailure.isUnavailable(failure))
-            #expect(PostgresFailure.summary(of: failure) == "PostgresError.server sqlstate=42P01")
-        }
-    }
+    @Test("the pool's own failures: a cancelled lease is not an outage, a closed pool or its circuit breaker is")
+    func poolFailures() async throws {
+        // Nothing listens on port 1, so a lease waits for a connection that never comes.
+        var configuration = PostgresClient.Configuration(host: "127.0.0.1", port: 1, username: "u", password: nil, database: "d", tls: .disable)
+        configuration.options.connectTimeout = .seconds(1)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: Logger(label: "test"))
+        let run = Task { await client.run() }
+        let waiting = Task { try await client.query("SELECT 1") }
+        waiting.cancel()
+        // However the driver reports it (CancellationError, or PSQLError.queryCancelled once queued), a caller that
+        // went away is not an outage.
+        let cancelled = await #expect(throws: (any Error).self) { try await waiting.value }
+        #expect(cancelled != nil)
+        #expect(cancelled.flatMap(PostgresFailure.unavailability(of:)) == nil)
 
-    @Test("through the future-based API, a statement whose connection the server ends is a retryable unavailability")
-    func terminatedThroughFutures() async throws {
-        try await TestDatabase.withFreshDatabase { database in
-            let connection = try await PostgresConnection.connect(configuration: database.connectionConfiguration, id: 1, logger: Logger(label: "test"))
-            let pid = try await connection.query("SELECT pg_backend_pid()").get().rows[0].decode(Int32.self)
-            let sleeping = connection.query("SELECT pg_sleep(60)")
-            try await TestDatabase.withClient(database) { client in
-                // Ended while the statement runs (not before it is sent: then that API never answers at all).
-                try await Self.eventually {
-                    let rows = try await client.query("SELECT count(*) FROM pg_stat_activity WHERE pid = \(pid) AND query LIKE '%pg_sleep%' AND state = 'active'")
-                    return try await rows.collect().first?.decode(Int64.self) == 1
-                }
-                try await client.query("SELECT pg_terminate_backend(\(pid))")
-            }
-            let error = await #expect(throws: (any Error).self) { _ = try await sleeping.get() }
-            try? await connection.close()
-            let unavailable = try #require(error.flatMap(PostgresFailure.unavailability(of:)))
-            #expect(unavailable.isRetryable)
-        }
-    }
+        run.cancel()
+        await run.value
+        // After shutdown the pool's own `ConnectionPoolError` comes through as it is: recognised by its name.
+        let closed = await #expect(throws: (any Error).self) { try await client.query("SELECT 1") }
+        #expect(closed.map { String(reflecting: type(of: $0)) } == "_ConnectionPoolModule.ConnectionPoolError")
+        #expect(closed.flatMap(PostgresFailure.unavailability(of:))?.reason == .poolUnavailable)
 
-    private static func eventually(_ condition: () async throws -> Bool) async throws {
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(30)
-        while try await !condition() {
-            try #require(clock.now < deadline, "condition not reached in time")
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
-
-    @Test("the future-based API's closed and protocol errors are unavailabilities (the driver drops that connection)")
-    func legacyConnectionErrors() {
-        #expect(PostgresFailure.unavailability(of: PostgresError.connectionClosed)?.reason == .connectionFailed)
-        #expect(PostgresFailure.unavailability(of: PostgresError.protocol("Unexpected connection close"))?.reason == .connectionFailed)
-        // The protocol message may quote what the server sent; the summary leaves it out.
-        #expect(PostgresFailure.summary(of: PostgresError.protocol("Unexpected message: secret")) == "PostgresError.protocol")
+        // PostgresClient passes this one on as the pool module's own type, recognised by name.
+        let tripped = _ConnectionPoolModule.ConnectionPoolError.connectionCreationCircuitBreakerTripped
+        #expect(PostgresFailure.unavailability(of: tripped)?.reason == .poolUnavailable)
+        struct OtherPoolError: Error {}
+        #expect(PostgresFailure.unavailability(of: OtherPoolError()) == nil)
     }
 
     @Test("timeouts count as unavailable; cancellation and other errors do not")

@@ -200,13 +200,13 @@ extension ProfileProcessTests {
         }
     }
 
-    /// Polls until a session waits for the lock on `profile_accounts`: a request the service accepted is then
+    /// Polls until a session waits for the lock on `profile.accounts`: a request the service accepted is then
     /// provably in flight, held by the test's lock.
     static func waitForLockWaiters(_ connection: PostgresConnection, seconds: Int = 30) async throws {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while true {
             let rows = try await connection.query(
-                "SELECT count(*)::int8 FROM pg_locks WHERE NOT granted AND relation = 'profile_accounts'::regclass",
+                "SELECT count(*)::int8 FROM pg_locks WHERE NOT granted AND relation = 'profile.accounts'::regclass",
                 logger: ProfileServiceHarness.logger
             )
             var waiting: Int64 = 0
@@ -271,7 +271,7 @@ extension ProfileProcessTests {
                         // Every load and modify reads the table first: with it locked, the callers' requests stay
                         // in the service's hands until the test lets go.
                         try await locker.query("BEGIN", logger: logger)
-                        try await locker.query("LOCK TABLE profile_accounts IN ACCESS EXCLUSIVE MODE", logger: logger)
+                        try await locker.query("LOCK TABLE profile.accounts IN ACCESS EXCLUSIVE MODE", logger: logger)
                         try await Self.waitForLockWaiters(observer)
                         sigterm.set()
                         process.signal(SIGTERM)

@@ -2,8 +2,7 @@ import NIOCore
 import Synchronization
 
 /// Coalesces concurrent single-key lookups on one event loop into few batched ones (`WHERE key = ANY($1)`),
-/// with no task, lock or thread hop of its own: its state lives on `eventLoop`, and the batch query is a future
-/// completed on that loop.
+/// with no lock or task per call: its state lives on `eventLoop`, and each batch runs in one task of its own.
 ///
 /// A call queues its key. While no batch is out, the first call of a tick schedules one for the end of that tick
 /// (`EventLoop.execute`), so every request read in that tick shares it. While a batch is out, calls wait for it to
@@ -15,13 +14,16 @@ import Synchronization
 /// it began, as a query of its own would.
 ///
 /// Every call is bounded by its own `timeout` by one scheduled check on the loop (at the earliest deadline), not a
-/// timer per call. A batch whose callers have all given up is abandoned: its answer is ignored and the next batch
-/// goes out.
+/// timer per call. A batch whose callers have all given up is abandoned: its answer is ignored and the next batch goes
+/// out. When the last of them gave up because its deadline passed, the batch is taken to be stuck and its task is
+/// cancelled (the lookup decides what that means, e.g. closing the connection it waits on); a batch whose callers
+/// merely went away is left to finish.
 public final class EventLoopBatchedLookup<Key: Hashable & Sendable, Value: Sendable>: @unchecked Sendable {
     // @unchecked: every mutable property below is touched on `eventLoop` only.
 
-    /// Runs one batch on `eventLoop`, for distinct keys; keys it has no value for are answered `nil`.
-    public typealias Lookup = @Sendable (_ keys: [Key], _ eventLoop: any EventLoop) -> EventLoopFuture<[Key: Value]>
+    /// Runs one batch, for distinct keys; keys it has no value for are answered `nil`. Its task is cancelled when
+    /// the batch is abandoned at its callers' deadlines; it need not end promptly then, as nothing waits for it.
+    public typealias Lookup = @Sendable (_ keys: [Key]) async throws -> [Key: Value]
 
     private struct Waiter {
         var id: UInt64
@@ -32,13 +34,14 @@ public final class EventLoopBatchedLookup<Key: Hashable & Sendable, Value: Senda
     }
 
     public let eventLoop: any EventLoop
+    private let batchExecutor: (any TaskExecutor)?
     private let maxBatchSize: Int
     private let lookup: Lookup
     private let nextID = Atomic<UInt64>(0)
 
     private var queued: [Waiter] = []
-    /// The batch out, if any: its number (to ignore an abandoned batch's late answer) and its callers.
-    private var inFlight: (number: UInt64, waiters: [Waiter])?
+    /// The batch out, if any: its number (to ignore an abandoned batch's late answer), its callers and its task.
+    private var inFlight: (number: UInt64, waiters: [Waiter], task: Task<Void, Never>?)?
     private var batchScheduled = false
     private var batchNumber: UInt64 = 0
     /// Calls cancelled before they were queued (cancellation may overtake a hop to the loop).
@@ -46,9 +49,12 @@ public final class EventLoopBatchedLookup<Key: Hashable & Sendable, Value: Senda
     private static var cancelledEarlyLimit: Int { 1_024 }
     private var sweep: (at: NIODeadline, task: Scheduled<Void>)?
 
-    public init(eventLoop: any EventLoop, maxBatchSize: Int, lookup: @escaping Lookup) {
+    /// - Parameter batchExecutor: where batch tasks run after their first suspension; an executor on `eventLoop`
+    ///   saves the hops between the loop and the global executor. `nil`: the global executor.
+    public init(eventLoop: any EventLoop, batchExecutor: (any TaskExecutor)? = nil, maxBatchSize: Int, lookup: @escaping Lookup) {
         precondition(maxBatchSize > 0, "a batched lookup needs room for one key")
         self.eventLoop = eventLoop
+        self.batchExecutor = batchExecutor
         self.maxBatchSize = maxBatchSize
         self.lookup = lookup
     }
@@ -56,6 +62,11 @@ public final class EventLoopBatchedLookup<Key: Hashable & Sendable, Value: Senda
     /// Calls not answered yet (queued or in the batch out), for metrics and tests; read on the loop.
     public var waitingCount: EventLoopFuture<Int> {
         self.eventLoop.submit { self.queued.count + (self.inFlight?.waiters.count ?? 0) }
+    }
+
+    /// Whether a batch is out (and not abandoned), for metrics and tests; read on the loop.
+    public var hasBatchInFlight: EventLoopFuture<Bool> {
+        self.eventLoop.submit { self.inFlight != nil }
     }
 
     /// The value for `key`, or `nil` when the lookup found none. Cheapest when called on `eventLoop`.
@@ -120,10 +131,24 @@ public final class EventLoopBatchedLookup<Key: Hashable & Sendable, Value: Senda
         }
         self.batchNumber += 1
         let number = self.batchNumber
-        self.inFlight = (number, waiters)
-        self.lookup(keys, self.eventLoop)
-            .hop(to: self.eventLoop)
-            .whenComplete { result in self.finish(number, result) }
+        self.inFlight = (number, waiters, nil)
+        // Started right here, on the loop, up to its first suspension, saving a hop.
+        let task = Task.immediate(executorPreference: self.batchExecutor) { [lookup, eventLoop] in
+            let result: Result<[Key: Value], any Error>
+            do {
+                result = .success(try await lookup(keys))
+            } catch {
+                result = .failure(error)
+            }
+            if eventLoop.inEventLoop {
+                self.finish(number, result)
+            } else {
+                eventLoop.execute { self.finish(number, result) }
+            }
+        }
+        if self.inFlight?.number == number {
+            self.inFlight?.task = task
+        }
     }
 
     private func finish(_ number: UInt64, _ result: Result<[Key: Value], any Error>) {
@@ -147,7 +172,7 @@ public final class EventLoopBatchedLookup<Key: Hashable & Sendable, Value: Senda
             self.queued.remove(at: index).continuation.resume(throwing: CancellationError())
         } else if let index = self.inFlight?.waiters.firstIndex(where: { $0.id == id }) {
             self.inFlight!.waiters.remove(at: index).continuation.resume(throwing: CancellationError())
-            self.abandonBatchIfUnwanted()
+            self.abandonBatchIfUnwanted(stuck: false)
         } else {
             // Not queued yet (its hop to the loop is behind this one), or answered already. The latter would never
             // be removed, so the set is dropped when it grows: an early cancellation lost that way still ends at
@@ -159,10 +184,13 @@ public final class EventLoopBatchedLookup<Key: Hashable & Sendable, Value: Senda
         }
     }
 
-    /// A batch nobody waits for any more no longer holds up the next one.
-    private func abandonBatchIfUnwanted() {
+    /// A batch nobody waits for any more no longer holds up the next one; a stuck one is told to stop.
+    private func abandonBatchIfUnwanted(stuck: Bool) {
         if let inFlight = self.inFlight, inFlight.waiters.isEmpty {
             self.inFlight = nil
+            if stuck {
+                inFlight.task?.cancel()
+            }
             self.scheduleBatchIfIdle()
         }
     }
@@ -191,7 +219,7 @@ public final class EventLoopBatchedLookup<Key: Hashable & Sendable, Value: Senda
         for waiter in expired {
             waiter.continuation.resume(throwing: OperationTimeoutError(timeout: waiter.timeout))
         }
-        self.abandonBatchIfUnwanted()
+        self.abandonBatchIfUnwanted(stuck: !expired.isEmpty)
         let earliest = (self.queued.map(\.deadline) + (self.inFlight?.waiters.map(\.deadline) ?? [])).min()
         if let earliest {
             self.scheduleSweep(at: earliest)

@@ -1,7 +1,6 @@
 import NIOCore
 import NIOPosix
 import PostgresNIO
-import _ConnectionPoolModule
 
 /// Tells connection-level failures (the database is away, try again) from errors of the query itself.
 public enum PostgresFailure {
@@ -33,15 +32,6 @@ public enum PostgresFailure {
             return "PSQLError(\(error.code))\(state)"
         case let error as StorageUnavailableError:
             return error.description
-        case let error as PostgresError:
-            switch error {
-            case .server(let message):
-                return "PostgresError.server" + (message.fields[.sqlState].map { " sqlstate=\($0)" } ?? "")
-            case .protocol:
-                return "PostgresError.protocol"
-            case .connectionClosed:
-                return "PostgresError.connectionClosed"
-            }
         default:
             return String(describing: type(of: error))
         }
@@ -66,27 +56,17 @@ public enum PostgresFailure {
                 return .connectionFailed
             case .poolClosed:
                 return .poolUnavailable
+            case .queryCancelled:
+                // A cancelled lease or query is our own doing (a caller went away), not an outage.
+                return nil
             case .server:
                 guard let state = error.serverInfo?[.sqlState] else { return nil }
                 return state.hasPrefix("08") || unavailableStates.contains(state) ? .serverUnavailable : nil
             default:
                 return nil
             }
-        case let error as PostgresError:
-            // What the future-based API (`PostgresDatabase`) makes of a PSQLError.
-            switch error {
-            case .connectionClosed:
-                return .connectionFailed
-            case .protocol:
-                // The driver closes a connection it cannot follow; a fresh one may serve.
-                return .connectionFailed
-            case .server(let message):
-                guard let state = message.fields[.sqlState] else { return nil }
-                return state.hasPrefix("08") || unavailableStates.contains(state) ? .serverUnavailable : nil
-            }
-        case let error as ConnectionPoolError:
-            // A cancelled lease is our own doing (a caller went away), not an outage.
-            return error == .requestCancelled ? nil : .poolUnavailable
+        case let error where isPoolFailure(error):
+            return .poolUnavailable
         case is NIOConnectionError, is ChannelError:
             return .connectionFailed
         case let error as IOError:
@@ -94,6 +74,13 @@ public enum PostgresFailure {
         default:
             return nil
         }
+    }
+
+    /// `PostgresClient` turns its pool's shutdown and cancelled leases into `PSQLError`s, but lets the rest through
+    /// as `ConnectionPoolError` (today: the circuit breaker after failing to connect for a minute), a type of
+    /// postgres-nio's underscored pool module. That module is not imported here, so the type is recognised by name.
+    static func isPoolFailure(_ error: any Error) -> Bool {
+        String(reflecting: type(of: error)) == "_ConnectionPoolModule.ConnectionPoolError"
     }
 
     private static let connectionErrnos: Set<Int32> = [

@@ -101,7 +101,7 @@ struct ProfileBenchmark: AsyncParsableCommand {
         try await TestDatabase.withClient(database, logger: logger) { client in
             try await PostgresProfileStorage.migrate(client: client, logger: logger)
             try await client.query("""
-                INSERT INTO profile_accounts (account_id, version, details)
+                INSERT INTO profile.accounts (account_id, version, details)
                 SELECT 'acc-' || i, 1, jsonb_build_object(
                     'name', jsonb_build_object('givenName', 'User ' || i, 'familyName', 'Bench'),
                     'dateOfBirth', '1990-01-01',
@@ -110,7 +110,7 @@ struct ProfileBenchmark: AsyncParsableCommand {
                     'phoneNumbers', jsonb_build_array('+41 44 000 00 00'))
                 FROM generate_series(1, \(rows)) AS i
                 """, logger: logger)
-            try await client.query("ANALYZE profile_accounts", logger: logger)
+            try await client.query("ANALYZE profile.accounts", logger: logger)
         }
     }
 
@@ -192,7 +192,7 @@ struct ProfileBenchmark: AsyncParsableCommand {
             let script = FileManager.default.temporaryDirectory.appendingPathComponent("konto-bench-profile-\(UUID().uuidString).sql")
             try """
                 \\set n random(1, \(benchmark.rows))
-                SELECT version, details FROM profile_accounts WHERE account_id = 'acc-' || :n;
+                SELECT version, details FROM profile.accounts WHERE account_id = 'acc-' || :n;
 
                 """.write(to: script, atomically: true, encoding: .utf8)
             self.executable = executable

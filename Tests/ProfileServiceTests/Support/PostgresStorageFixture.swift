@@ -5,24 +5,31 @@ import NIOPosix
 import PostgresNIO
 import ProfileService
 
-/// PostgreSQL storage as the service runs it: the pool and the pinned read connections both running.
+/// PostgreSQL storage as the service runs it: its own pool, configured as the service configures it, running.
 enum PostgresStorageFixture {
-    /// A storage over `database` (not migrated), its pool and read connections running for the duration of `body`.
+    /// A storage over `database` (not migrated) with its pool running for the duration of `body`, and a separate
+    /// client for looking at the database (so a test that stalls the storage's connections keeps its own).
     static func withStorage<Result: Sendable>(
         _ database: PostgresTestDatabase,
         logger: Logger = Fixtures.logger,
+        maximumConnections: Int? = nil,
         _ body: (PostgresProfileStorage, PostgresClient) async throws -> Result
     ) async throws -> Result {
-        try await TestDatabase.withClient(database, logger: logger) { client in
-            let reads = PinnedConnections(
-                configuration: PostgresProfileStorage.readConfiguration(database.connectionConfiguration),
+        try await TestDatabase.withClient(database, logger: logger) { inspector in
+            var configuration = PostgresProfileStorage.clientConfiguration(database.clientConfiguration)
+            if let maximumConnections {
+                configuration.options.maximumConnections = maximumConnections
+            }
+            let client = PostgresClient(
+                configuration: configuration,
                 eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
-                logger: logger
+                backgroundLogger: logger
             )
             return try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await reads.run() }
+                group.addTask { await client.run() }
                 defer { group.cancelAll() }
-                return try await body(PostgresProfileStorage(client: client, reads: reads, logger: logger), client)
+                let storage = PostgresProfileStorage(client: client, eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger)
+                return try await body(storage, inspector)
             }
         }
     }

@@ -8,7 +8,7 @@ import NIOPosix
 import PostgresNIO
 import ServiceLifecycle
 
-/// The Profile service: its PostgreSQL pool and read connections, migrations, and the wire server that answers
+/// The Profile service: its PostgreSQL pool, migrations, and the wire server that answers
 /// the Profile contract, as a component graph (``componentGraph()``) or one ServiceLifecycle service.
 ///
 /// An unreachable database at start does not stop it: it retries the migrations with backoff
@@ -19,12 +19,11 @@ public final class ProfileServer: Service {
     private let wireServer: WireServer
     private let client: PostgresClient?
     private let postgresStorage: PostgresProfileStorage?
-    private let readConnections: PinnedConnections?
     private let logger: Logger
 
-    /// - Parameter eventLoopGroup: runs the wire server, the PostgreSQL pool and one pinned read
-    ///   connection per loop, so a load's query and its answer stay on one thread.
-    /// - Throws: when the database's TLS settings cannot be turned into a TLS context.
+    /// - Parameter eventLoopGroup: runs the wire server and the PostgreSQL pool; loads are batched
+    ///   per loop of it.
+    /// - Throws: when the database's TLS settings cannot be used (an unreadable `sslrootcert`).
     public init(
         configuration: ProfileServiceConfiguration,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
@@ -41,21 +40,18 @@ public final class ProfileServer: Service {
         wire.handlerExecution = .eventLoop
         let storage: any ProfileStorage
         if let database = configuration.database {
-            let client = PostgresClient(configuration: database.clientConfiguration, eventLoopGroup: eventLoopGroup, backgroundLogger: logger)
-            let reads = PinnedConnections(
-                configuration: PostgresProfileStorage.readConfiguration(try database.connectionConfiguration()),
+            let client = PostgresClient(
+                configuration: PostgresProfileStorage.clientConfiguration(try database.clientConfiguration()),
                 eventLoopGroup: eventLoopGroup,
-                logger: logger
+                backgroundLogger: logger
             )
-            let postgres = PostgresProfileStorage(client: client, reads: reads, logger: logger)
-            self.readConnections = reads
+            let postgres = PostgresProfileStorage(client: client, eventLoopGroup: eventLoopGroup, logger: logger)
             self.client = client
             self.postgresStorage = postgres
             storage = postgres
         } else {
             self.client = nil
             self.postgresStorage = nil
-            self.readConnections = nil
             storage = InMemoryProfileStorage()
             logger.warning("profile details are kept in memory and lost at exit")
         }
@@ -72,19 +68,18 @@ public final class ProfileServer: Service {
 
     /// The parts of the service, to run as one ServiceGroup (``run()`` runs them inside another group).
     ///
-    /// With PostgreSQL, the pool and the read connections start first, the migrations next (retried with backoff
-    /// while the database cannot be reached), and the wire server listens only once they are applied. Shutdown
-    /// runs in reverse: the wire server sends goaway and lets its accepted requests finish before the migrations
-    /// step, the read connections and the pool stop, so no accepted request loses its database.
+    /// With PostgreSQL, the pool starts first, the migrations next (retried with backoff while the database cannot
+    /// be reached), and the wire server listens only once they are applied. Shutdown runs in reverse: the wire
+    /// server sends goaway and lets its accepted requests finish (their reads included) before the migrations step
+    /// and the pool stop, so no accepted request loses its database.
     public func componentGraph() throws(ComponentGraphError) -> ComponentGraph {
-        guard let client, let postgresStorage, let readConnections else {
+        guard let client, let postgresStorage else {
             return try ComponentGraph([.service("wire", self.wireServer)])
         }
         return try ComponentGraph([
             .service("postgres", client),
-            .service("postgres-reads", readConnections),
             .setup("migrations", dependsOn: ["postgres"]) { try await self.migrate(postgresStorage) },
-            .service("wire", dependsOn: ["postgres", "postgres-reads", "migrations"], self.wireServer),
+            .service("wire", dependsOn: ["postgres", "migrations"], self.wireServer),
         ])
     }
 

@@ -2,55 +2,64 @@ import Foundation
 import KontoModel
 import KontoPostgres
 import KontoWire
+import NIOCore
 import NIOPosix
 import Logging
 import PostgresNIO
 
-/// Keeps records in the `profile_accounts` table, one row per account with its details as `jsonb`.
+/// Keeps records in the `profile.accounts` table, one row per account with its details as `jsonb`.
 ///
-/// The client and the read connections are the caller's: both must be running (`run()` in a service group) for as
-/// long as the storage is used. Every query binds its values; no SQL is built from input. Connection-level failures
-/// come back as `unavailable`; the pool and the read connections reconnect on their own once the database is back.
+/// The client is the caller's and must be running (`run()` in a service group) for as long as the storage is used;
+/// make its configuration with ``clientConfiguration(_:)``. Every query binds its values; no SQL is built from
+/// input. Connection-level failures come back as `unavailable`; the pool reconnects on its own once the database is
+/// back.
 ///
 /// Bounded reads (``fetch(accountId:keys:timeout:)``, what the store uses) are batched per event loop: concurrent loads
-/// on one loop share one prepared `account_id = ANY($1)` query on that loop's pinned connection (``EventLoopBatchedLookup``,
-/// ``PinnedConnections``), so a load's query and its answer stay on one thread and the database sees one small
-/// query per batch instead of one per call. Writes, transactions and health checks use the pool.
+/// on one loop share one prepared `account_id = ANY($1)` statement on a pooled connection (``EventLoopBatchedLookup``),
+/// so the database sees one small query per batch instead of one per call. A batch still out when its callers'
+/// deadlines pass is abandoned and its connection closed, so the pool replaces a connection stuck on a silent server
+/// instead of queueing the next batch behind it.
 public struct PostgresProfileStorage: ProfileStorage {
     private let client: PostgresClient
     private let logger: Logger
-    /// One batched lookup per event loop of the read connections.
+    /// One batched lookup per event loop of the group.
     private let lookups: [EventLoopBatchedLookup<String, StoredRow>]
 
     /// - Parameters:
-    ///   - reads: the read connections, made with ``readConfiguration(_:)``.
+    ///   - client: a client made with ``clientConfiguration(_:)``.
+    ///   - eventLoopGroup: the loops loads arrive on (the wire server's); each gets its own batches.
     ///   - maxFetchBatch: accounts read by one query at most.
-    public init(client: PostgresClient, reads: PinnedConnections, logger: Logger, maxFetchBatch: Int = 64) {
+    public init(client: PostgresClient, eventLoopGroup: any EventLoopGroup, logger: Logger, maxFetchBatch: Int = 64) {
         self.client = client
         self.logger = logger
-        self.lookups = reads.eventLoops.map { eventLoop in
-            let read = PinnedProfileRead(eventLoop: eventLoop, reads: reads)
-            // One batch out per loop: a connection runs one query at a time, and what arrives meanwhile makes the
-            // next batch.
-            return EventLoopBatchedLookup(eventLoop: eventLoop, maxBatchSize: maxFetchBatch) { accountIds, _ in
-                read.rows(for: accountIds).flatMapErrorThrowing { error in
+        self.lookups = eventLoopGroup.makeIterator().map { eventLoop in
+            // One batch out per loop: what arrives meanwhile makes the next batch.
+            EventLoopBatchedLookup(eventLoop: eventLoop, batchExecutor: EventLoopTaskExecutor(eventLoop: eventLoop), maxBatchSize: maxFetchBatch) { accountIds in
+                do {
+                    return try await Self.rows(for: accountIds, client: client, logger: logger)
+                } catch {
                     throw Self.mapped(error, logger: logger)
                 }
             }
         }
-        precondition(!self.lookups.isEmpty, "read connections need an event loop")
+        precondition(!self.lookups.isEmpty, "batched reads need an event loop")
     }
 
-    /// `configuration` as the read connections need it: the batched read is prepared once per connection, and
-    /// its generic plan (an index scan for any number of keys) is forced, or PostgreSQL would plan every batch
-    /// again for its exact array.
-    public static func readConfiguration(_ configuration: PostgresConnection.Configuration) -> PostgresConnection.Configuration {
+    /// `configuration` as the storage needs it: the batched read is prepared once per connection, and its generic
+    /// plan (an index scan for any number of keys) is forced, or PostgreSQL would plan every batch again for its
+    /// exact array.
+    public static func clientConfiguration(_ configuration: PostgresClient.Configuration) -> PostgresClient.Configuration {
         var configuration = configuration
         configuration.options.additionalStartupParameters.append(("plan_cache_mode", "force_generic_plan"))
+        // postgres-nio's pool replaces a closed connection only while it holds fewer than its minimum; a lease
+        // already waiting is not counted. Without a minimum, a read waiting behind a stuck connection we close
+        // (``rows(for:client:logger:)``) would wait for the next lease to open a connection, and the batch it is in
+        // holds the next batch back: measured in `stalledBackend`, it waited out its whole deadline.
+        configuration.options.minimumConnections = max(configuration.options.minimumConnections, 1)
         return configuration
     }
 
-    /// The lookup of the caller's event loop when it runs on one of the read connections' loops, else the first.
+    /// The lookup of the caller's event loop when it runs on one of the group's loops, else the first.
     private var lookup: EventLoopBatchedLookup<String, StoredRow> {
         if self.lookups.count > 1, let current = MultiThreadedEventLoopGroup.currentEventLoop {
             for lookup in self.lookups where lookup.eventLoop === current {
@@ -58,6 +67,34 @@ public struct PostgresProfileStorage: ProfileStorage {
             }
         }
         return self.lookups[0]
+    }
+
+    /// Read batches out now, over every loop; for tests that must order a load after a batch went out.
+    package func readBatchesInFlight() async throws -> Int {
+        var count = 0
+        for lookup in self.lookups where try await lookup.hasBatchInFlight.get() {
+            count += 1
+        }
+        return count
+    }
+
+    /// One batch on a pooled connection. A query does not end when its task is cancelled (its batch was abandoned:
+    /// the server did not answer in time), so the connection is closed then: the pool opens a fresh one, and a
+    /// connection stuck on a silent server holds up nothing.
+    private static func rows(for accountIds: [String], client: PostgresClient, logger: Logger) async throws -> [String: StoredRow] {
+        try await client.withConnection { connection in
+            try await withTaskCancellationHandler {
+                var found = [String: StoredRow](minimumCapacity: accountIds.count)
+                for try await (accountId, version, document) in try await connection.execute(ProfileReadStatement(accountIds: accountIds), logger: logger) {
+                    found[accountId] = StoredRow(version: version, document: document)
+                }
+                return found
+            } onCancel: {
+                logger.warning("profile read abandoned; closing its connection", metadata: ["konto.connection_id": "\(connection.id)"])
+                let closed: EventLoopFuture<Void> = connection.close()
+                closed.whenComplete { _ in }
+            }
+        }
     }
 
     /// A row as read, before its document is decoded (in the caller's task, not the batch's).
@@ -73,7 +110,7 @@ public struct PostgresProfileStorage: ProfileStorage {
 
     /// Creates or updates the table through `client` alone (tools that fill a database without serving it).
     public static func migrate(client: PostgresClient, logger: Logger) async throws {
-        let migrator = try PostgresMigrator(migrations: ProfileMigrations.all)
+        let migrator = try PostgresMigrator(namespace: ProfileMigrations.namespace, migrations: ProfileMigrations.all, legacy: ProfileMigrations.legacy)
         try await migrator.migrate(client: client, logger: logger)
     }
 
@@ -81,7 +118,7 @@ public struct PostgresProfileStorage: ProfileStorage {
         let document = try encode(values)
         do {
             try await client.query(
-                "INSERT INTO profile_accounts (account_id, version, details) VALUES (\(accountId), 1, \(document)::jsonb)",
+                "INSERT INTO profile.accounts (account_id, version, details) VALUES (\(accountId), 1, \(document)::jsonb)",
                 logger: logger
             )
             return 1
@@ -97,7 +134,7 @@ public struct PostgresProfileStorage: ProfileStorage {
         let row: StoredRow?
         do {
             let rows = try await client.query(
-                "SELECT version, details::text FROM profile_accounts WHERE account_id = \(accountId)",
+                "SELECT version, details::text FROM profile.accounts WHERE account_id = \(accountId)",
                 logger: logger
             )
             var found: StoredRow?
@@ -136,7 +173,7 @@ public struct PostgresProfileStorage: ProfileStorage {
         do {
             let rows = try await client.query(
                 """
-                UPDATE profile_accounts SET details = \(document)::jsonb, version = version + 1, updated_at = now()
+                UPDATE profile.accounts SET details = \(document)::jsonb, version = version + 1, updated_at = now()
                 WHERE account_id = \(accountId) AND version = \(ifVersion)
                 RETURNING version
                 """,
@@ -155,7 +192,7 @@ public struct PostgresProfileStorage: ProfileStorage {
     public func delete(accountId: String) async throws(ProfileStorageError) -> Bool {
         do {
             let rows = try await client.query(
-                "DELETE FROM profile_accounts WHERE account_id = \(accountId) RETURNING version",
+                "DELETE FROM profile.accounts WHERE account_id = \(accountId) RETURNING version",
                 logger: logger
             )
             var deleted = false
@@ -171,7 +208,7 @@ public struct PostgresProfileStorage: ProfileStorage {
     /// Reads from the table, so a database without the schema is not reported healthy.
     public func checkHealth() async throws(ProfileStorageError) {
         do {
-            let rows = try await client.query("SELECT count(*) FROM (SELECT 1 FROM profile_accounts LIMIT 1) AS probe", logger: logger)
+            let rows = try await client.query("SELECT count(*) FROM (SELECT 1 FROM profile.accounts LIMIT 1) AS probe", logger: logger)
             for try await _ in rows.decode(Int64.self) {}
         } catch {
             throw mapped(error)
