@@ -281,6 +281,7 @@ let package = Package(
                 "KontoModel",
                 "KontoPostgres",
                 "KontoTesting",
+                "IdentityService",
                 "ProfileService",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

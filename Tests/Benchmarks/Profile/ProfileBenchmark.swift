@@ -179,7 +179,7 @@ struct ProfileBenchmark: AsyncParsableCommand {
         var latencyAverage: Double
     }
 
-    /// pgbench with the script of one load: the row by primary key, version and details.
+    /// pgbench, the baseline: a script run by as many clients as our connections.
     struct Pgbench {
         let executable: String
         let arguments: [String]
@@ -188,23 +188,36 @@ struct ProfileBenchmark: AsyncParsableCommand {
         let seconds: Int
         let limit: Duration
 
-        init(executable: String, database: PostgresTestDatabase, benchmark: ProfileBenchmark) throws {
-            let script = FileManager.default.temporaryDirectory.appendingPathComponent("konto-bench-profile-\(UUID().uuidString).sql")
-            try """
-                \\set n random(1, \(benchmark.rows))
-                SELECT version, details FROM profile.accounts WHERE account_id = 'acc-' || :n;
-
-                """.write(to: script, atomically: true, encoding: .utf8)
+        /// pgbench running `script` (its own meta-commands and one query) on `database`.
+        init(executable: String, database: PostgresTestDatabase, script text: String, connections: Int, seconds: Int, queryProtocol: String) throws {
+            let script = FileManager.default.temporaryDirectory.appendingPathComponent("konto-bench-\(UUID().uuidString).sql")
+            try text.write(to: script, atomically: true, encoding: .utf8)
             self.executable = executable
             self.script = script
-            self.seconds = benchmark.seconds
+            self.seconds = seconds
             self.arguments = [
-                "-n", "-c", "\(benchmark.connections)", "-j", "\(min(benchmark.connections, ProcessInfo.processInfo.activeProcessorCount))",
-                "-M", benchmark.pgbenchProtocol, "-f", script.path,
+                "-n", "-c", "\(connections)", "-j", "\(min(connections, ProcessInfo.processInfo.activeProcessorCount))",
+                "-M", queryProtocol, "-f", script.path,
                 "-h", database.host, "-p", "\(database.port)", "-U", database.username, database.database,
             ]
             self.environment = ["PGPASSWORD": database.password ?? ""]
-            self.limit = .seconds(benchmark.seconds * 3 + 30)
+            self.limit = .seconds(seconds * 3 + 30)
+        }
+
+        /// The script of one load: the row by primary key, version and details.
+        init(executable: String, database: PostgresTestDatabase, benchmark: ProfileBenchmark) throws {
+            try self.init(
+                executable: executable,
+                database: database,
+                script: """
+                    \\set n random(1, \(benchmark.rows))
+                    SELECT version, details FROM profile.accounts WHERE account_id = 'acc-' || :n;
+
+                    """,
+                connections: benchmark.connections,
+                seconds: benchmark.seconds,
+                queryProtocol: benchmark.pgbenchProtocol
+            )
         }
 
         func warmUp() async throws {

@@ -1,0 +1,202 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import IdentityService
+import KontoContracts
+import KontoModel
+import KontoPostgres
+import KontoTesting
+import KontoWire
+import Logging
+import NIOCore
+import ProfileService
+import Synchronization
+
+/// `konto-bench login`: password logins per second over the wire (Identity and Profile on PostgreSQL, in this
+/// process) at 2 and 8 concurrent clients, next to the raw argon2id rate of the same parameters on as many threads
+/// as the service hashes with, measured in the same run. Then the median time of 200 logins for unknown users and
+/// 200 with a wrong password, which must not tell the two apart.
+struct LoginBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "login",
+        abstract: "Identity logins/s vs the raw argon2id hash rate; unknown-user vs wrong-password timing (loopback)."
+    )
+
+    static let secret = "konto-bench-login-secret"
+    static let password = "correct horse battery staple"
+    /// Keycloak's sizing guide: 15 password-based logins per second per vCPU, with its default hashing
+    /// (argon2id, 7 MiB, 5 iterations, parallelism 1, since Keycloak 25).
+    static let keycloakLoginsPerCore = 15.0
+    static let keycloakHash = "argon2id m=7168 KiB t=5 p=1"
+
+    @Option(help: "Seconds measured per phase.")
+    var seconds: Int = 5
+
+    @Option(help: "Accounts logged in round-robin (and used for the timing comparison).")
+    var accounts: Int = 200
+
+    @Option(name: .customLong("memory-kib"), help: "argon2id memory in KiB (OWASP's minimum: 19456).")
+    var memoryKiB: UInt32 = Argon2Parameters.owaspMinimum.memoryKiB
+
+    @Option(help: "argon2id iterations.")
+    var iterations: UInt32 = Argon2Parameters.owaspMinimum.iterations
+
+    @Option(help: "Hashing threads of the service, and of the raw-rate baseline.")
+    var threads: Int = System.coreCount
+
+    func run() async throws {
+        guard (1...60).contains(seconds), (10...10_000).contains(accounts), (1...64).contains(threads) else {
+            throw ValidationError("bounded runs only: seconds 1–60, accounts 10–10,000, threads 1–64")
+        }
+        let parameters = Argon2Parameters(memoryKiB: memoryKiB, iterations: iterations, parallelism: 1)
+        let logger = {
+            var logger = Logger(label: "konto.bench")
+            logger.logLevel = .error
+            return logger
+        }()
+        let raw = try Self.rawVerifyRate(parameters: parameters, threads: threads, seconds: seconds)
+        let cluster = try await TemporaryPostgresCluster.start(logger: logger)
+        do {
+            let database = try await TestDatabase.createDatabase(on: cluster.maintenanceDatabase, logger: logger)
+            let settings = PostgresSettings(
+                host: database.host, port: database.port, username: database.username, password: database.password, database: database.database
+            )
+            let profile = try ProfileServer(configuration: ProfileServiceConfiguration(port: 0, secret: WireSecret(Self.secret), database: settings), logger: logger)
+            try await RunningServices.with([profile], logger: logger) {
+                var configuration = IdentityServiceConfiguration(
+                    port: 0,
+                    secret: WireSecret(Self.secret),
+                    database: settings,
+                    profilePort: try await profile.localAddress().port!,
+                    hashing: PasswordHashingPool.Configuration(parameters: parameters, threads: threads, maxQueued: 1_024)
+                )
+                configuration.options.throttle = ThrottlePolicy(threshold: 1_000_000)
+                let identity = try IdentityServer(configuration: configuration, logger: logger)
+                try await RunningServices.with([identity], logger: logger) {
+                    let port = try await identity.localAddress().port!
+                    try await measure(port: port, raw: raw, parameters: parameters, logger: logger)
+                }
+            }
+        } catch {
+            try? await cluster.destroy()
+            throw error
+        }
+        try await cluster.destroy()
+    }
+
+    private func measure(port: Int, raw: Double, parameters: Argon2Parameters, logger: Logger) async throws {
+        let users = (1...accounts).map { "user\($0)@example.com" }
+        let setup = Self.client(port: port, connections: 8, logger: logger)
+        try await RunningServices.with([setup], logger: logger) {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, user) in users.enumerated() {
+                    if index >= 8 { try await group.next() }
+                    group.addTask {
+                        _ = try await setup.call(IdentityContract.signUp, IdentitySignUpRequest(
+                            userId: user, password: SecretString(Self.password), details: AccountDetails(values: ["email": .string(user)])
+                        ))
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        var rates: [(clients: Int, perSecond: Double)] = []
+        for clients in [2, 8] {
+            rates.append((clients, try await loginRate(port: port, clients: clients, users: users, logger: logger)))
+        }
+        let (unknown, wrong) = try await failureTimings(port: port, users: users, logger: logger)
+        let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
+        print("password logins over the wire (Identity + Profile on PostgreSQL) vs raw argon2id verifications, \(parameters), \(threads) hashing threads, \(Int(cores)) cores, \(seconds) s each")
+        print(String(format: "  raw argon2id verify rate:        %8.1f /s", raw))
+        for (clients, rate) in rates {
+            print(String(format: "  logins/s at %d clients:           %8.1f /s  (%.2f× raw, %.1f per core)", clients, rate, rate / raw, rate / cores))
+        }
+        print(String(format: "  Keycloak's sizing guide:         %8.1f per vCPU with %@", Self.keycloakLoginsPerCore, Self.keycloakHash))
+        print(String(format: "  median login, unknown user:      %8.2f ms (%d logins)", unknown, accounts))
+        print(String(format: "  median login, wrong password:    %8.2f ms (%d logins)", wrong, accounts))
+        let best = rates.map(\.perSecond).max() ?? 0
+        let at8 = rates.first { $0.clients == 8 }?.perSecond ?? 0
+        let at2 = rates.first { $0.clients == 2 }?.perSecond ?? 0
+        print(String(
+            format: "konto-bench login: ratio=%.2f target=0.9 raw_per_s=%.1f logins_per_s_2=%.1f logins_per_s_8=%.1f per_core=%.1f keycloak_per_core=%.0f unknown_ms=%.2f wrong_ms=%.2f timing_gap=%.3f timing_target=0.05 memory_kib=%d iterations=%d",
+            best / raw, raw, at2, at8, best / cores, Self.keycloakLoginsPerCore, unknown, wrong, abs(unknown - wrong) / max(unknown, wrong),
+            Int(parameters.memoryKiB), Int(parameters.iterations)
+        ))
+    }
+
+    /// argon2id verifications per second on `threads` threads, for `seconds`.
+    static func rawVerifyRate(parameters: Argon2Parameters, threads: Int, seconds: Int) throws -> Double {
+        let hasher = PasswordHasher(parameters: parameters)
+        let hash = try hasher.hash(password)
+        let done = Atomic(0)
+        let start = ContinuousClock.now
+        let end = start + .seconds(seconds)
+        DispatchQueue.concurrentPerform(iterations: threads) { _ in
+            while ContinuousClock.now < end {
+                precondition(hasher.verify(password, against: hash))
+                done.add(1, ordering: .relaxed)
+            }
+        }
+        let elapsed = ContinuousClock.now - start
+        return Double(done.load(ordering: .relaxed)) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    /// Successful logins per second with `clients` callers, each with one login outstanding.
+    private func loginRate(port: Int, clients: Int, users: [String], logger: Logger) async throws -> Double {
+        let client = Self.client(port: port, connections: clients, logger: logger)
+        return try await RunningServices.with([client], logger: logger) {
+            let end = ContinuousClock.now + .seconds(seconds)
+            let start = ContinuousClock.now
+            let total = try await withThrowingTaskGroup(of: Int.self) { group in
+                for caller in 0..<clients {
+                    group.addTask {
+                        var count = 0
+                        var index = caller
+                        while ContinuousClock.now < end {
+                            let user = users[index % users.count]
+                            let session = try await client.call(IdentityContract.login, IdentityLoginRequest(userId: user, password: SecretString(Self.password)))
+                            guard session.details.userId == user else { throw ValidationError("login answered for \(session.accountId)") }
+                            count += 1
+                            index += clients
+                        }
+                        return count
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            let elapsed = ContinuousClock.now - start
+            return Double(total) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        }
+    }
+
+    /// Median milliseconds of one login at a time: unknown users and wrong passwords, alternating.
+    private func failureTimings(port: Int, users: [String], logger: Logger) async throws -> (unknown: Double, wrong: Double) {
+        let client = Self.client(port: port, connections: 1, logger: logger)
+        return try await RunningServices.with([client], logger: logger) {
+            var unknown: [Double] = []
+            var wrong: [Double] = []
+            for (index, user) in users.enumerated() {
+                for (target, isUnknown) in [("ghost\(index)@example.com", true), (user, false)] {
+                    let start = ContinuousClock.now
+                    do {
+                        _ = try await client.call(IdentityContract.login, IdentityLoginRequest(userId: target, password: SecretString("not the password")))
+                        throw ValidationError("a wrong login succeeded")
+                    } catch let error as WireError where error.code == AccountError.Code.wrongCredentials.rawValue {
+                        let elapsed = ContinuousClock.now - start
+                        let milliseconds = Double(elapsed.components.seconds) * 1_000 + Double(elapsed.components.attoseconds) / 1e15
+                        if isUnknown { unknown.append(milliseconds) } else { wrong.append(milliseconds) }
+                    }
+                }
+            }
+            func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+            return (median(unknown), median(wrong))
+        }
+    }
+
+    static func client(port: Int, connections: Int, logger: Logger) -> WireClient {
+        var configuration = WireClient.Configuration(port: port, serviceName: "konto-bench", secret: WireSecret(secret))
+        configuration.connectionCount = connections
+        configuration.requestTimeout = .seconds(60)
+        return WireClient(configuration: configuration, logger: logger)
+    }
+}
