@@ -4,14 +4,15 @@ import KontoWire
 extension IdentityStore {
     /// Serves the Identity contract (and the health check) on `server`. Register before running it.
     ///
-    /// Every method awaits the storage, Profile or the hashing pool and never computes on the event loop itself
-    /// (hashing runs on the pool's threads); sign-up validates a whole account against the deployment's rules, so it
-    /// runs on the global executor.
+    /// Session validation, the path of every authenticated call, only hashes a token and awaits one lookup: it stays
+    /// on the connection's event loop and saves the hops to and from the global executor. The others run on the
+    /// global executor (sign-up validates a whole account against the deployment's rules); password hashing runs on
+    /// the pool's threads either way.
     public func register(on server: WireServer) {
         server.register(IdentityContract.signUp, execution: .globalExecutor) { request, _ in try await self.signUp(request) }
         server.register(IdentityContract.signInAnonymously) { request, _ in try await self.signInAnonymously(request) }
         server.register(IdentityContract.login) { request, _ in try await self.login(request) }
-        server.register(IdentityContract.validateSession) { request, _ in try await self.validateSession(request) }
+        server.register(IdentityContract.validateSession, execution: .eventLoop) { request, _ in try await self.validateSession(request) }
         server.register(IdentityContract.logout) { request, _ in try await self.logout(request) }
         server.register(IdentityContract.logoutEverywhere) { request, _ in try await self.logoutEverywhere(request) }
         server.register(IdentityContract.reauthenticate) { request, _ in try await self.reauthenticate(request) }

@@ -188,16 +188,8 @@ public struct PostgresIdentityStorage: IdentityStorage {
 
     public func session(tokenHash: [UInt8]) async throws(IdentityStorageError) -> StoredSession? {
         try await run { client, logger in
-            let rows = try await client.query(
-                """
-                SELECT s.id, s.account_id, s.created_at, s.idle_expires_at, s.absolute_expires_at, s.privileged_until,
-                       c.normalized_user_id IS NULL
-                FROM identity.sessions s JOIN identity.credentials c ON c.account_id = s.account_id AND NOT c.pending
-                WHERE s.token_hash = \(ByteBuffer(bytes: tokenHash))
-                """,
-                logger: logger
-            )
-            for try await (id, accountId, createdAt, idle, absolute, privileged, anonymous) in rows.decode((String, String, Date, Date, Date, Date?, Bool).self) {
+            let rows = try await client.execute(SessionLookupStatement(tokenHash: ByteBuffer(bytes: tokenHash)), logger: logger)
+            for try await (id, accountId, createdAt, idle, absolute, privileged, anonymous) in rows {
                 return StoredSession(
                     id: id,
                     accountId: accountId,
