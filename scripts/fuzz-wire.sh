@@ -32,6 +32,10 @@ for directory in "${seeds[@]}"; do
     cp -n "$directory"/* "$corpus/"
 done
 
+# Swift's backtracer would take the trap of a failed precondition before libFuzzer sees it, and the
+# crashing input would be lost: leave the signal to libFuzzer, which writes it to $artifacts.
+export SWIFT_BACKTRACE=enable=no
+
 # max_len well above 64 KiB: a field over the format's 65,535-byte limit must be reachable as
 # raw input too, not only through the harness's big-field steps. The harnesses' frame limit is
 # 128 KiB, so 300,000 bytes also covers frames just over it.
