@@ -295,14 +295,36 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Built with `-sanitize=fuzzer -DFUZZING` by scripts/fuzz-wire.sh; a plain build links a
-        // corpus replayer instead, so `swift build` never needs libFuzzer.
-        .executableTarget(
-            name: "konto-wire-fuzz",
+        // corpus replayer instead, so `swift build` never needs libFuzzer. See Tests/Fuzz/README.md.
+        .target(
+            name: "KontoWireFuzzSupport",
             dependencies: [
                 "KontoWire",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
+            path: "Tests/Fuzz/Support",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "konto-wire-fuzz",
+            dependencies: [
+                "KontoWire",
+                "KontoWireFuzzSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             path: "Tests/Fuzz/WireFuzz",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "konto-wire-client-fuzz",
+            dependencies: [
+                "KontoWire",
+                "KontoWireFuzzSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            path: "Tests/Fuzz/WireClientFuzz",
             swiftSettings: swiftSettings
         ),
     ]

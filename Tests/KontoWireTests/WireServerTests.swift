@@ -344,6 +344,49 @@ struct WireServerTests {
         #expect(frame == WireFrame(correlationID: 3, message: .error(.init(WireError.shuttingDown))))
     }
 
+    @Test("a WireError whose details would not fit in a frame is sent without them")
+    func oversizedWireErrorDetails() async {
+        // Before the fix a thrown WireError went out whole: a frame over the peer's limit, which closes the
+        // connection and fails every request sharing it (found by konto-wire-fuzz).
+        let frame = await Self.answer(maxFrameLength: 1024) {
+            throw WireError(code: "test.rejected", message: "rejected", details: Array(repeating: 7, count: 2048))
+        }
+        #expect(WireFrameCodec.encodedSize(frame) - WireFrame.lengthFieldSize <= 1024)
+        guard case .error(let body) = frame.message else {
+            Issue.record("answered with a \(frame.kind) frame")
+            return
+        }
+        #expect(frame.correlationID == 4)
+        #expect(body.code == "test.rejected" && body.message == "rejected" && !body.isRetryable)
+        #expect(body.details.isEmpty)
+    }
+
+    @Test("a WireErrorConvertible whose details would not fit in a frame is sent without them")
+    func oversizedConvertibleErrorDetails() async {
+        struct Rejected: WireErrorConvertible {
+            var wireErrorCode: String { "test.rejected" }
+            var wireErrorMessage: String { "rejected" }
+            var wireErrorIsRetryable: Bool { true }
+            var wireErrorDetails: [UInt8] { Array(repeating: 7, count: 2048) }
+        }
+        let frame = await Self.answer(maxFrameLength: 1024) { throw Rejected() }
+        #expect(frame == WireFrame(correlationID: 4, message: .error(.init(code: "test.rejected", message: "rejected", isRetryable: true))))
+        let fitting = await Self.answer(maxFrameLength: 4096) { throw Rejected() }
+        #expect(fitting == WireFrame(correlationID: 4, message: .error(.init(
+            code: "test.rejected", message: "rejected", isRetryable: true, details: Array(repeating: 7, count: 2048)
+        ))))
+    }
+
+    /// The frame `dispatch` answers request 4 with when its handler runs `body`.
+    private static func answer(maxFrameLength: Int, _ body: @escaping @Sendable () throws -> ByteBuffer) async -> WireFrame {
+        await WireServer.dispatch(
+            WireServerRequest(correlationID: 4, request: .init(method: "m", payload: ByteBuffer()), deadline: nil, peer: "p"),
+            handlers: ["m": .init(handler: { _, _ in try body() })],
+            maxFrameLength: maxFrameLength,
+            logger: TestSupport.logger
+        )
+    }
+
     @Test("a connection pinged by the client is answered with pong")
     func pingPong() async throws {
         let server = TestSupport.makeServer()

@@ -138,12 +138,7 @@ public final class WireClient: Service, Sendable {
             traceParent: traceParent,
             payload: payload
         )
-        // The server closes a connection on a frame over its limit, failing every call sharing it: refuse
-        // such a request here, for this caller alone.
-        let length = WireFrameCodec.encodedSize(WireFrame(correlationID: 1, message: .request(request))) - WireFrame.lengthFieldSize
-        guard length <= connection.maxFrameLength else {
-            throw WireError.frameTooLarge(length, max: connection.maxFrameLength)
-        }
+        try Self.checkFrameLength(request, maxFrameLength: connection.maxFrameLength)
         let promise = connection.channel.eventLoop.makePromise(of: WireResponse.self)
         let command = ClientRequestCommand(request: request, promise: promise, timeout: remaining)
         connection.channel.writeAndFlush(command).whenFailure { _ in
@@ -153,9 +148,18 @@ public final class WireClient: Service, Sendable {
         return try await promise.futureResult.get().payload
     }
 
+    /// The server closes a connection on a frame over its limit, failing every call sharing it: refuse
+    /// such a request here, for this caller alone. `package` for the fuzz target, which models callers.
+    package static func checkFrameLength(_ request: WireRequest, maxFrameLength: Int) throws(WireError) {
+        let length = WireFrameCodec.encodedSize(WireFrame(correlationID: 1, message: .request(request))) - WireFrame.lengthFieldSize
+        guard length <= maxFrameLength else {
+            throw .frameTooLarge(length, max: maxFrameLength)
+        }
+    }
+
     /// Refuses headers a server would refuse as malformed (``WireLimits``): the encoder would cut them, and a cut
-    /// method name calls another method.
-    static func checkHeaders(method: String, requestID: String?, traceParent: String?) throws(WireError) {
+    /// method name calls another method. `package` for the fuzz target, which models callers.
+    package static func checkHeaders(method: String, requestID: String?, traceParent: String?) throws(WireError) {
         guard !method.isEmpty else { throw .invalidRequest("empty method name") }
         let limit = WireLimits.maximumNameLength
         let headers: [(name: String, value: String?)] = [("method name", method), ("request id", requestID), ("traceparent", traceParent)]

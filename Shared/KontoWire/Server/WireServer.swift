@@ -264,41 +264,57 @@ public final class WireServer: Service, Sendable {
             correlationID: id,
             baseLogger: logger
         )
+        let outcome: Result<ByteBuffer, any Error>
         do {
-            let payload = try await handler(incoming.request.payload, context)
+            outcome = .success(try await handler(incoming.request.payload, context))
+        } catch {
+            outcome = .failure(error)
+        }
+        return Self.answerFrame(id: id, outcome: outcome, maxFrameLength: maxFrameLength, logger: context.logger)
+    }
+
+    /// The frame answering request `id` with its handler's outcome. Never over `maxFrameLength`: an
+    /// answer that would not fit becomes `wire.frameTooLarge` or loses its details, since the peer closes
+    /// the whole connection on a frame over its limit. `package` for the fuzz target, which drives it.
+    package static func answerFrame(
+        id: UInt64,
+        outcome: Result<ByteBuffer, any Error>,
+        maxFrameLength: Int,
+        logger: Logger
+    ) -> WireFrame {
+        let body: WireErrorBody
+        switch outcome {
+        case .success(let payload):
             guard payload.readableBytes + WireFrame.headerSize <= maxFrameLength else {
-                context.logger.warning("Wire response exceeds the maximum frame length")
+                logger.warning("Wire response exceeds the maximum frame length")
                 return Self.errorFrame(.frameTooLarge(payload.readableBytes + WireFrame.headerSize, max: maxFrameLength), id: id)
             }
             return WireFrame(correlationID: id, message: .response(.init(payload: payload)))
-        } catch let error as WireError {
-            return Self.errorFrame(error, id: id)
-        } catch let error as any WireErrorConvertible {
-            var frame = WireFrame(correlationID: id, message: .error(.init(
+        case .failure(let error as WireError):
+            body = WireErrorBody(error)
+        case .failure(let error as any WireErrorConvertible):
+            body = WireErrorBody(
                 code: error.wireErrorCode,
                 message: error.wireErrorMessage,
                 isRetryable: error.wireErrorIsRetryable,
                 details: error.wireErrorDetails
-            )))
-            // Details that would not fit in a frame are dropped: the code and message still go out.
-            if WireFrameCodec.encodedSize(frame) - WireFrame.lengthFieldSize > maxFrameLength {
-                logger.warning("Wire error details exceed the maximum frame length")
-                frame = WireFrame(correlationID: id, message: .error(.init(
-                    code: error.wireErrorCode,
-                    message: error.wireErrorMessage,
-                    isRetryable: error.wireErrorIsRetryable
-                )))
-            }
-            return frame
-        } catch is CancellationError {
+            )
+        case .failure(is CancellationError):
             return Self.errorFrame(.shuttingDown, id: id)
-        } catch {
-            context.logger.error("Wire method handler failed", metadata: ["konto.error": "\(error)"])
+        case .failure(let error):
+            logger.error("Wire method handler failed", metadata: ["konto.error": "\(error)"])
             return Self.errorFrame(
                 WireError(code: WireError.Code.internalError, message: "internal error"),
                 id: id
             )
         }
+        let frame = WireFrame(correlationID: id, message: .error(body))
+        // Details that would not fit in a frame are dropped: the code and message still go out.
+        guard WireFrameCodec.encodedSize(frame) - WireFrame.lengthFieldSize > maxFrameLength else { return frame }
+        logger.warning("Wire error details exceed the maximum frame length")
+        var trimmed = body
+        trimmed.details = []
+        return WireFrame(correlationID: id, message: .error(trimmed))
     }
 
     private static func errorFrame(_ error: WireError, id: UInt64) -> WireFrame {
