@@ -96,15 +96,11 @@ struct PasswordHashingPoolTests {
     @Test("with every thread busy and the queue full, a call fails at once with the retryable identity.busy")
     func busy() async throws {
         let pool = try Self.pool(threads: 1, maxQueued: 1)
-        let gate = Gate()
+        let gate = ThreadGate()
         // One job holds the only thread, one waits in the queue.
         let running = Task { try await pool.submit { gate.wait() } }
         let queued = Task { try await pool.submit { gate.wait() } }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while pool.load < 2, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        #expect(pool.load == 2)
+        try await waitUntil(timeout: .seconds(30)) { pool.load == 2 }
         let error = await #expect(throws: IdentityError.self) { try await pool.hash("a password") }
         #expect(error?.code == IdentityContract.ErrorCode.busy)
         #expect(error?.isRetryable == true)
@@ -113,24 +109,5 @@ struct PasswordHashingPoolTests {
         try await queued.value
         #expect(pool.load == 0)
         _ = try await pool.hash("a password")
-    }
-
-    /// Blocks pool threads until opened.
-    final class Gate: Sendable {
-        private let condition = NSCondition()
-        private let state = Mutex(false)
-
-        func wait() {
-            condition.lock()
-            while !state.withLock({ $0 }) { condition.wait() }
-            condition.unlock()
-        }
-
-        func open() {
-            condition.lock()
-            state.withLock { $0 = true }
-            condition.broadcast()
-            condition.unlock()
-        }
     }
 }

@@ -45,7 +45,7 @@ struct ErrorCatalogTests {
         (AccountError.Code.credentialsTaken, 409), (.wrongCredentials, 401), (.unauthenticated, 401), (.reauthenticationRequired, 403),
         (.notFound, 404), (.versionConflict, 412), (.validationFailed, 422), (.accountIdChanged, 422),
         (.mutatingNonMutableAccountKeys, 422), (.missingAccountValue, 422), (.userIdNotRemovable, 422), (.invalidResetToken, 400),
-        (.tooManyAttempts, 429),
+        (.throttled, 429),
     ])
     func accountStatuses(code: AccountError.Code, status: Int) {
         #expect(ErrorCatalog.info(for: code.rawValue).httpStatus == status)

@@ -42,39 +42,11 @@ struct ProfileContractConsumerTests {
         }
     }
 
-    /// Decode with the method's Swift type, encode again, compare canonically.
-    struct Codec: Sendable {
-        var request: @Sendable (String) throws -> String
-        var response: @Sendable (String) throws -> String
-    }
-
-    static func codec<Request, Response>(_ method: WireMethod<Request, Response>) -> (String, Codec) {
-        (method.name, Codec(
-            request: { try reencode($0, as: Request.self, userInfo: method.codingUserInfo) },
-            response: { try reencode($0, as: Response.self, userInfo: [:]) }
-        ))
-    }
-
-    /// Decoded and encoded as the wire client does it: requests with the method's coding flags (secrets only where
-    /// the contract declares them), responses without.
-    static func reencode<T: Codable>(_ json: String, as type: T.Type, userInfo: [CodingUserInfoKey: Bool]) throws -> String {
-        let value = try JSONDecoder().decode(T.self, from: Data(json.utf8))
-        let encoder = JSONEncoder()
-        for (key, flag) in userInfo {
-            encoder.userInfo[key] = flag
-        }
-        return try ContractExample.canonical(json: Array(try encoder.encode(value)))
-    }
-
-    static let codecs: [String: Codec] = Dictionary(uniqueKeysWithValues: [
-        codec(ProfileContract.create),
-        codec(ProfileContract.load),
-        codec(ProfileContract.modify),
-        codec(ProfileContract.delete),
-        codec(HealthContract.check),
+    static let codecs: [String: ContractCodec] = Dictionary(uniqueKeysWithValues: [
+        ContractCodec.entry(ProfileContract.create),
+        ContractCodec.entry(ProfileContract.load),
+        ContractCodec.entry(ProfileContract.modify),
+        ContractCodec.entry(ProfileContract.delete),
+        ContractCodec.entry(HealthContract.check),
     ])
-}
-
-extension ContractExample: CustomTestStringConvertible {
-    public var testDescription: String { name }
 }

@@ -41,7 +41,7 @@ public enum ErrorCatalog {
         .init(AccountError.Code.missingAccountValue.rawValue, http: 422),
         .init(AccountError.Code.userIdNotRemovable.rawValue, http: 422),
         .init(AccountError.Code.invalidResetToken.rawValue, http: 400),
-        .init(AccountError.Code.tooManyAttempts.rawValue, retryable: true, http: 429),
+        .init(AccountError.Code.throttled.rawValue, retryable: true, http: 429),
     ]
 
     /// The Profile service's own codes (`profile.*`).
@@ -56,6 +56,9 @@ public enum ErrorCatalog {
     /// The Identity service's own codes (`identity.*`).
     public static let identity: [ErrorCodeInfo] = [
         .init(IdentityContract.ErrorCode.busy, retryable: true, http: 503),
+        .init(IdentityContract.ErrorCode.storageUnavailable, retryable: true, http: 503),
+        .init(IdentityContract.ErrorCode.storageFailure, http: 500),
+        .init(IdentityContract.ErrorCode.profileUnavailable, retryable: true, http: 503),
     ]
 
     /// Every code, by code.

@@ -1,3 +1,4 @@
+import KontoModel
 import KontoWire
 
 /// The Identity service's contract: credentials and sessions (SpeziAccount's UserIdPasswordAccountService).
@@ -29,9 +30,28 @@ public enum IdentityContract {
         confirmPasswordReset.name, delete.name, HealthContract.check.name,
     ]
 
+    /// Every code an Identity method may answer with (besides the wire layer's).
+    public static let errorCodes: [String] = [
+        AccountError.Code.credentialsTaken.rawValue,
+        AccountError.Code.wrongCredentials.rawValue,
+        AccountError.Code.validationFailed.rawValue,
+        AccountError.Code.missingAccountValue.rawValue,
+        AccountError.Code.unauthenticated.rawValue,
+        AccountError.Code.reauthenticationRequired.rawValue,
+        AccountError.Code.invalidResetToken.rawValue,
+        AccountError.Code.throttled.rawValue,
+        AccountError.Code.notFound.rawValue,
+    ] + ErrorCatalog.identity.map(\.code)
+
     /// Identity's own codes.
     public enum ErrorCode {
         /// Every password-hashing thread is busy and the queue is full (a login flood); retryable.
         public static let busy = "identity.busy"
+        /// Identity's database cannot be reached right now; retryable.
+        public static let storageUnavailable = "identity.storageUnavailable"
+        /// Identity's database failed unexpectedly.
+        public static let storageFailure = "identity.storageFailure"
+        /// The Profile service could not be reached or answered late; nothing was half-made, retryable.
+        public static let profileUnavailable = "identity.profileUnavailable"
     }
 }

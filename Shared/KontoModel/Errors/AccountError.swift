@@ -27,8 +27,8 @@ public struct AccountError: Error, Sendable, Equatable, Codable, CustomStringCon
         public static let notFound = Code(rawValue: "account.notFound")
         /// No valid session was presented.
         public static let unauthenticated = Code(rawValue: "account.unauthenticated")
-        /// Too many failed attempts; try again later.
-        public static let tooManyAttempts = Code(rawValue: "account.tooManyAttempts")
+        /// Too many failed attempts (per userId or client address); the error says when to retry.
+        public static let throttled = Code(rawValue: "account.throttled")
         /// The details changed since the version the client read.
         public static let versionConflict = Code(rawValue: "account.versionConflict")
         /// A password reset token that is unknown, used or expired.
@@ -68,7 +68,7 @@ public struct AccountError: Error, Sendable, Equatable, Codable, CustomStringCon
         case .reauthenticationRequired: "This operation requires a recent authentication."
         case .notFound: "The account does not exist."
         case .unauthenticated: "Authentication is required."
-        case .tooManyAttempts: "Too many attempts; try again later."
+        case .throttled: "Too many failed attempts; try again later."
         case .versionConflict: "The account changed in the meantime."
         case .invalidResetToken: "The password reset token is invalid or expired."
         default: code.rawValue

@@ -151,7 +151,13 @@ extension ContractExample {
             break
         }
         if let object = value as? [String: Any] {
-            return try object.mapValues { try sampled($0, captured: &captured, example: example) }
+            // In sorted key order, as the provider's matcher walks it, so a capture precedes its references within
+            // one answer too (a dictionary's own order differs from run to run).
+            var result: [String: Any] = [:]
+            for key in object.keys.sorted() {
+                result[key] = try sampled(object[key]!, captured: &captured, example: example)
+            }
+            return result
         }
         if let array = value as? [Any] {
             return try array.map { try sampled($0, captured: &captured, example: example) }

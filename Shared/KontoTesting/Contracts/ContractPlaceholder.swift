@@ -82,7 +82,8 @@ extension ContractPlaceholder.Kind {
         case .any, .string: "sample"
         case .uuid: "00000000-0000-4000-8000-000000000000"
         case .token: "c2FtcGxlLXRva2VuLXNhbXBsZS10b2tlbi1zYW1wbGUtdG9r"
-        case .timestamp: "2026-01-01T00:00:00Z"
+        // As Konto writes timestamps (``Timestamp``): UTC with milliseconds.
+        case .timestamp: "2026-01-01T00:00:00.000Z"
         case .integer, .number: 1
         case .bool: true
         }

@@ -90,21 +90,8 @@ public final class ProfileServer: Service {
     /// Applies the migrations, retrying with backoff while the database cannot be reached.
     /// - Throws: `CancellationError` when cancelled (shutdown) first.
     private func migrate(_ storage: PostgresProfileStorage) async throws {
-        var delay = Duration.milliseconds(100)
-        while true {
-            do {
-                try await storage.migrate(logger: logger)
-                return
-            } catch where !Task.isCancelled {
-                logger.warning("profile migrations failed; retrying", metadata: [
-                    "konto.error": "\(String(reflecting: type(of: error)))",
-                    "konto.retry_in_ms": "\(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)",
-                ])
-                try await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(5))
-            } catch {
-                throw CancellationError()
-            }
+        try await SetupRetry.untilSuccess("profile migrations", logger: logger) {
+            try await storage.migrate(logger: logger)
         }
     }
 }

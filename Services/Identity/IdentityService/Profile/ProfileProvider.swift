@@ -1,0 +1,25 @@
+import KontoContracts
+import KontoModel
+
+/// Where Identity keeps every non-credential key: the Profile service over the wire, or a stand-in in unit tests.
+public protocol ProfileProvider: Sendable {
+    /// Stores the account's details; Profile validates them again.
+    /// - Throws: ``ProfileProviderError``.
+    func create(accountId: String, details: AccountDetails) async throws(ProfileProviderError) -> AccountDetails
+
+    /// Every stored key of the account; nil when Profile holds nothing for it.
+    func load(accountId: String) async throws(ProfileProviderError) -> AccountDetails?
+
+    /// Removes the account's details; false when there were none. Idempotent.
+    func delete(accountId: String) async throws(ProfileProviderError) -> Bool
+}
+
+/// A Profile call that did not succeed.
+public enum ProfileProviderError: Error, Sendable {
+    /// Profile refused the request for what it contains (an account-model error such as a validation failure);
+    /// nothing was stored, and the caller should see the refusal.
+    case refused(IdentityError)
+    /// Profile could not be reached, failed or answered late: the outcome is unknown (a late create may still
+    /// commit), so whatever the call may have made must be cleaned up.
+    case unavailable
+}

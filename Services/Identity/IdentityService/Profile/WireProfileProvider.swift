@@ -1,0 +1,42 @@
+import KontoContracts
+import KontoModel
+import KontoWire
+import NIOCore
+
+/// The Profile service over a pooled wire client.
+public struct WireProfileProvider: ProfileProvider {
+    private let client: WireClient
+    private let timeout: TimeAmount?
+
+    /// - Parameter timeout: per call; by default the client's request timeout.
+    public init(client: WireClient, timeout: TimeAmount? = nil) {
+        self.client = client
+        self.timeout = timeout
+    }
+
+    public func create(accountId: String, details: AccountDetails) async throws(ProfileProviderError) -> AccountDetails {
+        try await call(ProfileContract.create, ProfileCreateRequest(accountId: accountId, details: details)).details
+    }
+
+    public func load(accountId: String) async throws(ProfileProviderError) -> AccountDetails? {
+        do {
+            return try await call(ProfileContract.load, ProfileLoadRequest(accountId: accountId)).details
+        } catch let .refused(error) where error.code == AccountError.Code.notFound.rawValue {
+            return nil
+        }
+    }
+
+    public func delete(accountId: String) async throws(ProfileProviderError) -> Bool {
+        try await call(ProfileContract.delete, ProfileDeleteRequest(accountId: accountId)).deleted
+    }
+
+    private func call<Request, Response>(_ method: WireMethod<Request, Response>, _ request: Request) async throws(ProfileProviderError) -> Response {
+        do {
+            return try await client.call(method, request, timeout: timeout)
+        } catch let error as WireError where error.code.hasPrefix("account.") {
+            throw .refused(IdentityError(code: error.code, message: error.message, fields: AccountFieldError.fields(fromWireDetails: error.details)))
+        } catch {
+            throw .unavailable
+        }
+    }
+}

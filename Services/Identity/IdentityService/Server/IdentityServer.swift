@@ -1,0 +1,113 @@
+import KontoContracts
+import KontoPostgres
+import KontoRuntime
+import KontoWire
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import ServiceLifecycle
+
+/// The Identity service: its PostgreSQL pool and migrations, the password-hashing pool, the Profile client, the
+/// clean-up job and the wire server answering the Identity contract, as a component graph.
+///
+/// Start order follows the dependencies (database, migrations, hashing and Profile client before the wire server
+/// listens); shutdown runs in reverse, so the wire server drains its accepted requests while the database, the
+/// hashing threads and Profile are still there.
+public final class IdentityServer: Service {
+    public let store: IdentityStore
+    private let wireServer: WireServer
+    private let profileClient: WireClient
+    private let hashing: PasswordHashingPool
+    private let client: PostgresClient?
+    private let postgresStorage: PostgresIdentityStorage?
+    private let logger: Logger
+
+    /// - Throws: when the hashing parameters are unusable or the database's TLS settings cannot be used.
+    public init(
+        configuration: IdentityServiceConfiguration,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger
+    ) throws {
+        let storage: any IdentityStorage
+        if let database = configuration.database {
+            let client = PostgresClient(configuration: try database.clientConfiguration(), eventLoopGroup: eventLoopGroup, backgroundLogger: logger)
+            let postgres = PostgresIdentityStorage(client: client, logger: logger)
+            self.client = client
+            self.postgresStorage = postgres
+            storage = postgres
+        } else {
+            self.client = nil
+            self.postgresStorage = nil
+            storage = InMemoryIdentityStorage()
+            logger.warning("credentials and sessions are kept in memory and lost at exit")
+        }
+        var profile = WireClient.Configuration(
+            host: configuration.profileHost,
+            port: configuration.profilePort,
+            serviceName: ProfileContract.serviceName,
+            secret: configuration.secret
+        )
+        profile.requestTimeout = .milliseconds(configuration.profileTimeout.milliseconds)
+        self.profileClient = WireClient(configuration: profile, eventLoopGroup: eventLoopGroup, logger: logger)
+        self.hashing = try PasswordHashingPool(configuration: configuration.hashing)
+        self.store = IdentityStore(
+            storage: storage,
+            hashing: hashing,
+            profile: WireProfileProvider(client: profileClient),
+            configuration: configuration.accounts,
+            options: configuration.options,
+            logger: logger
+        )
+        self.wireServer = WireServer(
+            configuration: WireServer.Configuration(
+                host: configuration.host,
+                port: configuration.port,
+                serverName: IdentityContract.serviceName,
+                secret: configuration.secret
+            ),
+            eventLoopGroup: eventLoopGroup,
+            logger: logger
+        )
+        self.logger = logger
+        store.register(on: wireServer)
+    }
+
+    /// Where the wire server listens, once it does (port 0 picks a free one).
+    public func localAddress() async throws -> SocketAddress {
+        try await wireServer.localAddress()
+    }
+
+    /// The parts of the service, to run as one ServiceGroup.
+    public func componentGraph() throws(ComponentGraphError) -> ComponentGraph {
+        var components: [Component] = [
+            .service("hashing", hashing),
+            .service("profile-client", profileClient),
+        ]
+        var wireDependencies = ["hashing", "profile-client"]
+        if let client, let postgresStorage {
+            components += [
+                .service("postgres", client),
+                .setup("migrations", dependsOn: ["postgres"]) { try await self.migrate(postgresStorage) },
+            ]
+            wireDependencies += ["postgres", "migrations"]
+        }
+        components += [
+            .service("cleanup", dependsOn: wireDependencies.filter { $0 != "hashing" }, ProfileCleanupJob(store: store)),
+            .service("wire", dependsOn: wireDependencies, wireServer),
+        ]
+        return try ComponentGraph(components)
+    }
+
+    public func run() async throws {
+        try await self.componentGraph().run(logger: self.logger)
+    }
+
+    /// Applies the migrations, retrying with backoff while the database cannot be reached.
+    /// - Throws: `CancellationError` when cancelled (shutdown) first.
+    private func migrate(_ storage: PostgresIdentityStorage) async throws {
+        try await SetupRetry.untilSuccess("identity migrations", logger: logger) {
+            try await storage.migrate(logger: logger)
+        }
+    }
+}

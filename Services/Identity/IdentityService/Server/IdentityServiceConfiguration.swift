@@ -1,0 +1,109 @@
+import KontoModel
+import KontoPostgres
+import KontoRuntime
+import KontoWire
+import Logging
+import NIOCore
+
+/// Everything `konto-identity` needs, with a default for every setting but the shared secret.
+public struct IdentityServiceConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    public var secret: WireSecret
+    /// PostgreSQL; `nil` keeps credentials and sessions in memory (dev stack, tests): they are lost at exit.
+    public var database: PostgresSettings?
+    /// Where the Profile service listens (same shared secret).
+    public var profileHost: String
+    public var profilePort: Int
+    /// Deadline of each Profile call.
+    public var profileTimeout: Duration
+    public var accounts: AccountConfiguration
+    public var hashing: PasswordHashingPool.Configuration
+    public var options: IdentityOptions
+
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = Self.defaultPort,
+        secret: WireSecret,
+        database: PostgresSettings? = nil,
+        profileHost: String = "127.0.0.1",
+        profilePort: Int = 7402,
+        profileTimeout: Duration = .seconds(5),
+        accounts: AccountConfiguration = .default,
+        hashing: PasswordHashingPool.Configuration = PasswordHashingPool.Configuration(),
+        options: IdentityOptions = IdentityOptions()
+    ) {
+        self.host = host
+        self.port = port
+        self.secret = secret
+        self.database = database
+        self.profileHost = profileHost
+        self.profilePort = profilePort
+        self.profileTimeout = profileTimeout
+        self.accounts = accounts
+        self.hashing = hashing
+        self.options = options
+    }
+
+    public static let defaultPort = 7401
+
+    /// Reads the variables README lists; every problem names its variable or file.
+    public init(environment: ServiceEnvironment, logger: Logger) throws {
+        let database: PostgresSettings?
+        if let url = environment.string("KONTO_IDENTITY_DATABASE_URL") {
+            do {
+                database = try PostgresSettings(url: url)
+            } catch {
+                throw ServiceEnvironmentError(variable: "KONTO_IDENTITY_DATABASE_URL", problem: "is not a usable PostgreSQL URL: \(error)")
+            }
+        } else {
+            database = nil
+        }
+        let accounts = try environment.string("KONTO_ACCOUNTS_CONFIG").map { path in
+            try AccountConfigurationLoader(logger: logger).load(path: path)
+        } ?? .default
+        let owasp = Argon2Parameters.owaspMinimum
+        let parameters = Argon2Parameters(
+            memoryKiB: UInt32(try environment.integer("KONTO_IDENTITY_ARGON2_MEMORY_KIB", default: Int(owasp.memoryKiB), in: Int(owasp.memoryKiB)...(4 << 20))),
+            iterations: UInt32(try environment.integer("KONTO_IDENTITY_ARGON2_ITERATIONS", default: Int(owasp.iterations), in: Int(owasp.iterations)...64)),
+            parallelism: UInt32(try environment.integer("KONTO_IDENTITY_ARGON2_PARALLELISM", default: Int(owasp.parallelism), in: 1...64))
+        )
+        let defaults = PasswordHashingPool.Configuration()
+        let hashing = PasswordHashingPool.Configuration(
+            parameters: parameters,
+            threads: try environment.integer("KONTO_IDENTITY_HASH_THREADS", default: defaults.threads, in: 1...256),
+            maxQueued: try environment.integer("KONTO_IDENTITY_HASH_QUEUE", default: defaults.maxQueued, in: 0...100_000)
+        )
+        var options = IdentityOptions()
+        options.sessionIdleTimeout = try environment.seconds("KONTO_IDENTITY_SESSION_IDLE_SECONDS", default: options.sessionIdleTimeout, in: 60...(366 * 86_400))
+        options.sessionLifetime = try environment.seconds("KONTO_IDENTITY_SESSION_LIFETIME_SECONDS", default: options.sessionLifetime, in: 60...(3_660 * 86_400))
+        options.privilegedWindow = try environment.seconds("KONTO_IDENTITY_PRIVILEGED_SECONDS", default: options.privilegedWindow, in: 0...86_400)
+        options.resetTokenLifetime = try environment.seconds("KONTO_IDENTITY_RESET_TOKEN_SECONDS", default: options.resetTokenLifetime, in: 60...(7 * 86_400))
+        let threshold = try environment.integer("KONTO_IDENTITY_THROTTLE_FAILURES", default: options.throttle.threshold, in: 1...1_000)
+        let baseDelay = try environment.seconds("KONTO_IDENTITY_THROTTLE_BASE_SECONDS", default: options.throttle.baseDelay, in: 1...3_600)
+        let maximumDelay = try environment.seconds("KONTO_IDENTITY_THROTTLE_MAX_SECONDS", default: options.throttle.maximumDelay, in: 1...86_400)
+        options.throttle = ThrottlePolicy(threshold: threshold, baseDelay: baseDelay, maximumDelay: maximumDelay, window: options.throttle.window)
+        let profileTimeout = try environment.milliseconds("KONTO_IDENTITY_PROFILE_TIMEOUT_MS", default: .seconds(5), in: 10...600_000)
+        // A late create must be deleted after it could still commit.
+        options.profileCleanupDelay = max(options.profileCleanupDelay, profileTimeout + .seconds(5))
+        self.init(
+            host: environment.string("KONTO_IDENTITY_HOST", default: "127.0.0.1"),
+            port: try environment.port("KONTO_IDENTITY_PORT", default: Self.defaultPort),
+            secret: WireSecret(try environment.secret("KONTO_WIRE_SECRET")),
+            database: database,
+            profileHost: environment.string("KONTO_PROFILE_HOST", default: "127.0.0.1"),
+            profilePort: try environment.port("KONTO_PROFILE_PORT", default: 7402),
+            profileTimeout: profileTimeout,
+            accounts: accounts,
+            hashing: hashing,
+            options: options
+        )
+    }
+}
+
+extension ServiceEnvironment {
+    /// A whole number of seconds in `range`.
+    func seconds(_ name: String, default defaultValue: Duration, in range: ClosedRange<Int>) throws(ServiceEnvironmentError) -> Duration {
+        .seconds(try integer(name, default: Int(defaultValue.components.seconds), in: range))
+    }
+}

@@ -1,0 +1,164 @@
+import KontoModel
+
+/// Where Identity keeps credentials, sessions, failed-login counts, reset tokens, pending Profile clean-ups and its
+/// event outbox: PostgreSQL, or memory for the dev stack and unit tests. One conformance suite covers both.
+///
+/// Each call is atomic, and every call that changes an account writes the change's events into the outbox in the
+/// same transaction (the Notifications relay publishes them later), so no change is ever without its event.
+/// Failed-login counts live here too, so every replica on one database sees the same counts.
+public protocol IdentityStorage: Sendable {
+    // MARK: Accounts
+
+    /// Reserves a userId for a sign-up in progress: stored as pending, invisible to logins, but taken.
+    /// - Throws: `userIdTaken` when another account (pending or not) has the normalized userId.
+    func reserveAccount(_ credential: StoredCredential) async throws(IdentityStorageError)
+
+    /// Completes a reserved sign-up: the account becomes usable, with its first session.
+    /// - Throws: `notFound` when the reservation is gone (abandoned as stale).
+    func activateAccount(accountId: String, session: StoredSession, events: [AccountEvent]) async throws(IdentityStorageError)
+
+    /// Drops a reservation (its userId is free again) and, with `profileCleanupAt`, schedules deleting the account's
+    /// profile from then on, in the same transaction: a `profile.create` that timed out may still have committed.
+    func abandonAccount(accountId: String, profileCleanupAt: Timestamp?) async throws(IdentityStorageError)
+
+    /// Stores an anonymous account (no userId, no password) with its first session.
+    func createAnonymousAccount(_ credential: StoredCredential, session: StoredSession, events: [AccountEvent]) async throws(IdentityStorageError)
+
+    /// The account's credentials; nil when there is none or it is still pending.
+    func credential(accountId: String) async throws(IdentityStorageError) -> StoredCredential?
+
+    /// The account with this normalized userId; nil when there is none or it is still pending.
+    func credential(normalizedUserId: String) async throws(IdentityStorageError) -> StoredCredential?
+
+    /// Gives an anonymous account a userId and password, keeping its accountId and sessions.
+    /// - Throws: `userIdTaken`; `notFound` when the account is gone or not anonymous any more.
+    func upgradeAnonymous(accountId: String, userId: String, normalizedUserId: String, passwordHash: String, events: [AccountEvent]) async throws(IdentityStorageError)
+
+    /// Replaces the password hash; with `revokingSessionsExcept`, ends every other session of the account in the
+    /// same transaction. `events` gets how many sessions ended. Returns that number.
+    /// - Throws: `notFound`.
+    func changePassword(
+        accountId: String,
+        passwordHash: String,
+        revokingSessionsExcept keep: SessionRevocation,
+        events: @Sendable (_ sessionsEnded: Int) -> [AccountEvent]
+    ) async throws(IdentityStorageError) -> Int
+
+    /// - Throws: `userIdTaken`, `notFound`.
+    func changeUserId(accountId: String, userId: String, normalizedUserId: String, events: [AccountEvent]) async throws(IdentityStorageError)
+
+    /// Writes `events` (`deletingAccount`) first, then removes the credentials, every session and reset token of the
+    /// account, and schedules its profile's deletion at `profileCleanupAt`, all in one transaction.
+    /// Returns false (and changes nothing) when there was no such account.
+    func deleteAccount(accountId: String, events: [AccountEvent], profileCleanupAt: Timestamp) async throws(IdentityStorageError) -> Bool
+
+    // MARK: Sessions
+
+    /// - Throws: `notFound` when the account is gone.
+    func createSession(_ session: StoredSession, events: [AccountEvent]) async throws(IdentityStorageError)
+
+    /// The session with this token hash, valid or not (the caller checks expiry), with whether its account is
+    /// anonymous; nil when there is none.
+    func session(tokenHash: [UInt8]) async throws(IdentityStorageError) -> StoredSession?
+
+    /// Pushes the idle expiry forward (never back, never past the absolute one).
+    func touchSession(id: String, idleExpiresAt: Timestamp) async throws(IdentityStorageError)
+
+    /// - Throws: `notFound`.
+    func privilegeSession(id: String, until: Timestamp) async throws(IdentityStorageError)
+
+    /// Ends one session; false (and no events) when it was already gone.
+    func deleteSession(id: String, events: [AccountEvent]) async throws(IdentityStorageError) -> Bool
+
+    /// Ends every session of the account but `keeping` (if given); `events` gets how many ended. Returns that number.
+    func deleteSessions(accountId: String, keeping: String?, events: @Sendable (_ sessionsEnded: Int) -> [AccountEvent]) async throws(IdentityStorageError) -> Int
+
+    // MARK: Failed logins (shared by every replica)
+
+    /// Counts a failure against every key (e.g. the userId's and the client address's) at `now`. Failures older
+    /// than `window` are forgotten first.
+    func recordFailures(keys: [String], at now: Timestamp, window: Duration) async throws(IdentityStorageError)
+
+    /// The current counts of `keys` (0 for a key without failures in `window`), in order, with each key's last
+    /// failure.
+    func failures(keys: [String], at now: Timestamp, window: Duration) async throws(IdentityStorageError) -> [FailureCount]
+
+    /// Forgets a key's failures (after a successful login).
+    func clearFailures(key: String) async throws(IdentityStorageError)
+
+    /// Forgets every key whose last failure is before `cutoff` (out of every window), so a spray of guessed userIds
+    /// does not grow the table for ever. Returns how many.
+    func pruneFailures(before cutoff: Timestamp) async throws(IdentityStorageError) -> Int
+
+    // MARK: Password reset tokens
+
+    /// Stores a reset token's hash (single use, until `expiresAt`), with the `passwordResetRequested` event.
+    /// - Throws: `notFound` when the account is gone.
+    func createResetToken(tokenHash: [UInt8], accountId: String, expiresAt: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError)
+
+    /// Uses a reset token: when it exists and has not expired at `now`, it is removed, the password hash replaced
+    /// and every session of the account ended, in one transaction. An expired token is removed too and gives nil,
+    /// so a token works at most once.
+    func confirmPasswordReset(
+        tokenHash: [UInt8],
+        at now: Timestamp,
+        passwordHash: String,
+        events: @Sendable (_ accountId: String, _ sessionsEnded: Int) -> [AccountEvent]
+    ) async throws(IdentityStorageError) -> ConfirmedPasswordReset?
+
+    // MARK: Profile clean-ups
+
+    /// Accounts whose profile is due for deletion at `now`, oldest first.
+    func dueProfileCleanups(at now: Timestamp, limit: Int) async throws(IdentityStorageError) -> [String]
+
+    /// The profile is gone: forget the clean-up.
+    func finishProfileCleanup(accountId: String) async throws(IdentityStorageError)
+
+    /// Tries again later.
+    func postponeProfileCleanup(accountId: String, until: Timestamp) async throws(IdentityStorageError)
+
+    /// Abandons reservations made before `cutoff` (a sign-up that never finished: its process died), scheduling
+    /// their profiles' deletion at `profileCleanupAt`. Returns how many.
+    func abandonStaleReservations(before cutoff: Timestamp, profileCleanupAt: Timestamp) async throws(IdentityStorageError) -> Int
+
+    // MARK: Outbox and health
+
+    /// The events not yet published, oldest first (the relay's and the tests' view).
+    func pendingEvents(limit: Int) async throws(IdentityStorageError) -> [AccountEvent]
+
+    func checkHealth() async throws(IdentityStorageError)
+}
+
+/// A password reset that took effect.
+public struct ConfirmedPasswordReset: Sendable, Equatable {
+    public var accountId: String
+    public var sessionsEnded: Int
+
+    public init(accountId: String, sessionsEnded: Int) {
+        self.accountId = accountId
+        self.sessionsEnded = sessionsEnded
+    }
+}
+
+/// Which sessions a password change ends.
+public enum SessionRevocation: Sendable, Equatable {
+    /// None (a rehash at login).
+    case none
+    /// Every session but this one (the one making the change).
+    case allExcept(String)
+    /// Every session.
+    case all
+}
+
+/// One throttling key's failures.
+public struct FailureCount: Sendable, Equatable {
+    public var count: Int
+    public var lastFailureAt: Timestamp?
+
+    public init(count: Int, lastFailureAt: Timestamp?) {
+        self.count = count
+        self.lastFailureAt = lastFailureAt
+    }
+
+    public static let none = FailureCount(count: 0, lastFailureAt: nil)
+}

@@ -1,0 +1,310 @@
+import KontoModel
+import Synchronization
+
+/// Keeps Identity's records in process memory, for the dev stack and unit tests; gone when the process ends.
+/// One lock over everything makes each call atomic, as a transaction would.
+public final class InMemoryIdentityStorage: IdentityStorage {
+    private struct ResetToken {
+        var accountId: String
+        var expiresAt: Timestamp
+    }
+
+    private struct State {
+        var credentials: [String: StoredCredential] = [:]
+        var accountByUserId: [String: String] = [:]
+        var sessions: [String: StoredSession] = [:]
+        var sessionByTokenHash: [[UInt8]: String] = [:]
+        var failures: [String: FailureCount] = [:]
+        var resetTokens: [[UInt8]: ResetToken] = [:]
+        /// accountId → when its profile may be deleted.
+        var profileCleanups: [String: Timestamp] = [:]
+        var outbox: [AccountEvent] = []
+
+        mutating func removeSession(_ id: String) -> Bool {
+            guard let session = sessions.removeValue(forKey: id) else { return false }
+            sessionByTokenHash[session.tokenHash] = nil
+            return true
+        }
+
+        mutating func removeSessions(accountId: String, keeping: String?) -> Int {
+            let ids = sessions.values.filter { $0.accountId == accountId && $0.id != keeping }.map(\.id)
+            for id in ids {
+                _ = removeSession(id)
+            }
+            return ids.count
+        }
+
+        mutating func removeCredential(_ accountId: String) -> StoredCredential? {
+            guard let credential = credentials.removeValue(forKey: accountId) else { return nil }
+            if let userId = credential.normalizedUserId {
+                accountByUserId[userId] = nil
+            }
+            return credential
+        }
+
+        func active(_ accountId: String) -> StoredCredential? {
+            guard let credential = credentials[accountId], !credential.isPending else { return nil }
+            return credential
+        }
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public func reserveAccount(_ credential: StoredCredential) throws(IdentityStorageError) {
+        try state.withLock { state throws(IdentityStorageError) in
+            if let userId = credential.normalizedUserId, state.accountByUserId[userId] != nil {
+                throw IdentityStorageError(.userIdTaken)
+            }
+            var pending = credential
+            pending.isPending = true
+            state.credentials[credential.accountId] = pending
+            if let userId = credential.normalizedUserId {
+                state.accountByUserId[userId] = credential.accountId
+            }
+        }
+    }
+
+    public func activateAccount(accountId: String, session: StoredSession, events: [AccountEvent]) throws(IdentityStorageError) {
+        try state.withLock { state throws(IdentityStorageError) in
+            guard state.credentials[accountId]?.isPending == true else { throw IdentityStorageError(.notFound) }
+            state.credentials[accountId]?.isPending = false
+            state.sessions[session.id] = session
+            state.sessionByTokenHash[session.tokenHash] = session.id
+            state.outbox += events
+        }
+    }
+
+    public func abandonAccount(accountId: String, profileCleanupAt: Timestamp?) {
+        state.withLock { state in
+            guard state.credentials[accountId]?.isPending == true else { return }
+            _ = state.removeCredential(accountId)
+            if let profileCleanupAt {
+                state.profileCleanups[accountId] = profileCleanupAt
+            }
+        }
+    }
+
+    public func createAnonymousAccount(_ credential: StoredCredential, session: StoredSession, events: [AccountEvent]) {
+        state.withLock { state in
+            state.credentials[credential.accountId] = credential
+            state.sessions[session.id] = session
+            state.sessionByTokenHash[session.tokenHash] = session.id
+            state.outbox += events
+        }
+    }
+
+    public func credential(accountId: String) -> StoredCredential? {
+        state.withLock { $0.active(accountId) }
+    }
+
+    public func credential(normalizedUserId: String) -> StoredCredential? {
+        state.withLock { state in state.accountByUserId[normalizedUserId].flatMap { state.active($0) } }
+    }
+
+    public func upgradeAnonymous(accountId: String, userId: String, normalizedUserId: String, passwordHash: String, events: [AccountEvent]) throws(IdentityStorageError) {
+        try state.withLock { state throws(IdentityStorageError) in
+            guard var credential = state.active(accountId), credential.isAnonymous else { throw IdentityStorageError(.notFound) }
+            guard state.accountByUserId[normalizedUserId] == nil else { throw IdentityStorageError(.userIdTaken) }
+            credential.userId = userId
+            credential.normalizedUserId = normalizedUserId
+            credential.passwordHash = passwordHash
+            state.credentials[accountId] = credential
+            state.accountByUserId[normalizedUserId] = accountId
+            state.outbox += events
+        }
+    }
+
+    public func changePassword(
+        accountId: String,
+        passwordHash: String,
+        revokingSessionsExcept keep: SessionRevocation,
+        events: @Sendable (Int) -> [AccountEvent]
+    ) throws(IdentityStorageError) -> Int {
+        try state.withLock { state throws(IdentityStorageError) in
+            guard state.active(accountId) != nil else { throw IdentityStorageError(.notFound) }
+            state.credentials[accountId]?.passwordHash = passwordHash
+            let ended = switch keep {
+            case .none: 0
+            case let .allExcept(id): state.removeSessions(accountId: accountId, keeping: id)
+            case .all: state.removeSessions(accountId: accountId, keeping: nil)
+            }
+            state.outbox += events(ended)
+            return ended
+        }
+    }
+
+    public func changeUserId(accountId: String, userId: String, normalizedUserId: String, events: [AccountEvent]) throws(IdentityStorageError) {
+        try state.withLock { state throws(IdentityStorageError) in
+            guard var credential = state.active(accountId) else { throw IdentityStorageError(.notFound) }
+            if let owner = state.accountByUserId[normalizedUserId], owner != accountId {
+                throw IdentityStorageError(.userIdTaken)
+            }
+            if let previous = credential.normalizedUserId {
+                state.accountByUserId[previous] = nil
+            }
+            credential.userId = userId
+            credential.normalizedUserId = normalizedUserId
+            state.credentials[accountId] = credential
+            state.accountByUserId[normalizedUserId] = accountId
+            state.outbox += events
+        }
+    }
+
+    public func deleteAccount(accountId: String, events: [AccountEvent], profileCleanupAt: Timestamp) -> Bool {
+        state.withLock { state in
+            guard state.active(accountId) != nil else { return false }
+            state.outbox += events
+            _ = state.removeCredential(accountId)
+            _ = state.removeSessions(accountId: accountId, keeping: nil)
+            state.resetTokens = state.resetTokens.filter { $0.value.accountId != accountId }
+            state.profileCleanups[accountId] = profileCleanupAt
+            return true
+        }
+    }
+
+    public func createSession(_ session: StoredSession, events: [AccountEvent]) throws(IdentityStorageError) {
+        try state.withLock { state throws(IdentityStorageError) in
+            guard state.active(session.accountId) != nil else { throw IdentityStorageError(.notFound) }
+            state.sessions[session.id] = session
+            state.sessionByTokenHash[session.tokenHash] = session.id
+            state.outbox += events
+        }
+    }
+
+    public func session(tokenHash: [UInt8]) -> StoredSession? {
+        state.withLock { state in
+            guard var session = state.sessionByTokenHash[tokenHash].flatMap({ state.sessions[$0] }),
+                  let credential = state.active(session.accountId)
+            else { return nil }
+            session.accountIsAnonymous = credential.isAnonymous
+            return session
+        }
+    }
+
+    public func touchSession(id: String, idleExpiresAt: Timestamp) {
+        state.withLock { state in
+            guard let session = state.sessions[id] else { return }
+            state.sessions[id]?.idleExpiresAt = min(max(session.idleExpiresAt, idleExpiresAt), session.absoluteExpiresAt)
+        }
+    }
+
+    public func privilegeSession(id: String, until: Timestamp) throws(IdentityStorageError) {
+        try state.withLock { state throws(IdentityStorageError) in
+            guard state.sessions[id] != nil else { throw IdentityStorageError(.notFound) }
+            state.sessions[id]?.privilegedUntil = until
+        }
+    }
+
+    public func deleteSession(id: String, events: [AccountEvent]) -> Bool {
+        state.withLock { state in
+            guard state.removeSession(id) else { return false }
+            state.outbox += events
+            return true
+        }
+    }
+
+    public func deleteSessions(accountId: String, keeping: String?, events: @Sendable (Int) -> [AccountEvent]) -> Int {
+        state.withLock { state in
+            let ended = state.removeSessions(accountId: accountId, keeping: keeping)
+            state.outbox += events(ended)
+            return ended
+        }
+    }
+
+    public func recordFailures(keys: [String], at now: Timestamp, window: Duration) {
+        state.withLock { state in
+            for key in keys {
+                var count = Self.current(state.failures[key], at: now, window: window)
+                count.count += 1
+                count.lastFailureAt = now
+                state.failures[key] = count
+            }
+        }
+    }
+
+    public func failures(keys: [String], at now: Timestamp, window: Duration) -> [FailureCount] {
+        state.withLock { state in keys.map { Self.current(state.failures[$0], at: now, window: window) } }
+    }
+
+    public func clearFailures(key: String) {
+        state.withLock { _ = $0.failures.removeValue(forKey: key) }
+    }
+
+    public func pruneFailures(before cutoff: Timestamp) -> Int {
+        state.withLock { state in
+            let stale = state.failures.filter { ($0.value.lastFailureAt ?? cutoff) < cutoff }.map(\.key)
+            for key in stale {
+                state.failures[key] = nil
+            }
+            return stale.count
+        }
+    }
+
+    public func createResetToken(tokenHash: [UInt8], accountId: String, expiresAt: Timestamp, events: [AccountEvent]) throws(IdentityStorageError) {
+        try state.withLock { state throws(IdentityStorageError) in
+            guard state.active(accountId) != nil else { throw IdentityStorageError(.notFound) }
+            state.resetTokens[tokenHash] = ResetToken(accountId: accountId, expiresAt: expiresAt)
+            state.outbox += events
+        }
+    }
+
+    public func confirmPasswordReset(
+        tokenHash: [UInt8],
+        at now: Timestamp,
+        passwordHash: String,
+        events: @Sendable (String, Int) -> [AccountEvent]
+    ) -> ConfirmedPasswordReset? {
+        state.withLock { state in
+            guard let token = state.resetTokens.removeValue(forKey: tokenHash), now < token.expiresAt,
+                  state.active(token.accountId) != nil
+            else { return nil }
+            state.credentials[token.accountId]?.passwordHash = passwordHash
+            let ended = state.removeSessions(accountId: token.accountId, keeping: nil)
+            state.outbox += events(token.accountId, ended)
+            return ConfirmedPasswordReset(accountId: token.accountId, sessionsEnded: ended)
+        }
+    }
+
+    public func dueProfileCleanups(at now: Timestamp, limit: Int) -> [String] {
+        state.withLock { state in
+            state.profileCleanups.filter { $0.value <= now }.sorted { ($0.value, $0.key) < ($1.value, $1.key) }.prefix(limit).map(\.key)
+        }
+    }
+
+    public func finishProfileCleanup(accountId: String) {
+        state.withLock { _ = $0.profileCleanups.removeValue(forKey: accountId) }
+    }
+
+    public func postponeProfileCleanup(accountId: String, until: Timestamp) {
+        state.withLock { state in
+            guard state.profileCleanups[accountId] != nil else { return }
+            state.profileCleanups[accountId] = until
+        }
+    }
+
+    public func abandonStaleReservations(before cutoff: Timestamp, profileCleanupAt: Timestamp) -> Int {
+        state.withLock { state in
+            let stale = state.credentials.values.filter { $0.isPending && $0.createdAt < cutoff }.map(\.accountId)
+            for accountId in stale {
+                _ = state.removeCredential(accountId)
+                state.profileCleanups[accountId] = profileCleanupAt
+            }
+            return stale.count
+        }
+    }
+
+    public func pendingEvents(limit: Int) -> [AccountEvent] {
+        state.withLock { Array($0.outbox.prefix(limit)) }
+    }
+
+    public func checkHealth() {}
+
+    /// A key's count as of `now`: failures whose last one is older than `window` are forgotten.
+    private static func current(_ stored: FailureCount?, at now: Timestamp, window: Duration) -> FailureCount {
+        guard let stored, let last = stored.lastFailureAt else { return .none }
+        guard now.milliseconds - last.milliseconds < window.milliseconds else { return .none }
+        return stored
+    }
+}

@@ -1,0 +1,83 @@
+import KontoPostgres
+
+/// Identity's schema, in the `identity` PostgreSQL schema (its migration namespace), so Identity can share a database
+/// with the other services. Applied at start by ``PostgresIdentityStorage/migrate(logger:)``.
+public enum IdentityMigrations {
+    public static let namespace = "identity"
+
+    public static let all: [PostgresMigration] = [
+        PostgresMigration(
+            version: 1,
+            name: "create credentials, sessions, failures, reset tokens, clean-ups and outbox",
+            statements: [
+                """
+                CREATE TABLE credentials (
+                    account_id text PRIMARY KEY,
+                    user_id text,
+                    normalized_user_id text UNIQUE,
+                    password_hash text,
+                    pending boolean NOT NULL DEFAULT false,
+                    created_at timestamptz NOT NULL,
+                    CHECK ((user_id IS NULL) = (normalized_user_id IS NULL))
+                )
+                """,
+                """
+                CREATE INDEX credentials_pending ON credentials (created_at) WHERE pending
+                """,
+                """
+                CREATE TABLE sessions (
+                    id text PRIMARY KEY,
+                    account_id text NOT NULL REFERENCES credentials (account_id) ON DELETE CASCADE,
+                    token_hash bytea NOT NULL UNIQUE CHECK (length(token_hash) = 32),
+                    created_at timestamptz NOT NULL,
+                    idle_expires_at timestamptz NOT NULL,
+                    absolute_expires_at timestamptz NOT NULL,
+                    privileged_until timestamptz
+                )
+                """,
+                """
+                CREATE INDEX sessions_account ON sessions (account_id)
+                """,
+                """
+                CREATE TABLE login_failures (
+                    key text PRIMARY KEY,
+                    count integer NOT NULL CHECK (count > 0),
+                    last_failure_at timestamptz NOT NULL
+                )
+                """,
+                """
+                CREATE INDEX login_failures_age ON login_failures (last_failure_at)
+                """,
+                """
+                CREATE TABLE reset_tokens (
+                    token_hash bytea PRIMARY KEY CHECK (length(token_hash) = 32),
+                    account_id text NOT NULL REFERENCES credentials (account_id) ON DELETE CASCADE,
+                    expires_at timestamptz NOT NULL
+                )
+                """,
+                """
+                CREATE INDEX reset_tokens_account ON reset_tokens (account_id)
+                """,
+                """
+                CREATE TABLE profile_cleanups (
+                    account_id text PRIMARY KEY,
+                    not_before timestamptz NOT NULL
+                )
+                """,
+                """
+                CREATE INDEX profile_cleanups_due ON profile_cleanups (not_before)
+                """,
+                """
+                CREATE TABLE outbox (
+                    position bigserial PRIMARY KEY,
+                    event_id uuid NOT NULL UNIQUE,
+                    account_id text NOT NULL,
+                    type text NOT NULL,
+                    event jsonb NOT NULL,
+                    occurred_at timestamptz NOT NULL
+                )
+                """,
+            ]
+        ),
+    ]
+}

@@ -1,0 +1,509 @@
+import Foundation
+import KontoModel
+import KontoPostgres
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// Keeps Identity's records in the `identity` schema: credentials, sessions (token hashes only), failed-login
+/// counts shared by every replica, reset tokens (hashes only), pending Profile clean-ups and the event outbox.
+///
+/// The client is the caller's and must be running for as long as the storage is used. Every query binds its values;
+/// the only SQL built from strings is this file's own. Each method is one statement or one transaction, and every
+/// change writes its events to the outbox in that same transaction.
+public struct PostgresIdentityStorage: IdentityStorage {
+    private let client: PostgresClient
+    private let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Creates or updates the schema; run once at start, before serving. Safe with several replicas starting at once.
+    public func migrate(logger: Logger? = nil) async throws {
+        let migrator = try PostgresMigrator(namespace: IdentityMigrations.namespace, migrations: IdentityMigrations.all)
+        try await migrator.migrate(client: client, logger: logger ?? self.logger)
+    }
+
+    // MARK: Accounts
+
+    public func reserveAccount(_ credential: StoredCredential) async throws(IdentityStorageError) {
+        try await run { client, logger in
+            try await client.query(
+                """
+                INSERT INTO identity.credentials (account_id, user_id, normalized_user_id, password_hash, pending, created_at)
+                VALUES (\(credential.accountId), \(credential.userId), \(credential.normalizedUserId), \(credential.passwordHash), true, \(credential.createdAt.date))
+                """,
+                logger: logger
+            )
+        }
+    }
+
+    public func activateAccount(accountId: String, session: StoredSession, events: [AccountEvent]) async throws(IdentityStorageError) {
+        try await transaction { connection, logger in
+            let rows = try await connection.query(
+                "UPDATE identity.credentials SET pending = false WHERE account_id = \(accountId) AND pending RETURNING 1",
+                logger: logger
+            )
+            guard try await rows.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
+            try await Self.insert(session, on: connection, logger: logger)
+            try await Self.append(events, on: connection, logger: logger)
+        }
+    }
+
+    public func abandonAccount(accountId: String, profileCleanupAt: Timestamp?) async throws(IdentityStorageError) {
+        try await transaction { connection, logger in
+            let rows = try await connection.query(
+                "DELETE FROM identity.credentials WHERE account_id = \(accountId) AND pending RETURNING 1",
+                logger: logger
+            )
+            guard try await rows.decode(Int.self).all().count == 1 else { return }
+            if let profileCleanupAt {
+                try await Self.scheduleCleanup(accountId: accountId, at: profileCleanupAt, on: connection, logger: logger)
+            }
+        }
+    }
+
+    public func createAnonymousAccount(_ credential: StoredCredential, session: StoredSession, events: [AccountEvent]) async throws(IdentityStorageError) {
+        try await transaction { connection, logger in
+            try await connection.query(
+                "INSERT INTO identity.credentials (account_id, pending, created_at) VALUES (\(credential.accountId), false, \(credential.createdAt.date))",
+                logger: logger
+            )
+            try await Self.insert(session, on: connection, logger: logger)
+            try await Self.append(events, on: connection, logger: logger)
+        }
+    }
+
+    public func credential(accountId: String) async throws(IdentityStorageError) -> StoredCredential? {
+        try await credential(where: "account_id", equals: accountId)
+    }
+
+    public func credential(normalizedUserId: String) async throws(IdentityStorageError) -> StoredCredential? {
+        try await credential(where: "normalized_user_id", equals: normalizedUserId)
+    }
+
+    /// `column` is one of this file's two literals, never input.
+    private func credential(where column: StaticString, equals value: String) async throws(IdentityStorageError) -> StoredCredential? {
+        try await run { client, logger in
+            var query = PostgresQuery(unsafeSQL: """
+                SELECT account_id, user_id, normalized_user_id, password_hash, created_at FROM identity.credentials
+                WHERE \(column) = $1 AND NOT pending
+                """)
+            query.binds.append(value)
+            let rows = try await client.query(query, logger: logger)
+            for try await (accountId, userId, normalizedUserId, passwordHash, createdAt) in rows.decode((String, String?, String?, String?, Date).self) {
+                return StoredCredential(
+                    accountId: accountId,
+                    userId: userId,
+                    normalizedUserId: normalizedUserId,
+                    passwordHash: passwordHash,
+                    createdAt: Timestamp(createdAt)
+                )
+            }
+            return nil
+        }
+    }
+
+    public func upgradeAnonymous(accountId: String, userId: String, normalizedUserId: String, passwordHash: String, events: [AccountEvent]) async throws(IdentityStorageError) {
+        try await transaction { connection, logger in
+            let rows = try await connection.query(
+                """
+                UPDATE identity.credentials SET user_id = \(userId), normalized_user_id = \(normalizedUserId), password_hash = \(passwordHash)
+                WHERE account_id = \(accountId) AND NOT pending AND normalized_user_id IS NULL RETURNING 1
+                """,
+                logger: logger
+            )
+            guard try await rows.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
+            try await Self.append(events, on: connection, logger: logger)
+        }
+    }
+
+    public func changePassword(
+        accountId: String,
+        passwordHash: String,
+        revokingSessionsExcept keep: SessionRevocation,
+        events: @Sendable (Int) -> [AccountEvent]
+    ) async throws(IdentityStorageError) -> Int {
+        try await transaction { connection, logger in
+            let rows = try await connection.query(
+                "UPDATE identity.credentials SET password_hash = \(passwordHash) WHERE account_id = \(accountId) AND NOT pending RETURNING 1",
+                logger: logger
+            )
+            guard try await rows.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
+            let ended = switch keep {
+            case .none: 0
+            case let .allExcept(id): try await Self.deleteSessions(accountId: accountId, keeping: id, on: connection, logger: logger)
+            case .all: try await Self.deleteSessions(accountId: accountId, keeping: nil, on: connection, logger: logger)
+            }
+            try await Self.append(events(ended), on: connection, logger: logger)
+            return ended
+        }
+    }
+
+    public func changeUserId(accountId: String, userId: String, normalizedUserId: String, events: [AccountEvent]) async throws(IdentityStorageError) {
+        try await transaction { connection, logger in
+            let rows = try await connection.query(
+                """
+                UPDATE identity.credentials SET user_id = \(userId), normalized_user_id = \(normalizedUserId)
+                WHERE account_id = \(accountId) AND NOT pending RETURNING 1
+                """,
+                logger: logger
+            )
+            guard try await rows.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
+            try await Self.append(events, on: connection, logger: logger)
+        }
+    }
+
+    public func deleteAccount(accountId: String, events: [AccountEvent], profileCleanupAt: Timestamp) async throws(IdentityStorageError) -> Bool {
+        try await transaction { connection, logger in
+            // Locks the row first, so the events are written only for an account that is really deleted.
+            let rows = try await connection.query(
+                "SELECT 1 FROM identity.credentials WHERE account_id = \(accountId) AND NOT pending FOR UPDATE",
+                logger: logger
+            )
+            guard try await rows.decode(Int.self).all().count == 1 else { return false }
+            try await Self.append(events, on: connection, logger: logger)
+            // Sessions and reset tokens go with the row (ON DELETE CASCADE).
+            try await connection.query("DELETE FROM identity.credentials WHERE account_id = \(accountId)", logger: logger)
+            try await Self.scheduleCleanup(accountId: accountId, at: profileCleanupAt, on: connection, logger: logger)
+            return true
+        }
+    }
+
+    // MARK: Sessions
+
+    public func createSession(_ session: StoredSession, events: [AccountEvent]) async throws(IdentityStorageError) {
+        try await transaction { connection, logger in
+            let rows = try await connection.query(
+                "SELECT 1 FROM identity.credentials WHERE account_id = \(session.accountId) AND NOT pending FOR SHARE",
+                logger: logger
+            )
+            guard try await rows.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
+            try await Self.insert(session, on: connection, logger: logger)
+            try await Self.append(events, on: connection, logger: logger)
+        }
+    }
+
+    public func session(tokenHash: [UInt8]) async throws(IdentityStorageError) -> StoredSession? {
+        try await run { client, logger in
+            let rows = try await client.query(
+                """
+                SELECT s.id, s.account_id, s.created_at, s.idle_expires_at, s.absolute_expires_at, s.privileged_until,
+                       c.normalized_user_id IS NULL
+                FROM identity.sessions s JOIN identity.credentials c ON c.account_id = s.account_id AND NOT c.pending
+                WHERE s.token_hash = \(ByteBuffer(bytes: tokenHash))
+                """,
+                logger: logger
+            )
+            for try await (id, accountId, createdAt, idle, absolute, privileged, anonymous) in rows.decode((String, String, Date, Date, Date, Date?, Bool).self) {
+                return StoredSession(
+                    id: id,
+                    accountId: accountId,
+                    tokenHash: tokenHash,
+                    createdAt: Timestamp(createdAt),
+                    idleExpiresAt: Timestamp(idle),
+                    absoluteExpiresAt: Timestamp(absolute),
+                    privilegedUntil: privileged.map(Timestamp.init),
+                    accountIsAnonymous: anonymous
+                )
+            }
+            return nil
+        }
+    }
+
+    public func touchSession(id: String, idleExpiresAt: Timestamp) async throws(IdentityStorageError) {
+        try await run { client, logger in
+            try await client.query(
+                """
+                UPDATE identity.sessions SET idle_expires_at = least(greatest(idle_expires_at, \(idleExpiresAt.date)), absolute_expires_at)
+                WHERE id = \(id)
+                """,
+                logger: logger
+            )
+        }
+    }
+
+    public func privilegeSession(id: String, until: Timestamp) async throws(IdentityStorageError) {
+        let updated = try await run { client, logger in
+            let rows = try await client.query("UPDATE identity.sessions SET privileged_until = \(until.date) WHERE id = \(id) RETURNING 1", logger: logger)
+            return try await rows.decode(Int.self).all().count
+        }
+        guard updated == 1 else { throw IdentityStorageError(.notFound) }
+    }
+
+    public func deleteSession(id: String, events: [AccountEvent]) async throws(IdentityStorageError) -> Bool {
+        try await transaction { connection, logger in
+            let rows = try await connection.query("DELETE FROM identity.sessions WHERE id = \(id) RETURNING 1", logger: logger)
+            guard try await rows.decode(Int.self).all().count == 1 else { return false }
+            try await Self.append(events, on: connection, logger: logger)
+            return true
+        }
+    }
+
+    public func deleteSessions(accountId: String, keeping: String?, events: @Sendable (Int) -> [AccountEvent]) async throws(IdentityStorageError) -> Int {
+        try await transaction { connection, logger in
+            let ended = try await Self.deleteSessions(accountId: accountId, keeping: keeping, on: connection, logger: logger)
+            try await Self.append(events(ended), on: connection, logger: logger)
+            return ended
+        }
+    }
+
+    // MARK: Failed logins
+
+    public func recordFailures(keys: [String], at now: Timestamp, window: Duration) async throws(IdentityStorageError) {
+        let windowStart = Timestamp(milliseconds: now.milliseconds - window.milliseconds)
+        try await run { client, logger in
+            // One statement for every key; a count whose last failure left the window starts again at 1.
+            try await client.query(
+                """
+                INSERT INTO identity.login_failures (key, count, last_failure_at)
+                SELECT key, 1, \(now.date) FROM unnest(\(keys)::text[]) AS key
+                ON CONFLICT (key) DO UPDATE SET
+                    count = CASE WHEN identity.login_failures.last_failure_at < \(windowStart.date) THEN 1
+                                 ELSE identity.login_failures.count + 1 END,
+                    last_failure_at = excluded.last_failure_at
+                """,
+                logger: logger
+            )
+        }
+    }
+
+    public func failures(keys: [String], at now: Timestamp, window: Duration) async throws(IdentityStorageError) -> [FailureCount] {
+        let windowStart = Timestamp(milliseconds: now.milliseconds - window.milliseconds)
+        let found = try await run { client, logger in
+            let rows = try await client.query(
+                "SELECT key, count, last_failure_at FROM identity.login_failures WHERE key = ANY(\(keys)) AND last_failure_at >= \(windowStart.date)",
+                logger: logger
+            )
+            var found: [String: FailureCount] = [:]
+            for try await (key, count, last) in rows.decode((String, Int32, Date).self) {
+                found[key] = FailureCount(count: Int(count), lastFailureAt: Timestamp(last))
+            }
+            return found
+        }
+        return keys.map { found[$0] ?? .none }
+    }
+
+    public func clearFailures(key: String) async throws(IdentityStorageError) {
+        try await run { client, logger in
+            try await client.query("DELETE FROM identity.login_failures WHERE key = \(key)", logger: logger)
+        }
+    }
+
+    public func pruneFailures(before cutoff: Timestamp) async throws(IdentityStorageError) -> Int {
+        try await run { client, logger in
+            let rows = try await client.query("DELETE FROM identity.login_failures WHERE last_failure_at < \(cutoff.date) RETURNING 1", logger: logger)
+            return try await rows.decode(Int.self).all().count
+        }
+    }
+
+    // MARK: Password reset
+
+    public func createResetToken(tokenHash: [UInt8], accountId: String, expiresAt: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError) {
+        try await transaction { connection, logger in
+            let rows = try await connection.query(
+                "SELECT 1 FROM identity.credentials WHERE account_id = \(accountId) AND NOT pending FOR SHARE",
+                logger: logger
+            )
+            guard try await rows.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
+            try await connection.query(
+                "INSERT INTO identity.reset_tokens (token_hash, account_id, expires_at) VALUES (\(ByteBuffer(bytes: tokenHash)), \(accountId), \(expiresAt.date))",
+                logger: logger
+            )
+            try await Self.append(events, on: connection, logger: logger)
+        }
+    }
+
+    public func confirmPasswordReset(
+        tokenHash: [UInt8],
+        at now: Timestamp,
+        passwordHash: String,
+        events: @Sendable (String, Int) -> [AccountEvent]
+    ) async throws(IdentityStorageError) -> ConfirmedPasswordReset? {
+        try await transaction { connection, logger in
+            // Deleting the token is what makes it single-use: of two concurrent confirmations, one deletes it.
+            let rows = try await connection.query(
+                "DELETE FROM identity.reset_tokens WHERE token_hash = \(ByteBuffer(bytes: tokenHash)) RETURNING account_id, expires_at",
+                logger: logger
+            )
+            var token: (accountId: String, expiresAt: Date)?
+            for try await (accountId, expiresAt) in rows.decode((String, Date).self) {
+                token = (accountId, expiresAt)
+            }
+            guard let token, now < Timestamp(token.expiresAt) else { return nil }
+            let updated = try await connection.query(
+                "UPDATE identity.credentials SET password_hash = \(passwordHash) WHERE account_id = \(token.accountId) AND NOT pending RETURNING 1",
+                logger: logger
+            )
+            guard try await updated.decode(Int.self).all().count == 1 else { return nil }
+            let ended = try await Self.deleteSessions(accountId: token.accountId, keeping: nil, on: connection, logger: logger)
+            try await Self.append(events(token.accountId, ended), on: connection, logger: logger)
+            return ConfirmedPasswordReset(accountId: token.accountId, sessionsEnded: ended)
+        }
+    }
+
+    // MARK: Profile clean-ups
+
+    public func dueProfileCleanups(at now: Timestamp, limit: Int) async throws(IdentityStorageError) -> [String] {
+        try await run { client, logger in
+            let rows = try await client.query(
+                "SELECT account_id FROM identity.profile_cleanups WHERE not_before <= \(now.date) ORDER BY not_before, account_id LIMIT \(limit)",
+                logger: logger
+            )
+            return try await rows.decode(String.self).all()
+        }
+    }
+
+    public func finishProfileCleanup(accountId: String) async throws(IdentityStorageError) {
+        try await run { client, logger in
+            try await client.query("DELETE FROM identity.profile_cleanups WHERE account_id = \(accountId)", logger: logger)
+        }
+    }
+
+    public func postponeProfileCleanup(accountId: String, until: Timestamp) async throws(IdentityStorageError) {
+        try await run { client, logger in
+            try await client.query("UPDATE identity.profile_cleanups SET not_before = \(until.date) WHERE account_id = \(accountId)", logger: logger)
+        }
+    }
+
+    public func abandonStaleReservations(before cutoff: Timestamp, profileCleanupAt: Timestamp) async throws(IdentityStorageError) -> Int {
+        try await transaction { connection, logger in
+            let rows = try await connection.query(
+                "DELETE FROM identity.credentials WHERE pending AND created_at < \(cutoff.date) RETURNING account_id",
+                logger: logger
+            )
+            let abandoned = try await rows.decode(String.self).all()
+            for accountId in abandoned {
+                try await Self.scheduleCleanup(accountId: accountId, at: profileCleanupAt, on: connection, logger: logger)
+            }
+            return abandoned.count
+        }
+    }
+
+    // MARK: Outbox and health
+
+    public func pendingEvents(limit: Int) async throws(IdentityStorageError) -> [AccountEvent] {
+        try await run { client, logger in
+            let rows = try await client.query("SELECT event::text FROM identity.outbox ORDER BY position LIMIT \(limit)", logger: logger)
+            var events: [AccountEvent] = []
+            for try await document in rows.decode(String.self) {
+                events.append(try JSONDecoder().decode(AccountEvent.self, from: Data(document.utf8)))
+            }
+            return events
+        }
+    }
+
+    /// Reads from a table, so a database without the schema is not reported healthy.
+    public func checkHealth() async throws(IdentityStorageError) {
+        try await run { client, logger in
+            let rows = try await client.query("SELECT count(*) FROM (SELECT 1 FROM identity.credentials LIMIT 1) AS probe", logger: logger)
+            for try await _ in rows.decode(Int64.self) {}
+        }
+    }
+
+    // MARK: Helpers
+
+    private static func insert(_ session: StoredSession, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            """
+            INSERT INTO identity.sessions (id, account_id, token_hash, created_at, idle_expires_at, absolute_expires_at, privileged_until)
+            VALUES (\(session.id), \(session.accountId), \(ByteBuffer(bytes: session.tokenHash)), \(session.createdAt.date),
+                    \(session.idleExpiresAt.date), \(session.absoluteExpiresAt.date), \(session.privilegedUntil?.date))
+            """,
+            logger: logger
+        )
+    }
+
+    private static func deleteSessions(accountId: String, keeping: String?, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        let rows = try await connection.query(
+            "DELETE FROM identity.sessions WHERE account_id = \(accountId) AND id IS DISTINCT FROM \(keeping) RETURNING 1",
+            logger: logger
+        )
+        return try await rows.decode(Int.self).all().count
+    }
+
+    private static func scheduleCleanup(accountId: String, at time: Timestamp, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            """
+            INSERT INTO identity.profile_cleanups (account_id, not_before) VALUES (\(accountId), \(time.date))
+            ON CONFLICT (account_id) DO UPDATE SET not_before = least(identity.profile_cleanups.not_before, excluded.not_before)
+            """,
+            logger: logger
+        )
+    }
+
+    private static func append(_ events: [AccountEvent], on connection: PostgresConnection, logger: Logger) async throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        for event in events {
+            let document = String(decoding: try encoder.encode(event), as: UTF8.self)
+            try await connection.query(
+                """
+                INSERT INTO identity.outbox (event_id, account_id, type, event, occurred_at)
+                VALUES (\(event.id), \(event.accountId), \(event.kind.name), \(document)::jsonb, \(event.time))
+                """,
+                logger: logger
+            )
+        }
+    }
+
+    private static let uniqueViolation = "23505"
+    /// PostgreSQL's name for the `UNIQUE` on `credentials.normalized_user_id`.
+    private static let userIdConstraint = "credentials_normalized_user_id_key"
+
+    /// One statement on the pool, its failures classified.
+    @discardableResult
+    private func run<T: Sendable>(_ body: (PostgresClient, Logger) async throws -> T) async throws(IdentityStorageError) -> T {
+        do {
+            return try await body(client, logger)
+        } catch {
+            throw classify(error)
+        }
+    }
+
+    /// One transaction; an ``IdentityStorageError`` thrown inside rolls it back and is passed on as it is.
+    private func transaction<T: Sendable>(_ body: (PostgresConnection, Logger) async throws -> T) async throws(IdentityStorageError) -> T {
+        do {
+            let logger = self.logger
+            return try await client.withTransaction(logger: logger) { connection in
+                try await body(connection, logger)
+            }
+        } catch {
+            throw classify(error)
+        }
+    }
+
+    private func classify(_ error: any Error) -> IdentityStorageError {
+        if let error = error as? IdentityStorageError {
+            return error
+        }
+        if let error = error as? PostgresTransactionError, let cause = error.closureError ?? error.beginError ?? error.commitError {
+            return classify(cause)
+        }
+        if let error = error as? PSQLError, error.serverInfo?[.sqlState] == Self.uniqueViolation,
+           error.serverInfo?[.constraintName] == Self.userIdConstraint {
+            return IdentityStorageError(.userIdTaken, underlying: error)
+        }
+        if let unavailable = PostgresFailure.unavailability(of: error) {
+            return IdentityStorageError(.unavailable, underlying: unavailable)
+        }
+        if error is CancellationError {
+            return IdentityStorageError(.unavailable, underlying: error)
+        }
+        logger.error("identity storage query failed", metadata: ["konto.error": "\(PostgresFailure.summary(of: error))"])
+        return IdentityStorageError(.failure, underlying: error)
+    }
+}
+
+extension AsyncSequence {
+    /// Every element (the queries here return a handful of rows at most).
+    fileprivate func all() async throws -> [Element] {
+        var elements: [Element] = []
+        for try await element in self {
+            elements.append(element)
+        }
+        return elements
+    }
+}

@@ -1,0 +1,25 @@
+/// Identity's policies: session lifetimes, the privileged window, reset tokens, throttling and clean-ups.
+public struct IdentityOptions: Sendable, Equatable {
+    /// A session unused this long ends.
+    public var sessionIdleTimeout: Duration = .seconds(7 * 24 * 3_600)
+    /// A session ends this long after login however much it is used.
+    public var sessionLifetime: Duration = .seconds(30 * 24 * 3_600)
+    /// The idle expiry is pushed forward at most this often, so validating a session is a read, not a write, on
+    /// almost every call.
+    public var sessionTouchInterval: Duration = .seconds(60)
+    /// How long after a password was entered (login, reauthenticate) security-related operations need no password.
+    public var privilegedWindow: Duration = .seconds(5 * 60)
+    /// How long a password reset token works.
+    public var resetTokenLifetime: Duration = .seconds(3_600)
+    /// Failed logins per userId and per client address.
+    public var throttle = ThrottlePolicy()
+    /// How long after a failed or abandoned sign-up (or a deletion) its profile is deleted: longer than a Profile
+    /// call may take, so a `profile.create` that answered late but committed is deleted after it committed.
+    public var profileCleanupDelay: Duration = .seconds(30)
+    /// How often the clean-up job looks for due clean-ups and stale reservations.
+    public var cleanupInterval: Duration = .seconds(1)
+    /// A sign-up reservation older than this belongs to a process that died mid-sign-up and is abandoned.
+    public var staleReservationAge: Duration = .seconds(600)
+
+    public init() {}
+}

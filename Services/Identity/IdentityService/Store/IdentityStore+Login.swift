@@ -1,0 +1,87 @@
+import KontoContracts
+import KontoModel
+import Logging
+
+extension IdentityStore {
+    /// Logs in with userId and password.
+    ///
+    /// An unknown userId costs one hash against a dummy and answers byte for byte like a wrong password. Failures
+    /// count against the userId and the client address in the shared storage; past the policy's threshold further
+    /// attempts are refused with `account.throttled` and its retry-after, before any hashing. A success clears
+    /// the userId's count, and rehashes a password stored with weaker parameters than today's.
+    public func login(_ request: IdentityLoginRequest) async throws(IdentityError) -> IdentityAccountSession {
+        guard request.password.utf8Count <= PasswordHashingPool.maximumPasswordBytes else { throw Self.passwordTooLong }
+        let normalizedUserId = UserIdNormalization.normalized(request.userId, type: configuration.userIdType)
+        let keys = throttleKeys(normalizedUserId: normalizedUserId, clientAddress: request.clientAddress)
+        let now = clock()
+        try await checkThrottle(keys, at: now)
+        let credential = try await stored { () async throws(IdentityStorageError) in
+            try await storage.credential(normalizedUserId: normalizedUserId)
+        }
+        let hash = credential?.passwordHash.flatMap(PasswordHash.init(encoded:))
+        let matches = try await hashing { try await hashing.verify(request.password.value, against: hash) }
+        guard matches, let credential, let hash else {
+            try await stored { () async throws(IdentityStorageError) in
+                try await storage.recordFailures(keys: keys, at: now, window: options.throttle.window)
+            }
+            throw Self.wrongCredentials
+        }
+        let accountId = credential.accountId
+        try await stored { () async throws(IdentityStorageError) in try await storage.clearFailures(key: keys[0]) }
+        if hashing.hasher.needsRehash(hash) {
+            await rehash(request.password, accountId: accountId)
+        }
+        let details: AccountDetails
+        do {
+            details = try await profile.load(accountId: accountId) ?? AccountDetails(userIdType: configuration.userIdType)
+        } catch {
+            // No session without the account's details: the caller retries the whole login.
+            throw .profileUnavailable
+        }
+        let answer = accountDetails(details, accountId: accountId, userId: credential.userId)
+        let (session, token) = makeSession(accountId: accountId, privileged: true, at: now)
+        try await stored { () async throws(IdentityStorageError) in
+            try await storage.createSession(session, events: [event(accountId, .associatedAccount(answer), at: now)])
+        }
+        logger.debug("logged in", metadata: ["konto.account_id": "\(accountId)", "konto.session_id": "\(session.id)"])
+        return IdentityAccountSession(accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: answer)
+    }
+
+    /// The throttling keys of an attempt: the userId's first (a success clears it), then the client address's.
+    func throttleKeys(normalizedUserId: String, clientAddress: String?) -> [String] {
+        var keys = ["user:" + normalizedUserId]
+        if let clientAddress, !clientAddress.isEmpty {
+            // Bounded: an address is at most an IPv6 literal with zone; anything longer is cut, never stored whole.
+            keys.append("address:" + String(decoding: clientAddress.utf8.prefix(64), as: UTF8.self))
+        }
+        return keys
+    }
+
+    /// Refuses the attempt with `account.throttled` while any key is locked.
+    func checkThrottle(_ keys: [String], at now: Timestamp) async throws(IdentityError) {
+        let counts = try await stored { () async throws(IdentityStorageError) in
+            try await storage.failures(keys: keys, at: now, window: options.throttle.window)
+        }
+        if let seconds = options.throttle.retryAfter(counts, at: now) {
+            throw .throttled(retryAfterSeconds: seconds)
+        }
+    }
+
+    /// Counts a failed password check (login, reauthentication, a security-related operation's current password).
+    func recordFailure(_ keys: [String], at now: Timestamp) async throws(IdentityError) {
+        try await stored { () async throws(IdentityStorageError) in
+            try await storage.recordFailures(keys: keys, at: now, window: options.throttle.window)
+        }
+    }
+
+    /// Stores a hash with today's parameters; a failure only delays it to the next login.
+    private func rehash(_ password: SecretString, accountId: String) async {
+        do {
+            let fresh = try await hashing.hash(password.value)
+            _ = try await storage.changePassword(accountId: accountId, passwordHash: fresh.encoded, revokingSessionsExcept: .none, events: { _ in [] })
+            logger.info("password rehashed with current parameters", metadata: ["konto.account_id": "\(accountId)"])
+        } catch {
+            logger.warning("password rehash failed", metadata: ["konto.account_id": "\(accountId)"])
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import KontoContracts
+import KontoModel
+import Logging
+
+extension IdentityStore {
+    /// Sets a new password and ends every other session of the account. Needs a privileged session or the current
+    /// password.
+    public func changePassword(_ request: IdentityChangePasswordRequest) async throws(IdentityError) -> IdentitySessionsEnded {
+        let now = clock()
+        let session = try await validSession(request.token, at: now)
+        try checkNewPassword(request.newPassword)
+        try await authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
+        let hash = try await hashing { try await hashing.hash(request.newPassword.value) }
+        let accountId = session.accountId
+        let ended = try await stored { () async throws(IdentityStorageError) in
+            try await storage.changePassword(accountId: accountId, passwordHash: hash.encoded, revokingSessionsExcept: .allExcept(session.id)) { ended in
+                var events = [self.event(accountId, .passwordChanged, at: now)]
+                if ended > 0 {
+                    events.append(self.event(accountId, .sessionsRevoked, at: now))
+                }
+                return events
+            }
+        }
+        logger.info("password changed", metadata: ["konto.account_id": "\(accountId)", "konto.sessions_ended": "\(ended)"])
+        return IdentitySessionsEnded(sessionsEnded: ended)
+    }
+
+    /// Gives the account a new userId; the old one no longer logs in. Needs a privileged session or the current
+    /// password.
+    /// - Throws: `account.credentialsTaken` when another account has it.
+    public func changeUserId(_ request: IdentityChangeUserIdRequest) async throws(IdentityError) -> IdentityDone {
+        let now = clock()
+        let session = try await validSession(request.token, at: now)
+        let userId = UserIdNormalization.trimmed(request.userId)
+        try checkUserId(userId)
+        try await authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
+        let accountId = session.accountId
+        let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
+        guard let credential, let previous = credential.userId else {
+            throw IdentityError(AccountError(code: .notFound, message: "An anonymous account has no userId; sign up instead."))
+        }
+        let normalizedUserId = UserIdNormalization.normalized(userId, type: configuration.userIdType)
+        try await stored { () async throws(IdentityStorageError) in
+            try await storage.changeUserId(
+                accountId: accountId,
+                userId: userId,
+                normalizedUserId: normalizedUserId,
+                events: [event(accountId, .userIdChanged(previous: previous, new: userId), at: now)]
+            )
+        }
+        logger.info("userId changed", metadata: ["konto.account_id": "\(accountId)"])
+        return IdentityDone()
+    }
+
+    /// Deletes the account: `deletingAccount` is recorded first, then the credentials, sessions and reset tokens go
+    /// in the same transaction, then the profile. Needs a privileged session or the current password.
+    ///
+    /// The profile's deletion is scheduled in that transaction too, so should Profile be unreachable right now, the
+    /// clean-up job deletes it later; the caller is told the account is gone either way, since it can no longer log in.
+    public func delete(_ request: IdentityDeleteRequest) async throws(IdentityError) -> IdentityDone {
+        let now = clock()
+        let session = try await validSession(request.token, at: now)
+        try await authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
+        let accountId = session.accountId
+        let deleted = try await stored { () async throws(IdentityStorageError) in
+            try await storage.deleteAccount(accountId: accountId, events: [event(accountId, .deletingAccount, at: now)], profileCleanupAt: now)
+        }
+        guard deleted else { throw IdentityError(AccountError(code: .notFound)) }
+        do {
+            _ = try await profile.delete(accountId: accountId)
+            try await storage.finishProfileCleanup(accountId: accountId)
+        } catch {
+            logger.warning("profile not deleted yet; the clean-up job retries", metadata: ["konto.account_id": "\(accountId)"])
+        }
+        logger.info("account deleted", metadata: ["konto.account_id": "\(accountId)"])
+        return IdentityDone()
+    }
+
+    /// A new password must pass the configured password rules and the length limit.
+    func checkNewPassword(_ password: SecretString) throws(IdentityError) {
+        guard password.utf8Count <= PasswordHashingPool.maximumPasswordBytes else { throw Self.passwordTooLong }
+        try checkValue(.string(password.value), identifier: PasswordKey.identifier)
+    }
+
+    func checkUserId(_ userId: String) throws(IdentityError) {
+        try checkValue(.string(userId), identifier: UserIdKey.identifier)
+    }
+
+    /// One credential checked against its configured rules (nonEmpty when it has none).
+    private func checkValue(_ value: AccountValue, identifier: String) throws(IdentityError) {
+        do {
+            try configuration.validate(AccountDetails(values: [identifier: value], userIdType: configuration.userIdType), requiring: [identifier])
+        } catch {
+            throw IdentityError(error)
+        }
+        if case let .string(string) = value, string.isEmpty {
+            throw IdentityError(AccountError(code: .missingAccountValue, fields: [
+                AccountFieldError(key: identifier, code: .missingAccountValue, message: "This field is required."),
+            ]))
+        }
+    }
+}

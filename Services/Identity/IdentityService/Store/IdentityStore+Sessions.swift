@@ -1,0 +1,93 @@
+import KontoContracts
+import KontoModel
+import Logging
+
+extension IdentityStore {
+    /// Who a token belongs to. One indexed lookup; the idle expiry is pushed forward at most once per
+    /// ``IdentityOptions/sessionTouchInterval``, so almost every validation only reads.
+    /// - Throws: `account.unauthenticated` for an unknown, ended or expired token, the same for each.
+    public func validateSession(_ request: IdentitySessionRequest) async throws(IdentityError) -> IdentitySessionInfo {
+        let now = clock()
+        let session = try await validSession(request.token, at: now)
+        let idleExpiresAt = min(now.adding(options.sessionIdleTimeout), session.absoluteExpiresAt)
+        var expiresAt = session.idleExpiresAt
+        if idleExpiresAt.milliseconds - session.idleExpiresAt.milliseconds >= options.sessionTouchInterval.milliseconds {
+            try await stored { () async throws(IdentityStorageError) in try await storage.touchSession(id: session.id, idleExpiresAt: idleExpiresAt) }
+            expiresAt = idleExpiresAt
+        }
+        return IdentitySessionInfo(
+            accountId: session.accountId,
+            sessionId: session.id,
+            expiresAt: expiresAt,
+            privilegedUntil: session.isPrivileged(at: now) ? session.privilegedUntil : nil,
+            isAnonymous: session.accountIsAnonymous
+        )
+    }
+
+    /// Ends the presented session.
+    public func logout(_ request: IdentitySessionRequest) async throws(IdentityError) -> IdentitySessionsEnded {
+        let now = clock()
+        let session = try await validSession(request.token, at: now)
+        let details = AccountDetails(values: [AccountIdKey.identifier: .string(session.accountId)], userIdType: configuration.userIdType)
+        let ended = try await stored { () async throws(IdentityStorageError) in
+            try await storage.deleteSession(id: session.id, events: [event(session.accountId, .disassociatingAccount(details), at: now)])
+        }
+        return IdentitySessionsEnded(sessionsEnded: ended ? 1 : 0)
+    }
+
+    /// Ends every session of the account, the presented one included.
+    public func logoutEverywhere(_ request: IdentitySessionRequest) async throws(IdentityError) -> IdentitySessionsEnded {
+        let now = clock()
+        let session = try await validSession(request.token, at: now)
+        let accountId = session.accountId
+        let details = AccountDetails(values: [AccountIdKey.identifier: .string(accountId)], userIdType: configuration.userIdType)
+        let ended = try await stored { () async throws(IdentityStorageError) in
+            try await storage.deleteSessions(accountId: accountId, keeping: nil) { _ in
+                [
+                    self.event(accountId, .sessionsRevoked, at: now),
+                    self.event(accountId, .disassociatingAccount(details), at: now),
+                ]
+            }
+        }
+        logger.info("every session ended", metadata: ["konto.account_id": "\(accountId)", "konto.sessions_ended": "\(ended)"])
+        return IdentitySessionsEnded(sessionsEnded: ended)
+    }
+
+    /// Enters the password again: the session becomes privileged for the window.
+    /// - Throws: `account.wrongCredentials` (counted like a failed login), `account.throttled`.
+    public func reauthenticate(_ request: IdentityReauthenticateRequest) async throws(IdentityError) -> IdentityPrivilege {
+        let now = clock()
+        let session = try await validSession(request.token, at: now)
+        try await verifyPassword(request.password, accountId: session.accountId, at: now)
+        let until = now.adding(options.privilegedWindow)
+        try await stored { () async throws(IdentityStorageError) in try await storage.privilegeSession(id: session.id, until: until) }
+        return IdentityPrivilege(privilegedUntil: until)
+    }
+
+    /// Checks the account's password for a signed-in caller, throttled and counted like a login.
+    /// - Throws: `account.wrongCredentials` (an anonymous account has no password), `account.throttled`.
+    func verifyPassword(_ password: SecretString, accountId: String, at now: Timestamp) async throws(IdentityError) {
+        guard password.utf8Count <= PasswordHashingPool.maximumPasswordBytes else { throw Self.passwordTooLong }
+        let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
+        guard let credential, let normalizedUserId = credential.normalizedUserId else { throw Self.wrongCredentials }
+        let keys = throttleKeys(normalizedUserId: normalizedUserId, clientAddress: nil)
+        try await checkThrottle(keys, at: now)
+        let hash = credential.passwordHash.flatMap(PasswordHash.init(encoded:))
+        guard try await hashing({ try await hashing.verify(password.value, against: hash) }) else {
+            try await recordFailure(keys, at: now)
+            throw Self.wrongCredentials
+        }
+    }
+
+    /// A security-related operation's gate: the session is privileged, or the request carries the right password.
+    /// - Throws: `account.reauthenticationRequired` when neither, `account.wrongCredentials` for a wrong password.
+    func authorizeSecurityOperation(_ session: StoredSession, currentPassword: SecretString?, at now: Timestamp) async throws(IdentityError) {
+        if session.isPrivileged(at: now) {
+            return
+        }
+        guard let currentPassword else {
+            throw IdentityError(AccountError(code: .reauthenticationRequired))
+        }
+        try await verifyPassword(currentPassword, accountId: session.accountId, at: now)
+    }
+}

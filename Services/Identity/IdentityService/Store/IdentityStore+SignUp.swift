@@ -1,0 +1,194 @@
+import Foundation
+import KontoContracts
+import KontoModel
+import Logging
+
+extension IdentityStore {
+    /// Creates an account with credentials and details and logs it in; from an anonymous session, upgrades that
+    /// account instead, keeping its accountId.
+    ///
+    /// The whole request is checked first against the account configuration, every violation in one answer. Then the
+    /// userId is reserved (`account.credentialsTaken` if it is not free), the details go to Profile, and only then
+    /// does the account become usable. When Profile fails, the reservation is dropped at once (the userId is free
+    /// again) and the profile is deleted after ``IdentityOptions/profileCleanupDelay``, in case a late create
+    /// committed; the caller gets the retryable `identity.profileUnavailable`.
+    public func signUp(_ request: IdentitySignUpRequest) async throws(IdentityError) -> IdentityAccountSession {
+        let userId = UserIdNormalization.trimmed(request.userId)
+        let details = try checkSignUp(userId: userId, password: request.password, details: request.details)
+        let normalizedUserId = UserIdNormalization.normalized(userId, type: configuration.userIdType)
+        let now = clock()
+        if let anonymousToken = request.anonymousSession {
+            return try await upgrade(anonymousToken, userId: userId, normalizedUserId: normalizedUserId, password: request.password, details: details)
+        }
+        // Cheap refusal of a taken userId before the expensive hash; the reservation below is what guarantees it.
+        if try await stored({ () async throws(IdentityStorageError) in try await storage.credential(normalizedUserId: normalizedUserId) }) != nil {
+            throw IdentityError(AccountError(code: .credentialsTaken))
+        }
+        let hash = try await hashing { try await hashing.hash(request.password.value) }
+        let accountId = UUID().uuidString.lowercased()
+        let credential = StoredCredential(
+            accountId: accountId,
+            userId: userId,
+            normalizedUserId: normalizedUserId,
+            passwordHash: hash.encoded,
+            createdAt: now
+        )
+        try await stored { () async throws(IdentityStorageError) in try await storage.reserveAccount(credential) }
+        let storedDetails: AccountDetails
+        do {
+            storedDetails = try await profile.create(accountId: accountId, details: details)
+        } catch {
+            try await abandon(accountId: accountId, after: error)
+        }
+        let (session, token) = makeSession(accountId: accountId, privileged: true, at: clock())
+        let answer = accountDetails(storedDetails, accountId: accountId, userId: userId)
+        do {
+            try await storage.activateAccount(
+                accountId: accountId,
+                session: session,
+                events: [event(accountId, .associatedAccount(answer), at: now)]
+            )
+        } catch {
+            // The reservation may be gone (abandoned as stale) or the database away: drop what is left.
+            try? await storage.abandonAccount(accountId: accountId, profileCleanupAt: clock().adding(options.profileCleanupDelay))
+            throw Self.error(for: error)
+        }
+        logger.info("account signed up", metadata: ["konto.account_id": "\(accountId)"])
+        return IdentityAccountSession(accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: answer)
+    }
+
+    /// Creates an anonymous account and its session; it has no details until it signs up.
+    public func signInAnonymously(_ request: IdentityClientRequest) async throws(IdentityError) -> IdentityAccountSession {
+        let now = clock()
+        let accountId = UUID().uuidString.lowercased()
+        let credential = StoredCredential(accountId: accountId, userId: nil, normalizedUserId: nil, passwordHash: nil, createdAt: now)
+        let (session, token) = makeSession(accountId: accountId, privileged: false, at: now)
+        let details = accountDetails(AccountDetails(userIdType: configuration.userIdType), accountId: accountId, userId: nil)
+        try await stored { () async throws(IdentityStorageError) in
+            try await storage.createAnonymousAccount(credential, session: session, events: [event(accountId, .associatedAccount(details), at: now)])
+        }
+        logger.info("anonymous account created", metadata: ["konto.account_id": "\(accountId)"])
+        return IdentityAccountSession(accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: details)
+    }
+
+    /// Signs up from an anonymous session: the account keeps its accountId and its sessions, the presented one
+    /// becomes privileged.
+    private func upgrade(
+        _ token: BearerToken,
+        userId: String,
+        normalizedUserId: String,
+        password: SecretString,
+        details: AccountDetails
+    ) async throws(IdentityError) -> IdentityAccountSession {
+        let now = clock()
+        let session = try await validSession(token, at: now)
+        guard session.accountIsAnonymous else {
+            throw IdentityError(code: AccountError.Code.validationFailed.rawValue, message: "The session's account already has credentials.")
+        }
+        if try await stored({ () async throws(IdentityStorageError) in try await storage.credential(normalizedUserId: normalizedUserId) }) != nil {
+            throw IdentityError(AccountError(code: .credentialsTaken))
+        }
+        let hash = try await hashing { try await hashing.hash(password.value) }
+        let accountId = session.accountId
+        let storedDetails: AccountDetails
+        do {
+            storedDetails = try await profile.create(accountId: accountId, details: details)
+        } catch {
+            try await scheduleCleanup(accountId: accountId, after: error)
+        }
+        let answer = accountDetails(storedDetails, accountId: accountId, userId: userId)
+        do {
+            try await storage.upgradeAnonymous(
+                accountId: accountId,
+                userId: userId,
+                normalizedUserId: normalizedUserId,
+                passwordHash: hash.encoded,
+                events: [event(accountId, .associatedAccount(answer), at: now)]
+            )
+            try await storage.privilegeSession(id: session.id, until: clock().adding(options.privilegedWindow))
+        } catch {
+            // Taken in the meantime, or the database away: the profile just made must go.
+            _ = try? await profile.delete(accountId: accountId)
+            throw Self.error(for: error)
+        }
+        logger.info("anonymous account signed up", metadata: ["konto.account_id": "\(accountId)"])
+        return IdentityAccountSession(
+            accountId: accountId,
+            session: IdentitySession(token: token, expiresAt: session.absoluteExpiresAt),
+            details: answer
+        )
+    }
+
+    /// Drops a reservation after Profile failed, and answers with Profile's refusal or `identity.profileUnavailable`.
+    private func abandon(accountId: String, after error: ProfileProviderError) async throws(IdentityError) -> Never {
+        switch error {
+        case let .refused(refusal):
+            // Nothing was stored: Profile refused the details.
+            try await stored { () async throws(IdentityStorageError) in try await storage.abandonAccount(accountId: accountId, profileCleanupAt: nil) }
+            throw refusal
+        case .unavailable:
+            let cleanupAt = clock().adding(options.profileCleanupDelay)
+            try await stored { () async throws(IdentityStorageError) in try await storage.abandonAccount(accountId: accountId, profileCleanupAt: cleanupAt) }
+            logger.warning("sign-up abandoned: profile unavailable", metadata: ["konto.account_id": "\(accountId)"])
+            throw .profileUnavailable
+        }
+    }
+
+    /// After a failed `profile.create` for an existing (anonymous) account: a late create must not leave details
+    /// behind, so its profile is deleted after the delay. Anonymous accounts hold no profile, so nothing is lost.
+    private func scheduleCleanup(accountId: String, after error: ProfileProviderError) async throws(IdentityError) -> Never {
+        switch error {
+        case let .refused(refusal):
+            throw refusal
+        case .unavailable:
+            _ = try? await profile.delete(accountId: accountId)
+            throw .profileUnavailable
+        }
+    }
+
+    /// Validates the credentials and details together, with every violation in one answer, and returns the details
+    /// to store in Profile.
+    func checkSignUp(userId: String, password: SecretString, details: AccountDetails) throws(IdentityError) -> AccountDetails {
+        var fields: [AccountFieldError] = []
+        var values = details.storedValues
+        for identifier in [UserIdKey.identifier, PasswordKey.identifier, AccountIdKey.identifier] where values[identifier] != nil {
+            fields.append(AccountFieldError(key: identifier, code: .credentialNotAccepted, message: "Send this in its own field, not among the details."))
+            values[identifier] = nil
+        }
+        let profileValues = values
+        if !userId.isEmpty {
+            values[UserIdKey.identifier] = .string(userId)
+        }
+        if password.utf8Count > PasswordHashingPool.maximumPasswordBytes {
+            // Not matched against the rules either: an oversized value is refused before any work on it.
+            fields.append(Self.passwordTooLongField)
+        } else if !password.value.isEmpty {
+            values[PasswordKey.identifier] = .string(password.value)
+        }
+        var required = configuration.requiredIdentifiers
+        if password.utf8Count > PasswordHashingPool.maximumPasswordBytes {
+            required.removeAll { $0 == PasswordKey.identifier }
+        }
+        do {
+            try configuration.validate(AccountDetails(values: values, userIdType: configuration.userIdType), requiring: required)
+        } catch {
+            fields += error.fields
+        }
+        guard fields.isEmpty else {
+            let onlyMissing = fields.allSatisfy { $0.code == .missingAccountValue }
+            throw IdentityError(AccountError(code: onlyMissing ? .missingAccountValue : .validationFailed, fields: fields.sorted { $0.key < $1.key }))
+        }
+        return AccountDetails(values: profileValues, userIdType: configuration.userIdType)
+    }
+
+    /// What callers see of an account: Profile's details with the accountId and userId (which Identity holds).
+    func accountDetails(_ details: AccountDetails, accountId: String, userId: String?) -> AccountDetails {
+        var values = details.storedValues
+        values[AccountIdKey.identifier] = .string(accountId)
+        if let userId {
+            values[UserIdKey.identifier] = .string(userId)
+        }
+        values[PasswordKey.identifier] = nil
+        return AccountDetails(values: values, userIdType: configuration.userIdType)
+    }
+}

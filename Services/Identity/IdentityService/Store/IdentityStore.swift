@@ -1,0 +1,126 @@
+import Foundation
+import KontoContracts
+import KontoModel
+import KontoWire
+import Logging
+
+/// Identity's operations (SpeziAccount's UserIdPasswordAccountService), independent of the wire: sign-up, login,
+/// sessions, security-related operations and password reset, over an ``IdentityStorage``, a
+/// ``PasswordHashingPool`` and a ``ProfileProvider``.
+///
+/// - No enumeration: an unknown userId is hashed against a dummy with the same parameters and answers the very
+///   same `account.wrongCredentials` as a wrong password; a reset request answers the same either way. Sign-up's
+///   `account.credentialsTaken` is the only place existence shows.
+/// - Failed logins count per userId and per client address in the storage, shared by every replica.
+/// - No half-made accounts: sign-up reserves the userId, stores the details through Profile, then activates; when
+///   Profile fails the reservation is dropped at once and the profile deleted after ``IdentityOptions/profileCleanupDelay``.
+public final class IdentityStore: Sendable {
+    public let configuration: AccountConfiguration
+    public let options: IdentityOptions
+    let storage: any IdentityStorage
+    let hashing: PasswordHashingPool
+    let profile: any ProfileProvider
+    let clock: @Sendable () -> Timestamp
+    let logger: Logger
+
+    /// - Parameter clock: the current time; tests move it to expire sessions and tokens.
+    public init(
+        storage: any IdentityStorage,
+        hashing: PasswordHashingPool,
+        profile: any ProfileProvider,
+        configuration: AccountConfiguration,
+        options: IdentityOptions = IdentityOptions(),
+        clock: @escaping @Sendable () -> Timestamp = { .now },
+        logger: Logger
+    ) {
+        self.storage = storage
+        self.hashing = hashing
+        self.profile = profile
+        self.configuration = configuration
+        self.options = options
+        self.clock = clock
+        self.logger = logger
+    }
+
+    // MARK: Helpers shared by the operations
+
+    /// A storage call, its failures turned into the service's errors.
+    func stored<T>(_ body: () async throws(IdentityStorageError) -> T) async throws(IdentityError) -> T {
+        do {
+            return try await body()
+        } catch {
+            throw Self.error(for: error)
+        }
+    }
+
+    static func error(for error: IdentityStorageError) -> IdentityError {
+        switch error.code {
+        case .unavailable: .storageUnavailable
+        case .notFound: IdentityError(AccountError(code: .notFound))
+        case .userIdTaken: IdentityError(AccountError(code: .credentialsTaken))
+        case .failure: .storageFailure
+        }
+    }
+
+    /// A new session for the account, privileged for the window when a password was just entered.
+    func makeSession(accountId: String, privileged: Bool, at now: Timestamp) -> (session: StoredSession, token: String) {
+        let token = SecretToken.generate()
+        let absolute = now.adding(options.sessionLifetime)
+        let session = StoredSession(
+            id: UUID().uuidString.lowercased(),
+            accountId: accountId,
+            tokenHash: SecretToken.hash(token),
+            createdAt: now,
+            idleExpiresAt: min(now.adding(options.sessionIdleTimeout), absolute),
+            absoluteExpiresAt: absolute,
+            privilegedUntil: privileged ? now.adding(options.privilegedWindow) : nil
+        )
+        return (session, token)
+    }
+
+    /// The session a token names, valid at `now`.
+    /// - Throws: `account.unauthenticated` for an unknown, ended or expired session (the same for each).
+    func validSession(_ token: BearerToken, at now: Timestamp) async throws(IdentityError) -> StoredSession {
+        // A token is 43 characters; anything far longer is not one and is not hashed.
+        guard token.value.utf8.count <= 256 else { throw Self.unauthenticated }
+        let hash = SecretToken.hash(token.value)
+        guard let session = try await stored({ () async throws(IdentityStorageError) in try await storage.session(tokenHash: hash) }),
+              session.isValid(at: now)
+        else { throw Self.unauthenticated }
+        return session
+    }
+
+    static let unauthenticated = IdentityError(AccountError(code: .unauthenticated))
+    static let wrongCredentials = IdentityError(AccountError(code: .wrongCredentials))
+
+    /// Runs a password hash or verification on the pool; a full pool is `identity.busy`.
+    func hashing<T>(_ body: () async throws -> T) async throws(IdentityError) -> T {
+        do {
+            return try await body()
+        } catch let error as IdentityError {
+            throw error
+        } catch is PasswordTooLong {
+            throw Self.passwordTooLong
+        } catch {
+            logger.error("password hashing failed", metadata: ["konto.error": "\(String(reflecting: type(of: error)))"])
+            throw IdentityError(code: WireError.Code.internalError, message: "Password hashing failed.")
+        }
+    }
+
+    static let passwordTooLong = IdentityError(AccountError(code: .validationFailed, fields: [passwordTooLongField]))
+    static let passwordTooLongField = AccountFieldError(
+        key: PasswordKey.identifier,
+        code: .valueTooLarge,
+        message: "Use at most \(PasswordHashingPool.maximumPasswordBytes) bytes."
+    )
+
+    func event(_ accountId: String, _ kind: AccountEvent.Kind, at now: Timestamp) -> AccountEvent {
+        AccountEvent(time: now.date, accountId: accountId, kind: kind)
+    }
+}
+
+extension Timestamp {
+    func adding(_ duration: Duration) -> Timestamp {
+        Timestamp(milliseconds: milliseconds + duration.milliseconds)
+    }
+}

@@ -1,0 +1,55 @@
+import Logging
+import ServiceLifecycle
+
+/// Deletes the profiles that failed sign-ups and deletions left behind, abandons sign-ups whose process died
+/// between reserving the userId and activating the account, and forgets failed-login counts out of every window. Runs in every replica; each clean-up is idempotent
+/// (`profile.delete` of nothing is fine), so replicas racing on one only repeat a harmless delete.
+public struct ProfileCleanupJob: Service {
+    let store: IdentityStore
+
+    public init(store: IdentityStore) {
+        self.store = store
+    }
+
+    public func run() async throws {
+        // A periodic sweep rather than a notification: clean-ups are rare and never urgent to the second.
+        let interval = store.options.cleanupInterval
+        try? await cancelWhenGracefulShutdown {
+            while true {
+                try await Task.sleep(for: interval)
+                await store.runCleanups()
+            }
+        }
+    }
+}
+
+extension IdentityStore {
+    /// One sweep: stale reservations first (their profiles join the clean-ups), then every due clean-up.
+    /// Returns how many profiles were cleaned up.
+    @discardableResult
+    public func runCleanups(limit: Int = 100) async -> Int {
+        let now = clock()
+        do {
+            let cutoff = now.adding(.zero - options.staleReservationAge)
+            let abandoned = try await storage.abandonStaleReservations(before: cutoff, profileCleanupAt: now.adding(options.profileCleanupDelay))
+            if abandoned > 0 {
+                logger.warning("stale sign-up reservations abandoned", metadata: ["konto.count": "\(abandoned)"])
+            }
+            _ = try await storage.pruneFailures(before: now.adding(.zero - options.throttle.window))
+            var cleaned = 0
+            for accountId in try await storage.dueProfileCleanups(at: now, limit: limit) {
+                do {
+                    _ = try await profile.delete(accountId: accountId)
+                    try await storage.finishProfileCleanup(accountId: accountId)
+                    cleaned += 1
+                } catch {
+                    try await storage.postponeProfileCleanup(accountId: accountId, until: now.adding(options.profileCleanupDelay))
+                }
+            }
+            return cleaned
+        } catch {
+            logger.warning("profile clean-up sweep failed", metadata: ["konto.error": "\(error)"])
+            return 0
+        }
+    }
+}

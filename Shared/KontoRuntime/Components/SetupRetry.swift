@@ -1,0 +1,33 @@
+import Logging
+
+/// A start-up step that waits for a dependency (migrations while the database is not reachable yet): tried again
+/// with exponential backoff until it succeeds or the process shuts down.
+public enum SetupRetry {
+    /// Runs `body` until it succeeds, logging each failure (its type only: errors may quote secrets or values).
+    /// - Throws: `CancellationError` when cancelled (shutdown) before it succeeded.
+    public static func untilSuccess(
+        _ step: String,
+        logger: Logger,
+        initialDelay: Duration = .milliseconds(100),
+        maximumDelay: Duration = .seconds(5),
+        _ body: () async throws -> Void
+    ) async throws {
+        var delay = initialDelay
+        while true {
+            do {
+                try await body()
+                return
+            } catch where !Task.isCancelled {
+                logger.warning("start-up step failed; retrying", metadata: [
+                    "konto.step": "\(step)",
+                    "konto.error": "\(String(reflecting: type(of: error)))",
+                    "konto.retry_in_ms": "\(delay.components.seconds * 1_000 + delay.components.attoseconds / 1_000_000_000_000_000)",
+                ])
+                try await Task.sleep(for: delay)
+                delay = min(delay * 2, maximumDelay)
+            } catch {
+                throw CancellationError()
+            }
+        }
+    }
+}

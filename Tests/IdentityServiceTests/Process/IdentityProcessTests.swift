@@ -1,0 +1,100 @@
+import Foundation
+import IdentityService
+import KontoContracts
+import KontoModel
+import KontoTesting
+import KontoWire
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `konto-identity` and `konto-profile` as real processes on real sockets, sharing one PostgreSQL database.
+@Suite("konto-identity process")
+struct IdentityProcessTests {
+    static let secret = IdentityServiceHarness.secret
+
+    static func environment(identityPort: Int, profilePort: Int, database: PostgresTestDatabase?) -> [String: String] {
+        var environment = [
+            "KONTO_IDENTITY_PORT": "\(identityPort)",
+            "KONTO_PROFILE_PORT": "\(profilePort)",
+            "KONTO_WIRE_SECRET": secret,
+            "KONTO_LOG_LEVEL": "warning",
+        ]
+        environment["KONTO_IDENTITY_DATABASE_URL"] = database?.url
+        environment["KONTO_PROFILE_DATABASE_URL"] = database?.url
+        return environment
+    }
+
+    /// Calls until an answer comes, while the failures are retryable; bounded by `seconds`.
+    static func eventually<Response: Sendable>(seconds: Int = 60, _ call: @Sendable () async throws -> Response) async throws -> Response {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while true {
+            do {
+                return try await call()
+            } catch let error as WireError where error.isRetryable && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
+    @Test("sign up, log in, validate and delete through konto-identity and konto-profile processes; both stop on SIGTERM")
+    func endToEnd() async throws {
+        try await TestDatabase.withFreshDatabase(logger: IdentityServiceHarness.logger) { database in
+            let identityPort = try FreePort.loopback()
+            let profilePort = try FreePort.loopback()
+            let environment = Self.environment(identityPort: identityPort, profilePort: profilePort, database: database)
+            let profile = try ServiceProcess.start(try ServiceProcess.executable(named: "konto-profile"), environment: environment)
+            let identity = try ServiceProcess.start(try ServiceProcess.executable(named: "konto-identity"), environment: environment)
+            do {
+                let client = IdentityServiceHarness.client(port: identityPort, service: "identity-process-test")
+                try await RunningServices.with([client], logger: IdentityServiceHarness.logger) {
+                    let health = try await Self.eventually { try await client.call(HealthContract.check, .init()) }
+                    #expect(health.status == .ready)
+                    let signedUp = try await Self.eventually {
+                        try await client.signUp("ada@example.org", password: "analytical engine", details: ["email": .string("ada@example.org")])
+                    }
+                    let session = try await client.login("ADA@example.org", password: "analytical engine")
+                    #expect(session.accountId == signedUp.accountId)
+                    #expect(session.details.email == "ada@example.org")
+                    #expect(try await client.validate(session.session.token).accountId == signedUp.accountId)
+                    _ = try await client.call(IdentityContract.delete, IdentityDeleteRequest(token: session.session.token))
+                    #expect(await wireErrorCode { try await client.login("ada@example.org", password: "analytical engine") } == AccountError.Code.wrongCredentials.rawValue)
+                    #expect(await wireErrorCode { try await client.validate(signedUp.session.token) } == AccountError.Code.unauthenticated.rawValue)
+                }
+                for process in [identity, profile] {
+                    process.signal(SIGTERM)
+                    let status = await process.waitForExit(timeout: .seconds(30))
+                    #expect(status == 0, "output: \(process.output)")
+                }
+            } catch {
+                await identity.stop()
+                await profile.stop()
+                throw error
+            }
+            await identity.stop()
+            await profile.stop()
+        }
+    }
+
+    @Test("a bad configuration is refused at start, naming the variable", arguments: [
+        ("KONTO_WIRE_SECRET", "short", "KONTO_WIRE_SECRET must be at least 16 bytes long"),
+        ("KONTO_IDENTITY_PORT", "http", "KONTO_IDENTITY_PORT must be a whole number from 0 to 65535"),
+        ("KONTO_IDENTITY_DATABASE_URL", "mysql://db/identity", "KONTO_IDENTITY_DATABASE_URL is not a usable PostgreSQL URL"),
+        ("KONTO_IDENTITY_ARGON2_MEMORY_KIB", "1024", "KONTO_IDENTITY_ARGON2_MEMORY_KIB must be"),
+        ("KONTO_IDENTITY_THROTTLE_FAILURES", "0", "KONTO_IDENTITY_THROTTLE_FAILURES must be"),
+        ("KONTO_ACCOUNTS_CONFIG", "/nonexistent/accounts.yaml", "cannot read file at /nonexistent/accounts.yaml"),
+    ])
+    func badConfiguration(variable: String, value: String, message: String) async throws {
+        var environment = Self.environment(identityPort: try FreePort.loopback(), profilePort: try FreePort.loopback(), database: nil)
+        environment[variable] = value
+        let process = try ServiceProcess.start(try ServiceProcess.executable(named: "konto-identity"), environment: environment)
+        let status = await process.waitForExit(timeout: .seconds(30))
+        let output = process.output
+        await process.stop()
+        #expect(status == 2)
+        #expect(output.contains(message), "output: \(output)")
+        #expect(!output.contains(Self.secret))
+    }
+}

@@ -1,0 +1,294 @@
+import Foundation
+@testable import IdentityService
+import KontoModel
+import Testing
+
+/// What every ``IdentityStorage`` must do, checked on memory and PostgreSQL alike.
+@Suite("Identity storage conformance")
+struct IdentityStorageConformanceTests {
+    static let t0 = Timestamp(milliseconds: 1_800_000_000_000)
+
+    static func credential(_ accountId: String, _ userId: String?, at time: Timestamp = t0) -> StoredCredential {
+        StoredCredential(accountId: accountId, userId: userId, normalizedUserId: userId?.lowercased(), passwordHash: userId.map { _ in "$argon2id$stub" }, createdAt: time)
+    }
+
+    static func session(_ id: String, account: String, byte: UInt8, at time: Timestamp = t0) -> StoredSession {
+        StoredSession(
+            id: id,
+            accountId: account,
+            tokenHash: [UInt8](repeating: byte, count: 32),
+            createdAt: time,
+            idleExpiresAt: time.adding(.seconds(600)),
+            absoluteExpiresAt: time.adding(.seconds(3_600)),
+            privilegedUntil: nil
+        )
+    }
+
+    static func event(_ accountId: String, _ kind: AccountEvent.Kind) -> AccountEvent {
+        AccountEvent(time: t0.date, accountId: accountId, kind: kind)
+    }
+
+    /// Reserves and activates an account with one session.
+    static func account(_ storage: any IdentityStorage, _ accountId: String, _ userId: String, sessionByte: UInt8) async throws {
+        try await storage.reserveAccount(credential(accountId, userId))
+        try await storage.activateAccount(accountId: accountId, session: session("s-\(accountId)", account: accountId, byte: sessionByte), events: [event(accountId, .passwordChanged)])
+    }
+
+    @Test("a reservation takes the userId but cannot log in until activated; activation writes its events", arguments: IdentityStorageKind.allCases)
+    func reservation(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await storage.reserveAccount(Self.credential("a1", "Leland@Stanford.edu"))
+            #expect(try await storage.credential(normalizedUserId: "leland@stanford.edu") == nil)
+            #expect(try await storage.credential(accountId: "a1") == nil)
+            do {
+                try await storage.reserveAccount(Self.credential("a2", "LELAND@stanford.edu"))
+                Issue.record("a taken userId was reserved twice")
+            } catch {
+                #expect((error as? IdentityStorageError)?.code == .userIdTaken)
+            }
+            let event = Self.event("a1", .associatedAccount(AccountDetails()))
+            try await storage.activateAccount(accountId: "a1", session: Self.session("s1", account: "a1", byte: 1), events: [event])
+            let stored = try #require(try await storage.credential(normalizedUserId: "leland@stanford.edu"))
+            #expect(stored.accountId == "a1")
+            #expect(stored.userId == "Leland@Stanford.edu")
+            #expect(stored.passwordHash == "$argon2id$stub")
+            #expect(stored.createdAt == Self.t0)
+            #expect(try await storage.pendingEvents(limit: 10).map(\.id) == [event.id])
+            // Activating again finds no reservation.
+            do {
+                try await storage.activateAccount(accountId: "a1", session: Self.session("s2", account: "a1", byte: 2), events: [])
+                Issue.record("activated twice")
+            } catch {
+                #expect((error as? IdentityStorageError)?.code == .notFound)
+            }
+        }
+    }
+
+    @Test("abandoning a reservation frees the userId and can schedule the profile's clean-up", arguments: IdentityStorageKind.allCases)
+    func abandon(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await storage.reserveAccount(Self.credential("a1", "leland@stanford.edu"))
+            try await storage.abandonAccount(accountId: "a1", profileCleanupAt: Self.t0.adding(.seconds(30)))
+            try await storage.reserveAccount(Self.credential("a2", "leland@stanford.edu"))
+            #expect(try await storage.dueProfileCleanups(at: Self.t0, limit: 10).isEmpty)
+            #expect(try await storage.dueProfileCleanups(at: Self.t0.adding(.seconds(30)), limit: 10) == ["a1"])
+            try await storage.postponeProfileCleanup(accountId: "a1", until: Self.t0.adding(.seconds(60)))
+            #expect(try await storage.dueProfileCleanups(at: Self.t0.adding(.seconds(59)), limit: 10).isEmpty)
+            try await storage.finishProfileCleanup(accountId: "a1")
+            #expect(try await storage.dueProfileCleanups(at: Self.t0.adding(.seconds(3_600)), limit: 10).isEmpty)
+            // An active account is not abandoned.
+            try await Self.account(storage, "a3", "jane@stanford.edu", sessionByte: 3)
+            try await storage.abandonAccount(accountId: "a3", profileCleanupAt: nil)
+            #expect(try await storage.credential(accountId: "a3") != nil)
+        }
+    }
+
+    @Test("stale reservations are abandoned with their clean-up; fresh ones and active accounts stay", arguments: IdentityStorageKind.allCases)
+    func staleReservations(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await storage.reserveAccount(Self.credential("old", "old@stanford.edu", at: Self.t0))
+            try await storage.reserveAccount(Self.credential("new", "new@stanford.edu", at: Self.t0.adding(.seconds(100))))
+            try await Self.account(storage, "active", "active@stanford.edu", sessionByte: 9)
+            #expect(try await storage.abandonStaleReservations(before: Self.t0.adding(.seconds(50)), profileCleanupAt: Self.t0) == 1)
+            #expect(try await storage.dueProfileCleanups(at: Self.t0, limit: 10) == ["old"])
+            try await storage.reserveAccount(Self.credential("again", "old@stanford.edu"))
+            do {
+                try await storage.reserveAccount(Self.credential("again2", "new@stanford.edu"))
+                Issue.record("a fresh reservation was dropped")
+            } catch {
+                #expect((error as? IdentityStorageError)?.code == .userIdTaken)
+            }
+        }
+    }
+
+    @Test("sessions: lookup by token hash with the account's anonymity, touch never moves back or past the absolute end", arguments: IdentityStorageKind.allCases)
+    func sessions(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await Self.account(storage, "a1", "leland@stanford.edu", sessionByte: 1)
+            try await storage.createAnonymousAccount(Self.credential("anon", nil), session: Self.session("s-anon", account: "anon", byte: 2), events: [])
+            let session = try #require(try await storage.session(tokenHash: [UInt8](repeating: 1, count: 32)))
+            #expect(session == Self.session("s-a1", account: "a1", byte: 1))
+            #expect(try await storage.session(tokenHash: [UInt8](repeating: 2, count: 32))?.accountIsAnonymous == true)
+            #expect(try await storage.session(tokenHash: [UInt8](repeating: 7, count: 32)) == nil)
+
+            try await storage.touchSession(id: "s-a1", idleExpiresAt: Self.t0.adding(.seconds(900)))
+            #expect(try await storage.session(tokenHash: session.tokenHash)?.idleExpiresAt == Self.t0.adding(.seconds(900)))
+            try await storage.touchSession(id: "s-a1", idleExpiresAt: Self.t0.adding(.seconds(700)))
+            #expect(try await storage.session(tokenHash: session.tokenHash)?.idleExpiresAt == Self.t0.adding(.seconds(900)))
+            try await storage.touchSession(id: "s-a1", idleExpiresAt: Self.t0.adding(.seconds(99_999)))
+            #expect(try await storage.session(tokenHash: session.tokenHash)?.idleExpiresAt == Self.t0.adding(.seconds(3_600)))
+
+            try await storage.privilegeSession(id: "s-a1", until: Self.t0.adding(.seconds(300)))
+            #expect(try await storage.session(tokenHash: session.tokenHash)?.privilegedUntil == Self.t0.adding(.seconds(300)))
+            do {
+                try await storage.privilegeSession(id: "missing", until: Self.t0)
+                Issue.record("privileged a missing session")
+            } catch {
+                #expect((error as? IdentityStorageError)?.code == .notFound)
+            }
+            do {
+                try await storage.createSession(Self.session("s-x", account: "nobody", byte: 5), events: [])
+                Issue.record("a session for a missing account")
+            } catch {
+                #expect((error as? IdentityStorageError)?.code == .notFound)
+            }
+        }
+    }
+
+    @Test("ending sessions: one, all but one, all; events only when something ended", arguments: IdentityStorageKind.allCases)
+    func endingSessions(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await Self.account(storage, "a1", "leland@stanford.edu", sessionByte: 1)
+            for byte: UInt8 in 2...4 {
+                try await storage.createSession(Self.session("s\(byte)", account: "a1", byte: byte), events: [])
+            }
+            let before = try await storage.pendingEvents(limit: 100).count
+            #expect(try await storage.deleteSession(id: "s2", events: [Self.event("a1", .sessionsRevoked)]))
+            #expect(try await !storage.deleteSession(id: "s2", events: [Self.event("a1", .sessionsRevoked)]))
+            #expect(try await storage.pendingEvents(limit: 100).count == before + 1)
+            #expect(try await storage.deleteSessions(accountId: "a1", keeping: "s3") { ended in
+                [Self.event("a1", .userIdChanged(previous: "\(ended)", new: "x"))]
+            } == 2)
+            #expect(try await storage.pendingEvents(limit: 100).last?.kind == .userIdChanged(previous: "2", new: "x"))
+            #expect(try await storage.session(tokenHash: [UInt8](repeating: 3, count: 32)) != nil)
+            #expect(try await storage.deleteSessions(accountId: "a1", keeping: nil) { _ in [] } == 1)
+        }
+    }
+
+    @Test("password and userId changes: taken ids refused, sessions revoked as asked", arguments: IdentityStorageKind.allCases)
+    func credentialChanges(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await Self.account(storage, "a1", "leland@stanford.edu", sessionByte: 1)
+            try await Self.account(storage, "a2", "jane@stanford.edu", sessionByte: 2)
+            try await storage.createSession(Self.session("s-extra", account: "a1", byte: 3), events: [])
+            #expect(try await storage.changePassword(accountId: "a1", passwordHash: "rehash", revokingSessionsExcept: .none) { _ in [] } == 0)
+            #expect(try await storage.changePassword(accountId: "a1", passwordHash: "new", revokingSessionsExcept: .allExcept("s-a1")) { ended in
+                ended > 0 ? [Self.event("a1", .sessionsRevoked)] : []
+            } == 1)
+            #expect(try await storage.credential(accountId: "a1")?.passwordHash == "new")
+            #expect(try await storage.session(tokenHash: [UInt8](repeating: 1, count: 32)) != nil)
+            #expect(try await storage.pendingEvents(limit: 100).last?.kind == .sessionsRevoked)
+            do {
+                try await storage.changeUserId(accountId: "a1", userId: "Jane@stanford.edu", normalizedUserId: "jane@stanford.edu", events: [])
+                Issue.record("took another account's userId")
+            } catch {
+                #expect((error as? IdentityStorageError)?.code == .userIdTaken)
+            }
+            try await storage.changeUserId(accountId: "a1", userId: "Stanford@stanford.edu", normalizedUserId: "stanford@stanford.edu", events: [])
+            #expect(try await storage.credential(normalizedUserId: "leland@stanford.edu") == nil)
+            #expect(try await storage.credential(normalizedUserId: "stanford@stanford.edu")?.userId == "Stanford@stanford.edu")
+            do {
+                _ = try await storage.changePassword(accountId: "missing", passwordHash: "x", revokingSessionsExcept: .all) { _ in [] }
+                Issue.record("changed a missing account's password")
+            } catch {
+                #expect((error as? IdentityStorageError)?.code == .notFound)
+            }
+        }
+    }
+
+    @Test("an anonymous account is upgraded once, keeping its sessions", arguments: IdentityStorageKind.allCases)
+    func upgrade(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await Self.account(storage, "a1", "leland@stanford.edu", sessionByte: 1)
+            try await storage.createAnonymousAccount(Self.credential("anon", nil), session: Self.session("s-anon", account: "anon", byte: 2), events: [])
+            do {
+                try await storage.upgradeAnonymous(accountId: "anon", userId: "leland@stanford.edu", normalizedUserId: "leland@stanford.edu", passwordHash: "h", events: [])
+                Issue.record("upgraded to a taken userId")
+            } catch {
+                #expect((error as? IdentityStorageError)?.code == .userIdTaken)
+            }
+            try await storage.upgradeAnonymous(accountId: "anon", userId: "Jane@stanford.edu", normalizedUserId: "jane@stanford.edu", passwordHash: "h", events: [])
+            #expect(try await storage.session(tokenHash: [UInt8](repeating: 2, count: 32))?.accountIsAnonymous == false)
+            do {
+                try await storage.upgradeAnonymous(accountId: "anon", userId: "x@stanford.edu", normalizedUserId: "x@stanford.edu", passwordHash: "h", events: [])
+                Issue.record("upgraded twice")
+            } catch {
+                #expect((error as? IdentityStorageError)?.code == .notFound)
+            }
+        }
+    }
+
+    @Test("deleting an account removes credentials, sessions and reset tokens, writes its events first and schedules the profile", arguments: IdentityStorageKind.allCases)
+    func deleteAccount(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await Self.account(storage, "a1", "leland@stanford.edu", sessionByte: 1)
+            try await storage.createResetToken(tokenHash: [UInt8](repeating: 8, count: 32), accountId: "a1", expiresAt: Self.t0.adding(.seconds(60)), events: [])
+            let deleting = Self.event("a1", .deletingAccount)
+            #expect(try await storage.deleteAccount(accountId: "a1", events: [deleting], profileCleanupAt: Self.t0))
+            #expect(try await storage.credential(accountId: "a1") == nil)
+            #expect(try await storage.session(tokenHash: [UInt8](repeating: 1, count: 32)) == nil)
+            #expect(try await storage.confirmPasswordReset(tokenHash: [UInt8](repeating: 8, count: 32), at: Self.t0, passwordHash: "x") { _, _ in [] } == nil)
+            #expect(try await storage.dueProfileCleanups(at: Self.t0, limit: 10) == ["a1"])
+            #expect(try await storage.pendingEvents(limit: 10).last?.id == deleting.id)
+            #expect(try await !storage.deleteAccount(accountId: "a1", events: [Self.event("a1", .deletingAccount)], profileCleanupAt: Self.t0))
+            #expect(try await storage.pendingEvents(limit: 10).filter { $0.kind == .deletingAccount }.count == 1)
+            try await Self.account(storage, "a2", "leland@stanford.edu", sessionByte: 1)
+        }
+    }
+
+    @Test("failure counts: per key, forgotten outside the window, cleared, pruned", arguments: IdentityStorageKind.allCases)
+    func failures(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            let window = Duration.seconds(100)
+            try await storage.recordFailures(keys: ["user:a", "address:x"], at: Self.t0, window: window)
+            try await storage.recordFailures(keys: ["user:a"], at: Self.t0.adding(.seconds(10)), window: window)
+            #expect(try await storage.failures(keys: ["user:a", "address:x", "user:b"], at: Self.t0.adding(.seconds(20)), window: window) == [
+                FailureCount(count: 2, lastFailureAt: Self.t0.adding(.seconds(10))),
+                FailureCount(count: 1, lastFailureAt: Self.t0),
+                .none,
+            ])
+            // Out of the window: forgotten, and a new failure starts again at one.
+            #expect(try await storage.failures(keys: ["address:x"], at: Self.t0.adding(.seconds(101)), window: window) == [.none])
+            try await storage.recordFailures(keys: ["address:x"], at: Self.t0.adding(.seconds(101)), window: window)
+            #expect(try await storage.failures(keys: ["address:x"], at: Self.t0.adding(.seconds(101)), window: window).first?.count == 1)
+            try await storage.clearFailures(key: "user:a")
+            #expect(try await storage.failures(keys: ["user:a"], at: Self.t0.adding(.seconds(20)), window: window) == [.none])
+            try await storage.recordFailures(keys: ["user:old"], at: Self.t0, window: window)
+            #expect(try await storage.pruneFailures(before: Self.t0.adding(.seconds(50))) == 1)
+            #expect(try await storage.failures(keys: ["address:x"], at: Self.t0.adding(.seconds(101)), window: window).first?.count == 1)
+        }
+    }
+
+    @Test("a reset token works once, not after expiry, and ends every session", arguments: IdentityStorageKind.allCases)
+    func resetTokens(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await Self.account(storage, "a1", "leland@stanford.edu", sessionByte: 1)
+            let token = [UInt8](repeating: 8, count: 32)
+            try await storage.createResetToken(tokenHash: token, accountId: "a1", expiresAt: Self.t0.adding(.seconds(60)), events: [Self.event("a1", .passwordChanged)])
+            let confirmed = try await storage.confirmPasswordReset(tokenHash: token, at: Self.t0.adding(.seconds(59)), passwordHash: "reset") { accountId, ended in
+                [Self.event(accountId, .userIdChanged(previous: "\(ended)", new: accountId))]
+            }
+            #expect(confirmed == ConfirmedPasswordReset(accountId: "a1", sessionsEnded: 1))
+            #expect(try await storage.credential(accountId: "a1")?.passwordHash == "reset")
+            #expect(try await storage.pendingEvents(limit: 10).last?.kind == .userIdChanged(previous: "1", new: "a1"))
+            #expect(try await storage.confirmPasswordReset(tokenHash: token, at: Self.t0, passwordHash: "again") { _, _ in [] } == nil)
+
+            let expiring = [UInt8](repeating: 9, count: 32)
+            try await storage.createResetToken(tokenHash: expiring, accountId: "a1", expiresAt: Self.t0.adding(.seconds(60)), events: [])
+            #expect(try await storage.confirmPasswordReset(tokenHash: expiring, at: Self.t0.adding(.seconds(60)), passwordHash: "late") { _, _ in [] } == nil)
+            #expect(try await storage.credential(accountId: "a1")?.passwordHash == "reset")
+            do {
+                try await storage.createResetToken(tokenHash: [UInt8](repeating: 7, count: 32), accountId: "missing", expiresAt: Self.t0, events: [])
+                Issue.record("a token for a missing account")
+            } catch {
+                #expect((error as? IdentityStorageError)?.code == .notFound)
+            }
+        }
+    }
+
+    @Test("events come back in the order written, with every field", arguments: IdentityStorageKind.allCases)
+    func outbox(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            let details = AccountDetails(values: ["accountId": .string("a1"), "userId": .string("leland@stanford.edu"), "name": .string("Leland")])
+            let events = [
+                Self.event("a1", .associatedAccount(details)),
+                Self.event("a1", .passwordResetRequested(userId: "leland@stanford.edu", token: "t", expiresAt: Self.t0.date)),
+                Self.event("a1", .userIdChanged(previous: "a", new: "b")),
+            ]
+            try await storage.reserveAccount(Self.credential("a1", "leland@stanford.edu"))
+            try await storage.activateAccount(accountId: "a1", session: Self.session("s1", account: "a1", byte: 1), events: events)
+            #expect(try await storage.pendingEvents(limit: 10) == events)
+            #expect(try await storage.pendingEvents(limit: 2) == Array(events.prefix(2)))
+        }
+    }
+}

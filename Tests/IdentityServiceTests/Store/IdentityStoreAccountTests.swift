@@ -1,0 +1,194 @@
+@testable import IdentityService
+import KontoContracts
+import KontoModel
+import Testing
+
+@Suite("Identity: sign-up, login and enumeration")
+struct IdentityStoreAccountTests {
+    @Test("sign-up stores the credentials in Identity and every other key in Profile, and logs the account in")
+    func signUp() async throws {
+        let fixture = try IdentityFixture()
+        let signedUp = try await fixture.signUp()
+        #expect(signedUp.details.userId == "leland@stanford.edu")
+        #expect(signedUp.details.accountId == signedUp.accountId)
+        #expect(!signedUp.details.contains(PasswordKey.identifier))
+        let stored = try #require(fixture.profile.profiles[signedUp.accountId])
+        #expect(stored.email == "leland@stanford.edu")
+        #expect(!stored.contains(PasswordKey.identifier))
+        #expect(!stored.contains(UserIdKey.identifier))
+        let info = try await fixture.validate(signedUp.session.token)
+        #expect(info.accountId == signedUp.accountId)
+        #expect(!info.isAnonymous)
+        #expect(info.privilegedUntil != nil)
+        let events = try await fixture.events()
+        #expect(events.map(\.kind.name) == ["associatedAccount"])
+        #expect(events.first?.accountId == signedUp.accountId)
+    }
+
+    @Test("the same userId in another case, or with spaces around it, is taken")
+    func sameUserIdOtherCase() async throws {
+        let fixture = try IdentityFixture()
+        _ = try await fixture.signUp("Leland@Stanford.edu")
+        let error = await identityError { try await fixture.signUp(" leland@STANFORD.edu ") }
+        #expect(error?.code == AccountError.Code.credentialsTaken.rawValue)
+        // Stored as given, logged in with any case.
+        let session = try await fixture.login("LELAND@stanford.EDU")
+        #expect(session.details.userId == "Leland@Stanford.edu")
+    }
+
+    @Test("every bad input answers with all of its field errors at once")
+    func everyFieldError() async throws {
+        let configuration = try AccountConfiguration(keys: [
+            .requires(\.userId, rules: [.minimalEmail]),
+            .requires(\.password, rules: [.mediumPassword]),
+            .requires(\.name),
+            .collects(\.dateOfBirth),
+        ], unknownKeys: .reject)
+        let fixture = try IdentityFixture(configuration: configuration)
+        let error = await identityError {
+            try await fixture.store.signUp(IdentitySignUpRequest(
+                userId: "not-an-email",
+                password: SecretString("short"),
+                details: AccountDetails(values: [
+                    "dateOfBirth": .string("yesterday"),
+                    "favouriteColour": .string("blue"),
+                    "password": .string("again"),
+                ])
+            ))
+        }
+        let fields = try #require(error).fields
+        #expect(error?.code == AccountError.Code.validationFailed.rawValue)
+        #expect(Set(fields.map(\.key)) == ["userId", "password", "name", "dateOfBirth", "favouriteColour"])
+        #expect(fields.contains { $0.key == "password" && $0.code == .credentialNotAccepted })
+        #expect(fields.contains { $0.key == "password" && $0.code == .rule("mediumPassword") })
+        #expect(fields.contains { $0.key == "name" && $0.code == .missingAccountValue })
+        #expect(fields.contains { $0.key == "dateOfBirth" && $0.code == .invalidType })
+        #expect(fields.contains { $0.key == "favouriteColour" && $0.code == .unknownKey })
+        #expect(fields.contains { $0.key == "userId" && $0.code == .rule("minimalEmail") })
+        // Nothing was stored.
+        #expect(fixture.profile.profiles.isEmpty)
+        #expect(try await fixture.events().isEmpty)
+        // The submitted password appears nowhere in the error.
+        #expect(!"\(try #require(error))".contains("short"))
+    }
+
+    @Test("a missing userId and password are reported as missing")
+    func missingCredentials() async throws {
+        let fixture = try IdentityFixture()
+        let error = await identityError { try await fixture.signUp("", password: "") }
+        #expect(error?.code == AccountError.Code.missingAccountValue.rawValue)
+        #expect(Set(error?.fields.map(\.key) ?? []) == ["userId", "password"])
+    }
+
+    @Test("a 10 KB password is refused at sign-up and login without any hashing")
+    func oversizedPassword() async throws {
+        // One thread, no queue: any hash would have to wait behind the blocker and fail with identity.busy.
+        let fixture = try IdentityFixture(hashingThreads: 1, maxQueued: 0)
+        _ = try await fixture.signUp()
+        let huge = String(repeating: "x", count: 10_000)
+        let gate = ThreadGate()
+        let blocker = Task { try await fixture.hashing.submit { gate.wait() } }
+        defer { gate.open(); blocker.cancel() }
+        try await waitUntil { fixture.hashing.load == 1 }
+        let atSignUp = await identityError { try await fixture.signUp("other@stanford.edu", password: huge) }
+        #expect(atSignUp?.code == AccountError.Code.validationFailed.rawValue)
+        #expect(atSignUp?.fields.map(\.code) == [.valueTooLarge])
+        let atLogin = await identityError { try await fixture.login(password: huge) }
+        #expect(atLogin?.code == AccountError.Code.validationFailed.rawValue)
+        // The pool really was full: a normal login is busy.
+        #expect(await identityError { try await fixture.login() }?.code == IdentityContract.ErrorCode.busy)
+    }
+
+    @Test("a wrong password and an unknown userId answer exactly the same")
+    func noEnumeration() async throws {
+        let fixture = try IdentityFixture()
+        _ = try await fixture.signUp()
+        let wrongPassword = try #require(await identityError { try await fixture.login(password: "not the password") })
+        let unknownUser = try #require(await identityError { try await fixture.login("nobody@stanford.edu", password: "not the password") })
+        #expect(wrongPassword == unknownUser)
+        #expect(wrongPassword.code == AccountError.Code.wrongCredentials.rawValue)
+        #expect(wrongPassword.wireErrorDetails == unknownUser.wireErrorDetails)
+        #expect(wrongPassword.wireErrorMessage == unknownUser.wireErrorMessage)
+    }
+
+    @Test("after the threshold, further attempts are throttled with a growing retry-after; a success clears the userId")
+    func throttling() async throws {
+        var options = IdentityOptions()
+        options.throttle = ThrottlePolicy(threshold: 3, baseDelay: .seconds(10), maximumDelay: .seconds(60), window: .seconds(3_600))
+        let fixture = try IdentityFixture(options: options)
+        _ = try await fixture.signUp()
+        for _ in 0..<3 {
+            #expect(await identityError { try await fixture.login(password: "wrong password") }?.code == AccountError.Code.wrongCredentials.rawValue)
+        }
+        let throttled = try #require(await identityError { try await fixture.login() })
+        #expect(throttled.code == AccountError.Code.throttled.rawValue)
+        #expect(throttled.retryAfterSeconds == 10)
+        #expect(throttled.isRetryable)
+        // An unknown userId is throttled the same way (no enumeration through the throttle either).
+        for _ in 0..<3 {
+            _ = await identityError { try await fixture.login("nobody@stanford.edu", password: "wrong password", address: nil) }
+        }
+        #expect(await identityError { try await fixture.login("nobody@stanford.edu", address: nil) }?.code == AccountError.Code.throttled.rawValue)
+
+        fixture.clock.advance(by: .seconds(11))
+        #expect(await identityError { try await fixture.login(password: "wrong again") }?.code == AccountError.Code.wrongCredentials.rawValue)
+        // Four failures: the window doubles.
+        #expect(await identityError { try await fixture.login() }?.retryAfterSeconds == 20)
+        fixture.clock.advance(by: .seconds(21))
+        _ = try await fixture.login()
+        // The userId's count is cleared; the address keeps its own.
+        let counts = try await fixture.storage.failures(keys: ["user:leland@stanford.edu", "address:192.0.2.1"], at: fixture.clock.now, window: .seconds(3_600))
+        #expect(counts.map(\.count) == [0, 4])
+    }
+
+    @Test("a client address is throttled across userIds")
+    func addressThrottle() async throws {
+        var options = IdentityOptions()
+        options.throttle = ThrottlePolicy(threshold: 3, baseDelay: .seconds(5))
+        let fixture = try IdentityFixture(options: options)
+        _ = try await fixture.signUp()
+        for index in 0..<3 {
+            _ = await identityError { try await fixture.login("guess\(index)@stanford.edu", password: "wrong password", address: "198.51.100.7") }
+        }
+        let error = await identityError { try await fixture.login(address: "198.51.100.7") }
+        #expect(error?.code == AccountError.Code.throttled.rawValue)
+        // Another address is not affected.
+        _ = try await fixture.login(address: "198.51.100.8")
+    }
+
+    @Test("a hash with older, weaker parameters is replaced at the next successful login")
+    func rehash() async throws {
+        let weak = Argon2Parameters(memoryKiB: 512, iterations: 1, parallelism: 1)
+        let storage: any IdentityStorage = InMemoryIdentityStorage()
+        let old = try IdentityFixture(storage: storage, parameters: weak)
+        let signedUp = try await old.signUp()
+        let before = try #require(try await storage.credential(accountId: signedUp.accountId)?.passwordHash)
+        #expect(before.contains("m=512,"))
+        let raised = try IdentityFixture(storage: storage)
+        raised.profile.mode = .normal
+        _ = try? await raised.store.profile.create(accountId: signedUp.accountId, details: AccountDetails())
+        _ = try await raised.login()
+        let after = try #require(try await storage.credential(accountId: signedUp.accountId)?.passwordHash)
+        #expect(after.contains("m=1024,"))
+        _ = try await raised.login()
+    }
+
+    @Test("an anonymous account gets a session; signing up from it keeps the accountId")
+    func anonymousUpgrade() async throws {
+        let fixture = try IdentityFixture()
+        let anonymous = try await fixture.store.signInAnonymously(IdentityClientRequest())
+        #expect(try await fixture.validate(anonymous.session.token).isAnonymous)
+        let upgraded = try await fixture.store.signUp(IdentitySignUpRequest(
+            userId: "leland@stanford.edu",
+            password: SecretString("correct horse battery"),
+            details: AccountDetails(values: ["email": .string("leland@stanford.edu")]),
+            anonymousSession: anonymous.session.token
+        ))
+        #expect(upgraded.accountId == anonymous.accountId)
+        let info = try await fixture.validate(anonymous.session.token)
+        #expect(!info.isAnonymous)
+        #expect(info.privilegedUntil != nil)
+        #expect(fixture.profile.profiles[anonymous.accountId] != nil)
+        #expect(try await fixture.login().accountId == anonymous.accountId)
+    }
+}

@@ -1,0 +1,114 @@
+@testable import IdentityService
+import KontoContracts
+import KontoModel
+import Testing
+
+@Suite("Identity: password reset and half-made accounts")
+struct IdentityStoreRecoveryTests {
+    static func resetToken(_ fixture: IdentityFixture) async throws -> String {
+        let events = try await fixture.events()
+        for event in events.reversed() {
+            if case let .passwordResetRequested(_, token, _) = event.kind {
+                return token
+            }
+        }
+        throw WaitTimedOut()
+    }
+
+    @Test("a reset request answers the same whether or not the account exists, and only a real one gets a token")
+    func resetNoEnumeration() async throws {
+        let fixture = try IdentityFixture()
+        _ = try await fixture.signUp()
+        let known = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "Leland@stanford.edu"))
+        let unknown = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "nobody@stanford.edu"))
+        #expect(known == unknown)
+        let requested = try await fixture.events().filter { $0.kind.name == "passwordResetRequested" }
+        #expect(requested.count == 1)
+        guard case let .passwordResetRequested(userId, token, expiresAt) = requested.first?.kind else {
+            Issue.record("no reset event")
+            return
+        }
+        #expect(userId == "leland@stanford.edu")
+        #expect(token.utf8.count == 43)
+        #expect(Timestamp(expiresAt) == fixture.clock.now.adding(.seconds(3_600)))
+    }
+
+    @Test("a reset token works once, ends every session, and the new password logs in")
+    func resetOnce() async throws {
+        let fixture = try IdentityFixture()
+        let session = try await fixture.signUp()
+        _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland@stanford.edu"))
+        let token = BearerToken(try await Self.resetToken(fixture))
+        // A weak password does not use the token up.
+        let weak = await identityError { try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: token, newPassword: SecretString("short"))) }
+        #expect(weak?.code == AccountError.Code.validationFailed.rawValue)
+        let ended = try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: token, newPassword: SecretString("a fresh password")))
+        #expect(ended.sessionsEnded == 1)
+        #expect(await identityError { try await fixture.validate(session.session.token) } != nil)
+        _ = try await fixture.login(password: "a fresh password")
+        let again = await identityError { try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: token, newPassword: SecretString("yet another one"))) }
+        #expect(again?.code == AccountError.Code.invalidResetToken.rawValue)
+    }
+
+    @Test("a reset token does not work after it expired")
+    func resetExpired() async throws {
+        let fixture = try IdentityFixture()
+        _ = try await fixture.signUp()
+        _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland@stanford.edu"))
+        let token = BearerToken(try await Self.resetToken(fixture))
+        fixture.clock.advance(by: .seconds(3_601))
+        let expired = await identityError { try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: token, newPassword: SecretString("a fresh password"))) }
+        #expect(expired?.code == AccountError.Code.invalidResetToken.rawValue)
+        _ = try await fixture.login()
+    }
+
+    @Test("with Profile down, sign-up fails retryably and leaves the userId free and no profile")
+    func profileDown() async throws {
+        let fixture = try IdentityFixture()
+        fixture.profile.mode = .unavailable
+        let error = await identityError { try await fixture.signUp() }
+        #expect(error?.code == IdentityContract.ErrorCode.profileUnavailable)
+        #expect(error?.isRetryable == true)
+        #expect(fixture.profile.profiles.isEmpty)
+        #expect(try await fixture.events().isEmpty)
+        fixture.profile.mode = .normal
+        _ = try await fixture.signUp()
+    }
+
+    @Test("with Profile answering late after committing, the userId is free at once and the profile is deleted after the delay")
+    func profileLate() async throws {
+        let fixture = try IdentityFixture()
+        fixture.profile.mode = .commitsButAnswersLate
+        #expect(await identityError { try await fixture.signUp() }?.code == IdentityContract.ErrorCode.profileUnavailable)
+        let orphan = try #require(fixture.profile.profiles.keys.first)
+        #expect(await identityError { try await fixture.login() }?.code == AccountError.Code.wrongCredentials.rawValue)
+        fixture.profile.mode = .normal
+        #expect(await fixture.store.runCleanups() == 0)
+        fixture.clock.advance(by: .seconds(31))
+        #expect(await fixture.store.runCleanups() == 1)
+        #expect(fixture.profile.profiles[orphan] == nil)
+        let account = try await fixture.signUp()
+        #expect(account.accountId != orphan)
+    }
+
+    @Test("a sign-up whose process died after reserving is abandoned after the stale age, profile included")
+    func staleReservation() async throws {
+        let fixture = try IdentityFixture()
+        let credential = StoredCredential(
+            accountId: "dead-process",
+            userId: "leland@stanford.edu",
+            normalizedUserId: "leland@stanford.edu",
+            passwordHash: nil,
+            createdAt: fixture.clock.now
+        )
+        try await fixture.storage.reserveAccount(credential)
+        _ = try fixture.profile.create(accountId: "dead-process", details: AccountDetails())
+        #expect(await identityError { try await fixture.signUp() }?.code == AccountError.Code.credentialsTaken.rawValue)
+        fixture.clock.advance(by: .seconds(601))
+        _ = await fixture.store.runCleanups()
+        fixture.clock.advance(by: .seconds(31))
+        #expect(await fixture.store.runCleanups() == 1)
+        #expect(fixture.profile.profiles.isEmpty)
+        _ = try await fixture.signUp()
+    }
+}

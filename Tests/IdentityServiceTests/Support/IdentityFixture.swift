@@ -1,0 +1,68 @@
+@testable import IdentityService
+import KontoContracts
+import KontoModel
+import Logging
+
+/// An ``IdentityStore`` over in-memory storage, a test Profile and a hand-moved clock, with cheap hashing.
+struct IdentityFixture {
+    let storage: any IdentityStorage
+    let profile = TestProfileProvider()
+    let clock = TestClock()
+    let hashing: PasswordHashingPool
+    let store: IdentityStore
+
+    static let cheap = Argon2Parameters(memoryKiB: 1_024, iterations: 1, parallelism: 1)
+
+    init(
+        storage: any IdentityStorage = InMemoryIdentityStorage(),
+        configuration: AccountConfiguration = .default,
+        options: IdentityOptions = IdentityOptions(),
+        parameters: Argon2Parameters = Self.cheap,
+        hashingThreads: Int = 2,
+        maxQueued: Int = 64
+    ) throws {
+        self.storage = storage
+        self.hashing = try PasswordHashingPool(configuration: .init(parameters: parameters, threads: hashingThreads, maxQueued: maxQueued))
+        self.store = IdentityStore(
+            storage: storage,
+            hashing: hashing,
+            profile: profile,
+            configuration: configuration,
+            options: options,
+            clock: clock.function,
+            logger: Logger(label: "test.identity")
+        )
+    }
+
+    func signUp(
+        _ userId: String = "leland@stanford.edu",
+        password: String = "correct horse battery",
+        details: [String: AccountValue] = ["email": .string("leland@stanford.edu")]
+    ) async throws -> IdentityAccountSession {
+        try await store.signUp(IdentitySignUpRequest(userId: userId, password: SecretString(password), details: AccountDetails(values: details)))
+    }
+
+    func login(_ userId: String = "leland@stanford.edu", password: String = "correct horse battery", address: String? = "192.0.2.1") async throws -> IdentityAccountSession {
+        try await store.login(IdentityLoginRequest(userId: userId, password: SecretString(password), clientAddress: address))
+    }
+
+    func validate(_ token: BearerToken) async throws -> IdentitySessionInfo {
+        try await store.validateSession(IdentitySessionRequest(token: token))
+    }
+
+    func events() async throws -> [AccountEvent] {
+        try await storage.pendingEvents(limit: 1_000)
+    }
+}
+
+/// The error a call threw, as an IdentityError (nil when it succeeded or threw something else).
+func identityError(_ body: () async throws -> some Any) async -> IdentityError? {
+    do {
+        _ = try await body()
+        return nil
+    } catch let error as IdentityError {
+        return error
+    } catch {
+        return nil
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import IdentityService
+import KontoContracts
+import KontoModel
+import KontoPostgres
+import KontoTesting
+import KontoWire
+import Logging
+import NIOCore
+import ProfileService
+
+/// Identity and Profile running in-process on real TCP sockets, on one PostgreSQL database (each in its own schema)
+/// or in memory, with a wire client of Identity. The tests' composition root: the services themselves never
+/// import each other.
+enum IdentityServiceHarness {
+    static let secret = "identity-test-secret-0123456789"
+    static let logger: Logger = {
+        var logger = Logger(label: "konto.identity.test")
+        logger.logLevel = .warning
+        return logger
+    }()
+
+    static let cheap = Argon2Parameters(memoryKiB: 1_024, iterations: 1, parallelism: 1)
+
+    /// Identity's settings for tests: cheap hashing, quick clean-ups.
+    /// - Parameter profileTimeout: generous by default, so a loaded machine does not turn into a Profile outage.
+    static func configuration(
+        database: PostgresSettings?,
+        profilePort: Int,
+        options: IdentityOptions? = nil,
+        profileTimeout: Duration = .seconds(15)
+    ) -> IdentityServiceConfiguration {
+        var defaults = IdentityOptions()
+        defaults.cleanupInterval = .milliseconds(50)
+        defaults.profileCleanupDelay = .milliseconds(500)
+        return IdentityServiceConfiguration(
+            port: 0,
+            secret: WireSecret(secret),
+            database: database,
+            profilePort: profilePort,
+            profileTimeout: profileTimeout,
+            hashing: PasswordHashingPool.Configuration(parameters: cheap, threads: 2),
+            options: options ?? defaults
+        )
+    }
+
+    static func settings(_ database: PostgresTestDatabase) -> PostgresSettings {
+        PostgresSettings(host: database.host, port: database.port, username: database.username, password: database.password, database: database.database)
+    }
+
+    /// The running parts a test talks to.
+    struct Running: Sendable {
+        let identity: WireClient
+        let profile: WireClient
+        let identityServer: IdentityServer
+        /// Where Profile listens; nil after a test stopped it.
+        let profilePort: Int
+    }
+
+    /// Runs `body` against Identity and Profile over `kind` (PostgreSQL: one fresh database for both).
+    static func withServices<Result: Sendable>(
+        _ kind: IdentityStorageKind,
+        options: IdentityOptions? = nil,
+        _ body: @escaping @Sendable (Running) async throws -> Result
+    ) async throws -> Result {
+        switch kind {
+        case .inMemory:
+            return try await run(database: nil, options: options, body)
+        case .postgres:
+            return try await TestDatabase.withFreshDatabase { database in
+                try await run(database: settings(database), options: options, body)
+            }
+        }
+    }
+
+    static func run<Result: Sendable>(
+        database: PostgresSettings?,
+        options: IdentityOptions?,
+        _ body: @escaping @Sendable (Running) async throws -> Result
+    ) async throws -> Result {
+        let profileServer = try ProfileServer(configuration: ProfileServiceConfiguration(port: 0, secret: WireSecret(secret), database: database), logger: logger)
+        return try await RunningServices.with([profileServer], logger: logger) {
+            let profilePort = try await profileServer.localAddress().port!
+            let identityServer = try IdentityServer(configuration: configuration(database: database, profilePort: profilePort, options: options), logger: logger)
+            return try await RunningServices.with([identityServer], logger: logger) {
+                let identity = client(port: try await identityServer.localAddress().port!, service: "identity")
+                let profile = client(port: profilePort, service: "profile")
+                return try await RunningServices.with([identity, profile], logger: logger) {
+                    try await body(Running(identity: identity, profile: profile, identityServer: identityServer, profilePort: profilePort))
+                }
+            }
+        }
+    }
+
+    static func client(port: Int, service: String) -> WireClient {
+        var configuration = WireClient.Configuration(port: port, serviceName: "\(service)-test", secret: WireSecret(secret))
+        configuration.requestTimeout = .seconds(10)
+        return WireClient(configuration: configuration, logger: logger)
+    }
+}
+
+extension WireClient {
+    func signUp(_ userId: String, password: String = "correct horse battery", details: [String: AccountValue] = [:]) async throws -> IdentityAccountSession {
+        try await call(IdentityContract.signUp, IdentitySignUpRequest(userId: userId, password: SecretString(password), details: AccountDetails(values: details)))
+    }
+
+    func login(_ userId: String, password: String = "correct horse battery", address: String? = nil) async throws -> IdentityAccountSession {
+        try await call(IdentityContract.login, IdentityLoginRequest(userId: userId, password: SecretString(password), clientAddress: address))
+    }
+
+    func validate(_ token: BearerToken) async throws -> IdentitySessionInfo {
+        try await call(IdentityContract.validateSession, IdentitySessionRequest(token: token))
+    }
+}
+
+/// The code of the wire error a call ended with (nil when it succeeded).
+func wireErrorCode(_ body: () async throws -> some Any) async -> String? {
+    await wireError(body)?.code
+}
+
+func wireError(_ body: () async throws -> some Any) async -> WireError? {
+    do {
+        _ = try await body()
+        return nil
+    } catch let error as WireError {
+        return error
+    } catch {
+        return WireError(code: "not-a-wire-error", message: "\(error)")
+    }
+}

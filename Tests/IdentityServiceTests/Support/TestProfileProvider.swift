@@ -1,0 +1,65 @@
+import IdentityService
+import KontoContracts
+import KontoModel
+import Synchronization
+
+/// Profile as a dictionary, for the store's unit tests (the real service is used over the wire in integration
+/// tests). It can be made unavailable, or to commit a create and still report failure, as a late answer does.
+final class TestProfileProvider: ProfileProvider {
+    enum Mode: Sendable {
+        case normal
+        /// Every call fails without doing anything (Profile down).
+        case unavailable
+        /// Creates commit but report failure (Profile answered after the caller's deadline).
+        case commitsButAnswersLate
+    }
+
+    private struct State {
+        var profiles: [String: AccountDetails] = [:]
+        var mode: Mode = .normal
+        var deletes = 0
+    }
+
+    private let state = Mutex(State())
+
+    var mode: Mode {
+        get { state.withLock { $0.mode } }
+        set { state.withLock { $0.mode = newValue } }
+    }
+
+    var profiles: [String: AccountDetails] { state.withLock { $0.profiles } }
+    var deletes: Int { state.withLock { $0.deletes } }
+
+    func create(accountId: String, details: AccountDetails) throws(ProfileProviderError) -> AccountDetails {
+        try state.withLock { state throws(ProfileProviderError) in
+            switch state.mode {
+            case .unavailable:
+                throw .unavailable
+            case .commitsButAnswersLate:
+                state.profiles[accountId] = details
+                throw .unavailable
+            case .normal:
+                guard state.profiles[accountId] == nil else {
+                    throw .refused(IdentityError(code: ProfileContract.ErrorCode.alreadyExists, message: "exists"))
+                }
+                state.profiles[accountId] = details
+                return details
+            }
+        }
+    }
+
+    func load(accountId: String) throws(ProfileProviderError) -> AccountDetails? {
+        try state.withLock { state throws(ProfileProviderError) in
+            guard state.mode != .unavailable else { throw .unavailable }
+            return state.profiles[accountId]
+        }
+    }
+
+    func delete(accountId: String) throws(ProfileProviderError) -> Bool {
+        try state.withLock { state throws(ProfileProviderError) in
+            guard state.mode != .unavailable else { throw .unavailable }
+            state.deletes += 1
+            return state.profiles.removeValue(forKey: accountId) != nil
+        }
+    }
+}

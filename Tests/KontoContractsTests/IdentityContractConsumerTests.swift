@@ -1,0 +1,76 @@
+import Foundation
+import KontoContracts
+import KontoModel
+import KontoTesting
+import KontoWire
+import NIOCore
+import Testing
+
+/// The consumer side of the Identity contract: the Swift types the Gateway uses encode every recorded request (with
+/// its password, since the methods that take one are declared to carry secrets) and decode every recorded answer.
+@Suite("Identity contract, consumer side")
+struct IdentityContractConsumerTests {
+    static let loaded = Result { try ContractExample.samples(of: ContractExample.load(service: "identity")) }
+    static let examples: [ContractExample] = (try? loaded.get()) ?? []
+
+    @Test("the examples load")
+    func load() throws {
+        _ = try Self.loaded.get()
+    }
+
+    @Test("the examples are there and cover every method")
+    func coverage() {
+        #expect(Set(Self.examples.map(\.method)) == Set(IdentityContract.methods))
+    }
+
+    @Test("the examples cover every error code a caller can provoke")
+    func errorCoverage() {
+        let recorded = Set(Self.examples.compactMap(\.error?.code))
+        // Not reproducible by a request alone: a full hashing pool, an unreachable database or Profile, a vanished account.
+        let circumstantial: Set<String> = [
+            IdentityContract.ErrorCode.busy, IdentityContract.ErrorCode.storageUnavailable,
+            IdentityContract.ErrorCode.storageFailure, IdentityContract.ErrorCode.profileUnavailable,
+            AccountError.Code.notFound.rawValue,
+        ]
+        #expect(recorded == Set(IdentityContract.errorCodes).subtracting(circumstantial))
+    }
+
+    @Test("requests and responses round-trip through the contract's types", arguments: examples)
+    func roundTrip(_ example: ContractExample) throws {
+        let codec = try #require(Self.codecs[example.method], "no contract method \(example.method)")
+        #expect(try codec.request(example.request) == example.request)
+        if let response = example.response {
+            #expect(try codec.response(response) == response)
+        }
+    }
+
+    @Test("every recorded error is one the contract declares, and reads back as an IdentityError", arguments: examples.filter { $0.error != nil })
+    func errors(_ example: ContractExample) throws {
+        let error = try #require(example.error)
+        #expect(IdentityContract.errorCodes.contains(error.code))
+        let wire = WireError(code: error.code, message: "m", isRetryable: error.retryable, details: error.details.map { Array($0.utf8) } ?? [])
+        let identity = try #require(IdentityError(wire))
+        #expect(identity.isRetryable == ErrorCatalog.isRetryable(error.code))
+        if error.code == AccountError.Code.throttled.rawValue {
+            #expect(identity.retryAfterSeconds != nil)
+        } else if error.details != nil {
+            #expect(!identity.fields.isEmpty, "details of \(example.name) do not decode as field errors")
+        }
+    }
+
+    static let codecs: [String: ContractCodec] = Dictionary(uniqueKeysWithValues: [
+        ContractCodec.entry(IdentityContract.signUp),
+        ContractCodec.entry(IdentityContract.signInAnonymously),
+        ContractCodec.entry(IdentityContract.login),
+        ContractCodec.entry(IdentityContract.validateSession),
+        ContractCodec.entry(IdentityContract.logout),
+        ContractCodec.entry(IdentityContract.logoutEverywhere),
+        ContractCodec.entry(IdentityContract.reauthenticate),
+        ContractCodec.entry(IdentityContract.changePassword),
+        ContractCodec.entry(IdentityContract.changeUserId),
+        ContractCodec.entry(IdentityContract.requestPasswordReset),
+        ContractCodec.entry(IdentityContract.confirmPasswordReset),
+        ContractCodec.entry(IdentityContract.delete),
+        ContractCodec.entry(HealthContract.check),
+    ])
+}
