@@ -137,7 +137,8 @@ struct IdentityStoreAccountTests {
         fixture.clock.advance(by: .seconds(21))
         _ = try await fixture.login()
         // The userId's count is cleared; the address keeps its own.
-        let counts = try await fixture.storage.failures(keys: ["user:leland@stanford.edu", "address:192.0.2.1"], at: fixture.clock.now, window: .seconds(3_600))
+        let keys = fixture.store.throttleKeys(normalizedUserId: "leland@stanford.edu", clientAddress: "192.0.2.1")
+        let counts = try await fixture.storage.failures(keys: keys, at: fixture.clock.now, window: .seconds(3_600))
         #expect(counts.map(\.count) == [0, 4])
     }
 

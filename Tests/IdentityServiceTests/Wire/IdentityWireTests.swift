@@ -63,6 +63,26 @@ struct IdentityWireTests {
         }
     }
 
+    @Test("a 64 KiB userId is refused at sign-up and never reaches an index; a login with one is just wrong", arguments: IdentityStorageKind.allCases)
+    func oversizedUserId(kind: IdentityStorageKind) async throws {
+        try await IdentityServiceHarness.withServices(kind) { running in
+            let huge = String(repeating: "u", count: 65_536) + "@example.org"
+            let error = try #require(await wireError { try await running.identity.signUp(huge) })
+            #expect(error.code == AccountError.Code.validationFailed.rawValue)
+            #expect(AccountFieldError.fields(fromWireDetails: error.details).map(\.code) == [.valueTooLarge])
+            for _ in 0..<2 {
+                #expect(await wireErrorCode { try await running.identity.login(huge, address: String(repeating: "a", count: 65_536)) } == AccountError.Code.wrongCredentials.rawValue)
+            }
+            let signedUp = try await running.identity.signUp("leland@stanford.edu")
+            #expect(await wireErrorCode {
+                try await running.identity.call(IdentityContract.changeUserId, IdentityChangeUserIdRequest(token: signedUp.session.token, userId: huge))
+            } == AccountError.Code.validationFailed.rawValue)
+            #expect(await wireErrorCode {
+                try await running.identity.call(IdentityContract.requestPasswordReset, IdentityPasswordResetRequest(userId: huge))
+            } == nil)
+        }
+    }
+
     @Test("every bad input answers with all of its field errors", arguments: IdentityStorageKind.allCases)
     func fieldErrors(kind: IdentityStorageKind) async throws {
         try await IdentityServiceHarness.withServices(kind) { running in

@@ -1,3 +1,5 @@
+import Crypto
+import Foundation
 import KontoContracts
 import KontoModel
 import Logging
@@ -48,13 +50,19 @@ extension IdentityStore {
     }
 
     /// The throttling keys of an attempt: the userId's first (a success clears it), then the client address's.
+    ///
+    /// Keys are SHA-256 digests (hex) of what they count: bounded whatever the input (a 64 KiB userId must not break
+    /// the failures table's index), and the table holds no userIds or addresses in clear.
     func throttleKeys(normalizedUserId: String, clientAddress: String?) -> [String] {
-        var keys = ["user:" + normalizedUserId]
+        var keys = ["user:" + Self.digest(normalizedUserId)]
         if let clientAddress, !clientAddress.isEmpty {
-            // Bounded: an address is at most an IPv6 literal with zone; anything longer is cut, never stored whole.
-            keys.append("address:" + String(decoding: clientAddress.utf8.prefix(64), as: UTF8.self))
+            keys.append("address:" + Self.digest(clientAddress))
         }
         return keys
+    }
+
+    static func digest(_ text: String) -> String {
+        SHA256.hash(data: Array(text.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
     /// Refuses the attempt with `account.throttled` while any key is locked.

@@ -83,6 +83,9 @@ extension IdentityStore {
     }
 
     func checkUserId(_ userId: String) throws(IdentityError) {
+        guard userId.utf8.count <= UserIdNormalization.maximumBytes else {
+            throw IdentityError(AccountError(code: .validationFailed, fields: [UserIdNormalization.tooLongField]))
+        }
         try checkValue(.string(userId), identifier: UserIdKey.identifier)
     }
 

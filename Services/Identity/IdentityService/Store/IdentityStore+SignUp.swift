@@ -156,18 +156,19 @@ extension IdentityStore {
             values[identifier] = nil
         }
         let profileValues = values
-        if !userId.isEmpty {
+        var required = configuration.requiredIdentifiers
+        if userId.utf8.count > UserIdNormalization.maximumBytes {
+            fields.append(UserIdNormalization.tooLongField)
+            required.removeAll { $0 == UserIdKey.identifier }
+        } else if !userId.isEmpty {
             values[UserIdKey.identifier] = .string(userId)
         }
         if password.utf8Count > PasswordHashingPool.maximumPasswordBytes {
             // Not matched against the rules either: an oversized value is refused before any work on it.
             fields.append(Self.passwordTooLongField)
+            required.removeAll { $0 == PasswordKey.identifier }
         } else if !password.value.isEmpty {
             values[PasswordKey.identifier] = .string(password.value)
-        }
-        var required = configuration.requiredIdentifiers
-        if password.utf8Count > PasswordHashingPool.maximumPasswordBytes {
-            required.removeAll { $0 == PasswordKey.identifier }
         }
         do {
             try configuration.validate(AccountDetails(values: values, userIdType: configuration.userIdType), requiring: required)
