@@ -72,6 +72,7 @@ let package = Package(
         .target(
             name: "KontoTesting",
             dependencies: [
+                "KontoWire",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

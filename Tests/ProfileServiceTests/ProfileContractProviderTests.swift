@@ -2,7 +2,6 @@ import Foundation
 import KontoContracts
 import KontoTesting
 import KontoWire
-import NIOCore
 import ProfileService
 import Testing
 
@@ -14,20 +13,9 @@ struct ProfileContractProviderTests {
     func answersAsRecorded(storage: StorageKind) async throws {
         let examples = try ContractExample.load(service: "profile")
         let accounts = try ProfileServiceHarness.contractAccounts()
-        try await ProfileServiceHarness.withService(storage: storage, accounts: accounts) { client, _ in
-            var bindings = ContractBindings()
-            for example in examples {
-                do {
-                    let answer = try await client.callRaw(example.method, payload: ByteBuffer(string: try example.request(with: bindings)))
-                    let differences = try example.mismatches(inResponse: answer.readableBytesView, bindings: &bindings)
-                    #expect(differences.isEmpty, "\(example.name): \(differences)")
-                } catch let error as WireError {
-                    let details = error.details.isEmpty ? nil : try ContractExample.canonical(json: error.details)
-                    let actual = ContractExample.ExpectedError(code: error.code, retryable: error.isRetryable, details: details)
-                    let differences = try example.mismatches(inError: actual, bindings: &bindings)
-                    #expect(differences.isEmpty, "\(example.name): \(differences)")
-                }
-            }
+        let differences = try await ProfileServiceHarness.withService(storage: storage, accounts: accounts) { client, _ in
+            try await ContractExample.replay(examples, on: client)
         }
+        #expect(differences.isEmpty, "\(differences)")
     }
 }

@@ -38,22 +38,6 @@ struct ProfileProcessTests {
         return WireClient(configuration: configuration, logger: ProfileServiceHarness.logger)
     }
 
-    /// Calls until an answer comes, while the failures are retryable; bounded by `seconds`.
-    static func eventually<Response: Sendable>(
-        seconds: Int = 60,
-        _ call: @Sendable () async throws -> Response
-    ) async throws -> Response {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while true {
-            do {
-                return try await call()
-            } catch let error as WireError where error.isRetryable && ContinuousClock.now < deadline {
-                // The client's own reconnect backoff paces these attempts.
-                try await Task.sleep(for: .milliseconds(50))
-            }
-        }
-    }
-
     @Test("serves over PostgreSQL, fails fast while the database is down, recovers, and stops on SIGTERM")
     func outageAndShutdown() async throws {
         let cluster = try await TemporaryPostgresCluster.start()
@@ -66,7 +50,7 @@ struct ProfileProcessTests {
         do {
             let client = Self.client(port: port)
             try await RunningServices.with([client], logger: ProfileServiceHarness.logger) {
-                let health = try await Self.eventually { try await client.call(HealthContract.check, .init()) }
+                let health = try await Eventually.answer { try await client.call(HealthContract.check, .init()) }
                 #expect(health.status == .ready)
 
                 var details = AccountDetails()
@@ -87,7 +71,7 @@ struct ProfileProcessTests {
                 #expect(process.isRunning)
 
                 try await cluster.start()
-                let loaded = try await Self.eventually {
+                let loaded = try await Eventually.answer {
                     do {
                         return try await client.call(ProfileContract.load, .init(accountId: "acc-1", keys: ["name"]))
                     } catch let error as WireError where error.code == ProfileContract.ErrorCode.storageUnavailable {
@@ -96,7 +80,7 @@ struct ProfileProcessTests {
                 }
                 #expect(loaded.details[\.name]?.givenName == "Ada")
                 #expect(loaded.version == 1)
-                let up = try await Self.eventually { try await client.call(HealthContract.check, .init()) }
+                let up = try await Eventually.answer { try await client.call(HealthContract.check, .init()) }
                 #expect(up.status == .ready)
             }
             process.signal(SIGTERM)
@@ -253,7 +237,7 @@ extension ProfileProcessTests {
                 let sigterm = Flag()
                 let reports = try await RunningServices.with(clients, logger: logger) {
                     for client in clients {
-                        _ = try await Self.eventually { try await client.call(HealthContract.check, .init()) }
+                        _ = try await Eventually.answer { try await client.call(HealthContract.check, .init()) }
                     }
                     for caller in 0..<Self.callers {
                         var details = AccountDetails()
@@ -349,7 +333,7 @@ extension ProfileProcessTests {
                 try await cluster.start()
                 let client = Self.client(port: port)
                 try await RunningServices.with([client], logger: ProfileServiceHarness.logger) {
-                    let health = try await Self.eventually { try await client.call(HealthContract.check, .init()) }
+                    let health = try await Eventually.answer { try await client.call(HealthContract.check, .init()) }
                     #expect(health.status == .ready)
                     var details = AccountDetails()
                     details[\.name] = PersonName(givenName: "Ada", familyName: "Lovelace")

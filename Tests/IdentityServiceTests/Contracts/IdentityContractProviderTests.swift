@@ -3,7 +3,6 @@ import IdentityService
 import KontoContracts
 import KontoTesting
 import KontoWire
-import NIOCore
 import Testing
 
 /// The provider side of the Identity contract: a running Identity (with Profile) answers every recorded request
@@ -20,20 +19,9 @@ struct IdentityContractProviderTests {
     @Test("the service answers every example as recorded", arguments: IdentityStorageKind.allCases)
     func answersAsRecorded(kind: IdentityStorageKind) async throws {
         let examples = try ContractExample.load(service: "identity")
-        try await IdentityServiceHarness.withServices(kind, options: Self.options) { running in
-            var bindings = ContractBindings()
-            for example in examples {
-                do {
-                    let answer = try await running.identity.callRaw(example.method, payload: ByteBuffer(string: try example.request(with: bindings)))
-                    let differences = try example.mismatches(inResponse: answer.readableBytesView, bindings: &bindings)
-                    #expect(differences.isEmpty, "\(example.name): \(differences)")
-                } catch let error as WireError {
-                    let details = error.details.isEmpty ? nil : try ContractExample.canonical(json: error.details)
-                    let actual = ContractExample.ExpectedError(code: error.code, retryable: error.isRetryable, details: details)
-                    let differences = try example.mismatches(inError: actual, bindings: &bindings)
-                    #expect(differences.isEmpty, "\(example.name): \(differences)")
-                }
-            }
+        let differences = try await IdentityServiceHarness.withServices(kind, options: Self.options) { running in
+            try await ContractExample.replay(examples, on: running.identity)
         }
+        #expect(differences.isEmpty, "\(differences)")
     }
 }

@@ -27,18 +27,6 @@ struct IdentityProcessTests {
         return environment
     }
 
-    /// Calls until an answer comes, while the failures are retryable; bounded by `seconds`.
-    static func eventually<Response: Sendable>(seconds: Int = 60, _ call: @Sendable () async throws -> Response) async throws -> Response {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while true {
-            do {
-                return try await call()
-            } catch let error as WireError where error.isRetryable && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(50))
-            }
-        }
-    }
-
     @Test("sign up, log in, validate and delete through konto-identity and konto-profile processes; both stop on SIGTERM")
     func endToEnd() async throws {
         try await TestDatabase.withFreshDatabase(logger: IdentityServiceHarness.logger) { database in
@@ -50,9 +38,9 @@ struct IdentityProcessTests {
             do {
                 let client = IdentityServiceHarness.client(port: identityPort, service: "identity-process-test")
                 try await RunningServices.with([client], logger: IdentityServiceHarness.logger) {
-                    let health = try await Self.eventually { try await client.call(HealthContract.check, .init()) }
+                    let health = try await Eventually.answer { try await client.call(HealthContract.check, .init()) }
                     #expect(health.status == .ready)
-                    let signedUp = try await Self.eventually {
+                    let signedUp = try await Eventually.answer {
                         try await client.signUp("ada@example.org", password: "analytical engine", details: ["email": .string("ada@example.org")])
                     }
                     let session = try await client.login("ADA@example.org", password: "analytical engine")
