@@ -270,6 +270,8 @@ public final class WireServer: Service, Sendable {
         } catch {
             outcome = .failure(error)
         }
+        // The context's logger is built only when something is logged: building it sets metadata, which a stream
+        // log handler renders at once (measured: 2% of the server's time at 64 connections, spent on every answer).
         return Self.answerFrame(id: id, outcome: outcome, maxFrameLength: maxFrameLength, logger: context.logger)
     }
 
@@ -280,13 +282,13 @@ public final class WireServer: Service, Sendable {
         id: UInt64,
         outcome: Result<ByteBuffer, any Error>,
         maxFrameLength: Int,
-        logger: Logger
+        logger: @autoclosure () -> Logger
     ) -> WireFrame {
         let body: WireErrorBody
         switch outcome {
         case .success(let payload):
             guard payload.readableBytes + WireFrame.headerSize <= maxFrameLength else {
-                logger.warning("Wire response exceeds the maximum frame length")
+                logger().warning("Wire response exceeds the maximum frame length")
                 return Self.errorFrame(.frameTooLarge(payload.readableBytes + WireFrame.headerSize, max: maxFrameLength), id: id)
             }
             return WireFrame(correlationID: id, message: .response(.init(payload: payload)))
@@ -302,7 +304,7 @@ public final class WireServer: Service, Sendable {
         case .failure(is CancellationError):
             return Self.errorFrame(.shuttingDown, id: id)
         case .failure(let error):
-            logger.error("Wire method handler failed", metadata: ["konto.error": "\(error)"])
+            logger().error("Wire method handler failed", metadata: ["konto.error": "\(error)"])
             return Self.errorFrame(
                 WireError(code: WireError.Code.internalError, message: "internal error"),
                 id: id
@@ -311,7 +313,7 @@ public final class WireServer: Service, Sendable {
         let frame = WireFrame(correlationID: id, message: .error(body))
         // Details that would not fit in a frame are dropped: the code and message still go out.
         guard WireFrameCodec.encodedSize(frame) - WireFrame.lengthFieldSize > maxFrameLength else { return frame }
-        logger.warning("Wire error details exceed the maximum frame length")
+        logger().warning("Wire error details exceed the maximum frame length")
         var trimmed = body
         trimmed.details = []
         return WireFrame(correlationID: id, message: .error(trimmed))
