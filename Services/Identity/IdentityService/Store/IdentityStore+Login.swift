@@ -16,7 +16,7 @@ extension IdentityStore {
         let normalizedUserId = UserIdNormalization.normalized(request.userId, type: configuration.userIdType)
         let keys = throttleKeys(normalizedUserId: normalizedUserId, clientAddress: request.clientAddress)
         let now = clock()
-        try await checkThrottle(keys, at: now)
+        let counts = try await checkThrottle(keys, at: now)
         let credential = try await stored { () async throws(IdentityStorageError) in
             try await storage.credential(normalizedUserId: normalizedUserId)
         }
@@ -29,7 +29,10 @@ extension IdentityStore {
             throw Self.wrongCredentials
         }
         let accountId = credential.accountId
-        try await stored { () async throws(IdentityStorageError) in try await storage.clearFailures(key: keys[0]) }
+        if counts[0].count > 0 {
+            // Only when there is something to forget: most logins then write nothing before their session.
+            try await stored { () async throws(IdentityStorageError) in try await storage.clearFailures(key: keys[0]) }
+        }
         if hashing.hasher.needsRehash(hash) {
             await rehash(request.password, accountId: accountId)
         }
@@ -66,13 +69,16 @@ extension IdentityStore {
     }
 
     /// Refuses the attempt with `account.throttled` while any key is locked.
-    func checkThrottle(_ keys: [String], at now: Timestamp) async throws(IdentityError) {
+    /// Returns the keys' current counts.
+    @discardableResult
+    func checkThrottle(_ keys: [String], at now: Timestamp) async throws(IdentityError) -> [FailureCount] {
         let counts = try await stored { () async throws(IdentityStorageError) in
             try await storage.failures(keys: keys, at: now, window: options.throttle.window)
         }
         if let seconds = options.throttle.retryAfter(counts, at: now) {
             throw .throttled(retryAfterSeconds: seconds)
         }
+        return counts
     }
 
     /// Counts a failed password check (login, reauthentication, a security-related operation's current password).
