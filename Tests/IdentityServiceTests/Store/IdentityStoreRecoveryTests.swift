@@ -91,6 +91,26 @@ struct IdentityStoreRecoveryTests {
         #expect(account.accountId != orphan)
     }
 
+    @Test("an anonymous upgrade whose profile create committed but answered late can be retried")
+    func upgradeRetryAfterLateProfile() async throws {
+        let fixture = try IdentityFixture()
+        let anonymous = try await fixture.store.signInAnonymously(IdentityClientRequest())
+        let request = IdentitySignUpRequest(
+            userId: "leland@stanford.edu",
+            password: SecretString("correct horse battery"),
+            details: AccountDetails(values: ["email": .string("leland@stanford.edu")]),
+            anonymousSession: anonymous.session.token
+        )
+        fixture.profile.mode = .unavailable
+        #expect(await identityError { try await fixture.store.signUp(request) }?.code == IdentityContract.ErrorCode.profileUnavailable)
+        // The create that timed out commits after Identity gave up (and after anything it sent to undo it).
+        fixture.profile.mode = .normal
+        _ = try fixture.profile.create(accountId: anonymous.accountId, details: AccountDetails())
+        let upgraded = try await fixture.store.signUp(request)
+        #expect(upgraded.accountId == anonymous.accountId)
+        #expect(try await fixture.login().accountId == anonymous.accountId)
+    }
+
     @Test("a sign-up whose process died after reserving is abandoned after the stale age, profile included")
     func staleReservation() async throws {
         let fixture = try IdentityFixture()

@@ -92,9 +92,14 @@ extension IdentityStore {
         let accountId = session.accountId
         let storedDetails: AccountDetails
         do {
+            // An anonymous account holds no profile: one found here is what an earlier upgrade left when its create
+            // answered late but committed. It goes first, or this retry would be refused as profile.alreadyExists.
+            _ = try await profile.delete(accountId: accountId)
             storedDetails = try await profile.create(accountId: accountId, details: details)
+        } catch let .refused(refusal) {
+            throw refusal
         } catch {
-            try await scheduleCleanup(accountId: accountId, after: error)
+            throw .profileUnavailable
         }
         let answer = accountDetails(storedDetails, accountId: accountId, userId: userId)
         do {
@@ -130,18 +135,6 @@ extension IdentityStore {
             let cleanupAt = clock().adding(options.profileCleanupDelay)
             try await stored { () async throws(IdentityStorageError) in try await storage.abandonAccount(accountId: accountId, profileCleanupAt: cleanupAt) }
             logger.warning("sign-up abandoned: profile unavailable", metadata: ["konto.account_id": "\(accountId)"])
-            throw .profileUnavailable
-        }
-    }
-
-    /// After a failed `profile.create` for an existing (anonymous) account: a late create must not leave details
-    /// behind, so its profile is deleted after the delay. Anonymous accounts hold no profile, so nothing is lost.
-    private func scheduleCleanup(accountId: String, after error: ProfileProviderError) async throws(IdentityError) -> Never {
-        switch error {
-        case let .refused(refusal):
-            throw refusal
-        case .unavailable:
-            _ = try? await profile.delete(accountId: accountId)
             throw .profileUnavailable
         }
     }
