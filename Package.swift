@@ -46,6 +46,7 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             path: "Shared/KontoRuntime",
             swiftSettings: swiftSettings
@@ -143,11 +144,8 @@ let package = Package(
             name: "konto-identity",
             dependencies: [
                 "IdentityService",
-                "KontoModel",
                 "KontoRuntime",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             path: "Services/Identity/konto-identity",
             swiftSettings: swiftSettings
@@ -156,11 +154,8 @@ let package = Package(
             name: "konto-profile",
             dependencies: [
                 "ProfileService",
-                "KontoModel",
                 "KontoRuntime",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             path: "Services/Profile/konto-profile",
             swiftSettings: swiftSettings
