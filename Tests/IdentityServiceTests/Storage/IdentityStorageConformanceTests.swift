@@ -249,6 +249,59 @@ struct IdentityStorageConformanceTests {
         }
     }
 
+    @Test("a login's lookup gives the keys' counts and the credential together, as the two reads would", arguments: IdentityStorageKind.allCases)
+    func loginLookup(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            let window = Duration.seconds(100)
+            let now = Self.t0.adding(.seconds(20))
+            let keys = ["user:a", "address:x", "user:b"]
+            // Nothing at all: no counts, no account.
+            #expect(try await storage.loginLookup(normalizedUserId: "leland@stanford.edu", keys: keys, at: now, window: window) == LoginLookup(counts: [.none, .none, .none], credential: nil))
+            try await storage.recordFailures(keys: ["address:x", "user:a"], at: Self.t0, window: window)
+            try await storage.recordFailures(keys: ["user:a"], at: Self.t0.adding(.seconds(10)), window: window)
+            try await storage.recordFailures(keys: ["user:b"], at: Self.t0.adding(.seconds(-200)), window: window)
+            // Counts without an account; a pending account is no account.
+            try await storage.reserveAccount(Self.credential("a1", "Leland@Stanford.edu"))
+            let expectedCounts = [FailureCount(count: 2, lastFailureAt: Self.t0.adding(.seconds(10))), FailureCount(count: 1, lastFailureAt: Self.t0), .none]
+            #expect(try await storage.loginLookup(normalizedUserId: "leland@stanford.edu", keys: keys, at: now, window: window) == LoginLookup(counts: expectedCounts, credential: nil))
+            try await storage.activateAccount(accountId: "a1", session: Self.session("s1", account: "a1", byte: 1), events: [])
+            // Both, the same as the two separate reads.
+            let lookup = try await storage.loginLookup(normalizedUserId: "leland@stanford.edu", keys: keys, at: now, window: window)
+            #expect(lookup.counts == expectedCounts)
+            #expect(lookup.counts == (try await storage.failures(keys: keys, at: now, window: window)))
+            #expect(lookup.credential == (try await storage.credential(normalizedUserId: "leland@stanford.edu")))
+            #expect(lookup.credential?.accountId == "a1")
+            // An account without failures.
+            #expect(try await storage.loginLookup(normalizedUserId: "leland@stanford.edu", keys: ["user:c"], at: now, window: window).counts == [.none])
+        }
+    }
+
+    @Test("a session is created with its events in order, only for an account that exists and is not pending", arguments: IdentityStorageKind.allCases)
+    func createSession(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await storage.reserveAccount(Self.credential("a1", "leland@stanford.edu"))
+            for accountId in ["a1", "missing"] {
+                do {
+                    try await storage.createSession(Self.session("s-\(accountId)", account: accountId, byte: 9), events: [Self.event(accountId, .passwordChanged)])
+                    Issue.record("a session for \(accountId)")
+                } catch {
+                    #expect((error as? IdentityStorageError)?.code == .notFound)
+                }
+            }
+            #expect(try await storage.session(tokenHash: [UInt8](repeating: 9, count: 32)) == nil)
+            #expect(try await storage.pendingEvents(limit: 10).isEmpty)
+            try await storage.activateAccount(accountId: "a1", session: Self.session("s1", account: "a1", byte: 1), events: [])
+            let events = [Self.event("a1", .associatedAccount(AccountDetails())), Self.event("a1", .sessionsRevoked), Self.event("a1", .passwordChanged)]
+            try await storage.createSession(Self.session("s2", account: "a1", byte: 2), events: events)
+            #expect(try await storage.session(tokenHash: [UInt8](repeating: 2, count: 32))?.id == "s2")
+            #expect(try await storage.pendingEvents(limit: 10) == events)
+            // No events: the session alone.
+            try await storage.createSession(Self.session("s3", account: "a1", byte: 3), events: [])
+            #expect(try await storage.session(tokenHash: [UInt8](repeating: 3, count: 32))?.id == "s3")
+            #expect(try await storage.pendingEvents(limit: 10).count == 3)
+        }
+    }
+
     @Test("a reset token works once, not after expiry, and ends every session", arguments: IdentityStorageKind.allCases)
     func resetTokens(kind: IdentityStorageKind) async throws {
         try await kind.withStorage { storage in

@@ -16,10 +16,14 @@ extension IdentityStore {
         let normalizedUserId = UserIdNormalization.normalized(request.userId, type: configuration.userIdType)
         let keys = throttleKeys(normalizedUserId: normalizedUserId, clientAddress: request.clientAddress)
         let now = clock()
-        let counts = try await checkThrottle(keys, at: now)
-        let credential = try await stored { () async throws(IdentityStorageError) in
-            try await storage.credential(normalizedUserId: normalizedUserId)
+        let lookup = try await stored { () async throws(IdentityStorageError) in
+            try await storage.loginLookup(normalizedUserId: normalizedUserId, keys: keys, at: now, window: options.throttle.window)
         }
+        if let seconds = options.throttle.retryAfter(lookup.counts, at: now) {
+            throw .throttled(retryAfterSeconds: seconds)
+        }
+        let counts = lookup.counts
+        let credential = lookup.credential
         let hash = credential?.passwordHash.flatMap(PasswordHash.init(encoded:))
         let matches = try await hashing { try await hashing.verify(request.password.value, against: hash) }
         guard matches, let credential, let hash else {

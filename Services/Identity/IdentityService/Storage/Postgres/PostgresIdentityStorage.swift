@@ -175,15 +175,36 @@ public struct PostgresIdentityStorage: IdentityStorage {
     // MARK: Sessions
 
     public func createSession(_ session: StoredSession, events: [AccountEvent]) async throws(IdentityStorageError) {
-        try await transaction { connection, logger in
-            let rows = try await connection.query(
-                "SELECT 1 FROM identity.credentials WHERE account_id = \(session.accountId) AND NOT pending FOR SHARE",
+        // One statement (atomic on its own, one round trip instead of five): the session and its events are
+        // written only when the account row exists and is not pending, and that row is locked against a
+        // concurrent delete until the statement ends.
+        let created = try await run { client, logger in
+            let outbox = try OutboxRows(events)
+            let rows = try await client.query(
+                """
+                WITH account AS (
+                    SELECT account_id FROM identity.credentials WHERE account_id = \(session.accountId) AND NOT pending FOR SHARE
+                ), created AS (
+                    INSERT INTO identity.sessions (id, account_id, token_hash, created_at, idle_expires_at, absolute_expires_at, privileged_until)
+                    SELECT \(session.id), account_id, \(ByteBuffer(bytes: session.tokenHash)), \(session.createdAt.date),
+                           \(session.idleExpiresAt.date), \(session.absoluteExpiresAt.date), \(session.privilegedUntil?.date)
+                    FROM account
+                    RETURNING account_id
+                ), events AS (
+                    INSERT INTO identity.outbox (event_id, account_id, type, event, occurred_at)
+                    SELECT e.event_id, e.account_id, e.type, e.event::jsonb, e.occurred_at
+                    FROM created, unnest(\(outbox.ids)::uuid[], \(outbox.accountIds)::text[], \(outbox.types)::text[],
+                                         \(outbox.documents)::text[], \(outbox.times)::timestamptz[])
+                        WITH ORDINALITY AS e(event_id, account_id, type, event, occurred_at, ordinal)
+                    ORDER BY e.ordinal
+                )
+                SELECT count(*) FROM created
+                """,
                 logger: logger
             )
-            guard try await rows.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
-            try await Self.insert(session, on: connection, logger: logger)
-            try await Self.append(events, on: connection, logger: logger)
+            return try await rows.decode(Int.self).all().first ?? 0
         }
+        guard created == 1 else { throw IdentityStorageError(.notFound) }
     }
 
     public func session(tokenHash: [UInt8]) async throws(IdentityStorageError) -> StoredSession? {
@@ -276,6 +297,43 @@ public struct PostgresIdentityStorage: IdentityStorage {
             return found
         }
         return keys.map { found[$0] ?? .none }
+    }
+
+    /// One statement: the failure counts aggregated into one row (always there), the credential joined to it.
+    public func loginLookup(normalizedUserId: String, keys: [String], at now: Timestamp, window: Duration) async throws(IdentityStorageError) -> LoginLookup {
+        let windowStart = Timestamp(milliseconds: now.milliseconds - window.milliseconds)
+        return try await run { client, logger in
+            let rows = try await client.query(
+                """
+                SELECT f.keys, f.counts, f.lasts, c.account_id, c.user_id, c.password_hash, c.created_at
+                FROM (
+                    SELECT array_agg(key) AS keys, array_agg(count) AS counts, array_agg(last_failure_at) AS lasts
+                    FROM identity.login_failures WHERE key = ANY(\(keys)) AND last_failure_at >= \(windowStart.date)
+                ) AS f
+                LEFT JOIN identity.credentials AS c ON c.normalized_user_id = \(normalizedUserId) AND NOT c.pending
+                """,
+                logger: logger
+            )
+            var found: [String: FailureCount] = [:]
+            var credential: StoredCredential?
+            for try await (failedKeys, counts, lasts, accountId, userId, passwordHash, createdAt)
+                in rows.decode(([String]?, [Int32]?, [Date]?, String?, String?, String?, Date?).self) {
+                for (index, key) in (failedKeys ?? []).enumerated() {
+                    guard let counts, let lasts, index < counts.count, index < lasts.count else { break }
+                    found[key] = FailureCount(count: Int(counts[index]), lastFailureAt: Timestamp(lasts[index]))
+                }
+                if let accountId, let createdAt {
+                    credential = StoredCredential(
+                        accountId: accountId,
+                        userId: userId,
+                        normalizedUserId: normalizedUserId,
+                        passwordHash: passwordHash,
+                        createdAt: Timestamp(createdAt)
+                    )
+                }
+            }
+            return LoginLookup(counts: keys.map { found[$0] ?? .none }, credential: credential)
+        }
     }
 
     public func clearFailures(key: String) async throws(IdentityStorageError) {
@@ -426,19 +484,21 @@ public struct PostgresIdentityStorage: IdentityStorage {
         )
     }
 
+    /// Every event in one statement, in order (the outbox's position follows the insert order).
     private static func append(_ events: [AccountEvent], on connection: PostgresConnection, logger: Logger) async throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        for event in events {
-            let document = String(decoding: try encoder.encode(event), as: UTF8.self)
-            try await connection.query(
-                """
-                INSERT INTO identity.outbox (event_id, account_id, type, event, occurred_at)
-                VALUES (\(event.id), \(event.accountId), \(event.kind.name), \(document)::jsonb, \(event.time))
-                """,
-                logger: logger
-            )
-        }
+        guard !events.isEmpty else { return }
+        let outbox = try OutboxRows(events)
+        try await connection.query(
+            """
+            INSERT INTO identity.outbox (event_id, account_id, type, event, occurred_at)
+            SELECT e.event_id, e.account_id, e.type, e.event::jsonb, e.occurred_at
+            FROM unnest(\(outbox.ids)::uuid[], \(outbox.accountIds)::text[], \(outbox.types)::text[],
+                        \(outbox.documents)::text[], \(outbox.times)::timestamptz[])
+                WITH ORDINALITY AS e(event_id, account_id, type, event, occurred_at, ordinal)
+            ORDER BY e.ordinal
+            """,
+            logger: logger
+        )
     }
 
     private static let uniqueViolation = "23505"
@@ -497,5 +557,26 @@ extension AsyncSequence {
             elements.append(element)
         }
         return elements
+    }
+}
+
+/// Events as the outbox's columns, one array per column, for one `unnest` insert.
+private struct OutboxRows {
+    var ids: [UUID] = []
+    var accountIds: [String] = []
+    var types: [String] = []
+    var documents: [String] = []
+    var times: [Date] = []
+
+    init(_ events: [AccountEvent]) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        for event in events {
+            ids.append(event.id)
+            accountIds.append(event.accountId)
+            types.append(event.kind.name)
+            documents.append(String(decoding: try encoder.encode(event), as: UTF8.self))
+            times.append(event.time)
+        }
     }
 }
