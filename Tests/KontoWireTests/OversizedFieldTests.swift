@@ -41,7 +41,7 @@ struct OversizedFieldTests {
 
     @Test("name fields are cut at 255 bytes by the encoder", arguments: [
         WireFrame(correlationID: 1, message: .error(.init(code: String(repeating: "c", count: 300), message: "m", isRetryable: false))),
-        WireFrame(correlationID: 1, message: .event(.init(topic: String(repeating: "t", count: 70_000), payload: ByteBuffer()))),
+        WireFrame(correlationID: 1, message: .event(.init(subscriptionID: 1, topic: String(repeating: "t", count: 70_000), payload: ByteBuffer()))),
         WireFrame(correlationID: 0, message: .hello(.clientHello(.init(serviceName: String(repeating: "s", count: 70_000), mac: [])))),
         WireFrame(correlationID: 0, message: .welcome(.init(version: 1, serverName: String(repeating: "n", count: 300), methods: [String(repeating: "m", count: 300)], maxInFlight: 1, maxFrameLength: 1))),
         WireFrame(correlationID: 1, message: .request(.init(

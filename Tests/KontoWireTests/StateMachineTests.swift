@@ -185,7 +185,7 @@ struct StateMachineTests {
             Issue.record("expected ping")
             return
         }
-        guard case .closeAndFail(let failing, let error) = machine.heartbeatDue() else {
+        guard case .closeAndFail(let failing, let error, _) = machine.heartbeatDue() else {
             Issue.record("expected close")
             return
         }

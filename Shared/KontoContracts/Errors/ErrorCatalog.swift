@@ -19,6 +19,7 @@ public enum ErrorCatalog {
         .init(WireError.Code.badPayload, http: 500),
         .init(WireError.Code.invalidRequest, http: 500),
         .init(WireError.Code.internalError, http: 500),
+        .init(WireError.Code.cancelled, http: 500),
         .init(WireError.Code.deadlineExceeded, retryable: true, http: 503),
         .init(WireError.Code.overloaded, retryable: true, http: 503),
         .init(WireError.Code.shuttingDown, retryable: true, http: 503),

@@ -5,7 +5,7 @@ import NIOCore
 final class ClientConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = WireFrame
     typealias InboundOut = Never
-    typealias OutboundIn = ClientRequestCommand
+    typealias OutboundIn = ClientCommand
     typealias OutboundOut = WireFrame
 
     private var stateMachine: ClientConnectionStateMachine
@@ -31,7 +31,27 @@ final class ClientConnectionHandler: ChannelDuplexHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let command = Self.unwrapOutboundIn(data)
+        let command: ClientRequestCommand
+        switch Self.unwrapOutboundIn(data) {
+        case .request(let request):
+            command = request
+        case .subscribe(let request, let sink, let opened):
+            let (action, id) = self.stateMachine.openSubscription(request, sink: sink)
+            if case .write = action {
+                opened.succeed(id)
+            } else {
+                opened.fail(WireError.connectionClosed)
+            }
+            self.run(action, context: context, writePromise: promise)
+            return
+        case .acknowledge(let subscriptionID, let deliveryID, let disposition):
+            self.run(self.stateMachine.acknowledge(subscriptionID: subscriptionID, deliveryID: deliveryID, disposition: disposition), context: context, writePromise: promise)
+            return
+        case .cancelSubscription(let id):
+            self.run(self.stateMachine.cancelSubscription(id), context: context, writePromise: promise)
+            self.closeIfDrained(context: context)
+            return
+        }
         let (action, id) = self.stateMachine.sendRequest(command.request, promise: command.promise)
         if case .write = action {
             self.timers[id] = context.eventLoop.assumeIsolated().scheduleTask(in: command.timeout) {
@@ -48,6 +68,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler {
             }
         }
         self.run(action, context: context, writePromise: promise)
+    }
+
+    /// After goaway the connection closes once its last answer is in and its last subscription over.
+    private func closeIfDrained(context: ChannelHandlerContext) {
+        if self.stateMachine.isDrained {
+            context.close(promise: nil)
+        }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -85,14 +112,26 @@ final class ClientConnectionHandler: ChannelDuplexHandler {
         case .fail(let promise, let error):
             writePromise?.succeed()
             promise.fail(error)
+        case .deliver(let sink, let delivery):
+            writePromise?.succeed()
+            sink.yield(delivery)
+        case .endSubscription(let sink, let error):
+            writePromise?.succeed()
+            if let error {
+                sink.finish(throwing: error)
+            } else {
+                sink.finish()
+            }
+            self.closeIfDrained(context: context)
         case .goingAway(let failing, let close):
             self.onGoAway()
             for promise in failing { promise.fail(WireError.shuttingDown) }
             if close { context.close(promise: nil) }
-        case .closeAndFail(let promises, let error):
+        case .closeAndFail(let promises, let error, let sinks):
             writePromise?.fail(error)
             self.handshakePromise.fail(error)
             for promise in promises { promise.fail(error) }
+            for sink in sinks { sink.finish(throwing: error) }
             for timer in self.timers.values { timer.cancel() }
             self.timers.removeAll()
             context.close(promise: nil)

@@ -6,3 +6,12 @@ struct ClientRequestCommand: Sendable {
     var promise: EventLoopPromise<WireResponse>
     var timeout: TimeAmount
 }
+
+/// Everything a client connection is asked to do by its callers.
+enum ClientCommand: Sendable {
+    case request(ClientRequestCommand)
+    /// Open a subscription (`request` carries its credit); its events go to `sink`, its id to `opened`.
+    case subscribe(WireRequest, sink: ClientConnectionStateMachine.WireDeliverySink, opened: EventLoopPromise<UInt64>)
+    case acknowledge(subscriptionID: UInt64, deliveryID: UInt64, disposition: WireAck.Disposition)
+    case cancelSubscription(UInt64)
+}

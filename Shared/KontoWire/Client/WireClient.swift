@@ -77,7 +77,7 @@ public final class WireClient: Service, Sendable {
         var lastError: WireError?
     }
 
-    private let configuration: Configuration
+    let configuration: Configuration
     private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
     private let pool: Mutex<PoolState>
@@ -141,7 +141,7 @@ public final class WireClient: Service, Sendable {
         try Self.checkFrameLength(request, maxFrameLength: connection.maxFrameLength)
         let promise = connection.channel.eventLoop.makePromise(of: WireResponse.self)
         let command = ClientRequestCommand(request: request, promise: promise, timeout: remaining)
-        connection.channel.writeAndFlush(command).whenFailure { _ in
+        connection.channel.writeAndFlush(ClientCommand.request(command)).whenFailure { _ in
             // The channel closed before the handler saw the request; a second completion is ignored.
             promise.fail(WireError.connectionClosed)
         }
@@ -178,7 +178,7 @@ public final class WireClient: Service, Sendable {
         case wait
     }
 
-    private func acquire(deadline: NIODeadline) async throws -> PooledConnection {
+    func acquire(deadline: NIODeadline) async throws -> PooledConnection {
         switch self.pool.withLock({ Self.tryAcquire(&$0) }) {
         case .connection(let connection): return connection
         case .failure(let error): throw error
@@ -255,7 +255,7 @@ public final class WireClient: Service, Sendable {
         return .failure(state.lastError ?? .serviceUnavailable("service is unavailable"))
     }
 
-    private func release(_ connection: PooledConnection) {
+    func release(_ connection: PooledConnection) {
         let handOff = self.pool.withLock { state -> (Waiter, PooledConnection)? in
             for index in state.slots.indices {
                 if case .ready(let current, let inFlight) = state.slots[index], current === connection {

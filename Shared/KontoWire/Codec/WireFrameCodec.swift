@@ -36,6 +36,7 @@ public enum WireFrameCodec {
             if request.timeoutMilliseconds != nil { count += 1 }
             if request.requestID != nil { count += 1 }
             if request.traceParent != nil { count += 1 }
+            if request.credit != nil { count += 1 }
             buffer.writeInteger(count)
             buffer.writeHeader(.method, request.method)
             if let timeout = request.timeoutMilliseconds {
@@ -49,6 +50,11 @@ public enum WireFrameCodec {
             if let traceParent = request.traceParent {
                 buffer.writeHeader(.traceParent, traceParent)
             }
+            if let credit = request.credit {
+                buffer.writeInteger(WireRequestHeaderTag.credit.rawValue)
+                buffer.writeInteger(UInt16(4))
+                buffer.writeInteger(credit)
+            }
             buffer.writeImmutableBuffer(request.payload)
         case .response(let response):
             buffer.writeImmutableBuffer(response.payload)
@@ -58,9 +64,21 @@ public enum WireFrameCodec {
             buffer.writeInteger(error.isRetryable ? UInt8(1) : UInt8(0))
             buffer.writeBytes(error.details)
         case .event(let event):
+            buffer.writeInteger(event.subscriptionID)
             buffer.writeShortString(event.topic, maximum: WireLimits.maximumNameLength)
             buffer.writeImmutableBuffer(event.payload)
-        case .ack, .ping, .pong:
+        case .ack(let ack):
+            switch ack.disposition {
+            case .processed:
+                break
+            case .retry(let reason):
+                buffer.writeInteger(WireAck.NegativeCode.retry.rawValue)
+                buffer.writeShortString(reason, maximum: WireLimits.maximumShortFieldLength)
+            case .reject(let reason):
+                buffer.writeInteger(WireAck.NegativeCode.reject.rawValue)
+                buffer.writeShortString(reason, maximum: WireLimits.maximumShortFieldLength)
+            }
+        case .ping, .pong:
             break
         case .goaway(let goaway):
             buffer.writeInteger(goaway.lastCorrelationID)
@@ -181,10 +199,21 @@ public enum WireFrameCodec {
             let details = body.readBytes(length: body.readableBytes) ?? []
             message = .error(.init(code: code, message: text, isRetryable: retryable == 1, details: details))
         case .event:
+            let subscription = try body.readWireInteger(as: UInt64.self, "event subscription id")
             let topic = try body.readShortString("event topic", maximum: WireLimits.maximumNameLength)
-            message = .event(.init(topic: topic, payload: body.readSlice(length: body.readableBytes)!))
+            message = .event(.init(subscriptionID: subscription, topic: topic, payload: body.readSlice(length: body.readableBytes)!))
         case .ack:
-            message = .ack(.init())
+            guard body.readableBytes > 0 else {
+                message = .ack(.init(.processed))
+                break
+            }
+            let code = try body.readWireInteger(as: UInt8.self, "ack disposition")
+            let reason = try body.readShortString("ack reason", maximum: WireLimits.maximumShortFieldLength)
+            switch WireAck.NegativeCode(rawValue: code) {
+            case .retry: message = .ack(.init(.retry(reason: reason)))
+            case .reject: message = .ack(.init(.reject(reason: reason)))
+            case nil: throw .malformedFrame("unknown ack disposition \(code)")
+            }
         case .ping:
             message = .ping(.init())
         case .pong:
@@ -206,6 +235,7 @@ public enum WireFrameCodec {
         var timeout: UInt32?
         var requestID: String?
         var traceParent: String?
+        var credit: UInt32?
         for _ in 0..<count {
             let tag = try body.readWireInteger(as: UInt8.self, "request header tag")
             let length = try body.readWireInteger(as: UInt16.self, "request header length")
@@ -228,6 +258,10 @@ public enum WireFrameCodec {
             case .traceParent:
                 guard traceParent == nil else { throw .malformedFrame("duplicate traceparent header") }
                 traceParent = try value.readRemainingString("traceparent", maximum: WireLimits.maximumNameLength)
+            case .credit:
+                guard credit == nil else { throw .malformedFrame("duplicate credit header") }
+                guard length == 4 else { throw .malformedFrame("credit header must be 4 bytes") }
+                credit = value.readInteger(as: UInt32.self)
             case nil:
                 // Unknown tags are skipped so that a header can be added without a new version.
                 continue
@@ -239,6 +273,7 @@ public enum WireFrameCodec {
             timeoutMilliseconds: timeout,
             requestID: requestID,
             traceParent: traceParent,
+            credit: credit,
             payload: body.readSlice(length: body.readableBytes)!
         )
     }

@@ -45,6 +45,7 @@ extension WireError {
         public static let internalError = "wire.internalError"
         public static let badPayload = "wire.badPayload"
         public static let invalidRequest = "wire.invalidRequest"
+        public static let cancelled = "wire.cancelled"
     }
 
     public static func frameTooLarge(_ length: Int, max: Int) -> WireError {
@@ -113,6 +114,9 @@ extension WireError {
     public static func invalidRequest(_ reason: String) -> WireError {
         WireError(code: Code.invalidRequest, message: reason)
     }
+
+    /// Sent by a client to cancel one of its requests or subscriptions.
+    public static let cancelled = WireError(code: Code.cancelled, message: "cancelled by the client")
 
     public static func protocolViolation(_ reason: String) -> WireError {
         WireError(code: Code.protocolViolation, message: reason)

@@ -14,4 +14,9 @@ public enum WireLimits {
     public static let maximumByteListCount = Int(UInt8.max)
     /// The most methods a welcome lists.
     public static let maximumMethodCount = Int(UInt16.max)
+    /// Subscriptions one connection may have open at once, unless the server says otherwise.
+    public static let defaultMaximumSubscriptions = 16
+    /// The most credit a server grants one subscription, unless configured otherwise: a client asking for more
+    /// gets this much.
+    public static let defaultMaximumCredit = 1_024
 }

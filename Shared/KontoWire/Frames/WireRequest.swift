@@ -9,6 +9,9 @@ public struct WireRequest: Sendable, Hashable {
     public var requestID: String?
     /// W3C trace context `traceparent` value.
     public var traceParent: String?
+    /// Set on a request that opens a subscription: how many events the server may have unacknowledged on it at
+    /// once (docs/PROTOCOL.md, "Subscriptions").
+    public var credit: UInt32?
     /// Opaque to the wire layer; the typed API puts JSON here.
     public var payload: ByteBuffer
 
@@ -17,12 +20,14 @@ public struct WireRequest: Sendable, Hashable {
         timeoutMilliseconds: UInt32? = nil,
         requestID: String? = nil,
         traceParent: String? = nil,
+        credit: UInt32? = nil,
         payload: ByteBuffer
     ) {
         self.method = method
         self.timeoutMilliseconds = timeoutMilliseconds
         self.requestID = requestID
         self.traceParent = traceParent
+        self.credit = credit
         self.payload = payload
     }
 }
@@ -33,4 +38,5 @@ public enum WireRequestHeaderTag: UInt8, Sendable {
     case timeoutMilliseconds = 2
     case requestID = 3
     case traceParent = 4
+    case credit = 5
 }

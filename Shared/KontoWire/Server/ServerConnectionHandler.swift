@@ -34,6 +34,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     private var deadlineTimer: (due: NIODeadline, task: Scheduled<Void>)?
     private var started = false
     private var logger: Logger
+    /// Open subscriptions' handles, by the correlation id that opened them.
+    private var subscriptions: [UInt64: WireSubscription] = [:]
 
     /// False when the server is at its connection limit: the connection is refused instead of challenged.
     private let admitted: Bool
@@ -145,6 +147,65 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         }
     }
 
+    /// Starts a subscription's handler on the global executor; its last frame is written from here when it ends.
+    private func startSubscription(
+        for request: WireServerRequest,
+        credit: Int,
+        handler: @escaping WireServer.RawSubscriptionHandler,
+        context: ChannelHandlerContext
+    ) {
+        let eventLoop = context.eventLoop
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: eventLoop)
+        let id = request.correlationID
+        let subscription = WireSubscription(id: id, credit: credit) { topic, payload in
+            try await eventLoop.submit {
+                try bound.value.handler.pushEvent(subscriptionID: id, topic: topic, payload: payload, context: bound.value.context)
+            }.get()
+        }
+        self.subscriptions[id] = subscription
+        let maxFrameLength = self.dispatch.maxFrameLength
+        let logger = self.logger
+        self.running[id] = Task {
+            let frame = await WireServer.runSubscription(request, handler: handler, subscription: subscription, maxFrameLength: maxFrameLength, logger: logger)
+            eventLoop.execute { bound.value.handler.endSubscription(frame, context: bound.value.context) }
+        }
+    }
+
+    /// One event of a subscription's handler, written if the subscription has credit; returns its delivery id.
+    private func pushEvent(subscriptionID: UInt64, topic: String, payload: ByteBuffer, context: ChannelHandlerContext) throws -> UInt64 {
+        switch self.stateMachine.push(subscriptionID: subscriptionID, topic: topic, payload: payload) {
+        case .write(let frame):
+            context.writeAndFlush(Self.wrapOutboundOut(frame), promise: nil)
+            return frame.correlationID
+        case .noCredit:
+            // WireSubscription waits for credit before it sends, so this is a defect, not a client's doing.
+            throw WireError(code: WireError.Code.internalError, message: "subscription pushed beyond its credit")
+        case .ended:
+            throw WireError.connectionClosed
+        }
+    }
+
+    /// A subscription's handler ended: write its last frame unless the client cancelled it.
+    private func endSubscription(_ frame: WireFrame, context: ChannelHandlerContext) {
+        let id = frame.correlationID
+        self.running.removeValue(forKey: id)
+        self.subscriptions.removeValue(forKey: id)?.end(.connectionClosed)
+        let (shouldWrite, next) = self.stateMachine.subscriptionEnded(correlationID: id)
+        if case .close = next {
+            let channel = context.channel
+            if shouldWrite {
+                context.writeAndFlush(Self.wrapOutboundOut(frame)).whenComplete { _ in channel.close(promise: nil) }
+            } else {
+                channel.close(promise: nil)
+            }
+            return
+        }
+        if shouldWrite {
+            context.writeAndFlush(Self.wrapOutboundOut(frame), promise: nil)
+        }
+        self.run(next, context: context)
+    }
+
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
         case let idle as IdleStateHandler.IdleStateEvent where idle == .read:
@@ -152,6 +213,12 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             self.run(self.stateMachine.idleTimeout(), context: context)
         case is WireServerShutdownEvent:
             self.run(self.stateMachine.gracefulShutdown(), context: context)
+            // Subscriptions never end by themselves: stop their handlers, whose last frame (wire.shuttingDown)
+            // tells each client to subscribe again elsewhere.
+            for id in self.stateMachine.subscriptionIDs {
+                self.subscriptions[id]?.end(.shuttingDown)
+                self.running[id]?.cancel()
+            }
         default:
             context.fireUserInboundEventTriggered(event)
         }
@@ -168,6 +235,10 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             task.cancel()
         }
         self.running.removeAll()
+        for subscription in self.subscriptions.values {
+            subscription.end(.connectionClosed)
+        }
+        self.subscriptions.removeAll()
         self.deadlineTimer?.task.cancel()
         self.deadlineTimer = nil
         self.deadlines.removeAll()
@@ -234,6 +305,20 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
                 peer: self.stateMachine.peerServiceName ?? ""
             )
             self.startHandler(for: forwarded, context: context)
+        case .subscribe(let id, let request, let credit):
+            let forwarded = WireServerRequest(correlationID: id, request: request, deadline: nil, peer: self.stateMachine.peerServiceName ?? "")
+            guard let handler = self.dispatch.handlers[request.method]?.subscription else {
+                // The state machine only opens subscriptions for methods registered as such.
+                self.endSubscription(WireFrame(correlationID: id, message: .error(WireErrorBody(.unknownMethod(request.method)))), context: context)
+                return
+            }
+            self.startSubscription(for: forwarded, credit: credit, handler: handler, context: context)
+        case .delivered(let subscriptionID, let deliveryID, let disposition):
+            self.subscriptions[subscriptionID]?.deliver(WireDeliveryOutcome(deliveryID: deliveryID, disposition: disposition))
+        case .cancel(let id):
+            self.deadlines.removeValue(forKey: id)
+            self.subscriptions[id]?.end(.cancelled)
+            self.running[id]?.cancel()
         case .read:
             context.read()
         case .close:

@@ -19,6 +19,10 @@ public final class WireServer: Service, Sendable {
         public var secret: WireSecret
         public var maxFrameLength: Int = WireFrame.defaultMaximumLength
         public var maxInFlightPerConnection: Int = 128
+        /// Subscriptions one connection may have open; one more is refused `wire.overloaded` (retryable).
+        public var maxSubscriptionsPerConnection: Int = WireLimits.defaultMaximumSubscriptions
+        /// The most events a subscription may have unacknowledged, whatever credit its client asks for.
+        public var maxCreditPerSubscription: Int = WireLimits.defaultMaximumCredit
         /// Connections served at once; one more is answered `wire.overloaded` (retryable) and closed, so a
         /// flood of connections cannot exhaust memory or file descriptors.
         public var maxConnections: Int = 1_024
@@ -39,6 +43,9 @@ public final class WireServer: Service, Sendable {
     }
 
     public typealias RawHandler = @Sendable (ByteBuffer, WireRequestContext) async throws -> ByteBuffer
+    /// Serves one subscription for as long as it runs: returning (or throwing) ends it with a response (or error)
+    /// frame; it is cancelled when the client cancels, the connection closes or the server shuts down.
+    public typealias RawSubscriptionHandler = @Sendable (ByteBuffer, WireRequestContext, WireSubscription) async throws -> Void
 
     public enum HandlerExecution: Sendable {
         /// Handlers run on Swift's global concurrent executor.
@@ -54,6 +61,8 @@ public final class WireServer: Service, Sendable {
     struct Registration: Sendable {
         var handler: RawHandler
         var execution: HandlerExecution?
+        /// Set for a method that opens a subscription (and then `handler` is never called).
+        var subscription: RawSubscriptionHandler?
     }
 
     private struct State {
@@ -112,6 +121,30 @@ public final class WireServer: Service, Sendable {
         }
     }
 
+    /// Registers a method that opens a subscription (docs/PROTOCOL.md, "Subscriptions"). Register before `run()`.
+    /// The handler runs on the global executor for as long as the subscription lasts.
+    public func registerSubscription<Request, Event>(
+        _ method: WireSubscriptionMethod<Request, Event>,
+        handler: @escaping @Sendable (Request, WireRequestContext, WireSubscriber<Event>) async throws -> Void
+    ) {
+        self.registerRawSubscription(method.name) { payload, context, subscription in
+            let request = try WirePayloadCodec.decode(Request.self, from: payload, userInfo: [:])
+            try await handler(request, context, WireSubscriber(subscription: subscription))
+        }
+    }
+
+    /// Registers a subscription method that works on raw payload bytes. Register before `run()`.
+    public func registerRawSubscription(_ method: String, handler: @escaping RawSubscriptionHandler) {
+        self.state.withLock { state in
+            precondition(!state.isRunning, "register wire methods before running the server")
+            state.handlers[method] = Registration(
+                handler: { _, _ in throw WireError.protocolViolation("\(method) opens a subscription") },
+                execution: .globalExecutor,
+                subscription: handler
+            )
+        }
+    }
+
     /// The address the server listens on, once it does.
     public func localAddress() async throws -> SocketAddress {
         try await self.boundAddress.futureResult.get()
@@ -127,7 +160,10 @@ public final class WireServer: Service, Sendable {
             methods: handlers.keys.sorted(),
             secret: self.configuration.secret,
             maxInFlight: self.configuration.maxInFlightPerConnection,
-            maxFrameLength: self.configuration.maxFrameLength
+            maxFrameLength: self.configuration.maxFrameLength,
+            subscriptionMethods: Set(handlers.filter { $0.value.subscription != nil }.keys),
+            maxSubscriptions: self.configuration.maxSubscriptionsPerConnection,
+            maxCredit: self.configuration.maxCreditPerSubscription
         )
         let dispatch = ServerConnectionHandler.Dispatch(
             handlers: handlers,
@@ -273,6 +309,33 @@ public final class WireServer: Service, Sendable {
         // The context's logger is built only when something is logged: building it sets metadata, which a stream
         // log handler renders at once (measured: 2% of the server's time at 64 connections, spent on every answer).
         return Self.answerFrame(id: id, outcome: outcome, maxFrameLength: maxFrameLength, logger: context.logger)
+    }
+
+    /// The last frame of a subscription: an empty response when its handler returned, else its error.
+    static func runSubscription(
+        _ incoming: WireServerRequest,
+        handler: RawSubscriptionHandler,
+        subscription: WireSubscription,
+        maxFrameLength: Int,
+        logger: Logger
+    ) async -> WireFrame {
+        let context = WireRequestContext(
+            method: incoming.request.method,
+            requestID: incoming.request.requestID,
+            traceParent: incoming.request.traceParent,
+            deadline: nil,
+            peer: incoming.peer,
+            correlationID: incoming.correlationID,
+            baseLogger: logger
+        )
+        let outcome: Result<ByteBuffer, any Error>
+        do {
+            try await handler(incoming.request.payload, context, subscription)
+            outcome = .success(ByteBuffer())
+        } catch {
+            outcome = .failure(error)
+        }
+        return Self.answerFrame(id: incoming.correlationID, outcome: outcome, maxFrameLength: maxFrameLength, logger: context.logger)
     }
 
     /// The frame answering request `id` with its handler's outcome. Never over `maxFrameLength`: an

@@ -25,8 +25,22 @@ public struct ClientConnectionStateMachine {
         case fail(EventLoopPromise<WireResponse>, WireError)
         /// The server sent goaway: stop using this connection; fail what it will not answer.
         case goingAway(failing: [EventLoopPromise<WireResponse>], close: Bool)
-        /// Close the channel and fail everything pending with `error`.
-        case closeAndFail([EventLoopPromise<WireResponse>], WireError)
+        /// Close the channel and fail everything pending with `error`, subscriptions included.
+        case closeAndFail([EventLoopPromise<WireResponse>], WireError, subscriptions: [WireDeliverySink] = [])
+        /// An event of an open subscription, for its consumer.
+        case deliver(WireDeliverySink, WireRawDelivery)
+        /// The server ended the subscription: finish its stream, with the error if it sent one.
+        case endSubscription(WireDeliverySink, WireError?)
+    }
+
+    /// Where a subscription's events go: its consumer's stream.
+    public typealias WireDeliverySink = AsyncThrowingStream<WireRawDelivery, any Error>.Continuation
+
+    struct Subscription {
+        var credit: Int
+        /// Deliveries received and not acknowledged yet; the server may never have more than `credit`.
+        var unacknowledged: Set<UInt64> = []
+        var sink: WireDeliverySink
     }
 
     enum State {
@@ -40,6 +54,7 @@ public struct ClientConnectionStateMachine {
     private let configuration: Configuration
     private(set) var state: State = .awaitingChallenge
     private var pending: [UInt64: EventLoopPromise<WireResponse>] = [:]
+    private var subscriptions: [UInt64: Subscription] = [:]
     private var nextCorrelationID: UInt64 = 1
     private var pingOutstanding = false
 
@@ -48,6 +63,7 @@ public struct ClientConnectionStateMachine {
     }
 
     public var pendingCount: Int { self.pending.count }
+    public var subscriptionCount: Int { self.subscriptions.count }
 
     public mutating func frameReceived(_ frame: WireFrame) -> Action {
         switch self.state {
@@ -95,14 +111,34 @@ public struct ClientConnectionStateMachine {
         let id = frame.correlationID
         switch frame.message {
         case .response(let response):
+            if let subscription = self.subscriptions.removeValue(forKey: id) {
+                return .endSubscription(subscription.sink, nil)
+            }
             guard let promise = self.pending.removeValue(forKey: id) else { return .none }
             return .succeed(promise, response)
         case .error(let body):
             if id == 0 {
                 return self.closeAndFail(body.wireError)
             }
+            if let subscription = self.subscriptions.removeValue(forKey: id) {
+                return .endSubscription(subscription.sink, body.wireError)
+            }
             guard let promise = self.pending.removeValue(forKey: id) else { return .none }
             return .fail(promise, body.wireError)
+        case .event(let event):
+            // Events of a subscription this side cancelled may still arrive: dropped, never buffered.
+            guard var subscription = self.subscriptions[event.subscriptionID] else { return .none }
+            guard id != 0, !subscription.unacknowledged.contains(id) else {
+                return self.closeAndFail(.protocolViolation("event delivery id \(id) is zero or already unacknowledged"))
+            }
+            // The credit is what this side can buffer: a server sending more is broken or hostile.
+            guard subscription.unacknowledged.count < subscription.credit else {
+                return self.closeAndFail(.protocolViolation("server sent more events than the subscription's credit"))
+            }
+            subscription.unacknowledged.insert(id)
+            self.subscriptions[event.subscriptionID] = subscription
+            let delivery = WireRawDelivery(subscriptionID: event.subscriptionID, deliveryID: id, topic: event.topic, payload: event.payload)
+            return .deliver(subscription.sink, delivery)
         case .ping:
             return .write(WireFrame(version: version, correlationID: id, message: .pong(.init())))
         case .pong:
@@ -116,8 +152,8 @@ public struct ClientConnectionStateMachine {
                 failing.append(promise)
             }
             return .goingAway(failing: failing, close: self.pending.isEmpty)
-        case .event, .ack:
-            // Subscriptions are not part of the request/response client; ignore rather than fail.
+        case .ack:
+            // Only clients acknowledge.
             return .none
         case .hello, .welcome, .request:
             return self.closeAndFail(.protocolViolation("unexpected \(frame.kind) frame from a server"))
@@ -141,9 +177,47 @@ public struct ClientConnectionStateMachine {
         }
     }
 
+    /// A caller opens a subscription (`request` carries its credit).
+    public mutating func openSubscription(_ request: WireRequest, sink: WireDeliverySink) -> (Action, correlationID: UInt64) {
+        switch self.state {
+        case .ready(let version):
+            let id = self.nextCorrelationID
+            self.nextCorrelationID &+= 1
+            self.subscriptions[id] = Subscription(credit: Int(request.credit ?? 0), sink: sink)
+            return (.write(WireFrame(version: version, correlationID: id, message: .request(request))), id)
+        case .goingAway:
+            return (.endSubscription(sink, .shuttingDown), 0)
+        case .closed(let error):
+            return (.endSubscription(sink, error), 0)
+        case .awaitingChallenge, .awaitingWelcome:
+            return (.endSubscription(sink, .serviceUnavailable("connection is not ready")), 0)
+        }
+    }
+
+    /// The consumer's outcome for a delivery; written only for a delivery still unacknowledged.
+    public mutating func acknowledge(subscriptionID: UInt64, deliveryID: UInt64, disposition: WireAck.Disposition) -> Action {
+        guard let version = self.version, self.subscriptions[subscriptionID]?.unacknowledged.remove(deliveryID) != nil else {
+            return .none
+        }
+        return .write(WireFrame(version: version, correlationID: deliveryID, message: .ack(WireAck(disposition))))
+    }
+
+    /// The consumer stops: the server is told (`wire.cancelled`) and the stream finishes.
+    public mutating func cancelSubscription(_ id: UInt64) -> Action {
+        guard let version = self.version, self.subscriptions.removeValue(forKey: id) != nil else { return .none }
+        return .write(WireFrame(version: version, correlationID: id, message: .error(WireErrorBody(.cancelled))))
+    }
+
+    private var version: UInt8? {
+        switch self.state {
+        case .ready(let version), .goingAway(let version): version
+        default: nil
+        }
+    }
+
     /// Whether a goaway'd connection has nothing left and can close.
     public var isDrained: Bool {
-        if case .goingAway = self.state { return self.pending.isEmpty }
+        if case .goingAway = self.state { return self.pending.isEmpty && self.subscriptions.isEmpty }
         return false
     }
 
@@ -175,7 +249,7 @@ public struct ClientConnectionStateMachine {
 
     public mutating func channelInactive() -> Action {
         if case .closed = self.state {
-            return self.pending.isEmpty ? .none : self.closeAndFail(.connectionClosed)
+            return self.pending.isEmpty && self.subscriptions.isEmpty ? .none : self.closeAndFail(.connectionClosed)
         }
         return self.closeAndFail(.connectionClosed)
     }
@@ -184,6 +258,8 @@ public struct ClientConnectionStateMachine {
         self.state = .closed(error)
         let promises = Array(self.pending.values)
         self.pending.removeAll()
-        return .closeAndFail(promises, error)
+        let sinks = self.subscriptions.values.map(\.sink)
+        self.subscriptions.removeAll()
+        return .closeAndFail(promises, error, subscriptions: sinks)
     }
 }

@@ -13,6 +13,12 @@ public struct ServerConnectionStateMachine: Sendable {
         public var maxInFlight: Int
         public var maxFrameLength: Int
         public var supportedVersions: [UInt8]
+        /// Methods that open a subscription (a subset of `methods`): called with a credit header, never without.
+        public var subscriptionMethods: Set<String>
+        /// Subscriptions open at once on one connection; one more is refused `wire.overloaded`.
+        public var maxSubscriptions: Int
+        /// The most credit one subscription gets; a larger grant is lowered to it.
+        public var maxCredit: Int
 
         public init(
             serverName: String,
@@ -20,7 +26,10 @@ public struct ServerConnectionStateMachine: Sendable {
             secret: WireSecret,
             maxInFlight: Int,
             maxFrameLength: Int = WireFrame.defaultMaximumLength,
-            supportedVersions: [UInt8] = WireProtocolVersion.supported
+            supportedVersions: [UInt8] = WireProtocolVersion.supported,
+            subscriptionMethods: Set<String> = [],
+            maxSubscriptions: Int = WireLimits.defaultMaximumSubscriptions,
+            maxCredit: Int = WireLimits.defaultMaximumCredit
         ) {
             self.serverName = serverName
             self.methods = methods
@@ -28,6 +37,9 @@ public struct ServerConnectionStateMachine: Sendable {
             self.maxInFlight = maxInFlight
             self.maxFrameLength = maxFrameLength
             self.supportedVersions = supportedVersions
+            self.subscriptionMethods = subscriptionMethods
+            self.maxSubscriptions = maxSubscriptions
+            self.maxCredit = maxCredit
         }
     }
 
@@ -39,6 +51,12 @@ public struct ServerConnectionStateMachine: Sendable {
         case writeAndClose(WireFrame)
         /// Hand the request to the application.
         case forward(correlationID: UInt64, request: WireRequest)
+        /// Open a subscription: start its handler, which may have `credit` events unacknowledged at once.
+        case subscribe(correlationID: UInt64, request: WireRequest, credit: Int)
+        /// The client acknowledged (or negatively) a delivery of the subscription.
+        case delivered(subscriptionID: UInt64, deliveryID: UInt64, disposition: WireAck.Disposition)
+        /// The client cancelled this request or subscription: stop its handler; its answer is not written.
+        case cancel(correlationID: UInt64)
         /// Pass the held `read()` on to the channel.
         case read
         case close
@@ -63,12 +81,32 @@ public struct ServerConnectionStateMachine: Sendable {
     private var readHeld = false
     private var lastCorrelationID: UInt64 = 0
 
+    /// A subscription's unacknowledged deliveries, never more than its credit.
+    struct Subscription: Sendable {
+        var credit: Int
+        var outstanding: Set<UInt64> = []
+        /// Cancelled by the client: nothing more is sent, and the id stays taken until the handler returns.
+        var cancelled = false
+    }
+
+    /// Open subscriptions by the correlation id of the request that opened them.
+    private var subscriptions: [UInt64: Subscription] = [:]
+    /// Unacknowledged deliveries: delivery id to subscription id.
+    private var deliveries: [UInt64: UInt64] = [:]
+    /// Delivery ids are the server's own numbering, per connection, from 1.
+    private var nextDeliveryID: UInt64 = 1
+
     public init(configuration: Configuration) {
         self.configuration = configuration
         self.methods = Set(configuration.methods)
     }
 
     public var inFlightCount: Int { self.inFlight.count }
+    public var subscriptionCount: Int { self.subscriptions.count }
+    /// The open subscriptions, which a graceful shutdown ends.
+    public var subscriptionIDs: [UInt64] { Array(self.subscriptions.keys) }
+    /// Deliveries sent and not yet acknowledged, over every subscription.
+    public var outstandingDeliveries: Int { self.deliveries.count }
     public var peerServiceName: String? {
         switch self.state {
         case .ready(let peer, _), .draining(let peer, _): peer
@@ -139,11 +177,30 @@ public struct ServerConnectionStateMachine: Sendable {
             if case .draining = self.state {
                 return .write(Self.errorFrame(.shuttingDown, id: id, version: version))
             }
-            guard id != 0, self.inFlight[id] == nil else {
+            guard id != 0, self.inFlight[id] == nil, self.subscriptions[id] == nil else {
                 return self.fail(.protocolViolation("correlation id \(id) is zero or already in flight"))
             }
             guard self.methods.contains(request.method) else {
                 return .write(Self.errorFrame(.unknownMethod(request.method), id: id, version: version))
+            }
+            let opensSubscription = self.configuration.subscriptionMethods.contains(request.method)
+            guard (request.credit != nil) == opensSubscription else {
+                let problem = opensSubscription
+                    ? "\(request.method) opens a subscription and needs a credit header"
+                    : "\(request.method) is not a subscription; a credit header is not allowed"
+                return .write(Self.errorFrame(.protocolViolation(problem), id: id, version: version))
+            }
+            if let credit = request.credit {
+                guard credit > 0 else {
+                    return .write(Self.errorFrame(.protocolViolation("a subscription needs a credit of at least 1"), id: id, version: version))
+                }
+                guard self.subscriptions.count < self.configuration.maxSubscriptions else {
+                    return .write(Self.errorFrame(.overloaded, id: id, version: version))
+                }
+                let granted = min(Int(credit), self.configuration.maxCredit)
+                self.subscriptions[id] = Subscription(credit: granted)
+                self.lastCorrelationID = max(self.lastCorrelationID, id)
+                return .subscribe(correlationID: id, request: request, credit: granted)
             }
             guard self.inFlight.count < self.configuration.maxInFlight else {
                 return .write(Self.errorFrame(.overloaded, id: id, version: version))
@@ -153,11 +210,80 @@ public struct ServerConnectionStateMachine: Sendable {
             return .forward(correlationID: id, request: request)
         case .ping:
             return .write(WireFrame(version: version, correlationID: id, message: .pong(.init())))
-        case .pong, .ack, .goaway:
+        case .ack(let ack):
+            // An ack for no outstanding delivery (a duplicate, or one of a subscription that has ended) gives no
+            // credit and is otherwise ignored: acks of an ended subscription can be on their way legitimately.
+            guard let subscriptionID = self.deliveries.removeValue(forKey: id) else { return .none }
+            self.subscriptions[subscriptionID]?.outstanding.remove(id)
+            return .delivered(subscriptionID: subscriptionID, deliveryID: id, disposition: ack.disposition)
+        case .error:
+            // Id 0: the client reports a problem with the connection and is going away.
+            guard id != 0 else {
+                self.state = .closed
+                return .close
+            }
+            return self.cancel(id)
+        case .pong, .goaway:
             return .none
-        case .hello, .welcome, .response, .error, .event:
+        case .hello, .welcome, .response, .event:
             return self.fail(.protocolViolation("unexpected \(frame.kind) frame from a client"))
         }
+    }
+
+    /// The client gave up on request or subscription `id`.
+    private mutating func cancel(_ id: UInt64) -> Action {
+        if var subscription = self.subscriptions[id] {
+            guard !subscription.cancelled else { return .none }
+            for delivery in subscription.outstanding {
+                self.deliveries[delivery] = nil
+            }
+            subscription.outstanding.removeAll()
+            subscription.cancelled = true
+            self.subscriptions[id] = subscription
+            return .cancel(correlationID: id)
+        }
+        if self.inFlight[id] == false {
+            // Answered as far as the client is concerned; the slot frees when the handler returns.
+            self.inFlight[id] = true
+            return .cancel(correlationID: id)
+        }
+        return .none
+    }
+
+    /// What pushing one event on a subscription comes to.
+    public enum Push: Sendable, Equatable {
+        /// Write this event frame; its delivery id is its correlation id.
+        case write(WireFrame)
+        /// The subscription has as many deliveries unacknowledged as its credit.
+        case noCredit
+        /// The subscription is over (ended, cancelled, or the connection is closing).
+        case ended
+    }
+
+    /// The subscription's handler has an event for the client.
+    public mutating func push(subscriptionID: UInt64, topic: String, payload: ByteBuffer) -> Push {
+        guard let version = self.version, case .ready = self.state else { return .ended }
+        guard var subscription = self.subscriptions[subscriptionID], !subscription.cancelled else { return .ended }
+        guard subscription.outstanding.count < subscription.credit else { return .noCredit }
+        let delivery = self.nextDeliveryID
+        self.nextDeliveryID &+= 1
+        subscription.outstanding.insert(delivery)
+        self.subscriptions[subscriptionID] = subscription
+        self.deliveries[delivery] = subscriptionID
+        let event = WireEvent(subscriptionID: subscriptionID, topic: topic, payload: payload)
+        return .write(WireFrame(version: version, correlationID: delivery, message: .event(event)))
+    }
+
+    /// The subscription's handler returned or failed, and its last frame (response or error) is being written.
+    /// Returns whether to write it (not after the client cancelled) and what to do next.
+    public mutating func subscriptionEnded(correlationID: UInt64) -> (write: Bool, then: Action) {
+        guard let subscription = self.subscriptions.removeValue(forKey: correlationID) else {
+            return (false, self.afterSlotFreed())
+        }
+        for delivery in subscription.outstanding {
+            self.deliveries[delivery] = nil
+        }
+        return (!subscription.cancelled, self.afterSlotFreed())
     }
 
     /// The application's answer (response or error frame) for `correlationID` is being written.
@@ -177,7 +303,7 @@ public struct ServerConnectionStateMachine: Sendable {
     }
 
     private mutating func afterSlotFreed() -> Action {
-        if case .draining = self.state, self.inFlight.isEmpty {
+        if case .draining = self.state, self.inFlight.isEmpty, self.subscriptions.isEmpty {
             self.state = .closed
             return .close
         }
@@ -207,10 +333,12 @@ public struct ServerConnectionStateMachine: Sendable {
                 correlationID: 0,
                 message: .goaway(.init(lastCorrelationID: self.lastCorrelationID, reason: "server shutting down"))
             )
-            if self.inFlight.isEmpty {
+            if self.inFlight.isEmpty, self.subscriptions.isEmpty {
                 self.state = .closed
                 return .writeAndClose(goaway)
             }
+            // Subscriptions never finish by themselves: the handler ends them (``subscriptionIDs``), and each
+            // one's last frame tells its client to subscribe again elsewhere.
             return .write(goaway)
         case .initial, .awaitingHello:
             self.state = .closed
@@ -224,8 +352,8 @@ public struct ServerConnectionStateMachine: Sendable {
     public mutating func idleTimeout() -> Action {
         switch self.state {
         case .ready, .draining:
-            // A long-running request is not idleness.
-            guard self.inFlight.isEmpty else { return .none }
+            // A long-running request, or a subscription waiting for events, is not idleness.
+            guard self.inFlight.isEmpty, self.subscriptions.isEmpty else { return .none }
             self.state = .closed
             return .close
         case .initial, .awaitingHello:
@@ -245,6 +373,8 @@ public struct ServerConnectionStateMachine: Sendable {
 
     public mutating func channelInactive() {
         self.state = .closed
+        self.subscriptions.removeAll()
+        self.deliveries.removeAll()
     }
 
     private var version: UInt8? {

@@ -71,13 +71,19 @@ public enum FrameRoundTrip {
                 && d.maxInFlight == o.maxInFlight && d.maxFrameLength == o.maxFrameLength
         case (.request(let d), .request(let o)):
             return clamped(d.method, o.method, name) && d.timeoutMilliseconds == o.timeoutMilliseconds
-                && clamped(d.requestID, o.requestID, name) && clamped(d.traceParent, o.traceParent, name)
+                && clamped(d.requestID, o.requestID, name) && clamped(d.traceParent, o.traceParent, name) && d.credit == o.credit
                 && d.payload == o.payload
         case (.error(let d), .error(let o)):
             return clamped(d.code, o.code, name) && clamped(d.message, o.message, text)
                 && d.isRetryable == o.isRetryable && d.details == o.details
         case (.event(let d), .event(let o)):
-            return clamped(d.topic, o.topic, name) && d.payload == o.payload
+            return d.subscriptionID == o.subscriptionID && clamped(d.topic, o.topic, name) && d.payload == o.payload
+        case (.ack(let d), .ack(let o)):
+            switch (d.disposition, o.disposition) {
+            case (.processed, .processed): return true
+            case (.retry(let d), .retry(let o)), (.reject(let d), .reject(let o)): return clamped(d, o, text)
+            default: return false
+            }
         case (.goaway(let d), .goaway(let o)):
             return d.lastCorrelationID == o.lastCorrelationID && clamped(d.reason, o.reason, text)
         default:

@@ -160,7 +160,7 @@ struct ClientFuzzHarness {
         switch shape % 6 {
         case 0: message = .error(.init(code: text, message: text, isRetryable: shape & 8 != 0, details: Array(text.utf8)))
         case 1: message = .response(.init(payload: ByteBuffer(string: text)))
-        case 2: message = .event(.init(topic: text, payload: ByteBuffer(string: text)))
+        case 2: message = .event(.init(subscriptionID: id, topic: text, payload: ByteBuffer(string: text)))
         case 3: message = .goaway(.init(lastCorrelationID: id, reason: text))
         case 4: message = .welcome(.init(version: 1, serverName: text, methods: [text], maxInFlight: 1, maxFrameLength: 1))
         default: message = .hello(.challenge(.init(nonce: Self.nonce, supportedVersions: Array(text.utf8.prefix(255)))))
@@ -274,7 +274,11 @@ struct ClientFuzzHarness {
             }
             precondition(close == self.pending.isEmpty, "goaway closes exactly when nothing is left")
             if close { self.disconnect() }
-        case .closeAndFail(let promises, let error):
+        case .deliver, .endSubscription:
+            // The harness opens no subscriptions, so no event or end may reach a consumer.
+            preconditionFailure("a subscription action without subscriptions")
+        case .closeAndFail(let promises, let error, let subscriptions):
+            precondition(subscriptions.isEmpty, "closeAndFail ended subscriptions nobody opened")
             for promise in promises {
                 self.settle(promise)
                 self.ledger.fail(promise, error)

@@ -58,7 +58,7 @@ enum ClientFuzzSeeds {
             w.step(ClientFuzzStep.heartbeatDue.rawValue)
         }
         seed("events-and-acks") { w in
-            w.frame(WireFrame(correlationID: 3, message: .event(.init(topic: "account.created", payload: ByteBuffer(string: "{}")))))
+            w.frame(WireFrame(correlationID: 3, message: .event(.init(subscriptionID: 1, topic: "account.created", payload: ByteBuffer(string: "{}")))))
             w.frame(WireFrame(correlationID: 3, message: .ack(.init())))
         }
         seed("goaway-drains") { w in

@@ -185,7 +185,7 @@ struct ServerFuzzHarness {
         case 3:
             message = .hello(.clientHello(.init(serviceName: text, mac: WireHandshake.mac(secret: Self.secret, nonce: Self.nonce, serviceName: text))))
         case 4:
-            message = .event(.init(topic: text, payload: ByteBuffer(string: text)))
+            message = .event(.init(subscriptionID: UInt64(shape), topic: text, payload: ByteBuffer(string: text)))
         case 5:
             message = .error(.init(code: text, message: text, isRetryable: shape & 1 == 1))
         case 6:
@@ -257,6 +257,12 @@ struct ServerFuzzHarness {
             precondition(Self.methods.contains(request.method), "forwarded an unknown method")
             self.forwarded.append((id, request))
             precondition(self.forwarded.count <= Self.maxInFlight, "forwarded past the in-flight limit")
+        case .cancel(let id):
+            // The client cancelled a request: its answer must not be written, as after a deadline.
+            precondition(self.forwarded.contains { $0.id == id } && !self.expired.contains(id), "cancelled a request that is not in flight")
+            self.expired.insert(id)
+        case .subscribe, .delivered:
+            preconditionFailure("subscriptions on a server that serves none")
         case .close:
             self.close()
         }

@@ -76,12 +76,20 @@ enum GoldenFrames {
         (
             "event",
             WireFrame(correlationID: 3, message: .event(.init(
+                subscriptionID: 7,
                 topic: "account.deleted",
                 payload: ByteBuffer(string: #"{"accountId":"a1"}"#)
             ))),
-            "0000002f010600000000000000000003000f6163636f756e742e64656c657465647b226163636f756e744964223a226131227d"
+            "000000370106000000000000000000030000000000000007000f6163636f756e742e64656c657465647b226163636f756e744964223a226131227d"
         ),
         ("ack", WireFrame(correlationID: 3, message: .ack(.init())), "0000000c010700000000000000000003"),
+        ("nack, retry", WireFrame(correlationID: 3, message: .ack(.init(.retry(reason: "busy")))), "0000001301070000000000000000000301000462757379"),
+        ("nack, reject", WireFrame(correlationID: 3, message: .ack(.init(.reject(reason: "bad")))), "00000012010700000000000000000003020003626164"),
+        (
+            "request opening a subscription (credit 16)",
+            WireFrame(correlationID: 5, message: .request(.init(method: "events", credit: 16, payload: ByteBuffer(string: "{}")))),
+            "0000001f010300000000000000000005020100066576656e7473050004000000107b7d"
+        ),
         ("ping", WireFrame(correlationID: 9, message: .ping(.init())), "0000000c010800000000000000000009"),
         ("pong", WireFrame(correlationID: 9, message: .pong(.init())), "0000000c010900000000000000000009"),
         (
