@@ -51,6 +51,10 @@ struct HostileInputTests {
             ),
             .init(name: "response sent by a client", handshakeFirst: true, bytes: frameBytes(WireFrame(correlationID: 1, message: .response(.init(payload: ByteBuffer())))), expected: .errorAndClose(WireError.Code.protocolViolation)),
             .init(name: "correlation id 0 on a request", handshakeFirst: true, bytes: frameBytes(WireFrame(correlationID: 0, message: .request(.init(method: "test.echo", payload: ByteBuffer())))), expected: .errorAndClose(WireError.Code.protocolViolation)),
+            .init(name: "an event sent by a client", handshakeFirst: true, bytes: frameBytes(WireFrame(correlationID: 1, message: .event(.init(subscriptionID: 1, topic: "t", payload: ByteBuffer())))), expected: .errorAndClose(WireError.Code.protocolViolation)),
+            .init(name: "an ack with an unknown disposition", handshakeFirst: true, bytes: WireFrameDecoderTests.rawFrame(kind: 7, body: [9, 0, 0]), expected: .errorAndClose(WireError.Code.malformedFrame)),
+            .init(name: "an ack with bytes after its reason", handshakeFirst: true, bytes: WireFrameDecoderTests.rawFrame(kind: 7, body: [1, 0, 0, 0xFF]), expected: .errorAndClose(WireError.Code.malformedFrame)),
+            .init(name: "a 2-byte credit header", handshakeFirst: true, bytes: WireFrameDecoderTests.rawFrame(kind: 3, body: [2, 1, 0, 1, 0x6D, 5, 0, 2, 0, 1]), expected: .errorAndClose(WireError.Code.malformedFrame)),
             .init(name: "truncated frame then EOF", handshakeFirst: true, bytes: truncated, expected: .plainClose),
             // Once answered with wire.unknownMethod quoting the name, whose encoding trapped and took the server down.
             .init(name: "a 65,530-byte method name", handshakeFirst: true, bytes: rawRequest([(1, 65_530)]), expected: .errorAndClose(WireError.Code.malformedFrame)),

@@ -36,6 +36,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     private var logger: Logger
     /// Open subscriptions' handles, by the correlation id that opened them.
     private var subscriptions: [UInt64: WireSubscription] = [:]
+    /// Events waiting for the channel to become writable again (a peer that stopped reading): credit bounds how
+    /// many events a subscription has out, and this bounds how many bytes sit in the channel's buffer for them.
+    private var unwritableEvents: [(subscriptionID: UInt64, topic: String, payload: ByteBuffer, promise: EventLoopPromise<UInt64>)] = []
 
     /// False when the server is at its connection limit: the connection is refused instead of challenged.
     private let admitted: Bool
@@ -158,8 +161,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: eventLoop)
         let id = request.correlationID
         let subscription = WireSubscription(id: id, credit: credit) { topic, payload in
-            try await eventLoop.submit {
-                try bound.value.handler.pushEvent(subscriptionID: id, topic: topic, payload: payload, context: bound.value.context)
+            try await eventLoop.flatSubmit {
+                bound.value.handler.pushEvent(subscriptionID: id, topic: topic, payload: payload, context: bound.value.context)
             }.get()
         }
         self.subscriptions[id] = subscription
@@ -171,18 +174,36 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         }
     }
 
-    /// One event of a subscription's handler, written if the subscription has credit; returns its delivery id.
-    private func pushEvent(subscriptionID: UInt64, topic: String, payload: ByteBuffer, context: ChannelHandlerContext) throws -> UInt64 {
+    /// One event of a subscription's handler, written once the channel is writable; its delivery id.
+    private func pushEvent(subscriptionID: UInt64, topic: String, payload: ByteBuffer, context: ChannelHandlerContext) -> EventLoopFuture<UInt64> {
+        let promise = context.eventLoop.makePromise(of: UInt64.self)
+        if context.channel.isWritable, self.unwritableEvents.isEmpty {
+            self.writeEvent(subscriptionID: subscriptionID, topic: topic, payload: payload, promise: promise, context: context)
+        } else {
+            self.unwritableEvents.append((subscriptionID, topic, payload, promise))
+        }
+        return promise.futureResult
+    }
+
+    private func writeEvent(subscriptionID: UInt64, topic: String, payload: ByteBuffer, promise: EventLoopPromise<UInt64>, context: ChannelHandlerContext) {
         switch self.stateMachine.push(subscriptionID: subscriptionID, topic: topic, payload: payload) {
         case .write(let frame):
             context.writeAndFlush(Self.wrapOutboundOut(frame), promise: nil)
-            return frame.correlationID
+            promise.succeed(frame.correlationID)
         case .noCredit:
             // WireSubscription waits for credit before it sends, so this is a defect, not a client's doing.
-            throw WireError(code: WireError.Code.internalError, message: "subscription pushed beyond its credit")
+            promise.fail(WireError(code: WireError.Code.internalError, message: "subscription pushed beyond its credit"))
         case .ended:
-            throw WireError.connectionClosed
+            promise.fail(WireError.connectionClosed)
         }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        while context.channel.isWritable, !self.unwritableEvents.isEmpty {
+            let event = self.unwritableEvents.removeFirst()
+            self.writeEvent(subscriptionID: event.subscriptionID, topic: event.topic, payload: event.payload, promise: event.promise, context: context)
+        }
+        context.fireChannelWritabilityChanged()
     }
 
     /// A subscription's handler ended: write its last frame unless the client cancelled it.
@@ -239,6 +260,10 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             subscription.end(.connectionClosed)
         }
         self.subscriptions.removeAll()
+        for event in self.unwritableEvents {
+            event.promise.fail(WireError.connectionClosed)
+        }
+        self.unwritableEvents.removeAll()
         self.deadlineTimer?.task.cancel()
         self.deadlineTimer = nil
         self.deadlines.removeAll()

@@ -151,7 +151,8 @@ public struct ClientConnectionStateMachine {
                 self.pending[pendingID] = nil
                 failing.append(promise)
             }
-            return .goingAway(failing: failing, close: self.pending.isEmpty)
+            // Subscriptions end with their own last frame (the server sends wire.shuttingDown), so they keep it open too.
+            return .goingAway(failing: failing, close: self.pending.isEmpty && self.subscriptions.isEmpty)
         case .ack:
             // Only clients acknowledge.
             return .none

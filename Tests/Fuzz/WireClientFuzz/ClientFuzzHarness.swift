@@ -272,7 +272,7 @@ struct ClientFuzzHarness {
                 self.settle(promise)
                 self.ledger.fail(promise, .shuttingDown)
             }
-            precondition(close == self.pending.isEmpty, "goaway closes exactly when nothing is left")
+            precondition(close == self.pending.isEmpty, "goaway closes exactly when nothing is left (the harness opens no subscriptions)")
             if close { self.disconnect() }
         case .deliver, .endSubscription:
             // The harness opens no subscriptions, so no event or end may reach a consumer.
