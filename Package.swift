@@ -21,6 +21,8 @@ let package = Package(
         .library(name: "IdentityService", targets: ["IdentityService"]),
         .executable(name: "konto-profile", targets: ["konto-profile"]),
         .executable(name: "konto-identity", targets: ["konto-identity"]),
+        .library(name: "NotificationService", targets: ["NotificationService"]),
+        .executable(name: "konto-notifications", targets: ["konto-notifications"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -150,6 +152,33 @@ let package = Package(
             path: "Services/Identity/konto-identity",
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "NotificationService",
+            dependencies: [
+                "KontoModel",
+                "KontoContracts",
+                "KontoPostgres",
+                "KontoRuntime",
+                "KontoWire",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/Notifications/NotificationService",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "konto-notifications",
+            dependencies: [
+                "NotificationService",
+                "KontoRuntime",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Services/Notifications/konto-notifications",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "konto-profile",
             dependencies: [
@@ -265,6 +294,23 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/IdentityServiceTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotificationServiceTests",
+            dependencies: [
+                "NotificationService",
+                "KontoContracts",
+                "KontoModel",
+                "KontoPostgres",
+                "KontoTesting",
+                "KontoWire",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/NotificationServiceTests",
             swiftSettings: swiftSettings
         ),
 

@@ -7,7 +7,7 @@ import Testing
 struct ErrorCatalogTests {
     @Test("every code is listed once")
     func unique() {
-        let codes = (ErrorCatalog.wire + ErrorCatalog.account + ErrorCatalog.profile + ErrorCatalog.identity).map(\.code)
+        let codes = (ErrorCatalog.wire + ErrorCatalog.account + ErrorCatalog.profile + ErrorCatalog.identity + ErrorCatalog.notifications).map(\.code)
         #expect(Set(codes).count == codes.count)
         #expect(ErrorCatalog.all.count == codes.count)
     }
@@ -15,7 +15,7 @@ struct ErrorCatalogTests {
     @Test("the wire layer's errors carry the retryable flag the catalog declares", arguments: [
         WireError.frameTooLarge(2, max: 1), .malformedFrame("m"), .unsupportedVersion(9), .authenticationFailed, .handshakeRequired,
         .protocolViolation("p"), .unknownMethod("x"), .invalidRequest("r"), .deadlineExceeded, .overloaded, .tooManyConnections,
-        .shuttingDown, .timeout, .serviceUnavailable("s"), .connectionClosed,
+        .shuttingDown, .timeout, .serviceUnavailable("s"), .connectionClosed, .cancelled,
     ])
     func wireFlags(_ error: WireError) throws {
         let info = try #require(ErrorCatalog.all[error.code], "\(error.code) is not in the catalog")

@@ -62,9 +62,19 @@ public enum ErrorCatalog {
         .init(IdentityContract.ErrorCode.profileUnavailable, retryable: true, http: 503),
     ]
 
+    /// The Notifications service's own codes (`notifications.*`).
+    public static let notifications: [ErrorCodeInfo] = [
+        .init(NotificationsContract.ErrorCode.invalidRequest, http: 400),
+        .init(NotificationsContract.ErrorCode.unknownGroup, http: 404),
+        .init(NotificationsContract.ErrorCode.groupMismatch, http: 409),
+        .init(NotificationsContract.ErrorCode.unknownEvent, http: 404),
+        .init(NotificationsContract.ErrorCode.storageUnavailable, retryable: true, http: 503),
+        .init(NotificationsContract.ErrorCode.storageFailure, http: 500),
+    ]
+
     /// Every code, by code.
     public static let all: [String: ErrorCodeInfo] = Dictionary(
-        (wire + account + profile + identity).map { ($0.code, $0) },
+        (wire + account + profile + identity + notifications).map { ($0.code, $0) },
         uniquingKeysWith: { first, _ in first }
     )
 

@@ -1,4 +1,5 @@
 import KontoContracts
+import KontoModel
 import KontoPostgres
 import KontoRuntime
 import KontoWire

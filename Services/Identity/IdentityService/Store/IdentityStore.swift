@@ -119,8 +119,3 @@ public final class IdentityStore: Sendable {
     }
 }
 
-extension Timestamp {
-    func adding(_ duration: Duration) -> Timestamp {
-        Timestamp(milliseconds: milliseconds + duration.milliseconds)
-    }
-}

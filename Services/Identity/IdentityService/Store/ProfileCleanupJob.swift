@@ -1,3 +1,4 @@
+import KontoModel
 import Logging
 import ServiceLifecycle
 

@@ -1,0 +1,85 @@
+import KontoContracts
+import KontoModel
+import KontoPostgres
+import KontoRuntime
+import KontoWire
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import ServiceLifecycle
+
+/// The Notifications service: its PostgreSQL pool and migrations and the wire server answering the Notifications
+/// contract, as a component graph (database and migrations before the wire server listens; reverse at shutdown).
+public final class NotificationServer: Service {
+    public let store: NotificationStore
+    private let wireServer: WireServer
+    private let client: PostgresClient?
+    private let postgresStorage: PostgresNotificationStorage?
+    private let logger: Logger
+
+    /// - Throws: when the database's TLS settings cannot be used.
+    public init(
+        configuration: NotificationServiceConfiguration,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger
+    ) throws {
+        let storage: any NotificationStorage
+        if let database = configuration.database {
+            let client = PostgresClient(configuration: try database.clientConfiguration(), eventLoopGroup: eventLoopGroup, backgroundLogger: logger)
+            let postgres = PostgresNotificationStorage(client: client, logger: logger)
+            self.client = client
+            self.postgresStorage = postgres
+            storage = postgres
+        } else {
+            self.client = nil
+            self.postgresStorage = nil
+            storage = InMemoryNotificationStorage()
+            logger.warning("events are kept in memory and lost at exit")
+        }
+        self.store = NotificationStore(storage: storage, options: configuration.options, logger: logger)
+        self.wireServer = WireServer(
+            configuration: WireServer.Configuration(
+                host: configuration.host,
+                port: configuration.port,
+                serverName: NotificationsContract.serviceName,
+                secret: configuration.secret
+            ),
+            eventLoopGroup: eventLoopGroup,
+            logger: logger
+        )
+        self.logger = logger
+        store.register(on: wireServer)
+    }
+
+    /// Where the wire server listens, once it does (port 0 picks a free one).
+    public func localAddress() async throws -> SocketAddress {
+        try await wireServer.localAddress()
+    }
+
+    /// The parts of the service, to run as one ServiceGroup.
+    public func componentGraph() throws(ComponentGraphError) -> ComponentGraph {
+        var components: [Component] = []
+        var wireDependencies: [String] = []
+        if let client, let postgresStorage {
+            components += [
+                .service("postgres", client),
+                .setup("migrations", dependsOn: ["postgres"]) { try await self.migrate(postgresStorage) },
+            ]
+            wireDependencies += ["postgres", "migrations"]
+        }
+        components.append(.service("wire", dependsOn: wireDependencies, wireServer))
+        return try ComponentGraph(components)
+    }
+
+    public func run() async throws {
+        try await self.componentGraph().run(logger: self.logger)
+    }
+
+    /// Applies the migrations, retrying with backoff while the database cannot be reached.
+    private func migrate(_ storage: PostgresNotificationStorage) async throws {
+        try await SetupRetry.untilSuccess("notifications migrations", logger: logger) {
+            try await storage.migrate(logger: logger)
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import KontoPostgres
+import KontoRuntime
+import KontoWire
+import Logging
+
+/// Everything `konto-notifications` needs, with a default for every setting but the shared secret.
+public struct NotificationServiceConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    public var secret: WireSecret
+    /// PostgreSQL; `nil` keeps events in memory (dev stack, tests): they are lost at exit.
+    public var database: PostgresSettings?
+    public var options: NotificationOptions
+
+    public init(host: String = "127.0.0.1", port: Int = Self.defaultPort, secret: WireSecret, database: PostgresSettings? = nil, options: NotificationOptions = NotificationOptions()) {
+        self.host = host
+        self.port = port
+        self.secret = secret
+        self.database = database
+        self.options = options
+    }
+
+    public static let defaultPort = 7403
+
+    /// Reads the variables README lists; every problem names its variable.
+    public init(environment: ServiceEnvironment, logger: Logger) throws {
+        let database: PostgresSettings?
+        if let url = environment.string("KONTO_NOTIFICATIONS_DATABASE_URL") {
+            do {
+                database = try PostgresSettings(url: url)
+            } catch {
+                throw ServiceEnvironmentError(variable: "KONTO_NOTIFICATIONS_DATABASE_URL", problem: "is not a usable PostgreSQL URL: \(error)")
+            }
+        } else {
+            database = nil
+        }
+        var options = NotificationOptions()
+        options.visibilityTimeout = .seconds(try environment.integer("KONTO_NOTIFICATIONS_VISIBILITY_SECONDS", default: 30, in: 1...86_400))
+        options.maxAttempts = try environment.integer("KONTO_NOTIFICATIONS_MAX_ATTEMPTS", default: options.maxAttempts, in: 1...1_000)
+        options.retryBase = try environment.milliseconds("KONTO_NOTIFICATIONS_RETRY_BASE_MS", default: options.retryBase, in: 1...3_600_000)
+        options.retryMaximum = .seconds(try environment.integer("KONTO_NOTIFICATIONS_RETRY_MAX_SECONDS", default: 300, in: 1...86_400))
+        options.pollInterval = try environment.milliseconds("KONTO_NOTIFICATIONS_POLL_MS", default: options.pollInterval, in: 10...60_000)
+        self.init(
+            host: environment.string("KONTO_NOTIFICATIONS_HOST", default: "127.0.0.1"),
+            port: try environment.port("KONTO_NOTIFICATIONS_PORT", default: Self.defaultPort),
+            secret: WireSecret(try environment.secret("KONTO_WIRE_SECRET")),
+            database: database,
+            options: options
+        )
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import KontoModel
+
+/// Where Notifications keeps events, consumer groups, their queued deliveries and dead letters: PostgreSQL, or
+/// memory for the dev stack and unit tests. One conformance suite covers both.
+///
+/// Every stored event is queued once for each group whose types match it, when it is stored (or when a group is
+/// replayed). A group's deliveries are claimed oldest first, never one whose account has an earlier delivery still
+/// queued in the group (claimed, waiting for a retry, or due), so each group sees each account's events in order.
+/// A claim makes the delivery invisible to other claims until its visibility timeout; acknowledging, retrying,
+/// rejecting or releasing it needs that claim's id, so a consumer whose claim timed out (and was claimed again)
+/// cannot act on it any more. Each call is atomic.
+public protocol NotificationStorage: Sendable {
+    /// Stores the events whose ids are new, in order, and queues each for every group whose types match.
+    func append(_ events: [AccountEvent], at now: Timestamp) async throws(NotificationStorageError) -> AppendOutcome
+
+    /// Creates the group with its types (nil: every type), or checks that an existing one has the same types.
+    func ensureGroup(_ name: String, types: [String]?, at now: Timestamp) async throws(NotificationStorageError) -> GroupOutcome
+
+    func groupExists(_ name: String) async throws(NotificationStorageError) -> Bool
+
+    /// Claims up to `limit` of the group's deliveries due at `now` (see the protocol's rules), each invisible to
+    /// other claims until `now + visibility`, with its attempts counted. A due delivery already claimed
+    /// `maxAttempts` times (its consumers kept timing out) goes to dead letter instead.
+    func claim(group: String, limit: Int, at now: Timestamp, visibility: Duration, maxAttempts: Int) async throws(NotificationStorageError) -> [ClaimedDelivery]
+
+    /// Processed: the delivery is done. False when `claim` is not the delivery's current claim.
+    func acknowledge(_ claim: DeliveryClaim) async throws(NotificationStorageError) -> Bool
+
+    /// Not processed: due again at `retryAt`, or dead letter once it has been attempted `maxAttempts` times.
+    func retry(_ claim: DeliveryClaim, reason: String, retryAt: Timestamp, maxAttempts: Int, at now: Timestamp) async throws(NotificationStorageError) -> RetryOutcome
+
+    /// Never processable: dead letter now. False when `claim` is not current.
+    func reject(_ claim: DeliveryClaim, reason: String, at now: Timestamp) async throws(NotificationStorageError) -> Bool
+
+    /// Its consumer went away without an outcome: due again at once (its attempt still counts).
+    func release(_ claim: DeliveryClaim, at now: Timestamp) async throws(NotificationStorageError)
+
+    /// The earliest moment a queued delivery of the group becomes due, if any is waiting (a retry's back-off, a
+    /// claim's visibility): when a consumer with nothing to claim should look again.
+    func nextDue(group: String) async throws(NotificationStorageError) -> Timestamp?
+
+    /// The group's dead letters, oldest event first.
+    func deadLetters(group: String, limit: Int) async throws(NotificationStorageError) -> [DeadLetter]
+
+    /// Queues dead letters again with fresh attempts (the listed events', or all). Returns how many.
+    func replayDeadLetters(group: String, eventIds: [UUID]?, at now: Timestamp) async throws(NotificationStorageError) -> Int
+
+    /// Queues again, for one group, every matching event that occurred at or after `from` and is not queued for it
+    /// already. Returns how many.
+    func replay(group: String, from: Timestamp, at now: Timestamp) async throws(NotificationStorageError) -> Int
+
+    /// One account's events with a position after `position` (nil: from the first), oldest first.
+    func accountEvents(accountId: String, after position: Int64?, limit: Int) async throws(NotificationStorageError) -> [StoredEvent]
+
+    /// Where the account's event with this id is stored; nil when there is none.
+    func position(ofEvent id: UUID, accountId: String) async throws(NotificationStorageError) -> Int64?
+
+    func checkHealth() async throws(NotificationStorageError)
+}
+
+public struct AppendOutcome: Sendable, Equatable {
+    public var stored: Int
+    public var duplicates: Int
+
+    public init(stored: Int, duplicates: Int) {
+        self.stored = stored
+        self.duplicates = duplicates
+    }
+}
+
+public enum GroupOutcome: Sendable, Equatable {
+    case created
+    case existing
+    /// The group exists with other types.
+    case mismatch
+}
+
+/// One claim of one delivery: which group, which event (its position), and which claim.
+public struct DeliveryClaim: Sendable, Hashable {
+    public var group: String
+    public var position: Int64
+    public var claimID: UUID
+
+    public init(group: String, position: Int64, claimID: UUID) {
+        self.group = group
+        self.position = position
+        self.claimID = claimID
+    }
+}
+
+public struct ClaimedDelivery: Sendable, Equatable {
+    public var claim: DeliveryClaim
+    public var event: AccountEvent
+    /// Claims so far, this one included.
+    public var attempts: Int
+
+    public init(claim: DeliveryClaim, event: AccountEvent, attempts: Int) {
+        self.claim = claim
+        self.event = event
+        self.attempts = attempts
+    }
+}
+
+public enum RetryOutcome: Sendable, Equatable {
+    case scheduled
+    case deadLettered
+    /// The claim is not current (timed out and claimed again, or already answered).
+    case stale
+}
+
+public struct DeadLetter: Sendable, Equatable {
+    public var event: AccountEvent
+    public var attempts: Int
+    public var lastError: String?
+    public var deadAt: Timestamp
+
+    public init(event: AccountEvent, attempts: Int, lastError: String?, deadAt: Timestamp) {
+        self.event = event
+        self.attempts = attempts
+        self.lastError = lastError
+        self.deadAt = deadAt
+    }
+}
+
+public struct StoredEvent: Sendable, Equatable {
+    /// The store's order: increasing with every stored event.
+    public var position: Int64
+    public var event: AccountEvent
+
+    public init(position: Int64, event: AccountEvent) {
+        self.position = position
+        self.event = event
+    }
+}
+
+/// A storage call that failed. ``description`` is constant per code: driver errors may quote bound values.
+public struct NotificationStorageError: Error, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable, Hashable {
+        /// The storage cannot be reached right now; retrying later may succeed.
+        case unavailable
+        /// Anything else.
+        case failure
+    }
+
+    public let code: Code
+    /// Kept for debugging (`String(reflecting:)`), never shown in ``description``.
+    public let underlying: (any Error)?
+
+    public init(_ code: Code, underlying: (any Error)? = nil) {
+        self.code = code
+        self.underlying = underlying
+    }
+
+    public var description: String { "NotificationStorageError.\(code.rawValue)" }
+}

@@ -1,0 +1,68 @@
+import KontoPostgres
+
+/// Notifications' schema, in the `notifications` PostgreSQL schema (its migration namespace), so it can share a
+/// database with the other services. Applied at start by ``PostgresNotificationStorage/migrate(logger:)``.
+public enum NotificationMigrations {
+    public static let namespace = "notifications"
+
+    public static let all: [PostgresMigration] = [
+        PostgresMigration(
+            version: 1,
+            name: "create events, groups, deliveries and dead letters",
+            statements: [
+                """
+                CREATE TABLE events (
+                    position bigserial PRIMARY KEY,
+                    event_id uuid NOT NULL UNIQUE,
+                    account_id text NOT NULL,
+                    type text NOT NULL,
+                    event jsonb NOT NULL,
+                    occurred_at timestamptz NOT NULL,
+                    stored_at timestamptz NOT NULL
+                )
+                """,
+                """
+                CREATE INDEX events_account ON events (account_id, position)
+                """,
+                """
+                CREATE INDEX events_occurred ON events (occurred_at)
+                """,
+                """
+                CREATE TABLE groups (
+                    name text PRIMARY KEY,
+                    types text[],
+                    created_at timestamptz NOT NULL
+                )
+                """,
+                // One row per event still to be processed by a group. A claim sets claim_id and pushes visible_at to
+                // the end of its visibility timeout; an ack deletes the row.
+                """
+                CREATE TABLE deliveries (
+                    group_name text NOT NULL REFERENCES groups (name) ON DELETE CASCADE,
+                    position bigint NOT NULL REFERENCES events (position),
+                    account_id text NOT NULL,
+                    visible_at timestamptz NOT NULL,
+                    attempts integer NOT NULL DEFAULT 0,
+                    claim_id uuid,
+                    last_error text,
+                    PRIMARY KEY (group_name, position)
+                )
+                """,
+                // The claim's "no earlier delivery of this account in this group" check.
+                """
+                CREATE INDEX deliveries_account ON deliveries (group_name, account_id, position)
+                """,
+                """
+                CREATE TABLE dead_letters (
+                    group_name text NOT NULL REFERENCES groups (name) ON DELETE CASCADE,
+                    position bigint NOT NULL REFERENCES events (position),
+                    attempts integer NOT NULL,
+                    last_error text,
+                    dead_at timestamptz NOT NULL,
+                    PRIMARY KEY (group_name, position)
+                )
+                """,
+            ]
+        ),
+    ]
+}

@@ -1,0 +1,388 @@
+import Foundation
+import KontoModel
+import KontoPostgres
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// Keeps Notifications' records in the `notifications` schema: events (stored once per id), consumer groups, the
+/// deliveries each group still has to process, and dead letters.
+///
+/// Claims use `FOR UPDATE SKIP LOCKED`, so consumers of one group on any number of replicas claim disjoint
+/// deliveries without waiting on each other. The client is the caller's and must be running for as long as the
+/// storage is used. Every query binds its values; each method is one statement, atomic on its own.
+public struct PostgresNotificationStorage: NotificationStorage {
+    private let client: PostgresClient
+    private let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Creates or updates the schema; run once at start, before serving. Safe with several replicas starting at once.
+    public func migrate(logger: Logger? = nil) async throws {
+        let migrator = try PostgresMigrator(namespace: NotificationMigrations.namespace, migrations: NotificationMigrations.all)
+        try await migrator.migrate(client: client, logger: logger ?? self.logger)
+    }
+
+    public func append(_ events: [AccountEvent], at now: Timestamp) async throws(NotificationStorageError) -> AppendOutcome {
+        guard !events.isEmpty else { return AppendOutcome(stored: 0, duplicates: 0) }
+        let stored = try await run { client, logger in
+            let columns = try EventColumns(events)
+            // Stored in the batch's order; an id stored before (or twice in the batch) is skipped. Each new event is
+            // queued for every group whose types match, in the same statement.
+            let rows = try await client.query(
+                """
+                WITH input AS (
+                    SELECT * FROM unnest(\(columns.ids)::uuid[], \(columns.accountIds)::text[], \(columns.types)::text[],
+                                         \(columns.documents)::text[], \(columns.times)::timestamptz[])
+                        WITH ORDINALITY AS e(event_id, account_id, type, event, occurred_at, ordinal)
+                ), inserted AS (
+                    INSERT INTO notifications.events (event_id, account_id, type, event, occurred_at, stored_at)
+                    SELECT event_id, account_id, type, event::jsonb, occurred_at, \(now.date) FROM input ORDER BY ordinal
+                    ON CONFLICT (event_id) DO NOTHING
+                    RETURNING position, account_id, type
+                ), queued AS (
+                    INSERT INTO notifications.deliveries (group_name, position, account_id, visible_at)
+                    SELECT g.name, i.position, i.account_id, \(now.date)
+                    FROM inserted AS i JOIN notifications.groups AS g ON g.types IS NULL OR i.type = ANY (g.types)
+                )
+                SELECT count(*) FROM inserted
+                """,
+                logger: logger
+            )
+            return try await rows.decode(Int.self).first() ?? 0
+        }
+        return AppendOutcome(stored: stored, duplicates: events.count - stored)
+    }
+
+    public func ensureGroup(_ name: String, types: [String]?, at now: Timestamp) async throws(NotificationStorageError) -> GroupOutcome {
+        let sorted = types.map { Array(Set($0)).sorted() }
+        return try await run { client, logger in
+            let rows = try await client.query(
+                """
+                WITH created AS (
+                    INSERT INTO notifications.groups (name, types, created_at) VALUES (\(name), \(sorted), \(now.date))
+                    ON CONFLICT (name) DO NOTHING
+                    RETURNING 1
+                )
+                SELECT (SELECT count(*) FROM created), (SELECT types FROM notifications.groups WHERE name = \(name))
+                """,
+                logger: logger
+            )
+            for try await (created, existing) in rows.decode((Int, [String]?).self) {
+                if created == 1 { return .created }
+                return existing == sorted ? .existing : .mismatch
+            }
+            return .mismatch
+        }
+    }
+
+    public func groupExists(_ name: String) async throws(NotificationStorageError) -> Bool {
+        try await run { client, logger in
+            let rows = try await client.query("SELECT 1 FROM notifications.groups WHERE name = \(name)", logger: logger)
+            return try await rows.decode(Int.self).first() != nil
+        }
+    }
+
+    public func claim(group: String, limit: Int, at now: Timestamp, visibility: Duration, maxAttempts: Int) async throws(NotificationStorageError) -> [ClaimedDelivery] {
+        let visibleUntil = now.adding(visibility)
+        return try await run { client, logger in
+            // One statement: deliveries claimed too often already go to dead letter; the oldest due others whose
+            // account has no earlier delivery queued in the group are claimed, skipping rows another consumer
+            // is claiming right now. All CTEs see one snapshot, so an exhausted row still holds back its account's
+            // later deliveries until the next claim.
+            let rows = try await client.query(
+                """
+                WITH exhausted AS (
+                    DELETE FROM notifications.deliveries
+                    WHERE group_name = \(group) AND visible_at <= \(now.date) AND attempts >= \(maxAttempts)
+                    RETURNING group_name, position, attempts, last_error
+                ), buried AS (
+                    INSERT INTO notifications.dead_letters (group_name, position, attempts, last_error, dead_at)
+                    SELECT group_name, position, attempts, coalesce(last_error, 'not acknowledged after ' || attempts || ' attempts'), \(now.date)
+                    FROM exhausted
+                    ON CONFLICT (group_name, position) DO NOTHING
+                ), due AS (
+                    SELECT d.group_name, d.position FROM notifications.deliveries AS d
+                    WHERE d.group_name = \(group) AND d.visible_at <= \(now.date) AND d.attempts < \(maxAttempts)
+                      AND NOT EXISTS (
+                          SELECT 1 FROM notifications.deliveries AS earlier
+                          WHERE earlier.group_name = d.group_name AND earlier.account_id = d.account_id AND earlier.position < d.position
+                      )
+                    ORDER BY d.position
+                    LIMIT \(limit)
+                    FOR UPDATE SKIP LOCKED
+                ), claimed AS (
+                    UPDATE notifications.deliveries AS d
+                    SET visible_at = \(visibleUntil.date), attempts = d.attempts + 1, claim_id = gen_random_uuid()
+                    FROM due WHERE d.group_name = due.group_name AND d.position = due.position
+                    RETURNING d.position, d.claim_id, d.attempts
+                )
+                SELECT c.position, c.claim_id, c.attempts, e.event::text
+                FROM claimed AS c JOIN notifications.events AS e ON e.position = c.position
+                ORDER BY c.position
+                """,
+                logger: logger
+            )
+            var claimed: [ClaimedDelivery] = []
+            for try await (position, claimID, attempts, document) in rows.decode((Int64, UUID, Int32, String).self) {
+                let event = try Self.decoder.decode(AccountEvent.self, from: Data(document.utf8))
+                claimed.append(ClaimedDelivery(claim: DeliveryClaim(group: group, position: position, claimID: claimID), event: event, attempts: Int(attempts)))
+            }
+            return claimed
+        }
+    }
+
+    public func acknowledge(_ claim: DeliveryClaim) async throws(NotificationStorageError) -> Bool {
+        try await run { client, logger in
+            let rows = try await client.query(
+                """
+                DELETE FROM notifications.deliveries
+                WHERE group_name = \(claim.group) AND position = \(claim.position) AND claim_id = \(claim.claimID)
+                RETURNING 1
+                """,
+                logger: logger
+            )
+            return try await rows.decode(Int.self).first() != nil
+        }
+    }
+
+    public func retry(_ claim: DeliveryClaim, reason: String, retryAt: Timestamp, maxAttempts: Int, at now: Timestamp) async throws(NotificationStorageError) -> RetryOutcome {
+        try await run { client, logger in
+            let rows = try await client.query(
+                """
+                WITH target AS (
+                    SELECT group_name, position, attempts FROM notifications.deliveries
+                    WHERE group_name = \(claim.group) AND position = \(claim.position) AND claim_id = \(claim.claimID)
+                    FOR UPDATE
+                ), rescheduled AS (
+                    UPDATE notifications.deliveries AS d
+                    SET visible_at = \(retryAt.date), last_error = \(reason), claim_id = NULL
+                    FROM target AS t
+                    WHERE d.group_name = t.group_name AND d.position = t.position AND t.attempts < \(maxAttempts)
+                    RETURNING 1
+                ), removed AS (
+                    DELETE FROM notifications.deliveries AS d USING target AS t
+                    WHERE d.group_name = t.group_name AND d.position = t.position AND t.attempts >= \(maxAttempts)
+                    RETURNING d.group_name, d.position, d.attempts
+                ), buried AS (
+                    INSERT INTO notifications.dead_letters (group_name, position, attempts, last_error, dead_at)
+                    SELECT group_name, position, attempts, \(reason), \(now.date) FROM removed
+                    ON CONFLICT (group_name, position) DO NOTHING
+                    RETURNING 1
+                )
+                SELECT (SELECT count(*) FROM rescheduled), (SELECT count(*) FROM removed)
+                """,
+                logger: logger
+            )
+            for try await (rescheduled, removed) in rows.decode((Int, Int).self) {
+                if rescheduled > 0 { return .scheduled }
+                if removed > 0 { return .deadLettered }
+            }
+            return .stale
+        }
+    }
+
+    public func reject(_ claim: DeliveryClaim, reason: String, at now: Timestamp) async throws(NotificationStorageError) -> Bool {
+        try await run { client, logger in
+            let rows = try await client.query(
+                """
+                WITH removed AS (
+                    DELETE FROM notifications.deliveries
+                    WHERE group_name = \(claim.group) AND position = \(claim.position) AND claim_id = \(claim.claimID)
+                    RETURNING group_name, position, attempts
+                ), buried AS (
+                    INSERT INTO notifications.dead_letters (group_name, position, attempts, last_error, dead_at)
+                    SELECT group_name, position, attempts, \(reason), \(now.date) FROM removed
+                    ON CONFLICT (group_name, position) DO NOTHING
+                )
+                SELECT count(*) FROM removed
+                """,
+                logger: logger
+            )
+            return try await rows.decode(Int.self).first() == 1
+        }
+    }
+
+    public func release(_ claim: DeliveryClaim, at now: Timestamp) async throws(NotificationStorageError) {
+        try await run { client, logger in
+            try await client.query(
+                """
+                UPDATE notifications.deliveries SET visible_at = \(now.date), claim_id = NULL
+                WHERE group_name = \(claim.group) AND position = \(claim.position) AND claim_id = \(claim.claimID)
+                """,
+                logger: logger
+            )
+        }
+    }
+
+    public func nextDue(group: String) async throws(NotificationStorageError) -> Timestamp? {
+        try await run { client, logger in
+            let rows = try await client.query("SELECT min(visible_at) FROM notifications.deliveries WHERE group_name = \(group)", logger: logger)
+            return try await rows.decode(Date?.self).first().flatMap { $0 }.map(Timestamp.init)
+        }
+    }
+
+    public func deadLetters(group: String, limit: Int) async throws(NotificationStorageError) -> [DeadLetter] {
+        try await run { client, logger in
+            let rows = try await client.query(
+                """
+                SELECT e.event::text, l.attempts, l.last_error, l.dead_at
+                FROM notifications.dead_letters AS l JOIN notifications.events AS e ON e.position = l.position
+                WHERE l.group_name = \(group)
+                ORDER BY l.position
+                LIMIT \(limit)
+                """,
+                logger: logger
+            )
+            var letters: [DeadLetter] = []
+            for try await (document, attempts, lastError, deadAt) in rows.decode((String, Int32, String?, Date).self) {
+                let event = try Self.decoder.decode(AccountEvent.self, from: Data(document.utf8))
+                letters.append(DeadLetter(event: event, attempts: Int(attempts), lastError: lastError, deadAt: Timestamp(deadAt)))
+            }
+            return letters
+        }
+    }
+
+    public func replayDeadLetters(group: String, eventIds: [UUID]?, at now: Timestamp) async throws(NotificationStorageError) -> Int {
+        try await run { client, logger in
+            let rows = try await client.query(
+                """
+                WITH revived AS (
+                    DELETE FROM notifications.dead_letters AS l
+                    WHERE l.group_name = \(group)
+                      AND (\(eventIds)::uuid[] IS NULL
+                           OR l.position IN (SELECT position FROM notifications.events WHERE event_id = ANY (\(eventIds)::uuid[])))
+                    RETURNING l.group_name, l.position
+                ), queued AS (
+                    INSERT INTO notifications.deliveries (group_name, position, account_id, visible_at)
+                    SELECT r.group_name, r.position, e.account_id, \(now.date)
+                    FROM revived AS r JOIN notifications.events AS e ON e.position = r.position
+                    ON CONFLICT (group_name, position) DO NOTHING
+                )
+                SELECT count(*) FROM revived
+                """,
+                logger: logger
+            )
+            return try await rows.decode(Int.self).first() ?? 0
+        }
+    }
+
+    public func replay(group: String, from: Timestamp, at now: Timestamp) async throws(NotificationStorageError) -> Int {
+        try await run { client, logger in
+            let rows = try await client.query(
+                """
+                WITH queued AS (
+                    INSERT INTO notifications.deliveries (group_name, position, account_id, visible_at)
+                    SELECT g.name, e.position, e.account_id, \(now.date)
+                    FROM notifications.groups AS g JOIN notifications.events AS e
+                      ON e.occurred_at >= \(from.date) AND (g.types IS NULL OR e.type = ANY (g.types))
+                    WHERE g.name = \(group)
+                    ORDER BY e.position
+                    ON CONFLICT (group_name, position) DO NOTHING
+                    RETURNING 1
+                )
+                SELECT count(*) FROM queued
+                """,
+                logger: logger
+            )
+            return try await rows.decode(Int.self).first() ?? 0
+        }
+    }
+
+    public func accountEvents(accountId: String, after position: Int64?, limit: Int) async throws(NotificationStorageError) -> [StoredEvent] {
+        try await run { client, logger in
+            let rows = try await client.query(
+                """
+                SELECT position, event::text FROM notifications.events
+                WHERE account_id = \(accountId) AND position > \(position ?? 0)
+                ORDER BY position
+                LIMIT \(limit)
+                """,
+                logger: logger
+            )
+            var events: [StoredEvent] = []
+            for try await (position, document) in rows.decode((Int64, String).self) {
+                events.append(StoredEvent(position: position, event: try Self.decoder.decode(AccountEvent.self, from: Data(document.utf8))))
+            }
+            return events
+        }
+    }
+
+    public func position(ofEvent id: UUID, accountId: String) async throws(NotificationStorageError) -> Int64? {
+        try await run { client, logger in
+            let rows = try await client.query(
+                "SELECT position FROM notifications.events WHERE event_id = \(id) AND account_id = \(accountId)",
+                logger: logger
+            )
+            return try await rows.decode(Int64.self).first()
+        }
+    }
+
+    public func checkHealth() async throws(NotificationStorageError) {
+        try await run { client, logger in
+            try await client.query("SELECT 1", logger: logger)
+        }
+    }
+
+    // MARK: Helpers
+
+    private static let decoder = JSONDecoder()
+
+    /// One statement on the pool, its failures classified.
+    @discardableResult
+    private func run<T: Sendable>(_ body: (PostgresClient, Logger) async throws -> T) async throws(NotificationStorageError) -> T {
+        do {
+            return try await body(client, logger)
+        } catch {
+            throw classify(error)
+        }
+    }
+
+    private func classify(_ error: any Error) -> NotificationStorageError {
+        if let error = error as? NotificationStorageError {
+            return error
+        }
+        if let unavailable = PostgresFailure.unavailability(of: error) {
+            return NotificationStorageError(.unavailable, underlying: unavailable)
+        }
+        if error is CancellationError {
+            return NotificationStorageError(.unavailable, underlying: error)
+        }
+        logger.error("notification storage query failed", metadata: ["konto.error": "\(PostgresFailure.summary(of: error))"])
+        return NotificationStorageError(.failure, underlying: error)
+    }
+}
+
+/// Events as columns, one array per column, for one `unnest` insert.
+private struct EventColumns {
+    var ids: [UUID] = []
+    var accountIds: [String] = []
+    var types: [String] = []
+    var documents: [String] = []
+    var times: [Date] = []
+
+    init(_ events: [AccountEvent]) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        for event in events {
+            ids.append(event.id)
+            accountIds.append(event.accountId)
+            types.append(event.kind.name)
+            documents.append(String(decoding: try encoder.encode(event), as: UTF8.self))
+            times.append(event.time)
+        }
+    }
+}
+
+extension AsyncSequence {
+    /// The first element, if any (queries here return one row or none).
+    fileprivate func first() async throws -> Element? {
+        for try await element in self {
+            return element
+        }
+        return nil
+    }
+}

@@ -1,0 +1,24 @@
+/// How Notifications delivers: claim visibility, retries and their back-off, dead letters, and how often an idle
+/// consumer looks again for deliveries that became due by time (a retry's back-off, a timed-out claim).
+public struct NotificationOptions: Sendable {
+    /// How long a claimed delivery is invisible to the group's other consumers before it is delivered again.
+    public var visibilityTimeout: Duration = .seconds(30)
+    /// Claims of one delivery (negative acks and timed-out claims alike) before it goes to dead letter.
+    public var maxAttempts = 8
+    /// The first retry's delay; each further one doubles it, up to ``retryMaximum``.
+    public var retryBase: Duration = .seconds(1)
+    public var retryMaximum: Duration = .seconds(300)
+    /// The longest an idle consumer waits before looking again; new events wake it at once (same process).
+    public var pollInterval: Duration = .seconds(1)
+    /// Deliveries claimed per query at most (never more than the subscription's free credit).
+    public var claimBatch = 64
+
+    public init() {}
+
+    /// The delay before attempt `attempts + 1`, after `attempts` failed ones.
+    public func retryDelay(afterAttempts attempts: Int) -> Duration {
+        let exponent = min(max(attempts - 1, 0), 30)
+        let delay = retryBase * (1 << exponent)
+        return min(delay, retryMaximum)
+    }
+}

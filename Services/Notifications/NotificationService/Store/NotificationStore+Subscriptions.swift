@@ -1,0 +1,212 @@
+import Foundation
+import KontoContracts
+import KontoModel
+import KontoWire
+import Logging
+import Synchronization
+
+extension NotificationStore {
+    /// Serves one consumer of a group until the subscription ends: claims due deliveries within the free credit,
+    /// pushes them, and settles each by its ack. Whatever is unsettled at the end is released to the group.
+    public func serveGroup(_ request: NotificationsSubscribeRequest, subscriber: WireSubscriber<AccountEvent>) async throws {
+        try Self.checkGroupName(request.group)
+        let types = try Self.checkTypes(request.types)
+        let outcome = try await stored { () async throws(NotificationStorageError) in
+            try await storage.ensureGroup(request.group, types: types, at: clock())
+        }
+        guard outcome != .mismatch else { throw NotificationsError.groupMismatch(request.group) }
+        if outcome == .created {
+            logger.info("consumer group created", metadata: ["konto.group": "\(request.group)"])
+        }
+        let ledger = DeliveryLedger()
+        let settled = Wakeup()
+        let group = request.group
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask {
+                    try await self.pushDeliveries(group: group, subscriber: subscriber, ledger: ledger, settled: settled)
+                }
+                tasks.addTask {
+                    for await outcome in subscriber.outcomes {
+                        if let delivery = ledger.settle(outcome) {
+                            await self.settle(delivery, outcome.disposition)
+                        }
+                        settled.notify()
+                    }
+                }
+                // The outcomes end with the subscription; the pusher is then cancelled.
+                try await tasks.next()
+                tasks.cancelAll()
+                try await tasks.waitForAll()
+            }
+        } catch {
+            await release(ledger.drain())
+            throw error
+        }
+        await release(ledger.drain())
+    }
+
+    private func pushDeliveries(group: String, subscriber: WireSubscriber<AccountEvent>, ledger: DeliveryLedger, settled: Wakeup) async throws {
+        while !Task.isCancelled {
+            let settledGeneration = settled.generation
+            let room = subscriber.credit - ledger.outstanding
+            guard room > 0 else {
+                await settled.wait(after: settledGeneration, timeout: options.pollInterval)
+                continue
+            }
+            let publishedGeneration = published.generation
+            let now = clock()
+            let claims = try await stored { () async throws(NotificationStorageError) in
+                try await storage.claim(group: group, limit: min(room, options.claimBatch), at: now, visibility: options.visibilityTimeout, maxAttempts: options.maxAttempts)
+            }
+            guard !claims.isEmpty else {
+                await published.wait(after: publishedGeneration, timeout: try await idleWait(group: group, now: now))
+                continue
+            }
+            for delivery in claims {
+                let id: UInt64
+                do {
+                    id = try await subscriber.push(delivery.event, topic: delivery.event.kind.name)
+                } catch {
+                    // Not sent: give it straight back to the group.
+                    await release([delivery])
+                    throw error
+                }
+                if let early = ledger.record(id, delivery) {
+                    await settle(delivery, early)
+                }
+            }
+        }
+    }
+
+    /// How long an idle consumer waits: until the group's next delivery falls due, at most the poll interval.
+    private func idleWait(group: String, now: Timestamp) async throws -> Duration {
+        let next = try await stored { () async throws(NotificationStorageError) in try await storage.nextDue(group: group) }
+        guard let next else { return options.pollInterval }
+        let until = Duration.milliseconds(max(next.milliseconds - now.milliseconds, 5))
+        return min(until, options.pollInterval)
+    }
+
+    /// Applies a consumer's outcome to the storage. A failure is logged, not thrown: the claim then times out and
+    /// the event is delivered again (at least once).
+    private func settle(_ delivery: ClaimedDelivery, _ disposition: WireAck.Disposition) async {
+        let now = clock()
+        do {
+            switch disposition {
+            case .processed:
+                _ = try await storage.acknowledge(delivery.claim)
+            case .retry(let reason):
+                let retryAt = now.adding(options.retryDelay(afterAttempts: delivery.attempts))
+                let outcome = try await storage.retry(delivery.claim, reason: reason, retryAt: retryAt, maxAttempts: options.maxAttempts, at: now)
+                if outcome == .deadLettered {
+                    logger.warning("event dead-lettered after its last retry", metadata: Self.metadata(delivery))
+                }
+            case .reject(let reason):
+                _ = try await storage.reject(delivery.claim, reason: reason, at: now)
+                logger.warning("event rejected by its consumer", metadata: Self.metadata(delivery))
+            }
+        } catch {
+            logger.warning("event outcome not stored", metadata: Self.metadata(delivery).merging(["konto.error": "\(error)"]) { $1 })
+        }
+    }
+
+    /// Gives unsettled claims back to their group, due at once. Runs outside the (cancelled) subscription's task, so
+    /// the storage calls are not cancelled with it.
+    private func release(_ deliveries: [ClaimedDelivery]) async {
+        guard !deliveries.isEmpty else { return }
+        let storage = self.storage
+        let now = clock()
+        let logger = self.logger
+        await Task {
+            for delivery in deliveries {
+                do {
+                    try await storage.release(delivery.claim, at: now)
+                } catch {
+                    // The claim times out instead.
+                    logger.warning("claim not released", metadata: Self.metadata(delivery))
+                }
+            }
+        }.value
+        published.notify()
+    }
+
+    static func metadata(_ delivery: ClaimedDelivery) -> Logger.Metadata {
+        [
+            "konto.group": "\(delivery.claim.group)",
+            "konto.event_id": "\(delivery.event.id)",
+            "konto.account_id": "\(delivery.event.accountId)",
+            "konto.attempts": "\(delivery.attempts)",
+        ]
+    }
+
+    /// The types sorted and deduplicated; nil (every type) stays nil.
+    static func checkTypes(_ types: [String]?) throws(NotificationsError) -> [String]? {
+        guard let types else { return nil }
+        guard !types.isEmpty else { throw .invalidRequest("types is nil for every type, or lists at least one") }
+        for type in types where !NotificationsContract.eventTypes.contains(type) {
+            throw .invalidRequest("unknown event type '\(type.prefix(64))'")
+        }
+        return Array(Set(types)).sorted()
+    }
+
+    // MARK: Feed
+
+    /// Serves one account's events after `request.after`, then new ones as they are stored, within the credit.
+    public func serveFeed(_ request: NotificationsFeedRequest, subscriber: WireSubscriber<AccountEvent>) async throws {
+        guard !request.accountId.isEmpty, request.accountId.utf8.count <= 255 else {
+            throw NotificationsError.invalidRequest("an accountId has 1 to 255 bytes")
+        }
+        var position: Int64? = nil
+        if let after = request.after {
+            position = try await stored { () async throws(NotificationStorageError) in
+                try await storage.position(ofEvent: after, accountId: request.accountId)
+            }
+            guard position != nil else { throw NotificationsError.unknownEvent }
+        }
+        let unsettled = Unsettled()
+        let settled = Wakeup()
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask {
+                for await _ in subscriber.outcomes {
+                    unsettled.subtract()
+                    settled.notify()
+                }
+            }
+            tasks.addTask { [position] in
+                var position = position
+                while !Task.isCancelled {
+                    let settledGeneration = settled.generation
+                    let room = subscriber.credit - unsettled.count
+                    guard room > 0 else {
+                        await settled.wait(after: settledGeneration, timeout: self.options.pollInterval)
+                        continue
+                    }
+                    let publishedGeneration = self.published.generation
+                    let events = try await self.stored { () async throws(NotificationStorageError) in
+                        try await self.storage.accountEvents(accountId: request.accountId, after: position, limit: min(room, self.options.claimBatch))
+                    }
+                    guard !events.isEmpty else {
+                        await self.published.wait(after: publishedGeneration, timeout: self.options.pollInterval)
+                        continue
+                    }
+                    for stored in events {
+                        unsettled.add()
+                        _ = try await subscriber.push(stored.event, topic: stored.event.kind.name)
+                        position = stored.position
+                    }
+                }
+            }
+            try await tasks.next()
+            tasks.cancelAll()
+            try await tasks.waitForAll()
+        }
+    }
+}
+
+/// Events a feed has pushed and not seen acknowledged.
+private final class Unsettled: Sendable {
+    private let value = Atomic<Int>(0)
+    var count: Int { value.load(ordering: .relaxed) }
+    func add() { value.add(1, ordering: .relaxed) }
+    func subtract() { value.subtract(1, ordering: .relaxed) }
+}

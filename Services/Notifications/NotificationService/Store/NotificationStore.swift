@@ -1,0 +1,105 @@
+import Foundation
+import KontoContracts
+import KontoModel
+import KontoWire
+import Logging
+
+/// The Notifications service's logic over its storage: publishing, consumer-group subscriptions with acks, retries
+/// and dead letters, per-account feeds, and replay. Wire-independent except for the subscriptions it serves.
+public final class NotificationStore: Sendable {
+    let storage: any NotificationStorage
+    let options: NotificationOptions
+    let logger: Logger
+    let clock: @Sendable () -> Timestamp
+    /// Rung after every publish that stored something: waiting consumers look again at once.
+    let published = Wakeup()
+
+    public init(storage: any NotificationStorage, options: NotificationOptions = NotificationOptions(), logger: Logger, clock: @escaping @Sendable () -> Timestamp = { .now }) {
+        self.storage = storage
+        self.options = options
+        self.logger = logger
+        self.clock = clock
+    }
+
+    // MARK: Publishing
+
+    public func publish(_ request: NotificationsPublishRequest) async throws(NotificationsError) -> NotificationsPublished {
+        guard request.events.count <= NotificationsContract.maximumPublishBatch else {
+            throw .invalidRequest("at most \(NotificationsContract.maximumPublishBatch) events per publish")
+        }
+        let outcome = try await stored { () async throws(NotificationStorageError) in
+            try await storage.append(request.events, at: clock())
+        }
+        if outcome.stored > 0 {
+            published.notify()
+        }
+        logger.debug("events published", metadata: ["konto.stored": "\(outcome.stored)", "konto.duplicates": "\(outcome.duplicates)"])
+        return NotificationsPublished(stored: outcome.stored, duplicates: outcome.duplicates)
+    }
+
+    // MARK: Dead letters and replay
+
+    public func deadLetters(_ request: NotificationsDeadLettersRequest) async throws(NotificationsError) -> NotificationsDeadLetters {
+        try Self.checkGroupName(request.group)
+        guard (1...NotificationsContract.maximumListing).contains(request.limit) else {
+            throw .invalidRequest("limit must be 1 to \(NotificationsContract.maximumListing)")
+        }
+        try await requireGroup(request.group)
+        let letters = try await stored { () async throws(NotificationStorageError) in
+            try await storage.deadLetters(group: request.group, limit: request.limit)
+        }
+        return NotificationsDeadLetters(letters: letters.map {
+            NotificationsDeadLetter(event: $0.event, attempts: $0.attempts, lastError: $0.lastError, deadAt: $0.deadAt.date)
+        })
+    }
+
+    public func replayDeadLetters(_ request: NotificationsReplayDeadLettersRequest) async throws(NotificationsError) -> NotificationsReplayed {
+        try Self.checkGroupName(request.group)
+        if let ids = request.eventIds, ids.count > NotificationsContract.maximumListing {
+            throw .invalidRequest("at most \(NotificationsContract.maximumListing) event ids")
+        }
+        try await requireGroup(request.group)
+        let count = try await stored { () async throws(NotificationStorageError) in
+            try await storage.replayDeadLetters(group: request.group, eventIds: request.eventIds, at: clock())
+        }
+        if count > 0 { published.notify() }
+        logger.info("dead letters replayed", metadata: ["konto.group": "\(request.group)", "konto.count": "\(count)"])
+        return NotificationsReplayed(replayed: count)
+    }
+
+    public func replay(_ request: NotificationsReplayRequest) async throws(NotificationsError) -> NotificationsReplayed {
+        try Self.checkGroupName(request.group)
+        try await requireGroup(request.group)
+        let count = try await stored { () async throws(NotificationStorageError) in
+            try await storage.replay(group: request.group, from: Timestamp(request.from), at: clock())
+        }
+        if count > 0 { published.notify() }
+        logger.info("group replayed", metadata: ["konto.group": "\(request.group)", "konto.count": "\(count)"])
+        return NotificationsReplayed(replayed: count)
+    }
+
+    // MARK: Helpers
+
+    static func checkGroupName(_ group: String) throws(NotificationsError) {
+        guard !group.isEmpty, group.utf8.count <= NotificationsContract.maximumGroupNameLength else {
+            throw .invalidRequest("a group name has 1 to \(NotificationsContract.maximumGroupNameLength) bytes")
+        }
+    }
+
+    private func requireGroup(_ group: String) async throws(NotificationsError) {
+        let exists = try await stored { () async throws(NotificationStorageError) in try await storage.groupExists(group) }
+        guard exists else { throw .unknownGroup(group) }
+    }
+
+    /// Runs a storage call, turning its failure into the service's error.
+    func stored<T: Sendable>(_ body: () async throws(NotificationStorageError) -> T) async throws(NotificationsError) -> T {
+        do {
+            return try await body()
+        } catch {
+            switch error.code {
+            case .unavailable: throw .storageUnavailable
+            case .failure: throw .storageFailure
+            }
+        }
+    }
+}

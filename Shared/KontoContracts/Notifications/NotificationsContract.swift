@@ -1,0 +1,64 @@
+import KontoModel
+import KontoWire
+
+/// The Notifications service's contract: durable account events (SpeziAccount's AccountNotifications across
+/// services), delivered at least once and in order per account to every consumer group.
+///
+/// Producers publish from their outbox (``publish``); Notifications stores each event once (by its id). Services
+/// consume through ``subscribe`` (a wire subscription per consumer, shared work within a group), the Gateway
+/// streams one account's events through ``feed``, and operators look at and replay dead letters.
+public enum NotificationsContract {
+    public static let serviceName = "notifications"
+    /// Raised when a method's request or response changes incompatibly.
+    public static let version = 1
+
+    /// Stores events (a relay's batch); an event already stored (same id) is counted as a duplicate, not stored again.
+    public static let publish = WireMethod<NotificationsPublishRequest, NotificationsPublished>("notifications.publish")
+    /// A subscription: the group's events, each to one consumer of the group at a time, in order per account.
+    /// The wire topic is the event's type. Acks: processed; retry (with back-off, dead letter after the group's
+    /// maximum attempts); reject (dead letter now).
+    public static let subscribe = WireSubscriptionMethod<NotificationsSubscribeRequest, AccountEvent>("notifications.subscribe")
+    /// A subscription: one account's events after a given event (or from its first), then new ones as they come.
+    public static let feed = WireSubscriptionMethod<NotificationsFeedRequest, AccountEvent>("notifications.feed")
+    public static let deadLetters = WireMethod<NotificationsDeadLettersRequest, NotificationsDeadLetters>("notifications.deadLetters")
+    /// Puts dead letters back for delivery (all of the group's, or the listed events').
+    public static let replayDeadLetters = WireMethod<NotificationsReplayDeadLettersRequest, NotificationsReplayed>("notifications.replayDeadLetters")
+    /// Delivers again, to one group, every stored event since a point in time (deduplicated against what is queued).
+    public static let replay = WireMethod<NotificationsReplayRequest, NotificationsReplayed>("notifications.replay")
+
+    public static let methods = [
+        publish.name, subscribe.name, feed.name, deadLetters.name, replayDeadLetters.name, replay.name, HealthContract.check.name,
+    ]
+
+    /// Every code a Notifications method may answer with (besides the wire layer's).
+    public static let errorCodes: [String] = ErrorCatalog.notifications.map(\.code)
+
+    /// Notifications' own codes.
+    public enum ErrorCode {
+        /// A request outside its bounds (an empty or over-long group name, too many events, a limit out of range).
+        public static let invalidRequest = "notifications.invalidRequest"
+        /// The group has never been subscribed to.
+        public static let unknownGroup = "notifications.unknownGroup"
+        /// The group exists with other event types than the subscription asks for.
+        public static let groupMismatch = "notifications.groupMismatch"
+        /// The feed's starting event is not stored (or belongs to another account).
+        public static let unknownEvent = "notifications.unknownEvent"
+        /// Notifications' database cannot be reached right now; retryable.
+        public static let storageUnavailable = "notifications.storageUnavailable"
+        /// Notifications' database failed unexpectedly.
+        public static let storageFailure = "notifications.storageFailure"
+    }
+
+    /// The event types a group may ask for (``AccountEvent/Kind/name``).
+    public static let eventTypes: Set<String> = [
+        "associatedAccount", "detailsChanged", "disassociatingAccount", "deletingAccount", "passwordResetRequested",
+        "passwordChanged", "userIdChanged", "sessionsRevoked",
+    ]
+
+    /// The most events one publish may carry.
+    public static let maximumPublishBatch = 1_000
+    /// The longest group name, in UTF-8 bytes.
+    public static let maximumGroupNameLength = 128
+    /// The most dead letters one listing returns.
+    public static let maximumListing = 1_000
+}

@@ -1,0 +1,112 @@
+import Foundation
+import KontoModel
+
+public struct NotificationsPublishRequest: Codable, Sendable, Equatable {
+    public var events: [AccountEvent]
+
+    public init(events: [AccountEvent]) {
+        self.events = events
+    }
+}
+
+public struct NotificationsPublished: Codable, Sendable, Equatable {
+    /// Events stored now.
+    public var stored: Int
+    /// Events that were stored already (a relay sending again after a lost answer).
+    public var duplicates: Int
+
+    public init(stored: Int, duplicates: Int) {
+        self.stored = stored
+        self.duplicates = duplicates
+    }
+}
+
+public struct NotificationsSubscribeRequest: Codable, Sendable, Equatable {
+    /// The consumer group: consumers with the same group share its events, each event going to one of them.
+    public var group: String
+    /// The event types the group receives (``AccountEvent/Kind/name``); nil for every type. Fixed when the group is
+    /// created by its first subscription; a new group receives events published from then on.
+    public var types: [String]?
+
+    public init(group: String, types: [String]? = nil) {
+        self.group = group
+        self.types = types
+    }
+}
+
+public struct NotificationsFeedRequest: Codable, Sendable, Equatable {
+    public var accountId: String
+    /// Start after this event (the last one the reader saw); nil for the account's first stored event.
+    public var after: UUID?
+
+    public init(accountId: String, after: UUID? = nil) {
+        self.accountId = accountId
+        self.after = after
+    }
+}
+
+public struct NotificationsDeadLettersRequest: Codable, Sendable, Equatable {
+    public var group: String
+    public var limit: Int
+
+    public init(group: String, limit: Int = 100) {
+        self.group = group
+        self.limit = limit
+    }
+}
+
+/// An event the group gave up on: rejected by a consumer, or retried (or timed out) too many times.
+public struct NotificationsDeadLetter: Codable, Sendable, Equatable {
+    public var event: AccountEvent
+    public var attempts: Int
+    /// The last negative ack's reason, or why it was given up.
+    public var lastError: String?
+    public var deadAt: Date
+
+    public init(event: AccountEvent, attempts: Int, lastError: String?, deadAt: Date) {
+        self.event = event
+        self.attempts = attempts
+        self.lastError = lastError
+        self.deadAt = deadAt
+    }
+}
+
+public struct NotificationsDeadLetters: Codable, Sendable, Equatable {
+    /// Oldest event first.
+    public var letters: [NotificationsDeadLetter]
+
+    public init(letters: [NotificationsDeadLetter]) {
+        self.letters = letters
+    }
+}
+
+public struct NotificationsReplayDeadLettersRequest: Codable, Sendable, Equatable {
+    public var group: String
+    /// The events to deliver again; nil for every dead letter of the group.
+    public var eventIds: [UUID]?
+
+    public init(group: String, eventIds: [UUID]? = nil) {
+        self.group = group
+        self.eventIds = eventIds
+    }
+}
+
+public struct NotificationsReplayRequest: Codable, Sendable, Equatable {
+    public var group: String
+    /// Every event stored at or after this time is delivered to the group again.
+    public var from: Date
+
+    public init(group: String, from: Date) {
+        self.group = group
+        self.from = from
+    }
+}
+
+public struct NotificationsReplayed: Codable, Sendable, Equatable {
+    /// Events queued for delivery again.
+    public var replayed: Int
+
+    public init(replayed: Int) {
+        self.replayed = replayed
+    }
+}

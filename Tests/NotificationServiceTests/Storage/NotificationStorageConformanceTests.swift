@@ -1,0 +1,215 @@
+import Foundation
+import KontoModel
+@testable import NotificationService
+import Testing
+
+/// What every ``NotificationStorage`` must do, checked on memory and PostgreSQL alike.
+@Suite("Notification storage conformance")
+struct NotificationStorageConformanceTests {
+    static let t0 = Timestamp(milliseconds: 1_800_000_000_000)
+    static let visibility = Duration.seconds(30)
+
+    static func event(_ accountId: String, _ kind: AccountEvent.Kind = .passwordChanged, at time: Timestamp = t0) -> AccountEvent {
+        AccountEvent(time: time.date, accountId: accountId, kind: kind)
+    }
+
+    static func claim(_ storage: any NotificationStorage, _ group: String = "g", limit: Int = 10, at time: Timestamp = t0, maxAttempts: Int = 5) async throws -> [ClaimedDelivery] {
+        try await storage.claim(group: group, limit: limit, at: time, visibility: visibility, maxAttempts: maxAttempts)
+    }
+
+    @Test("events are stored once per id, in order, and queued only for groups whose types match", arguments: NotificationStorageKind.allCases)
+    func append(kind: NotificationStorageKind) async throws {
+        try await kind.withStorage { storage async throws in
+            #expect(try await storage.ensureGroup("all", types: nil, at: Self.t0) == .created)
+            #expect(try await storage.ensureGroup("deletions", types: ["deletingAccount"], at: Self.t0) == .created)
+            let first = Self.event("a1")
+            let deleting = Self.event("a1", .deletingAccount)
+            #expect(try await storage.append([first, deleting, first], at: Self.t0) == AppendOutcome(stored: 2, duplicates: 1))
+            #expect(try await storage.append([first], at: Self.t0) == AppendOutcome(stored: 0, duplicates: 1))
+            #expect(try await Self.claim(storage, "all").map(\.event) == [first])
+            #expect(try await Self.claim(storage, "deletions").map(\.event) == [deleting])
+            // A group created later receives only what is stored from then on.
+            #expect(try await storage.ensureGroup("late", types: nil, at: Self.t0) == .created)
+            #expect(try await Self.claim(storage, "late").isEmpty)
+            let later = Self.event("a2")
+            _ = try await storage.append([later], at: Self.t0)
+            #expect(try await Self.claim(storage, "late").map(\.event) == [later])
+            let stored = try await storage.accountEvents(accountId: "a1", after: nil, limit: 10)
+            #expect(stored.map(\.event) == [first, deleting])
+            #expect(stored[0].position < stored[1].position)
+        }
+    }
+
+    @Test("a group's types are fixed: the same set in any order is the same group, another set is a mismatch", arguments: NotificationStorageKind.allCases)
+    func groups(kind: NotificationStorageKind) async throws {
+        try await kind.withStorage { storage async throws in
+            #expect(try await !storage.groupExists("g"))
+            #expect(try await storage.ensureGroup("g", types: ["passwordChanged", "deletingAccount"], at: Self.t0) == .created)
+            #expect(try await storage.groupExists("g"))
+            #expect(try await storage.ensureGroup("g", types: ["deletingAccount", "passwordChanged"], at: Self.t0) == .existing)
+            #expect(try await storage.ensureGroup("g", types: ["deletingAccount"], at: Self.t0) == .mismatch)
+            #expect(try await storage.ensureGroup("g", types: nil, at: Self.t0) == .mismatch)
+            #expect(try await storage.ensureGroup("h", types: nil, at: Self.t0) == .created)
+            #expect(try await storage.ensureGroup("h", types: nil, at: Self.t0) == .existing)
+        }
+    }
+
+    @Test("claims go oldest first and never past an account's earlier queued delivery", arguments: NotificationStorageKind.allCases)
+    func perAccountOrder(kind: NotificationStorageKind) async throws {
+        try await kind.withStorage { storage async throws in
+            _ = try await storage.ensureGroup("g", types: nil, at: Self.t0)
+            let x1 = Self.event("x"), y1 = Self.event("y"), x2 = Self.event("x"), z1 = Self.event("z")
+            _ = try await storage.append([x1, y1, x2, z1], at: Self.t0)
+            let first = try await Self.claim(storage)
+            #expect(first.map(\.event) == [x1, y1, z1])
+            #expect(first.allSatisfy { $0.attempts == 1 })
+            // x2 waits for x1 even though it is due.
+            #expect(try await Self.claim(storage).isEmpty)
+            #expect(try await storage.acknowledge(first[0].claim))
+            #expect(try await Self.claim(storage).map(\.event) == [x2])
+            // The limit counts.
+            _ = try await storage.append([Self.event("p"), Self.event("q")], at: Self.t0)
+            #expect(try await Self.claim(storage, limit: 1).count == 1)
+        }
+    }
+
+    @Test("a claim hides its delivery until the visibility timeout; then it is claimed again and the old claim is stale", arguments: NotificationStorageKind.allCases)
+    func visibility(kind: NotificationStorageKind) async throws {
+        try await kind.withStorage { storage async throws in
+            _ = try await storage.ensureGroup("g", types: nil, at: Self.t0)
+            let event = Self.event("a1")
+            _ = try await storage.append([event], at: Self.t0)
+            let first = try #require(try await Self.claim(storage).first)
+            #expect(try await Self.claim(storage, at: Self.t0.adding(.seconds(29))).isEmpty)
+            #expect(try await storage.nextDue(group: "g") == Self.t0.adding(Self.visibility))
+            let second = try #require(try await Self.claim(storage, at: Self.t0.adding(.seconds(30))).first)
+            #expect(second.event == event && second.attempts == 2 && second.claim != first.claim)
+            #expect(try await !storage.acknowledge(first.claim))
+            #expect(try await storage.retry(first.claim, reason: "late", retryAt: Self.t0, maxAttempts: 5, at: Self.t0) == .stale)
+            #expect(try await !storage.reject(first.claim, reason: "late", at: Self.t0))
+            #expect(try await storage.acknowledge(second.claim))
+            #expect(try await !storage.acknowledge(second.claim))
+            #expect(try await storage.nextDue(group: "g") == nil)
+        }
+    }
+
+    @Test("a retry waits until its time; the last allowed attempt's retry goes to dead letter", arguments: NotificationStorageKind.allCases)
+    func retries(kind: NotificationStorageKind) async throws {
+        try await kind.withStorage { storage async throws in
+            _ = try await storage.ensureGroup("g", types: nil, at: Self.t0)
+            let event = Self.event("a1")
+            _ = try await storage.append([event], at: Self.t0)
+            var now = Self.t0
+            for attempt in 1...2 {
+                let claimed = try #require(try await Self.claim(storage, at: now, maxAttempts: 3).first)
+                #expect(claimed.attempts == attempt)
+                let retryAt = now.adding(.seconds(10))
+                #expect(try await storage.retry(claimed.claim, reason: "busy \(attempt)", retryAt: retryAt, maxAttempts: 3, at: now) == .scheduled)
+                #expect(try await Self.claim(storage, at: retryAt.adding(.milliseconds(-1)), maxAttempts: 3).isEmpty)
+                now = retryAt
+            }
+            let last = try #require(try await Self.claim(storage, at: now, maxAttempts: 3).first)
+            #expect(last.attempts == 3)
+            #expect(try await storage.retry(last.claim, reason: "still busy", retryAt: now.adding(.seconds(10)), maxAttempts: 3, at: now) == .deadLettered)
+            #expect(try await Self.claim(storage, at: now.adding(.seconds(3_600)), maxAttempts: 3).isEmpty)
+            #expect(try await storage.deadLetters(group: "g", limit: 10) == [DeadLetter(event: event, attempts: 3, lastError: "still busy", deadAt: now)])
+        }
+    }
+
+    @Test("a rejected event goes to dead letter at once and stops holding back its account", arguments: NotificationStorageKind.allCases)
+    func reject(kind: NotificationStorageKind) async throws {
+        try await kind.withStorage { storage async throws in
+            _ = try await storage.ensureGroup("g", types: nil, at: Self.t0)
+            let poison = Self.event("a1"), next = Self.event("a1", .sessionsRevoked)
+            _ = try await storage.append([poison, next], at: Self.t0)
+            let claimed = try #require(try await Self.claim(storage).first)
+            #expect(try await storage.reject(claimed.claim, reason: "cannot parse", at: Self.t0))
+            #expect(try await Self.claim(storage).map(\.event) == [next])
+            #expect(try await storage.deadLetters(group: "g", limit: 10).map(\.lastError) == ["cannot parse"])
+        }
+    }
+
+    @Test("a delivery whose claims kept timing out goes to dead letter instead of a further claim", arguments: NotificationStorageKind.allCases)
+    func exhaustedByTimeouts(kind: NotificationStorageKind) async throws {
+        try await kind.withStorage { storage async throws in
+            _ = try await storage.ensureGroup("g", types: nil, at: Self.t0)
+            let event = Self.event("a1")
+            _ = try await storage.append([event], at: Self.t0)
+            var now = Self.t0
+            for _ in 1...2 {
+                #expect(try await Self.claim(storage, at: now, maxAttempts: 2).count == 1)
+                now = now.adding(Self.visibility)
+            }
+            #expect(try await Self.claim(storage, at: now, maxAttempts: 2).isEmpty)
+            let letters = try await storage.deadLetters(group: "g", limit: 10)
+            #expect(letters.map(\.event) == [event])
+            #expect(letters.first?.attempts == 2)
+        }
+    }
+
+    @Test("a released claim is due at once, its attempt counted", arguments: NotificationStorageKind.allCases)
+    func release(kind: NotificationStorageKind) async throws {
+        try await kind.withStorage { storage async throws in
+            _ = try await storage.ensureGroup("g", types: nil, at: Self.t0)
+            _ = try await storage.append([Self.event("a1")], at: Self.t0)
+            let claimed = try #require(try await Self.claim(storage).first)
+            try await storage.release(claimed.claim, at: Self.t0)
+            let again = try #require(try await Self.claim(storage).first)
+            #expect(again.attempts == 2)
+            #expect(try await !storage.acknowledge(claimed.claim))
+        }
+    }
+
+    @Test("dead letters are replayed, all or by event id, with fresh attempts", arguments: NotificationStorageKind.allCases)
+    func replayDeadLetters(kind: NotificationStorageKind) async throws {
+        try await kind.withStorage { storage async throws in
+            _ = try await storage.ensureGroup("g", types: nil, at: Self.t0)
+            let events = [Self.event("a1"), Self.event("a2"), Self.event("a3")]
+            _ = try await storage.append(events, at: Self.t0)
+            for claimed in try await Self.claim(storage) {
+                #expect(try await storage.reject(claimed.claim, reason: "bad", at: Self.t0))
+            }
+            #expect(try await storage.replayDeadLetters(group: "g", eventIds: [events[1].id], at: Self.t0) == 1)
+            let replayed = try await Self.claim(storage)
+            #expect(replayed.map(\.event) == [events[1]])
+            #expect(replayed.first?.attempts == 1)
+            #expect(try await storage.deadLetters(group: "g", limit: 10).map(\.event) == [events[0], events[2]])
+            #expect(try await storage.replayDeadLetters(group: "g", eventIds: nil, at: Self.t0) == 2)
+            #expect(try await storage.deadLetters(group: "g", limit: 10).isEmpty)
+            #expect(try await Self.claim(storage).map(\.event) == [events[0], events[2]])
+            #expect(try await storage.replayDeadLetters(group: "nobody", eventIds: nil, at: Self.t0) == 0)
+        }
+    }
+
+    @Test("replay queues again the group's events since a time, not those still queued", arguments: NotificationStorageKind.allCases)
+    func replay(kind: NotificationStorageKind) async throws {
+        try await kind.withStorage { storage async throws in
+            _ = try await storage.ensureGroup("g", types: ["passwordChanged"], at: Self.t0)
+            let old = Self.event("a1", at: Self.t0.adding(.seconds(-100)))
+            let recent = Self.event("a2", at: Self.t0.adding(.seconds(-10)))
+            let otherType = Self.event("a3", .sessionsRevoked, at: Self.t0.adding(.seconds(-10)))
+            let queued = Self.event("a4", at: Self.t0.adding(.seconds(-5)))
+            _ = try await storage.append([old, recent, otherType, queued], at: Self.t0)
+            for claimed in try await Self.claim(storage) where claimed.event != queued {
+                #expect(try await storage.acknowledge(claimed.claim))
+            }
+            #expect(try await storage.replay(group: "g", from: Self.t0.adding(.seconds(-20)), at: Self.t0.adding(.seconds(20))) == 1)
+            // `queued` is still claimed by its first consumer (within its visibility); `recent` is back.
+            #expect(try await Self.claim(storage, at: Self.t0.adding(.seconds(20))).map(\.event) == [recent])
+        }
+    }
+
+    @Test("an account's events are read after a position, found by event id only for their own account", arguments: NotificationStorageKind.allCases)
+    func accountEvents(kind: NotificationStorageKind) async throws {
+        try await kind.withStorage { storage async throws in
+            let events = [Self.event("a1"), Self.event("a2"), Self.event("a1", .sessionsRevoked), Self.event("a1", .deletingAccount)]
+            _ = try await storage.append(events, at: Self.t0)
+            let position = try #require(try await storage.position(ofEvent: events[0].id, accountId: "a1"))
+            #expect(try await storage.position(ofEvent: events[0].id, accountId: "a2") == nil)
+            #expect(try await storage.position(ofEvent: UUID(), accountId: "a1") == nil)
+            #expect(try await storage.accountEvents(accountId: "a1", after: position, limit: 10).map(\.event) == [events[2], events[3]])
+            #expect(try await storage.accountEvents(accountId: "a1", after: position, limit: 1).map(\.event) == [events[2]])
+            #expect(try await storage.accountEvents(accountId: "nobody", after: nil, limit: 10).isEmpty)
+        }
+    }
+}
