@@ -14,6 +14,10 @@ public enum NotificationsContract {
 
     /// Stores events (a relay's batch); an event already stored (same id) is counted as a duplicate, not stored again.
     public static let publish = WireMethod<NotificationsPublishRequest, NotificationsPublished>("notifications.publish")
+    /// Creates a consumer group (or checks an existing one's types). A group receives the events stored after it was
+    /// created, so a consumer declares its group before the events it must not miss can be published (at its first
+    /// start), then subscribes; a subscription to a group not declared yet creates it too.
+    public static let declareGroup = WireMethod<NotificationsSubscribeRequest, NotificationsGroupDeclared>("notifications.declareGroup")
     /// A subscription: the group's events, each to one consumer of the group at a time, in order per account.
     /// The wire topic is the event's type. Acks: processed; retry (with back-off, dead letter after the group's
     /// maximum attempts); reject (dead letter now).
@@ -27,7 +31,7 @@ public enum NotificationsContract {
     public static let replay = WireMethod<NotificationsReplayRequest, NotificationsReplayed>("notifications.replay")
 
     public static let methods = [
-        publish.name, subscribe.name, feed.name, deadLetters.name, replayDeadLetters.name, replay.name, HealthContract.check.name,
+        publish.name, declareGroup.name, subscribe.name, feed.name, deadLetters.name, replayDeadLetters.name, replay.name, HealthContract.check.name,
     ]
 
     /// Every code a Notifications method may answer with (besides the wire layer's).

@@ -34,6 +34,15 @@ public struct NotificationsSubscribeRequest: Codable, Sendable, Equatable {
     }
 }
 
+public struct NotificationsGroupDeclared: Codable, Sendable, Equatable {
+    /// False when the group existed already (with the same types).
+    public var created: Bool
+
+    public init(created: Bool) {
+        self.created = created
+    }
+}
+
 public struct NotificationsFeedRequest: Codable, Sendable, Equatable {
     public var accountId: String
     /// Start after this event (the last one the reader saw); nil for the account's first stored event.

@@ -9,15 +9,7 @@ extension NotificationStore {
     /// Serves one consumer of a group until the subscription ends: claims due deliveries within the free credit,
     /// pushes them, and settles each by its ack. Whatever is unsettled at the end is released to the group.
     public func serveGroup(_ request: NotificationsSubscribeRequest, subscriber: WireSubscriber<AccountEvent>) async throws {
-        try Self.checkGroupName(request.group)
-        let types = try Self.checkTypes(request.types)
-        let outcome = try await stored { () async throws(NotificationStorageError) in
-            try await storage.ensureGroup(request.group, types: types, at: clock())
-        }
-        guard outcome != .mismatch else { throw NotificationsError.groupMismatch(request.group) }
-        if outcome == .created {
-            logger.info("consumer group created", metadata: ["konto.group": "\(request.group)"])
-        }
+        _ = try await declareGroup(request)
         let ledger = DeliveryLedger()
         let settled = Wakeup()
         let group = request.group
@@ -44,6 +36,20 @@ extension NotificationStore {
             throw error
         }
         await release(ledger.drain())
+    }
+
+    /// Creates the group, or checks that it exists with the same types.
+    public func declareGroup(_ request: NotificationsSubscribeRequest) async throws(NotificationsError) -> NotificationsGroupDeclared {
+        try Self.checkGroupName(request.group)
+        let types = try Self.checkTypes(request.types)
+        let outcome = try await stored { () async throws(NotificationStorageError) in
+            try await storage.ensureGroup(request.group, types: types, at: clock())
+        }
+        guard outcome != .mismatch else { throw .groupMismatch(request.group) }
+        if outcome == .created {
+            logger.info("consumer group created", metadata: ["konto.group": "\(request.group)"])
+        }
+        return NotificationsGroupDeclared(created: outcome == .created)
     }
 
     private func pushDeliveries(group: String, subscriber: WireSubscriber<AccountEvent>, ledger: DeliveryLedger, settled: Wakeup) async throws {

@@ -6,6 +6,7 @@ extension NotificationStore {
     /// Serves the Notifications contract on `server`. Register before the server runs.
     public func register(on server: WireServer) {
         server.register(NotificationsContract.publish) { request, _ in try await self.publish(request) }
+        server.register(NotificationsContract.declareGroup) { request, _ in try await self.declareGroup(request) }
         server.registerSubscription(NotificationsContract.subscribe) { request, context, subscriber in
             context.logger.debug("consumer subscribed", metadata: ["konto.group": "\(request.group)"])
             try await self.serveGroup(request, subscriber: subscriber)
