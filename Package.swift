@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "KontoContracts", targets: ["KontoContracts"]),
         .library(name: "KontoTesting", targets: ["KontoTesting"]),
         .library(name: "KontoPostgres", targets: ["KontoPostgres"]),
+        .library(name: "KontoOutbox", targets: ["KontoOutbox"]),
         .library(name: "ProfileService", targets: ["ProfileService"]),
         .library(name: "IdentityService", targets: ["IdentityService"]),
         .executable(name: "konto-profile", targets: ["konto-profile"]),
@@ -98,6 +99,19 @@ let package = Package(
             path: "Shared/KontoPostgres",
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "KontoOutbox",
+            dependencies: [
+                "KontoModel",
+                "KontoContracts",
+                "KontoRuntime",
+                "KontoWire",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Shared/KontoOutbox",
+            swiftSettings: swiftSettings
+        ),
 
         // MARK: Services
         .target(
@@ -129,6 +143,7 @@ let package = Package(
                 "CArgon2",
                 "KontoModel",
                 "KontoContracts",
+                "KontoOutbox",
                 "KontoPostgres",
                 "KontoRuntime",
                 "KontoWire",
@@ -285,8 +300,11 @@ let package = Package(
                 "KontoPostgres",
                 "KontoTesting",
                 "KontoWire",
-                // The tests' composition root runs a real Profile next to Identity; the services never import each other.
+                // The tests' composition root runs a real Profile (and Notifications) next to Identity; the services
+                // never import each other.
                 "ProfileService",
+                "NotificationService",
+                "KontoOutbox",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -54,6 +54,16 @@ public struct ServiceEnvironment: Sendable {
         return .milliseconds(try integer(name, default: 0, in: range))
     }
 
+    /// `on`/`off` (also `true`/`false`, `1`/`0`).
+    public func flag(_ name: String, default defaultValue: Bool) throws(ServiceEnvironmentError) -> Bool {
+        guard let text = string(name) else { return defaultValue }
+        switch text.lowercased() {
+        case "on", "true", "1": return true
+        case "off", "false", "0": return false
+        default: throw ServiceEnvironmentError(variable: name, problem: "must be on or off, got \"\(text)\"")
+        }
+    }
+
     public func logLevel(_ name: String, default defaultValue: Logger.Level = .info) throws(ServiceEnvironmentError) -> Logger.Level {
         guard let text = string(name) else { return defaultValue }
         guard let level = Logger.Level(rawValue: text.lowercased()) else {

@@ -1,5 +1,6 @@
 import KontoContracts
 import KontoModel
+import KontoOutbox
 import KontoPostgres
 import KontoRuntime
 import KontoWire
@@ -19,6 +20,8 @@ public final class IdentityServer: Service {
     public let store: IdentityStore
     private let wireServer: WireServer
     private let profileClient: WireClient
+    /// The outbox relay and its Notifications client, when configured.
+    private let relay: (client: WireClient, relay: OutboxRelay)?
     private let hashing: PasswordHashingPool
     private let client: PostgresClient?
     private let postgresStorage: PostgresIdentityStorage?
@@ -51,6 +54,16 @@ public final class IdentityServer: Service {
         )
         profile.requestTimeout = .milliseconds(configuration.profileTimeout.milliseconds)
         self.profileClient = WireClient(configuration: profile, eventLoopGroup: eventLoopGroup, logger: logger)
+        if let host = configuration.notificationsHost {
+            let notifications = WireClient(
+                configuration: WireClient.Configuration(host: host, port: configuration.notificationsPort, serviceName: IdentityContract.serviceName, secret: configuration.secret),
+                eventLoopGroup: eventLoopGroup,
+                logger: logger
+            )
+            self.relay = (notifications, OutboxRelay(store: storage, notifications: notifications, logger: logger))
+        } else {
+            self.relay = nil
+        }
         self.hashing = try PasswordHashingPool(configuration: configuration.hashing)
         self.store = IdentityStore(
             storage: storage,
@@ -92,6 +105,13 @@ public final class IdentityServer: Service {
                 .setup("migrations", dependsOn: ["postgres"]) { try await self.migrate(postgresStorage) },
             ]
             wireDependencies += ["postgres", "migrations"]
+        }
+        if let relay {
+            let storageReady = wireDependencies.filter { $0 == "postgres" || $0 == "migrations" }
+            components += [
+                .service("notifications-client", relay.client),
+                .service("outbox-relay", dependsOn: storageReady + ["notifications-client"], relay.relay),
+            ]
         }
         components += [
             .service("cleanup", dependsOn: wireDependencies.filter { $0 != "hashing" }, ProfileCleanupJob(store: store)),

@@ -17,6 +17,9 @@ public struct IdentityServiceConfiguration: Sendable {
     public var profilePort: Int
     /// Deadline of each Profile call.
     public var profileTimeout: Duration
+    /// Where Notifications listens, for the outbox relay; nil runs no relay (events stay in the outbox).
+    public var notificationsHost: String?
+    public var notificationsPort: Int
     public var accounts: AccountConfiguration
     public var hashing: PasswordHashingPool.Configuration
     public var options: IdentityOptions
@@ -29,6 +32,8 @@ public struct IdentityServiceConfiguration: Sendable {
         profileHost: String = "127.0.0.1",
         profilePort: Int = 7402,
         profileTimeout: Duration = .seconds(5),
+        notificationsHost: String? = nil,
+        notificationsPort: Int = 7403,
         accounts: AccountConfiguration = .default,
         hashing: PasswordHashingPool.Configuration = PasswordHashingPool.Configuration(),
         options: IdentityOptions = IdentityOptions()
@@ -40,6 +45,8 @@ public struct IdentityServiceConfiguration: Sendable {
         self.profileHost = profileHost
         self.profilePort = profilePort
         self.profileTimeout = profileTimeout
+        self.notificationsHost = notificationsHost
+        self.notificationsPort = notificationsPort
         self.accounts = accounts
         self.hashing = hashing
         self.options = options
@@ -94,6 +101,8 @@ public struct IdentityServiceConfiguration: Sendable {
             profileHost: environment.string("KONTO_PROFILE_HOST", default: "127.0.0.1"),
             profilePort: try environment.port("KONTO_PROFILE_PORT", default: 7402),
             profileTimeout: profileTimeout,
+            notificationsHost: try environment.flag("KONTO_IDENTITY_RELAY", default: true) ? environment.string("KONTO_NOTIFICATIONS_HOST", default: "127.0.0.1") : nil,
+            notificationsPort: try environment.port("KONTO_NOTIFICATIONS_PORT", default: 7403),
             accounts: accounts,
             hashing: hashing,
             options: options

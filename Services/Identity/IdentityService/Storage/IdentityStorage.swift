@@ -1,4 +1,5 @@
 import KontoModel
+import KontoOutbox
 
 /// Where Identity keeps credentials, sessions, failed-login counts, reset tokens, pending Profile clean-ups and its
 /// event outbox: PostgreSQL, or memory for the dev stack and unit tests. One conformance suite covers both.
@@ -6,7 +7,7 @@ import KontoModel
 /// Each call is atomic, and every call that changes an account writes the change's events into the outbox in the
 /// same transaction (the Notifications relay publishes them later), so no change is ever without its event.
 /// Failed-login counts live here too, so every replica on one database sees the same counts.
-public protocol IdentityStorage: Sendable {
+public protocol IdentityStorage: OutboxStore {
     // MARK: Accounts
 
     /// Reserves a userId for a sign-up in progress: stored as pending, invisible to logins, but taken.

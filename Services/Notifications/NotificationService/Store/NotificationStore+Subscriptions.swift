@@ -1,6 +1,7 @@
 import Foundation
 import KontoContracts
 import KontoModel
+import KontoRuntime
 import KontoWire
 import Logging
 import Synchronization

@@ -1,4 +1,5 @@
 import KontoModel
+import KontoRuntime
 import Synchronization
 
 /// Keeps Identity's records in process memory, for the dev stack and unit tests; gone when the process ends.
@@ -18,7 +19,12 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         var resetTokens: [[UInt8]: ResetToken] = [:]
         /// accountId → when its profile may be deleted.
         var profileCleanups: [String: Timestamp] = [:]
-        var outbox: [AccountEvent] = []
+        var outbox: [AccountEvent] = [] {
+            didSet {
+                if outbox.count > oldValue.count { outboxChanged.notify() }
+            }
+        }
+        let outboxChanged: Wakeup
 
         mutating func removeSession(_ id: String) -> Bool {
             guard let session = sessions.removeValue(forKey: id) else { return false }
@@ -48,9 +54,12 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         }
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
+    private let outboxChanged = Wakeup()
 
-    public init() {}
+    public init() {
+        self.state = Mutex(State(outboxChanged: outboxChanged))
+    }
 
     public func reserveAccount(_ credential: StoredCredential) throws(IdentityStorageError) {
         try state.withLock { state throws(IdentityStorageError) in
@@ -300,6 +309,25 @@ public final class InMemoryIdentityStorage: IdentityStorage {
     }
 
     public func checkHealth() {}
+
+    // MARK: Outbox
+
+    public func drainOutbox(limit: Int, publish: @Sendable ([AccountEvent]) async throws -> Void) async throws -> Int {
+        let events = state.withLock { Array($0.outbox.prefix(limit)) }
+        guard !events.isEmpty else { return 0 }
+        try await publish(events)
+        // Only this process drains, and appends go to the end: the published events are still the first ones.
+        state.withLock { $0.outbox.removeFirst(events.count) }
+        return events.count
+    }
+
+    public func watchOutbox(_ changed: @escaping @Sendable () -> Void) async throws {
+        while !Task.isCancelled {
+            let generation = outboxChanged.generation
+            await outboxChanged.wait(after: generation, timeout: .seconds(60))
+            changed()
+        }
+    }
 
     /// A key's count as of `now`: failures whose last one is older than `window` are forgotten.
     private static func current(_ stored: FailureCount?, at now: Timestamp, window: Duration) -> FailureCount {

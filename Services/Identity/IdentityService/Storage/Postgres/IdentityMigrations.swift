@@ -79,5 +79,23 @@ public enum IdentityMigrations {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 2,
+            name: "notify the outbox relay of new events",
+            statements: [
+                // One notification per inserting statement: the relay (LISTEN identity_outbox) wakes at once, in any replica.
+                """
+                CREATE FUNCTION notify_outbox() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    PERFORM pg_notify('identity_outbox', '');
+                    RETURN NULL;
+                END
+                $$
+                """,
+                """
+                CREATE TRIGGER outbox_notify AFTER INSERT ON outbox FOR EACH STATEMENT EXECUTE FUNCTION notify_outbox()
+                """,
+            ]
+        ),
     ]
 }

@@ -446,6 +446,52 @@ public struct PostgresIdentityStorage: IdentityStorage {
     }
 
     /// Reads from a table, so a database without the schema is not reported healthy.
+    // MARK: Outbox relay
+
+    /// The oldest events locked `FOR UPDATE` for the publish, deleted in the same transaction once it succeeded: a
+    /// second replica's relay waits on the locks and then finds them gone, so events go out once and in order.
+    public func drainOutbox(limit: Int, publish: @Sendable ([AccountEvent]) async throws -> Void) async throws -> Int {
+        let logger = self.logger
+        do {
+            return try await drainOutbox(limit: limit, publish: publish, logger: logger)
+        } catch let error as PostgresTransactionError {
+            // The relay reports the cause (Notifications unreachable, the database gone), not the wrapper.
+            throw error.closureError ?? error.beginError ?? error.commitError ?? error
+        }
+    }
+
+    private func drainOutbox(limit: Int, publish: @Sendable ([AccountEvent]) async throws -> Void, logger: Logger) async throws -> Int {
+        try await client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                "SELECT position, event::text FROM identity.outbox ORDER BY position LIMIT \(limit) FOR UPDATE",
+                logger: logger
+            )
+            var positions: [Int64] = []
+            var events: [AccountEvent] = []
+            for try await (position, document) in rows.decode((Int64, String).self) {
+                positions.append(position)
+                events.append(try JSONDecoder().decode(AccountEvent.self, from: Data(document.utf8)))
+            }
+            guard !events.isEmpty else { return 0 }
+            try await publish(events)
+            try await connection.query("DELETE FROM identity.outbox WHERE position = ANY(\(positions))", logger: logger)
+            return events.count
+        }
+    }
+
+    /// LISTENs on `identity_outbox` (notified by a trigger on every insert) on a connection of its own.
+    public func watchOutbox(_ changed: @escaping @Sendable () -> Void) async throws {
+        try await client.withConnection { connection in
+            try await connection.listen(on: "identity_outbox") { notifications in
+                // Anything inserted before the LISTEN took effect is found by this first wake-up.
+                changed()
+                for try await _ in notifications {
+                    changed()
+                }
+            }
+        }
+    }
+
     public func checkHealth() async throws(IdentityStorageError) {
         try await run { client, logger in
             let rows = try await client.query("SELECT count(*) FROM (SELECT 1 FROM identity.credentials LIMIT 1) AS probe", logger: logger)

@@ -4,7 +4,7 @@ import Synchronization
 ///
 /// Waiters pass the generation they saw before looking for work: a notification between their look and their
 /// wait is not lost, the wait returns at once.
-final class Wakeup: Sendable {
+public final class Wakeup: Sendable {
     private struct State {
         var generation: UInt64 = 0
         var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
@@ -13,9 +13,11 @@ final class Wakeup: Sendable {
 
     private let state = Mutex(State())
 
-    var generation: UInt64 { state.withLock { $0.generation } }
+    public init() {}
 
-    func notify() {
+    public var generation: UInt64 { state.withLock { $0.generation } }
+
+    public func notify() {
         let waiters = state.withLock { state in
             state.generation &+= 1
             defer { state.waiters.removeAll() }
@@ -27,7 +29,7 @@ final class Wakeup: Sendable {
     }
 
     /// Returns once notified after `generation`, after `timeout`, or when the task is cancelled.
-    func wait(after generation: UInt64, timeout: Duration) async {
+    public func wait(after generation: UInt64, timeout: Duration) async {
         let id = state.withLock { state in
             state.nextID &+= 1
             return state.nextID

@@ -1,0 +1,104 @@
+import KontoContracts
+import KontoModel
+import KontoRuntime
+import KontoWire
+import Logging
+import ServiceLifecycle
+
+/// Publishes a producer's outbox to Notifications: the transactional outbox pattern's relay.
+///
+/// Events are removed from the outbox only after Notifications answered the publish, and Notifications stores each
+/// event id once, so a relay that dies between the two only sends a batch again (at least once, never lost). The
+/// relay wakes when the outbox changes (``OutboxStore/watchOutbox(_:)``: PostgreSQL's LISTEN/NOTIFY, or in
+/// process), with a poll as the fallback, and backs off while Notifications cannot be reached.
+public struct OutboxRelay: Service {
+    public struct Configuration: Sendable {
+        /// Events per publish (Notifications accepts at most ``NotificationsContract/maximumPublishBatch``).
+        public var batchSize = 100
+        /// The longest the relay sleeps when nothing told it about new events.
+        public var pollInterval: Duration = .seconds(1)
+        public var backoffInitial: Duration = .milliseconds(100)
+        public var backoffMaximum: Duration = .seconds(5)
+
+        public init() {}
+    }
+
+    private let store: any OutboxStore
+    private let notifications: WireClient
+    private let configuration: Configuration
+    private let logger: Logger
+
+    public init(store: any OutboxStore, notifications: WireClient, configuration: Configuration = Configuration(), logger: Logger) {
+        self.store = store
+        self.notifications = notifications
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let changed = Wakeup()
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                await self.watch(changed)
+            }
+            await self.relay(changed)
+            group.cancelAll()
+        }
+    }
+
+    /// Keeps watching the outbox for changes, restarting after failures.
+    private func watch(_ changed: Wakeup) async {
+        var delay = configuration.backoffInitial
+        while !Task.isCancelled {
+            do {
+                try await store.watchOutbox { changed.notify() }
+                delay = configuration.backoffInitial
+            } catch {
+                if Task.isCancelled { return }
+                logger.debug("outbox watch failed; polling meanwhile", metadata: ["konto.error": "\(error)"])
+            }
+            try? await Task.sleep(for: delay)
+            delay = min(delay * 2, configuration.backoffMaximum)
+        }
+    }
+
+    /// Publishes until graceful shutdown, then stops (what is left stays in the outbox for the next start).
+    private func relay(_ changed: Wakeup) async {
+        let client = notifications
+        await cancelWhenGracefulShutdown {
+            var delay = configuration.backoffInitial
+            var failing = false
+            while !Task.isCancelled {
+                let generation = changed.generation
+                do {
+                    let published = try await store.drainOutbox(limit: configuration.batchSize) { events in
+                        _ = try await client.call(NotificationsContract.publish, NotificationsPublishRequest(events: events))
+                    }
+                    if failing {
+                        logger.info("outbox relay publishing again")
+                        failing = false
+                    }
+                    delay = configuration.backoffInitial
+                    if published == configuration.batchSize { continue }
+                    await changed.wait(after: generation, timeout: configuration.pollInterval)
+                } catch {
+                    if Task.isCancelled { return }
+                    if !failing {
+                        // Once per outage, not once per attempt.
+                        logger.warning("outbox relay cannot publish; events wait in the outbox", metadata: ["konto.error": "\(error)"])
+                        failing = true
+                    }
+                    try? await Task.sleep(for: delay)
+                    delay = min(delay * 2, configuration.backoffMaximum)
+                }
+            }
+        }
+    }
+}
+
+/// Runs `body` until it returns or a graceful shutdown cancels it.
+private func cancelWhenGracefulShutdown(_ body: @escaping @Sendable () async -> Void) async {
+    try? await ServiceLifecycle.cancelWhenGracefulShutdown {
+        await body()
+    }
+}
