@@ -21,6 +21,8 @@ struct IdentityProcessTests {
             "KONTO_PROFILE_PORT": "\(profilePort)",
             "KONTO_WIRE_SECRET": secret,
             "KONTO_LOG_LEVEL": "warning",
+            // No Notifications in these tests: events stay in the outbox.
+            "KONTO_IDENTITY_RELAY": "off",
         ]
         environment["KONTO_IDENTITY_DATABASE_URL"] = database?.url
         environment["KONTO_PROFILE_DATABASE_URL"] = database?.url
