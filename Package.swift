@@ -17,7 +17,7 @@ let package = Package(
         .library(name: "KontoContracts", targets: ["KontoContracts"]),
         .library(name: "KontoTesting", targets: ["KontoTesting"]),
         .library(name: "KontoPostgres", targets: ["KontoPostgres"]),
-        .library(name: "KontoOutbox", targets: ["KontoOutbox"]),
+        .library(name: "KontoEvents", targets: ["KontoEvents"]),
         .library(name: "ProfileService", targets: ["ProfileService"]),
         .library(name: "IdentityService", targets: ["IdentityService"]),
         .executable(name: "konto-profile", targets: ["konto-profile"]),
@@ -100,7 +100,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
-            name: "KontoOutbox",
+            name: "KontoEvents",
             dependencies: [
                 "KontoModel",
                 "KontoContracts",
@@ -109,7 +109,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            path: "Shared/KontoOutbox",
+            path: "Shared/KontoEvents",
             swiftSettings: swiftSettings
         ),
 
@@ -117,6 +117,7 @@ let package = Package(
         .target(
             name: "ProfileService",
             dependencies: [
+                "KontoEvents",
                 "KontoModel",
                 "KontoPostgres",
                 "KontoContracts",
@@ -143,7 +144,7 @@ let package = Package(
                 "CArgon2",
                 "KontoModel",
                 "KontoContracts",
-                "KontoOutbox",
+                "KontoEvents",
                 "KontoPostgres",
                 "KontoRuntime",
                 "KontoWire",
@@ -304,7 +305,7 @@ let package = Package(
                 // never import each other.
                 "ProfileService",
                 "NotificationService",
-                "KontoOutbox",
+                "KontoEvents",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -26,6 +26,8 @@ struct ProfileProcessTests {
             "KONTO_ACCOUNTS_CONFIG": try ProfileServiceHarness.contractAccountsPath(),
             "KONTO_PROFILE_DB_TIMEOUT_MS": "1500",
             "KONTO_LOG_LEVEL": "warning",
+            // No Notifications in these tests.
+            "KONTO_PROFILE_EVENTS": "off",
         ]
         environment["KONTO_PROFILE_DATABASE_URL"] = database?.url
         return environment

@@ -23,6 +23,7 @@ struct IdentityProcessTests {
             "KONTO_LOG_LEVEL": "warning",
             // No Notifications in these tests: events stay in the outbox.
             "KONTO_IDENTITY_RELAY": "off",
+            "KONTO_PROFILE_EVENTS": "off",
         ]
         environment["KONTO_IDENTITY_DATABASE_URL"] = database?.url
         environment["KONTO_PROFILE_DATABASE_URL"] = database?.url

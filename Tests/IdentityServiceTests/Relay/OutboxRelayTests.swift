@@ -1,8 +1,8 @@
 import Foundation
 @testable import IdentityService
 import KontoContracts
+import KontoEvents
 import KontoModel
-import KontoOutbox
 import KontoPostgres
 import KontoTesting
 import KontoWire

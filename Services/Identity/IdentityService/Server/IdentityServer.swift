@@ -1,6 +1,6 @@
 import KontoContracts
+import KontoEvents
 import KontoModel
-import KontoOutbox
 import KontoPostgres
 import KontoRuntime
 import KontoWire

@@ -1,5 +1,5 @@
+import KontoEvents
 import KontoModel
-import KontoOutbox
 
 /// Where Identity keeps credentials, sessions, failed-login counts, reset tokens, pending Profile clean-ups and its
 /// event outbox: PostgreSQL, or memory for the dev stack and unit tests. One conformance suite covers both.

@@ -1,4 +1,6 @@
 import KontoContracts
+import KontoEvents
+import KontoModel
 import KontoPostgres
 import KontoRuntime
 import KontoWire
@@ -19,7 +21,12 @@ public final class ProfileServer: Service {
     private let wireServer: WireServer
     private let client: PostgresClient?
     private let postgresStorage: PostgresProfileStorage?
+    /// Consumes `deletingAccount` when Notifications is configured.
+    private let deletions: (client: WireClient, consumer: EventConsumer)?
     private let logger: Logger
+
+    /// Profile's consumer group for account deletions.
+    public static let deletionGroup = "profile.deletions"
 
     /// - Parameter eventLoopGroup: runs the wire server and the PostgreSQL pool; loads are batched
     ///   per loop of it.
@@ -57,6 +64,25 @@ public final class ProfileServer: Service {
         }
         self.store = ProfileStore(storage: storage, configuration: configuration.accounts, options: configuration.store, logger: logger)
         self.wireServer = WireServer(configuration: wire, eventLoopGroup: eventLoopGroup, logger: logger)
+        if let host = configuration.notificationsHost {
+            let client = WireClient(
+                configuration: WireClient.Configuration(host: host, port: configuration.notificationsPort, serviceName: ProfileContract.serviceName, secret: configuration.secret),
+                eventLoopGroup: eventLoopGroup,
+                logger: logger
+            )
+            let store = self.store
+            let consumer = EventConsumer(
+                client: client,
+                configuration: EventConsumer.Configuration(group: Self.deletionGroup, types: ["deletingAccount"]),
+                logger: logger
+            ) { event in
+                // Idempotent: deleting what Identity's direct call already removed is fine.
+                try await store.delete(accountId: event.accountId)
+            }
+            self.deletions = (client, consumer)
+        } else {
+            self.deletions = nil
+        }
         self.logger = logger
         store.register(on: wireServer)
     }
@@ -73,14 +99,23 @@ public final class ProfileServer: Service {
     /// server sends goaway and lets its accepted requests finish (their reads included) before the migrations step
     /// and the pool stop, so no accepted request loses its database.
     public func componentGraph() throws(ComponentGraphError) -> ComponentGraph {
-        guard let client, let postgresStorage else {
-            return try ComponentGraph([.service("wire", self.wireServer)])
+        var components: [Component] = []
+        var storageReady: [String] = []
+        if let client, let postgresStorage {
+            components += [
+                .service("postgres", client),
+                .setup("migrations", dependsOn: ["postgres"]) { try await self.migrate(postgresStorage) },
+            ]
+            storageReady = ["postgres", "migrations"]
         }
-        return try ComponentGraph([
-            .service("postgres", client),
-            .setup("migrations", dependsOn: ["postgres"]) { try await self.migrate(postgresStorage) },
-            .service("wire", dependsOn: ["postgres", "migrations"], self.wireServer),
-        ])
+        if let deletions {
+            components += [
+                .service("notifications-client", deletions.client),
+                .service("deletion-consumer", dependsOn: storageReady + ["notifications-client"], deletions.consumer),
+            ]
+        }
+        components.append(.service("wire", dependsOn: storageReady, self.wireServer))
+        return try ComponentGraph(components)
     }
 
     public func run() async throws {

@@ -13,6 +13,10 @@ public struct ProfileServiceConfiguration: Sendable {
     public var database: PostgresSettings?
     public var accounts: AccountConfiguration
     public var store: ProfileStoreOptions
+    /// Where Notifications listens, to consume `deletingAccount`; nil consumes nothing (Identity's direct
+    /// `profile.delete` still removes the details).
+    public var notificationsHost: String?
+    public var notificationsPort: Int
 
     public init(
         host: String = "127.0.0.1",
@@ -20,7 +24,9 @@ public struct ProfileServiceConfiguration: Sendable {
         secret: WireSecret,
         database: PostgresSettings? = nil,
         accounts: AccountConfiguration = .default,
-        store: ProfileStoreOptions = ProfileStoreOptions()
+        store: ProfileStoreOptions = ProfileStoreOptions(),
+        notificationsHost: String? = nil,
+        notificationsPort: Int = 7403
     ) {
         self.host = host
         self.port = port
@@ -28,6 +34,8 @@ public struct ProfileServiceConfiguration: Sendable {
         self.database = database
         self.accounts = accounts
         self.store = store
+        self.notificationsHost = notificationsHost
+        self.notificationsPort = notificationsPort
     }
 
     public static let defaultPort = 7402
@@ -64,7 +72,9 @@ public struct ProfileServiceConfiguration: Sendable {
             secret: WireSecret(try environment.secret("KONTO_WIRE_SECRET")),
             database: database,
             accounts: accounts,
-            store: store
+            store: store,
+            notificationsHost: try environment.flag("KONTO_PROFILE_EVENTS", default: true) ? environment.string("KONTO_NOTIFICATIONS_HOST", default: "127.0.0.1") : nil,
+            notificationsPort: try environment.port("KONTO_NOTIFICATIONS_PORT", default: 7403)
         )
     }
 }

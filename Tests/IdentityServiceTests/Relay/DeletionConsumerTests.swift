@@ -1,0 +1,56 @@
+import Foundation
+import KontoContracts
+import KontoModel
+import KontoTesting
+import KontoWire
+import NIOCore
+import NotificationService
+import ProfileService
+import Testing
+
+/// Profile consuming `deletingAccount` from Notifications through its consumer group.
+@Suite("Profile's deletion consumer", .timeLimit(.minutes(2)))
+struct DeletionConsumerTests {
+    typealias Harness = IdentityServiceHarness
+
+    @Test("a deletingAccount event published to Notifications removes the account's profile", arguments: IdentityStorageKind.allCases)
+    func deletes(kind: IdentityStorageKind) async throws {
+        let run: @Sendable (PostgresTestDatabase?) async throws -> Void = { database in
+            let settings = database.map(Harness.settings)
+            let notifications = try OutboxRelayTests.notificationsServer(port: 0, database: settings)
+            try await RunningServices.with([notifications], logger: Harness.logger) {
+                let notificationsPort = try await notifications.localAddress().port!
+                var configuration = ProfileServiceConfiguration(port: 0, secret: WireSecret(Harness.secret), database: settings)
+                configuration.notificationsHost = "127.0.0.1"
+                configuration.notificationsPort = notificationsPort
+                let profile = try ProfileServer(configuration: configuration, logger: Harness.logger)
+                try await RunningServices.with([profile], logger: Harness.logger) {
+                    let profileClient = Harness.client(port: try await profile.localAddress().port!, service: "profile")
+                    let notificationsClient = Harness.client(port: notificationsPort, service: "notifications")
+                    try await RunningServices.with([profileClient, notificationsClient], logger: Harness.logger) {
+                        _ = try await profileClient.call(ProfileContract.create, ProfileCreateRequest(accountId: "a1", details: AccountDetails(values: ["userId": .string("leland@stanford.edu")])))
+                        // The consumer declares its group when it starts, maybe after this publish: declared here too (as
+                        // a deployment would, before the first deletion), so the events are queued for it either way.
+                        _ = try await notificationsClient.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: ProfileServer.deletionGroup, types: ["deletingAccount"]))
+                        let events = [
+                            AccountEvent(accountId: "a1", kind: .deletingAccount),
+                            AccountEvent(accountId: "never-had-a-profile", kind: .deletingAccount),
+                            AccountEvent(accountId: "a1", kind: .passwordChanged),
+                        ]
+                        _ = try await notificationsClient.call(NotificationsContract.publish, NotificationsPublishRequest(events: events))
+                        // Removed by the consumer (the test time limit bounds the wait).
+                        while await wireErrorCode({ try await profileClient.call(ProfileContract.load, ProfileLoadRequest(accountId: "a1")) }) != AccountError.Code.notFound.rawValue {
+                            try await Task.sleep(for: .milliseconds(20))
+                        }
+                    }
+                }
+            }
+        }
+        switch kind {
+        case .inMemory:
+            try await run(nil)
+        case .postgres:
+            try await TestDatabase.withFreshDatabase { database in try await run(database) }
+        }
+    }
+}
