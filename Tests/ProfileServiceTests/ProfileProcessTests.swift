@@ -224,6 +224,9 @@ extension ProfileProcessTests {
             var environment = try Self.environment(port: port, database: database)
             // Requests wait for the test's lock, never for their own timeout.
             environment["KONTO_PROFILE_DB_TIMEOUT_MS"] = "60000"
+            // The test itself holds the lock until the listener has closed, which a loaded machine can make slow:
+            // the drain must not give up on the accepted requests meanwhile.
+            environment["KONTO_PROFILE_SHUTDOWN_GRACE_SECONDS"] = "120"
             let process = try ServiceProcess.start(try ServiceProcess.executable(named: "konto-profile"), environment: environment)
             let logger = ProfileServiceHarness.logger
             let eventLoop = MultiThreadedEventLoopGroup.singleton.next()

@@ -45,6 +45,7 @@ public final class ProfileServer: Service {
         // Profile handlers only await the database and do small JSON work, so they may run on the
         // connection's event loop and save the hops to and from the global executor.
         wire.handlerExecution = .eventLoop
+        wire.shutdownGracePeriod = .milliseconds(configuration.shutdownGracePeriod.milliseconds)
         let storage: any ProfileStorage
         if let database = configuration.database {
             let client = PostgresClient(

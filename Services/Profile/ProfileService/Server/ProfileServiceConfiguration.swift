@@ -17,6 +17,8 @@ public struct ProfileServiceConfiguration: Sendable {
     /// `profile.delete` still removes the details).
     public var notificationsHost: String?
     public var notificationsPort: Int
+    /// How long a graceful shutdown waits for accepted requests before closing their connections.
+    public var shutdownGracePeriod: Duration = .seconds(10)
 
     public init(
         host: String = "127.0.0.1",
@@ -76,5 +78,6 @@ public struct ProfileServiceConfiguration: Sendable {
             notificationsHost: try environment.flag("KONTO_PROFILE_EVENTS", default: true) ? environment.string("KONTO_NOTIFICATIONS_HOST", default: "127.0.0.1") : nil,
             notificationsPort: try environment.port("KONTO_NOTIFICATIONS_PORT", default: 7403)
         )
+        self.shutdownGracePeriod = .seconds(try environment.integer("KONTO_PROFILE_SHUTDOWN_GRACE_SECONDS", default: 10, in: 1...3_600))
     }
 }
