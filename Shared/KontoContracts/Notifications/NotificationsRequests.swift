@@ -70,9 +70,9 @@ public struct NotificationsDeadLetter: Codable, Sendable, Equatable {
     public var attempts: Int
     /// The last negative ack's reason, or why it was given up.
     public var lastError: String?
-    public var deadAt: Date
+    public var deadAt: Timestamp
 
-    public init(event: AccountEvent, attempts: Int, lastError: String?, deadAt: Date) {
+    public init(event: AccountEvent, attempts: Int, lastError: String?, deadAt: Timestamp) {
         self.event = event
         self.attempts = attempts
         self.lastError = lastError
@@ -102,10 +102,10 @@ public struct NotificationsReplayDeadLettersRequest: Codable, Sendable, Equatabl
 
 public struct NotificationsReplayRequest: Codable, Sendable, Equatable {
     public var group: String
-    /// Every event stored at or after this time is delivered to the group again.
-    public var from: Date
+    /// Every event that occurred at or after this time is delivered to the group again.
+    public var from: Timestamp
 
-    public init(group: String, from: Date) {
+    public init(group: String, from: Timestamp) {
         self.group = group
         self.from = from
     }

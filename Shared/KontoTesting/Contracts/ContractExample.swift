@@ -30,6 +30,10 @@ public struct ContractExample: Sendable {
     /// Canonical JSON of the response payload, when the exchange succeeds.
     public var response: String?
     public var error: ExpectedError?
+    /// Set for a subscription (docs/PROTOCOL.md, "Subscriptions"): the credit it is opened with. Its `response` is
+    /// then the events it delivers first, in order, as `[{"topic": …, "event": …}]`; its `error`, the error that
+    /// ends it at once.
+    public var subscriptionCredit: Int?
     /// False for a request the consumer's types cannot produce (e.g. one carrying a password, which
     /// `AccountDetails` never encodes), kept to prove the provider refuses it from any caller.
     public var consumerProduces: Bool
@@ -53,6 +57,7 @@ public struct ContractExample: Sendable {
         self.method = method
         self.description = example["description"] as? String ?? name
         self.consumerProduces = example["consumerProduces"] as? Bool ?? true
+        self.subscriptionCredit = example["credit"] as? Int
         self.request = try Self.canonical(request)
         self.response = try example["response"].map(Self.canonical)
         if let error = example["error"] as? [String: Any] {

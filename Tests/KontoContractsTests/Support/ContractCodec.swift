@@ -17,6 +17,20 @@ struct ContractCodec: Sendable {
         ))
     }
 
+    /// A subscription's request, and its recorded events as `[{"topic", "event"}]`.
+    static func entry<Request, Event>(subscription method: WireSubscriptionMethod<Request, Event>) -> (String, ContractCodec) {
+        (method.name, ContractCodec(
+            request: { try reencode($0, as: Request.self, userInfo: [:]) },
+            response: { try reencode($0, as: [Delivered<Event>].self, userInfo: [:]) }
+        ))
+    }
+
+    /// One delivered event as a subscription example records it.
+    struct Delivered<Event: Codable & Sendable>: Codable {
+        var topic: String
+        var event: Event
+    }
+
     static func reencode<T: Codable>(_ json: String, as type: T.Type, userInfo: [CodingUserInfoKey: Bool]) throws -> String {
         let value = try JSONDecoder().decode(T.self, from: Data(json.utf8))
         let encoder = JSONEncoder()

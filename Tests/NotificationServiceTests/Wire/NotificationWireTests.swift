@@ -186,7 +186,7 @@ struct NotificationWireTests {
                 // Acks are stored asynchronously; a replay before they are finds the events still queued (0).
                 var count = 0
                 while count == 0 {
-                    count = try await client.call(NotificationsContract.replay, NotificationsReplayRequest(group: "g", from: Date(timeIntervalSinceNow: -600))).replayed
+                    count = try await client.call(NotificationsContract.replay, NotificationsReplayRequest(group: "g", from: Timestamp(Date(timeIntervalSinceNow: -600)))).replayed
                     try await Task.sleep(for: .milliseconds(20))
                 }
                 #expect(count == 1)
@@ -236,7 +236,7 @@ struct NotificationWireTests {
                 let tooMany = (0...NotificationsContract.maximumPublishBatch).map { Harness.event("a\($0)") }
                 #expect(await wireErrorCode { try await client.call(NotificationsContract.publish, NotificationsPublishRequest(events: tooMany)) } == invalid)
                 #expect(await wireErrorCode { try await client.call(NotificationsContract.deadLetters, NotificationsDeadLettersRequest(group: "never")) } == NotificationsContract.ErrorCode.unknownGroup)
-                #expect(await wireErrorCode { try await client.call(NotificationsContract.replay, NotificationsReplayRequest(group: "never", from: Date())) } == NotificationsContract.ErrorCode.unknownGroup)
+                #expect(await wireErrorCode { try await client.call(NotificationsContract.replay, NotificationsReplayRequest(group: "never", from: .now)) } == NotificationsContract.ErrorCode.unknownGroup)
                 #expect(await wireErrorCode { try await client.call(NotificationsContract.replayDeadLetters, NotificationsReplayDeadLettersRequest(group: "")) } == invalid)
                 #expect(await wireErrorCode { try await client.call(NotificationsContract.deadLetters, NotificationsDeadLettersRequest(group: "g", limit: 0)) } == invalid)
                 for request in [

@@ -50,7 +50,7 @@ public final class NotificationStore: Sendable {
             try await storage.deadLetters(group: request.group, limit: request.limit)
         }
         return NotificationsDeadLetters(letters: letters.map {
-            NotificationsDeadLetter(event: $0.event, attempts: $0.attempts, lastError: $0.lastError, deadAt: $0.deadAt.date)
+            NotificationsDeadLetter(event: $0.event, attempts: $0.attempts, lastError: $0.lastError, deadAt: $0.deadAt)
         })
     }
 
@@ -72,7 +72,7 @@ public final class NotificationStore: Sendable {
         try Self.checkGroupName(request.group)
         try await requireGroup(request.group)
         let count = try await stored { () async throws(NotificationStorageError) in
-            try await storage.replay(group: request.group, from: Timestamp(request.from), at: clock())
+            try await storage.replay(group: request.group, from: request.from, at: clock())
         }
         if count > 0 { published.notify() }
         logger.info("group replayed", metadata: ["konto.group": "\(request.group)", "konto.count": "\(count)"])

@@ -1,0 +1,64 @@
+import Foundation
+import KontoContracts
+import KontoModel
+import KontoTesting
+import KontoWire
+import Testing
+
+/// The consumer side of the Notifications contract: the Swift types producers and consumers use encode every
+/// recorded request and decode every recorded answer and delivered event without losing or adding anything.
+@Suite("Notifications contract, consumer side")
+struct NotificationsContractConsumerTests {
+    static let loaded = Result { try ContractExample.samples(of: ContractExample.load(service: "notifications")) }
+    static let examples: [ContractExample] = (try? loaded.get()) ?? []
+
+    @Test("the examples load")
+    func load() throws {
+        _ = try Self.loaded.get()
+    }
+
+    @Test("the examples cover every method, and the subscriptions are recorded as subscriptions")
+    func coverage() {
+        #expect(Set(Self.examples.map(\.method)) == Set(NotificationsContract.methods))
+        let subscriptions: Set<String> = [NotificationsContract.subscribe.name, NotificationsContract.feed.name]
+        for example in Self.examples {
+            #expect((example.subscriptionCredit != nil) == subscriptions.contains(example.method), "\(example.name)")
+        }
+    }
+
+    @Test("the examples cover every error code a caller can provoke")
+    func errorCoverage() {
+        let recorded = Set(Self.examples.compactMap(\.error?.code))
+        // Not reproducible by a request alone: an unreachable or failing database.
+        let circumstantial: Set<String> = [NotificationsContract.ErrorCode.storageUnavailable, NotificationsContract.ErrorCode.storageFailure]
+        #expect(recorded == Set(NotificationsContract.errorCodes).subtracting(circumstantial))
+    }
+
+    @Test("requests, responses and delivered events round-trip through the contract's types", arguments: examples)
+    func roundTrip(_ example: ContractExample) throws {
+        let codec = try #require(Self.codecs[example.method], "no contract method \(example.method)")
+        #expect(try codec.request(example.request) == example.request)
+        if let response = example.response {
+            #expect(try codec.response(response) == response)
+        }
+    }
+
+    @Test("every recorded error is one the contract declares, and reads back as a NotificationsError", arguments: examples.filter { $0.error != nil })
+    func errors(_ example: ContractExample) throws {
+        let error = try #require(example.error)
+        #expect(NotificationsContract.errorCodes.contains(error.code))
+        let notifications = try #require(NotificationsError(WireError(code: error.code, message: "m", isRetryable: error.retryable)))
+        #expect(notifications.isRetryable == error.retryable)
+    }
+
+    static let codecs: [String: ContractCodec] = Dictionary(uniqueKeysWithValues: [
+        ContractCodec.entry(NotificationsContract.publish),
+        ContractCodec.entry(NotificationsContract.declareGroup),
+        ContractCodec.entry(subscription: NotificationsContract.subscribe),
+        ContractCodec.entry(subscription: NotificationsContract.feed),
+        ContractCodec.entry(NotificationsContract.deadLetters),
+        ContractCodec.entry(NotificationsContract.replayDeadLetters),
+        ContractCodec.entry(NotificationsContract.replay),
+        ContractCodec.entry(HealthContract.check),
+    ])
+}
