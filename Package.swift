@@ -34,6 +34,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // MARK: Shared libraries
@@ -69,7 +70,7 @@ let package = Package(
         ),
         .target(
             name: "KontoContracts",
-            dependencies: ["KontoModel", "KontoWire", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: [.product(name: "Crypto", package: "swift-crypto"), "KontoModel", "KontoWire", .product(name: "NIOCore", package: "swift-nio")],
             path: "Shared/KontoContracts",
             swiftSettings: swiftSettings
         ),
@@ -171,6 +172,9 @@ let package = Package(
         .target(
             name: "NotificationService",
             dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Yams", package: "Yams"),
                 "KontoModel",
                 "KontoContracts",
                 "KontoPostgres",
@@ -318,6 +322,8 @@ let package = Package(
         .testTarget(
             name: "NotificationServiceTests",
             dependencies: [
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 "NotificationService",
                 "KontoContracts",
                 "KontoModel",

@@ -45,21 +45,22 @@ enum NotificationServiceHarness {
     static func withService<Result: Sendable>(
         _ kind: NotificationStorageKind,
         options: NotificationOptions = quickOptions,
+        webhooks: [WebhookEndpoint] = [],
         _ body: @escaping @Sendable (Running) async throws -> Result
     ) async throws -> Result {
         switch kind {
         case .inMemory:
-            return try await run(database: nil, options: options, body)
+            return try await run(database: nil, options: options, webhooks: webhooks, body)
         case .postgres:
             return try await TestDatabase.withFreshDatabase { database in
                 let settings = PostgresSettings(host: database.host, port: database.port, username: database.username, password: database.password, database: database.database)
-                return try await run(database: settings, options: options, body)
+                return try await run(database: settings, options: options, webhooks: webhooks, body)
             }
         }
     }
 
-    private static func run<Result: Sendable>(database: PostgresSettings?, options: NotificationOptions, _ body: @escaping @Sendable (Running) async throws -> Result) async throws -> Result {
-        let server = try NotificationServer(configuration: NotificationServiceConfiguration(port: 0, secret: WireSecret(secret), database: database, options: options), logger: logger)
+    private static func run<Result: Sendable>(database: PostgresSettings?, options: NotificationOptions, webhooks: [WebhookEndpoint], _ body: @escaping @Sendable (Running) async throws -> Result) async throws -> Result {
+        let server = try NotificationServer(configuration: NotificationServiceConfiguration(port: 0, secret: WireSecret(secret), database: database, options: options, webhooks: webhooks), logger: logger)
         return try await RunningServices.with([server], logger: logger) {
             let port = try await server.localAddress().port!
             return try await body(Running(server: server, port: port))

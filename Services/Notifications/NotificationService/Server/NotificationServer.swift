@@ -16,6 +16,7 @@ public final class NotificationServer: Service {
     private let wireServer: WireServer
     private let client: PostgresClient?
     private let postgresStorage: PostgresNotificationStorage?
+    private let webhooks: WebhookDispatcher
     private let logger: Logger
 
     /// - Throws: when the database's TLS settings cannot be used.
@@ -48,6 +49,7 @@ public final class NotificationServer: Service {
             eventLoopGroup: eventLoopGroup,
             logger: logger
         )
+        self.webhooks = WebhookDispatcher(store: store, configuration: WebhookDispatcher.Configuration(endpoints: configuration.webhooks), logger: logger)
         self.logger = logger
         store.register(on: wireServer)
     }
@@ -68,6 +70,7 @@ public final class NotificationServer: Service {
             ]
             wireDependencies += ["postgres", "migrations"]
         }
+        components.append(.service("webhooks", dependsOn: wireDependencies, webhooks))
         components.append(.service("wire", dependsOn: wireDependencies, wireServer))
         return try ComponentGraph(components)
     }

@@ -11,13 +11,23 @@ public struct NotificationServiceConfiguration: Sendable {
     /// PostgreSQL; `nil` keeps events in memory (dev stack, tests): they are lost at exit.
     public var database: PostgresSettings?
     public var options: NotificationOptions
+    /// Endpoints that receive events as signed HTTP POSTs.
+    public var webhooks: [WebhookEndpoint]
 
-    public init(host: String = "127.0.0.1", port: Int = Self.defaultPort, secret: WireSecret, database: PostgresSettings? = nil, options: NotificationOptions = NotificationOptions()) {
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = Self.defaultPort,
+        secret: WireSecret,
+        database: PostgresSettings? = nil,
+        options: NotificationOptions = NotificationOptions(),
+        webhooks: [WebhookEndpoint] = []
+    ) {
         self.host = host
         self.port = port
         self.secret = secret
         self.database = database
         self.options = options
+        self.webhooks = webhooks
     }
 
     public static let defaultPort = 7403
@@ -45,7 +55,8 @@ public struct NotificationServiceConfiguration: Sendable {
             port: try environment.port("KONTO_NOTIFICATIONS_PORT", default: Self.defaultPort),
             secret: WireSecret(try environment.secret("KONTO_WIRE_SECRET")),
             database: database,
-            options: options
+            options: options,
+            webhooks: try environment.string("KONTO_NOTIFICATIONS_WEBHOOKS").map { try WebhookEndpoint.load(path: $0) } ?? []
         )
     }
 }

@@ -56,7 +56,39 @@ public protocol NotificationStorage: Sendable {
     /// Where the account's event with this id is stored; nil when there is none.
     func position(ofEvent id: UUID, accountId: String) async throws(NotificationStorageError) -> Int64?
 
+    /// Records one webhook delivery attempt in the endpoint's delivery log.
+    func logWebhookAttempt(_ attempt: WebhookAttempt) async throws(NotificationStorageError)
+
+    /// The endpoint's latest delivery attempts, newest first.
+    func webhookAttempts(endpoint: String, limit: Int) async throws(NotificationStorageError) -> [WebhookAttempt]
+
     func checkHealth() async throws(NotificationStorageError)
+}
+
+/// One POST of an event to a webhook endpoint, as the delivery log keeps it.
+public struct WebhookAttempt: Sendable, Equatable {
+    public var endpoint: String
+    public var eventId: UUID
+    /// The delivery's attempt number (1 for the first).
+    public var attempt: Int
+    /// The HTTP status, when the endpoint answered.
+    public var statusCode: Int?
+    /// Why it failed, when it did (never the secret, never the body).
+    public var error: String?
+    public var durationMilliseconds: Int
+    public var at: Timestamp
+
+    public init(endpoint: String, eventId: UUID, attempt: Int, statusCode: Int?, error: String?, durationMilliseconds: Int, at: Timestamp) {
+        self.endpoint = endpoint
+        self.eventId = eventId
+        self.attempt = attempt
+        self.statusCode = statusCode
+        self.error = error
+        self.durationMilliseconds = durationMilliseconds
+        self.at = at
+    }
+
+    public var succeeded: Bool { statusCode.map { (200..<300).contains($0) } ?? false }
 }
 
 public struct AppendOutcome: Sendable, Equatable {

@@ -26,6 +26,7 @@ public final class InMemoryNotificationStorage: NotificationStorage {
         var groups: [String: [String]?] = [:]
         var deliveries: [String: [Int64: Delivery]] = [:]
         var deadLetters: [String: [Int64: Letter]] = [:]
+        var webhookLog: [String: [WebhookAttempt]] = [:]
 
         func event(at position: Int64) -> AccountEvent { events[Int(position) - 1].event }
 
@@ -208,6 +209,20 @@ public final class InMemoryNotificationStorage: NotificationStorage {
             guard let position = state.positionByEventId[id], state.event(at: position).accountId == accountId else { return nil }
             return position
         }
+    }
+
+    public func logWebhookAttempt(_ attempt: WebhookAttempt) {
+        state.withLock { state in
+            state.webhookLog[attempt.endpoint, default: []].append(attempt)
+            // Memory is the dev stack's: keep the latest attempts only.
+            if state.webhookLog[attempt.endpoint]!.count > 10_000 {
+                state.webhookLog[attempt.endpoint]!.removeFirst(1_000)
+            }
+        }
+    }
+
+    public func webhookAttempts(endpoint: String, limit: Int) -> [WebhookAttempt] {
+        state.withLock { Array(($0.webhookLog[endpoint] ?? []).suffix(limit).reversed()) }
     }
 
     public func checkHealth() {}

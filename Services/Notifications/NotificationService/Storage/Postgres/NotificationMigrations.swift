@@ -64,5 +64,26 @@ public enum NotificationMigrations {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 2,
+            name: "webhook delivery log",
+            statements: [
+                """
+                CREATE TABLE webhook_attempts (
+                    id bigserial PRIMARY KEY,
+                    endpoint text NOT NULL,
+                    event_id uuid NOT NULL,
+                    attempt integer NOT NULL,
+                    status_code integer,
+                    error text,
+                    duration_ms integer NOT NULL,
+                    attempted_at timestamptz NOT NULL
+                )
+                """,
+                """
+                CREATE INDEX webhook_attempts_endpoint ON webhook_attempts (endpoint, id)
+                """,
+            ]
+        ),
     ]
 }

@@ -321,6 +321,39 @@ public struct PostgresNotificationStorage: NotificationStorage {
         }
     }
 
+    public func logWebhookAttempt(_ attempt: WebhookAttempt) async throws(NotificationStorageError) {
+        try await run { client, logger in
+            try await client.query(
+                """
+                INSERT INTO notifications.webhook_attempts (endpoint, event_id, attempt, status_code, error, duration_ms, attempted_at)
+                VALUES (\(attempt.endpoint), \(attempt.eventId), \(attempt.attempt), \(attempt.statusCode), \(attempt.error),
+                        \(attempt.durationMilliseconds), \(attempt.at.date))
+                """,
+                logger: logger
+            )
+        }
+    }
+
+    public func webhookAttempts(endpoint: String, limit: Int) async throws(NotificationStorageError) -> [WebhookAttempt] {
+        try await run { client, logger in
+            let rows = try await client.query(
+                """
+                SELECT event_id, attempt, status_code, error, duration_ms, attempted_at FROM notifications.webhook_attempts
+                WHERE endpoint = \(endpoint) ORDER BY id DESC LIMIT \(limit)
+                """,
+                logger: logger
+            )
+            var attempts: [WebhookAttempt] = []
+            for try await (eventId, attempt, status, error, duration, at) in rows.decode((UUID, Int32, Int32?, String?, Int32, Date).self) {
+                attempts.append(WebhookAttempt(
+                    endpoint: endpoint, eventId: eventId, attempt: Int(attempt), statusCode: status.map(Int.init),
+                    error: error, durationMilliseconds: Int(duration), at: Timestamp(at)
+                ))
+            }
+            return attempts
+        }
+    }
+
     public func checkHealth() async throws(NotificationStorageError) {
         try await run { client, logger in
             try await client.query("SELECT 1", logger: logger)

@@ -1,0 +1,115 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// A small HTTP server standing in for a webhook endpoint: records every request and answers each with the next
+/// status of its script (the last one repeating).
+final class WebhookReceiver: Sendable {
+    struct Request: Sendable {
+        var headers: HTTPHeaders
+        var body: [UInt8]
+    }
+
+    private struct State {
+        var requests: [Request] = []
+        var statuses: [HTTPResponseStatus]
+        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    private let state: Mutex<State>
+    private let channel: any Channel
+
+    var port: Int { channel.localAddress!.port! }
+    var requests: [Request] { state.withLock { $0.requests } }
+
+    private init(channel: any Channel, statuses: [HTTPResponseStatus]) {
+        self.channel = channel
+        self.state = Mutex(State(statuses: statuses))
+    }
+
+    static func start(statuses: [HTTPResponseStatus]) async throws -> WebhookReceiver {
+        let box = StateBox(statuses: statuses)
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.pipeline.configureHTTPServerPipeline().flatMap {
+                    channel.pipeline.addHandler(Handler(record: box.record))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0)
+            .get()
+        let receiver = WebhookReceiver(channel: channel, statuses: statuses)
+        box.receiver.withLock { $0 = receiver }
+        return receiver
+    }
+
+    /// Returns once `count` requests have come.
+    func waitForRequests(_ count: Int) async {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state in
+                if state.requests.count >= count { return true }
+                state.waiters.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    func stop() async {
+        try? await channel.close()
+    }
+
+    /// Records a request; the status to answer it with.
+    fileprivate func record(_ request: Request) -> HTTPResponseStatus {
+        let (status, ready) = state.withLock { state in
+            state.requests.append(request)
+            let status = state.statuses.count > 1 ? state.statuses.removeFirst() : state.statuses[0]
+            let ready = state.waiters.filter { $0.count <= state.requests.count }.map(\.continuation)
+            state.waiters.removeAll { $0.count <= state.requests.count }
+            return (status, ready)
+        }
+        ready.forEach { $0.resume() }
+        return status
+    }
+
+    /// Lets the channel handlers reach the receiver created after the bind.
+    private final class StateBox: Sendable {
+        let receiver = Mutex<WebhookReceiver?>(nil)
+        init(statuses: [HTTPResponseStatus]) {}
+        var record: @Sendable (Request) -> HTTPResponseStatus {
+            { request in self.receiver.withLock { $0 }?.record(request) ?? .serviceUnavailable }
+        }
+    }
+
+    private final class Handler: ChannelInboundHandler {
+        typealias InboundIn = HTTPServerRequestPart
+        typealias OutboundOut = HTTPServerResponsePart
+
+        private let record: @Sendable (Request) -> HTTPResponseStatus
+        private var head: HTTPRequestHead?
+        private var body: [UInt8] = []
+
+        init(record: @escaping @Sendable (Request) -> HTTPResponseStatus) {
+            self.record = record
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            switch Self.unwrapInboundIn(data) {
+            case .head(let head):
+                self.head = head
+                self.body = []
+            case .body(let buffer):
+                self.body += buffer.readableBytesView
+            case .end:
+                guard let head else { return }
+                let status = record(Request(headers: head.headers, body: body))
+                var headers = HTTPHeaders()
+                headers.add(name: "Content-Length", value: "0")
+                context.write(Self.wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+                context.writeAndFlush(Self.wrapOutboundOut(.end(nil)), promise: nil)
+            }
+        }
+    }
+}
