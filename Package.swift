@@ -108,6 +108,7 @@ let package = Package(
                 "KontoRuntime",
                 "KontoWire",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Shared/KontoEvents",
@@ -172,6 +173,7 @@ let package = Package(
         .target(
             name: "NotificationService",
             dependencies: [
+                "KontoEvents",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
@@ -280,6 +282,7 @@ let package = Package(
         .testTarget(
             name: "ProfileServiceTests",
             dependencies: [
+                "KontoEvents",
                 "ProfileService",
                 "KontoModel",
                 "KontoPostgres",
@@ -350,6 +353,7 @@ let package = Package(
                 "KontoTesting",
                 "IdentityService",
                 "ProfileService",
+                "NotificationService",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),

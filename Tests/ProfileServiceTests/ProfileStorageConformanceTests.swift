@@ -1,3 +1,4 @@
+import KontoEvents
 import KontoModel
 import ProfileService
 import Testing
@@ -65,6 +66,48 @@ struct ProfileStorageConformanceTests {
         }
     }
 
+    @Test("a replace writes its events to the outbox with the change, and none when the compare-and-set fails", arguments: StorageKind.allCases)
+    func outboxWithReplace(kind: StorageKind) async throws {
+        try await kind.withStorage { storage in
+            _ = try await storage.insert(accountId: "a1", values: values)
+            let first = AccountEvent(accountId: "a1", kind: .detailsChanged(previous: AccountDetails(), new: AccountDetails(values: ["biography": .string("b")])))
+            let lost = AccountEvent(accountId: "a1", kind: .passwordChanged)
+            #expect(try await storage.replace(accountId: "a1", values: values, ifVersion: 1, events: [first]) == 2)
+            #expect(try await storage.replace(accountId: "a1", values: values, ifVersion: 1, events: [lost]) == nil)
+            #expect(try await storage.replace(accountId: "missing", values: values, ifVersion: 1, events: [lost]) == nil)
+            #expect(try await storage.pendingEvents(limit: 10) == [first])
+            // Drained once published; a publish that fails leaves them.
+            struct Down: Error {}
+            await #expect(throws: Down.self) { _ = try await storage.drainOutbox(limit: 10) { _ in throw Down() } }
+            #expect(try await storage.pendingEvents(limit: 10) == [first])
+            let published = PublishedEvents()
+            #expect(try await storage.drainOutbox(limit: 10) { published.append($0) } == 1)
+            #expect(published.all == [first])
+            #expect(try await storage.pendingEvents(limit: 10).isEmpty)
+        }
+    }
+
+    @Test("modifying a profile writes detailsChanged with the details before and after", arguments: StorageKind.allCases)
+    func detailsChanged(kind: StorageKind) async throws {
+        try await kind.withStorage { storage in
+            let store = ProfileStore(storage: storage, configuration: .default, logger: Fixtures.logger)
+            _ = try await store.create(accountId: "a1", details: AccountDetails(values: ["userId": .string("ada@example.org")]))
+            let modifications = AccountModifications(set: AccountDetails(values: ["email": .string("ada@example.org")]))
+            _ = try await store.modify(accountId: "a1", modifications: modifications)
+            // A modification that changes nothing writes no event.
+            _ = try await store.modify(accountId: "a1", modifications: modifications)
+            let events = try await storage.pendingEvents(limit: 10)
+            #expect(events.count == 1)
+            guard case .detailsChanged(let previous, let new) = events.first?.kind else {
+                Issue.record("expected detailsChanged, got \(events)")
+                return
+            }
+            #expect(events.first?.accountId == "a1")
+            #expect(previous[identifier: "email"] == nil && new[identifier: "email"] == .string("ada@example.org"))
+            #expect(previous[identifier: "accountId"] == .string("a1") && new[identifier: "userId"] == .string("ada@example.org"))
+        }
+    }
+
     @Test("of two replaces at the same version exactly one succeeds", arguments: StorageKind.allCases)
     func racingReplaces(kind: StorageKind) async throws {
         try await kind.withStorage { storage in
@@ -102,4 +145,12 @@ struct ProfileStorageConformanceTests {
             try await storage.checkHealth()
         }
     }
+}
+
+import Synchronization
+
+private final class PublishedEvents: Sendable {
+    private let events = Mutex<[AccountEvent]>([])
+    func append(_ batch: [AccountEvent]) { events.withLock { $0 += batch } }
+    var all: [AccountEvent] { events.withLock { $0 } }
 }

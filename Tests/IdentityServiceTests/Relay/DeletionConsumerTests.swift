@@ -8,12 +8,12 @@ import NotificationService
 import ProfileService
 import Testing
 
-/// Profile consuming `deletingAccount` from Notifications through its consumer group.
-@Suite("Profile's deletion consumer", .timeLimit(.minutes(2)))
+/// Profile and Notifications: `detailsChanged` out through Profile's outbox, `deletingAccount` in through its group.
+@Suite("Profile's events", .timeLimit(.minutes(2)))
 struct DeletionConsumerTests {
     typealias Harness = IdentityServiceHarness
 
-    @Test("a deletingAccount event published to Notifications removes the account's profile", arguments: IdentityStorageKind.allCases)
+    @Test("a modification reaches Notifications as detailsChanged; a deletingAccount event published to Notifications removes the profile", arguments: IdentityStorageKind.allCases)
     func deletes(kind: IdentityStorageKind) async throws {
         let run: @Sendable (PostgresTestDatabase?) async throws -> Void = { database in
             let settings = database.map(Harness.settings)
@@ -29,6 +29,14 @@ struct DeletionConsumerTests {
                     let notificationsClient = Harness.client(port: notificationsPort, service: "notifications")
                     try await RunningServices.with([profileClient, notificationsClient], logger: Harness.logger) {
                         _ = try await profileClient.call(ProfileContract.create, ProfileCreateRequest(accountId: "a1", details: AccountDetails(values: ["userId": .string("leland@stanford.edu")])))
+                        // A modification's detailsChanged goes out through Profile's outbox relay.
+                        _ = try await profileClient.call(ProfileContract.modify, ProfileModifyRequest(accountId: "a1", modifications: AccountModifications(set: AccountDetails(values: ["email": .string("leland@stanford.edu")]))))
+                        let changed = try await OutboxRelayTests.feed(notificationsClient, accountId: "a1", count: 1)
+                        guard case .detailsChanged(_, let new) = changed.first?.kind else {
+                            Issue.record("expected detailsChanged, got \(changed)")
+                            return
+                        }
+                        #expect(new[identifier: "email"] == .string("leland@stanford.edu"))
                         // The consumer declares its group when it starts, maybe after this publish: declared here too (as
                         // a deployment would, before the first deletion), so the events are queued for it either way.
                         _ = try await notificationsClient.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: ProfileServer.deletionGroup, types: ["deletingAccount"]))

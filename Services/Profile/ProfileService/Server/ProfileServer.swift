@@ -21,8 +21,9 @@ public final class ProfileServer: Service {
     private let wireServer: WireServer
     private let client: PostgresClient?
     private let postgresStorage: PostgresProfileStorage?
-    /// Consumes `deletingAccount` when Notifications is configured.
-    private let deletions: (client: WireClient, consumer: EventConsumer)?
+    /// With Notifications configured: its client, the `deletingAccount` consumer and the outbox relay
+    /// (`detailsChanged`).
+    private let events: (client: WireClient, consumer: EventConsumer, relay: OutboxRelay)?
     private let logger: Logger
 
     /// Profile's consumer group for account deletions.
@@ -80,9 +81,9 @@ public final class ProfileServer: Service {
                 // Idempotent: deleting what Identity's direct call already removed is fine.
                 try await store.delete(accountId: event.accountId)
             }
-            self.deletions = (client, consumer)
+            self.events = (client, consumer, OutboxRelay(store: storage, notifications: client, logger: logger))
         } else {
-            self.deletions = nil
+            self.events = nil
         }
         self.logger = logger
         store.register(on: wireServer)
@@ -109,10 +110,11 @@ public final class ProfileServer: Service {
             ]
             storageReady = ["postgres", "migrations"]
         }
-        if let deletions {
+        if let events {
             components += [
-                .service("notifications-client", deletions.client),
-                .service("deletion-consumer", dependsOn: storageReady + ["notifications-client"], deletions.consumer),
+                .service("notifications-client", events.client),
+                .service("deletion-consumer", dependsOn: storageReady + ["notifications-client"], events.consumer),
+                .service("outbox-relay", dependsOn: storageReady + ["notifications-client"], events.relay),
             ]
         }
         components.append(.service("wire", dependsOn: storageReady, self.wireServer))

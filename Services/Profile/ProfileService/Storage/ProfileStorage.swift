@@ -1,3 +1,4 @@
+import KontoEvents
 import KontoModel
 import KontoPostgres
 
@@ -6,7 +7,10 @@ import KontoPostgres
 /// A storage knows nothing of the key schema; ``ProfileStore`` checks everything before it writes. Each call is
 /// atomic on its own, and ``replace(accountId:values:ifVersion:)`` is a compare-and-set, so the store can build
 /// read–modify–write on top without locks. Values never include the `accountId` (it is the record's key).
-public protocol ProfileStorage: Sendable {
+///
+/// A change's events (`detailsChanged`) go into the storage's outbox in the same atomic call as the change; the
+/// outbox relay publishes them to Notifications.
+public protocol ProfileStorage: OutboxStore {
     /// Stores a new record at version 1.
     /// - Throws: ``ProfileStorageError`` `alreadyExists` when the account has a record.
     func insert(accountId: String, values: [String: AccountValue]) async throws(ProfileStorageError) -> Int64
@@ -22,9 +26,12 @@ public protocol ProfileStorage: Sendable {
     /// ``OperationTimeout``.
     func fetch(accountId: String, keys: [String]?, timeout: Duration) async throws(ProfileStorageError) -> StoredProfile?
 
-    /// Replaces the values if the record is still at `ifVersion`, and returns the new version;
-    /// `nil` when the version moved on or the record is gone.
-    func replace(accountId: String, values: [String: AccountValue], ifVersion: Int64) async throws(ProfileStorageError) -> Int64?
+    /// Replaces the values if the record is still at `ifVersion`, writing `events` to the outbox with it, and returns
+    /// the new version; `nil` (and no events) when the version moved on or the record is gone.
+    func replace(accountId: String, values: [String: AccountValue], ifVersion: Int64, events: [AccountEvent]) async throws(ProfileStorageError) -> Int64?
+
+    /// The events not yet published, oldest first (the tests' view of the outbox).
+    func pendingEvents(limit: Int) async throws(ProfileStorageError) -> [AccountEvent]
 
     /// Removes the record; `false` when there was none.
     func delete(accountId: String) async throws(ProfileStorageError) -> Bool
@@ -34,6 +41,11 @@ public protocol ProfileStorage: Sendable {
 }
 
 extension ProfileStorage {
+    /// A replace without events.
+    public func replace(accountId: String, values: [String: AccountValue], ifVersion: Int64) async throws(ProfileStorageError) -> Int64? {
+        try await replace(accountId: accountId, values: values, ifVersion: ifVersion, events: [])
+    }
+
     public func fetch(accountId: String, keys: [String]?, timeout: Duration) async throws(ProfileStorageError) -> StoredProfile? {
         do {
             return try await OperationTimeout.run(timeout) {

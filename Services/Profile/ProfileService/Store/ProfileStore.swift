@@ -81,12 +81,15 @@ public struct ProfileStore: Sendable {
             if values == stored.values {
                 return VersionedAccountDetails(details: current, version: stored.version)
             }
+            let modified = accountDetails(accountId: accountId, values: values)
+            // SpeziAccount's detailsChanged, written with the change (the outbox relay publishes it).
+            let event = AccountEvent(accountId: accountId, kind: .detailsChanged(previous: current, new: modified))
             let written = try await perform("modify", logger: logger) { storage async throws(ProfileStorageError) in
-                try await storage.replace(accountId: accountId, values: values, ifVersion: stored.version)
+                try await storage.replace(accountId: accountId, values: values, ifVersion: stored.version, events: [event])
             }
             if let version = written {
                 logger.debug("profile modified", metadata: ["konto.version": "\(version)"])
-                return VersionedAccountDetails(details: accountDetails(accountId: accountId, values: values), version: version)
+                return VersionedAccountDetails(details: modified, version: version)
             }
             if expectedVersion != nil {
                 throw ProfileError.versionConflict()

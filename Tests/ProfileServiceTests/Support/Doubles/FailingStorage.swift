@@ -24,7 +24,10 @@ struct FailingStorage: ProfileStorage {
 
     func insert(accountId: String, values: [String: AccountValue]) async throws(ProfileStorageError) -> Int64 { try await failure() }
     func fetch(accountId: String) async throws(ProfileStorageError) -> StoredProfile? { try await failure() }
-    func replace(accountId: String, values: [String: AccountValue], ifVersion: Int64) async throws(ProfileStorageError) -> Int64? { try await failure() }
+    func replace(accountId: String, values: [String: AccountValue], ifVersion: Int64, events: [AccountEvent]) async throws(ProfileStorageError) -> Int64? { try await failure() }
+    func pendingEvents(limit: Int) async throws(ProfileStorageError) -> [AccountEvent] { try await failure() }
+    func drainOutbox(limit: Int, publish: @Sendable ([AccountEvent]) async throws -> Void) async throws -> Int { try await failure() }
+    func watchOutbox(_ changed: @escaping @Sendable () -> Void) async throws { try await failure() }
     func delete(accountId: String) async throws(ProfileStorageError) -> Bool { try await failure() }
     func checkHealth() async throws(ProfileStorageError) { try await failure() }
 }

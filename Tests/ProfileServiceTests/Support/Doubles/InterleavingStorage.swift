@@ -21,12 +21,25 @@ final class InterleavingStorage: ProfileStorage {
         base.fetch(accountId: accountId)
     }
 
-    func replace(accountId: String, values: [String: AccountValue], ifVersion: Int64) -> Int64? {
+    func replace(accountId: String, values: [String: AccountValue], ifVersion: Int64, events: [AccountEvent]) -> Int64? {
         if let write = interference.withLock({ $0.take() }), let current = base.fetch(accountId: accountId) {
-            _ = base.replace(accountId: accountId, values: current.values.merging(write) { _, new in new }, ifVersion: current.version)
+            _ = base.replace(accountId: accountId, values: current.values.merging(write) { _, new in new }, ifVersion: current.version, events: [])
         }
-        return base.replace(accountId: accountId, values: values, ifVersion: ifVersion)
+        return base.replace(accountId: accountId, values: values, ifVersion: ifVersion, events: events)
     }
+
+    func pendingEvents(limit: Int) -> [AccountEvent] {
+        base.pendingEvents(limit: limit)
+    }
+
+    func drainOutbox(limit: Int, publish: @Sendable ([AccountEvent]) async throws -> Void) async throws -> Int {
+        try await base.drainOutbox(limit: limit, publish: publish)
+    }
+
+    func watchOutbox(_ changed: @escaping @Sendable () -> Void) async throws {
+        try await base.watchOutbox(changed)
+    }
+
 
     func delete(accountId: String) -> Bool {
         base.delete(accountId: accountId)

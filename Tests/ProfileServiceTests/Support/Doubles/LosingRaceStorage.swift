@@ -17,10 +17,23 @@ final class LosingRaceStorage: ProfileStorage {
         base.fetch(accountId: accountId)
     }
 
-    func replace(accountId: String, values: [String: AccountValue], ifVersion: Int64) async throws(ProfileStorageError) -> Int64? {
+    func replace(accountId: String, values: [String: AccountValue], ifVersion: Int64, events: [AccountEvent]) async throws(ProfileStorageError) -> Int64? {
         attempts.withLock { $0 += 1 }
         return nil
     }
+
+    func pendingEvents(limit: Int) -> [AccountEvent] {
+        base.pendingEvents(limit: limit)
+    }
+
+    func drainOutbox(limit: Int, publish: @Sendable ([AccountEvent]) async throws -> Void) async throws -> Int {
+        try await base.drainOutbox(limit: limit, publish: publish)
+    }
+
+    func watchOutbox(_ changed: @escaping @Sendable () -> Void) async throws {
+        try await base.watchOutbox(changed)
+    }
+
 
     func delete(accountId: String) async throws(ProfileStorageError) -> Bool {
         base.delete(accountId: accountId)

@@ -1,4 +1,5 @@
 import Foundation
+import KontoEvents
 import KontoModel
 import KontoPostgres
 import Logging
@@ -179,7 +180,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
         // written only when the account row exists and is not pending, and that row is locked against a
         // concurrent delete until the statement ends.
         let created = try await run { client, logger in
-            let outbox = try OutboxRows(events)
+            let outbox = try AccountEventColumns(events)
             let rows = try await client.query(
                 """
                 WITH account AS (
@@ -448,49 +449,15 @@ public struct PostgresIdentityStorage: IdentityStorage {
     /// Reads from a table, so a database without the schema is not reported healthy.
     // MARK: Outbox relay
 
-    /// The oldest events locked `FOR UPDATE` for the publish, deleted in the same transaction once it succeeded: a
-    /// second replica's relay waits on the locks and then finds them gone, so events go out once and in order.
     public func drainOutbox(limit: Int, publish: @Sendable ([AccountEvent]) async throws -> Void) async throws -> Int {
-        let logger = self.logger
-        do {
-            return try await drainOutbox(limit: limit, publish: publish, logger: logger)
-        } catch let error as PostgresTransactionError {
-            // The relay reports the cause (Notifications unreachable, the database gone), not the wrapper.
-            throw error.closureError ?? error.beginError ?? error.commitError ?? error
-        }
+        try await outbox.drain(limit: limit, publish: publish)
     }
 
-    private func drainOutbox(limit: Int, publish: @Sendable ([AccountEvent]) async throws -> Void, logger: Logger) async throws -> Int {
-        try await client.withTransaction(logger: logger) { connection in
-            let rows = try await connection.query(
-                "SELECT position, event::text FROM identity.outbox ORDER BY position LIMIT \(limit) FOR UPDATE",
-                logger: logger
-            )
-            var positions: [Int64] = []
-            var events: [AccountEvent] = []
-            for try await (position, document) in rows.decode((Int64, String).self) {
-                positions.append(position)
-                events.append(try JSONDecoder().decode(AccountEvent.self, from: Data(document.utf8)))
-            }
-            guard !events.isEmpty else { return 0 }
-            try await publish(events)
-            try await connection.query("DELETE FROM identity.outbox WHERE position = ANY(\(positions))", logger: logger)
-            return events.count
-        }
-    }
-
-    /// LISTENs on `identity_outbox` (notified by a trigger on every insert) on a connection of its own.
     public func watchOutbox(_ changed: @escaping @Sendable () -> Void) async throws {
-        try await client.withConnection { connection in
-            try await connection.listen(on: "identity_outbox") { notifications in
-                // Anything inserted before the LISTEN took effect is found by this first wake-up.
-                changed()
-                for try await _ in notifications {
-                    changed()
-                }
-            }
-        }
+        try await outbox.watch(changed)
     }
+
+    private var outbox: PostgresOutbox { PostgresOutbox(client: client, schema: "identity", logger: logger) }
 
     public func checkHealth() async throws(IdentityStorageError) {
         try await run { client, logger in
@@ -533,7 +500,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
     /// Every event in one statement, in order (the outbox's position follows the insert order).
     private static func append(_ events: [AccountEvent], on connection: PostgresConnection, logger: Logger) async throws {
         guard !events.isEmpty else { return }
-        let outbox = try OutboxRows(events)
+        let outbox = try AccountEventColumns(events)
         try await connection.query(
             """
             INSERT INTO identity.outbox (event_id, account_id, type, event, occurred_at)
@@ -606,23 +573,3 @@ extension AsyncSequence {
     }
 }
 
-/// Events as the outbox's columns, one array per column, for one `unnest` insert.
-private struct OutboxRows {
-    var ids: [UUID] = []
-    var accountIds: [String] = []
-    var types: [String] = []
-    var documents: [String] = []
-    var times: [Date] = []
-
-    init(_ events: [AccountEvent]) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        for event in events {
-            ids.append(event.id)
-            accountIds.append(event.accountId)
-            types.append(event.kind.name)
-            documents.append(String(decoding: try encoder.encode(event), as: UTF8.self))
-            times.append(event.time)
-        }
-    }
-}

@@ -1,4 +1,5 @@
 import Foundation
+import KontoEvents
 import KontoModel
 import KontoPostgres
 import Logging
@@ -29,7 +30,7 @@ public struct PostgresNotificationStorage: NotificationStorage {
     public func append(_ events: [AccountEvent], at now: Timestamp) async throws(NotificationStorageError) -> AppendOutcome {
         guard !events.isEmpty else { return AppendOutcome(stored: 0, duplicates: 0) }
         let stored = try await run { client, logger in
-            let columns = try EventColumns(events)
+            let columns = try AccountEventColumns(events)
             // Stored in the batch's order; an id stored before (or twice in the batch) is skipped. Each new event is
             // queued for every group whose types match, in the same statement.
             let rows = try await client.query(
@@ -389,26 +390,6 @@ public struct PostgresNotificationStorage: NotificationStorage {
     }
 }
 
-/// Events as columns, one array per column, for one `unnest` insert.
-private struct EventColumns {
-    var ids: [UUID] = []
-    var accountIds: [String] = []
-    var types: [String] = []
-    var documents: [String] = []
-    var times: [Date] = []
-
-    init(_ events: [AccountEvent]) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        for event in events {
-            ids.append(event.id)
-            accountIds.append(event.accountId)
-            types.append(event.kind.name)
-            documents.append(String(decoding: try encoder.encode(event), as: UTF8.self))
-            times.append(event.time)
-        }
-    }
-}
 
 extension AsyncSequence {
     /// The first element, if any (queries here return one row or none).

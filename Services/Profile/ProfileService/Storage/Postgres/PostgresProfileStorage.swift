@@ -1,4 +1,5 @@
 import Foundation
+import KontoEvents
 import KontoModel
 import KontoPostgres
 import KontoWire
@@ -168,14 +169,26 @@ public struct PostgresProfileStorage: ProfileStorage {
         }
     }
 
-    public func replace(accountId: String, values: [String: AccountValue], ifVersion: Int64) async throws(ProfileStorageError) -> Int64? {
+    public func replace(accountId: String, values: [String: AccountValue], ifVersion: Int64, events: [AccountEvent]) async throws(ProfileStorageError) -> Int64? {
         let document = try encode(values)
         do {
+            let columns = try AccountEventColumns(events)
+            // One statement: the events are written only if the compare-and-set updated the row.
             let rows = try await client.query(
                 """
-                UPDATE profile.accounts SET details = \(document)::jsonb, version = version + 1, updated_at = now()
-                WHERE account_id = \(accountId) AND version = \(ifVersion)
-                RETURNING version
+                WITH updated AS (
+                    UPDATE profile.accounts SET details = \(document)::jsonb, version = version + 1, updated_at = now()
+                    WHERE account_id = \(accountId) AND version = \(ifVersion)
+                    RETURNING version
+                ), events AS (
+                    INSERT INTO profile.outbox (event_id, account_id, type, event, occurred_at)
+                    SELECT e.event_id, e.account_id, e.type, e.event::jsonb, e.occurred_at
+                    FROM updated, unnest(\(columns.ids)::uuid[], \(columns.accountIds)::text[], \(columns.types)::text[],
+                                         \(columns.documents)::text[], \(columns.times)::timestamptz[])
+                        WITH ORDINALITY AS e(event_id, account_id, type, event, occurred_at, ordinal)
+                    ORDER BY e.ordinal
+                )
+                SELECT version FROM updated
                 """,
                 logger: logger
             )
@@ -188,6 +201,24 @@ public struct PostgresProfileStorage: ProfileStorage {
             throw mapped(error)
         }
     }
+
+    public func pendingEvents(limit: Int) async throws(ProfileStorageError) -> [AccountEvent] {
+        do {
+            return try await outbox.pending(limit: limit)
+        } catch {
+            throw mapped(error)
+        }
+    }
+
+    public func drainOutbox(limit: Int, publish: @Sendable ([AccountEvent]) async throws -> Void) async throws -> Int {
+        try await outbox.drain(limit: limit, publish: publish)
+    }
+
+    public func watchOutbox(_ changed: @escaping @Sendable () -> Void) async throws {
+        try await outbox.watch(changed)
+    }
+
+    private var outbox: PostgresOutbox { PostgresOutbox(client: client, schema: "profile", logger: logger) }
 
     public func delete(accountId: String) async throws(ProfileStorageError) -> Bool {
         do {

@@ -1,3 +1,4 @@
+import KontoEvents
 import KontoPostgres
 
 /// The Profile service's schema, applied at start by ``PostgresProfileStorage/migrate(logger:)``, in the `profile`
@@ -30,6 +31,22 @@ public enum ProfileMigrations {
                     updated_at timestamptz NOT NULL DEFAULT now()
                 )
                 """
+        ),
+        PostgresMigration(
+            version: 2,
+            name: "create the event outbox",
+            statements: [
+                """
+                CREATE TABLE outbox (
+                    position bigserial PRIMARY KEY,
+                    event_id uuid NOT NULL UNIQUE,
+                    account_id text NOT NULL,
+                    type text NOT NULL,
+                    event jsonb NOT NULL,
+                    occurred_at timestamptz NOT NULL
+                )
+                """,
+            ] + PostgresOutbox.notifyTriggerStatements(schema: "profile")
         ),
     ]
 }
