@@ -69,6 +69,26 @@ public final class WireSubscription: Sendable {
         }
     }
 
+    /// The outcomes already received and not read yet, at most `max`, without waiting (each gives its credit back):
+    /// for settling them in one batch after ``outcomes`` returned one.
+    public func takeReadyOutcomes(max: Int) -> [WireDeliveryOutcome] {
+        let (outcomes, pushers): ([WireDeliveryOutcome], [Waiter]) = self.state.withLock { state in
+            let count = min(max, state.outcomes.count)
+            guard count > 0 else { return ([], []) }
+            let taken = Array(state.outcomes.prefix(count))
+            state.outcomes.removeFirst(count)
+            var pushers: [Waiter] = []
+            for _ in 0..<count {
+                if let pusher = Self.returnCredit(&state) { pushers.append(pusher) }
+            }
+            return (taken, pushers)
+        }
+        for pusher in pushers {
+            pusher.continuation.resume()
+        }
+        return outcomes
+    }
+
     // MARK: Driven by the connection, on its event loop
 
     /// The client's outcome for one of this subscription's deliveries.

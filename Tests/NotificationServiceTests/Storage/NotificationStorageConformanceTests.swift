@@ -69,7 +69,13 @@ struct NotificationStorageConformanceTests {
             #expect(try await Self.claim(storage).map(\.event) == [x2])
             // The limit counts.
             _ = try await storage.append([Self.event("p"), Self.event("q")], at: Self.t0)
-            #expect(try await Self.claim(storage, limit: 1).count == 1)
+            let limited = try await Self.claim(storage, limit: 1)
+            #expect(limited.count == 1)
+            // Acks in one call: the current claims count, a stale one does not.
+            let batch = limited + (try await Self.claim(storage))
+            #expect(batch.count == 2)
+            #expect(try await storage.acknowledge(batch.map(\.claim) + [first[0].claim]) == 2)
+            #expect(try await storage.acknowledge([]) == 0)
         }
     }
 

@@ -50,10 +50,8 @@ struct NotificationWireTests {
 
     @Test("two consumers of one group under load: each event to exactly one of them, each account's events in order", arguments: NotificationStorageKind.allCases)
     func twoConsumers(kind: NotificationStorageKind) async throws {
-        // A visibility timeout far beyond the test's run: any event delivered twice is then a defect, not a timeout.
-        var options = Harness.quickOptions
-        options.visibilityTimeout = .seconds(300)
-        try await Harness.withService(kind, options: options) { running in
+        // The harness's visibility timeout is far beyond the test's run: an event delivered twice is a defect.
+        try await Harness.withService(kind) { running in
             let (first, second, publisher) = (running.client(), running.client(), running.client())
             try await Harness.with(first) {
                 try await Harness.with(second) {

@@ -24,8 +24,9 @@ public protocol NotificationStorage: Sendable {
     /// `maxAttempts` times (its consumers kept timing out) goes to dead letter instead.
     func claim(group: String, limit: Int, at now: Timestamp, visibility: Duration, maxAttempts: Int) async throws(NotificationStorageError) -> [ClaimedDelivery]
 
-    /// Processed: the delivery is done. False when `claim` is not the delivery's current claim.
-    func acknowledge(_ claim: DeliveryClaim) async throws(NotificationStorageError) -> Bool
+    /// Processed: the deliveries are done, in one atomic call. Returns how many of the claims were current (a claim
+    /// that timed out and was claimed again acknowledges nothing).
+    func acknowledge(_ claims: [DeliveryClaim]) async throws(NotificationStorageError) -> Int
 
     /// Not processed: due again at `retryAt`, or dead letter once it has been attempted `maxAttempts` times.
     func retry(_ claim: DeliveryClaim, reason: String, retryAt: Timestamp, maxAttempts: Int, at now: Timestamp) async throws(NotificationStorageError) -> RetryOutcome
@@ -89,6 +90,13 @@ public struct WebhookAttempt: Sendable, Equatable {
     }
 
     public var succeeded: Bool { statusCode.map { (200..<300).contains($0) } ?? false }
+}
+
+extension NotificationStorage {
+    /// Processed: the delivery is done. False when `claim` is not the delivery's current claim.
+    public func acknowledge(_ claim: DeliveryClaim) async throws(NotificationStorageError) -> Bool {
+        try await acknowledge([claim]) == 1
+    }
 }
 
 public struct AppendOutcome: Sendable, Equatable {

@@ -21,9 +21,18 @@ extension NotificationStore {
                 }
                 tasks.addTask {
                     for await outcome in subscriber.outcomes {
-                        if let delivery = ledger.settle(outcome) {
-                            await self.settle(delivery, outcome.disposition)
+                        // Whatever else has arrived meanwhile is settled with it: the acks in one statement.
+                        let batch = [outcome] + subscriber.subscription.takeReadyOutcomes(max: 255)
+                        var processed: [ClaimedDelivery] = []
+                        for outcome in batch {
+                            guard let delivery = ledger.settle(outcome) else { continue }
+                            if case .processed = outcome.disposition {
+                                processed.append(delivery)
+                            } else {
+                                await self.settle(delivery, outcome.disposition)
+                            }
                         }
+                        await self.acknowledge(processed)
                         settled.notify()
                     }
                 }
@@ -114,6 +123,17 @@ extension NotificationStore {
             }
         } catch {
             logger.warning("event outcome not stored", metadata: Self.metadata(delivery).merging(["konto.error": "\(error)"]) { $1 })
+        }
+    }
+
+    /// Acknowledges processed deliveries in one statement; a failure is logged (their claims time out and the
+    /// events are delivered again).
+    private func acknowledge(_ deliveries: [ClaimedDelivery]) async {
+        guard !deliveries.isEmpty else { return }
+        do {
+            _ = try await storage.acknowledge(deliveries.map(\.claim))
+        } catch {
+            logger.warning("event acks not stored", metadata: ["konto.count": "\(deliveries.count)", "konto.error": "\(error)"])
         }
     }
 

@@ -111,11 +111,14 @@ public final class InMemoryNotificationStorage: NotificationStorage {
         }
     }
 
-    public func acknowledge(_ claim: DeliveryClaim) -> Bool {
+    public func acknowledge(_ claims: [DeliveryClaim]) -> Int {
         state.withLock { state in
-            guard state.current(claim) != nil else { return false }
-            state.deliveries[claim.group]?[claim.position] = nil
-            return true
+            var count = 0
+            for claim in claims where state.current(claim) != nil {
+                state.deliveries[claim.group]?[claim.position] = nil
+                count += 1
+            }
+            return count
         }
     }
 

@@ -136,17 +136,24 @@ public struct PostgresNotificationStorage: NotificationStorage {
         }
     }
 
-    public func acknowledge(_ claim: DeliveryClaim) async throws(NotificationStorageError) -> Bool {
-        try await run { client, logger in
+    public func acknowledge(_ claims: [DeliveryClaim]) async throws(NotificationStorageError) -> Int {
+        guard !claims.isEmpty else { return 0 }
+        return try await run { client, logger in
+            // One statement for a consumer's batch of acks.
             let rows = try await client.query(
                 """
-                DELETE FROM notifications.deliveries
-                WHERE group_name = \(claim.group) AND position = \(claim.position) AND claim_id = \(claim.claimID)
-                RETURNING 1
+                WITH acked AS (
+                    DELETE FROM notifications.deliveries AS d
+                    USING unnest(\(claims.map(\.group))::text[], \(claims.map(\.position))::bigint[], \(claims.map(\.claimID))::uuid[])
+                        AS c(group_name, position, claim_id)
+                    WHERE d.group_name = c.group_name AND d.position = c.position AND d.claim_id = c.claim_id
+                    RETURNING 1
+                )
+                SELECT count(*) FROM acked
                 """,
                 logger: logger
             )
-            return try await rows.decode(Int.self).first() != nil
+            return try await rows.decode(Int.self).first() ?? 0
         }
     }
 
