@@ -32,8 +32,9 @@ public struct PostgresOutbox: Sendable {
         ]
     }
 
-    /// Appends `events` in order in one statement on `connection` (inside the change's transaction).
-    public func append(_ events: [AccountEvent], on connection: PostgresConnection) async throws {
+    /// Appends `events` to `<schema>.outbox`, in order, in one statement on `connection` (inside the change's
+    /// transaction).
+    public static func append(_ events: [AccountEvent], schema: StaticString, on connection: PostgresConnection, logger: Logger) async throws {
         guard !events.isEmpty else { return }
         let columns = try AccountEventColumns(events)
         var query = PostgresQuery(unsafeSQL: """

@@ -93,8 +93,13 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         }
         self.deadlines.removeValue(forKey: id)
         let (shouldWrite, next) = self.stateMachine.answerWritten(correlationID: id)
+        self.writeLast(frame, shouldWrite: shouldWrite, then: next, context: context)
+    }
+
+    /// Writes a request's or subscription's last frame (unless the state machine dropped it), then does what the
+    /// freed slot calls for. The last frame of a drain must reach the peer before the close.
+    private func writeLast(_ frame: WireFrame, shouldWrite: Bool, then next: ServerConnectionStateMachine.Action, context: ChannelHandlerContext) {
         if case .close = next {
-            // The last answer of a drain: it must reach the peer before the close.
             let channel = context.channel
             if shouldWrite {
                 context.writeAndFlush(Self.wrapOutboundOut(frame)).whenComplete { _ in channel.close(promise: nil) }
@@ -212,19 +217,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         self.running.removeValue(forKey: id)
         self.subscriptions.removeValue(forKey: id)?.end(.connectionClosed)
         let (shouldWrite, next) = self.stateMachine.subscriptionEnded(correlationID: id)
-        if case .close = next {
-            let channel = context.channel
-            if shouldWrite {
-                context.writeAndFlush(Self.wrapOutboundOut(frame)).whenComplete { _ in channel.close(promise: nil) }
-            } else {
-                channel.close(promise: nil)
-            }
-            return
-        }
-        if shouldWrite {
-            context.writeAndFlush(Self.wrapOutboundOut(frame), promise: nil)
-        }
-        self.run(next, context: context)
+        self.writeLast(frame, shouldWrite: shouldWrite, then: next, context: context)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

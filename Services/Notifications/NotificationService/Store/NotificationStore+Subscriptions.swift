@@ -96,7 +96,7 @@ extension NotificationStore {
     }
 
     /// How long an idle consumer waits: until the group's next delivery falls due, at most the poll interval.
-    private func idleWait(group: String, now: Timestamp) async throws -> Duration {
+    func idleWait(group: String, now: Timestamp) async throws -> Duration {
         let next = try await stored { () async throws(NotificationStorageError) in try await storage.nextDue(group: group) }
         guard let next else { return options.pollInterval }
         let until = Duration.milliseconds(max(next.milliseconds - now.milliseconds, 5))

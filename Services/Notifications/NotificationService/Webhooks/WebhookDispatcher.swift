@@ -92,8 +92,7 @@ public struct WebhookDispatcher: Service {
                 continue
             }
             guard !claims.isEmpty else {
-                let next = (try? await store.storage.nextDue(group: endpoint.group)).flatMap { $0 }
-                let wait = next.map { min(.milliseconds(max($0.milliseconds - now.milliseconds, 5)), options.pollInterval) } ?? options.pollInterval
+                let wait = (try? await store.idleWait(group: endpoint.group, now: now)) ?? options.pollInterval
                 await store.published.wait(after: generation, timeout: wait)
                 continue
             }
@@ -135,7 +134,7 @@ public struct WebhookDispatcher: Service {
         } catch {
             failure = Self.describe(error)
         }
-        let milliseconds = Int((ContinuousClock.now - started).components.seconds * 1_000 + (ContinuousClock.now - started).components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int((ContinuousClock.now - started).milliseconds)
         let now = store.clock()
         let attempt = WebhookAttempt(endpoint: endpoint.name, eventId: delivery.event.id, attempt: delivery.attempts, statusCode: statusCode, error: failure, durationMilliseconds: milliseconds, at: now)
         do {

@@ -436,14 +436,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
     // MARK: Outbox and health
 
     public func pendingEvents(limit: Int) async throws(IdentityStorageError) -> [AccountEvent] {
-        try await run { client, logger in
-            let rows = try await client.query("SELECT event::text FROM identity.outbox ORDER BY position LIMIT \(limit)", logger: logger)
-            var events: [AccountEvent] = []
-            for try await document in rows.decode(String.self) {
-                events.append(try JSONDecoder().decode(AccountEvent.self, from: Data(document.utf8)))
-            }
-            return events
-        }
+        try await run { _, _ in try await outbox.pending(limit: limit) }
     }
 
     /// Reads from a table, so a database without the schema is not reported healthy.
@@ -499,19 +492,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
 
     /// Every event in one statement, in order (the outbox's position follows the insert order).
     private static func append(_ events: [AccountEvent], on connection: PostgresConnection, logger: Logger) async throws {
-        guard !events.isEmpty else { return }
-        let outbox = try AccountEventColumns(events)
-        try await connection.query(
-            """
-            INSERT INTO identity.outbox (event_id, account_id, type, event, occurred_at)
-            SELECT e.event_id, e.account_id, e.type, e.event::jsonb, e.occurred_at
-            FROM unnest(\(outbox.ids)::uuid[], \(outbox.accountIds)::text[], \(outbox.types)::text[],
-                        \(outbox.documents)::text[], \(outbox.times)::timestamptz[])
-                WITH ORDINALITY AS e(event_id, account_id, type, event, occurred_at, ordinal)
-            ORDER BY e.ordinal
-            """,
-            logger: logger
-        )
+        try await PostgresOutbox.append(events, schema: "identity", on: connection, logger: logger)
     }
 
     private static let uniqueViolation = "23505"
