@@ -199,7 +199,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             // WireSubscription waits for credit before it sends, so this is a defect, not a client's doing.
             promise.fail(WireError(code: WireError.Code.internalError, message: "subscription pushed beyond its credit"))
         case .ended:
-            promise.fail(WireError.connectionClosed)
+            // An event racing the goaway ends its subscription as the shutdown does (retryable, subscribe again).
+            promise.fail(self.stateMachine.isDraining ? WireError.shuttingDown : WireError.connectionClosed)
         }
     }
 

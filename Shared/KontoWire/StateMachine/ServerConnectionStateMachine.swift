@@ -103,6 +103,11 @@ public struct ServerConnectionStateMachine: Sendable {
 
     public var inFlightCount: Int { self.inFlight.count }
     public var subscriptionCount: Int { self.subscriptions.count }
+    /// Goaway sent: accepted work finishes, nothing new starts.
+    public var isDraining: Bool {
+        if case .draining = self.state { return true }
+        return false
+    }
     /// The open subscriptions, which a graceful shutdown ends.
     public var subscriptionIDs: [UInt64] { Array(self.subscriptions.keys) }
     /// Deliveries sent and not yet acknowledged, over every subscription.
