@@ -24,6 +24,8 @@ let package = Package(
         .executable(name: "konto-identity", targets: ["konto-identity"]),
         .library(name: "NotificationService", targets: ["NotificationService"]),
         .executable(name: "konto-notifications", targets: ["konto-notifications"]),
+        .library(name: "GatewayService", targets: ["GatewayService"]),
+        .executable(name: "konto-gateway", targets: ["konto-gateway"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -35,6 +37,11 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         // MARK: Shared libraries
@@ -201,6 +208,40 @@ let package = Package(
             path: "Services/Notifications/konto-notifications",
             swiftSettings: swiftSettings
         ),
+        // The HTTP API. openapi.yaml is the source: swift-openapi-generator derives the server interface from it
+        // at build time, so the routes, bodies and responses served cannot drift from the document.
+        .target(
+            name: "GatewayService",
+            dependencies: [
+                "KontoModel",
+                "KontoContracts",
+                "KontoRuntime",
+                "KontoWire",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/Gateway/GatewayService",
+            swiftSettings: swiftSettings,
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+        ),
+        .executableTarget(
+            name: "konto-gateway",
+            dependencies: [
+                "GatewayService",
+                "KontoRuntime",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Services/Gateway/konto-gateway",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "konto-profile",
             dependencies: [
@@ -339,6 +380,30 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/NotificationServiceTests",
+            swiftSettings: swiftSettings
+        ),
+
+        .testTarget(
+            name: "GatewayServiceTests",
+            dependencies: [
+                "GatewayService",
+                // The tests' composition root runs the real services behind the gateway.
+                "IdentityService",
+                "ProfileService",
+                "NotificationService",
+                "KontoContracts",
+                "KontoModel",
+                "KontoPostgres",
+                "KontoTesting",
+                "KontoWire",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/GatewayServiceTests",
             swiftSettings: swiftSettings
         ),
 

@@ -1,0 +1,75 @@
+import Foundation
+import KontoContracts
+import KontoModel
+import OpenAPIRuntime
+
+extension GatewayAPI {
+    func getAccount(_ input: Operations.GetAccount.Input) async throws -> Operations.GetAccount.Output {
+        let (_, session) = try await authenticate()
+        let record: ProfileRecord
+        do {
+            record = try await upstreams.profile(ProfileContract.load, ProfileLoadRequest(accountId: session.accountId))
+        } catch {
+            // An anonymous account has no details until it signs up.
+            guard session.isAnonymous, error.code == AccountError.Code.notFound.rawValue else { throw error }
+            record = ProfileRecord(accountId: session.accountId, details: AccountDetails(), version: 0)
+        }
+        return .ok(.init(headers: .init(eTag: Self.etag(record.version)), body: .json(try account(record, session: session))))
+    }
+
+    func modifyAccount(_ input: Operations.ModifyAccount.Input) async throws -> Operations.ModifyAccount.Output {
+        guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
+        let expectedVersion = try Self.expectedVersion(ifMatch: input.headers.ifMatch)
+        let (_, session) = try await authenticate()
+        let modifications = AccountModifications(set: try Self.details(body.set), remove: Set(body.remove ?? []))
+        let request = ProfileModifyRequest(accountId: session.accountId, modifications: modifications, expectedVersion: expectedVersion)
+        let record = try await upstreams.profile(ProfileContract.modify, request)
+        return .ok(.init(headers: .init(eTag: Self.etag(record.version)), body: .json(try account(record, session: session))))
+    }
+
+    func deleteAccount(_ input: Operations.DeleteAccount.Input) async throws -> Operations.DeleteAccount.Output {
+        let token = try Self.bearerToken()
+        _ = try await upstreams.identity(IdentityContract.delete, IdentityDeleteRequest(token: token))
+        return .noContent(.init())
+    }
+
+    func changePassword(_ input: Operations.ChangePassword.Input) async throws -> Operations.ChangePassword.Output {
+        guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
+        let token = try Self.bearerToken()
+        let request = IdentityChangePasswordRequest(
+            token: token,
+            currentPassword: body.currentPassword.map(SecretString.init),
+            newPassword: SecretString(body.newPassword)
+        )
+        let ended = try await upstreams.identity(IdentityContract.changePassword, request)
+        return .ok(.init(body: .json(.init(sessionsEnded: ended.sessionsEnded))))
+    }
+
+    func changeUserId(_ input: Operations.ChangeUserId.Input) async throws -> Operations.ChangeUserId.Output {
+        guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
+        let token = try Self.bearerToken()
+        let request = IdentityChangeUserIdRequest(token: token, userId: body.userId, currentPassword: body.currentPassword.map(SecretString.init))
+        _ = try await upstreams.identity(IdentityContract.changeUserId, request)
+        return .noContent(.init())
+    }
+
+    func reauthenticate(_ input: Operations.Reauthenticate.Input) async throws -> Operations.Reauthenticate.Output {
+        guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
+        let token = try Self.bearerToken()
+        let privilege = try await upstreams.identity(IdentityContract.reauthenticate, IdentityReauthenticateRequest(token: token, password: SecretString(body.password)))
+        return .ok(.init(body: .json(.init(privilegedUntil: privilege.privilegedUntil.date))))
+    }
+
+    func getSchema(_ input: Operations.GetSchema.Input) async throws -> Operations.GetSchema.Output {
+        .ok(.init(body: .json(schema)))
+    }
+
+    private func account(_ record: ProfileRecord, session: IdentitySessionInfo) throws -> Components.Schemas.Account {
+        Components.Schemas.Account(
+            accountId: record.accountId,
+            version: record.version,
+            isAnonymous: session.isAnonymous,
+            details: try Self.details(record.details)
+        )
+    }
+}

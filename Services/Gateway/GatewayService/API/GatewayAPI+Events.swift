@@ -1,0 +1,129 @@
+import Foundation
+import KontoContracts
+import KontoModel
+import KontoWire
+import Logging
+import OpenAPIRuntime
+
+extension GatewayAPI {
+    /// The caller's events as Server-Sent Events from Notifications' per-account feed, resuming after
+    /// `Last-Event-ID`. The session is checked again on every event that can end it and at each heartbeat; the
+    /// stream ends when it has ended.
+    func accountEvents(_ input: Operations.AccountEvents.Input) async throws -> Operations.AccountEvents.Output {
+        var after: UUID?
+        if let lastEventID = input.headers.lastEventID {
+            guard let id = UUID(uuidString: lastEventID) else { throw GatewayProblem.malformed("Last-Event-ID must be an event id from this stream.") }
+            after = id
+        }
+        let (token, session) = try await authenticate()
+        let scope = RequestScope.scope
+        let subscription: WireClientSubscription<AccountEvent>
+        do {
+            subscription = try await upstreams.events.subscribe(
+                NotificationsContract.feed,
+                NotificationsFeedRequest(accountId: session.accountId, after: after),
+                credit: 32,
+                requestID: scope.requestID,
+                traceParent: scope.traceParent
+            )
+        } catch {
+            throw GatewayProblem.unavailable(NotificationsContract.serviceName)
+        }
+        let (stream, continuation) = AsyncThrowingStream<ArraySlice<UInt8>, any Error>.makeStream(bufferingPolicy: .bufferingNewest(64))
+        let heartbeat = eventStreamHeartbeat
+        let producer = Task {
+            await RequestScope.$current.withValue(scope) {
+                await streamEvents(subscription, token: token, heartbeat: heartbeat, into: continuation)
+            }
+        }
+        continuation.onTermination = { _ in
+            // The client went away (or the stream ended): stop reading the feed.
+            producer.cancel()
+            subscription.cancel()
+        }
+        // A comment first, so the client sees the stream open before the first event.
+        continuation.yield(ArraySlice(": konto account events\n\n".utf8))
+        return .ok(.init(body: .textEventStream(HTTPBody(stream, length: .unknown, iterationBehavior: .single))))
+    }
+
+    private func streamEvents(
+        _ subscription: WireClientSubscription<AccountEvent>,
+        token: BearerToken,
+        heartbeat: Duration,
+        into continuation: AsyncThrowingStream<ArraySlice<UInt8>, any Error>.Continuation
+    ) async {
+        let logger = RequestScope.scope.logger
+        await withTaskGroup(of: Void.self) { tasks in
+            tasks.addTask {
+                do {
+                    for try await delivery in subscription {
+                        continuation.yield(ArraySlice(Self.serverSentEvent(delivery.event)))
+                        subscription.acknowledge(delivery)
+                        if Self.mayEndSession(delivery.event.kind), await !sessionIsValid(token) {
+                            break
+                        }
+                    }
+                } catch is CancellationError {
+                } catch {
+                    // The feed failed (Notifications went away, or Last-Event-ID names no event of this account): tell
+                    // the client why; it reconnects, as SSE clients do.
+                    let code = (error as? WireError)?.code ?? GatewayProblem.Code.serviceUnavailable
+                    continuation.yield(ArraySlice("event: error\ndata: {\"code\":\"\(code)\"}\n\n".utf8))
+                    logger.info("event stream ended by its feed", metadata: ["konto.error_code": "\(code)"])
+                }
+            }
+            tasks.addTask {
+                while !Task.isCancelled {
+                    do {
+                        try await Task.sleep(for: heartbeat)
+                    } catch {
+                        return
+                    }
+                    guard await sessionIsValid(token) else { return }
+                    continuation.yield(ArraySlice(": heartbeat\n\n".utf8))
+                }
+            }
+            // Whichever ends first ends the stream.
+            await tasks.next()
+            tasks.cancelAll()
+        }
+        subscription.cancel()
+        continuation.finish()
+    }
+
+    private func sessionIsValid(_ token: BearerToken) async -> Bool {
+        do {
+            _ = try await upstreams.identity(IdentityContract.validateSession, IdentitySessionRequest(token: token))
+            return true
+        } catch {
+            // A service outage ends the stream too; the client reconnects with Last-Event-ID and loses nothing.
+            return false
+        }
+    }
+
+    static func mayEndSession(_ kind: AccountEvent.Kind) -> Bool {
+        switch kind {
+        case .disassociatingAccount, .sessionsRevoked, .passwordChanged, .deletingAccount: true
+        default: false
+        }
+    }
+
+    /// One event as `id`, `event` and `data` lines. A reset token is for the mail sender only: it is left out.
+    static func serverSentEvent(_ event: AccountEvent) -> [UInt8] {
+        var data = "{}"
+        if let encoded = try? sseEncoder.encode(event), var object = try? JSONSerialization.jsonObject(with: encoded) as? [String: Any] {
+            object["token"] = nil
+            if let shown = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) {
+                // JSON has no raw newlines, so the data is one line.
+                data = String(decoding: shown, as: UTF8.self)
+            }
+        }
+        return Array("id: \(event.id.uuidString.lowercased())\nevent: \(event.kind.name)\ndata: \(data)\n\n".utf8)
+    }
+
+    private static let sseEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+}

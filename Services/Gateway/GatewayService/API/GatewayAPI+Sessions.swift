@@ -1,0 +1,57 @@
+import Foundation
+import KontoContracts
+import KontoModel
+import OpenAPIRuntime
+
+extension GatewayAPI {
+    func signUp(_ input: Operations.SignUp.Input) async throws -> Operations.SignUp.Output {
+        guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
+        let request = IdentitySignUpRequest(
+            userId: body.userId,
+            password: SecretString(body.password),
+            details: try Self.details(body.details),
+            clientAddress: Self.clientAddress,
+            // Signing up with an anonymous account's session upgrades that account.
+            anonymousSession: RequestScope.scope.bearerToken.map(BearerToken.init)
+        )
+        let session = try await upstreams.identity(IdentityContract.signUp, request)
+        return .created(.init(body: .json(try Self.accountSession(session))))
+    }
+
+    func logIn(_ input: Operations.LogIn.Input) async throws -> Operations.LogIn.Output {
+        guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
+        let request = IdentityLoginRequest(userId: body.userId, password: SecretString(body.password), clientAddress: Self.clientAddress)
+        let session = try await upstreams.identity(IdentityContract.login, request)
+        return .ok(.init(body: .json(try Self.accountSession(session))))
+    }
+
+    func signInAnonymously(_ input: Operations.SignInAnonymously.Input) async throws -> Operations.SignInAnonymously.Output {
+        let session = try await upstreams.identity(IdentityContract.signInAnonymously, IdentityClientRequest(clientAddress: Self.clientAddress))
+        return .created(.init(body: .json(try Self.accountSession(session))))
+    }
+
+    func logOut(_ input: Operations.LogOut.Input) async throws -> Operations.LogOut.Output {
+        let token = try Self.bearerToken()
+        _ = try await upstreams.identity(IdentityContract.logout, IdentitySessionRequest(token: token))
+        return .noContent(.init())
+    }
+
+    func logOutEverywhere(_ input: Operations.LogOutEverywhere.Input) async throws -> Operations.LogOutEverywhere.Output {
+        let token = try Self.bearerToken()
+        let ended = try await upstreams.identity(IdentityContract.logoutEverywhere, IdentitySessionRequest(token: token))
+        return .ok(.init(body: .json(.init(sessionsEnded: ended.sessionsEnded))))
+    }
+
+    func requestPasswordReset(_ input: Operations.RequestPasswordReset.Input) async throws -> Operations.RequestPasswordReset.Output {
+        guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
+        _ = try await upstreams.identity(IdentityContract.requestPasswordReset, IdentityPasswordResetRequest(userId: body.userId, clientAddress: Self.clientAddress))
+        return .accepted(.init(body: .json(.init())))
+    }
+
+    func confirmPasswordReset(_ input: Operations.ConfirmPasswordReset.Input) async throws -> Operations.ConfirmPasswordReset.Output {
+        guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
+        let request = IdentityConfirmPasswordResetRequest(token: BearerToken(body.token), newPassword: SecretString(body.newPassword))
+        _ = try await upstreams.identity(IdentityContract.confirmPasswordReset, request)
+        return .noContent(.init())
+    }
+}

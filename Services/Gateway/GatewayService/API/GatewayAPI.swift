@@ -1,0 +1,94 @@
+import Foundation
+import HTTPTypes
+import KontoContracts
+import KontoModel
+import OpenAPIRuntime
+
+/// The handlers of the operations openapi.yaml declares (the generated `APIProtocol`): each checks what only the
+/// gateway can (the bearer token is present, If-Match is well-formed), calls the service that owns the operation,
+/// and maps its answer. Refusals are thrown as ``GatewayProblem``s and rendered by ``RequestMiddleware``.
+struct GatewayAPI: APIProtocol {
+    let upstreams: GatewayUpstreams
+    let accounts: AccountConfiguration
+    /// `GET /v1/schema`'s body, built once from the configuration.
+    let schema: Components.Schemas.Schema
+    /// How often an event stream sends a comment and checks its session.
+    let eventStreamHeartbeat: Duration
+
+    init(upstreams: GatewayUpstreams, accounts: AccountConfiguration, eventStreamHeartbeat: Duration) throws {
+        self.upstreams = upstreams
+        self.accounts = accounts
+        self.eventStreamHeartbeat = eventStreamHeartbeat
+        self.schema = try Self.convert(accounts, to: Components.Schemas.Schema.self)
+    }
+
+    // MARK: Helpers
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+
+    /// One Codable shape as another with the same JSON (the model's types and the document's generated ones).
+    static func convert<Value: Encodable, Target: Decodable>(_ value: Value, to target: Target.Type) throws -> Target {
+        try JSONDecoder().decode(Target.self, from: encoder.encode(value))
+    }
+
+    static func details(_ details: AccountDetails) throws -> Components.Schemas.Details {
+        try convert(details, to: Components.Schemas.Details.self)
+    }
+
+    /// Details as the client sent them; the services check them against the configured keys (422 per field).
+    static func details(_ details: Components.Schemas.Details?) throws(GatewayProblem) -> AccountDetails {
+        guard let details else { return AccountDetails() }
+        do {
+            return try convert(details, to: AccountDetails.self)
+        } catch {
+            throw .malformed("'details' must be an object of account values.")
+        }
+    }
+
+    static func accountSession(_ session: IdentityAccountSession) throws -> Components.Schemas.AccountSession {
+        Components.Schemas.AccountSession(
+            accountId: session.accountId,
+            session: .init(token: session.session.token.value, expiresAt: session.session.expiresAt.date),
+            details: try details(session.details)
+        )
+    }
+
+    /// The bearer token of the request, or 401.
+    static func bearerToken() throws(GatewayProblem) -> BearerToken {
+        guard let token = RequestScope.scope.bearerToken, token.utf8.count <= 512 else { throw .unauthenticated }
+        return BearerToken(token)
+    }
+
+    /// The session behind the request's bearer token, checked with Identity on every call (so a logout or
+    /// revocation takes effect at once), or 401.
+    func authenticate() async throws(GatewayProblem) -> (BearerToken, IdentitySessionInfo) {
+        let token = try Self.bearerToken()
+        let session = try await upstreams.identity(IdentityContract.validateSession, IdentitySessionRequest(token: token))
+        return (token, session)
+    }
+
+    static func etag(_ version: Int64) -> String {
+        "\"\(version)\""
+    }
+
+    /// The version an `If-Match` names (`"7"`, `W/"7"` or `*` for any), or 412 for one that names none.
+    static func expectedVersion(ifMatch: String?) throws(GatewayProblem) -> Int64? {
+        guard var value = ifMatch?.trimmingCharacters(in: .whitespaces), !value.isEmpty, value != "*" else { return nil }
+        if value.hasPrefix("W/") { value.removeFirst(2) }
+        if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+        guard let version = Int64(value), version >= 0 else {
+            throw GatewayProblem(
+                status: .preconditionFailed,
+                code: AccountError.Code.versionConflict.rawValue,
+                detail: "If-Match names no version of the account; read it again."
+            )
+        }
+        return version
+    }
+
+    static var clientAddress: String? { RequestScope.scope.clientAddress }
+}

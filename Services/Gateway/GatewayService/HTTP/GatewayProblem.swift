@@ -1,0 +1,120 @@
+import Foundation
+import HTTPTypes
+import KontoContracts
+import KontoModel
+import KontoWire
+
+/// A refused or failed HTTP request, rendered as `application/problem+json` (RFC 9457) with Konto's stable `code`.
+///
+/// Handlers throw it; ``ProblemMiddleware`` renders it. `detail` and the field errors never carry submitted values.
+public struct GatewayProblem: Error, Sendable, Equatable, CustomStringConvertible {
+    public var status: HTTPResponse.Status
+    public var code: String
+    public var title: String
+    public var detail: String?
+    public var fields: [AccountFieldError]
+    /// Seconds, for `Retry-After` (throttling, an unavailable service).
+    public var retryAfter: Int?
+    /// Extra response headers (e.g. `WWW-Authenticate`).
+    public var headers: HTTPFields
+
+    public init(
+        status: HTTPResponse.Status,
+        code: String,
+        title: String? = nil,
+        detail: String? = nil,
+        fields: [AccountFieldError] = [],
+        retryAfter: Int? = nil,
+        headers: HTTPFields = [:]
+    ) {
+        self.status = status
+        self.code = code
+        self.title = title ?? Self.title(for: status)
+        self.detail = detail
+        self.fields = fields
+        self.retryAfter = retryAfter
+        self.headers = headers
+    }
+
+    /// The standard reason phrase (a status made from a bare code has none).
+    static func title(for status: HTTPResponse.Status) -> String {
+        if !status.reasonPhrase.isEmpty { return status.reasonPhrase }
+        let known: [HTTPResponse.Status] = [
+            .badRequest, .unauthorized, .forbidden, .notFound, .methodNotAllowed, .conflict, .preconditionFailed,
+            .contentTooLarge, .unsupportedMediaType, .unprocessableContent, .tooManyRequests, .internalServerError,
+            .badGateway, .serviceUnavailable, .gatewayTimeout,
+        ]
+        return known.first { $0.code == status.code }?.reasonPhrase ?? "Error"
+    }
+
+    public var description: String {
+        "\(status.code) \(code)" + (detail.map { ": \($0)" } ?? "")
+    }
+
+    /// Stable codes of the gateway's own problems (the services' codes pass through unchanged).
+    public enum Code {
+        public static let malformedRequest = "request.malformed"
+        public static let unsupportedMediaType = "request.unsupportedMediaType"
+        public static let bodyTooLarge = "request.bodyTooLarge"
+        public static let notFound = "request.notFound"
+        public static let methodNotAllowed = "request.methodNotAllowed"
+        public static let rateLimited = "request.rateLimited"
+        public static let preconditionFailed = "request.preconditionFailed"
+        public static let serviceUnavailable = "gateway.serviceUnavailable"
+        public static let upstreamFailed = "gateway.upstreamFailed"
+        public static let internalError = "gateway.internalError"
+    }
+
+    static func malformed(_ detail: String) -> GatewayProblem {
+        GatewayProblem(status: .badRequest, code: Code.malformedRequest, detail: detail)
+    }
+
+    static let unauthenticated = GatewayProblem(
+        status: .unauthorized,
+        code: AccountError.Code.unauthenticated.rawValue,
+        detail: AccountError(code: .unauthenticated).message,
+        headers: [.wwwAuthenticate: "Bearer"]
+    )
+
+    static func unavailable(_ service: String) -> GatewayProblem {
+        GatewayProblem(
+            status: .serviceUnavailable,
+            code: Code.serviceUnavailable,
+            detail: "The \(service) service is unavailable or late; try again shortly.",
+            retryAfter: 1
+        )
+    }
+
+    /// What a service's error means for the HTTP caller: the account model's and the services' codes keep their
+    /// code and get their status from ``ErrorCatalog``; retryable failures (the service down, busy or late) are 503
+    /// with `Retry-After`.
+    init(upstream error: WireError, service: String) {
+        let info = ErrorCatalog.info(for: error.code)
+        if error.code.hasPrefix("wire.") {
+            // The wire's own failures: whether the service could be reached, not what it answered.
+            self = error.isRetryable || info.isRetryable
+                ? .unavailable(service)
+                : GatewayProblem(status: .internalServerError, code: Code.upstreamFailed, detail: "The \(service) service failed.")
+            return
+        }
+        let identity = IdentityError(error)
+        let status = HTTPResponse.Status(code: info.httpStatus)
+        var retryAfter = identity?.retryAfterSeconds
+        if status == .serviceUnavailable, retryAfter == nil {
+            retryAfter = 1
+        }
+        self.init(
+            status: status,
+            code: error.code,
+            detail: error.message,
+            fields: identity?.fields ?? AccountFieldError.fields(fromWireDetails: error.details),
+            retryAfter: retryAfter,
+            headers: status == .unauthorized && error.code == AccountError.Code.unauthenticated.rawValue ? [.wwwAuthenticate: "Bearer"] : [:]
+        )
+    }
+
+    init(_ error: AccountError) {
+        let info = ErrorCatalog.info(for: error.code.rawValue)
+        self.init(status: HTTPResponse.Status(code: info.httpStatus), code: error.code.rawValue, detail: error.message, fields: error.fields)
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import OpenAPIRuntime
+
+/// Runs around every route: gives the request its id (from `X-Request-ID` or generated) and trace context, reads
+/// the body up to the limit before anything decodes it (413 beyond), sets the ``RequestScope`` the handlers see, and
+/// renders every failure as `application/problem+json`: the handlers' ``GatewayProblem``s, the generated code's
+/// decoding and content-type errors (400, 415), the router's 404 and 405. Nothing unexpected leaks: any other
+/// error is a logged 500 with a constant message.
+struct RequestMiddleware: RouterMiddleware {
+    typealias Context = GatewayRequestContext
+
+    static let requestIDHeader = HTTPField.Name("X-Request-ID")!
+    static let traceParentHeader = HTTPField.Name("traceparent")!
+
+    let maximumBodyBytes: Int
+    /// The header that carries the client's address when a trusted proxy sits in front (its last entry, the one
+    /// the proxy added); nil to use the peer address.
+    let clientAddressHeader: HTTPField.Name?
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let requestID = RequestScope.acceptedRequestID(request.headers[Self.requestIDHeader]) ?? UUID().uuidString.lowercased()
+        var logger = self.logger
+        logger[metadataKey: "konto.request_id"] = "\(requestID)"
+        let scope = RequestScope(
+            requestID: requestID,
+            traceParent: RequestScope.acceptedTraceParent(request.headers[Self.traceParentHeader]),
+            clientAddress: clientAddress(request, context: context),
+            bearerToken: RequestScope.bearerToken(fromAuthorization: request.headers[.authorization]),
+            logger: logger
+        )
+        var response: Response
+        do {
+            var request = request
+            if let length = request.headers[.contentLength].flatMap(Int.init), length > maximumBodyBytes {
+                throw GatewayProblem.bodyTooLarge(maximumBodyBytes)
+            }
+            if request.method != .get, request.method != .head {
+                do {
+                    _ = try await request.collectBody(upTo: maximumBodyBytes)
+                } catch let error as HTTPError where error.status == .contentTooLarge {
+                    throw GatewayProblem.bodyTooLarge(maximumBodyBytes)
+                }
+            }
+            let bounded = request
+            response = try await RequestScope.$current.withValue(scope) {
+                try await next(bounded, context)
+            }
+        } catch {
+            let problem = Self.problem(for: error, logger: logger)
+            response = Self.render(problem, requestID: requestID)
+        }
+        response.headers[Self.requestIDHeader] = requestID
+        return response
+    }
+
+    private func clientAddress(_ request: Request, context: Context) -> String? {
+        if let clientAddressHeader {
+            guard let value = request.headers[clientAddressHeader] else { return nil }
+            let last = value.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) }
+            return last.flatMap { $0.isEmpty || $0.utf8.count > 64 ? nil : $0 }
+        }
+        return context.remoteAddress?.ipAddress
+    }
+
+    /// The problem an error stands for.
+    static func problem(for error: any Error, logger: Logger) -> GatewayProblem {
+        switch error {
+        case let problem as GatewayProblem:
+            return problem
+        case let error as ServerError:
+            if let problem = error.underlyingError as? GatewayProblem {
+                return problem
+            }
+            switch error.httpStatus {
+            case .unsupportedMediaType:
+                return GatewayProblem(status: .unsupportedMediaType, code: GatewayProblem.Code.unsupportedMediaType, detail: "The body must be application/json.")
+            case .badRequest:
+                return .malformed(Self.describe(error.underlyingError, cause: error.causeDescription))
+            default:
+                logger.error("request failed", metadata: ["konto.operation": "\(error.operationID)", "konto.error": "\(String(describing: type(of: error.underlyingError)))"])
+                return GatewayProblem(status: .internalServerError, code: GatewayProblem.Code.internalError, detail: "The request failed.")
+            }
+        case let error as HTTPError:
+            switch error.status {
+            case .notFound:
+                return GatewayProblem(status: .notFound, code: GatewayProblem.Code.notFound, detail: "No such route.")
+            case .methodNotAllowed:
+                return GatewayProblem(status: .methodNotAllowed, code: GatewayProblem.Code.methodNotAllowed, detail: "The route does not take this method.", headers: error.headers)
+            case .contentTooLarge:
+                return GatewayProblem(status: .contentTooLarge, code: GatewayProblem.Code.bodyTooLarge, detail: "The body is too large.")
+            default:
+                return GatewayProblem(status: error.status, code: error.status.kind == .clientError ? GatewayProblem.Code.malformedRequest : GatewayProblem.Code.internalError)
+            }
+        default:
+            logger.error("request failed", metadata: ["konto.error": "\(String(describing: type(of: error)))"])
+            return GatewayProblem(status: .internalServerError, code: GatewayProblem.Code.internalError, detail: "The request failed.")
+        }
+    }
+
+    /// What was wrong with a body the generated code could not decode, naming the field, never echoing values.
+    static func describe(_ error: any Error, cause: String) -> String {
+        func path(_ codingPath: [any CodingKey]) -> String {
+            let joined = codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return joined.isEmpty ? "the body" : "'" + joined.dropFirst(joined.hasPrefix(".") ? 1 : 0) + "'"
+        }
+        switch error {
+        case DecodingError.typeMismatch(let type, let context):
+            return "\(path(context.codingPath)) must be \(Self.typeName(type))."
+        case DecodingError.valueNotFound(let type, let context):
+            return "\(path(context.codingPath)) must be \(Self.typeName(type)), not null."
+        case DecodingError.keyNotFound(let key, let context):
+            return "\(path(context.codingPath + [key])) is required."
+        case DecodingError.dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "The body is not valid JSON." : "\(path(context.codingPath)) is not valid: \(context.debugDescription)"
+        default:
+            return cause
+        }
+    }
+
+    private static func typeName(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type, is Int64.Type, is Int32.Type: "an integer"
+        case is Double.Type: "a number"
+        case is Bool.Type: "a boolean"
+        case is [Any].Type: "an array"
+        default: "an object"
+        }
+    }
+
+    static func render(_ problem: GatewayProblem, requestID: String?) -> Response {
+        var headers = problem.headers
+        headers[.contentType] = "application/problem+json"
+        if let retryAfter = problem.retryAfter {
+            headers[.retryAfter] = String(retryAfter)
+        }
+        return Response(
+            status: problem.status,
+            headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: ProblemDocument(problem, requestID: requestID).encoded()))
+        )
+    }
+}
+
+extension GatewayProblem {
+    static func bodyTooLarge(_ limit: Int) -> GatewayProblem {
+        GatewayProblem(status: .contentTooLarge, code: Code.bodyTooLarge, detail: "The body is larger than \(limit) bytes.")
+    }
+}

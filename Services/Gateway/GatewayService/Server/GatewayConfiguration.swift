@@ -1,0 +1,88 @@
+import KontoModel
+import KontoRuntime
+import KontoWire
+import Logging
+
+/// Where the gateway listens, where the services are, and its limits; from the environment (README lists the
+/// variables) or built directly by tests and the dev stack.
+public struct GatewayConfiguration: Sendable {
+    public struct Upstream: Sendable {
+        public var host: String
+        public var port: Int
+
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+    }
+
+    public var host: String
+    public var port: Int
+    public var secret: WireSecret
+    public var identity: Upstream
+    public var profile: Upstream
+    public var notifications: Upstream
+    /// The account keys, as Identity and Profile are configured (the same file): for `GET /v1/schema` and checking
+    /// details before they are sent on.
+    public var accounts: AccountConfiguration
+    /// Every service call's deadline.
+    public var upstreamTimeout: Duration = .seconds(5)
+    /// Wire connections per service.
+    public var connectionsPerService = 4
+    /// Wire connections to Notifications for event streams; each carries up to 16 streams (the wire's limit of
+    /// subscriptions per connection).
+    public var eventStreamConnections = 8
+    /// How often an event stream sends a comment and checks that its session is still valid.
+    public var eventStreamHeartbeat: Duration = .seconds(15)
+    public var maximumBodyBytes = 64 * 1024
+    /// A connection with no request in flight for this long is closed.
+    public var idleTimeout: Duration = .seconds(60)
+    /// Behind a trusted proxy: the header carrying the client's address (its last entry is used).
+    public var clientAddressHeader: String?
+
+    public static let defaultPort = 8080
+
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = Self.defaultPort,
+        secret: WireSecret,
+        identity: Upstream = Upstream(host: "127.0.0.1", port: 7401),
+        profile: Upstream = Upstream(host: "127.0.0.1", port: 7402),
+        notifications: Upstream = Upstream(host: "127.0.0.1", port: 7403),
+        accounts: AccountConfiguration = .default
+    ) {
+        self.host = host
+        self.port = port
+        self.secret = secret
+        self.identity = identity
+        self.profile = profile
+        self.notifications = notifications
+        self.accounts = accounts
+    }
+
+    /// Reads the variables README lists; every problem names its variable or file.
+    public init(environment: ServiceEnvironment, logger: Logger) throws {
+        let accounts = try environment.string("KONTO_ACCOUNTS_CONFIG").map { path in
+            try AccountConfigurationLoader(logger: logger).load(path: path)
+        } ?? .default
+        self.init(
+            host: environment.string("KONTO_GATEWAY_HOST", default: "127.0.0.1"),
+            port: try environment.port("KONTO_GATEWAY_PORT", default: Self.defaultPort),
+            secret: WireSecret(try environment.secret("KONTO_WIRE_SECRET")),
+            identity: Upstream(host: environment.string("KONTO_IDENTITY_HOST", default: "127.0.0.1"), port: try environment.port("KONTO_IDENTITY_PORT", default: 7401)),
+            profile: Upstream(host: environment.string("KONTO_PROFILE_HOST", default: "127.0.0.1"), port: try environment.port("KONTO_PROFILE_PORT", default: 7402)),
+            notifications: Upstream(
+                host: environment.string("KONTO_NOTIFICATIONS_HOST", default: "127.0.0.1"),
+                port: try environment.port("KONTO_NOTIFICATIONS_PORT", default: 7403)
+            ),
+            accounts: accounts
+        )
+        upstreamTimeout = try environment.milliseconds("KONTO_GATEWAY_UPSTREAM_TIMEOUT_MS", default: upstreamTimeout, in: 10...600_000)
+        connectionsPerService = try environment.integer("KONTO_GATEWAY_CONNECTIONS_PER_SERVICE", default: connectionsPerService, in: 1...64)
+        eventStreamConnections = try environment.integer("KONTO_GATEWAY_EVENT_STREAM_CONNECTIONS", default: eventStreamConnections, in: 1...256)
+        eventStreamHeartbeat = try environment.milliseconds("KONTO_GATEWAY_EVENT_HEARTBEAT_MS", default: eventStreamHeartbeat, in: 100...600_000)
+        maximumBodyBytes = try environment.integer("KONTO_GATEWAY_MAX_BODY_BYTES", default: maximumBodyBytes, in: 1_024...(16 << 20))
+        idleTimeout = try environment.milliseconds("KONTO_GATEWAY_IDLE_TIMEOUT_MS", default: idleTimeout, in: 100...3_600_000)
+        clientAddressHeader = environment.string("KONTO_GATEWAY_CLIENT_ADDRESS_HEADER")
+    }
+}

@@ -1,0 +1,111 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import KontoContracts
+import KontoRuntime
+import KontoWire
+import Logging
+import NIOCore
+import NIOPosix
+import OpenAPIHummingbird
+import ServiceLifecycle
+
+/// The gateway: the HTTP API (Hummingbird, routes generated from openapi.yaml) in front of pooled wire clients to
+/// Identity, Profile and Notifications, as a component graph (the clients start before the HTTP server listens
+/// and stop after it).
+public final class GatewayServer: Service {
+    public let configuration: GatewayConfiguration
+    private let identity: WireClient
+    private let profile: WireClient
+    private let notifications: WireClient
+    private let events: WireClient
+    private let application: Application<RouterResponder<GatewayRequestContext>>
+    private let boundAddress: EventLoopPromise<SocketAddress>
+    private let logger: Logger
+
+    public init(
+        configuration: GatewayConfiguration,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger
+    ) throws {
+        self.configuration = configuration
+        self.logger = logger
+        let timeout = TimeAmount.nanoseconds(
+            Int64(configuration.upstreamTimeout.components.seconds) * 1_000_000_000 + configuration.upstreamTimeout.components.attoseconds / 1_000_000_000
+        )
+        func client(_ upstream: GatewayConfiguration.Upstream, service: String, connections: Int = configuration.connectionsPerService) -> WireClient {
+            var wire = WireClient.Configuration(host: upstream.host, port: upstream.port, serviceName: "gateway", secret: configuration.secret)
+            wire.connectionCount = connections
+            wire.requestTimeout = timeout
+            var logger = logger
+            logger[metadataKey: "konto.upstream"] = "\(service)"
+            return WireClient(configuration: wire, eventLoopGroup: eventLoopGroup, logger: logger)
+        }
+        let identity = client(configuration.identity, service: IdentityContract.serviceName)
+        let profile = client(configuration.profile, service: ProfileContract.serviceName)
+        let notifications = client(configuration.notifications, service: NotificationsContract.serviceName)
+        self.identity = identity
+        self.profile = profile
+        self.notifications = notifications
+        let events = client(configuration.notifications, service: "notifications-events", connections: configuration.eventStreamConnections)
+        self.events = events
+        let upstreams = GatewayUpstreams(identity: identity, profile: profile, notifications: notifications, events: events, timeout: timeout)
+        let api = try GatewayAPI(upstreams: upstreams, accounts: configuration.accounts, eventStreamHeartbeat: configuration.eventStreamHeartbeat)
+
+        let router = Router(context: GatewayRequestContext.self)
+        router.middlewares.add(RequestMiddleware(
+            maximumBodyBytes: configuration.maximumBodyBytes,
+            clientAddressHeader: configuration.clientAddressHeader.flatMap { HTTPField.Name($0) },
+            logger: logger
+        ))
+        try api.registerHandlers(on: router)
+        router.get("/openapi.json") { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "application/json"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: OpenAPIDocument.json))
+            )
+        }
+
+        let boundAddress = eventLoopGroup.any().makePromise(of: SocketAddress.self)
+        self.boundAddress = boundAddress
+        var httpConfiguration = HTTP1Channel.Configuration(idleTimeout: .nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000))
+        // Headers: 16 KiB per field and 32 KiB in all, well above what browsers send, far below the defaults.
+        httpConfiguration.httpDecoder = .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)
+        self.application = Application(
+            router: router,
+            server: .http1(configuration: httpConfiguration),
+            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "konto-gateway"),
+            onServerRunning: { channel in
+                if let address = channel.localAddress {
+                    boundAddress.succeed(address)
+                }
+            },
+            eventLoopGroupProvider: .shared(eventLoopGroup),
+            logger: logger
+        )
+    }
+
+    deinit {
+        boundAddress.fail(ChannelError.ioOnClosedChannel)
+    }
+
+    /// Where the HTTP server listens, once it does (port 0 picks a free one).
+    public func localAddress() async throws -> SocketAddress {
+        try await boundAddress.futureResult.get()
+    }
+
+    public func componentGraph() throws(ComponentGraphError) -> ComponentGraph {
+        try ComponentGraph([
+            .service("identity-client", identity),
+            .service("profile-client", profile),
+            .service("notifications-client", notifications),
+            .service("events-client", events),
+            .service("http", dependsOn: ["identity-client", "profile-client", "notifications-client", "events-client"], application),
+        ])
+    }
+
+    public func run() async throws {
+        try await componentGraph().run(logger: logger)
+    }
+}

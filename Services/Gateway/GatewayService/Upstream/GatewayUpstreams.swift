@@ -1,0 +1,57 @@
+import HTTPTypes
+import KontoContracts
+import KontoWire
+import Logging
+import NIOCore
+
+/// The services behind the gateway, each through its pooled wire client. Every call carries the request's id and
+/// trace context and has a deadline (the client's request timeout): a service that is down, busy or late is a 503
+/// with `Retry-After`, never a hang.
+struct GatewayUpstreams: Sendable {
+    let identity: WireClient
+    let profile: WireClient
+    let notifications: WireClient
+    /// Notifications again, for the long-lived event streams (each holds a subscription on a connection).
+    let events: WireClient
+    let timeout: TimeAmount
+
+    func identity<Request, Response>(_ method: WireMethod<Request, Response>, _ request: Request) async throws(GatewayProblem) -> Response {
+        try await call(identity, service: IdentityContract.serviceName, method, request)
+    }
+
+    func profile<Request, Response>(_ method: WireMethod<Request, Response>, _ request: Request) async throws(GatewayProblem) -> Response {
+        try await call(profile, service: ProfileContract.serviceName, method, request)
+    }
+
+    func notifications<Request, Response>(_ method: WireMethod<Request, Response>, _ request: Request) async throws(GatewayProblem) -> Response {
+        try await call(notifications, service: NotificationsContract.serviceName, method, request)
+    }
+
+    private func call<Request, Response>(
+        _ client: WireClient,
+        service: String,
+        _ method: WireMethod<Request, Response>,
+        _ request: Request
+    ) async throws(GatewayProblem) -> Response {
+        let scope = RequestScope.scope
+        do {
+            return try await client.call(method, request, timeout: timeout, requestID: scope.requestID, traceParent: scope.traceParent)
+        } catch let error as WireError {
+            let problem = GatewayProblem(upstream: error, service: service)
+            if problem.status.kind == .serverError {
+                scope.logger.warning("service call failed", metadata: [
+                    "konto.service": "\(service)", "konto.method": "\(method.name)", "konto.error_code": "\(error.code)",
+                ])
+            }
+            throw problem
+        } catch is CancellationError {
+            throw GatewayProblem.unavailable(service)
+        } catch {
+            // Connection-level failures that did not become a WireError (resolution, refused connections).
+            scope.logger.warning("service call failed", metadata: [
+                "konto.service": "\(service)", "konto.method": "\(method.name)", "konto.error": "\(String(describing: type(of: error)))",
+            ])
+            throw GatewayProblem.unavailable(service)
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import AsyncHTTPClient
+import Foundation
+import GatewayService
+import IdentityService
+import KontoModel
+import KontoPostgres
+import KontoTesting
+import KontoWire
+import Logging
+import NIOCore
+import NIOHTTP1
+import NotificationService
+import ProfileService
+
+/// The gateway in front of real Identity, Profile and Notifications on one fresh PostgreSQL database, all on
+/// loopback sockets in this process, and an HTTP client. The tests' composition root: the services never import
+/// each other.
+enum GatewayHarness {
+    static let secret = "gateway-test-secret-0123456789"
+    static let logger: Logger = {
+        var logger = Logger(label: "konto.gateway.test")
+        logger.logLevel = .warning
+        return logger
+    }()
+
+    struct Running: Sendable {
+        let baseURL: String
+        let http: HTTPClient
+        let gateway: GatewayServer
+
+        /// One request; the body read whole (bounded).
+        func request(
+            _ method: HTTPMethod,
+            _ path: String,
+            json: String? = nil,
+            token: String? = nil,
+            headers: [(String, String)] = []
+        ) async throws -> HTTPAnswer {
+            var request = HTTPClientRequest(url: baseURL + path)
+            request.method = method
+            if let json {
+                request.headers.add(name: "Content-Type", value: "application/json")
+                request.body = .bytes(ByteBuffer(string: json))
+            }
+            if let token {
+                request.headers.add(name: "Authorization", value: "Bearer \(token)")
+            }
+            for (name, value) in headers {
+                request.headers.replaceOrAdd(name: name, value: value)
+            }
+            let response = try await http.execute(request, timeout: .seconds(30))
+            let body = try await response.body.collect(upTo: 1 << 20)
+            return HTTPAnswer(status: Int(response.status.code), headers: response.headers, body: Data(body.readableBytesView))
+        }
+
+        /// Signs up and returns the session token and accountId.
+        func signUp(_ userId: String, password: String = "correct horse battery", details: String = "{}") async throws -> (token: String, accountId: String) {
+            let answer = try await request(.POST, "/v1/accounts", json: #"{"userId":"\#(userId)","password":"\#(password)","details":\#(details)}"#)
+            guard answer.status == 201, let token = answer.object["session"].flatMap({ ($0 as? [String: Any])?["token"] as? String }),
+                  let accountId = answer.object["accountId"] as? String
+            else {
+                throw HarnessError("sign-up answered \(answer.status): \(answer.text)")
+            }
+            return (token, accountId)
+        }
+    }
+
+    struct HTTPAnswer: Sendable {
+        let status: Int
+        let headers: HTTPHeaders
+        let body: Data
+
+        var text: String { String(decoding: body, as: UTF8.self) }
+        var object: [String: Any] { ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any]) ?? [:] }
+        var code: String? { object["code"] as? String }
+        var contentType: String? { headers.first(name: "Content-Type") }
+    }
+
+    struct HarnessError: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    static func settings(_ database: PostgresTestDatabase) -> PostgresSettings {
+        PostgresSettings(host: database.host, port: database.port, username: database.username, password: database.password, database: database.database)
+    }
+
+    /// Runs `body` against the whole system on a fresh database.
+    static func withGateway<Result: Sendable>(
+        configure: @escaping @Sendable (inout GatewayConfiguration) -> Void = { _ in },
+        _ body: @escaping @Sendable (Running) async throws -> Result
+    ) async throws -> Result {
+        try await TestDatabase.withFreshDatabase { database in
+            let settings = settings(database)
+            let notifications = try NotificationServer(
+                configuration: NotificationServiceConfiguration(port: 0, secret: WireSecret(secret), database: settings),
+                logger: logger
+            )
+            return try await RunningServices.with([notifications], logger: logger) {
+                let notificationsPort = try await notifications.localAddress().port!
+                // Profile relays detailsChanged to Notifications and consumes deletingAccount from it.
+                let profile = try ProfileServer(
+                    configuration: ProfileServiceConfiguration(
+                        port: 0, secret: WireSecret(secret), database: settings, notificationsHost: "127.0.0.1", notificationsPort: notificationsPort
+                    ),
+                    logger: logger
+                )
+                return try await RunningServices.with([profile], logger: logger) {
+                    let profilePort = try await profile.localAddress().port!
+                    return try await withIdentity(settings: settings, profilePort: profilePort, notificationsPort: notificationsPort) { identityPort in
+                        var configuration = GatewayConfiguration(
+                            port: 0,
+                            secret: WireSecret(secret),
+                            identity: .init(host: "127.0.0.1", port: identityPort),
+                            profile: .init(host: "127.0.0.1", port: profilePort),
+                            notifications: .init(host: "127.0.0.1", port: notificationsPort)
+                        )
+                        configuration.upstreamTimeout = .seconds(15)
+                        configure(&configuration)
+                        return try await withGateway(configuration, body)
+                    }
+                }
+            }
+        }
+    }
+
+    private static func withIdentity<Result: Sendable>(
+        settings: PostgresSettings,
+        profilePort: Int,
+        notificationsPort: Int,
+        _ body: @escaping @Sendable (Int) async throws -> Result
+    ) async throws -> Result {
+        let identity = try IdentityServer(
+            configuration: IdentityServiceConfiguration(
+                port: 0,
+                secret: WireSecret(secret),
+                database: settings,
+                profilePort: profilePort,
+                profileTimeout: .seconds(15),
+                notificationsHost: "127.0.0.1",
+                notificationsPort: notificationsPort,
+                hashing: PasswordHashingPool.Configuration(parameters: Argon2Parameters(memoryKiB: 1_024, iterations: 1, parallelism: 1), threads: 2)
+            ),
+            logger: logger
+        )
+        return try await RunningServices.with([identity], logger: logger) {
+            try await body(try await identity.localAddress().port!)
+        }
+    }
+
+    private static func withGateway<Result: Sendable>(
+        _ configuration: GatewayConfiguration,
+        _ body: @escaping @Sendable (Running) async throws -> Result
+    ) async throws -> Result {
+        let gateway = try GatewayServer(configuration: configuration, logger: logger)
+        return try await RunningServices.with([gateway], logger: logger) {
+            let port = try await gateway.localAddress().port!
+            let http = HTTPClient(eventLoopGroupProvider: .singleton)
+            do {
+                let result = try await body(Running(baseURL: "http://127.0.0.1:\(port)", http: http, gateway: gateway))
+                try await http.shutdown()
+                return result
+            } catch {
+                try? await http.shutdown()
+                throw error
+            }
+        }
+    }
+}
