@@ -6,6 +6,10 @@ extension GatewayAPI {
         .ok(.init(body: .json(.init(status: .ok))))
     }
 
+    func metrics(_ input: Operations.Metrics.Input) async throws -> Operations.Metrics.Output {
+        .ok(.init(body: .plainText(HTTPBody(metrics.exposition()))))
+    }
+
     /// Ready when every service answers its health check within the deadline.
     func ready(_ input: Operations.Ready.Input) async throws -> Operations.Ready.Output {
         async let identity = check { () async throws(GatewayProblem) in try await upstreams.identity(HealthContract.check, HealthCheckRequest()) }

@@ -14,9 +14,11 @@ struct GatewayAPI: APIProtocol {
     let schema: Components.Schemas.Schema
     /// How often an event stream sends a comment and checks its session.
     let eventStreamHeartbeat: Duration
+    let metrics: GatewayMetrics
 
-    init(upstreams: GatewayUpstreams, accounts: AccountConfiguration, eventStreamHeartbeat: Duration) throws {
+    init(upstreams: GatewayUpstreams, accounts: AccountConfiguration, eventStreamHeartbeat: Duration, metrics: GatewayMetrics) throws {
         self.upstreams = upstreams
+        self.metrics = metrics
         self.accounts = accounts
         self.eventStreamHeartbeat = eventStreamHeartbeat
         self.schema = try Self.convert(accounts, to: Components.Schemas.Schema.self)

@@ -20,9 +20,12 @@ struct RequestMiddleware: RouterMiddleware {
     /// The header that carries the client's address when a trusted proxy sits in front (its last entry, the one
     /// the proxy added); nil to use the peer address.
     let clientAddressHeader: HTTPField.Name?
+    let rateLimits: GatewayRateLimits
+    let metrics: GatewayMetrics
     let logger: Logger
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
         let requestID = RequestScope.acceptedRequestID(request.headers[Self.requestIDHeader]) ?? UUID().uuidString.lowercased()
         var logger = self.logger
         logger[metadataKey: "konto.request_id"] = "\(requestID)"
@@ -35,6 +38,9 @@ struct RequestMiddleware: RouterMiddleware {
         )
         var response: Response
         do {
+            if case .limited(let retryAfter) = rateLimits.check(method: request.method, path: request.uri.path, address: scope.clientAddress) {
+                throw GatewayProblem(status: .tooManyRequests, code: GatewayProblem.Code.rateLimited, detail: "Too many requests from this address.", retryAfter: retryAfter)
+            }
             var request = request
             if let length = request.headers[.contentLength].flatMap(Int.init), length > maximumBodyBytes {
                 throw GatewayProblem.bodyTooLarge(maximumBodyBytes)
@@ -55,6 +61,7 @@ struct RequestMiddleware: RouterMiddleware {
             response = Self.render(problem, requestID: requestID)
         }
         response.headers[Self.requestIDHeader] = requestID
+        metrics.request(path: request.uri.path, method: request.method.rawValue, status: response.status.code, duration: .now - start)
         return response
     }
 

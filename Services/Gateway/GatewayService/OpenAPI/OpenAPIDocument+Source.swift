@@ -562,6 +562,20 @@ paths:
                 $ref: '#/components/schemas/Health'
         default:
           $ref: '#/components/responses/Problem'
+  /metrics:
+    get:
+      operationId: metrics
+      tags: [operations]
+      summary: Prometheus metrics (requests by route and status, durations, service call latencies and errors).
+      responses:
+        '200':
+          description: The Prometheus text exposition format.
+          content:
+            text/plain:
+              schema:
+                type: string
+        default:
+          $ref: '#/components/responses/Problem'
   /health/ready:
     get:
       operationId: ready

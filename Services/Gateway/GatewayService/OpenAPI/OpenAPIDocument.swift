@@ -14,4 +14,10 @@ enum OpenAPIDocument {
             preconditionFailure("openapi.yaml does not convert to JSON: \(error)")
         }
     }()
+
+    /// The document's paths (all literal: the API has no path parameters).
+    static let paths: Set<String> = {
+        guard let object = try? JSONSerialization.jsonObject(with: json) as? [String: Any], let paths = object["paths"] as? [String: Any] else { return [] }
+        return Set(paths.keys)
+    }()
 }

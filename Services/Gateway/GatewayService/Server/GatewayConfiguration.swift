@@ -1,3 +1,4 @@
+import Foundation
 import KontoModel
 import KontoRuntime
 import KontoWire
@@ -37,6 +38,12 @@ public struct GatewayConfiguration: Sendable {
     public var maximumBodyBytes = 64 * 1024
     /// A connection with no request in flight for this long is closed.
     public var idleTimeout: Duration = .seconds(60)
+    /// Requests per minute per client address to any route (also the burst); 0 for no limit.
+    public var rateLimitPerMinute = 600
+    /// Requests per minute per client address to login, sign-up, reauthentication and password reset; 0 for none.
+    public var credentialsRateLimitPerMinute = 30
+    /// Browser origins allowed to call the API (CORS); `["*"]` for any; empty for none (no CORS headers).
+    public var corsOrigins: [String] = []
     /// Behind a trusted proxy: the header carrying the client's address (its last entry is used).
     public var clientAddressHeader: String?
 
@@ -83,6 +90,10 @@ public struct GatewayConfiguration: Sendable {
         eventStreamHeartbeat = try environment.milliseconds("KONTO_GATEWAY_EVENT_HEARTBEAT_MS", default: eventStreamHeartbeat, in: 100...600_000)
         maximumBodyBytes = try environment.integer("KONTO_GATEWAY_MAX_BODY_BYTES", default: maximumBodyBytes, in: 1_024...(16 << 20))
         idleTimeout = try environment.milliseconds("KONTO_GATEWAY_IDLE_TIMEOUT_MS", default: idleTimeout, in: 100...3_600_000)
+        rateLimitPerMinute = try environment.integer("KONTO_GATEWAY_RATE_LIMIT_PER_MINUTE", default: rateLimitPerMinute, in: 0...1_000_000)
+        credentialsRateLimitPerMinute = try environment.integer(
+            "KONTO_GATEWAY_CREDENTIALS_RATE_LIMIT_PER_MINUTE", default: credentialsRateLimitPerMinute, in: 0...1_000_000)
+        corsOrigins = environment.string("KONTO_GATEWAY_CORS_ORIGINS")?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } ?? []
         clientAddressHeader = environment.string("KONTO_GATEWAY_CLIENT_ADDRESS_HEADER")
     }
 }

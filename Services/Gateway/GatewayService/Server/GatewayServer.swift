@@ -49,13 +49,19 @@ public final class GatewayServer: Service {
         self.notifications = notifications
         let events = client(configuration.notifications, service: "notifications-events", connections: configuration.eventStreamConnections)
         self.events = events
-        let upstreams = GatewayUpstreams(identity: identity, profile: profile, notifications: notifications, events: events, timeout: timeout)
-        let api = try GatewayAPI(upstreams: upstreams, accounts: configuration.accounts, eventStreamHeartbeat: configuration.eventStreamHeartbeat)
+        let metrics = GatewayMetrics(routes: OpenAPIDocument.paths)
+        let upstreams = GatewayUpstreams(identity: identity, profile: profile, notifications: notifications, events: events, timeout: timeout, metrics: metrics)
+        let api = try GatewayAPI(upstreams: upstreams, accounts: configuration.accounts, eventStreamHeartbeat: configuration.eventStreamHeartbeat, metrics: metrics)
 
         let router = Router(context: GatewayRequestContext.self)
+        if !configuration.corsOrigins.isEmpty {
+            router.middlewares.add(CORSPolicy(origins: configuration.corsOrigins.contains("*") ? nil : Set(configuration.corsOrigins)))
+        }
         router.middlewares.add(RequestMiddleware(
             maximumBodyBytes: configuration.maximumBodyBytes,
             clientAddressHeader: configuration.clientAddressHeader.flatMap { HTTPField.Name($0) },
+            rateLimits: GatewayRateLimits(generalPerMinute: configuration.rateLimitPerMinute, credentialsPerMinute: configuration.credentialsRateLimitPerMinute),
+            metrics: metrics,
             logger: logger
         ))
         try api.registerHandlers(on: router)

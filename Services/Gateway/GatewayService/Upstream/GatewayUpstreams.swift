@@ -14,6 +14,7 @@ struct GatewayUpstreams: Sendable {
     /// Notifications again, for the long-lived event streams (each holds a subscription on a connection).
     let events: WireClient
     let timeout: TimeAmount
+    let metrics: GatewayMetrics
 
     func identity<Request, Response>(_ method: WireMethod<Request, Response>, _ request: Request) async throws(GatewayProblem) -> Response {
         try await call(identity, service: IdentityContract.serviceName, method, request)
@@ -34,9 +35,13 @@ struct GatewayUpstreams: Sendable {
         _ request: Request
     ) async throws(GatewayProblem) -> Response {
         let scope = RequestScope.scope
+        let start = ContinuousClock.now
+        var errorCode: String?
+        defer { metrics.upstream(service: service, method: method.name, duration: .now - start, errorCode: errorCode) }
         do {
             return try await client.call(method, request, timeout: timeout, requestID: scope.requestID, traceParent: scope.traceParent)
         } catch let error as WireError {
+            errorCode = error.code
             let problem = GatewayProblem(upstream: error, service: service)
             if problem.status.kind == .serverError {
                 scope.logger.warning("service call failed", metadata: [
@@ -45,9 +50,11 @@ struct GatewayUpstreams: Sendable {
             }
             throw problem
         } catch is CancellationError {
+            errorCode = "cancelled"
             throw GatewayProblem.unavailable(service)
         } catch {
             // Connection-level failures that did not become a WireError (resolution, refused connections).
+            errorCode = "unreachable"
             scope.logger.warning("service call failed", metadata: [
                 "konto.service": "\(service)", "konto.method": "\(method.name)", "konto.error": "\(String(describing: type(of: error)))",
             ])

@@ -1,0 +1,49 @@
+import CoreMetrics
+import Foundation
+import Prometheus
+
+/// The gateway's metrics in its own Prometheus registry (not the process-wide one, so several gateways in one
+/// process, as in tests, keep theirs apart), recorded through swift-metrics and served at `/metrics`:
+/// requests by route, method and status with their durations, and every service call's latency and error code.
+final class GatewayMetrics: Sendable {
+    let registry: PrometheusCollectorRegistry
+    private let factory: PrometheusMetricsFactory
+    /// The routes of the document: anything else is counted as `unmatched`, so label values stay bounded.
+    private let routes: Set<String>
+
+    init(routes: Set<String>) {
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        let buckets: [Duration] = [.milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10)]
+        factory.defaultDurationHistogramBuckets = buckets
+        self.registry = registry
+        self.factory = factory
+        self.routes = routes
+    }
+
+    func route(_ path: String) -> String {
+        routes.contains(path) ? path : "unmatched"
+    }
+
+    func request(path: String, method: String, status: Int, duration: Duration) {
+        let route = route(path)
+        Counter(label: "konto_gateway_requests_total", dimensions: [("route", route), ("method", method), ("status", String(status))], factory: factory).increment()
+        Timer(label: "konto_gateway_request_duration_seconds", dimensions: [("route", route), ("method", method)], factory: factory).recordNanoseconds(Self.nanoseconds(duration))
+    }
+
+    func upstream(service: String, method: String, duration: Duration, errorCode: String?) {
+        Timer(label: "konto_gateway_upstream_duration_seconds", dimensions: [("service", service), ("method", method)], factory: factory).recordNanoseconds(Self.nanoseconds(duration))
+        if let errorCode {
+            Counter(label: "konto_gateway_upstream_errors_total", dimensions: [("service", service), ("method", method), ("code", errorCode)], factory: factory).increment()
+        }
+    }
+
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+    }
+
+    /// The Prometheus text exposition of every metric.
+    func exposition() -> [UInt8] {
+        registry.emitToBuffer()
+    }
+}
