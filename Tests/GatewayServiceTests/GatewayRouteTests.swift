@@ -101,6 +101,11 @@ struct GatewayRouteTests {
             #expect(large.status == 413)
             #expect(large.code == "request.bodyTooLarge")
 
+            let wrongMethod = try await gateway.request(.DELETE, "/v1/schema")
+            #expect(wrongMethod.status == 405)
+            #expect(wrongMethod.headers.first(name: "Allow") == "GET")
+            #expect(wrongMethod.code == "request.methodNotAllowed")
+
             let unknown = try await gateway.request(.GET, "/v1/nothing-here")
             #expect(unknown.status == 404)
             #expect(unknown.contentType == "application/problem+json")
@@ -181,7 +186,7 @@ struct GatewayRouteTests {
             #expect(unknown.status == 202)
             #expect(known.body == unknown.body)
             let badToken = try await gateway.request(.POST, "/v1/password-resets/confirm", json: #"{"token":"nope","newPassword":"another horse battery"}"#)
-            #expect(badToken.status == 400)
+            #expect(badToken.status == 403)
             #expect(badToken.code == "account.invalidResetToken")
 
             let schema = try await gateway.request(.GET, "/v1/schema")

@@ -44,7 +44,7 @@ struct ErrorCatalogTests {
     @Test("the account model's codes have the statuses SpeziAccount's clients expect", arguments: [
         (AccountError.Code.credentialsTaken, 409), (.wrongCredentials, 401), (.unauthenticated, 401), (.reauthenticationRequired, 403),
         (.notFound, 404), (.versionConflict, 412), (.validationFailed, 422), (.accountIdChanged, 422),
-        (.mutatingNonMutableAccountKeys, 422), (.missingAccountValue, 422), (.userIdNotRemovable, 422), (.invalidResetToken, 400),
+        (.mutatingNonMutableAccountKeys, 422), (.missingAccountValue, 422), (.userIdNotRemovable, 422), (.invalidResetToken, 403),
         (.throttled, 429),
     ])
     func accountStatuses(code: AccountError.Code, status: Int) {

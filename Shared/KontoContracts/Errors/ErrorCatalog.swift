@@ -41,7 +41,8 @@ public enum ErrorCatalog {
         .init(AccountError.Code.mutatingNonMutableAccountKeys.rawValue, http: 422),
         .init(AccountError.Code.missingAccountValue.rawValue, http: 422),
         .init(AccountError.Code.userIdNotRemovable.rawValue, http: 422),
-        .init(AccountError.Code.invalidResetToken.rawValue, http: 400),
+        // 403, not 400: the request is well formed, the token grants nothing (unknown, used or expired).
+        .init(AccountError.Code.invalidResetToken.rawValue, http: 403),
         .init(AccountError.Code.throttled.rawValue, retryable: true, http: 429),
     ]
 

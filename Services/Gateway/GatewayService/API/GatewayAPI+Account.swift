@@ -19,8 +19,8 @@ extension GatewayAPI {
 
     func modifyAccount(_ input: Operations.ModifyAccount.Input) async throws -> Operations.ModifyAccount.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
-        let expectedVersion = try Self.expectedVersion(ifMatch: input.headers.ifMatch)
         let (_, session) = try await authenticate()
+        let expectedVersion = try Self.expectedVersion(ifMatch: input.headers.ifMatch)
         let modifications = AccountModifications(set: try Self.details(body.set), remove: Set(body.remove ?? []))
         let request = ProfileModifyRequest(accountId: session.accountId, modifications: modifications, expectedVersion: expectedVersion)
         let record = try await upstreams.profile(ProfileContract.modify, request)

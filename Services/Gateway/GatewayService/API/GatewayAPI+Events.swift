@@ -10,12 +10,12 @@ extension GatewayAPI {
     /// `Last-Event-ID`. The session is checked again on every event that can end it and at each heartbeat; the
     /// stream ends when it has ended.
     func accountEvents(_ input: Operations.AccountEvents.Input) async throws -> Operations.AccountEvents.Output {
+        let (token, session) = try await authenticate()
         var after: UUID?
-        if let lastEventID = input.headers.lastEventID {
+        if let lastEventID = input.headers.lastEventID, !lastEventID.isEmpty {
             guard let id = UUID(uuidString: lastEventID) else { throw GatewayProblem.malformed("Last-Event-ID must be an event id from this stream.") }
             after = id
         }
-        let (token, session) = try await authenticate()
         let scope = RequestScope.scope
         let subscription: WireClientSubscription<AccountEvent>
         do {

@@ -56,6 +56,18 @@ struct RequestMiddleware: RouterMiddleware {
             response = try await RequestScope.$current.withValue(scope) {
                 try await next(bounded, context)
             }
+        } catch let error as HTTPError where error.status == .notFound && OpenAPIDocument.methods[request.uri.path] != nil {
+            // The path exists, the method does not.
+            let allowed = OpenAPIDocument.methods[request.uri.path] ?? []
+            response = Self.render(
+                GatewayProblem(
+                    status: .methodNotAllowed,
+                    code: GatewayProblem.Code.methodNotAllowed,
+                    detail: "The route takes \(allowed.joined(separator: ", ")).",
+                    headers: [.allow: allowed.joined(separator: ", ")]
+                ),
+                requestID: requestID
+            )
         } catch {
             let problem = Self.problem(for: error, logger: logger)
             response = Self.render(problem, requestID: requestID)

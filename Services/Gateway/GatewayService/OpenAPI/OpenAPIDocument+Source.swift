@@ -40,18 +40,20 @@ components:
       name: If-Match
       in: header
       required: false
-      description: The ETag of the version the change is based on; 412 if the account changed since.
+      description: The ETag of the version the change is based on (or `*`); 412 if the account changed since.
       schema:
         type: string
-        maxLength: 64
+        pattern: '^(\*|(W/)?"[0-9]{1,18}")$'
+
     LastEventID:
       name: Last-Event-ID
       in: header
       required: false
-      description: Resume after this event (its id as sent in the stream).
+      description: Resume after this event (its id as sent in the stream); empty for the start.
       schema:
         type: string
-        maxLength: 64
+        pattern: '^$|^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'
+
   responses:
     Problem:
       description: The request was refused or failed; `code` says why.

@@ -15,9 +15,12 @@ enum OpenAPIDocument {
         }
     }()
 
-    /// The document's paths (all literal: the API has no path parameters).
-    static let paths: Set<String> = {
-        guard let object = try? JSONSerialization.jsonObject(with: json) as? [String: Any], let paths = object["paths"] as? [String: Any] else { return [] }
-        return Set(paths.keys)
+    /// The document's paths (all literal: the API has no path parameters) and their methods, upper case.
+    static let methods: [String: [String]] = {
+        guard let object = try? JSONSerialization.jsonObject(with: json) as? [String: Any], let paths = object["paths"] as? [String: Any] else { return [:] }
+        let verbs: Set<String> = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
+        return paths.mapValues { item in ((item as? [String: Any])?.keys.filter(verbs.contains).map { $0.uppercased() } ?? []).sorted() }
     }()
+
+    static var paths: Set<String> { Set(methods.keys) }
 }
