@@ -18,6 +18,23 @@ if ((${#missing[@]})); then
     "${sudo_prefix[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# schemathesis (pinned) in a virtual environment under .build, for the gateway's API test (SchemathesisTests).
+schemathesis_version=4.32.5
+venv=.build/schemathesis-$schemathesis_version
+if [[ ! -x $venv/bin/schemathesis ]]; then
+    if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c 'import ensurepip' 2>/dev/null; then
+        echo "test: installing python3-venv"
+        sudo_prefix=()
+        [[ $(id -u) -eq 0 ]] || sudo_prefix=(sudo)
+        DEBIAN_FRONTEND=noninteractive "${sudo_prefix[@]}" apt-get install -y -qq --no-install-recommends python3-venv
+    fi
+    echo "test: installing schemathesis $schemathesis_version"
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q "schemathesis==$schemathesis_version"
+fi
+export KONTO_SCHEMATHESIS="$PWD/$venv/bin/schemathesis"
+
 # At most four tests at once (KONTO_TEST_PARALLELISM to change it): the suite starts PostgreSQL clusters, service
 # processes and load, and on two cores unbounded parallelism failed 2 of 4 full runs on timing (a drain outliving its
 # grace, a 3 s bound taking 3.7 s), where four at a time passed 3 of 3 in about 70 s.

@@ -46,6 +46,38 @@ struct GatewayRouteTests {
         }
     }
 
+    @Test("credentials change only through their own routes; If-Match must be an ETag; an unknown key is not removed")
+    func modificationRefusals() async throws {
+        try await GatewayHarness.withGateway { gateway in
+            let (token, _) = try await gateway.signUp("hedy@example.org")
+            for body in [#"{"set":{"password":"sneaky new password"}}"#, #"{"set":{"userId":"other@example.org"}}"#, #"{"remove":["password"]}"#] {
+                let answer = try await gateway.request(.PATCH, "/v1/account", json: body, token: token)
+                #expect(answer.status == 422, "\(body)")
+                #expect((answer.object["errors"] as? [[String: Any]])?.first?["code"] as? String == "credentialNotAccepted", "\(body)")
+            }
+            let unknown = try await gateway.request(.PATCH, "/v1/account", json: #"{"remove":["shoeSize"]}"#, token: token)
+            #expect(unknown.status == 422)
+            #expect((unknown.object["errors"] as? [[String: Any]])?.first?["code"] as? String == "unknownKey")
+            for ifMatch in ["1", "\"one\"", "{}"] {
+                let answer = try await gateway.request(.PATCH, "/v1/account", json: #"{"set":{}}"#, token: token, headers: [("If-Match", ifMatch)])
+                #expect(answer.status == 400, "If-Match: \(ifMatch)")
+            }
+            #expect(try await gateway.request(.PATCH, "/v1/account", json: #"{"set":{}}"#, token: token, headers: [("If-Match", "W/\"1\"")]).status == 200)
+            // The login still works with the password from sign-up.
+            #expect(try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"hedy@example.org","password":"correct horse battery"}"#).status == 200)
+        }
+    }
+
+    @Test("signing up with the session of an account that has credentials is 409")
+    func alreadySignedUp() async throws {
+        try await GatewayHarness.withGateway { gateway in
+            let (token, _) = try await gateway.signUp("emmy@example.org")
+            let again = try await gateway.request(.POST, "/v1/accounts", json: #"{"userId":"noether@example.org","password":"correct horse battery"}"#, token: token)
+            #expect(again.status == 409)
+            #expect(again.code == "account.alreadySignedUp")
+        }
+    }
+
     @Test("a wrong password and an unknown user get the same 401 problem")
     func noEnumeration() async throws {
         try await GatewayHarness.withGateway { gateway in
@@ -145,6 +177,10 @@ struct GatewayRouteTests {
             let wrong = try await gateway.request(.POST, "/v1/account/reauthenticate", json: #"{"password":"wrong one"}"#, token: token)
             #expect(wrong.status == 401)
             #expect(wrong.code == "account.wrongCredentials")
+            // A current password that is given is checked, even within the privileged window.
+            let wrongCurrent = try await gateway.request(.PUT, "/v1/account/password", json: #"{"currentPassword":"wrong one","newPassword":"another horse battery"}"#, token: token)
+            #expect(wrongCurrent.status == 401)
+            #expect(wrongCurrent.code == "account.wrongCredentials")
 
             let changed = try await gateway.request(.PUT, "/v1/account/password", json: #"{"currentPassword":"correct horse battery","newPassword":"another horse battery"}"#, token: token)
             #expect(changed.status == 200)

@@ -1,4 +1,5 @@
 import Foundation
+@testable import GatewayService
 import NIOHTTP1
 import Testing
 import Yams
@@ -20,7 +21,7 @@ struct OpenAPIDocumentTests {
         #expect(String(swift[start.upperBound..<end.lowerBound]) == file, "run scripts/embed-openapi.sh")
     }
 
-    @Test("GET /openapi.json serves openapi.yaml as JSON, OpenAPI 3.1, every route of the HTTP API")
+    @Test("GET /openapi.json serves openapi.yaml as JSON, with the deployment's keys in the request schemas")
     func served() async throws {
         let yaml = try String(contentsOf: Self.source, encoding: .utf8)
         try await GatewayHarness.withGateway { gateway in
@@ -28,15 +29,36 @@ struct OpenAPIDocumentTests {
             #expect(answer.status == 200)
             #expect(answer.contentType == "application/json")
             let served = answer.object
-            let expected = try #require(try Yams.load(yaml: yaml) as? [String: Any])
-            #expect(NSDictionary(dictionary: served) == NSDictionary(dictionary: expected))
+            let source = try #require(try Yams.load(yaml: yaml) as? [String: Any])
             #expect(served["openapi"] as? String == "3.1.0")
-            let paths = Set((served["paths"] as? [String: Any] ?? [:]).keys)
-            #expect(paths.isSuperset(of: [
+            // Every path and operation of the file, unchanged.
+            #expect(NSDictionary(dictionary: served["paths"] as? [String: Any] ?? [:]) == NSDictionary(dictionary: source["paths"] as? [String: Any] ?? [:]))
+            #expect(Set((served["paths"] as? [String: Any] ?? [:]).keys).isSuperset(of: [
                 "/v1/accounts", "/v1/sessions", "/v1/sessions/anonymous", "/v1/sessions/current", "/v1/account",
-                "/v1/account/password", "/v1/account/user-id", "/v1/account/reauthenticate", "/v1/password-resets",
-                "/v1/password-resets/confirm", "/v1/schema", "/health/live", "/health/ready",
+                "/v1/account/password", "/v1/account/user-id", "/v1/account/reauthenticate", "/v1/account/events",
+                "/v1/password-resets", "/v1/password-resets/confirm", "/v1/schema", "/health/live", "/health/ready", "/metrics",
             ]))
+            let schemas = try #require((served["components"] as? [String: Any])?["schemas"] as? [String: Any])
+            // The default configuration: email userIds, name and email collected, the rest supported.
+            let signUpDetails = try #require(schemas["SignUpDetails"] as? [String: Any])
+            let properties = try #require(signUpDetails["properties"] as? [String: Any])
+            #expect(Set(properties.keys) == ["name", "email", "dateOfBirth", "genderIdentity", "phoneNumbers"])
+            #expect(signUpDetails["additionalProperties"] as? Bool == false)
+            #expect((properties["dateOfBirth"] as? [String: Any])?["format"] as? String == "date")
+            let userId = try #require(schemas["UserId"] as? [String: Any])
+            #expect((userId["allOf"] as? [[String: Any]])?.first?["pattern"] as? String == #"(?s)^(?:.*@.+)(?![\s\S])"#)
+            let modifications = try #require(schemas["Modifications"] as? [String: Any])
+            let nullableRemove = try #require((modifications["properties"] as? [String: Any])?["remove"] as? [String: Any])
+            let remove = try #require((nullableRemove["anyOf"] as? [[String: Any]])?.first)
+            #expect(Set(((remove["items"] as? [String: Any])?["enum"] as? [String]) ?? []) == ["name", "email", "dateOfBirth", "genderIdentity", "phoneNumbers"])
         }
+    }
+
+    @Test("a rule's pattern is anchored to the whole value, its leading flags kept first")
+    func anchoring() {
+        #expect(OpenAPIDocument.anchored(".{8,}") == #"(?s)^(?:.{8,})(?![\s\S])"#)
+        #expect(OpenAPIDocument.anchored("(?s).{0,500}") == #"(?s)^(?:.{0,500})(?![\s\S])"#)
+        #expect(OpenAPIDocument.anchored("(?i)[a-z]+") == #"(?is)^(?:[a-z]+)(?![\s\S])"#)
+        #expect(OpenAPIDocument.anchored("(?<word>a)b") == #"(?s)^(?:(?<word>a)b)(?![\s\S])"#)
     }
 }

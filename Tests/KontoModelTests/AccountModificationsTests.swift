@@ -112,6 +112,15 @@ struct AccountModificationsTests {
         #expect(error.fields == [AccountFieldError(key: "biography", code: .missingAccountValue, message: "This field is required.")])
     }
 
+    @Test("Removing a key the schema does not know is refused when unknown keys are")
+    func removingUnknownKey() throws {
+        let error = try #require(throws: AccountError.self) {
+            try Fixtures.configuration().apply(modifications(remove: ["shoeColour"]), to: current())
+        }
+        #expect(error.code == .validationFailed)
+        #expect(error.fields == [AccountFieldError(key: "shoeColour", code: .unknownKey, message: "Unknown account key.")])
+    }
+
     @Test("Setting and removing the same key is refused")
     func conflictingModification() throws {
         let error = try #require(throws: AccountError.self) {

@@ -39,14 +39,26 @@ struct ValidationRuleTests {
         #expect(!digits.isSatisfied(by: "a123"))
         #expect(!digits.isSatisfied(by: "123a"))
         #expect(!digits.isSatisfied(by: "123\n"))
-        // `.` does not match a newline, so a trailing newline makes the email invalid.
-        #expect(!ValidationRule.minimalEmail.isSatisfied(by: "ada@example.org\n"))
     }
 
-    @Test("Password length counts characters, not bytes or code units")
-    func passwordCountsCharacters() {
-        #expect(!ValidationRule.minimalPassword.isSatisfied(by: "👩‍👩‍👧‍👦👩‍👩‍👧‍👦👩‍👩‍👧‍👦"))
+    @Test("`.` matches line breaks too, as the (?s) pattern the HTTP API's document publishes does")
+    func dotMatchesLineBreaks() throws {
+        let rule = try ValidationRule(pattern: "a.b", message: "a, anything, b.")
+        for separator in ["\n", "\r", "\u{2028}", "-"] {
+            #expect(rule.isSatisfied(by: "a\(separator)b"))
+        }
+        #expect(!rule.isSatisfied(by: "a\r\nb"), "two scalars, not one")
+    }
+
+    @Test("Lengths count Unicode scalars, as JSON Schema does: not bytes, UTF-16 units or grapheme clusters")
+    func lengthsCountScalars() {
         #expect(ValidationRule.minimalPassword.isSatisfied(by: "ääääääää"))
+        #expect(!ValidationRule.minimalPassword.isSatisfied(by: "äääääää"))
+        // Four letters, each with a combining mark: eight scalars, four graphemes.
+        #expect(ValidationRule.minimalPassword.isSatisfied(by: String(repeating: "a\u{0308}", count: 4)))
+        // One family emoji is seven scalars joined into one grapheme.
+        #expect(!ValidationRule.minimalPassword.isSatisfied(by: "👩‍👩‍👧‍👦"))
+        #expect(ValidationRule.minimalPassword.isSatisfied(by: "👩‍👩‍👧‍👦!"))
     }
 
     @Test("Decomposed letters with combining marks count as letters")

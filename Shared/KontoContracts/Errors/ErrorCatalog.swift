@@ -31,6 +31,7 @@ public enum ErrorCatalog {
     /// The account model's codes (`account.*`), SpeziAccount's errors.
     public static let account: [ErrorCodeInfo] = [
         .init(AccountError.Code.credentialsTaken.rawValue, http: 409),
+        .init(AccountError.Code.alreadySignedUp.rawValue, http: 409),
         .init(AccountError.Code.wrongCredentials.rawValue, http: 401),
         .init(AccountError.Code.unauthenticated.rawValue, http: 401),
         .init(AccountError.Code.reauthenticationRequired.rawValue, http: 403),

@@ -33,6 +33,7 @@ public enum IdentityContract {
     /// Every code an Identity method may answer with (besides the wire layer's).
     public static let errorCodes: [String] = [
         AccountError.Code.credentialsTaken.rawValue,
+        AccountError.Code.alreadySignedUp.rawValue,
         AccountError.Code.wrongCredentials.rawValue,
         AccountError.Code.validationFailed.rawValue,
         AccountError.Code.missingAccountValue.rawValue,

@@ -31,6 +31,8 @@ public struct AccountError: Error, Sendable, Equatable, Codable, CustomStringCon
         public static let throttled = Code(rawValue: "account.throttled")
         /// The details changed since the version the client read.
         public static let versionConflict = Code(rawValue: "account.versionConflict")
+        /// Signing up with a session whose account already has credentials (only anonymous accounts are upgraded).
+        public static let alreadySignedUp = Code(rawValue: "account.alreadySignedUp")
         /// A password reset token that is unknown, used or expired.
         public static let invalidResetToken = Code(rawValue: "account.invalidResetToken")
     }
@@ -71,6 +73,7 @@ public struct AccountError: Error, Sendable, Equatable, Codable, CustomStringCon
         case .throttled: "Too many failed attempts; try again later."
         case .versionConflict: "The account changed in the meantime."
         case .invalidResetToken: "The password reset token is invalid or expired."
+        case .alreadySignedUp: "The session's account already has credentials."
         default: code.rawValue
         }
     }

@@ -27,6 +27,9 @@ extension AccountConfiguration {
                 errors.append(error)
             } else if requirement(for: identifier) == .requires {
                 errors.append(Self.missingValueError(identifier))
+            } else if !schema.contains(identifier), unknownKeys == .reject {
+                // As for setting one: a key the deployment does not know is a mistake, not a no-op.
+                errors.append(AccountKeySchema.unknownKeyError(identifier))
             }
         }
         errors += valueErrors(in: setValues)

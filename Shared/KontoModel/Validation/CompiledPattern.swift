@@ -7,7 +7,10 @@ struct CompiledPattern: @unchecked Sendable {
     private let regex: Regex<AnyRegexOutput>
 
     init(_ pattern: String) throws {
-        regex = try Regex(pattern)
+        // Unicode scalars, not grapheme clusters, and `.` matching line breaks too: the semantics of the JSON Schema
+        // patterns the HTTP API's document publishes for each rule (`.{8,}` counts code points, as `maxLength` does),
+        // so a value the document calls valid is one the rule accepts.
+        regex = try Regex(pattern).matchingSemantics(.unicodeScalar).dotMatchesNewlines()
         _ = try regex.wholeMatch(in: "")
     }
 

@@ -22,6 +22,7 @@ extension GatewayAPI {
         let (_, session) = try await authenticate()
         let expectedVersion = try Self.expectedVersion(ifMatch: input.headers.ifMatch)
         let modifications = AccountModifications(set: try Self.details(body.set), remove: Set(body.remove ?? []))
+        try Self.checkNoCredentials(modifications)
         let request = ProfileModifyRequest(accountId: session.accountId, modifications: modifications, expectedVersion: expectedVersion)
         let record = try await upstreams.profile(ProfileContract.modify, request)
         return .ok(.init(headers: .init(eTag: Self.etag(record.version)), body: .json(try account(record, session: session))))
@@ -62,6 +63,18 @@ extension GatewayAPI {
 
     func getSchema(_ input: Operations.GetSchema.Input) async throws -> Operations.GetSchema.Output {
         .ok(.init(body: .json(schema)))
+    }
+
+    /// The credentials change only through their own routes (which ask for the password again): Profile never
+    /// holds them.
+    static func checkNoCredentials(_ modifications: AccountModifications) throws(GatewayProblem) {
+        let keys = Set(modifications.set.storedValues.keys).union(modifications.remove).intersection(OpenAPIDocument.credentialKeys)
+        guard !keys.isEmpty else { return }
+        throw GatewayProblem(AccountError(code: .validationFailed, fields: keys.sorted().map { key in
+            AccountFieldError(key: key, code: .credentialNotAccepted, message: key == AccountIdKey.identifier
+                ? "The account identifier cannot be changed."
+                : "Change this through its own route, which asks for the password.")
+        }))
     }
 
     private func account(_ record: ProfileRecord, session: IdentitySessionInfo) throws -> Components.Schemas.Account {

@@ -77,17 +77,16 @@ struct GatewayAPI: APIProtocol {
         "\"\(version)\""
     }
 
-    /// The version an `If-Match` names (`"7"`, `W/"7"` or `*` for any), or 412 for one that names none.
+    /// The version an `If-Match` names (`"7"`, `W/"7"` or `*` for any); 400 for one that is not an ETag of ours.
     static func expectedVersion(ifMatch: String?) throws(GatewayProblem) -> Int64? {
-        guard var value = ifMatch?.trimmingCharacters(in: .whitespaces), !value.isEmpty, value != "*" else { return nil }
+        // An empty If-Match is taken as none, as an empty header field is by most clients.
+        guard var value = ifMatch, !value.isEmpty, value != "*" else { return nil }
         if value.hasPrefix("W/") { value.removeFirst(2) }
-        if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
-        guard let version = Int64(value), version >= 0 else {
-            throw GatewayProblem(
-                status: .preconditionFailed,
-                code: AccountError.Code.versionConflict.rawValue,
-                detail: "If-Match names no version of the account; read it again."
-            )
+        guard value.count >= 3, value.hasPrefix("\""), value.hasSuffix("\""),
+              case let digits = value.dropFirst().dropLast(), digits.count <= 18, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber),
+              let version = Int64(digits)
+        else {
+            throw GatewayProblem.malformed("If-Match must be an ETag from GET /v1/account (or *).")
         }
         return version
     }

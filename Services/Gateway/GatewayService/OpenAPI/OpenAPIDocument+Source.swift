@@ -111,6 +111,13 @@ components:
       maxLength: 320
     Password:
       type: string
+      description: A new password; the deployment's password rules apply.
+      minLength: 1
+      maxLength: 1024
+      format: password
+    CurrentPassword:
+      type: string
+      description: The account's present password.
       minLength: 1
       maxLength: 1024
       format: password
@@ -131,7 +138,7 @@ components:
         userId:
           $ref: '#/components/schemas/UserId'
         password:
-          $ref: '#/components/schemas/Password'
+          $ref: '#/components/schemas/CurrentPassword'
     Session:
       type: object
       required: [token, expiresAt]
@@ -180,7 +187,7 @@ components:
       required: [newPassword]
       properties:
         currentPassword:
-          $ref: '#/components/schemas/Password'
+          $ref: '#/components/schemas/CurrentPassword'
         newPassword:
           $ref: '#/components/schemas/Password'
     UserIdChange:
@@ -190,13 +197,13 @@ components:
         userId:
           $ref: '#/components/schemas/UserId'
         currentPassword:
-          $ref: '#/components/schemas/Password'
+          $ref: '#/components/schemas/CurrentPassword'
     Reauthentication:
       type: object
       required: [password]
       properties:
         password:
-          $ref: '#/components/schemas/Password'
+          $ref: '#/components/schemas/CurrentPassword'
     Privilege:
       type: object
       required: [privilegedUntil]
@@ -497,7 +504,21 @@ paths:
           content:
             text/event-stream:
               schema:
-                type: string
+                description: >-
+                  Each event's data: the account event (`id`, `type`, `time`, `accountId` and the type's fields), or
+                  `{"code"}` in an `error` event.
+                type: object
+                properties:
+                  id:
+                    type: string
+                  type:
+                    type: string
+                  time:
+                    type: string
+                  accountId:
+                    type: string
+                  code:
+                    type: string
         default:
           $ref: '#/components/responses/Problem'
   /v1/password-resets:

@@ -65,11 +65,12 @@ public final class GatewayServer: Service {
             logger: logger
         ))
         try api.registerHandlers(on: router)
+        let document = OpenAPIDocument.served(for: configuration.accounts)
         router.get("/openapi.json") { _, _ in
             Response(
                 status: .ok,
                 headers: [.contentType: "application/json"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: OpenAPIDocument.json))
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: document))
             )
         }
 

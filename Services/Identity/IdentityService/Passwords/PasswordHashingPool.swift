@@ -1,3 +1,4 @@
+import KontoModel
 import KontoContracts
 import NIOCore
 import NIOPosix
@@ -25,9 +26,17 @@ public final class PasswordHashingPool: Service, Sendable {
         }
     }
 
-    /// Passwords longer than this many UTF-8 bytes are never hashed: callers refuse them first, and the pool
-    /// refuses them too, so a 10 MB "password" costs nothing.
-    public static let maximumPasswordBytes = 1_024
+    /// The longest password accepted, in characters (Unicode scalars, as JSON Schema's `maxLength` counts them, so
+    /// the HTTP API's document states the same limit): callers refuse longer ones before any work on them.
+    public static let maximumPasswordCharacters = 1_024
+    /// Passwords longer than this many UTF-8 bytes are never hashed (at most four per character): the pool refuses
+    /// them too, so a 10 MB "password" costs nothing.
+    public static let maximumPasswordBytes = 4 * maximumPasswordCharacters
+
+    /// Whether `password` is within ``maximumPasswordCharacters``.
+    public static func acceptsLength(of password: SecretString) -> Bool {
+        password.utf8Count <= maximumPasswordBytes && password.value.unicodeScalars.count <= maximumPasswordCharacters
+    }
 
     public let hasher: PasswordHasher
     private let configuration: Configuration

@@ -12,7 +12,7 @@ extension IdentityStore {
     /// attempts are refused with `account.throttled` and its retry-after, before any hashing. A success clears
     /// the userId's count, and rehashes a password stored with weaker parameters than today's.
     public func login(_ request: IdentityLoginRequest) async throws(IdentityError) -> IdentityAccountSession {
-        guard request.password.utf8Count <= PasswordHashingPool.maximumPasswordBytes else { throw Self.passwordTooLong }
+        guard PasswordHashingPool.acceptsLength(of: request.password) else { throw Self.passwordTooLong }
         let normalizedUserId = UserIdNormalization.normalized(request.userId, type: configuration.userIdType)
         let keys = throttleKeys(normalizedUserId: normalizedUserId, clientAddress: request.clientAddress)
         let now = clock()

@@ -7,6 +7,8 @@ extension IdentityStore {
     /// `passwordResetRequested` event a mail sender acts on. The answer is the same whether or not the account exists.
     /// Requests count against the client address like failed logins, so the endpoint cannot be used to flood mail.
     public func requestPasswordReset(_ request: IdentityPasswordResetRequest) async throws(IdentityError) -> IdentityDone {
+        // A malformed userId is refused as such (it says nothing about which accounts exist).
+        try checkUserId(request.userId)
         let now = clock()
         let normalizedUserId = UserIdNormalization.normalized(request.userId, type: configuration.userIdType)
         let keys = throttleKeys(normalizedUserId: normalizedUserId, clientAddress: request.clientAddress).map { "reset:" + $0 }

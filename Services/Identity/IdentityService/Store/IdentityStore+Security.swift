@@ -78,12 +78,12 @@ extension IdentityStore {
 
     /// A new password must pass the configured password rules and the length limit.
     func checkNewPassword(_ password: SecretString) throws(IdentityError) {
-        guard password.utf8Count <= PasswordHashingPool.maximumPasswordBytes else { throw Self.passwordTooLong }
+        guard PasswordHashingPool.acceptsLength(of: password) else { throw Self.passwordTooLong }
         try checkValue(.string(password.value), identifier: PasswordKey.identifier)
     }
 
     func checkUserId(_ userId: String) throws(IdentityError) {
-        guard userId.utf8.count <= UserIdNormalization.maximumBytes else {
+        guard UserIdNormalization.acceptsLength(of: userId) else {
             throw IdentityError(AccountError(code: .validationFailed, fields: [UserIdNormalization.tooLongField]))
         }
         try checkValue(.string(userId), identifier: UserIdKey.identifier)

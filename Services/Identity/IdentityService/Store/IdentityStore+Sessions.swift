@@ -67,7 +67,7 @@ extension IdentityStore {
     /// Checks the account's password for a signed-in caller, throttled and counted like a login.
     /// - Throws: `account.wrongCredentials` (an anonymous account has no password), `account.throttled`.
     func verifyPassword(_ password: SecretString, accountId: String, at now: Timestamp) async throws(IdentityError) {
-        guard password.utf8Count <= PasswordHashingPool.maximumPasswordBytes else { throw Self.passwordTooLong }
+        guard PasswordHashingPool.acceptsLength(of: password) else { throw Self.passwordTooLong }
         let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
         guard let credential, let normalizedUserId = credential.normalizedUserId else { throw Self.wrongCredentials }
         let keys = throttleKeys(normalizedUserId: normalizedUserId, clientAddress: nil)
@@ -82,12 +82,14 @@ extension IdentityStore {
     /// A security-related operation's gate: the session is privileged, or the request carries the right password.
     /// - Throws: `account.reauthenticationRequired` when neither, `account.wrongCredentials` for a wrong password.
     func authorizeSecurityOperation(_ session: StoredSession, currentPassword: SecretString?, at now: Timestamp) async throws(IdentityError) {
-        if session.isPrivileged(at: now) {
+        // A current password that is given is checked, even within the privileged window: a wrong one is never
+        // silently ignored.
+        if let currentPassword {
+            try await verifyPassword(currentPassword, accountId: session.accountId, at: now)
             return
         }
-        guard let currentPassword else {
+        guard session.isPrivileged(at: now) else {
             throw IdentityError(AccountError(code: .reauthenticationRequired))
         }
-        try await verifyPassword(currentPassword, accountId: session.accountId, at: now)
     }
 }

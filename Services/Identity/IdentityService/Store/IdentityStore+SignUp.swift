@@ -83,7 +83,7 @@ extension IdentityStore {
         let now = clock()
         let session = try await validSession(token, at: now)
         guard session.accountIsAnonymous else {
-            throw IdentityError(code: AccountError.Code.validationFailed.rawValue, message: "The session's account already has credentials.")
+            throw IdentityError(AccountError(code: .alreadySignedUp))
         }
         if try await stored({ () async throws(IdentityStorageError) in try await storage.credential(normalizedUserId: normalizedUserId) }) != nil {
             throw IdentityError(AccountError(code: .credentialsTaken))
@@ -150,13 +150,13 @@ extension IdentityStore {
         }
         let profileValues = values
         var required = configuration.requiredIdentifiers
-        if userId.utf8.count > UserIdNormalization.maximumBytes {
+        if !UserIdNormalization.acceptsLength(of: userId) {
             fields.append(UserIdNormalization.tooLongField)
             required.removeAll { $0 == UserIdKey.identifier }
         } else if !userId.isEmpty {
             values[UserIdKey.identifier] = .string(userId)
         }
-        if password.utf8Count > PasswordHashingPool.maximumPasswordBytes {
+        if !PasswordHashingPool.acceptsLength(of: password) {
             // Not matched against the rules either: an oversized value is refused before any work on it.
             fields.append(Self.passwordTooLongField)
             required.removeAll { $0 == PasswordKey.identifier }

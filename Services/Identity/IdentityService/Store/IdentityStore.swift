@@ -111,7 +111,7 @@ public final class IdentityStore: Sendable {
     static let passwordTooLongField = AccountFieldError(
         key: PasswordKey.identifier,
         code: .valueTooLarge,
-        message: "Use at most \(PasswordHashingPool.maximumPasswordBytes) bytes."
+        message: "Use at most \(PasswordHashingPool.maximumPasswordCharacters) characters."
     )
 
     func event(_ accountId: String, _ kind: AccountEvent.Kind, at now: Timestamp) -> AccountEvent {
