@@ -11,6 +11,10 @@ import NIOCore
 import NIOHTTP1
 import NotificationService
 import ProfileService
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The gateway in front of real Identity, Profile and Notifications on one fresh PostgreSQL database, all on
 /// loopback sockets in this process, and an HTTP client. The tests' composition root: the services never import
@@ -26,7 +30,6 @@ enum GatewayHarness {
     struct Running: Sendable {
         let baseURL: String
         let http: HTTPClient
-        let gateway: GatewayServer
 
         /// One request; the body read whole (bounded).
         func request(
@@ -51,6 +54,16 @@ enum GatewayHarness {
             let response = try await http.execute(request, timeout: .seconds(30))
             let body = try await response.body.collect(upTo: 1 << 20)
             return HTTPAnswer(status: Int(response.status.code), headers: response.headers, body: Data(body.readableBytesView))
+        }
+
+        /// Repeats a request until its status is `status` (a service restarting), for at most 60 s.
+        func eventually(_ status: Int, _ method: HTTPMethod, _ path: String, token: String? = nil) async throws -> HTTPAnswer {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while true {
+                let answer = try await request(method, path, token: token)
+                if answer.status == status || ContinuousClock.now > deadline { return answer }
+                try await Task.sleep(for: .milliseconds(50))
+            }
         }
 
         /// Signs up and returns the session token and accountId.
@@ -157,12 +170,86 @@ enum GatewayHarness {
             let port = try await gateway.localAddress().port!
             let http = HTTPClient(eventLoopGroupProvider: .singleton)
             do {
-                let result = try await body(Running(baseURL: "http://127.0.0.1:\(port)", http: http, gateway: gateway))
+                let result = try await body(Running(baseURL: "http://127.0.0.1:\(port)", http: http))
                 try await http.shutdown()
                 return result
             } catch {
                 try? await http.shutdown()
                 throw error
+            }
+        }
+    }
+
+    /// The four executables as separate processes on loopback and one fresh database, the topology of
+    /// docker-compose; `body` gets the gateway and the processes (to stop and restart).
+    static func withProcesses<Result: Sendable>(_ body: @escaping @Sendable (Running, ProcessStack) async throws -> Result) async throws -> Result {
+        try await TestDatabase.withFreshDatabase(logger: logger) { database in
+            let stack = try ProcessStack(databaseURL: database.url)
+            let http = HTTPClient(eventLoopGroupProvider: .singleton)
+            do {
+                let running = Running(baseURL: "http://127.0.0.1:\(stack.gatewayPort)", http: http)
+                _ = try await running.eventually(200, .GET, "/health/ready")
+                let result = try await body(running, stack)
+                try await http.shutdown()
+                await stack.stopAll()
+                return result
+            } catch {
+                try? await http.shutdown()
+                await stack.stopAll()
+                throw error
+            }
+        }
+    }
+
+    /// konto-notifications, konto-profile, konto-identity and konto-gateway as processes.
+    final class ProcessStack: Sendable {
+        let environment: [String: String]
+        let gatewayPort: Int
+        private let processes: Mutex<[String: ServiceProcess]>
+
+        static let services = ["konto-notifications", "konto-profile", "konto-identity", "konto-gateway"]
+
+        init(databaseURL: String) throws {
+            let ports = (gateway: try FreePort.loopback(), identity: try FreePort.loopback(), profile: try FreePort.loopback(), notifications: try FreePort.loopback())
+            environment = [
+                "KONTO_GATEWAY_PORT": "\(ports.gateway)",
+                "KONTO_IDENTITY_PORT": "\(ports.identity)",
+                "KONTO_PROFILE_PORT": "\(ports.profile)",
+                "KONTO_NOTIFICATIONS_PORT": "\(ports.notifications)",
+                "KONTO_WIRE_SECRET": GatewayHarness.secret,
+                "KONTO_LOG_LEVEL": "error",
+                "KONTO_IDENTITY_DATABASE_URL": databaseURL,
+                "KONTO_PROFILE_DATABASE_URL": databaseURL,
+                "KONTO_NOTIFICATIONS_DATABASE_URL": databaseURL,
+                "KONTO_NOTIFICATIONS_POLL_MS": "100",
+                "KONTO_GATEWAY_UPSTREAM_TIMEOUT_MS": "3000",
+                "KONTO_GATEWAY_RATE_LIMIT_PER_MINUTE": "0",
+                "KONTO_GATEWAY_CREDENTIALS_RATE_LIMIT_PER_MINUTE": "0",
+            ]
+            gatewayPort = ports.gateway
+            var started: [String: ServiceProcess] = [:]
+            for service in Self.services {
+                started[service] = try ServiceProcess.start(try ServiceProcess.executable(named: service), environment: environment)
+            }
+            processes = Mutex(started)
+        }
+
+        /// SIGKILLs a service and waits until it is gone.
+        func kill(_ service: String) async {
+            guard let process = processes.withLock({ $0[service] }) else { return }
+            process.signal(SIGKILL)
+            _ = await process.waitForExit(timeout: .seconds(10))
+        }
+
+        /// Starts a service again on its port.
+        func restart(_ service: String) throws {
+            let process = try ServiceProcess.start(try ServiceProcess.executable(named: service), environment: environment)
+            processes.withLock { $0[service] = process }
+        }
+
+        func stopAll() async {
+            for process in processes.withLock({ Array($0.values) }) {
+                await process.stop()
             }
         }
     }

@@ -1,0 +1,73 @@
+import Foundation
+import KontoTesting
+import NIOHTTP1
+import Testing
+
+/// The gateway and the services as separate processes on PostgreSQL: routes end to end, and a service stopped
+/// and restarted under the gateway.
+@Suite("Gateway with the services as processes", .serialized, .timeLimit(.minutes(5)))
+struct GatewayProcessTests {
+    @Test("every route through the real executables")
+    func routes() async throws {
+        try await GatewayHarness.withProcesses { gateway, _ in
+            let (token, accountId) = try await gateway.signUp("lise@example.org", details: #"{"name":{"givenName":"Lise"}}"#)
+            let account = try await gateway.request(.GET, "/v1/account", token: token)
+            #expect(account.status == 200)
+            #expect(account.object["accountId"] as? String == accountId)
+            let etag = try #require(account.headers.first(name: "ETag"))
+            #expect(try await gateway.request(.PATCH, "/v1/account", json: #"{"set":{"email":"lise@example.org"}}"#, token: token, headers: [("If-Match", etag)]).status == 200)
+            #expect(try await gateway.request(.PATCH, "/v1/account", json: #"{"remove":["email"]}"#, token: token, headers: [("If-Match", etag)]).status == 412)
+
+            let login = try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"lise@example.org","password":"correct horse battery"}"#)
+            #expect(login.status == 200)
+            let second = try #require((login.object["session"] as? [String: Any])?["token"] as? String)
+            #expect(try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"lise@example.org","password":"wrong password"}"#).status == 401)
+            #expect(try await gateway.request(.POST, "/v1/account/reauthenticate", json: #"{"password":"correct horse battery"}"#, token: token).status == 200)
+            #expect(try await gateway.request(.PUT, "/v1/account/password", json: #"{"newPassword":"nuclear fission 1938"}"#, token: token).status == 200)
+            #expect(try await gateway.request(.GET, "/v1/account", token: second).status == 401)
+            #expect(try await gateway.request(.PUT, "/v1/account/user-id", json: #"{"userId":"meitner@example.org"}"#, token: token).status == 204)
+            #expect(try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"meitner@example.org","password":"nuclear fission 1938"}"#).status == 200)
+            #expect(try await gateway.request(.POST, "/v1/password-resets", json: #"{"userId":"meitner@example.org"}"#).status == 202)
+            #expect(try await gateway.request(.POST, "/v1/password-resets/confirm", json: #"{"token":"nope","newPassword":"another horse battery"}"#).status == 403)
+            #expect(try await gateway.request(.POST, "/v1/sessions/anonymous").status == 201)
+            #expect(try await gateway.request(.GET, "/v1/schema").status == 200)
+            #expect(try await gateway.request(.GET, "/health/live").status == 200)
+            #expect(try await gateway.request(.GET, "/metrics").text.contains("konto_gateway_requests_total"))
+            #expect(try await gateway.request(.GET, "/openapi.json").object["openapi"] as? String == "3.1.0")
+            #expect(try await gateway.request(.DELETE, "/v1/sessions", token: token).status == 200)
+            #expect(try await gateway.request(.GET, "/v1/account", token: token).status == 401)
+
+            let relogin = try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"meitner@example.org","password":"nuclear fission 1938"}"#)
+            let third = try #require((relogin.object["session"] as? [String: Any])?["token"] as? String)
+            #expect(try await gateway.request(.DELETE, "/v1/sessions/current", token: third).status == 204)
+            let fourth = try #require((try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"meitner@example.org","password":"nuclear fission 1938"}"#).object["session"] as? [String: Any])?["token"] as? String)
+            #expect(try await gateway.request(.DELETE, "/v1/account", token: fourth).status == 204)
+            #expect(try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"meitner@example.org","password":"nuclear fission 1938"}"#).status == 401)
+        }
+    }
+
+    @Test("with Profile, then Identity stopped: 503 with Retry-After within the deadline; after a restart the same gateway answers again")
+    func servicesStoppedAndRestarted() async throws {
+        try await GatewayHarness.withProcesses { gateway, stack in
+            let (token, _) = try await gateway.signUp("chien-shiung@example.org")
+            #expect(try await gateway.request(.GET, "/v1/account", token: token).status == 200)
+
+            for service in ["konto-profile", "konto-identity"] {
+                await stack.kill(service)
+                let start = ContinuousClock.now
+                let down = try await gateway.request(.GET, "/v1/account", token: token)
+                #expect(down.status == 503, "\(service) down")
+                #expect(down.headers.first(name: "Retry-After") != nil, "\(service) down")
+                #expect(down.code == "gateway.serviceUnavailable", "\(service) down")
+                // Within the upstream deadline (3 s here), with room for a loaded machine.
+                #expect(ContinuousClock.now - start < .seconds(8), "\(service) down")
+                #expect(try await gateway.request(.GET, "/health/ready").status == 503)
+
+                try stack.restart(service)
+                let back = try await gateway.eventually(200, .GET, "/v1/account", token: token)
+                #expect(back.status == 200, "after \(service) restarted")
+            }
+            #expect(try await gateway.eventually(200, .GET, "/health/ready").status == 200)
+        }
+    }
+}
