@@ -424,6 +424,7 @@ let package = Package(
                 "IdentityService",
                 "ProfileService",
                 "NotificationService",
+                "GatewayService",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),

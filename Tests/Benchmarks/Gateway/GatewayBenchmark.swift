@@ -1,0 +1,191 @@
+import ArgumentParser
+import Foundation
+import IdentityService
+import KontoContracts
+import KontoModel
+import KontoPostgres
+import KontoTesting
+import KontoWire
+import Logging
+import NIOCore
+import NotificationService
+import ProfileService
+
+/// `konto-bench gateway`: `GET /v1/account` with valid tokens through the gateway (its own process) in front of
+/// Identity, Profile and Notifications on PostgreSQL, driven by wrk at 64 connections, next to pgbench's
+/// primary-key SELECT (`pgbench -S`) at the same concurrency on the same database.
+struct GatewayBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gateway",
+        abstract: "GET /v1/account req/s through the gateway (wrk) vs pgbench -S; p99; the gateway's peak RSS (loopback)."
+    )
+
+    static let secret = "konto-bench-gateway-secret"
+
+    @Option(help: "Seconds measured (after a 1 s warm-up).") var seconds: Int = 5
+    @Option(help: "Connections of wrk and clients of pgbench.") var connections: Int = 64
+    @Option(help: "Accounts signed up, whose tokens the requests rotate through.") var accounts: Int = 200
+    @Option(help: "Wire connections from the gateway to each service.") var upstreamConnections: Int = 4
+
+    func run() async throws {
+        guard (1...60).contains(seconds), (1...1_024).contains(connections), (1...10_000).contains(accounts), (1...64).contains(upstreamConnections) else {
+            throw ValidationError("bounded runs only")
+        }
+        guard let wrk = ChildProcess.which("wrk") else { throw ValidationError("needs wrk (Debian's wrk package)") }
+        let pgbench = try ProfileBenchmark.locatePgbench()
+        let logger = {
+            var logger = Logger(label: "konto.bench")
+            logger.logLevel = .warning
+            return logger
+        }()
+        let cluster = try await TemporaryPostgresCluster.start(logger: logger)
+        do {
+            let database = try await TestDatabase.createDatabase(on: cluster.maintenanceDatabase, logger: logger)
+            let settings = PostgresSettings(host: database.host, port: database.port, username: database.username, password: database.password, database: database.database)
+            let notifications = try NotificationServer(configuration: NotificationServiceConfiguration(port: 0, secret: WireSecret(Self.secret), database: settings), logger: logger)
+            let profile = try ProfileServer(configuration: ProfileServiceConfiguration(port: 0, secret: WireSecret(Self.secret), database: settings), logger: logger)
+            let result = try await RunningServices.with([notifications, profile], logger: logger) {
+                let profilePort = try await profile.localAddress().port!
+                let notificationsPort = try await notifications.localAddress().port!
+                // Sign-ups are set-up here, not measured: cheap hashing.
+                let identity = try IdentityServer(
+                    configuration: IdentityServiceConfiguration(
+                        port: 0, secret: WireSecret(Self.secret), database: settings, profilePort: profilePort,
+                        hashing: PasswordHashingPool.Configuration(parameters: Argon2Parameters(memoryKiB: 1_024, iterations: 1, parallelism: 1))
+                    ),
+                    logger: logger
+                )
+                return try await RunningServices.with([identity], logger: logger) {
+                    let identityPort = try await identity.localAddress().port!
+                    let tokens = try await signUp(identityPort: identityPort, logger: logger)
+                    let gateway = try ChildProcess.start(
+                        CommandLine.arguments[0],
+                        ["gateway-server", "--identity-port", "\(identityPort)", "--profile-port", "\(profilePort)",
+                         "--notifications-port", "\(notificationsPort)", "--connections", "\(upstreamConnections)"],
+                        readyPrefix: "READY "
+                    )
+                    defer { gateway.stop() }
+                    guard let port = Int(gateway.readyLine.dropFirst("READY ".count)) else { throw ValidationError("gateway-server did not report its port") }
+                    let load = try runWrk(wrk, port: port, tokens: tokens)
+                    let rss = Self.peakResidentMiB(of: gateway.process.processIdentifier)
+                    return (load, rss)
+                }
+            }
+            // The baseline on the same database, after ours (the services are stopped by then).
+            _ = try await ProfileBenchmark.output(pgbench, ["-i", "-q", "-s", "1", "-h", database.host, "-p", "\(database.port)", "-U", database.username, database.database],
+                                                  environment: ["PGPASSWORD": database.password ?? ""], limit: .seconds(120))
+            let baseline = try ProfileBenchmark.Pgbench(
+                executable: pgbench,
+                database: database,
+                script: "\\set aid random(1, 100000)\nSELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n",
+                connections: connections,
+                seconds: seconds,
+                queryProtocol: "simple"
+            )
+            defer { baseline.removeScript() }
+            try await baseline.warmUp()
+            let sample = try await baseline.sample()
+            try? await TestDatabase.dropDatabase(database.database, on: cluster.maintenanceDatabase, logger: logger)
+            report(load: result.0, rss: result.1, baseline: sample.transactionsPerSecond)
+        } catch {
+            try? await cluster.destroy()
+            throw error
+        }
+        try await cluster.destroy()
+    }
+
+    /// Signs `accounts` users up through Identity; their session tokens.
+    private func signUp(identityPort: Int, logger: Logger) async throws -> [String] {
+        var configuration = WireClient.Configuration(port: identityPort, serviceName: "konto-bench", secret: WireSecret(Self.secret))
+        configuration.requestTimeout = .seconds(30)
+        let client = WireClient(configuration: configuration, logger: logger)
+        let count = accounts
+        return try await RunningServices.with([client], logger: logger) {
+            try await withThrowingTaskGroup(of: [String].self) { tasks in
+                for worker in 0..<8 {
+                    tasks.addTask {
+                        var tokens: [String] = []
+                        for index in stride(from: worker, to: count, by: 8) {
+                            var details = AccountDetails()
+                            details[\.name] = PersonName(givenName: "User \(index)", familyName: "Bench")
+                            details[\.email] = "user\(index)@example.com"
+                            let session = try await client.call(IdentityContract.signUp, IdentitySignUpRequest(
+                                userId: "user\(index)@example.com", password: SecretString("benchmark password \(index)"), details: details
+                            ))
+                            tokens.append(session.session.token.value)
+                        }
+                        return tokens
+                    }
+                }
+                return try await tasks.reduce(into: []) { $0 += $1 }
+            }
+        }
+    }
+
+    struct Load {
+        var requestsPerSecond: Double
+        var p50: Double
+        var p99: Double
+        var failures: Int
+        var requests: Int
+    }
+
+    /// wrk with a script that rotates through the tokens; wrk counts the answers that are not 2xx.
+    private func runWrk(_ wrk: String, port: Int, tokens: [String]) throws -> Load {
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("konto-bench-gateway-\(UUID().uuidString).lua")
+        defer { try? FileManager.default.removeItem(at: script) }
+        try """
+            local tokens = {\(tokens.map { "\"\($0)\"" }.joined(separator: ","))}
+            local i = 0
+            request = function()
+              i = i % #tokens + 1
+              return wrk.format("GET", "/v1/account", { ["Authorization"] = "Bearer " .. tokens[i] })
+            end
+            """.write(to: script, atomically: true, encoding: .utf8)
+        let url = "http://127.0.0.1:\(port)"
+        let threads = "\(max(1, min(2, ProcessInfo.processInfo.activeProcessorCount)))"
+        _ = try ChildProcess.output(wrk, ["-t", threads, "-c", "\(connections)", "-d", "1s", "-s", script.path, url])
+        let output = try ChildProcess.output(wrk, ["-t", threads, "-c", "\(connections)", "-d", "\(seconds)s", "--latency", "-s", script.path, url])
+        let lines = output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let rpsLine = lines.first(where: { $0.hasPrefix("Requests/sec:") }),
+              let rps = Double(rpsLine.dropFirst("Requests/sec:".count).trimmingCharacters(in: .whitespaces)),
+              let requestsLine = lines.first(where: { $0.contains("requests in") }),
+              let requests = Int(requestsLine.split(separator: " ").first ?? "")
+        else {
+            throw ValidationError("could not read wrk's output:\n\(output)")
+        }
+        let failures = lines.first(where: { $0.hasPrefix("Non-2xx or 3xx responses:") })
+            .flatMap { Int($0.dropFirst("Non-2xx or 3xx responses:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+        return Load(requestsPerSecond: rps, p50: Self.milliseconds(after: "50%", in: output), p99: Self.milliseconds(after: "99%", in: output), failures: failures, requests: requests)
+    }
+
+    /// wrk's latency distribution line (`99%    3.21ms`) in milliseconds.
+    static func milliseconds(after label: String, in output: String) -> Double {
+        guard let line = output.split(separator: "\n").first(where: { $0.trimmingCharacters(in: .whitespaces).hasPrefix(label) }) else { return .nan }
+        let value = line.trimmingCharacters(in: .whitespaces).dropFirst(label.count).trimmingCharacters(in: .whitespaces)
+        let number = Double(value.prefix { $0.isNumber || $0 == "." }) ?? .nan
+        if value.hasSuffix("us") { return number / 1_000 }
+        if value.hasSuffix("ms") { return number }
+        if value.hasSuffix("s") { return number * 1_000 }
+        return number
+    }
+
+    /// The peak resident memory (VmHWM) of a process, in MiB.
+    static func peakResidentMiB(of pid: Int32) -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kib = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return .nan }
+        return kib / 1_024
+    }
+
+    private func report(load: Load, rss: Double, baseline: Double) {
+        let ratio = load.requestsPerSecond / baseline
+        print("GET /v1/account through konto-gateway (own process) → Identity (validate) + Profile (load) on PostgreSQL, loopback, \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        print(String(format: "  wrk, %d connections, %d tokens: %.0f req/s, p50 %.2f ms, p99 %.2f ms, answers not 2xx: %d", connections, accounts, load.requestsPerSecond, load.p50, load.p99, load.failures))
+        print(String(format: "  pgbench -S (primary-key SELECT), %d clients, same database: %.0f tps", connections, baseline))
+        print(String(format: "  gateway peak RSS: %.1f MiB", rss))
+        print(String(format: "konto-bench gateway: ratio=%.2f target=0.5 requests_per_s=%.0f baseline_tps=%.0f p50_ms=%.2f p99_ms=%.2f p99_target_ms=20 gateway_rss_mib=%.1f rss_target_mib=64 non_2xx=%d connections=%d",
+                     ratio, load.requestsPerSecond, baseline, load.p50, load.p99, rss, load.failures, connections))
+    }
+}
