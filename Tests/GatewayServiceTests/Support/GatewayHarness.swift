@@ -161,7 +161,7 @@ enum GatewayHarness {
         }
     }
 
-    private static func withGateway<Result: Sendable>(
+    static func withGateway<Result: Sendable>(
         _ configuration: GatewayConfiguration,
         _ body: @escaping @Sendable (Running) async throws -> Result
     ) async throws -> Result {

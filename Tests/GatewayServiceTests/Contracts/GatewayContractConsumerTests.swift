@@ -1,0 +1,175 @@
+import Foundation
+import GatewayService
+import KontoContracts
+import KontoModel
+import KontoTesting
+import KontoWire
+import NIOCore
+import NIOHTTP1
+import Synchronization
+import Testing
+
+/// The gateway's wire clients as consumers of the Identity and Profile contracts: for every recorded example an
+/// HTTP request can lead to, the gateway sends exactly the recorded request (stand-in services record what they
+/// receive) and answers the recorded response or error with the status the catalog gives it.
+@Suite("Gateway as a consumer of the Identity and Profile contracts", .serialized)
+struct GatewayContractConsumerTests {
+    /// A stand-in service: answers one method from the example being played, the others from fixed answers; keeps
+    /// what the played method received.
+    final class StandIn: Sendable {
+        private let state = Mutex<(example: ContractExample?, received: [String])>((nil, []))
+        private let validation = Mutex<String?>(nil)
+        let fixed: [String: String]
+
+        init(fixed: [String: String]) {
+            self.fixed = fixed
+        }
+
+        /// For Profile's examples: the stand-in Identity validates any token as a session of `accountId`.
+        func validateAs(accountId: String?) {
+            validation.withLock { $0 = accountId }
+        }
+
+        func play(_ example: ContractExample?) {
+            state.withLock { $0 = (example, []) }
+        }
+
+        var received: [String] { state.withLock { $0.received } }
+
+        func answer(_ method: String, _ payload: ByteBuffer) throws -> ByteBuffer {
+            let example = try state.withLock { state -> ContractExample? in
+                guard let example = state.example, example.method == method else { return nil }
+                state.received.append(try ContractExample.canonical(json: payload.readableBytesView))
+                return example
+            }
+            guard let example else {
+                if method == IdentityContract.validateSession.name, let accountId = validation.withLock({ $0 }) {
+                    let now = Timestamp(Date())
+                    let info = IdentitySessionInfo(accountId: accountId, sessionId: "session-0", expiresAt: now, privilegedUntil: nil, isAnonymous: false)
+                    return ByteBuffer(bytes: try JSONEncoder().encode(info))
+                }
+                guard let answer = fixed[method] else { throw WireError(code: "test.unexpected", message: "no answer for \(method)") }
+                return ByteBuffer(string: answer)
+            }
+            if let error = example.error {
+                throw WireError(code: error.code, message: "recorded", isRetryable: error.retryable, details: error.details.map { Array($0.utf8) } ?? [])
+            }
+            return ByteBuffer(string: example.response ?? "{}")
+        }
+    }
+
+    static let health = #"{"service":"stand-in","checks":[{"name":"storage","status":"ready"}]}"#
+
+    /// The HTTP request that makes the gateway send `example`'s request, if one does.
+    static func httpRequest(for example: ContractExample) throws -> (HTTPMethod, String, json: String?, token: String?, headers: [(String, String)])? {
+        let request = try #require(try JSONSerialization.jsonObject(with: Data(example.request.utf8)) as? [String: Any])
+        func body(_ keys: [String]) throws -> String {
+            String(decoding: try JSONSerialization.data(withJSONObject: request.filter { keys.contains($0.key) }), as: UTF8.self)
+        }
+        let token = request["token"] as? String
+        var headers: [(String, String)] = []
+        if let address = request["clientAddress"] as? String { headers.append(("X-Forwarded-For", address)) }
+        switch example.method {
+        case IdentityContract.signUp.name:
+            return (.POST, "/v1/accounts", try body(["userId", "password", "details"]), request["anonymousSession"] as? String, headers)
+        case IdentityContract.login.name:
+            return (.POST, "/v1/sessions", try body(["userId", "password"]), nil, headers)
+        case IdentityContract.signInAnonymously.name:
+            return (.POST, "/v1/sessions/anonymous", nil, nil, headers)
+        case IdentityContract.validateSession.name:
+            return (.GET, "/v1/account", nil, token, headers)
+        case IdentityContract.logout.name:
+            return (.DELETE, "/v1/sessions/current", nil, token, headers)
+        case IdentityContract.logoutEverywhere.name:
+            return (.DELETE, "/v1/sessions", nil, token, headers)
+        case IdentityContract.reauthenticate.name:
+            return (.POST, "/v1/account/reauthenticate", try body(["password"]), token, headers)
+        case IdentityContract.changePassword.name:
+            return (.PUT, "/v1/account/password", try body(["currentPassword", "newPassword"]), token, headers)
+        case IdentityContract.changeUserId.name:
+            return (.PUT, "/v1/account/user-id", try body(["userId", "currentPassword"]), token, headers)
+        case IdentityContract.requestPasswordReset.name:
+            return (.POST, "/v1/password-resets", try body(["userId"]), nil, headers)
+        case IdentityContract.confirmPasswordReset.name:
+            return (.POST, "/v1/password-resets/confirm", try body(["token", "newPassword"]), nil, headers)
+        case IdentityContract.delete.name:
+            // The gateway deletes within the privileged window only: it never sends a current password.
+            return request["currentPassword"] == nil ? (.DELETE, "/v1/account", nil, token, headers) : nil
+        case ProfileContract.load.name:
+            // The gateway loads whole accounts only.
+            return request["keys"] == nil ? (.GET, "/v1/account", nil, "session-of-\(request["accountId"] ?? "")", headers) : nil
+        case ProfileContract.modify.name:
+            let modifications = request["modifications"] as? [String: Any] ?? [:]
+            let set = modifications["set"] as? [String: Any] ?? [:]
+            // The gateway refuses credentials in a modification itself.
+            guard set["accountId"] == nil, set["userId"] == nil, set["password"] == nil else { return nil }
+            if let version = request["expectedVersion"] as? Int { headers.append(("If-Match", "\"\(version)\"")) }
+            let json = String(decoding: try JSONSerialization.data(withJSONObject: modifications), as: UTF8.self)
+            return (.PATCH, "/v1/account", json, "session-of-\(request["accountId"] ?? "")", headers)
+        case HealthContract.check.name:
+            return (.GET, "/health/ready", nil, nil, headers)
+        default:
+            return nil
+        }
+    }
+
+    @Test("every example the gateway can produce: the recorded request sent, the recorded answer mapped")
+    func replay() async throws {
+        let examples = try ContractExample.samples(of: ContractExample.load(service: "identity")).map { ("identity", $0) }
+            + ContractExample.samples(of: ContractExample.load(service: "profile")).map { ("profile", $0) }
+        // Profile examples need a session: the stand-in Identity names the account from the token.
+        let identity = StandIn(fixed: [HealthContract.check.name: Self.health])
+        let profile = StandIn(fixed: [
+            HealthContract.check.name: Self.health,
+            ProfileContract.load.name: #"{"accountId":"account-0","details":{},"version":1}"#,
+        ])
+        let notifications = StandIn(fixed: [HealthContract.check.name: Self.health])
+        let servers = [(IdentityContract.methods, identity), (ProfileContract.methods, profile), (NotificationsContract.methods, notifications)].map { methods, standIn in
+            let server = WireServer(configuration: WireServer.Configuration(port: 0, serverName: "stand-in", secret: WireSecret(GatewayHarness.secret)), logger: GatewayHarness.logger)
+            for method in methods {
+                server.registerRaw(method) { payload, _ in try standIn.answer(method, payload) }
+            }
+            return server
+        }
+        let checked = try await RunningServices.with(servers, logger: GatewayHarness.logger) {
+            var configuration = GatewayConfiguration(
+                port: 0,
+                secret: WireSecret(GatewayHarness.secret),
+                identity: .init(host: "127.0.0.1", port: try await servers[0].localAddress().port!),
+                profile: .init(host: "127.0.0.1", port: try await servers[1].localAddress().port!),
+                notifications: .init(host: "127.0.0.1", port: try await servers[2].localAddress().port!)
+            )
+            configuration.clientAddressHeader = "X-Forwarded-For"
+            configuration.rateLimitPerMinute = 0
+            configuration.credentialsRateLimitPerMinute = 0
+            return try await GatewayHarness.withGateway(configuration) { gateway in
+                var checked = 0
+                for (service, example) in examples where example.consumerProduces {
+                    guard let (method, path, json, token, headers) = try Self.httpRequest(for: example) else { continue }
+                    let standIn = service == "identity" ? identity : profile
+                    standIn.play(example)
+                    if service == "profile" {
+                        let request = try #require(try JSONSerialization.jsonObject(with: Data(example.request.utf8)) as? [String: Any])
+                        identity.play(nil)
+                        identity.validateAs(accountId: request["accountId"] as? String ?? "")
+                    } else {
+                        identity.validateAs(accountId: nil)
+                    }
+                    let answer = try await gateway.request(method, path, json: json, token: token, headers: headers)
+                    checked += 1
+                    #expect(standIn.received == [example.request], "\(service)/\(example.name): sent \(standIn.received)")
+                    if let error = example.error {
+                        let info = ErrorCatalog.info(for: error.code)
+                        let expected = error.code == AccountError.Code.notFound.rawValue && example.method == ProfileContract.load.name ? 404 : info.httpStatus
+                        #expect(answer.status == expected, "\(service)/\(example.name): \(answer.status) \(answer.text)")
+                        #expect(answer.code == error.code, "\(service)/\(example.name)")
+                    } else {
+                        #expect((200..<300).contains(answer.status), "\(service)/\(example.name): \(answer.status) \(answer.text)")
+                    }
+                }
+                return checked
+            }
+        }
+        #expect(checked >= 30)
+    }
+}
