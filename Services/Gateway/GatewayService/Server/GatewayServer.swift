@@ -8,6 +8,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import OpenAPIHummingbird
+import OpenAPIRuntime
 import ServiceLifecycle
 
 /// The gateway: the HTTP API (Hummingbird, routes generated from openapi.yaml) in front of pooled wire clients to
@@ -64,7 +65,8 @@ public final class GatewayServer: Service {
             metrics: metrics,
             logger: logger
         ))
-        try api.registerHandlers(on: router)
+        // Compact JSON (the runtime pretty-prints by default), keys sorted so answers are stable.
+        try api.registerHandlers(on: router, configuration: Configuration(jsonEncodingOptions: [.sortedKeys]))
         let document = OpenAPIDocument.served(for: configuration.accounts)
         router.get("/openapi.json") { _, _ in
             Response(
