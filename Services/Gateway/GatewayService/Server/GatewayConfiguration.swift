@@ -38,6 +38,8 @@ public struct GatewayConfiguration: Sendable {
     public var maximumBodyBytes = 64 * 1024
     /// A connection with no request in flight for this long is closed.
     public var idleTimeout: Duration = .seconds(60)
+    /// A connection must deliver a complete request head within this of being ready for one (slow clients).
+    public var requestHeadTimeout: Duration = .seconds(15)
     /// Requests per minute per client address to any route (also the burst); 0 for no limit.
     public var rateLimitPerMinute = 600
     /// Requests per minute per client address to login, sign-up, reauthentication and password reset; 0 for none.
@@ -89,6 +91,7 @@ public struct GatewayConfiguration: Sendable {
         eventStreamConnections = try environment.integer("KONTO_GATEWAY_EVENT_STREAM_CONNECTIONS", default: eventStreamConnections, in: 1...256)
         eventStreamHeartbeat = try environment.milliseconds("KONTO_GATEWAY_EVENT_HEARTBEAT_MS", default: eventStreamHeartbeat, in: 100...600_000)
         maximumBodyBytes = try environment.integer("KONTO_GATEWAY_MAX_BODY_BYTES", default: maximumBodyBytes, in: 1_024...(16 << 20))
+        requestHeadTimeout = try environment.milliseconds("KONTO_GATEWAY_HEADER_TIMEOUT_MS", default: requestHeadTimeout, in: 100...600_000)
         idleTimeout = try environment.milliseconds("KONTO_GATEWAY_IDLE_TIMEOUT_MS", default: idleTimeout, in: 100...3_600_000)
         rateLimitPerMinute = try environment.integer("KONTO_GATEWAY_RATE_LIMIT_PER_MINUTE", default: rateLimitPerMinute, in: 0...1_000_000)
         credentialsRateLimitPerMinute = try environment.integer(

@@ -78,7 +78,13 @@ public final class GatewayServer: Service {
 
         let boundAddress = eventLoopGroup.any().makePromise(of: SocketAddress.self)
         self.boundAddress = boundAddress
-        var httpConfiguration = HTTP1Channel.Configuration(idleTimeout: .nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000))
+        let headTimeout = TimeAmount.nanoseconds(
+            Int64(configuration.requestHeadTimeout.components.seconds) * 1_000_000_000 + configuration.requestHeadTimeout.components.attoseconds / 1_000_000_000
+        )
+        var httpConfiguration = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [RequestHeadTimeoutHandler(timeout: headTimeout)],
+            idleTimeout: .nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000)
+        )
         // Headers: 16 KiB per field and 32 KiB in all, well above what browsers send, far below the defaults.
         httpConfiguration.httpDecoder = .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)
         self.application = Application(
