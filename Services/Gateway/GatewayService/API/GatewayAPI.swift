@@ -9,7 +9,6 @@ import OpenAPIRuntime
 /// and maps its answer. Refusals are thrown as ``GatewayProblem``s and rendered by ``RequestMiddleware``.
 struct GatewayAPI: APIProtocol {
     let upstreams: GatewayUpstreams
-    let accounts: AccountConfiguration
     /// `GET /v1/schema`'s body, built once from the configuration.
     let schema: Components.Schemas.Schema
     /// How often an event stream sends a comment and checks its session.
@@ -19,7 +18,6 @@ struct GatewayAPI: APIProtocol {
     init(upstreams: GatewayUpstreams, accounts: AccountConfiguration, eventStreamHeartbeat: Duration, metrics: GatewayMetrics) throws {
         self.upstreams = upstreams
         self.metrics = metrics
-        self.accounts = accounts
         self.eventStreamHeartbeat = eventStreamHeartbeat
         self.schema = try Self.convert(accounts, to: Components.Schemas.Schema.self)
     }

@@ -27,8 +27,7 @@ struct RateLimiter {
 
         /// The tokens it holds at `now`.
         func tokens(at now: ContinuousClock.Instant) -> Double {
-            let elapsed = now - updated
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let seconds = (now - updated) / .seconds(1)
             return min(capacity, tokens + max(0, seconds) * refillPerSecond)
         }
     }

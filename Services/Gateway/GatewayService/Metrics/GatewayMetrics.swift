@@ -1,5 +1,6 @@
 import CoreMetrics
 import Foundation
+import NIOCore
 import Prometheus
 
 /// The gateway's metrics in its own Prometheus registry (not the process-wide one, so several gateways in one
@@ -28,18 +29,14 @@ final class GatewayMetrics: Sendable {
     func request(path: String, method: String, status: Int, duration: Duration) {
         let route = route(path)
         Counter(label: "konto_gateway_requests_total", dimensions: [("route", route), ("method", method), ("status", String(status))], factory: factory).increment()
-        Timer(label: "konto_gateway_request_duration_seconds", dimensions: [("route", route), ("method", method)], factory: factory).recordNanoseconds(Self.nanoseconds(duration))
+        Timer(label: "konto_gateway_request_duration_seconds", dimensions: [("route", route), ("method", method)], factory: factory).recordNanoseconds(TimeAmount(duration).nanoseconds)
     }
 
     func upstream(service: String, method: String, duration: Duration, errorCode: String?) {
-        Timer(label: "konto_gateway_upstream_duration_seconds", dimensions: [("service", service), ("method", method)], factory: factory).recordNanoseconds(Self.nanoseconds(duration))
+        Timer(label: "konto_gateway_upstream_duration_seconds", dimensions: [("service", service), ("method", method)], factory: factory).recordNanoseconds(TimeAmount(duration).nanoseconds)
         if let errorCode {
             Counter(label: "konto_gateway_upstream_errors_total", dimensions: [("service", service), ("method", method), ("code", errorCode)], factory: factory).increment()
         }
-    }
-
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
     }
 
     /// The Prometheus text exposition of every metric.

@@ -31,9 +31,7 @@ public final class GatewayServer: Service {
     ) throws {
         self.configuration = configuration
         self.logger = logger
-        let timeout = TimeAmount.nanoseconds(
-            Int64(configuration.upstreamTimeout.components.seconds) * 1_000_000_000 + configuration.upstreamTimeout.components.attoseconds / 1_000_000_000
-        )
+        let timeout = TimeAmount(configuration.upstreamTimeout)
         func client(_ upstream: GatewayConfiguration.Upstream, service: String, connections: Int = configuration.connectionsPerService) -> WireClient {
             var wire = WireClient.Configuration(host: upstream.host, port: upstream.port, serviceName: "gateway", secret: configuration.secret)
             wire.connectionCount = connections
@@ -78,12 +76,10 @@ public final class GatewayServer: Service {
 
         let boundAddress = eventLoopGroup.any().makePromise(of: SocketAddress.self)
         self.boundAddress = boundAddress
-        let headTimeout = TimeAmount.nanoseconds(
-            Int64(configuration.requestHeadTimeout.components.seconds) * 1_000_000_000 + configuration.requestHeadTimeout.components.attoseconds / 1_000_000_000
-        )
+        let headTimeout = TimeAmount(configuration.requestHeadTimeout)
         var httpConfiguration = HTTP1Channel.Configuration(
             additionalChannelHandlers: [RequestHeadTimeoutHandler(timeout: headTimeout)],
-            idleTimeout: .nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000)
+            idleTimeout: TimeAmount(configuration.idleTimeout)
         )
         // Headers: 16 KiB per field and 32 KiB in all, well above what browsers send, far below the defaults.
         httpConfiguration.httpDecoder = .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)
