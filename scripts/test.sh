@@ -38,4 +38,16 @@ export KONTO_SCHEMATHESIS="$PWD/$venv/bin/schemathesis"
 # At most four tests at once (KONTO_TEST_PARALLELISM to change it): the suite starts PostgreSQL clusters, service
 # processes and load, and on two cores unbounded parallelism failed 2 of 4 full runs on timing (a drain outliving its
 # grace, a 3 s bound taking 3.7 s), where four at a time passed 3 of 3 in about 70 s.
-exec swift test --experimental-maximum-parallelization-width "${KONTO_TEST_PARALLELISM:-4}" "$@"
+# CI shows only the end of the output: on a failure, the failing tests' lines are repeated last.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+set +e
+swift test --experimental-maximum-parallelization-width "${KONTO_TEST_PARALLELISM:-4}" "$@" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+if ((status != 0)); then
+    echo "test: failed (exit $status); the failures:"
+    grep -E '✘|error:|Expectation failed|Fatal error' "$log" | grep -v '✘ Test run' | head -60
+    grep -E '✘ Test run' "$log" | tail -1
+fi
+exit "$status"
