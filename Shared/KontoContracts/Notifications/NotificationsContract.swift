@@ -24,6 +24,12 @@ public enum NotificationsContract {
     public static let subscribe = WireSubscriptionMethod<NotificationsSubscribeRequest, AccountEvent>("notifications.subscribe")
     /// A subscription: one account's events after a given event (or from its first), then new ones as they come.
     public static let feed = WireSubscriptionMethod<NotificationsFeedRequest, AccountEvent>("notifications.feed")
+    /// Where a tail starts now: every event stored after this call answered comes after the cursor it returns.
+    public static let tailCursor = WireMethod<NotificationsTailCursorRequest, NotificationsTailCursor>("notifications.tailCursor")
+    /// A subscription: every account's events stored after a cursor (of the asked types), in the store's order,
+    /// then new ones as they are stored. Nothing is kept for the subscriber (no group, no redelivery): for caches
+    /// that drop what an event touches (the gateway), which start afresh from a new cursor when a tail ends.
+    public static let tail = WireSubscriptionMethod<NotificationsTailRequest, AccountEvent>("notifications.tail")
     public static let deadLetters = WireMethod<NotificationsDeadLettersRequest, NotificationsDeadLetters>("notifications.deadLetters")
     /// Puts dead letters back for delivery (all of the group's, or the listed events').
     public static let replayDeadLetters = WireMethod<NotificationsReplayDeadLettersRequest, NotificationsReplayed>("notifications.replayDeadLetters")
@@ -31,7 +37,7 @@ public enum NotificationsContract {
     public static let replay = WireMethod<NotificationsReplayRequest, NotificationsReplayed>("notifications.replay")
 
     public static let methods = [
-        publish.name, declareGroup.name, subscribe.name, feed.name, deadLetters.name, replayDeadLetters.name, replay.name, HealthContract.check.name,
+        publish.name, declareGroup.name, subscribe.name, feed.name, tailCursor.name, tail.name, deadLetters.name, replayDeadLetters.name, replay.name, HealthContract.check.name,
     ]
 
     /// Every code a Notifications method may answer with (besides the wire layer's).
@@ -39,7 +45,8 @@ public enum NotificationsContract {
 
     /// Notifications' own codes.
     public enum ErrorCode {
-        /// A request outside its bounds (an empty or over-long group name, too many events, a limit out of range).
+        /// A request outside its bounds (an empty or over-long group name, too many events, a limit out of range, a
+        /// tail cursor this service did not give).
         public static let invalidRequest = "notifications.invalidRequest"
         /// The group has never been subscribed to.
         public static let unknownGroup = "notifications.unknownGroup"

@@ -119,3 +119,29 @@ public struct NotificationsReplayed: Codable, Sendable, Equatable {
         self.replayed = replayed
     }
 }
+
+/// Asks where a tail starts now (no fields).
+public struct NotificationsTailCursorRequest: Codable, Sendable, Equatable {
+    public init() {}
+}
+
+/// An opaque position in the store's order, for ``NotificationsContract/tail``.
+public struct NotificationsTailCursor: Codable, Sendable, Equatable {
+    public var cursor: String
+
+    public init(cursor: String) {
+        self.cursor = cursor
+    }
+}
+
+public struct NotificationsTailRequest: Codable, Sendable, Equatable {
+    /// A cursor from ``NotificationsContract/tailCursor``: the tail gives every event stored after it.
+    public var after: String
+    /// The event types wanted (``AccountEvent/Kind/name``); nil for every type.
+    public var types: [String]?
+
+    public init(after: String, types: [String]? = nil) {
+        self.after = after
+        self.types = types
+    }
+}

@@ -1,5 +1,7 @@
 import Foundation
 import KontoModel
+import KontoTesting
+import PostgresNIO
 @testable import NotificationService
 import Testing
 
@@ -216,6 +218,93 @@ struct NotificationStorageConformanceTests {
             #expect(try await storage.accountEvents(accountId: "a1", after: position, limit: 10).map(\.event) == [events[2], events[3]])
             #expect(try await storage.accountEvents(accountId: "a1", after: position, limit: 1).map(\.event) == [events[2]])
             #expect(try await storage.accountEvents(accountId: "nobody", after: nil, limit: 10).isEmpty)
+        }
+    }
+
+    /// The tail after `cursor` once it holds `count` events: PostgreSQL settles events once every older transaction
+    /// of the cluster (which other tests share) has ended. Bounded by the deadline.
+    static func tail(_ storage: any NotificationStorage, after cursor: TailCursor, types: [String]? = nil, limit: Int = 10, count: Int) async throws -> [TailedEvent] {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while true {
+            let tailed = try await storage.tail(after: cursor, types: types, limit: limit)
+            if tailed.count >= count || ContinuousClock.now > deadline { return tailed }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    @Test("a tail gives the events stored after its cursor, of the asked types, in order", arguments: NotificationStorageKind.allCases)
+    func tail(kind: NotificationStorageKind) async throws {
+        try await kind.withStorage { storage async throws in
+            _ = try await storage.append([Self.event("a0")], at: Self.t0)
+            let start = try await storage.tailCursor()
+            #expect(TailCursor(start.description) == start)
+            let events = [Self.event("a1"), Self.event("a2", .sessionsRevoked), Self.event("a1", .deletingAccount)]
+            _ = try await storage.append(events, at: Self.t0)
+            let all = try await Self.tail(storage, after: start, count: 3)
+            #expect(all.map(\.event) == events)
+            #expect(all.map(\.cursor) == all.map(\.cursor).sorted())
+            #expect(all.allSatisfy { $0.cursor > start })
+            #expect(try await storage.tail(after: start, types: ["deletingAccount", "sessionsRevoked"], limit: 10).map(\.event) == [events[1], events[2]])
+            #expect(try await storage.tail(after: start, types: nil, limit: 1).map(\.event) == [events[0]])
+            #expect(try await storage.tail(after: all[0].cursor, types: nil, limit: 10).map(\.event) == [events[1], events[2]])
+            let end = try #require(all.last?.cursor)
+            #expect(try await storage.tail(after: end, types: nil, limit: 10).isEmpty)
+            let later = Self.event("a3")
+            _ = try await storage.append([later], at: Self.t0)
+            #expect(try await Self.tail(storage, after: end, count: 1).map(\.event) == [later])
+        }
+    }
+
+    /// Positions come from a sequence at insert time: an event inserted first but committed last has the lower
+    /// position. A reader that only kept the highest position seen would have passed it when it commits; the tail
+    /// holds back until it has settled.
+    @Test("a tail does not skip an event whose transaction commits after a later-numbered one's (PostgreSQL)")
+    func tailWaitsForOlderTransactions() async throws {
+        try await TestDatabase.withFreshDatabase { database in
+            try await NotificationStorageKind.withPostgres(database) { storage in
+                try await storage.migrate()
+                let start = try await storage.tailCursor()
+                let early = Self.event("early")
+                let late = Self.event("late")
+                let client = PostgresClient(configuration: database.clientConfiguration, backgroundLogger: NotificationStorageKind.logger)
+                try await withThrowingTaskGroup(of: Void.self) { tasks in
+                    tasks.addTask { await client.run() }
+                    defer { tasks.cancelAll() }
+                    try await client.withConnection { connection in
+                        try await connection.query("BEGIN", logger: NotificationStorageKind.logger)
+                        let document = String(decoding: try JSONEncoder().encode(early), as: UTF8.self)
+                        try await connection.query(
+                            """
+                            INSERT INTO notifications.events (event_id, account_id, type, event, occurred_at, stored_at)
+                            VALUES (\(early.id), \(early.accountId), \(early.kind.name), \(document)::jsonb, \(early.time), \(early.time))
+                            """,
+                            logger: NotificationStorageKind.logger
+                        )
+                        _ = try await storage.append([late], at: Self.t0)
+                        // `late` is committed, with the higher position, but `early`'s transaction is still running.
+                        #expect(try await storage.tail(after: start, types: nil, limit: 10).isEmpty)
+                        try await connection.query("COMMIT", logger: NotificationStorageKind.logger)
+                    }
+                }
+                let tailed = try await Self.tail(storage, after: start, count: 2)
+                #expect(tailed.map(\.event.id) == [early.id, late.id])
+                try #require(tailed.count == 2)
+                #expect(tailed[0].cursor.position < tailed[1].cursor.position)
+            }
+        }
+    }
+
+    @Test("tail cursors read back only in their own form")
+    func tailCursorForm() {
+        #expect(TailCursor("12.34") == TailCursor(transaction: 12, position: 34))
+        #expect(TailCursor("12.34/10:15:") == TailCursor(transaction: 12, position: 34, snapshot: "10:15:"))
+        #expect(TailCursor("12.34/10:15:11,13") == TailCursor(transaction: 12, position: 34, snapshot: "10:15:11,13"))
+        for bad in [
+            "", "12", "12.", ".34", "a.b", "1.2.3", "-1.2", "1.-2", "+1.2", " 1.2", "99999999999999999999.1", String(repeating: "1", count: 50),
+            "1.2/", "1.2/10:15", "1.2/10:15:11,", "1.2/10:15:,11", "1.2/10:15:11;DROP", "1.2/a:b:", "1.2/10:15:11/3",
+            "1.2/1:2:" + String(repeating: "3,", count: 9_000) + "3",
+        ] {
+            #expect(TailCursor(bad) == nil, "\(bad)")
         }
     }
 }

@@ -225,6 +225,42 @@ struct NotificationWireTests {
         }
     }
 
+    @Test("a tail gives every account's events after its cursor, then new ones as they are published", arguments: NotificationStorageKind.allCases)
+    func tail(kind: NotificationStorageKind) async throws {
+        try await Harness.withService(kind) { running in
+            let client = running.client()
+            try await Harness.with(client) {
+                _ = try await client.call(NotificationsContract.publish, NotificationsPublishRequest(events: [Harness.event("before")]))
+                let cursor = try await client.call(NotificationsContract.tailCursor, NotificationsTailCursorRequest())
+                let history = [Harness.event("a1"), Harness.event("a2", .sessionsRevoked), Harness.event("a1", .deletingAccount)]
+                _ = try await client.call(NotificationsContract.publish, NotificationsPublishRequest(events: history))
+                let tail = try await client.subscribe(NotificationsContract.tail, NotificationsTailRequest(after: cursor.cursor), credit: 2)
+                var iterator = tail.makeAsyncIterator()
+                var seen: [AccountEvent] = []
+                for _ in 0..<3 {
+                    let delivery = try #require(try await iterator.next())
+                    seen.append(delivery.event)
+                    tail.acknowledge(delivery)
+                }
+                #expect(seen == history)
+                let live = Harness.event("a3", .passwordChanged)
+                _ = try await client.call(NotificationsContract.publish, NotificationsPublishRequest(events: [live]))
+                #expect(try #require(try await iterator.next()).event == live)
+                tail.cancel()
+                // Only the asked types.
+                let deletions = try await client.subscribe(
+                    NotificationsContract.tail, NotificationsTailRequest(after: cursor.cursor, types: ["deletingAccount"]), credit: 4)
+                #expect(try await Self.take(1, from: deletions).map(\.event) == [history[2]])
+                deletions.cancel()
+                // A cursor the service did not give, and unknown types.
+                for request in [NotificationsTailRequest(after: "not a cursor"), NotificationsTailRequest(after: cursor.cursor, types: ["noSuchEvent"])] {
+                    let bad = try await client.subscribe(NotificationsContract.tail, request, credit: 1)
+                    #expect(await wireErrorCode { try await Self.take(1, from: bad) } == NotificationsContract.ErrorCode.invalidRequest, "\(request)")
+                }
+            }
+        }
+    }
+
     @Test("bad requests get their error codes", arguments: NotificationStorageKind.allCases)
     func errors(kind: NotificationStorageKind) async throws {
         try await Harness.withService(kind) { running in

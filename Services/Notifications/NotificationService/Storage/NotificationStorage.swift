@@ -57,6 +57,11 @@ public protocol NotificationStorage: Sendable {
     /// Where the account's event with this id is stored; nil when there is none.
     func position(ofEvent id: UUID, accountId: String) async throws(NotificationStorageError) -> Int64?
 
+    /// Where a tail starts now: every event stored (committed) after this returns comes after the cursor.
+    func tailCursor() async throws(NotificationStorageError) -> TailCursor
+    /// Events after `cursor` (of `types`; nil: every type) whose place in the tail's order is settled — no event can
+    /// still appear before them — in that order.
+    func tail(after cursor: TailCursor, types: [String]?, limit: Int) async throws(NotificationStorageError) -> [TailedEvent]
     /// Records one webhook delivery attempt in the endpoint's delivery log.
     func logWebhookAttempt(_ attempt: WebhookAttempt) async throws(NotificationStorageError)
 

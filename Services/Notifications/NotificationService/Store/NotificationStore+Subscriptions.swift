@@ -230,6 +230,71 @@ extension NotificationStore {
     }
 }
 
+extension NotificationStore {
+    // MARK: Tail
+
+    public func tailCursor() async throws(NotificationsError) -> NotificationsTailCursor {
+        let cursor = try await stored { () async throws(NotificationStorageError) in try await storage.tailCursor() }
+        return NotificationsTailCursor(cursor: cursor.description)
+    }
+
+    /// Serves every account's events after the request's cursor, then new ones as they are stored, within the
+    /// credit. Nothing is recorded for the subscriber: a tail that ends is started again from a new cursor.
+    public func serveTail(_ request: NotificationsTailRequest, subscriber: WireSubscriber<AccountEvent>) async throws {
+        guard let start = TailCursor(request.after) else {
+            throw NotificationsError.invalidRequest("after must be a cursor from notifications.tailCursor")
+        }
+        let types = try Self.checkTypes(request.types)
+        let unsettled = Unsettled()
+        let settled = Wakeup()
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask {
+                for await _ in subscriber.outcomes {
+                    unsettled.subtract()
+                    settled.notify()
+                }
+            }
+            tasks.addTask {
+                var cursor = start
+                // Woken by a publish whose events were not settled yet (an older transaction was still running):
+                // look again soon rather than after the whole poll interval.
+                var unseenPublishes = 0
+                while !Task.isCancelled {
+                    let settledGeneration = settled.generation
+                    let room = subscriber.credit - unsettled.count
+                    guard room > 0 else {
+                        await settled.wait(after: settledGeneration, timeout: self.options.pollInterval)
+                        continue
+                    }
+                    let publishedGeneration = self.published.generation
+                    let events = try await self.stored { () async throws(NotificationStorageError) in
+                        try await self.storage.tail(after: cursor, types: types, limit: min(room, self.options.claimBatch))
+                    }
+                    guard !events.isEmpty else {
+                        let wait = unseenPublishes > 0 ? min(Self.tailRecheck, self.options.pollInterval) : self.options.pollInterval
+                        await self.published.wait(after: publishedGeneration, timeout: wait)
+                        unseenPublishes = self.published.generation != publishedGeneration ? Self.tailRechecks : max(unseenPublishes - 1, 0)
+                        continue
+                    }
+                    unseenPublishes = 0
+                    for tailed in events {
+                        unsettled.add()
+                        _ = try await subscriber.push(tailed.event, topic: tailed.event.kind.name)
+                        cursor = tailed.cursor
+                    }
+                }
+            }
+            try await tasks.next()
+            tasks.cancelAll()
+            try await tasks.waitForAll()
+        }
+    }
+
+    /// After a publish, how often and how long a tail looks again for events that were not settled yet.
+    static var tailRecheck: Duration { .milliseconds(10) }
+    static var tailRechecks: Int { 20 }
+}
+
 /// Events a feed has pushed and not seen acknowledged.
 private final class Unsettled: Sendable {
     private let value = Atomic<Int>(0)

@@ -14,6 +14,10 @@ extension NotificationStore {
         server.registerSubscription(NotificationsContract.feed) { request, _, subscriber in
             try await self.serveFeed(request, subscriber: subscriber)
         }
+        server.register(NotificationsContract.tailCursor) { _, _ in try await self.tailCursor() }
+        server.registerSubscription(NotificationsContract.tail) { request, _, subscriber in
+            try await self.serveTail(request, subscriber: subscriber)
+        }
         server.register(NotificationsContract.deadLetters) { request, _ in try await self.deadLetters(request) }
         server.register(NotificationsContract.replayDeadLetters) { request, _ in try await self.replayDeadLetters(request) }
         server.register(NotificationsContract.replay) { request, _ in try await self.replay(request) }

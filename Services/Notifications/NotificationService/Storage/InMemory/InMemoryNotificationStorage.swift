@@ -214,6 +214,21 @@ public final class InMemoryNotificationStorage: NotificationStorage {
         }
     }
 
+    public func tailCursor() -> TailCursor {
+        state.withLock { TailCursor(transaction: 0, position: Int64($0.events.count)) }
+    }
+
+    public func tail(after cursor: TailCursor, types: [String]?, limit: Int) -> [TailedEvent] {
+        state.withLock { state in
+            // Positions are given and committed in one step here, so a position is settled as soon as it exists.
+            let start = Int(min(max(cursor.position, 0), Int64(state.events.count)))
+            return state.events[start...].lazy
+                .filter { State.matches($0.event.kind.name, types) }
+                .prefix(limit)
+                .map { TailedEvent(cursor: TailCursor(transaction: 0, position: $0.position), event: $0.event) }
+        }
+    }
+
     public func logWebhookAttempt(_ attempt: WebhookAttempt) {
         state.withLock { state in
             state.webhookLog[attempt.endpoint, default: []].append(attempt)

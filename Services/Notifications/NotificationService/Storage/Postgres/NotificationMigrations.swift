@@ -100,5 +100,17 @@ public enum NotificationMigrations {
                 "ALTER TABLE dead_letters DROP CONSTRAINT dead_letters_position_fkey",
             ]
         ),
+        // Tails read events in the order of their storing transactions, up to the oldest one still running (see
+        // TailCursor): positions come from a sequence when rows are inserted, not when they commit. Events stored
+        // before this migration have no transaction and are not tailed (tails start at the present).
+        PostgresMigration(
+            version: 4,
+            name: "events record their storing transaction, for tails",
+            statements: [
+                "ALTER TABLE events ADD COLUMN txid xid8",
+                "ALTER TABLE events ALTER COLUMN txid SET DEFAULT pg_current_xact_id()",
+                "CREATE INDEX events_tail ON events (txid, position)",
+            ]
+        ),
     ]
 }

@@ -329,6 +329,46 @@ public struct PostgresNotificationStorage: NotificationStorage {
         }
     }
 
+    public func tailCursor() async throws(NotificationStorageError) -> TailCursor {
+        try await run { client, logger in
+            // Every transaction that commits from now on has an id at or above the snapshot's xmin; of those at or
+            // above it, the ones the snapshot sees had committed already and are left out by the tail.
+            let rows = try await client.query("SELECT pg_current_snapshot()::text", logger: logger)
+            guard let snapshot = try await rows.decode(String.self).first(),
+                  let xmin = snapshot.split(separator: ":").first.flatMap({ UInt64($0) })
+            else {
+                throw NotificationStorageError(.failure, underlying: nil)
+            }
+            return TailCursor(transaction: xmin, position: 0, snapshot: snapshot)
+        }
+    }
+
+    public func tail(after cursor: TailCursor, types: [String]?, limit: Int) async throws(NotificationStorageError) -> [TailedEvent] {
+        try await run { client, logger in
+            // Only transactions older than the current snapshot's xmin: they have all ended, so no event can still
+            // appear before the ones read here. (The text column is named apart: ORDER BY would take its text.)
+            let rows = try await client.query(
+                """
+                SELECT e.txid::text AS txid_text, e.position, e.event::text FROM notifications.events AS e
+                WHERE (e.txid, e.position) > (\(String(cursor.transaction))::xid8, \(cursor.position))
+                  AND e.txid < pg_snapshot_xmin(pg_current_snapshot())
+                  AND (\(cursor.snapshot)::text IS NULL OR NOT pg_visible_in_snapshot(e.txid, \(cursor.snapshot)::pg_snapshot))
+                  AND (\(types)::text[] IS NULL OR e.type = ANY (\(types)::text[]))
+                ORDER BY e.txid, e.position
+                LIMIT \(limit)
+                """,
+                logger: logger
+            )
+            var events: [TailedEvent] = []
+            for try await (transaction, position, document) in rows.decode((String, Int64, String).self) {
+                guard let transaction = UInt64(transaction) else { continue }
+                let event = try Self.decoder.decode(AccountEvent.self, from: Data(document.utf8))
+                events.append(TailedEvent(cursor: TailCursor(transaction: transaction, position: position, snapshot: cursor.snapshot), event: event))
+            }
+            return events
+        }
+    }
+
     public func logWebhookAttempt(_ attempt: WebhookAttempt) async throws(NotificationStorageError) {
         try await run { client, logger in
             try await client.query(
