@@ -20,7 +20,7 @@ struct NotificationsContractConsumerTests {
     @Test("the examples cover every method, and the subscriptions are recorded as subscriptions")
     func coverage() {
         #expect(Set(Self.examples.map(\.method)) == Set(NotificationsContract.methods))
-        let subscriptions: Set<String> = [NotificationsContract.subscribe.name, NotificationsContract.feed.name]
+        let subscriptions: Set<String> = [NotificationsContract.subscribe.name, NotificationsContract.feed.name, NotificationsContract.tail.name]
         for example in Self.examples {
             #expect((example.subscriptionCredit != nil) == subscriptions.contains(example.method), "\(example.name)")
         }
@@ -56,6 +56,8 @@ struct NotificationsContractConsumerTests {
         ContractCodec.entry(NotificationsContract.declareGroup),
         ContractCodec.entry(subscription: NotificationsContract.subscribe),
         ContractCodec.entry(subscription: NotificationsContract.feed),
+        ContractCodec.entry(NotificationsContract.tailCursor),
+        ContractCodec.entry(subscription: NotificationsContract.tail),
         ContractCodec.entry(NotificationsContract.deadLetters),
         ContractCodec.entry(NotificationsContract.replayDeadLetters),
         ContractCodec.entry(NotificationsContract.replay),
