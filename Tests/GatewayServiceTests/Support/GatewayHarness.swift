@@ -30,6 +30,23 @@ enum GatewayHarness {
     struct Running: Sendable {
         let baseURL: String
         let http: HTTPClient
+        /// Where the gateway finds the services (to reach them behind its back).
+        var identityPort: Int?
+        var profilePort: Int?
+
+        /// A wire client to a service the gateway calls, running for `body`.
+        func withService<Result: Sendable>(port: Int?, _ body: @escaping @Sendable (WireClient) async throws -> Result) async throws -> Result {
+            let port = try port ?? { throw HarnessError("no service port") }()
+            let client = WireClient(configuration: .init(port: port, serviceName: "gateway-test", secret: WireSecret(GatewayHarness.secret)), logger: GatewayHarness.logger)
+            return try await RunningServices.with([client], logger: GatewayHarness.logger) { try await body(client) }
+        }
+
+        /// The value of a metric line as `/metrics` writes it (`name` or `name{label="…",…}`), if there is one.
+        func metric(_ series: String) async throws -> Double? {
+            let text = try await request(.GET, "/metrics").text
+            let line = text.split(separator: "\n").first { $0.hasPrefix(series + " ") }
+            return line.flatMap { Double($0.split(separator: " ").last ?? "") }
+        }
 
         /// One request; the body read whole (bounded).
         func request(
@@ -170,7 +187,8 @@ enum GatewayHarness {
             let port = try await gateway.localAddress().port!
             let http = HTTPClient(eventLoopGroupProvider: .singleton)
             do {
-                let result = try await body(Running(baseURL: "http://127.0.0.1:\(port)", http: http))
+                let running = Running(baseURL: "http://127.0.0.1:\(port)", http: http, identityPort: configuration.identity.port, profilePort: configuration.profile.port)
+                let result = try await body(running)
                 try await http.shutdown()
                 return result
             } catch {

@@ -6,15 +6,26 @@ import OpenAPIRuntime
 extension GatewayAPI {
     func getAccount(_ input: Operations.GetAccount.Input) async throws -> Operations.GetAccount.Output {
         let (_, session) = try await authenticate()
+        if let cached = cache.account(session.accountId), cached.account.isAnonymous == session.isAnonymous {
+            metrics.cache("account", hit: true)
+            return .ok(.init(headers: .init(eTag: Self.etag(cached.version)), body: .json(cached.account)))
+        }
+        let ticket = cache.ticket()
         let record: ProfileRecord
         do {
             record = try await upstreams.profile(ProfileContract.load, ProfileLoadRequest(accountId: session.accountId))
         } catch {
-            // An anonymous account has no details until it signs up.
+            // An anonymous account has no details until it signs up (not cached: its sign-up creates them).
             guard session.isAnonymous, error.code == AccountError.Code.notFound.rawValue else { throw error }
-            record = ProfileRecord(accountId: session.accountId, details: AccountDetails(), version: 0)
+            let empty = ProfileRecord(accountId: session.accountId, details: AccountDetails(), version: 0)
+            return .ok(.init(headers: .init(eTag: Self.etag(empty.version)), body: .json(try account(empty, session: session))))
         }
-        return .ok(.init(headers: .init(eTag: Self.etag(record.version)), body: .json(try account(record, session: session))))
+        let account = try account(record, session: session)
+        if let ticket {
+            metrics.cache("account", hit: false)
+            cache.store(AccountCache.CachedAccount(account: account, version: record.version), ticket: ticket)
+        }
+        return .ok(.init(headers: .init(eTag: Self.etag(record.version)), body: .json(account)))
     }
 
     func modifyAccount(_ input: Operations.ModifyAccount.Input) async throws -> Operations.ModifyAccount.Output {
@@ -24,12 +35,14 @@ extension GatewayAPI {
         let modifications = AccountModifications(set: try Self.details(body.set), remove: Set(body.remove ?? []))
         try Self.checkNoCredentials(modifications)
         let request = ProfileModifyRequest(accountId: session.accountId, modifications: modifications, expectedVersion: expectedVersion)
+        defer { cache.invalidate(accountId: session.accountId) }
         let record = try await upstreams.profile(ProfileContract.modify, request)
         return .ok(.init(headers: .init(eTag: Self.etag(record.version)), body: .json(try account(record, session: session))))
     }
 
     func deleteAccount(_ input: Operations.DeleteAccount.Input) async throws -> Operations.DeleteAccount.Output {
         let token = try Self.bearerToken()
+        defer { invalidateAfterChange(by: token, endsOtherSessions: true) }
         _ = try await upstreams.identity(IdentityContract.delete, IdentityDeleteRequest(token: token))
         return .noContent(.init())
     }
@@ -42,6 +55,7 @@ extension GatewayAPI {
             currentPassword: body.currentPassword.map(SecretString.init),
             newPassword: SecretString(body.newPassword)
         )
+        defer { invalidateAfterChange(by: token, endsOtherSessions: true) }
         let ended = try await upstreams.identity(IdentityContract.changePassword, request)
         return .ok(.init(body: .json(.init(sessionsEnded: ended.sessionsEnded))))
     }
@@ -50,6 +64,7 @@ extension GatewayAPI {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
         let token = try Self.bearerToken()
         let request = IdentityChangeUserIdRequest(token: token, userId: body.userId, currentPassword: body.currentPassword.map(SecretString.init))
+        defer { invalidateAfterChange(by: token, endsOtherSessions: false) }
         _ = try await upstreams.identity(IdentityContract.changeUserId, request)
         return .noContent(.init())
     }
@@ -57,6 +72,7 @@ extension GatewayAPI {
     func reauthenticate(_ input: Operations.Reauthenticate.Input) async throws -> Operations.Reauthenticate.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
         let token = try Self.bearerToken()
+        defer { invalidateAfterChange(by: token, endsOtherSessions: false) }
         let privilege = try await upstreams.identity(IdentityContract.reauthenticate, IdentityReauthenticateRequest(token: token, password: SecretString(body.password)))
         return .ok(.init(body: .json(.init(privilegedUntil: privilege.privilegedUntil.date))))
     }

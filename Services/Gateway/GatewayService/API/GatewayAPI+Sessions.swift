@@ -14,7 +14,11 @@ extension GatewayAPI {
             // Signing up with an anonymous account's session upgrades that account.
             anonymousSession: RequestScope.scope.bearerToken.map(BearerToken.init)
         )
+        // An upgraded anonymous account changes (its session stops being anonymous).
+        let anonymousSession = request.anonymousSession
+        defer { if let anonymousSession { invalidateAfterChange(by: anonymousSession, endsOtherSessions: false) } }
         let session = try await upstreams.identity(IdentityContract.signUp, request)
+        if anonymousSession != nil { cache.invalidate(accountId: session.accountId) }
         return .created(.init(body: .json(try Self.accountSession(session))))
     }
 
@@ -32,12 +36,14 @@ extension GatewayAPI {
 
     func logOut(_ input: Operations.LogOut.Input) async throws -> Operations.LogOut.Output {
         let token = try Self.bearerToken()
+        defer { invalidateAfterChange(by: token, endsOtherSessions: false) }
         _ = try await upstreams.identity(IdentityContract.logout, IdentitySessionRequest(token: token))
         return .noContent(.init())
     }
 
     func logOutEverywhere(_ input: Operations.LogOutEverywhere.Input) async throws -> Operations.LogOutEverywhere.Output {
         let token = try Self.bearerToken()
+        defer { invalidateAfterChange(by: token, endsOtherSessions: true) }
         let ended = try await upstreams.identity(IdentityContract.logoutEverywhere, IdentitySessionRequest(token: token))
         return .ok(.init(body: .json(.init(sessionsEnded: ended.sessionsEnded))))
     }
@@ -51,6 +57,8 @@ extension GatewayAPI {
     func confirmPasswordReset(_ input: Operations.ConfirmPasswordReset.Input) async throws -> Operations.ConfirmPasswordReset.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
         let request = IdentityConfirmPasswordResetRequest(token: BearerToken(body.token), newPassword: SecretString(body.newPassword))
+        // The reset ends every session of an account the gateway cannot name from the token.
+        defer { cache.removeAll() }
         _ = try await upstreams.identity(IdentityContract.confirmPasswordReset, request)
         return .noContent(.init())
     }

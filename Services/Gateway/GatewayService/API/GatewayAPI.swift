@@ -14,9 +14,12 @@ struct GatewayAPI: APIProtocol {
     /// How often an event stream sends a comment and checks its session.
     let eventStreamHeartbeat: Duration
     let metrics: GatewayMetrics
+    /// Session checks and details, invalidated by account events (``AccountCache``).
+    let cache: AccountCache
 
-    init(upstreams: GatewayUpstreams, accounts: AccountConfiguration, eventStreamHeartbeat: Duration, metrics: GatewayMetrics) throws {
+    init(upstreams: GatewayUpstreams, accounts: AccountConfiguration, eventStreamHeartbeat: Duration, metrics: GatewayMetrics, cache: AccountCache) throws {
         self.upstreams = upstreams
+        self.cache = cache
         self.metrics = metrics
         self.eventStreamHeartbeat = eventStreamHeartbeat
         self.schema = try Self.convert(accounts, to: Components.Schemas.Schema.self)
@@ -63,12 +66,35 @@ struct GatewayAPI: APIProtocol {
         return BearerToken(token)
     }
 
-    /// The session behind the request's bearer token, checked with Identity on every call (so a logout or
-    /// revocation takes effect at once), or 401.
+    /// The session behind the request's bearer token, or 401: from the cache while it is live (a logout or
+    /// revocation drops it there before the next request, see ``AccountCache``), else checked with Identity.
     func authenticate() async throws(GatewayProblem) -> (BearerToken, IdentitySessionInfo) {
         let token = try Self.bearerToken()
+        let key = AccountCache.TokenKey(token.value)
+        if let session = cache.session(for: key) {
+            metrics.cache("session", hit: true)
+            return (token, session)
+        }
+        let ticket = cache.ticket()
         let session = try await upstreams.identity(IdentityContract.validateSession, IdentitySessionRequest(token: token))
+        if let ticket {
+            metrics.cache("session", hit: false)
+            cache.store(session, for: key, ticket: ticket)
+        }
         return (token, session)
+    }
+
+    /// After a call that may have ended the token's session or changed its account (whether it succeeded or not:
+    /// a call that timed out may still have happened), drops what the cache holds of them. When the token's account
+    /// is not known here, other sessions of it may be cached: then everything goes.
+    func invalidateAfterChange(by token: BearerToken, endsOtherSessions: Bool) {
+        let key = AccountCache.TokenKey(token.value)
+        if let accountId = cache.accountId(for: key) {
+            cache.invalidate(accountId: accountId)
+        } else if endsOtherSessions {
+            cache.removeAll()
+        }
+        cache.invalidate(token: key)
     }
 
     static func etag(_ version: Int64) -> String {

@@ -12,6 +12,10 @@ final class GatewayMetrics: Sendable {
     /// The routes of the document: anything else is counted as `unmatched`, so label values stay bounded.
     private let routes: Set<String>
 
+    private let cacheHits: [String: CoreMetrics.Counter]
+    private let cacheMisses: [String: CoreMetrics.Counter]
+    private let cacheLiveGauge: CoreMetrics.Gauge
+
     init(routes: Set<String>) {
         let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -20,6 +24,15 @@ final class GatewayMetrics: Sendable {
         self.registry = registry
         self.factory = factory
         self.routes = routes
+        func counters(_ outcome: String) -> [String: CoreMetrics.Counter] {
+            Dictionary(uniqueKeysWithValues: ["session", "account"].map { cache in
+                (cache, CoreMetrics.Counter(label: "konto_gateway_cache_lookups_total", dimensions: [("cache", cache), ("outcome", outcome)], factory: factory))
+            })
+        }
+        cacheHits = counters("hit")
+        cacheMisses = counters("miss")
+        cacheLiveGauge = CoreMetrics.Gauge(label: "konto_gateway_cache_live", factory: factory)
+        cacheLiveGauge.record(0)
     }
 
     func route(_ path: String) -> String {
@@ -37,6 +50,16 @@ final class GatewayMetrics: Sendable {
         if let errorCode {
             Counter(label: "konto_gateway_upstream_errors_total", dimensions: [("service", service), ("method", method), ("code", errorCode)], factory: factory).increment()
         }
+    }
+
+    /// A cache lookup that found its answer, or missed while the cache was live.
+    func cache(_ cache: String, hit: Bool) {
+        (hit ? cacheHits : cacheMisses)[cache]?.increment()
+    }
+
+    /// Whether the account cache is serving (1) or off because it cannot follow the account events (0).
+    func cacheLive(_ live: Bool) {
+        cacheLiveGauge.record(live ? 1 : 0)
     }
 
     /// The Prometheus text exposition of every metric.

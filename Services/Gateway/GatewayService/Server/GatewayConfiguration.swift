@@ -48,6 +48,11 @@ public struct GatewayConfiguration: Sendable {
     public var corsOrigins: [String] = []
     /// Behind a trusted proxy: the header carrying the client's address (its last entry is used).
     public var clientAddressHeader: String?
+    /// How long a session check or account's details are served from the cache (kept honest by account events);
+    /// zero turns the cache off (every request asks the services).
+    public var cacheTimeToLive: Duration = .seconds(30)
+    /// Sessions, and accounts, the cache holds at most.
+    public var cacheCapacity = 20_000
 
     public static let defaultPort = 8080
 
@@ -98,5 +103,9 @@ public struct GatewayConfiguration: Sendable {
             "KONTO_GATEWAY_CREDENTIALS_RATE_LIMIT_PER_MINUTE", default: credentialsRateLimitPerMinute, in: 0...1_000_000)
         corsOrigins = environment.string("KONTO_GATEWAY_CORS_ORIGINS")?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } ?? []
         clientAddressHeader = environment.string("KONTO_GATEWAY_CLIENT_ADDRESS_HEADER")
+        // At most 55 s: Identity touches a session at most once a minute, so a session served from the cache must
+        // still reach Identity often enough to stay active.
+        cacheTimeToLive = try environment.milliseconds("KONTO_GATEWAY_CACHE_MS", default: cacheTimeToLive, in: 0...55_000)
+        cacheCapacity = try environment.integer("KONTO_GATEWAY_CACHE_ENTRIES", default: cacheCapacity, in: 1...1_000_000)
     }
 }

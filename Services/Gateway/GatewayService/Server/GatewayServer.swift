@@ -20,6 +20,8 @@ public final class GatewayServer: Service {
     private let profile: WireClient
     private let notifications: WireClient
     private let events: WireClient
+    /// Follows the account events while the cache is on.
+    private let cacheInvalidator: AccountCacheInvalidator?
     private let application: Application<RouterResponder<GatewayRequestContext>>
     private let boundAddress: EventLoopPromise<SocketAddress>
     private let logger: Logger
@@ -50,7 +52,11 @@ public final class GatewayServer: Service {
         self.events = events
         let metrics = GatewayMetrics(routes: OpenAPIDocument.paths)
         let upstreams = GatewayUpstreams(identity: identity, profile: profile, notifications: notifications, events: events, timeout: timeout, metrics: metrics)
-        let api = try GatewayAPI(upstreams: upstreams, accounts: configuration.accounts, eventStreamHeartbeat: configuration.eventStreamHeartbeat, metrics: metrics)
+        let cache = AccountCache(configuration: .init(timeToLive: configuration.cacheTimeToLive, capacity: configuration.cacheCapacity))
+        self.cacheInvalidator = cache.isEnabled ? AccountCacheInvalidator(client: events, cache: cache, metrics: metrics, logger: logger) : nil
+        let api = try GatewayAPI(
+            upstreams: upstreams, accounts: configuration.accounts, eventStreamHeartbeat: configuration.eventStreamHeartbeat, metrics: metrics, cache: cache
+        )
 
         let router = Router(context: GatewayRequestContext.self)
         if !configuration.corsOrigins.isEmpty {
@@ -107,13 +113,17 @@ public final class GatewayServer: Service {
     }
 
     public func componentGraph() throws(ComponentGraphError) -> ComponentGraph {
-        try ComponentGraph([
+        var components: [Component] = [
             .service("identity-client", identity),
             .service("profile-client", profile),
             .service("notifications-client", notifications),
             .service("events-client", events),
             .service("http", dependsOn: ["identity-client", "profile-client", "notifications-client", "events-client"], application),
-        ])
+        ]
+        if let cacheInvalidator {
+            components.append(.service("cache-invalidator", dependsOn: ["events-client"], cacheInvalidator))
+        }
+        return try ComponentGraph(components)
     }
 
     public func run() async throws {

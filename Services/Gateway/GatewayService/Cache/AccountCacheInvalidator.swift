@@ -1,0 +1,61 @@
+import KontoContracts
+import KontoModel
+import KontoWire
+import Logging
+import ServiceLifecycle
+
+/// Keeps the ``AccountCache`` honest: follows Notifications' tail of every account's events and drops what each
+/// event's account has in the cache. The cache is live only while the tail runs; when it ends (Notifications down
+/// or restarting) the cache empties and stops serving until a new tail has started.
+struct AccountCacheInvalidator: Service {
+    let client: WireClient
+    let cache: AccountCache
+    let metrics: GatewayMetrics
+    let logger: Logger
+    var credit = 256
+    var backoffInitial: Duration = .milliseconds(100)
+    var backoffMaximum: Duration = .seconds(5)
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            await self.follow()
+        }
+        cache.setLive(false)
+    }
+
+    private func follow() async {
+        var delay = backoffInitial
+        var failing = false
+        while !Task.isCancelled {
+            do {
+                // The cursor first: every change committed after it has its event in the tail, so what is read
+                // from the services after going live is invalidated by the tail when it changes.
+                let cursor = try await client.call(NotificationsContract.tailCursor, NotificationsTailCursorRequest())
+                let tail = try await client.subscribe(NotificationsContract.tail, NotificationsTailRequest(after: cursor.cursor), credit: credit)
+                cache.setLive(true)
+                metrics.cacheLive(true)
+                if failing {
+                    logger.info("account cache live again")
+                    failing = false
+                }
+                for try await delivery in tail {
+                    cache.invalidate(accountId: delivery.event.accountId)
+                    tail.acknowledge(delivery)
+                    delay = backoffInitial
+                }
+            } catch {
+                if Task.isCancelled { break }
+                if !failing {
+                    logger.warning("account cache off: cannot follow account events; retrying", metadata: ["konto.error": "\(error)"])
+                    failing = true
+                }
+            }
+            cache.setLive(false)
+            metrics.cacheLive(false)
+            try? await Task.sleep(for: delay)
+            delay = min(delay * 2, backoffMaximum)
+        }
+        cache.setLive(false)
+        metrics.cacheLive(false)
+    }
+}
