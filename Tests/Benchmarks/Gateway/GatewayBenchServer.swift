@@ -21,6 +21,7 @@ struct GatewayBenchServer: AsyncParsableCommand {
     @Option var profilePort: Int
     @Option var notificationsPort: Int
     @Option(help: "Wire connections to each service.") var connections: Int = 4
+    @Option(help: "The account cache's time to live in milliseconds (0: off).") var cacheMs: Int = 30_000
 
     func run() async throws {
         let logger = {
@@ -38,6 +39,7 @@ struct GatewayBenchServer: AsyncParsableCommand {
         configuration.rateLimitPerMinute = 0
         configuration.credentialsRateLimitPerMinute = 0
         configuration.connectionsPerService = connections
+        configuration.cacheTimeToLive = .milliseconds(cacheMs)
         let server = try GatewayServer(configuration: configuration, logger: logger)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: server)],

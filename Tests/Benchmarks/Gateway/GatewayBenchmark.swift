@@ -26,9 +26,10 @@ struct GatewayBenchmark: AsyncParsableCommand {
     @Option(help: "Connections of wrk and clients of pgbench.") var connections: Int = 64
     @Option(help: "Accounts signed up, whose tokens the requests rotate through.") var accounts: Int = 200
     @Option(help: "Wire connections from the gateway to each service.") var upstreamConnections: Int = 4
+    @Option(help: "The gateway's account cache time to live in milliseconds (0: off, every request asks Identity and Profile).") var cacheMs: Int = 30_000
 
     func run() async throws {
-        guard (1...60).contains(seconds), (1...1_024).contains(connections), (1...10_000).contains(accounts), (1...64).contains(upstreamConnections) else {
+        guard (1...60).contains(seconds), (1...1_024).contains(connections), (1...10_000).contains(accounts), (1...64).contains(upstreamConnections), (0...55_000).contains(cacheMs) else {
             throw ValidationError("bounded runs only")
         }
         guard let wrk = ChildProcess.which("wrk") else { throw ValidationError("needs wrk (Debian's wrk package)") }
@@ -61,7 +62,7 @@ struct GatewayBenchmark: AsyncParsableCommand {
                     let gateway = try ChildProcess.start(
                         CommandLine.arguments[0],
                         ["gateway-server", "--identity-port", "\(identityPort)", "--profile-port", "\(profilePort)",
-                         "--notifications-port", "\(notificationsPort)", "--connections", "\(upstreamConnections)"],
+                         "--notifications-port", "\(notificationsPort)", "--connections", "\(upstreamConnections)", "--cache-ms", "\(cacheMs)"],
                         readyPrefix: "READY "
                     )
                     defer { gateway.stop() }
@@ -181,11 +182,12 @@ struct GatewayBenchmark: AsyncParsableCommand {
 
     private func report(load: Load, rss: Double, baseline: Double) {
         let ratio = load.requestsPerSecond / baseline
-        print("GET /v1/account through konto-gateway (own process) → Identity (validate) + Profile (load) on PostgreSQL, loopback, \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        let path = cacheMs > 0 ? "its account cache (kept by account events), misses to Identity + Profile" : "Identity (validate) + Profile (load), no cache"
+        print("GET /v1/account through konto-gateway (own process) → \(path) on PostgreSQL, loopback, \(ProcessInfo.processInfo.activeProcessorCount) cores")
         print(String(format: "  wrk, %d connections, %d tokens: %.0f req/s, p50 %.2f ms, p99 %.2f ms, answers not 2xx: %d", connections, accounts, load.requestsPerSecond, load.p50, load.p99, load.failures))
         print(String(format: "  pgbench -S (primary-key SELECT), %d clients, same database: %.0f tps", connections, baseline))
         print(String(format: "  gateway peak RSS: %.1f MiB", rss))
-        print(String(format: "konto-bench gateway: ratio=%.2f target=0.5 requests_per_s=%.0f baseline_tps=%.0f p50_ms=%.2f p99_ms=%.2f p99_target_ms=20 gateway_rss_mib=%.1f rss_target_mib=64 non_2xx=%d connections=%d",
-                     ratio, load.requestsPerSecond, baseline, load.p50, load.p99, rss, load.failures, connections))
+        print(String(format: "konto-bench gateway: ratio=%.2f target=0.5 requests_per_s=%.0f baseline_tps=%.0f p50_ms=%.2f p99_ms=%.2f p99_target_ms=20 gateway_rss_mib=%.1f rss_target_mib=64 non_2xx=%d connections=%d cache_ms=%d",
+                     ratio, load.requestsPerSecond, baseline, load.p50, load.p99, rss, load.failures, connections, cacheMs))
     }
 }

@@ -27,8 +27,6 @@ struct RequestMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         let requestID = RequestScope.acceptedRequestID(request.headers[Self.requestIDHeader]) ?? UUID().uuidString.lowercased()
-        var logger = self.logger
-        logger[metadataKey: "konto.request_id"] = "\(requestID)"
         let scope = RequestScope(
             requestID: requestID,
             traceParent: RequestScope.acceptedTraceParent(request.headers[Self.traceParentHeader]),
@@ -36,6 +34,7 @@ struct RequestMiddleware: RouterMiddleware {
             bearerToken: RequestScope.bearerToken(fromAuthorization: request.headers[.authorization]),
             logger: logger
         )
+
         var response: Response
         do {
             if case .limited(let retryAfter) = rateLimits.check(method: request.method, path: request.uri.path, address: scope.clientAddress) {
@@ -69,7 +68,7 @@ struct RequestMiddleware: RouterMiddleware {
                 requestID: requestID
             )
         } catch {
-            let problem = Self.problem(for: error, logger: logger)
+            let problem = Self.problem(for: error, logger: scope.logger)
             response = Self.render(problem, requestID: requestID)
         }
         response.headers[Self.requestIDHeader] = requestID

@@ -9,7 +9,24 @@ struct RequestScope: Sendable {
     var traceParent: String?
     var clientAddress: String?
     var bearerToken: String?
-    var logger: Logger
+    /// The gateway's logger; ``logger`` adds the request id when a line is written.
+    var baseLogger: Logger
+
+    init(requestID: String, traceParent: String? = nil, clientAddress: String? = nil, bearerToken: String? = nil, logger: Logger) {
+        self.requestID = requestID
+        self.traceParent = traceParent
+        self.clientAddress = clientAddress
+        self.bearerToken = bearerToken
+        self.baseLogger = logger
+    }
+
+    /// A logger whose every line names the request. Built when needed, not per request: setting metadata on a
+    /// stream log handler renders all of it each time (measured on the wire server's answer path).
+    var logger: Logger {
+        var logger = baseLogger
+        logger[metadataKey: "konto.request_id"] = "\(requestID)"
+        return logger
+    }
 
     @TaskLocal static var current: RequestScope?
 
