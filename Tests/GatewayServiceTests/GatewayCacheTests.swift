@@ -87,6 +87,40 @@ struct GatewayCacheTests {
         }
     }
 
+    /// Reads until one answer came from the generated handler (the cache missed) and one from the cache; both.
+    static func missAndHit(_ gateway: Harness.Running, token: String) async throws -> (miss: Harness.HTTPAnswer?, hit: Harness.HTTPAnswer?) {
+        var miss: Harness.HTTPAnswer?
+        var hit: Harness.HTTPAnswer?
+        let deadline = ContinuousClock.now + .seconds(15)
+        while miss == nil || hit == nil, ContinuousClock.now < deadline {
+            let before = try await gateway.metric(Self.accountHits) ?? 0
+            let answer = try await gateway.request(.GET, "/v1/account", token: token)
+            if try await gateway.metric(Self.accountHits) ?? 0 > before { hit = answer } else { miss = answer }
+        }
+        return (miss, hit)
+    }
+
+    @Test("an answer from the cache is byte for byte the generated handler's: status, content type, ETag, body")
+    func cachedAnswerIsTheHandlers() async throws {
+        try await Harness.withGateway { gateway in
+            try await Self.waitUntilLive(gateway)
+            let details = #"{"name":{"givenName":"Zoë \"Z\" ß/ü","familyName":"Ærø 😀 עברית"},"dateOfBirth":"1990-02-28","genderIdentity":"nonBinary","phoneNumbers":["+41 44 555 12 12","<script>alert(1)</script>"]}"#
+            let (token, _) = try await gateway.signUp("zoe@example.org", details: details)
+            let patched = try await gateway.request(.PATCH, "/v1/account", json: #"{"set":{"name":{"givenName":"Zoë – ~ «\u00e9»"}}}"#, token: token)
+            #expect(patched.status == 200, "\(patched.text)")
+            let (miss, hit) = try await Self.missAndHit(gateway, token: token)
+            let handler = try #require(miss)
+            let cached = try #require(hit)
+            #expect(handler.status == 200)
+            #expect(cached.status == handler.status)
+            #expect(cached.contentType == handler.contentType)
+            #expect(handler.headers.first(name: "ETag") == #""2""#)
+            #expect(cached.headers.first(name: "ETag") == handler.headers.first(name: "ETag"))
+            #expect(cached.headers.first(name: "X-Request-ID") != nil)
+            #expect(cached.body == handler.body, "\(cached.text) vs \(handler.text)")
+        }
+    }
+
     @Test("changes behind the gateway's back (straight at Identity and Profile) reach it with their account events")
     func changesBehindItsBack() async throws {
         try await Harness.withGateway { gateway in

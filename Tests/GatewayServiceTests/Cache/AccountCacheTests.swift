@@ -25,7 +25,7 @@ struct AccountCacheTests {
     }
 
     static func account(_ accountId: String, version: Int64 = 1) -> AccountCache.CachedAccount {
-        AccountCache.CachedAccount(account: .init(accountId: accountId, version: version, isAnonymous: false, details: .init()), version: version)
+        try! AccountCache.CachedAccount(account: .init(accountId: accountId, version: version, isAnonymous: false, details: .init()), version: version)
     }
 
     @Test("nothing is served or stored unless the cache is live; going live or leaving empties it")

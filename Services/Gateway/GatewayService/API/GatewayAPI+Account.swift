@@ -23,7 +23,7 @@ extension GatewayAPI {
         let account = try account(record, session: session)
         if let ticket {
             metrics.cache("account", hit: false)
-            cache.store(AccountCache.CachedAccount(account: account, version: record.version), ticket: ticket)
+            cache.store(try AccountCache.CachedAccount(account: account, version: record.version), ticket: ticket)
         }
         return .ok(.init(headers: .init(eTag: Self.etag(record.version)), body: .json(account)))
     }

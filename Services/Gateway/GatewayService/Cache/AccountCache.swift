@@ -50,6 +50,23 @@ final class AccountCache: Sendable {
     struct CachedAccount: Sendable {
         var account: Components.Schemas.Account
         var version: Int64
+        /// `account` as the generated handler's response body encodes it, encoded once when stored (see
+        /// ``CachedAccountMiddleware``).
+        var json: [UInt8]
+
+        init(account: Components.Schemas.Account, version: Int64) throws {
+            self.account = account
+            self.version = version
+            self.json = Array(try Self.encoder.encode(account))
+        }
+
+        /// The OpenAPI runtime's body encoder as the gateway configures it (`jsonEncodingOptions: [.sortedKeys]`);
+        /// an account has no dates, so its date strategy does not come into it. A test compares the two answers.
+        static let encoder: JSONEncoder = {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            return encoder
+        }()
     }
 
     private struct SessionEntry {

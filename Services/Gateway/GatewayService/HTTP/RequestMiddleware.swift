@@ -72,6 +72,11 @@ struct RequestMiddleware: RouterMiddleware {
             response = Self.render(problem, requestID: requestID)
         }
         response.headers[Self.requestIDHeader] = requestID
+        // The OpenAPI runtime percent-encodes header values, so the generated handlers' `ETag: "7"` leaves as
+        // `%227%22`; HTTP's entity tag is the quoted form (the runtime decodes an If-Match either way).
+        if let etag = response.headers[.eTag], etag.contains("%"), let decoded = etag.removingPercentEncoding {
+            response.headers[.eTag] = decoded
+        }
         metrics.request(path: request.uri.path, method: request.method.rawValue, status: response.status.code, duration: .now - start)
         return response
     }

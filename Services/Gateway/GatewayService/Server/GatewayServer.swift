@@ -69,6 +69,7 @@ public final class GatewayServer: Service {
             metrics: metrics,
             logger: logger
         ))
+        router.middlewares.add(CachedAccountMiddleware(cache: cache, metrics: metrics))
         // Compact JSON (the runtime pretty-prints by default), keys sorted so answers are stable.
         try api.registerHandlers(on: router, configuration: Configuration(jsonEncodingOptions: [.sortedKeys]))
         let document = OpenAPIDocument.served(for: configuration.accounts)
