@@ -190,42 +190,8 @@ extension NotificationStore {
             }
             guard position != nil else { throw NotificationsError.unknownEvent }
         }
-        let unsettled = Unsettled()
-        let settled = Wakeup()
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask {
-                for await _ in subscriber.outcomes {
-                    unsettled.subtract()
-                    settled.notify()
-                }
-            }
-            tasks.addTask { [position] in
-                var position = position
-                while !Task.isCancelled {
-                    let settledGeneration = settled.generation
-                    let room = subscriber.credit - unsettled.count
-                    guard room > 0 else {
-                        await settled.wait(after: settledGeneration, timeout: self.options.pollInterval)
-                        continue
-                    }
-                    let publishedGeneration = self.published.generation
-                    let events = try await self.stored { () async throws(NotificationStorageError) in
-                        try await self.storage.accountEvents(accountId: request.accountId, after: position, limit: min(room, self.options.claimBatch))
-                    }
-                    guard !events.isEmpty else {
-                        await self.published.wait(after: publishedGeneration, timeout: self.options.pollInterval)
-                        continue
-                    }
-                    for stored in events {
-                        unsettled.add()
-                        _ = try await subscriber.push(stored.event, topic: stored.event.kind.name)
-                        position = stored.position
-                    }
-                }
-            }
-            try await tasks.next()
-            tasks.cancelAll()
-            try await tasks.waitForAll()
+        try await serveStream(from: position, to: subscriber, recheckAfterPublish: false) { position, limit async throws(NotificationStorageError) in
+            try await self.storage.accountEvents(accountId: request.accountId, after: position, limit: limit).map { ($0.position, $0.event) }
         }
     }
 }
@@ -245,6 +211,21 @@ extension NotificationStore {
             throw NotificationsError.invalidRequest("after must be a cursor from notifications.tailCursor")
         }
         let types = try Self.checkTypes(request.types)
+        try await serveStream(from: start, to: subscriber, recheckAfterPublish: true) { cursor, limit async throws(NotificationStorageError) in
+            try await self.storage.tail(after: cursor, types: types, limit: limit).map { ($0.cursor, $0.event) }
+        }
+    }
+
+    /// Pushes what `read` gives after the last pushed cursor, then new events as they are stored, never more
+    /// unacknowledged than the subscriber's credit: a feed's and a tail's loop. With `recheckAfterPublish`, a read
+    /// that finds nothing after a publish looks again soon (a tail's events settle only when older transactions
+    /// end) instead of after the whole poll interval.
+    private func serveStream<Cursor: Sendable>(
+        from start: Cursor,
+        to subscriber: WireSubscriber<AccountEvent>,
+        recheckAfterPublish: Bool,
+        read: @escaping @Sendable (Cursor, Int) async throws(NotificationStorageError) -> [(Cursor, AccountEvent)]
+    ) async throws {
         let unsettled = Unsettled()
         let settled = Wakeup()
         try await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -256,9 +237,7 @@ extension NotificationStore {
             }
             tasks.addTask {
                 var cursor = start
-                // Woken by a publish whose events were not settled yet (an older transaction was still running):
-                // look again soon rather than after the whole poll interval.
-                var unseenPublishes = 0
+                var rechecks = 0
                 while !Task.isCancelled {
                     let settledGeneration = settled.generation
                     let room = subscriber.credit - unsettled.count
@@ -268,19 +247,20 @@ extension NotificationStore {
                     }
                     let publishedGeneration = self.published.generation
                     let events = try await self.stored { () async throws(NotificationStorageError) in
-                        try await self.storage.tail(after: cursor, types: types, limit: min(room, self.options.claimBatch))
+                        try await read(cursor, min(room, self.options.claimBatch))
                     }
                     guard !events.isEmpty else {
-                        let wait = unseenPublishes > 0 ? min(Self.tailRecheck, self.options.pollInterval) : self.options.pollInterval
+                        let wait = rechecks > 0 ? min(Self.tailRecheck, self.options.pollInterval) : self.options.pollInterval
                         await self.published.wait(after: publishedGeneration, timeout: wait)
-                        unseenPublishes = self.published.generation != publishedGeneration ? Self.tailRechecks : max(unseenPublishes - 1, 0)
+                        let republished = recheckAfterPublish && self.published.generation != publishedGeneration
+                        rechecks = republished ? Self.tailRechecks : max(rechecks - 1, 0)
                         continue
                     }
-                    unseenPublishes = 0
-                    for tailed in events {
+                    rechecks = 0
+                    for (next, event) in events {
                         unsettled.add()
-                        _ = try await subscriber.push(tailed.event, topic: tailed.event.kind.name)
-                        cursor = tailed.cursor
+                        _ = try await subscriber.push(event, topic: event.kind.name)
+                        cursor = next
                     }
                 }
             }
