@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "KontoWire", targets: ["KontoWire"]),
         .library(name: "KontoContracts", targets: ["KontoContracts"]),
         .library(name: "KontoTesting", targets: ["KontoTesting"]),
+        .library(name: "KontoClient", targets: ["KontoClient"]),
         .library(name: "KontoPostgres", targets: ["KontoPostgres"]),
         .library(name: "KontoEvents", targets: ["KontoEvents"]),
         .library(name: "ProfileService", targets: ["ProfileService"]),
@@ -82,6 +83,17 @@ let package = Package(
             name: "KontoContracts",
             dependencies: [.product(name: "Crypto", package: "swift-crypto"), "KontoModel", "KontoWire", .product(name: "NIOCore", package: "swift-nio")],
             path: "Shared/KontoContracts",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "KontoClient",
+            dependencies: [
+                "KontoModel",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Shared/KontoClient",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -394,6 +406,7 @@ let package = Package(
             name: "GatewayServiceTests",
             dependencies: [
                 "GatewayService",
+                "KontoClient",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 // The tests' composition root runs the real services behind the gateway.
                 "IdentityService",

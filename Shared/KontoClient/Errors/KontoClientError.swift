@@ -1,0 +1,43 @@
+import KontoModel
+
+/// What the gateway refused, as its `application/problem+json` said (a stable ``code``, per-field ``fields`` for
+/// validation), or a failure to reach it or to read its answer.
+public struct KontoClientError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The gateway's stable code (`account.wrongCredentials`, …), or one of ``Code``'s client-side codes.
+    public var code: String
+    /// The HTTP status; 0 when there was no answer.
+    public var status: Int
+    public var detail: String?
+    /// Per-field problems (validation), in the gateway's order.
+    public var fields: [AccountFieldError]
+    /// Seconds to wait before trying again (429, 503).
+    public var retryAfter: Int?
+    /// The gateway's request id, to find the request in its logs.
+    public var requestId: String?
+
+    /// Codes the client itself gives.
+    public enum Code {
+        /// No session: sign up, log in or sign in anonymously first.
+        public static let notSignedIn = "client.notSignedIn"
+        /// The gateway could not be reached.
+        public static let unreachable = "client.unreachable"
+        /// The answer was not what the API promises.
+        public static let unexpectedAnswer = "client.unexpectedAnswer"
+    }
+
+    public init(code: String, status: Int, detail: String? = nil, fields: [AccountFieldError] = [], retryAfter: Int? = nil, requestId: String? = nil) {
+        self.code = code
+        self.status = status
+        self.detail = detail
+        self.fields = fields
+        self.retryAfter = retryAfter
+        self.requestId = requestId
+    }
+
+    public var description: String {
+        var text = code + (status > 0 ? " (\(status))" : "")
+        if let detail { text += ": \(detail)" }
+        for field in fields { text += "\n  \(field.key): \(field.message)" }
+        return text
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import KontoClient
+import KontoModel
+import KontoTesting
+import NIOHTTP1
+import Testing
+
+/// KontoClient against a running gateway with the real services on PostgreSQL, and its error decoding against a
+/// transport that answers in memory.
+@Suite("KontoClient", .timeLimit(.minutes(3)))
+struct KontoClientTests {
+    typealias Harness = GatewayHarness
+
+    /// The error `body` throws, as a KontoClientError.
+    static func refusal(_ body: () async throws -> Void) async -> KontoClientError? {
+        do {
+            try await body()
+            return nil
+        } catch {
+            return error as? KontoClientError
+        }
+    }
+
+    @Test("a whole journey with typed keys: sign up, read, modify, log in, security-related changes, log out everywhere, delete")
+    func journey() async throws {
+        try await Harness.withGateway { gateway in
+            let client = KontoClient(gatewayURL: gateway.baseURL)
+            var details = AccountDetails()
+            details[\.name] = PersonName(givenName: "Ada", familyName: "Lovelace")
+            details[\.dateOfBirth] = try #require(CalendarDate("1815-12-10"))
+            let signedUp = try await client.signUp(userId: "ada@example.org", password: "correct horse battery", details: details)
+            #expect(signedUp[\.name]?.givenName == "Ada")
+            var account = try await client.account()
+            #expect(account.accountId == signedUp.session.accountId)
+            #expect(account[\.dateOfBirth] == CalendarDate("1815-12-10"))
+            #expect(!account.isAnonymous)
+            // A change, then one from a stale version: 412 with the API's code.
+            var change = AccountDetails()
+            change[\.genderIdentity] = .female
+            let changed = try await client.modify(set: change, remove: ["dateOfBirth"], ifVersion: account.version)
+            #expect(changed[\.genderIdentity] == .female)
+            #expect(changed[\.dateOfBirth] == nil)
+            #expect(changed.version == account.version + 1)
+            let stale = await Self.refusal { _ = try await client.modify(set: change, ifVersion: account.version) }
+            #expect(stale?.code == "account.versionConflict")
+            #expect(stale?.status == 412)
+            // Wrong password and unknown user: the same refusal.
+            let other = KontoClient(gatewayURL: gateway.baseURL)
+            let wrong = await Self.refusal { _ = try await other.logIn(userId: "ada@example.org", password: "not the password") }
+            let unknown = await Self.refusal { _ = try await other.logIn(userId: "nobody@example.org", password: "not the password") }
+            #expect(wrong?.code == "account.wrongCredentials")
+            #expect(wrong?.status == 401)
+            #expect(unknown?.code == wrong?.code)
+            try await other.logIn(userId: "ada@example.org", password: "correct horse battery")
+            // Security-related: the password again, then the changes.
+            try await client.reauthenticate(password: "correct horse battery")
+            #expect(try await client.changePassword(to: "a new horse battery") >= 1)
+            let ended = await Self.refusal { _ = try await other.account() }
+            #expect(ended?.code == "account.unauthenticated")
+            try await client.changeUserId(to: "augusta@example.org", currentPassword: "a new horse battery")
+            try await other.logIn(userId: "augusta@example.org", password: "a new horse battery")
+            account = try await other.account()
+            #expect(account.accountId == signedUp.session.accountId)
+            #expect(try await other.logOutEverywhere() >= 2)
+            let loggedOut = await Self.refusal { _ = try await other.account() }
+            #expect(loggedOut?.code == KontoClientError.Code.notSignedIn)
+            // Deleting: the stored session goes, and the account can no longer log in.
+            try await other.logIn(userId: "augusta@example.org", password: "a new horse battery")
+            try await other.deleteAccount()
+            #expect(try await other.currentSession() == nil)
+            let deleted = await Self.refusal { _ = try await other.logIn(userId: "augusta@example.org", password: "a new horse battery") }
+            #expect(deleted?.code == "account.wrongCredentials")
+        }
+    }
+
+    @Test("refusals carry the API's codes and per-field errors; anonymous accounts keep their id when they sign up; the schema reads")
+    func refusalsAnonymousAndSchema() async throws {
+        try await Harness.withGateway { gateway in
+            let client = KontoClient(gatewayURL: gateway.baseURL)
+            let notSignedIn = await Self.refusal { _ = try await client.account() }
+            #expect(notSignedIn?.code == KontoClientError.Code.notSignedIn)
+            let weak = await Self.refusal { _ = try await client.signUp(userId: "not an email", password: "short") }
+            #expect(weak?.code == "account.validationFailed")
+            #expect(weak?.status == 422)
+            #expect(Set(weak?.fields.map(\.key) ?? []) == ["userId", "password"])
+            try await client.signUp(userId: "grace@example.org", password: "correct horse battery")
+            let taken = await Self.refusal { _ = try await KontoClient(gatewayURL: gateway.baseURL).signUp(userId: "grace@example.org", password: "correct horse battery") }
+            #expect(taken?.code == "account.credentialsTaken")
+            #expect(taken?.status == 409)
+            try await client.requestPasswordReset(userId: "grace@example.org")
+            try await client.requestPasswordReset(userId: "nobody@example.org")
+            let badReset = await Self.refusal { try await client.confirmPasswordReset(token: "not a token", newPassword: "another horse battery") }
+            #expect(badReset?.code == "account.invalidResetToken")
+
+            let anonymous = KontoClient(gatewayURL: gateway.baseURL)
+            let guest = try await anonymous.signInAnonymously()
+            #expect(try await anonymous.account().isAnonymous)
+            let upgraded = try await anonymous.signUp(userId: "hopper@example.org", password: "correct horse battery")
+            #expect(upgraded.session.accountId == guest.session.accountId)
+            #expect(try await anonymous.account().isAnonymous == false)
+
+            let schema = try await client.schema()
+            #expect(schema.userIdType == .emailAddress)
+            let published = try #require(try await gateway.request(.GET, "/v1/schema").object["keys"] as? [[String: Any]])
+            #expect(!schema.keys.isEmpty)
+            #expect(schema.keys.map(\.identifier) == published.compactMap { $0["identifier"] as? String })
+            #expect(schema.keys.map(\.requirement.rawValue) == published.compactMap { $0["requirement"] as? String })
+        }
+    }
+
+    @Test("a gateway that is not there is one clear error, not a hang")
+    func unreachable() async throws {
+        let port = try FreePort.loopback()
+        let client = KontoClient(gatewayURL: "http://127.0.0.1:\(port)")
+        let error = await Self.refusal { _ = try await client.logIn(userId: "ada@example.org", password: "correct horse battery") }
+        #expect(error?.code == KontoClientError.Code.unreachable)
+        #expect(error?.status == 0)
+    }
+
+    /// Answers every request with one canned response.
+    struct CannedTransport: KontoTransport {
+        let answer: KontoHTTPResponse
+        func send(_ request: KontoHTTPRequest) async throws -> KontoHTTPResponse { answer }
+    }
+
+    @Test("a throttled answer's Retry-After and request id are kept; an answer that is no problem document is named so")
+    func decoding() async throws {
+        let problem = #"{"type":"/problems/account.throttled","title":"Too Many Requests","status":429,"detail":"Too many failed logins.","code":"account.throttled","requestId":"r-1"}"#
+        let throttled = KontoClient(transport: CannedTransport(answer: KontoHTTPResponse(status: 429, headers: ["Retry-After": "42"], body: Array(problem.utf8))))
+        let error = await Self.refusal { _ = try await throttled.logIn(userId: "ada@example.org", password: "correct horse battery") }
+        #expect(error == KontoClientError(code: "account.throttled", status: 429, detail: "Too many failed logins.", retryAfter: 42, requestId: "r-1"))
+        let garbled = KontoClient(transport: CannedTransport(answer: KontoHTTPResponse(status: 502, body: Array("<html>bad gateway</html>".utf8))))
+        #expect(await Self.refusal { _ = try await garbled.logIn(userId: "a@b.c", password: "whatever password") }?.code == KontoClientError.Code.unexpectedAnswer)
+        let wrongShape = KontoClient(transport: CannedTransport(answer: KontoHTTPResponse(status: 200, body: Array(#"{"accountId":1}"#.utf8))))
+        #expect(await Self.refusal { _ = try await wrongShape.logIn(userId: "a@b.c", password: "whatever password") }?.code == KontoClientError.Code.unexpectedAnswer)
+    }
+}
