@@ -132,7 +132,7 @@ public final class KontoClient: Sendable {
 
     // MARK: Exchanges
 
-    private func requireSession() async throws -> KontoSession {
+    func requireSession() async throws -> KontoSession {
         guard let session = try await sessions.load() else {
             throw KontoClientError(code: KontoClientError.Code.notSignedIn, status: 0, detail: "Not signed in: sign up, log in or sign in anonymously first.")
         }
@@ -174,10 +174,14 @@ public final class KontoClient: Sendable {
         } catch let error as KontoClientError {
             throw error
         } catch {
-            throw KontoClientError(code: KontoClientError.Code.unreachable, status: 0, detail: "The gateway could not be reached (\(error)).")
+            throw Self.unreachable(error)
         }
         guard answer.status == status else { throw Self.refusal(answer) }
         return answer
+    }
+
+    static func unreachable(_ error: any Error) -> KontoClientError {
+        KontoClientError(code: KontoClientError.Code.unreachable, status: 0, detail: "The gateway could not be reached (\(error)).")
     }
 
     /// The problem document of a refusal (or what can be said of an answer that is none).

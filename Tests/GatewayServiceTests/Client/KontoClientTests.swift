@@ -108,6 +108,40 @@ struct KontoClientTests {
         }
     }
 
+    @Test("the account's events as an AsyncSequence: from the first, resumed after an id, ending with the session")
+    func events() async throws {
+        try await Harness.withGateway { gateway in
+            let client = KontoClient(gatewayURL: gateway.baseURL)
+            let signedUp = try await client.signUp(userId: "ada@example.org", password: "correct horse battery")
+            var change = AccountDetails()
+            change[\.name] = PersonName(givenName: "Ada")
+            try await client.modify(set: change)
+            var seen: [KontoEvent] = []
+            for try await event in try await client.events() {
+                seen.append(event)
+                if event.type == "detailsChanged" { break }
+            }
+            #expect(seen.map(\.type) == ["associatedAccount", "detailsChanged"])
+            #expect(seen.allSatisfy { $0.accountEvent?.accountId == signedUp.session.accountId })
+            if case .detailsChanged(_, let new)? = seen.last?.accountEvent?.kind {
+                #expect(new[\.name]?.givenName == "Ada")
+            } else {
+                Issue.record("detailsChanged did not decode: \(seen.last?.data ?? "")")
+            }
+            // Resumed after the first: the second again; then a logout ends the stream.
+            let resumed = try await client.events(after: seen[0].id)
+            var iterator = resumed.makeAsyncIterator()
+            #expect(try await iterator.next()?.id == seen[1].id)
+            try await client.logOut()
+            var rest: [String] = []
+            while let event = try await iterator.next() { rest.append(event.type) }
+            #expect(rest == ["disassociatingAccount"])
+            // Without a session, and with an ended one: refused.
+            let refused = await Self.refusal { _ = try await client.events() }
+            #expect(refused?.code == KontoClientError.Code.notSignedIn)
+        }
+    }
+
     @Test("a gateway that is not there is one clear error, not a hang")
     func unreachable() async throws {
         let port = try FreePort.loopback()
