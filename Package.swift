@@ -27,6 +27,8 @@ let package = Package(
         .executable(name: "konto-notifications", targets: ["konto-notifications"]),
         .library(name: "GatewayService", targets: ["GatewayService"]),
         .executable(name: "konto-gateway", targets: ["konto-gateway"]),
+        .library(name: "KontoStack", targets: ["KontoStack"]),
+        .executable(name: "konto", targets: ["konto"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -250,6 +252,39 @@ let package = Package(
             path: "Services/Gateway/GatewayService",
             swiftSettings: swiftSettings,
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+        ),
+        // MARK: The dev stack (the composition root) and the konto command
+        .target(
+            name: "KontoStack",
+            dependencies: [
+                "GatewayService",
+                "IdentityService",
+                "NotificationService",
+                "ProfileService",
+                "KontoModel",
+                "KontoPostgres",
+                "KontoRuntime",
+                "KontoWire",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Services/Stack/KontoStack",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "konto",
+            dependencies: [
+                "KontoStack",
+                "KontoPostgres",
+                "KontoRuntime",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Services/Stack/konto",
+            swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "konto-gateway",
