@@ -36,9 +36,9 @@ struct NotificationStorageConformanceTests {
             let later = Self.event("a2")
             _ = try await storage.append([later], at: Self.t0)
             #expect(try await Self.claim(storage, "late").map(\.event) == [later])
-            let stored = try await storage.accountEvents(accountId: "a1", after: nil, limit: 10)
+            let stored = try await Self.settled(storage, accountId: "a1", count: 2)
             #expect(stored.map(\.event) == [first, deleting])
-            #expect(stored[0].position < stored[1].position)
+            #expect(stored[0].cursor < stored[1].cursor)
         }
     }
 
@@ -212,9 +212,10 @@ struct NotificationStorageConformanceTests {
         try await kind.withStorage { storage async throws in
             let events = [Self.event("a1"), Self.event("a2"), Self.event("a1", .sessionsRevoked), Self.event("a1", .deletingAccount)]
             _ = try await storage.append(events, at: Self.t0)
-            let position = try #require(try await storage.position(ofEvent: events[0].id, accountId: "a1"))
-            #expect(try await storage.position(ofEvent: events[0].id, accountId: "a2") == nil)
-            #expect(try await storage.position(ofEvent: UUID(), accountId: "a1") == nil)
+            _ = try await Self.settled(storage, accountId: "a1", count: 3)
+            let position = try #require(try await storage.cursor(ofEvent: events[0].id, accountId: "a1"))
+            #expect(try await storage.cursor(ofEvent: events[0].id, accountId: "a2") == nil)
+            #expect(try await storage.cursor(ofEvent: UUID(), accountId: "a1") == nil)
             #expect(try await storage.accountEvents(accountId: "a1", after: position, limit: 10).map(\.event) == [events[2], events[3]])
             #expect(try await storage.accountEvents(accountId: "a1", after: position, limit: 1).map(\.event) == [events[2]])
             #expect(try await storage.accountEvents(accountId: "nobody", after: nil, limit: 10).isEmpty)
@@ -228,6 +229,16 @@ struct NotificationStorageConformanceTests {
         while true {
             let tailed = try await storage.tail(after: cursor, types: types, limit: limit)
             if tailed.count >= count || ContinuousClock.now > deadline { return tailed }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// The account's events once `count` have settled (see ``tail(_:after:types:limit:count:)``). Bounded.
+    static func settled(_ storage: any NotificationStorage, accountId: String, count: Int) async throws -> [TailedEvent] {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while true {
+            let events = try await storage.accountEvents(accountId: accountId, after: nil, limit: 100)
+            if events.count >= count || ContinuousClock.now > deadline { return events }
             try await Task.sleep(for: .milliseconds(10))
         }
     }
@@ -258,14 +269,14 @@ struct NotificationStorageConformanceTests {
     /// Positions come from a sequence at insert time: an event inserted first but committed last has the lower
     /// position. A reader that only kept the highest position seen would have passed it when it commits; the tail
     /// holds back until it has settled.
-    @Test("a tail does not skip an event whose transaction commits after a later-numbered one's (PostgreSQL)")
+    @Test("a tail and an account's feed do not skip an event whose transaction commits after a later-numbered one's (PostgreSQL)")
     func tailWaitsForOlderTransactions() async throws {
         try await TestDatabase.withFreshDatabase { database in
             try await NotificationStorageKind.withPostgres(database) { storage in
                 try await storage.migrate()
                 let start = try await storage.tailCursor()
-                let early = Self.event("early")
-                let late = Self.event("late")
+                let early = Self.event("shared")
+                let late = Self.event("shared", .sessionsRevoked)
                 let client = PostgresClient(configuration: database.clientConfiguration, backgroundLogger: NotificationStorageKind.logger)
                 try await withThrowingTaskGroup(of: Void.self) { tasks in
                     tasks.addTask { await client.run() }
@@ -283,11 +294,15 @@ struct NotificationStorageConformanceTests {
                         _ = try await storage.append([late], at: Self.t0)
                         // `late` is committed, with the higher position, but `early`'s transaction is still running.
                         #expect(try await storage.tail(after: start, types: nil, limit: 10).isEmpty)
+                        // A feed reader that got `late` now would have passed `early` for good.
+                        #expect(try await storage.accountEvents(accountId: "shared", after: nil, limit: 10).isEmpty)
                         try await connection.query("COMMIT", logger: NotificationStorageKind.logger)
                     }
                 }
                 let tailed = try await Self.tail(storage, after: start, count: 2)
                 #expect(tailed.map(\.event.id) == [early.id, late.id])
+                // The same for one account's feed: `early` and `late` are one account's events here.
+                #expect(try await Self.settled(storage, accountId: "shared", count: 2).map(\.event.id) == [early.id, late.id])
                 try #require(tailed.count == 2)
                 #expect(tailed[0].cursor.position < tailed[1].cursor.position)
             }

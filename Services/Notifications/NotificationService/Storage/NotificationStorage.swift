@@ -51,12 +51,11 @@ public protocol NotificationStorage: Sendable {
     /// already. Returns how many.
     func replay(group: String, from: Timestamp, at now: Timestamp) async throws(NotificationStorageError) -> Int
 
-    /// One account's events with a position after `position` (nil: from the first), oldest first.
-    func accountEvents(accountId: String, after position: Int64?, limit: Int) async throws(NotificationStorageError) -> [StoredEvent]
-
-    /// Where the account's event with this id is stored; nil when there is none.
-    func position(ofEvent id: UUID, accountId: String) async throws(NotificationStorageError) -> Int64?
-
+    /// One account's settled events after `cursor` (nil: from its first), in the tail's order (see ``TailCursor``:
+    /// on PostgreSQL by storing transaction, so an event committed after a later-numbered one is not skipped).
+    func accountEvents(accountId: String, after cursor: TailCursor?, limit: Int) async throws(NotificationStorageError) -> [TailedEvent]
+    /// Where the account's event with this id is in that order; nil when there is none.
+    func cursor(ofEvent id: UUID, accountId: String) async throws(NotificationStorageError) -> TailCursor?
     /// Where a tail starts now: every event stored (committed) after this returns comes after the cursor.
     func tailCursor() async throws(NotificationStorageError) -> TailCursor
     /// Events after `cursor` (of `types`; nil: every type) whose place in the tail's order is settled — no event can

@@ -178,20 +178,21 @@ extension NotificationStore {
 
     // MARK: Feed
 
-    /// Serves one account's events after `request.after`, then new ones as they are stored, within the credit.
+    /// Serves one account's events after `request.after`, then new ones as they are stored, within the credit, in
+    /// the tail's order (an event committed after a later-numbered one is not skipped).
     public func serveFeed(_ request: NotificationsFeedRequest, subscriber: WireSubscriber<AccountEvent>) async throws {
         guard !request.accountId.isEmpty, request.accountId.utf8.count <= 255 else {
             throw NotificationsError.invalidRequest("an accountId has 1 to 255 bytes")
         }
-        var position: Int64? = nil
+        var start: TailCursor? = nil
         if let after = request.after {
-            position = try await stored { () async throws(NotificationStorageError) in
-                try await storage.position(ofEvent: after, accountId: request.accountId)
+            start = try await stored { () async throws(NotificationStorageError) in
+                try await storage.cursor(ofEvent: after, accountId: request.accountId)
             }
-            guard position != nil else { throw NotificationsError.unknownEvent }
+            guard start != nil else { throw NotificationsError.unknownEvent }
         }
-        try await serveStream(from: position, to: subscriber, recheckAfterPublish: false) { position, limit async throws(NotificationStorageError) in
-            try await self.storage.accountEvents(accountId: request.accountId, after: position, limit: limit).map { ($0.position, $0.event) }
+        try await serveStream(from: start, to: subscriber, recheckAfterPublish: true) { cursor, limit async throws(NotificationStorageError) in
+            try await self.storage.accountEvents(accountId: request.accountId, after: cursor, limit: limit).map { ($0.cursor, $0.event) }
         }
     }
 }

@@ -199,18 +199,20 @@ public final class InMemoryNotificationStorage: NotificationStorage {
         }
     }
 
-    public func accountEvents(accountId: String, after position: Int64?, limit: Int) -> [StoredEvent] {
+    public func accountEvents(accountId: String, after cursor: TailCursor?, limit: Int) -> [TailedEvent] {
         state.withLock { state in
-            let start = Int(position ?? 0)
-            guard start < state.events.count else { return [] }
-            return Array(state.events[start...].lazy.filter { $0.event.accountId == accountId }.prefix(limit))
+            let start = Int(min(max(cursor?.position ?? 0, 0), Int64(state.events.count)))
+            return state.events[start...].lazy
+                .filter { $0.event.accountId == accountId }
+                .prefix(limit)
+                .map { TailedEvent(cursor: TailCursor(transaction: 0, position: $0.position), event: $0.event) }
         }
     }
 
-    public func position(ofEvent id: UUID, accountId: String) -> Int64? {
+    public func cursor(ofEvent id: UUID, accountId: String) -> TailCursor? {
         state.withLock { state in
             guard let position = state.positionByEventId[id], state.event(at: position).accountId == accountId else { return nil }
-            return position
+            return TailCursor(transaction: 0, position: position)
         }
     }
 

@@ -300,32 +300,34 @@ public struct PostgresNotificationStorage: NotificationStorage {
         }
     }
 
-    public func accountEvents(accountId: String, after position: Int64?, limit: Int) async throws(NotificationStorageError) -> [StoredEvent] {
-        try await run { client, logger in
+    public func accountEvents(accountId: String, after cursor: TailCursor?, limit: Int) async throws(NotificationStorageError) -> [TailedEvent] {
+        let cursor = cursor ?? TailCursor(transaction: 0, position: 0)
+        return try await run { client, logger in
+            // As a tail reads (see TailCursor), for one account. Events stored before migration 4 have no
+            // transaction: they count as transaction 0, settled and first.
             let rows = try await client.query(
                 """
-                SELECT position, event::text FROM notifications.events
-                WHERE account_id = \(accountId) AND position > \(position ?? 0)
-                ORDER BY position
+                SELECT coalesce(e.txid, '0'::xid8)::text AS txid_text, e.position, e.event::text FROM notifications.events AS e
+                WHERE e.account_id = \(accountId)
+                  AND (coalesce(e.txid, '0'::xid8), e.position) > (\(String(cursor.transaction))::xid8, \(cursor.position))
+                  AND coalesce(e.txid, '0'::xid8) < pg_snapshot_xmin(pg_current_snapshot())
+                ORDER BY coalesce(e.txid, '0'::xid8), e.position
                 LIMIT \(limit)
                 """,
                 logger: logger
             )
-            var events: [StoredEvent] = []
-            for try await (position, document) in rows.decode((Int64, String).self) {
-                events.append(StoredEvent(position: position, event: try Self.decoder.decode(AccountEvent.self, from: Data(document.utf8))))
-            }
-            return events
+            return try await Self.tailed(rows, snapshot: nil)
         }
     }
 
-    public func position(ofEvent id: UUID, accountId: String) async throws(NotificationStorageError) -> Int64? {
+    public func cursor(ofEvent id: UUID, accountId: String) async throws(NotificationStorageError) -> TailCursor? {
         try await run { client, logger in
             let rows = try await client.query(
-                "SELECT position FROM notifications.events WHERE event_id = \(id) AND account_id = \(accountId)",
+                "SELECT coalesce(txid, '0'::xid8)::text, position FROM notifications.events WHERE event_id = \(id) AND account_id = \(accountId)",
                 logger: logger
             )
-            return try await rows.decode(Int64.self).first()
+            guard let (transaction, position) = try await rows.decode((String, Int64).self).first(), let value = UInt64(transaction) else { return nil }
+            return TailCursor(transaction: value, position: position)
         }
     }
 
@@ -359,14 +361,19 @@ public struct PostgresNotificationStorage: NotificationStorage {
                 """,
                 logger: logger
             )
-            var events: [TailedEvent] = []
-            for try await (transaction, position, document) in rows.decode((String, Int64, String).self) {
-                guard let transaction = UInt64(transaction) else { continue }
-                let event = try Self.decoder.decode(AccountEvent.self, from: Data(document.utf8))
-                events.append(TailedEvent(cursor: TailCursor(transaction: transaction, position: position, snapshot: cursor.snapshot), event: event))
-            }
-            return events
+            return try await Self.tailed(rows, snapshot: cursor.snapshot)
         }
+    }
+
+    /// Rows of (transaction as text, position, event JSON) as tailed events.
+    private static func tailed(_ rows: PostgresRowSequence, snapshot: String?) async throws -> [TailedEvent] {
+        var events: [TailedEvent] = []
+        for try await (transaction, position, document) in rows.decode((String, Int64, String).self) {
+            guard let transaction = UInt64(transaction) else { continue }
+            let event = try decoder.decode(AccountEvent.self, from: Data(document.utf8))
+            events.append(TailedEvent(cursor: TailCursor(transaction: transaction, position: position, snapshot: snapshot), event: event))
+        }
+        return events
     }
 
     public func logWebhookAttempt(_ attempt: WebhookAttempt) async throws(NotificationStorageError) {
