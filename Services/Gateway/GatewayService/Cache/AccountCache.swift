@@ -170,8 +170,6 @@ final class AccountCache: Sendable {
 
     var isEnabled: Bool { configuration.timeToLive > .zero }
 
-    var isLive: Bool { state.withLock { $0.live } }
-
     /// Starts or stops serving; either way the cache is emptied (what it held was not covered by the tail).
     func setLive(_ live: Bool) {
         state.withLock { state in

@@ -167,17 +167,6 @@ public struct DeadLetter: Sendable, Equatable {
     }
 }
 
-public struct StoredEvent: Sendable, Equatable {
-    /// The store's order: increasing with every stored event.
-    public var position: Int64
-    public var event: AccountEvent
-
-    public init(position: Int64, event: AccountEvent) {
-        self.position = position
-        self.event = event
-    }
-}
-
 /// A storage call that failed. ``description`` is constant per code: driver errors may quote bound values.
 public struct NotificationStorageError: Error, Sendable, CustomStringConvertible {
     public enum Code: String, Sendable, Hashable {

@@ -247,3 +247,15 @@ public final class InMemoryNotificationStorage: NotificationStorage {
 
     public func checkHealth() {}
 }
+
+/// An event with its position, as the memory store keeps them.
+struct StoredEvent: Sendable, Equatable {
+    /// The store's order: increasing with every stored event.
+    var position: Int64
+    var event: AccountEvent
+
+    init(position: Int64, event: AccountEvent) {
+        self.position = position
+        self.event = event
+    }
+}
