@@ -278,6 +278,10 @@ let package = Package(
             name: "konto",
             dependencies: [
                 "KontoStack",
+                "KontoClient",
+                "KontoModel",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 "KontoPostgres",
                 "KontoRuntime",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -27,20 +27,20 @@ public final class KontoClient: Sendable {
     public func signUp(userId: String, password: String, details: AccountDetails = AccountDetails()) async throws -> KontoSignIn {
         let anonymous = try await sessions.load().flatMap { $0.isAnonymous ? $0 : nil }
         let answer = try await exchange("POST", "/v1/accounts", body: SignUpBody(userId: userId, password: password, details: details), token: anonymous?.token, expect: 201)
-        return try await signedIn(answer, isAnonymous: false)
+        return try await signedIn(answer, userId: userId)
     }
 
     @discardableResult
     public func logIn(userId: String, password: String) async throws -> KontoSignIn {
         let answer = try await exchange("POST", "/v1/sessions", body: Credentials(userId: userId, password: password), expect: 200)
-        return try await signedIn(answer, isAnonymous: false)
+        return try await signedIn(answer, userId: userId)
     }
 
     /// A new anonymous account and its session (a later ``signUp(userId:password:details:)`` keeps the account).
     @discardableResult
     public func signInAnonymously() async throws -> KontoSignIn {
         let answer = try await exchange("POST", "/v1/sessions/anonymous", body: Empty(), expect: 201)
-        return try await signedIn(answer, isAnonymous: true)
+        return try await signedIn(answer, userId: nil)
     }
 
     /// Ends this session. The stored session is forgotten even if the gateway had ended it already.
@@ -97,6 +97,9 @@ public final class KontoClient: Sendable {
     public func changeUserId(to userId: String, currentPassword: String? = nil) async throws {
         let session = try await requireSession()
         _ = try await exchange("PUT", "/v1/account/user-id", body: UserIdChange(userId: userId, currentPassword: currentPassword), token: session.token, expect: 204)
+        var renamed = session
+        renamed.userId = userId
+        try await sessions.save(renamed)
     }
 
     /// Opens the privileged window by entering the password again; until when it is open.
@@ -139,9 +142,12 @@ public final class KontoClient: Sendable {
         return session
     }
 
-    private func signedIn(_ answer: KontoHTTPResponse, isAnonymous: Bool) async throws -> KontoSignIn {
+    /// Keeps the new session; `userId` nil: an anonymous account's.
+    private func signedIn(_ answer: KontoHTTPResponse, userId: String?) async throws -> KontoSignIn {
         let body = try decode(AccountSessionBody.self, answer)
-        let session = KontoSession(accountId: body.accountId, token: body.session.token, expiresAt: body.session.expiresAt, isAnonymous: isAnonymous)
+        let session = KontoSession(
+            accountId: body.accountId, token: body.session.token, expiresAt: body.session.expiresAt, isAnonymous: userId == nil, userId: userId
+        )
         try await sessions.save(session)
         return KontoSignIn(session: session, details: body.details ?? AccountDetails())
     }

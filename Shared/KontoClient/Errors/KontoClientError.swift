@@ -23,6 +23,8 @@ public struct KontoClientError: Error, Sendable, Equatable, CustomStringConverti
         public static let unreachable = "client.unreachable"
         /// The answer was not what the API promises.
         public static let unexpectedAnswer = "client.unexpectedAnswer"
+        /// The session file could not be read or written, or may have been seen by others.
+        public static let sessionFile = "client.sessionFile"
     }
 
     public init(code: String, status: Int, detail: String? = nil, fields: [AccountFieldError] = [], retryAfter: Int? = nil, requestId: String? = nil) {

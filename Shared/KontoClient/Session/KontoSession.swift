@@ -7,12 +7,15 @@ public struct KontoSession: Codable, Sendable, Equatable {
     public var expiresAt: Date
     /// An anonymous account's session: signing up with it keeps the account (and its id).
     public var isAnonymous: Bool
+    /// The userId the session was opened with (the account's details do not carry it); nil when anonymous.
+    public var userId: String?
 
-    public init(accountId: String, token: String, expiresAt: Date, isAnonymous: Bool = false) {
+    public init(accountId: String, token: String, expiresAt: Date, isAnonymous: Bool = false, userId: String? = nil) {
         self.accountId = accountId
         self.token = token
         self.expiresAt = expiresAt
         self.isAnonymous = isAnonymous
+        self.userId = userId
     }
 }
 

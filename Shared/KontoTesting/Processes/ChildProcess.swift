@@ -60,19 +60,52 @@ enum ChildProcess {
         try spawn(executable, arguments, outputPath: outputPath, environment: environment)
     }
 
+    /// Runs a command with `input` as its standard input and its standard output and error kept apart (a command
+    /// line tool's answer and its messages); waits for it on a thread of its own.
+    static func run(
+        _ executable: String,
+        _ arguments: [String],
+        environment: [String: String],
+        input: String
+    ) async throws -> (status: Int32, standardOutput: String, standardError: String) {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("konto-run-\(UUID().uuidString)").path
+        let (inputPath, outputPath, errorPath) = (base + ".in", base + ".out", base + ".err")
+        defer { [inputPath, outputPath, errorPath].forEach { try? FileManager.default.removeItem(atPath: $0) } }
+        guard FileManager.default.createFile(atPath: inputPath, contents: Data(input.utf8)) else {
+            throw KontoTestingError(.commandFailed, "cannot write \(inputPath)")
+        }
+        let pid = try spawn(executable, arguments, inputPath: inputPath, outputPath: outputPath, errorPath: errorPath, environment: environment)
+        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+            let waiter = Thread {
+                var status: Int32 = 0
+                while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+                continuation.resume(returning: status)
+            }
+            waiter.start()
+        }
+        let read = { (path: String) in (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+        return (exitCode(status), read(outputPath), read(errorPath))
+    }
+
     private static func spawn(
         _ executable: String,
         _ arguments: [String],
+        inputPath: String = "/dev/null",
         outputPath: String,
+        errorPath: String? = nil,
         environment: [String: String] = [:],
         ownProcessGroup: Bool = false
     ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 0, inputPath, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        if let errorPath {
+            posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
         try closeInheritedDescriptors(&actions)
 
         var attributes = posix_spawnattr_t()

@@ -32,6 +32,19 @@ public final class ServiceProcess: Sendable {
         return ServiceProcess(pid: pid, logPath: logPath)
     }
 
+    /// What a command-line run gave: its exit status, standard output and standard error, apart.
+    public struct Run: Sendable {
+        public let status: Int32
+        public let standardOutput: String
+        public let standardError: String
+    }
+
+    /// Runs `executable` to its end with `input` on its standard input (not a terminal) and `environment` added to ours.
+    public static func run(_ executable: String, arguments: [String], environment: [String: String] = [:], input: String = "") async throws -> Run {
+        let result = try await ChildProcess.run(executable, arguments, environment: environment, input: input)
+        return Run(status: result.status, standardOutput: result.standardOutput, standardError: result.standardError)
+    }
+
     /// What the process has written so far.
     public var output: String {
         (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""

@@ -1,0 +1,49 @@
+import ArgumentParser
+import Foundation
+import KontoClient
+
+/// `konto login USERID` (password asked for), or `konto login --anonymous`.
+struct LogIn: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "login",
+        abstract: "Log in and keep the session for the other commands.",
+        discussion: "The password is read from the terminal without echo, or from standard input's first line."
+    )
+
+    @OptionGroup var options: GatewayOptions
+    @Argument(help: "The account's userId.") var userId: String?
+    @Flag(help: "Sign in as a new anonymous account instead (`konto signup` later keeps it).") var anonymous = false
+
+    func validate() throws {
+        guard (userId == nil) == anonymous else {
+            throw ValidationError(anonymous ? "--anonymous takes no userId" : "which userId? (or --anonymous)")
+        }
+    }
+
+    func run() async throws {
+        try await options.perform { client, output in
+            if anonymous {
+                let signIn = try await client.signInAnonymously()
+                output.answer(
+                    "Signed in anonymously (account \(signIn.session.accountId)).",
+                    SignedIn(accountId: signIn.session.accountId, userId: nil, expiresAt: signIn.session.expiresAt)
+                )
+                return
+            }
+            let userId = userId ?? ""
+            let password = try Terminal.readSecret(prompt: "Password for \(userId): ")
+            let signIn = try await client.logIn(userId: userId, password: password)
+            output.answer(
+                "Logged in as \(userId) (account \(signIn.session.accountId)).",
+                SignedIn(accountId: signIn.session.accountId, userId: userId, expiresAt: signIn.session.expiresAt)
+            )
+        }
+    }
+}
+
+/// What signing up or in answers in JSON.
+struct SignedIn: Encodable {
+    var accountId: String
+    var userId: String?
+    var expiresAt: Date
+}

@@ -1,0 +1,111 @@
+import ArgumentParser
+import KontoClient
+import KontoModel
+
+/// A failed command as one line for people (or a JSON object for scripts) and an exit status scripts can branch on.
+struct CommandFailure: Error, Sendable {
+    /// The exit statuses (`konto --help` lists them).
+    enum Status: Int32, Sendable {
+        /// The gateway refused (validation, wrong credentials, conflicts, throttling …).
+        case refused = 1
+        /// No session, or it has ended: log in.
+        case notSignedIn = 2
+        /// The gateway could not be reached or did not answer as the API promises.
+        case unreachable = 3
+        /// The command line or its input is unusable.
+        case usage = 64
+    }
+
+    struct Document: Encodable {
+        struct Problem: Encodable {
+            var code: String
+            var status: Int?
+            var message: String
+            var fields: [AccountFieldError]?
+            var retryAfter: Int?
+            var requestId: String?
+        }
+        var error: Problem
+    }
+
+    var status: Status
+    var code: String
+    var message: String
+    var error: KontoClientError?
+    /// The stored session is no longer any good and is forgotten.
+    var endsSession = false
+
+    init(_ error: any Error, gateway: String, passwordOnly: Bool = false) {
+        switch error {
+        case let failure as CommandFailure:
+            self = failure
+        case let error as KontoClientError:
+            self.error = error
+            code = error.code
+            switch error.code {
+            case KontoClientError.Code.unreachable:
+                status = .unreachable
+                message = "the gateway is not reachable at \(gateway): is `konto stack` running?"
+            case KontoClientError.Code.unexpectedAnswer:
+                status = .unreachable
+                message = "\(gateway) did not answer as a Konto gateway does (HTTP \(error.status)): is it one?"
+            case KontoClientError.Code.notSignedIn:
+                status = .notSignedIn
+                message = "not signed in: `konto login USERID` or `konto signup USERID` first"
+            case KontoClientError.Code.sessionFile:
+                status = .usage
+                message = error.detail ?? "the session file is unusable"
+            case AccountError.Code.unauthenticated.rawValue:
+                status = .notSignedIn
+                endsSession = true
+                message = "the session has ended: `konto login USERID` again"
+            case AccountError.Code.wrongCredentials.rawValue:
+                status = .refused
+                message = passwordOnly ? "wrong password" : "wrong userId or password"
+            case AccountError.Code.reauthenticationRequired.rawValue:
+                status = .refused
+                message = "this needs the password again (the privileged window has closed)"
+            default:
+                status = .refused
+                message = Self.describe(error)
+            }
+        case let error as KontoSchema.AssignmentError:
+            status = .usage
+            code = "client.usage"
+            message = error.description
+        default:
+            status = .refused
+            code = "client.failure"
+            message = String(describing: error)
+        }
+    }
+
+    init(usage message: String) {
+        status = .usage
+        code = "client.usage"
+        self.message = message
+    }
+
+    var document: Document {
+        Document(error: .init(
+            code: code,
+            status: error.flatMap { $0.status > 0 ? $0.status : nil },
+            message: message,
+            fields: error.flatMap { $0.fields.isEmpty ? nil : $0.fields },
+            retryAfter: error?.retryAfter,
+            requestId: error?.requestId
+        ))
+    }
+
+    /// The gateway's detail with the code, and each field's problem on the same line.
+    private static func describe(_ error: KontoClientError) -> String {
+        var text = (error.detail ?? "refused") + " (\(error.code))"
+        if !error.fields.isEmpty {
+            text += ": " + error.fields.map { "\($0.key): \($0.message)" }.joined(separator: "; ")
+        }
+        if let retryAfter = error.retryAfter {
+            text += "; try again in \(retryAfter) s"
+        }
+        return text
+    }
+}

@@ -1,0 +1,265 @@
+import Foundation
+import KontoTesting
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `konto` account commands as a user runs them: the real binary against `konto stack` in another process,
+/// passwords on standard input (not a terminal), one session file per user; exit statuses and output checked.
+@Suite("konto account commands", .timeLimit(.minutes(3)))
+struct KontoCommandTests {
+    static let password = "correct horse battery"
+
+    @Test("sign-up, whoami, set and remove details, show, schema and logout, as text and JSON; the session file is the user's alone")
+    func journey() async throws {
+        try await withStack { stack in
+            let signUp = try await stack.konto("signup", "ada@example.org", "name=Ada Lovelace", input: Self.password + "\n")
+            #expect(signUp.status == 0, "\(signUp.standardError)")
+            #expect(signUp.standardOutput.hasPrefix("Signed up as ada@example.org (account "))
+            #expect(signUp.standardError.isEmpty)
+
+            var status = stat()
+            #expect(stat(stack.sessionFile(), &status) == 0)
+            #expect(status.st_mode & 0o777 == 0o600)
+            #expect(stat((stack.sessionFile() as NSString).deletingLastPathComponent, &status) == 0)
+            #expect(status.st_mode & 0o777 == 0o700)
+            let file = try String(contentsOfFile: stack.sessionFile(), encoding: .utf8)
+            #expect(!file.contains(Self.password))
+
+            let whoami = try await stack.konto("whoami")
+            #expect(whoami.status == 0)
+            #expect(whoami.standardOutput.hasPrefix("ada@example.org (account "))
+
+            let set = try await stack.konto("account", "set", "dateOfBirth=1815-12-10", "name.middleName=King", "phoneNumbers=+41791234567", "phoneNumbers=+41797654321")
+            #expect(set.status == 0, "\(set.standardError)")
+            #expect(set.standardOutput.contains("dateOfBirth   1815-12-10"), "\(set.standardOutput)")
+            // A part of the name changes alone: the others are kept.
+            #expect(set.standardOutput.contains("name          Ada King Lovelace"), "\(set.standardOutput)")
+            #expect(set.standardOutput.contains("phoneNumbers  +41791234567, +41797654321"), "\(set.standardOutput)")
+
+            let removed = try await stack.konto("account", "remove", "phoneNumbers", "--json")
+            #expect(removed.status == 0, "\(removed.standardError)")
+            let document = try JSONSerialization.jsonObject(with: Data(removed.standardOutput.utf8)) as? [String: Any]
+            let details = document?["details"] as? [String: Any]
+            #expect(details?["phoneNumbers"] == nil)
+            #expect(details?["dateOfBirth"] as? String == "1815-12-10")
+            #expect(document?["version"] as? Int == 3)
+
+            let show = try await stack.konto("account", "show")
+            #expect(show.status == 0)
+            #expect(show.standardOutput.contains("version 3"))
+            #expect(!show.standardOutput.contains("phoneNumbers"))
+
+            let schema = try await stack.konto("schema")
+            #expect(schema.status == 0)
+            #expect(schema.standardOutput.contains("dateOfBirth"))
+            #expect(schema.standardOutput.contains("genderIdentity  supports  enum (female, male"), "\(schema.standardOutput)")
+            let schemaJSON = try await stack.konto("schema", "--json")
+            #expect((try JSONSerialization.jsonObject(with: Data(schemaJSON.standardOutput.utf8)) as? [String: Any])?["keys"] is [Any])
+
+            let logout = try await stack.konto("logout")
+            #expect(logout.status == 0)
+            #expect(logout.standardOutput == "Logged out.\n")
+            let after = try await stack.konto("whoami")
+            #expect(after.status == 2)
+            #expect(after.standardError == "konto: not signed in: `konto login USERID` or `konto signup USERID` first\n")
+
+            let login = try await stack.konto("login", "ada@example.org", "--json", input: Self.password + "\n")
+            #expect(login.status == 0, "\(login.standardError)")
+            let signedIn = try JSONSerialization.jsonObject(with: Data(login.standardOutput.utf8)) as? [String: Any]
+            #expect(signedIn?["userId"] as? String == "ada@example.org")
+            #expect((signedIn?["accountId"] as? String)?.isEmpty == false)
+        }
+    }
+
+    @Test("a wrong password and an unknown userId get the same one line and exit 1; nothing is stored")
+    func wrongPassword() async throws {
+        try await withStack { stack in
+            _ = try await stack.konto("signup", "grace@example.org", input: Self.password + "\n", user: "other")
+            let wrong = try await stack.konto("login", "grace@example.org", input: "not the password\n")
+            let unknown = try await stack.konto("login", "nobody@example.org", input: "not the password\n")
+            for run in [wrong, unknown] {
+                #expect(run.status == 1)
+                #expect(run.standardError == "konto: wrong userId or password\n")
+                #expect(run.standardOutput.isEmpty)
+            }
+            #expect(!FileManager.default.fileExists(atPath: stack.sessionFile()))
+            let json = try await stack.konto("login", "grace@example.org", "--json", input: "not the password\n")
+            let problem = (try JSONSerialization.jsonObject(with: Data(json.standardError.utf8)) as? [String: Any])?["error"] as? [String: Any]
+            #expect(problem?["code"] as? String == "account.wrongCredentials")
+            #expect(problem?["status"] as? Int == 401)
+        }
+    }
+
+    @Test("with the gateway down: one line naming the URL and `konto stack`, exit 3; JSON for scripts")
+    func gatewayDown() async throws {
+        let executable = try ServiceProcess.executable(named: "konto")
+        let url = "http://127.0.0.1:\(try FreePort.loopback())"
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("konto-cli-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let environment = ["KONTO_SESSION_FILE": directory + "/sessions.json"]
+        let started = ContinuousClock.now
+        let login = try await ServiceProcess.run(executable, arguments: ["login", "ada@example.org", "--gateway", url], environment: environment, input: Self.password + "\n")
+        // At once: a refused connection is not retried until a deadline.
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(login.status == 3)
+        #expect(login.standardError == "konto: the gateway is not reachable at \(url): is `konto stack` running?\n")
+        #expect(login.standardOutput.isEmpty)
+
+        let json = try await ServiceProcess.run(executable, arguments: ["schema", "--json"], environment: environment.merging(["KONTO_GATEWAY": url]) { $1 })
+        #expect(json.status == 3)
+        let problem = (try JSONSerialization.jsonObject(with: Data(json.standardError.utf8)) as? [String: Any])?["error"] as? [String: Any]
+        #expect(problem?["code"] as? String == "client.unreachable")
+
+        let bad = try await ServiceProcess.run(executable, arguments: ["schema", "--gateway", "ftp://example.org"], environment: environment)
+        #expect(bad.status == 64)
+        #expect(bad.standardError.contains("--gateway must be an http(s) URL"))
+    }
+
+    @Test("refusals and unusable input: field errors on one line (exit 1), unknown keys and a missing password before anything is sent (exit 64)")
+    func refusals() async throws {
+        try await withStack { stack in
+            let empty = try await stack.konto("signup", "ada@example.org", input: "")
+            #expect(empty.status == 64)
+            #expect(empty.standardError == "konto: expected a password on standard input, found its end\n")
+
+            let weak = try await stack.konto("signup", "ada@example.org", input: "short\n")
+            #expect(weak.status == 1)
+            #expect(weak.standardError.contains("(account.validationFailed): password: "), "\(weak.standardError)")
+
+            #expect(try await stack.konto("signup", "ada@example.org", input: Self.password + "\n").status == 0)
+            let taken = try await stack.konto("signup", "ada@example.org", input: Self.password + "\n", user: "other")
+            #expect(taken.status == 1)
+            #expect(taken.standardError.contains("account.credentialsTaken"), "\(taken.standardError)")
+
+            let invalid = try await stack.konto("account", "set", "dateOfBirth=yesterday")
+            #expect(invalid.status == 1)
+            #expect(invalid.standardError.contains("dateOfBirth: "), "\(invalid.standardError)")
+            #expect(invalid.standardError.split(separator: "\n").count == 1)
+
+            for (arguments, message) in [
+                (["account", "set", "favouriteColour=blue"], "unknown key 'favouriteColour'"),
+                (["account", "set", "dateOfBirth"], "'dateOfBirth' is not KEY=VALUE"),
+                (["account", "set", "password=x"], "'password' is not changed with `account set`"),
+                (["account", "remove", "userId"], "'userId' cannot be removed"),
+            ] {
+                let run = try await stack.konto(arguments)
+                #expect(run.status == 64, "\(arguments)")
+                #expect(run.standardError.contains(message), "\(run.standardError)")
+            }
+            let stale = try await stack.konto("account", "set", "dateOfBirth=1815-12-10", "--if-version", "0")
+            #expect(stale.status == 1)
+            #expect(stale.standardError.contains("account.versionConflict"), "\(stale.standardError)")
+        }
+    }
+
+    @Test("password: the current one is required; other sessions end; the old password no longer logs in")
+    func password() async throws {
+        try await withStack { stack in
+            #expect(try await stack.konto("signup", "ada@example.org", input: Self.password + "\n").status == 0)
+            #expect(try await stack.konto("login", "ada@example.org", input: Self.password + "\n", user: "laptop").status == 0)
+
+            let wrong = try await stack.konto("password", input: "not it\nnew horse battery staple\n")
+            #expect(wrong.status == 1)
+            #expect(wrong.standardError == "konto: wrong password\n")
+
+            let changed = try await stack.konto("password", input: Self.password + "\nnew horse battery staple\n")
+            #expect(changed.status == 0, "\(changed.standardError)")
+            #expect(changed.standardOutput == "Password changed; 1 other session ended.\n")
+
+            // The laptop's session ended: it is told so once, and forgets the session.
+            let ended = try await stack.konto("whoami", user: "laptop")
+            #expect(ended.status == 2)
+            #expect(ended.standardError == "konto: the session has ended: `konto login USERID` again\n")
+            #expect(try await stack.konto("whoami", user: "laptop").standardError.contains("not signed in"))
+
+            #expect(try await stack.konto("login", "ada@example.org", input: Self.password + "\n", user: "laptop").status == 1)
+            #expect(try await stack.konto("login", "ada@example.org", input: "new horse battery staple\n", user: "laptop").status == 0)
+        }
+    }
+
+    @Test("user-id and logout --everywhere; delete needs --yes off a terminal and the password, then the account is gone")
+    func userIdAndDelete() async throws {
+        try await withStack { stack in
+            #expect(try await stack.konto("signup", "ada@example.org", input: Self.password + "\n").status == 0)
+            let renamed = try await stack.konto("user-id", "countess@example.org", input: Self.password + "\n")
+            #expect(renamed.status == 0, "\(renamed.standardError)")
+            #expect(try await stack.konto("whoami").standardOutput.hasPrefix("countess@example.org "))
+            #expect(try await stack.konto("login", "ada@example.org", input: Self.password + "\n", user: "other").status == 1)
+            #expect(try await stack.konto("login", "countess@example.org", input: Self.password + "\n", user: "other").status == 0)
+
+            let everywhere = try await stack.konto("logout", "--everywhere")
+            #expect(everywhere.standardOutput == "Logged out of 2 sessions.\n", "\(everywhere.standardError)")
+            #expect(try await stack.konto("whoami", user: "other").status == 2)
+
+            #expect(try await stack.konto("login", "countess@example.org", input: Self.password + "\n").status == 0)
+            let unconfirmed = try await stack.konto("delete", input: Self.password + "\n")
+            #expect(unconfirmed.status == 64)
+            #expect(unconfirmed.standardError == "konto: deleting needs --yes when not at a terminal\n")
+            let wrong = try await stack.konto("delete", "--yes", input: "not it\n")
+            #expect(wrong.status == 1)
+            #expect(wrong.standardError == "konto: wrong password\n")
+            #expect(try await stack.konto("whoami").status == 0)
+
+            let deleted = try await stack.konto("delete", "--yes", input: Self.password + "\n")
+            #expect(deleted.status == 0, "\(deleted.standardError)")
+            #expect(deleted.standardOutput.hasPrefix("Account ") && deleted.standardOutput.hasSuffix(" deleted.\n"))
+            #expect(try await stack.konto("whoami").status == 2)
+            #expect(try await stack.konto("login", "countess@example.org", input: Self.password + "\n").status == 1)
+        }
+    }
+
+    @Test("events follows the stream: the sign-up's and a change's events arrive, in order, as JSON lines")
+    func events() async throws {
+        try await withStack { stack in
+            #expect(try await stack.konto("signup", "ada@example.org", input: Self.password + "\n").status == 0)
+            let follower = try ServiceProcess.start(
+                stack.executable,
+                arguments: ["events", "--json"],
+                environment: ["KONTO_GATEWAY": stack.gatewayURL, "KONTO_SESSION_FILE": stack.sessionFile()]
+            )
+            #expect(try await stack.konto("account", "set", "dateOfBirth=1815-12-10").status == 0)
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !follower.output.contains("detailsChanged"), follower.isRunning, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            // Still following: it ends only when told to.
+            #expect(follower.isRunning)
+            follower.signal(SIGINT)
+            #expect(await follower.waitForExit(timeout: .seconds(10)) == 128 + SIGINT)
+            let lines = follower.output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            #expect(lines.map { $0["type"] as? String } == ["associatedAccount", "detailsChanged"], "\(follower.output)")
+            #expect((lines.last?["data"] as? [String: Any])?["new"] != nil)
+            try? FileManager.default.removeItem(atPath: follower.logPath)
+        }
+    }
+
+    @Test("a session file others can read is refused, not used")
+    func sessionFilePermissions() async throws {
+        try await withStack { stack in
+            #expect(try await stack.konto("signup", "ada@example.org", input: Self.password + "\n").status == 0)
+            chmod(stack.sessionFile(), 0o644)
+            let refused = try await stack.konto("whoami")
+            #expect(refused.status == 64)
+            #expect(refused.standardError.contains("is readable by others (mode 644)"), "\(refused.standardError)")
+        }
+    }
+
+    private func withStack(_ body: (KontoStackProcess) async throws -> Void) async throws {
+        let stack = try await KontoStackProcess.start()
+        do {
+            try await body(stack)
+        } catch {
+            await stack.stop()
+            throw error
+        }
+        await stack.stop()
+    }
+}
+
+extension KontoStackProcess {
+    func konto(_ arguments: [String], input: String = "") async throws -> ServiceProcess.Run {
+        try await ServiceProcess.run(executable, arguments: arguments, environment: ["KONTO_GATEWAY": gatewayURL, "KONTO_SESSION_FILE": sessionFile()], input: input)
+    }
+}
