@@ -235,6 +235,36 @@ struct KontoCommandTests {
         }
     }
 
+    @Test("at a terminal, passwords are asked for without echo (a new one twice) and nothing typed is shown")
+    func terminal() async throws {
+        try await withStack { stack in
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources/pty-run.py").path
+            let answers = #"[["Password for ada@example.org: ", "correct horse battery"], ["Again: ", "correct horse battery"]]"#
+            let run = try await ServiceProcess.run(
+                "/usr/bin/env",
+                arguments: ["python3", script, answers, stack.executable, "signup", "ada@example.org"],
+                environment: ["KONTO_GATEWAY": stack.gatewayURL, "KONTO_SESSION_FILE": stack.sessionFile()]
+            )
+            let result = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any]
+            let transcript = result?["transcript"] as? String ?? ""
+            #expect(result?["status"] as? Int == 0, "\(run.standardError) \(transcript)")
+            #expect(transcript.contains("Password for ada@example.org: "))
+            #expect(transcript.contains("Again: "))
+            #expect(transcript.contains("Signed up as ada@example.org"))
+            #expect(!transcript.contains("correct horse"), "the password was echoed: \(transcript)")
+
+            // Two different entries are refused before anything is sent.
+            let mismatch = try await ServiceProcess.run(
+                "/usr/bin/env",
+                arguments: ["python3", script, #"[["Password for grace@example.org: ", "one password"], ["Again: ", "another one"]]"#, stack.executable, "signup", "grace@example.org"],
+                environment: ["KONTO_GATEWAY": stack.gatewayURL, "KONTO_SESSION_FILE": stack.sessionFile("grace")]
+            )
+            let refused = try JSONSerialization.jsonObject(with: Data(mismatch.standardOutput.utf8)) as? [String: Any]
+            #expect(refused?["status"] as? Int == 64)
+            #expect((refused?["transcript"] as? String)?.contains("konto: the passwords do not match") == true)
+        }
+    }
+
     @Test("a session file others can read is refused, not used")
     func sessionFilePermissions() async throws {
         try await withStack { stack in
