@@ -102,6 +102,11 @@ let package = Package(
             name: "KontoTesting",
             dependencies: [
                 "KontoWire",
+                // withStack: the whole stack in process, driven through the client (a downstream project's kit).
+                "KontoStack",
+                "KontoClient",
+                "KontoModel",
+                "KontoPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -357,6 +362,9 @@ let package = Package(
             name: "KontoTestingTests",
             dependencies: [
                 "KontoTesting",
+                "KontoClient",
+                "KontoModel",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/KontoTestingTests",

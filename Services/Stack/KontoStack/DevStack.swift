@@ -80,9 +80,15 @@ public struct DevStack: Sendable {
 
     /// Runs the stack as one ServiceGroup until SIGTERM or SIGINT shuts it down gracefully.
     public func run(logger: Logger) async throws {
+        try await serviceGroup(logger: logger, gracefulShutdownSignals: [.sigterm, .sigint]).run()
+    }
+
+    /// The stack as one ServiceGroup to run; without signals it stops on `triggerGracefulShutdown()` (a test kit, or
+    /// a program that embeds the stack and handles signals itself).
+    public func serviceGroup(logger: Logger, gracefulShutdownSignals: [UnixSignal] = []) -> ServiceGroup {
         var group = graph.serviceGroupConfiguration(logger: logger)
-        group.gracefulShutdownSignals = [.sigterm, .sigint]
-        try await ServiceGroup(configuration: group).run()
+        group.gracefulShutdownSignals = gracefulShutdownSignals
+        return ServiceGroup(configuration: group)
     }
 
     /// Where the gateway listens, once it does.

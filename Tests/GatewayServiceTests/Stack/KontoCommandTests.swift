@@ -19,11 +19,9 @@ struct KontoCommandTests {
             #expect(signUp.standardOutput.hasPrefix("Signed up as ada@example.org (account "))
             #expect(signUp.standardError.isEmpty)
 
-            var status = stat()
-            #expect(stat(stack.sessionFile(), &status) == 0)
-            #expect(status.st_mode & 0o777 == 0o600)
-            #expect(stat((stack.sessionFile() as NSString).deletingLastPathComponent, &status) == 0)
-            #expect(status.st_mode & 0o777 == 0o700)
+            let permissions = { (path: String) in try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int }
+            #expect(try permissions(stack.sessionFile()) == 0o600)
+            #expect(try permissions((stack.sessionFile() as NSString).deletingLastPathComponent) == 0o700)
             let file = try String(contentsOfFile: stack.sessionFile(), encoding: .utf8)
             #expect(!file.contains(Self.password))
 
@@ -210,7 +208,7 @@ struct KontoCommandTests {
         }
     }
 
-    @Test("events follows the stream: the sign-up's and a change's events arrive, in order, as JSON lines")
+    @Test("events follows the stream: the sign-up's and a change's events arrive, in order, as JSON lines; a stopping gateway ends it")
     func events() async throws {
         try await withStack { stack in
             #expect(try await stack.konto("signup", "ada@example.org", input: Self.password + "\n").status == 0)
@@ -226,11 +224,16 @@ struct KontoCommandTests {
             }
             // Still following: it ends only when told to.
             #expect(follower.isRunning)
-            follower.signal(SIGINT)
-            #expect(await follower.waitForExit(timeout: .seconds(10)) == 128 + SIGINT)
             let lines = follower.output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
             #expect(lines.map { $0["type"] as? String } == ["associatedAccount", "detailsChanged"], "\(follower.output)")
             #expect((lines.last?["data"] as? [String: Any])?["new"] != nil)
+
+            // The stack stops with the stream open (it does not wait for the follower to leave), and the follower
+            // is told why, to resume elsewhere.
+            stack.process.signal(SIGTERM)
+            #expect(await stack.process.waitForExit(timeout: .seconds(20)) == 0, "\(stack.process.output)")
+            #expect(await follower.waitForExit(timeout: .seconds(10)) == 3)
+            #expect(follower.output.contains("\"code\":\"wire.shuttingDown\""), "\(follower.output)")
             try? FileManager.default.removeItem(atPath: follower.logPath)
         }
     }
@@ -277,14 +280,7 @@ struct KontoCommandTests {
     }
 
     private func withStack(_ body: (KontoStackProcess) async throws -> Void) async throws {
-        let stack = try await KontoStackProcess.start()
-        do {
-            try await body(stack)
-        } catch {
-            await stack.stop()
-            throw error
-        }
-        await stack.stop()
+        try await KontoStackProcess.with(body)
     }
 }
 

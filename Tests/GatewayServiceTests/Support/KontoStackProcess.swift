@@ -50,6 +50,19 @@ struct KontoStackProcess {
         )
     }
 
+    /// Runs `body` with a stack started for it, stopped afterwards whether or not `body` throws.
+    static func with<Result>(arguments: [String] = [], _ body: (KontoStackProcess) async throws -> Result) async throws -> Result {
+        let stack = try await start(arguments: arguments)
+        do {
+            let result = try await body(stack)
+            await stack.stop()
+            return result
+        } catch {
+            await stack.stop()
+            throw error
+        }
+    }
+
     func stop() async {
         await process.stop()
         try? FileManager.default.removeItem(atPath: directory)

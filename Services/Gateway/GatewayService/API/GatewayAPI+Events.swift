@@ -4,6 +4,7 @@ import KontoModel
 import KontoWire
 import Logging
 import OpenAPIRuntime
+import ServiceLifecycle
 
 extension GatewayAPI {
     /// The caller's events as Server-Sent Events from Notifications' per-account feed, resuming after
@@ -82,6 +83,12 @@ extension GatewayAPI {
                     guard await sessionIsValid(token) else { return }
                     continuation.yield(ArraySlice(": heartbeat\n\n".utf8))
                 }
+            }
+            tasks.addTask {
+                // A stream lasts as long as the session: without this, a graceful shutdown would wait for every
+                // open stream's client to leave. The client is told why and resumes elsewhere with Last-Event-ID.
+                guard (try? await gracefulShutdown()) != nil else { return }
+                continuation.yield(ArraySlice("event: error\ndata: {\"code\":\"\(WireError.Code.shuttingDown)\"}\n\n".utf8))
             }
             // Whichever ends first ends the stream.
             await tasks.next()

@@ -55,6 +55,10 @@ struct CommandFailure: Error, Sendable {
             case KontoClientError.Code.sessionFile:
                 status = .usage
                 message = error.detail ?? "the session file is unusable"
+            case let code where code.hasPrefix("wire."):
+                // The gateway is there but shutting down, or a service behind it is unavailable.
+                status = .unreachable
+                message = (error.detail ?? "the gateway or a service behind it is unavailable") + " (\(code))"
             case AccountError.Code.unauthenticated.rawValue:
                 status = .notSignedIn
                 endsSession = true

@@ -18,12 +18,17 @@ struct GatewayOptions: ParsableArguments {
     static let localStack = "http://127.0.0.1:8080"
 
     var gatewayURL: String {
-        let url = gateway ?? ProcessInfo.processInfo.environment["KONTO_GATEWAY"] ?? Self.localStack
+        let url = gateway ?? Self.environment("KONTO_GATEWAY") ?? Self.localStack
         return url.hasSuffix("/") ? String(url.dropLast()) : url
     }
 
     var sessionPath: String {
-        sessionFile ?? ProcessInfo.processInfo.environment["KONTO_SESSION_FILE"] ?? FileSessionStore.defaultPath()
+        sessionFile ?? Self.environment("KONTO_SESSION_FILE") ?? FileSessionStore.defaultPath()
+    }
+
+    /// A variable set to the empty string counts as unset, as in most shells' idioms (`KONTO_GATEWAY= konto …`).
+    private static func environment(_ name: String) -> String? {
+        ProcessInfo.processInfo.environment[name].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     func validate() throws {

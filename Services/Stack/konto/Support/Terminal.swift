@@ -15,9 +15,11 @@ enum Terminal {
     /// A password: prompted for without echo at a terminal, else the next line of standard input.
     static func readSecret(prompt: String) throws -> String {
         guard isInteractive else { return try readLine(what: "a password") }
-        Output.note(prompt)
         var original = termios()
-        guard tcgetattr(STDIN_FILENO, &original) == 0 else { return try readLine(what: "a password") }
+        guard tcgetattr(STDIN_FILENO, &original) == 0 else {
+            Output.note(prompt)
+            return try readLine(what: "a password")
+        }
         var silent = original
         silent.c_lflag &= ~tcflag_t(ECHO)
         // Ctrl-C while echo is off must not leave the terminal silent.
@@ -26,7 +28,10 @@ enum Terminal {
             if var saved = savedTerminal { tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved) }
             _exit(130)
         }
+        // Echo off before the prompt, as getpass(3) does: what is typed after the prompt is never shown, and
+        // TCSAFLUSH discards only what was typed before it.
         tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent)
+        Output.note(prompt)
         defer {
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &original)
             signal(SIGINT, SIG_DFL)
