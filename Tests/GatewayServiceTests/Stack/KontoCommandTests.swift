@@ -268,6 +268,39 @@ struct KontoCommandTests {
         }
     }
 
+    @Test("health: ready over HTTP and over the wire (exit 0); not reachable (3); a wrong or missing secret is refused")
+    func health() async throws {
+        try await withStack { stack in
+            let http = try await ServiceProcess.run(stack.executable, arguments: ["health", "--http", stack.gatewayURL])
+            #expect(http.status == 0, "\(http.standardError)")
+            #expect(http.standardOutput.contains("200"))
+            let wire = try await ServiceProcess.run(
+                stack.executable, arguments: ["health", "--wire", "127.0.0.1:\(stack.identityPort)"], environment: ["KONTO_WIRE_SECRET": KontoStackProcess.secret]
+            )
+            #expect(wire.status == 0, "\(wire.standardError)")
+            #expect(wire.standardOutput.hasPrefix("identity ready"), "\(wire.standardOutput)")
+
+            let wrongSecret = try await ServiceProcess.run(
+                stack.executable, arguments: ["health", "--wire", "127.0.0.1:\(stack.identityPort)", "--timeout", "2"], environment: ["KONTO_WIRE_SECRET": "another secret of sixteen bytes or more"]
+            )
+            #expect(wrongSecret.status == 3, "\(wrongSecret.standardOutput)")
+            let noSecret = try await ServiceProcess.run(
+                stack.executable, arguments: ["health", "--wire", "127.0.0.1:\(stack.identityPort)"], environment: ["KONTO_WIRE_SECRET": ""]
+            )
+            #expect(noSecret.status == 64)
+            #expect(noSecret.standardError.contains("KONTO_WIRE_SECRET"))
+        }
+        let down = "127.0.0.1:\(try FreePort.loopback())"
+        let executable = try ServiceProcess.executable(named: "konto")
+        let http = try await ServiceProcess.run(executable, arguments: ["health", "--http", "http://\(down)"])
+        #expect(http.status == 3)
+        let wire = try await ServiceProcess.run(executable, arguments: ["health", "--wire", down, "--timeout", "2"], environment: ["KONTO_WIRE_SECRET": KontoStackProcess.secret])
+        #expect(wire.status == 3)
+        let quiet = try await ServiceProcess.run(executable, arguments: ["health", "--quiet", "--http", "http://\(down)"])
+        #expect(quiet.status == 3 && quiet.standardError.isEmpty && quiet.standardOutput.isEmpty)
+        #expect(try await ServiceProcess.run(executable, arguments: ["health", "--wire", "nonsense"]).status == 64)
+    }
+
     @Test("a session file others can read is refused, not used")
     func sessionFilePermissions() async throws {
         try await withStack { stack in

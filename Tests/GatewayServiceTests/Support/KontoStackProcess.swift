@@ -9,9 +9,13 @@ import Glibc
 struct KontoStackProcess {
     let process: ServiceProcess
     let gatewayURL: String
+    let identityPort: Int
     let executable: String
     /// A directory of this stack's own, for session files.
     let directory: String
+
+    /// The services' shared secret the stack is started with (`konto health --wire` needs it).
+    static let secret = "a test secret of more than sixteen bytes"
 
     static func start(arguments: [String] = []) async throws -> KontoStackProcess {
         let executable = try ServiceProcess.executable(named: "konto")
@@ -19,7 +23,7 @@ struct KontoStackProcess {
         let process = try ServiceProcess.start(
             executable,
             arguments: ["stack", "--port", "\(ports.gateway)", "--identity-port", "\(ports.identity)", "--profile-port", "\(ports.profile)", "--notifications-port", "\(ports.notifications)"] + arguments,
-            environment: [:]
+            environment: ["KONTO_WIRE_SECRET": secret]
         )
         let deadline = ContinuousClock.now + .seconds(30)
         while !process.output.contains("Konto is running"), process.isRunning, ContinuousClock.now < deadline {
@@ -32,7 +36,9 @@ struct KontoStackProcess {
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("konto-cli-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        return KontoStackProcess(process: process, gatewayURL: "http://127.0.0.1:\(ports.gateway)", executable: executable, directory: directory)
+        return KontoStackProcess(
+            process: process, gatewayURL: "http://127.0.0.1:\(ports.gateway)", identityPort: ports.identity, executable: executable, directory: directory
+        )
     }
 
     /// The session file of one simulated user of the command (`user` tells several apart).

@@ -41,6 +41,11 @@ struct Stack: AsyncParsableCommand {
         configuration.identityPort = identityPort
         configuration.profilePort = profilePort
         configuration.notificationsPort = notificationsPort
+        // A secret of the caller's (to reach the services with `konto health --wire`, say); else a random one.
+        if let secret = ProcessInfo.processInfo.environment["KONTO_WIRE_SECRET"], !secret.isEmpty {
+            guard secret.utf8.count >= 16 else { throw ValidationError("KONTO_WIRE_SECRET must be 16 bytes or more") }
+            configuration.secret = secret
+        }
         if let databaseURL {
             do {
                 configuration.database = try PostgresSettings(url: databaseURL)

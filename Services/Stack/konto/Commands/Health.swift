@@ -1,0 +1,84 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import KontoContracts
+import KontoWire
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// `konto health`: is a service ready? The images' healthcheck (no curl in them): a wire service's `health.check`
+/// with the shared secret from `KONTO_WIRE_SECRET`, or the gateway's `/health/ready`.
+struct Health: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check that a service is ready (exit 0) or not (1); unreachable: 3.",
+        discussion: "--wire HOST:PORT asks a service over the wire, with the secret in KONTO_WIRE_SECRET; --http URL asks a gateway's /health/ready."
+    )
+
+    @Option(help: ArgumentHelp("A service's wire address.", valueName: "host:port")) var wire: String?
+    @Option(help: ArgumentHelp("A gateway's base URL.", valueName: "url")) var http: String?
+    @Option(help: "Seconds to wait for the answer.") var timeout = 5
+    @Flag(help: "Print nothing, only the exit status.") var quiet = false
+
+    func validate() throws {
+        guard (wire == nil) != (http == nil) else { throw ValidationError("one of --wire HOST:PORT or --http URL") }
+        guard (1...300).contains(timeout) else { throw ValidationError("--timeout is 1 to 300 seconds") }
+        if let wire, Self.address(wire) == nil { throw ValidationError("--wire is HOST:PORT, not '\(wire)'") }
+    }
+
+    func run() async throws {
+        let (ready, text): (Bool, String)
+        do {
+            if let wire, let (host, port) = Self.address(wire) {
+                (ready, text) = try await Self.checkWire(host: host, port: port, timeout: .seconds(Int64(timeout)))
+            } else {
+                (ready, text) = try await Self.checkHTTP(http ?? "", timeout: .seconds(Int64(timeout)))
+            }
+        } catch let failure as CommandFailure {
+            if !quiet { Output.write("konto: \(failure.message)\n", to: .standardError) }
+            throw ExitCode(failure.status.rawValue)
+        } catch {
+            if !quiet { Output.write("konto: \(wire ?? http ?? "") is not reachable (\(error))\n", to: .standardError) }
+            throw ExitCode(CommandFailure.Status.unreachable.rawValue)
+        }
+        if !quiet { Output.write(text + "\n", to: ready ? .standardOutput : .standardError) }
+        if !ready { throw ExitCode(CommandFailure.Status.refused.rawValue) }
+    }
+
+    static func address(_ text: String) -> (String, Int)? {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65_535).contains(port) else { return nil }
+        let host = String(text[..<colon])
+        return host.isEmpty ? nil : (host, port)
+    }
+
+    private static func checkWire(host: String, port: Int, timeout: TimeAmount) async throws -> (Bool, String) {
+        guard let secret = ProcessInfo.processInfo.environment["KONTO_WIRE_SECRET"], !secret.isEmpty else {
+            throw CommandFailure(usage: "KONTO_WIRE_SECRET must hold the services' shared secret")
+        }
+        var configuration = WireClient.Configuration(host: host, port: port, serviceName: "konto-health", secret: WireSecret(secret))
+        configuration.connectionCount = 1
+        configuration.connectTimeout = timeout
+        let client = WireClient(configuration: configuration, logger: Logger(label: "konto.health", factory: { _ in SwiftLogNoOpLogHandler() }))
+        return try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await client.run() }
+            defer { tasks.cancelAll() }
+            let report = try await client.call(HealthContract.check, HealthCheckRequest(), timeout: timeout)
+            let checks = report.checks.map { "\($0.name): \($0.status.rawValue)" + ($0.message.map { " (\($0))" } ?? "") }
+            return (report.status == .ready, "\(report.service) \(report.status.rawValue)" + (checks.isEmpty ? "" : ": " + checks.joined(separator: ", ")))
+        }
+    }
+
+    private static func checkHTTP(_ url: String, timeout: TimeAmount) async throws -> (Bool, String) {
+        let http = GatewayOptions.makeHTTPClient()
+        do {
+            let base = url.hasSuffix("/") ? String(url.dropLast()) : url
+            let response = try await http.execute(HTTPClientRequest(url: base + "/health/ready"), timeout: timeout)
+            let body = try await response.body.collect(upTo: 64 * 1024)
+            try? await http.shutdown()
+            return (response.status.code == 200, "\(url) \(response.status.code): \(String(buffer: body))")
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+    }
+}
