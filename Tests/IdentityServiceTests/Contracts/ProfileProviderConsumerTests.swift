@@ -109,4 +109,14 @@ struct ProfileProviderConsumerTests {
             return .failure(error)
         }
     }
+
+    @Test("readiness asks Profile's health check: an unreachable Profile makes it say why")
+    func unreachableProfile() async throws {
+        let client = IdentityServiceHarness.client(port: try FreePort.loopback(), service: "identity-readiness")
+        let problem = try await RunningServices.with([client], logger: IdentityServiceHarness.logger) {
+            await WireProfileProvider(client: client, timeout: .seconds(2)).unreadiness()
+        }
+        #expect(problem?.hasPrefix("wire.") == true, "\(problem ?? "nil")")
+    }
+
 }

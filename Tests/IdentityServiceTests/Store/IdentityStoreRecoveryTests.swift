@@ -62,16 +62,22 @@ struct IdentityStoreRecoveryTests {
         _ = try await fixture.login()
     }
 
-    @Test("with Profile down, sign-up fails retryably and leaves the userId free and no profile")
+    @Test("with Profile down, Identity is not ready, and sign-up fails retryably and leaves the userId free and no profile")
     func profileDown() async throws {
         let fixture = try IdentityFixture()
         fixture.profile.mode = .unavailable
+        // Not ready while Profile is away: a gateway's readiness (which asks Identity) promises sign-ups work.
+        let health = await fixture.store.healthReport()
+        #expect(health.status == .notReady)
+        #expect(health.checks.contains(.init(name: "profile", status: .notReady, message: "profile is unavailable")))
+        #expect(health.checks.contains(.init(name: "storage", status: .ready)))
         let error = await identityError { try await fixture.signUp() }
         #expect(error?.code == IdentityContract.ErrorCode.profileUnavailable)
         #expect(error?.isRetryable == true)
         #expect(fixture.profile.profiles.isEmpty)
         #expect(try await fixture.events().isEmpty)
         fixture.profile.mode = .normal
+        #expect(await fixture.store.healthReport().status == .ready)
         _ = try await fixture.signUp()
     }
 

@@ -30,6 +30,10 @@ final class TestProfileProvider: ProfileProvider {
     var profiles: [String: AccountDetails] { state.withLock { $0.profiles } }
     var deletes: Int { state.withLock { $0.deletes } }
 
+    func unreadiness() -> String? {
+        mode == .normal ? nil : "profile is unavailable"
+    }
+
     func create(accountId: String, details: AccountDetails) throws(ProfileProviderError) -> AccountDetails {
         try state.withLock { state throws(ProfileProviderError) in
             switch state.mode {

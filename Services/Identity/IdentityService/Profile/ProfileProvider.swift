@@ -12,6 +12,14 @@ public protocol ProfileProvider: Sendable {
 
     /// Removes the account's details; false when there were none. Idempotent.
     func delete(accountId: String) async throws(ProfileProviderError) -> Bool
+
+    /// Why Profile cannot serve Identity now (unreachable, or not ready itself); nil when it can.
+    func unreadiness() async -> String?
+}
+
+extension ProfileProvider {
+    /// A stand-in is always there.
+    public func unreadiness() async -> String? { nil }
 }
 
 /// A Profile call that did not succeed.

@@ -30,6 +30,19 @@ public struct WireProfileProvider: ProfileProvider {
         try await call(ProfileContract.delete, ProfileDeleteRequest(accountId: accountId)).deleted
     }
 
+    /// Profile's own health check, bounded: a sign-up needs Profile, so Identity is not ready without it (and a
+    /// gateway's readiness, which asks Identity, means a sign-up can succeed).
+    public func unreadiness() async -> String? {
+        do {
+            let report = try await client.call(HealthContract.check, HealthCheckRequest(), timeout: .seconds(2))
+            return report.status == .ready ? nil : "profile is not ready"
+        } catch let error as WireError {
+            return error.code
+        } catch {
+            return "profile cannot be reached"
+        }
+    }
+
     private func call<Request, Response>(_ method: WireMethod<Request, Response>, _ request: Request) async throws(ProfileProviderError) -> Response {
         do {
             return try await client.call(method, request, timeout: timeout)

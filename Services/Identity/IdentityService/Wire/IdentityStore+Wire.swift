@@ -24,15 +24,18 @@ extension IdentityStore {
         server.register(HealthContract.check) { _, _ in await self.healthReport() }
     }
 
-    /// Readiness: the storage answers.
+    /// Readiness: the storage answers, and so does Profile (no sign-up succeeds without it).
     public func healthReport() async -> HealthReport {
-        let check: HealthReport.Check
+        async let profileProblem = profile.unreadiness()
+        let storage: HealthReport.Check
         do {
-            try await storage.checkHealth()
-            check = .init(name: "storage", status: .ready)
+            try await self.storage.checkHealth()
+            storage = .init(name: "storage", status: .ready)
         } catch {
-            check = .init(name: "storage", status: .notReady, message: error.code.rawValue)
+            storage = .init(name: "storage", status: .notReady, message: error.code.rawValue)
         }
-        return HealthReport(service: IdentityContract.serviceName, checks: [check])
+        let profile: HealthReport.Check = await profileProblem.map { .init(name: "profile", status: .notReady, message: $0) }
+            ?? .init(name: "profile", status: .ready)
+        return HealthReport(service: IdentityContract.serviceName, checks: [storage, profile])
     }
 }
