@@ -3,8 +3,9 @@
 # here, no image registry reachable) and proves the deployment works:
 #   1. tools: podman, runc, debootstrap (apt), podman-compose (PyPI, in a virtual environment), a containers.conf
 #      for a machine without systemd;
-#   2. images: a Debian base from debootstrap (kept between runs), PostgreSQL derived from it, the service images
-#      from host-built release binaries (deploy/rehearsal/, deploy/compose.rehearsal.yml);
+#   2. images: a Debian base from debootstrap (kept between runs), PostgreSQL derived from it
+#      (deploy/rehearsal/), the service images from deploy/Dockerfile on that base with host-built release binaries;
+#      deploy/compose.rehearsal.yml swaps the images in;
 #   3. up, in any order (podman-compose ignores `condition: service_healthy`; the services' own retries carry it),
 #      waiting on the gateway's /health/ready;
 #   4. the journey through the published port with the `konto` command: signup, login, a profile change, the
@@ -86,11 +87,17 @@ rm -rf "$context" && mkdir -p "$context"
 for product in "${products[@]}"; do strip --strip-debug -o "$context/$product" "$bin/$product"; done
 swift_root=$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")
 cp "$swift_root/libexec/swift/linux/swift-backtrace-static" "$context/"
-cp deploy/accounts.yaml deploy/rehearsal/Service.Containerfile "$context/"
+cp deploy/accounts.yaml "$context/"
+printf 'FROM scratch\nCOPY . /staging/\n' > "$context/Containerfile"
+podman build -q -t localhost/konto-binaries:rehearsal -f "$context/Containerfile" "$context" >/dev/null
+# deploy/Dockerfile itself, its runtime on the debootstrapped Debian and its binaries from the host (its build
+# stage, which needs the Swift image, is skipped).
 export KONTO_VERSION=rehearsal
 for service in identity profile notifications gateway; do
     # Docker's image format: OCI's has no HEALTHCHECK.
-    podman build -q --format docker --target "$service" -t "localhost/konto/$service:$KONTO_VERSION" -f "$context/Service.Containerfile" "$context" >/dev/null
+    podman build -q --format docker --target "$service" \
+        --build-arg BINARIES=localhost/konto-binaries:rehearsal --build-arg RUNTIME_IMAGE=localhost/konto-base:bookworm \
+        -t "localhost/konto/$service:$KONTO_VERSION" -f deploy/Dockerfile . >/dev/null
 done
 konto=$context/konto
 

@@ -22,14 +22,7 @@ enum ChildProcess {
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
 
         let pid = try spawn(executable, arguments, outputPath: outputPath)
-        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
-            let waiter = Thread {
-                var status: Int32 = 0
-                while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-                continuation.resume(returning: status)
-            }
-            waiter.start()
-        }
+        let status = await waitForExit(pid)
         let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
         return Result(status: exitCode(status), output: output)
     }
@@ -75,7 +68,14 @@ enum ChildProcess {
             throw KontoTestingError(.commandFailed, "cannot write \(inputPath)")
         }
         let pid = try spawn(executable, arguments, inputPath: inputPath, outputPath: outputPath, errorPath: errorPath, environment: environment)
-        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+        let status = await waitForExit(pid)
+        let read = { (path: String) in (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+        return (exitCode(status), read(outputPath), read(errorPath))
+    }
+
+    /// The child's raw wait status, waited for on a thread of its own (never blocking a concurrency thread).
+    private static func waitForExit(_ pid: pid_t) async -> Int32 {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
             let waiter = Thread {
                 var status: Int32 = 0
                 while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
@@ -83,8 +83,6 @@ enum ChildProcess {
             }
             waiter.start()
         }
-        let read = { (path: String) in (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
-        return (exitCode(status), read(outputPath), read(errorPath))
     }
 
     private static func spawn(
