@@ -191,7 +191,11 @@ until [[ $(patch) == 200 ]]; do
     (( $(date +%s) < deadline )) || fail "changes did not recover after Profile's restart"
     sleep 1
 done
-step "Profile killed: 503; restarted: 200"
+# Recovered means ready again: Identity's own Profile connections reconnect on their backoff (up to 5 s), so a
+# sign-up right after the first 200 could still be refused (found by CI); readiness includes them.
+wait_ready "$gateway"
+wait_ready "$replica"
+step "Profile killed: 503; restarted: 200, both gateways ready again"
 
 # ---- 6. two Identity replicas, one throttle ----
 # Both migrated konto_identity at the same time (they start together); a userId's failures count in the database.
