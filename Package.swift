@@ -110,6 +110,7 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -478,6 +479,24 @@ let package = Package(
             path: "Tests/GatewayServiceTests",
             // Run by the tests from the source tree, not bundled.
             exclude: ["Stack/Resources", "Schemathesis/schemathesis.toml"],
+            swiftSettings: swiftSettings
+        ),
+
+        // The four executables as processes on a temporary PostgreSQL, driven through the gateway with KontoClient.
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "KontoClient",
+                "KontoContracts",
+                "KontoModel",
+                "KontoTesting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Tests/EndToEndTests",
             swiftSettings: swiftSettings
         ),
 

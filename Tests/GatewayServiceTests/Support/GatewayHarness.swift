@@ -11,7 +11,6 @@ import NIOCore
 import NIOHTTP1
 import NotificationService
 import ProfileService
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -200,12 +199,17 @@ enum GatewayHarness {
 
     /// The four executables as separate processes on loopback and one fresh database, the topology of
     /// docker-compose; `body` gets the gateway and the processes (to stop and restart).
-    static func withProcesses<Result: Sendable>(_ body: @escaping @Sendable (Running, ProcessStack) async throws -> Result) async throws -> Result {
+    static func withProcesses<Result: Sendable>(_ body: @escaping @Sendable (Running, KontoProcessStack) async throws -> Result) async throws -> Result {
         try await TestDatabase.withFreshDatabase(logger: logger) { database in
-            let stack = try ProcessStack(databaseURL: database.url)
+            let stack = try KontoProcessStack(databaseURL: database.url, environment: [
+                "KONTO_NOTIFICATIONS_POLL_MS": "100",
+                "KONTO_GATEWAY_UPSTREAM_TIMEOUT_MS": "3000",
+                "KONTO_GATEWAY_RATE_LIMIT_PER_MINUTE": "0",
+                "KONTO_GATEWAY_CREDENTIALS_RATE_LIMIT_PER_MINUTE": "0",
+            ])
             let http = HTTPClient(eventLoopGroupProvider: .singleton)
             do {
-                let running = Running(baseURL: "http://127.0.0.1:\(stack.gatewayPort)", http: http)
+                let running = Running(baseURL: stack.gatewayURL, http: http)
                 _ = try await running.eventually(200, .GET, "/health/ready")
                 let result = try await body(running, stack)
                 try await http.shutdown()
@@ -215,59 +219,6 @@ enum GatewayHarness {
                 try? await http.shutdown()
                 await stack.stopAll()
                 throw error
-            }
-        }
-    }
-
-    /// konto-notifications, konto-profile, konto-identity and konto-gateway as processes.
-    final class ProcessStack: Sendable {
-        let environment: [String: String]
-        let gatewayPort: Int
-        private let processes: Mutex<[String: ServiceProcess]>
-
-        static let services = ["konto-notifications", "konto-profile", "konto-identity", "konto-gateway"]
-
-        init(databaseURL: String) throws {
-            let ports = (gateway: try FreePort.loopback(), identity: try FreePort.loopback(), profile: try FreePort.loopback(), notifications: try FreePort.loopback())
-            environment = [
-                "KONTO_GATEWAY_PORT": "\(ports.gateway)",
-                "KONTO_IDENTITY_PORT": "\(ports.identity)",
-                "KONTO_PROFILE_PORT": "\(ports.profile)",
-                "KONTO_NOTIFICATIONS_PORT": "\(ports.notifications)",
-                "KONTO_WIRE_SECRET": GatewayHarness.secret,
-                "KONTO_LOG_LEVEL": "error",
-                "KONTO_IDENTITY_DATABASE_URL": databaseURL,
-                "KONTO_PROFILE_DATABASE_URL": databaseURL,
-                "KONTO_NOTIFICATIONS_DATABASE_URL": databaseURL,
-                "KONTO_NOTIFICATIONS_POLL_MS": "100",
-                "KONTO_GATEWAY_UPSTREAM_TIMEOUT_MS": "3000",
-                "KONTO_GATEWAY_RATE_LIMIT_PER_MINUTE": "0",
-                "KONTO_GATEWAY_CREDENTIALS_RATE_LIMIT_PER_MINUTE": "0",
-            ]
-            gatewayPort = ports.gateway
-            var started: [String: ServiceProcess] = [:]
-            for service in Self.services {
-                started[service] = try ServiceProcess.start(try ServiceProcess.executable(named: service), environment: environment)
-            }
-            processes = Mutex(started)
-        }
-
-        /// SIGKILLs a service and waits until it is gone.
-        func kill(_ service: String) async {
-            guard let process = processes.withLock({ $0[service] }) else { return }
-            process.signal(SIGKILL)
-            _ = await process.waitForExit(timeout: .seconds(10))
-        }
-
-        /// Starts a service again on its port.
-        func restart(_ service: String) throws {
-            let process = try ServiceProcess.start(try ServiceProcess.executable(named: service), environment: environment)
-            processes.withLock { $0[service] = process }
-        }
-
-        func stopAll() async {
-            for process in processes.withLock({ Array($0.values) }) {
-                await process.stop()
             }
         }
     }

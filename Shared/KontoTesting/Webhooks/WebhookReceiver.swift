@@ -6,30 +6,31 @@ import Synchronization
 
 /// A small HTTP server standing in for a webhook endpoint: records every request and answers each with the next
 /// status of its script (the last one repeating).
-final class WebhookReceiver: Sendable {
-    struct Request: Sendable {
-        var headers: HTTPHeaders
-        var body: [UInt8]
+public final class WebhookReceiver: Sendable {
+    public struct Request: Sendable {
+        public var headers: HTTPHeaders
+        public var body: [UInt8]
     }
 
     private struct State {
         var requests: [Request] = []
         var statuses: [HTTPResponseStatus]
-        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters: [(id: UInt64, count: Int, continuation: CheckedContinuation<Bool, Never>)] = []
+        var nextWaiter: UInt64 = 0
     }
 
     private let state: Mutex<State>
     private let channel: any Channel
 
-    var port: Int { channel.localAddress!.port! }
-    var requests: [Request] { state.withLock { $0.requests } }
+    public var port: Int { channel.localAddress!.port! }
+    public var requests: [Request] { state.withLock { $0.requests } }
 
     private init(channel: any Channel, statuses: [HTTPResponseStatus]) {
         self.channel = channel
         self.state = Mutex(State(statuses: statuses))
     }
 
-    static func start(statuses: [HTTPResponseStatus]) async throws -> WebhookReceiver {
+    public static func start(statuses: [HTTPResponseStatus]) async throws -> WebhookReceiver {
         let box = StateBox(statuses: statuses)
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -46,18 +47,32 @@ final class WebhookReceiver: Sendable {
     }
 
     /// Returns once `count` requests have come.
-    func waitForRequests(_ count: Int) async {
+    public func waitForRequests(_ count: Int) async {
+        _ = await waitForRequests(count, within: .seconds(86_400))
+    }
+
+    /// Returns true once `count` requests have come, false when `bound` passes first.
+    public func waitForRequests(_ count: Int, within bound: Duration) async -> Bool {
         await withCheckedContinuation { continuation in
-            let ready = state.withLock { state in
-                if state.requests.count >= count { return true }
-                state.waiters.append((count, continuation))
-                return false
+            let id: UInt64? = state.withLock { state in
+                if state.requests.count >= count { return nil }
+                state.nextWaiter += 1
+                state.waiters.append((state.nextWaiter, count, continuation))
+                return state.nextWaiter
             }
-            if ready { continuation.resume() }
+            guard let id else { return continuation.resume(returning: true) }
+            Task {
+                try? await Task.sleep(for: bound)
+                let waiter = self.state.withLock { state -> CheckedContinuation<Bool, Never>? in
+                    guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                    return state.waiters.remove(at: index).continuation
+                }
+                waiter?.resume(returning: false)
+            }
         }
     }
 
-    func stop() async {
+    public func stop() async {
         try? await channel.close()
     }
 
@@ -70,7 +85,7 @@ final class WebhookReceiver: Sendable {
             state.waiters.removeAll { $0.count <= state.requests.count }
             return (status, ready)
         }
-        ready.forEach { $0.resume() }
+        ready.forEach { $0.resume(returning: true) }
         return status
     }
 

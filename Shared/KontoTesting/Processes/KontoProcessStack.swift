@@ -1,0 +1,83 @@
+import Foundation
+import Synchronization
+
+/// konto-notifications, konto-profile, konto-identity and konto-gateway as separate processes on free loopback
+/// ports: the topology of docker-compose, for end-to-end tests. Each service can be SIGKILLed and started again on
+/// the same port.
+public final class KontoProcessStack: Sendable {
+    /// In the order they start (the order of compose's `depends_on`; each also retries what it depends on).
+    public static let services = ["konto-notifications", "konto-profile", "konto-identity", "konto-gateway"]
+
+    /// What every service is started with (ports, secret, database URLs, and the caller's additions).
+    public let environment: [String: String]
+    public let gatewayPort: Int
+    public let wireSecret: String
+    private let processes: Mutex<[String: ServiceProcess]>
+
+    public var gatewayURL: String { "http://127.0.0.1:\(gatewayPort)" }
+
+    /// Starts the four services with every database URL set to `databaseURL` (each keeps to its own schema), and
+    /// `environment` added (it wins over the defaults here).
+    public init(databaseURL: String, environment additions: [String: String] = [:]) throws {
+        let ports = (gateway: try FreePort.loopback(), identity: try FreePort.loopback(), profile: try FreePort.loopback(), notifications: try FreePort.loopback())
+        let secret = "process-stack-" + UUID().uuidString
+        var environment = [
+            "KONTO_GATEWAY_PORT": "\(ports.gateway)",
+            "KONTO_IDENTITY_PORT": "\(ports.identity)",
+            "KONTO_PROFILE_PORT": "\(ports.profile)",
+            "KONTO_NOTIFICATIONS_PORT": "\(ports.notifications)",
+            "KONTO_WIRE_SECRET": secret,
+            "KONTO_LOG_LEVEL": "error",
+            "KONTO_IDENTITY_DATABASE_URL": databaseURL,
+            "KONTO_PROFILE_DATABASE_URL": databaseURL,
+            "KONTO_NOTIFICATIONS_DATABASE_URL": databaseURL,
+        ]
+        environment.merge(additions) { _, addition in addition }
+        self.environment = environment
+        self.gatewayPort = Int(environment["KONTO_GATEWAY_PORT"]!) ?? ports.gateway
+        self.wireSecret = environment["KONTO_WIRE_SECRET"]!
+        var started: [String: ServiceProcess] = [:]
+        do {
+            for service in Self.services {
+                started[service] = try ServiceProcess.start(try ServiceProcess.executable(named: service), environment: environment)
+            }
+        } catch {
+            for process in started.values { process.signal(SIGKILL) }
+            throw error
+        }
+        processes = Mutex(started)
+    }
+
+    /// The running process of `service` (one of ``services``).
+    public func process(_ service: String) -> ServiceProcess? {
+        processes.withLock { $0[service] }
+    }
+
+    /// SIGKILLs a service and waits until it is gone.
+    public func kill(_ service: String) async {
+        guard let process = process(service) else { return }
+        process.signal(SIGKILL)
+        _ = await process.waitForExit(timeout: .seconds(10))
+    }
+
+    /// Starts a service again on its port.
+    public func restart(_ service: String) throws {
+        let process = try ServiceProcess.start(try ServiceProcess.executable(named: service), environment: environment)
+        processes.withLock { $0[service] = process }
+    }
+
+    /// Stops every service gracefully (SIGTERM, then SIGKILL after the grace), the gateway first.
+    public func stopAll() async {
+        for service in Self.services.reversed() {
+            await process(service)?.stop()
+        }
+    }
+
+    /// The last `lines` lines of every service's log, for a failure message.
+    public func logTails(lines: Int = 20) -> String {
+        Self.services.map { service in
+            let output = process(service)?.output ?? ""
+            return "--- \(service)\n" + output.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines).joined(separator: "\n")
+        }.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import KontoClient
+import KontoModel
+import KontoTesting
+import Testing
+
+/// A user's whole life with an account, through the gateway to the four services as processes on PostgreSQL.
+@Suite("End to end: journeys", .serialized, .timeLimit(.minutes(5)))
+struct JourneyTests {
+    static let password = "analytical engine 1843"
+    /// Short, so that the test can see it close: reauthentication is demanded once it has.
+    static let privilegedSeconds = 3
+
+    @Test("sign up, log in, read, change, events in order, password, userId, reset through the webhook, delete")
+    func journey() async throws {
+        try await EndToEndSystem.with(environment: ["KONTO_IDENTITY_PRIVILEGED_SECONDS": "\(Self.privilegedSeconds)"]) { system in
+            let ada = system.client()
+            let schema = try await ada.schema()
+            #expect(schema.keys.filter { $0.requirement == .requires }.map(\.identifier).contains("handle"))
+
+            // Sign-up: a required key missing is refused with its field; then every required and collected key.
+            let missing = await #expect(throws: KontoClientError.self) {
+                try await ada.signUp(userId: "ada@example.org", password: Self.password, details: try schema.details(fromAssignments: ["name=Ada Lovelace"]))
+            }
+            #expect(missing?.status == 422)
+            #expect(missing?.fields.map(\.key).contains("handle") == true, "\(String(describing: missing))")
+            let collected = try schema.details(fromAssignments: [
+                "name=Ada Lovelace", "handle=ada", "email=ada@example.org", "biography=Wrote the first program.", "newsletter=true",
+            ])
+            let signedUp = try await ada.signUp(userId: "ada@example.org", password: Self.password, details: collected)
+            let signedUpAt = ContinuousClock.now
+            let accountId = signedUp.session.accountId
+            #expect(signedUp.details[identifier: "handle"] == .string("ada"))
+
+            // Log in from a second device; read.
+            let phone = system.client()
+            #expect(try await phone.logIn(userId: "ada@example.org", password: Self.password).session.accountId == accountId)
+            let read = try await phone.account()
+            #expect(read.accountId == accountId)
+            #expect(read.details[identifier: "email"] == .string("ada@example.org"))
+            #expect(read.details[identifier: "newsletter"] == .bool(true))
+            #expect(read.details[identifier: "name"] == collected[identifier: "name"])
+
+            // Modify: set keys signup did not ask for, remove a collected one.
+            let modified = try await ada.modify(
+                set: try schema.details(fromAssignments: ["dateOfBirth=1815-12-10", "languages=en", "languages=fr"]),
+                remove: ["biography"],
+                ifVersion: read.version
+            )
+            #expect(modified.details[identifier: "dateOfBirth"] == .string("1815-12-10"))
+            #expect(modified.details[identifier: "languages"] == .array([.string("en"), .string("fr")]))
+            #expect(modified.details[identifier: "biography"] == nil)
+            #expect(try await phone.account().details[identifier: "biography"] == nil)
+
+            // Password: once the privileged window of the sign-up has closed, reauthentication is demanded; with the
+            // current password it is accepted, and the other device's session ends.
+            try await ContinuousClock().sleep(until: signedUpAt + .seconds(Self.privilegedSeconds) + .milliseconds(500))
+            let demanded = await #expect(throws: KontoClientError.self) { try await ada.changePassword(to: "difference engine 1822") }
+            #expect(demanded?.code == "account.reauthenticationRequired")
+            #expect(try await ada.changePassword(to: "difference engine 1822", currentPassword: Self.password) >= 1)
+            let ended = await #expect(throws: KontoClientError.self) { try await phone.account() }
+            #expect(ended?.status == 401)
+            #expect(try await ada.account().accountId == accountId, "the session that changed it goes on")
+
+            // userId: the old one no longer logs in, the new one does.
+            try await ada.changeUserId(to: "countess@example.org", currentPassword: "difference engine 1822")
+            let old = await #expect(throws: KontoClientError.self) { try await system.client().logIn(userId: "ada@example.org", password: "difference engine 1822") }
+            #expect(old?.code == "account.wrongCredentials")
+            try await system.client().logIn(userId: "countess@example.org", password: "difference engine 1822")
+
+            // The account's events so far, on its stream, in the order they happened.
+            let types = try await Self.events(ada, count: 7, within: .seconds(30)).map(\.type)
+            #expect(types == [
+                "associatedAccount", "associatedAccount", "detailsChanged", "passwordChanged", "sessionsRevoked", "userIdChanged", "associatedAccount",
+            ], "\(types)")
+
+            // Password reset through the mailer webhook that receives passwordResetRequested.
+            let forgetful = system.client()
+            try await forgetful.requestPasswordReset(userId: "countess@example.org")
+            let token = try await system.resetToken(for: "countess@example.org")
+            try await forgetful.confirmPasswordReset(token: token, newPassword: "lovelace notes 1843")
+            let afterReset = await #expect(throws: KontoClientError.self) { try await ada.account() }
+            #expect(afterReset?.status == 401, "a reset ends every session")
+            let reused = await #expect(throws: KontoClientError.self) { try await forgetful.confirmPasswordReset(token: token, newPassword: "another password 1844") }
+            #expect(reused?.code == "account.invalidResetToken")
+
+            // Delete: deletingAccount reaches the audit endpoint, the profile is gone, the login fails.
+            let last = system.client()
+            try await last.logIn(userId: "countess@example.org", password: "lovelace notes 1843")
+            try await last.deleteAccount()
+            try await Self.eventually(within: .seconds(30), "deletingAccount delivered and the profile removed") {
+                let delivered = try EndToEndSystem.events(receivedBy: system.audit, secret: EndToEndSystem.auditSecret)
+                    .contains { $0["type"] as? String == "deletingAccount" && $0["accountId"] as? String == accountId }
+                let profiles = try await system.count("SELECT 1 FROM profile.accounts WHERE account_id = '\(accountId)'")
+                return delivered && profiles == 0
+            }
+            #expect(try await system.count("SELECT 1 FROM identity.credentials WHERE account_id = '\(accountId)'") == 0)
+            let gone = await #expect(throws: KontoClientError.self) { try await system.client().logIn(userId: "countess@example.org", password: "lovelace notes 1843") }
+            #expect(gone?.code == "account.wrongCredentials")
+        }
+    }
+
+    @Test("an anonymous account upgraded by sign-up keeps its accountId and its session")
+    func anonymousUpgrade() async throws {
+        try await EndToEndSystem.with { system in
+            let client = system.client()
+            let anonymous = try await client.signInAnonymously()
+            let accountId = anonymous.session.accountId
+            // An anonymous account has no details until it signs up (Identity holds it; Profile has nothing yet).
+            let before = try await client.account()
+            #expect(before.accountId == accountId)
+            #expect(before.isAnonymous)
+            let schema = try await client.schema()
+
+            let upgraded = try await client.signUp(userId: "emmy@example.org", password: Self.password, details: try schema.details(fromAssignments: ["name=Emmy Noether", "handle=emmy"]))
+            #expect(upgraded.session.accountId == accountId)
+            let account = try await client.account()
+            #expect(account.accountId == accountId)
+            #expect(!account.isAnonymous)
+            #expect(account.details[identifier: "handle"] == .string("emmy"))
+            #expect(try await system.count("SELECT 1 FROM profile.accounts WHERE account_id = '\(accountId)'") == 1)
+
+            let again = system.client()
+            #expect(try await again.logIn(userId: "emmy@example.org", password: Self.password).session.accountId == accountId)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// The first `count` events of the account's stream, or an error when they do not all come within `bound`.
+    static func events(_ client: KontoClient, count: Int, within bound: Duration) async throws -> [KontoEvent] {
+        let stream = try await client.events()
+        return try await withThrowingTaskGroup(of: [KontoEvent]?.self) { group in
+            group.addTask {
+                var events: [KontoEvent] = []
+                for try await event in stream {
+                    events.append(event)
+                    if events.count == count { break }
+                }
+                return events
+            }
+            group.addTask {
+                try await Task.sleep(for: bound)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let events = try await group.next() ?? nil else {
+                throw EndToEndError("fewer than \(count) events on the stream within \(bound)")
+            }
+            return events
+        }
+    }
+
+    /// Checks `condition` until it holds, for at most `bound` (the system settles asynchronously: events are relayed
+    /// and delivered, deletions propagate).
+    static func eventually(within bound: Duration, _ what: String, _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + bound
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else { throw EndToEndError("not within \(bound): \(what)") }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+    }
+}
