@@ -135,6 +135,7 @@ let package = Package(
             dependencies: [
                 "KontoModel",
                 "KontoContracts",
+                "KontoPostgres",
                 "KontoRuntime",
                 "KontoWire",
                 .product(name: "Logging", package: "swift-log"),

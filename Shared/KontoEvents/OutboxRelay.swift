@@ -1,5 +1,6 @@
 import KontoContracts
 import KontoModel
+import KontoPostgres
 import KontoRuntime
 import KontoWire
 import Logging
@@ -19,6 +20,10 @@ public struct OutboxRelay: Service {
         public var pollInterval: Duration = .seconds(1)
         public var backoffInitial: Duration = .milliseconds(100)
         public var backoffMaximum: Duration = .seconds(5)
+        /// A drain (lease, select, publish, delete) not finished by then is abandoned and tried again: a query stuck
+        /// on a connection that PostgreSQL's restart left half-dead must not stop the relay for good (the end-to-end
+        /// fault tests found relays silent after a restart). Longer than a publish may take (the wire's deadline).
+        public var drainTimeout: Duration = .seconds(30)
 
         public init() {}
     }
@@ -71,8 +76,11 @@ public struct OutboxRelay: Service {
             while !Task.isCancelled {
                 let generation = changed.generation
                 do {
-                    let published = try await store.drainOutbox(limit: configuration.batchSize) { events in
-                        _ = try await client.call(NotificationsContract.publish, NotificationsPublishRequest(events: events))
+                    let (store, batchSize) = (store, configuration.batchSize)
+                    let published = try await OperationTimeout.run(configuration.drainTimeout) {
+                        try await store.drainOutbox(limit: batchSize) { events in
+                            _ = try await client.call(NotificationsContract.publish, NotificationsPublishRequest(events: events))
+                        }
                     }
                     if failing {
                         logger.info("outbox relay publishing again")

@@ -88,7 +88,7 @@ struct JourneyTests {
             let last = system.client()
             try await last.logIn(userId: "countess@example.org", password: "lovelace notes 1843")
             try await last.deleteAccount()
-            try await Self.eventually(within: .seconds(30), "deletingAccount delivered and the profile removed") {
+            try await EndToEndSystem.waitUntil(within: .seconds(30), "deletingAccount delivered and the profile removed") {
                 let delivered = try EndToEndSystem.events(receivedBy: system.audit, secret: EndToEndSystem.auditSecret)
                     .contains { $0["type"] as? String == "deletingAccount" && $0["accountId"] as? String == accountId }
                 let profiles = try await system.count("SELECT 1 FROM profile.accounts WHERE account_id = '\(accountId)'")
@@ -148,16 +148,6 @@ struct JourneyTests {
                 throw EndToEndError("fewer than \(count) events on the stream within \(bound)")
             }
             return events
-        }
-    }
-
-    /// Checks `condition` until it holds, for at most `bound` (the system settles asynchronously: events are relayed
-    /// and delivered, deletions propagate).
-    static func eventually(within bound: Duration, _ what: String, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + bound
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else { throw EndToEndError("not within \(bound): \(what)") }
-            try await Task.sleep(for: .milliseconds(200))
         }
     }
 }

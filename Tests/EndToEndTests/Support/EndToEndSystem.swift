@@ -89,7 +89,7 @@ struct EndToEndSystem: Sendable {
             await tearDown()
             return result
         } catch {
-            let logs = stack?.logTails(lines: 30) ?? ""
+            let logs = stack?.logTails(lines: 400) ?? ""
             await tearDown()
             if !logs.isEmpty { print("end-to-end: the services' last log lines\n\(logs)") }
             throw error
@@ -98,13 +98,15 @@ struct EndToEndSystem: Sendable {
 
     /// Waits (bounded) until the gateway reports itself and every service behind it ready.
     func waitUntilReady(within bound: Duration = .seconds(90)) async throws {
+        try await Self.waitUntil(within: bound, "the system is ready") { try await readiness() == 200 }
+    }
+
+    /// Checks `condition` until it holds, for at most `bound`: the system settles asynchronously (a restarted service
+    /// becomes ready, events are relayed and delivered, deletions propagate), so the tests poll as an operator would.
+    static func waitUntil(within bound: Duration, _ what: String, _ condition: () async throws -> Bool) async throws {
         let deadline = ContinuousClock.now + bound
-        while true {
-            if try await readiness() == 200 { return }
-            guard ContinuousClock.now < deadline else {
-                throw EndToEndError("the system was not ready within \(bound)")
-            }
-            // Polling a readiness endpoint, as an orchestrator does.
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else { throw EndToEndError("not within \(bound): \(what)") }
             try await Task.sleep(for: .milliseconds(100))
         }
     }

@@ -75,6 +75,8 @@ struct IdentityProcessTests {
         ("KONTO_IDENTITY_DATABASE_URL", "mysql://db/identity", "KONTO_IDENTITY_DATABASE_URL is not a usable PostgreSQL URL"),
         ("KONTO_IDENTITY_ARGON2_MEMORY_KIB", "1024", "KONTO_IDENTITY_ARGON2_MEMORY_KIB must be"),
         ("KONTO_IDENTITY_THROTTLE_FAILURES", "0", "KONTO_IDENTITY_THROTTLE_FAILURES must be"),
+        ("KONTO_IDENTITY_PROFILE_CLEANUP_SECONDS", "soon", "KONTO_IDENTITY_PROFILE_CLEANUP_SECONDS must be"),
+        ("KONTO_IDENTITY_STALE_RESERVATION_SECONDS", "0", "KONTO_IDENTITY_STALE_RESERVATION_SECONDS must be"),
         ("KONTO_ACCOUNTS_CONFIG", "/nonexistent/accounts.yaml", "cannot read file at /nonexistent/accounts.yaml"),
     ])
     func badConfiguration(variable: String, value: String, message: String) async throws {

@@ -92,7 +92,11 @@ public struct IdentityServiceConfiguration: Sendable {
         options.throttle = ThrottlePolicy(threshold: threshold, baseDelay: baseDelay, maximumDelay: maximumDelay, window: options.throttle.window)
         let profileTimeout = try environment.milliseconds("KONTO_IDENTITY_PROFILE_TIMEOUT_MS", default: .seconds(5), in: 10...600_000)
         // A late create must be deleted after it could still commit.
-        options.profileCleanupDelay = max(options.profileCleanupDelay, profileTimeout + .seconds(5))
+        let cleanupDelay = try environment.seconds("KONTO_IDENTITY_PROFILE_CLEANUP_SECONDS", default: options.profileCleanupDelay, in: 1...86_400)
+        options.profileCleanupDelay = max(cleanupDelay, profileTimeout + .seconds(5))
+        // A live sign-up must not be taken for a dead one: older than any Profile call could make it.
+        let staleAge = try environment.seconds("KONTO_IDENTITY_STALE_RESERVATION_SECONDS", default: options.staleReservationAge, in: 1...86_400)
+        options.staleReservationAge = max(staleAge, profileTimeout + .seconds(5))
         self.init(
             host: environment.string("KONTO_IDENTITY_HOST", default: "127.0.0.1"),
             port: try environment.port("KONTO_IDENTITY_PORT", default: Self.defaultPort),

@@ -42,7 +42,7 @@ public protocol IdentityStorage: OutboxStore {
         accountId: String,
         passwordHash: String,
         revokingSessionsExcept keep: SessionRevocation,
-        events: @Sendable (_ sessionsEnded: Int) -> [AccountEvent]
+        events: @escaping @Sendable (_ sessionsEnded: Int) -> [AccountEvent]
     ) async throws(IdentityStorageError) -> Int
 
     /// - Throws: `userIdTaken`, `notFound`.
@@ -72,7 +72,7 @@ public protocol IdentityStorage: OutboxStore {
     func deleteSession(id: String, events: [AccountEvent]) async throws(IdentityStorageError) -> Bool
 
     /// Ends every session of the account but `keeping` (if given); `events` gets how many ended. Returns that number.
-    func deleteSessions(accountId: String, keeping: String?, events: @Sendable (_ sessionsEnded: Int) -> [AccountEvent]) async throws(IdentityStorageError) -> Int
+    func deleteSessions(accountId: String, keeping: String?, events: @escaping @Sendable (_ sessionsEnded: Int) -> [AccountEvent]) async throws(IdentityStorageError) -> Int
 
     // MARK: Failed logins (shared by every replica)
 
@@ -108,7 +108,7 @@ public protocol IdentityStorage: OutboxStore {
         tokenHash: [UInt8],
         at now: Timestamp,
         passwordHash: String,
-        events: @Sendable (_ accountId: String, _ sessionsEnded: Int) -> [AccountEvent]
+        events: @escaping @Sendable (_ accountId: String, _ sessionsEnded: Int) -> [AccountEvent]
     ) async throws(IdentityStorageError) -> ConfirmedPasswordReset?
 
     // MARK: Profile clean-ups

@@ -1,4 +1,5 @@
 import KontoModel
+import KontoPostgres
 import Logging
 import ServiceLifecycle
 
@@ -18,7 +19,12 @@ public struct ProfileCleanupJob: Service {
         try? await cancelWhenGracefulShutdown {
             while true {
                 try await Task.sleep(for: interval)
-                await store.runCleanups()
+                // Bounded, as the relay's drains: a query stuck on a half-dead connection must not end the sweeps.
+                do {
+                    _ = try await OperationTimeout.run(store.options.cleanupSweepTimeout) { [store] in await store.runCleanups() }
+                } catch is OperationTimeoutError {
+                    store.logger.warning("profile clean-up sweep timed out; trying again")
+                }
             }
         }
     }

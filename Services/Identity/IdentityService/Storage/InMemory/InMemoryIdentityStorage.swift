@@ -129,7 +129,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         accountId: String,
         passwordHash: String,
         revokingSessionsExcept keep: SessionRevocation,
-        events: @Sendable (Int) -> [AccountEvent]
+        events: @escaping @Sendable (Int) -> [AccountEvent]
     ) throws(IdentityStorageError) -> Int {
         try state.withLock { state throws(IdentityStorageError) in
             guard state.active(accountId) != nil else { throw IdentityStorageError(.notFound) }
@@ -214,7 +214,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         }
     }
 
-    public func deleteSessions(accountId: String, keeping: String?, events: @Sendable (Int) -> [AccountEvent]) -> Int {
+    public func deleteSessions(accountId: String, keeping: String?, events: @escaping @Sendable (Int) -> [AccountEvent]) -> Int {
         state.withLock { state in
             let ended = state.removeSessions(accountId: accountId, keeping: keeping)
             state.outbox += events(ended)
@@ -263,7 +263,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         tokenHash: [UInt8],
         at now: Timestamp,
         passwordHash: String,
-        events: @Sendable (String, Int) -> [AccountEvent]
+        events: @escaping @Sendable (String, Int) -> [AccountEvent]
     ) -> ConfirmedPasswordReset? {
         state.withLock { state in
             guard let token = state.resetTokens.removeValue(forKey: tokenHash), now < token.expiresAt,

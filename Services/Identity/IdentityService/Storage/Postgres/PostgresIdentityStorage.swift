@@ -15,10 +15,14 @@ import PostgresNIO
 public struct PostgresIdentityStorage: IdentityStorage {
     private let client: PostgresClient
     private let logger: Logger
+    private let operationTimeout: Duration
 
-    public init(client: PostgresClient, logger: Logger) {
+    /// Every statement and transaction is bounded by `operationTimeout` (past it: `unavailable`): one waiting on the
+    /// pool across a PostgreSQL restart was seen never to return (found by the end-to-end fault tests).
+    public init(client: PostgresClient, logger: Logger, operationTimeout: Duration = .seconds(10)) {
         self.client = client
         self.logger = logger
+        self.operationTimeout = operationTimeout
     }
 
     /// Creates or updates the schema; run once at start, before serving. Safe with several replicas starting at once.
@@ -125,7 +129,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
         accountId: String,
         passwordHash: String,
         revokingSessionsExcept keep: SessionRevocation,
-        events: @Sendable (Int) -> [AccountEvent]
+        events: @escaping @Sendable (Int) -> [AccountEvent]
     ) async throws(IdentityStorageError) -> Int {
         try await transaction { connection, logger in
             let rows = try await connection.query(
@@ -256,7 +260,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
         }
     }
 
-    public func deleteSessions(accountId: String, keeping: String?, events: @Sendable (Int) -> [AccountEvent]) async throws(IdentityStorageError) -> Int {
+    public func deleteSessions(accountId: String, keeping: String?, events: @escaping @Sendable (Int) -> [AccountEvent]) async throws(IdentityStorageError) -> Int {
         try await transaction { connection, logger in
             let ended = try await Self.deleteSessions(accountId: accountId, keeping: keeping, on: connection, logger: logger)
             try await Self.append(events(ended), on: connection, logger: logger)
@@ -371,7 +375,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
         tokenHash: [UInt8],
         at now: Timestamp,
         passwordHash: String,
-        events: @Sendable (String, Int) -> [AccountEvent]
+        events: @escaping @Sendable (String, Int) -> [AccountEvent]
     ) async throws(IdentityStorageError) -> ConfirmedPasswordReset? {
         try await transaction { connection, logger in
             // Deleting the token is what makes it single-use: of two concurrent confirmations, one deletes it.
@@ -501,20 +505,23 @@ public struct PostgresIdentityStorage: IdentityStorage {
 
     /// One statement on the pool, its failures classified.
     @discardableResult
-    private func run<T: Sendable>(_ body: (PostgresClient, Logger) async throws -> T) async throws(IdentityStorageError) -> T {
+    private func run<T: Sendable>(_ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T) async throws(IdentityStorageError) -> T {
+        let (client, logger) = (client, logger)
         do {
-            return try await body(client, logger)
+            return try await OperationTimeout.run(operationTimeout) { try await body(client, logger) }
         } catch {
             throw classify(error)
         }
     }
 
     /// One transaction; an ``IdentityStorageError`` thrown inside rolls it back and is passed on as it is.
-    private func transaction<T: Sendable>(_ body: (PostgresConnection, Logger) async throws -> T) async throws(IdentityStorageError) -> T {
+    private func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws(IdentityStorageError) -> T {
+        let (client, logger) = (client, logger)
         do {
-            let logger = self.logger
-            return try await client.withTransaction(logger: logger) { connection in
-                try await body(connection, logger)
+            return try await OperationTimeout.run(operationTimeout) {
+                try await client.withTransaction(logger: logger) { connection in
+                    try await body(connection, logger)
+                }
             }
         } catch {
             throw classify(error)

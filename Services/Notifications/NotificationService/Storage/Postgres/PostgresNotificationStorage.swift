@@ -15,10 +15,15 @@ import PostgresNIO
 public struct PostgresNotificationStorage: NotificationStorage {
     private let client: PostgresClient
     private let logger: Logger
+    private let operationTimeout: Duration
 
-    public init(client: PostgresClient, logger: Logger) {
+    /// Every statement is bounded by `operationTimeout` (past it: `unavailable`, and the caller tries again): a
+    /// statement waiting on the pool across a PostgreSQL restart was seen never to return, stopping the webhook and
+    /// subscription loops for good (found by the end-to-end fault tests).
+    public init(client: PostgresClient, logger: Logger, operationTimeout: Duration = .seconds(10)) {
         self.client = client
         self.logger = logger
+        self.operationTimeout = operationTimeout
     }
 
     /// Creates or updates the schema; run once at start, before serving. Safe with several replicas starting at once.
@@ -421,9 +426,10 @@ public struct PostgresNotificationStorage: NotificationStorage {
 
     /// One statement on the pool, its failures classified.
     @discardableResult
-    private func run<T: Sendable>(_ body: (PostgresClient, Logger) async throws -> T) async throws(NotificationStorageError) -> T {
+    private func run<T: Sendable>(_ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T) async throws(NotificationStorageError) -> T {
+        let (client, logger) = (client, logger)
         do {
-            return try await body(client, logger)
+            return try await OperationTimeout.run(operationTimeout) { try await body(client, logger) }
         } catch {
             throw classify(error)
         }

@@ -1,0 +1,33 @@
+import IdentityService
+import KontoRuntime
+import Logging
+import Testing
+
+@Suite("Identity configuration from the environment")
+struct IdentityServiceConfigurationTests {
+    static let base = ["KONTO_WIRE_SECRET": "identity-configuration-secret"]
+
+    static func configuration(_ variables: [String: String]) throws -> IdentityServiceConfiguration {
+        try IdentityServiceConfiguration(environment: ServiceEnvironment(base.merging(variables) { _, given in given }), logger: Logger(label: "test"))
+    }
+
+    @Test("clean-up delay and stale reservation age: the defaults, a value, and the floor of the Profile timeout + 5 s")
+    func cleanUpTimes() throws {
+        let defaults = try Self.configuration([:])
+        #expect(defaults.options.profileCleanupDelay == .seconds(30))
+        #expect(defaults.options.staleReservationAge == .seconds(600))
+
+        let set = try Self.configuration(["KONTO_IDENTITY_PROFILE_CLEANUP_SECONDS": "20", "KONTO_IDENTITY_STALE_RESERVATION_SECONDS": "60"])
+        #expect(set.options.profileCleanupDelay == .seconds(20))
+        #expect(set.options.staleReservationAge == .seconds(60))
+
+        // Shorter than a Profile call may take: a late create, or a live sign-up, would be taken for a dead one.
+        let floored = try Self.configuration([
+            "KONTO_IDENTITY_PROFILE_TIMEOUT_MS": "3000",
+            "KONTO_IDENTITY_PROFILE_CLEANUP_SECONDS": "1",
+            "KONTO_IDENTITY_STALE_RESERVATION_SECONDS": "2",
+        ])
+        #expect(floored.options.profileCleanupDelay == .seconds(8))
+        #expect(floored.options.staleReservationAge == .seconds(8))
+    }
+}
