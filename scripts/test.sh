@@ -45,6 +45,11 @@ set +e
 swift test --experimental-maximum-parallelization-width "${KONTO_TEST_PARALLELISM:-4}" "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
+# Each suite's time, slowest first (swift-testing's "Suite … passed after N seconds" lines).
+echo "test: time per suite, slowest first"
+grep -E '^(✔|✘) Suite ".*" (passed|failed) after [0-9.]+ seconds' "$log" \
+    | sed -E 's/^(✔|✘) Suite "(.*)" (passed|failed) after ([0-9.]+) seconds.*/\4 \2 (\3)/' \
+    | sort -rn | awk '{ printf "  %8.2f s  ", $1; $1 = ""; print substr($0, 2) }' || true
 if ((status != 0)); then
     echo "test: failed (exit $status); the failures:"
     grep -E '✘|error:|Expectation failed|Fatal error' "$log" | grep -v '✘ Test run' | head -60
