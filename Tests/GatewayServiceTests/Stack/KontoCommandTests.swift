@@ -316,9 +316,3 @@ struct KontoCommandTests {
         try await KontoStackProcess.with(body)
     }
 }
-
-extension KontoStackProcess {
-    func konto(_ arguments: [String], input: String = "") async throws -> ServiceProcess.Run {
-        try await ServiceProcess.run(executable, arguments: arguments, environment: ["KONTO_GATEWAY": gatewayURL, "KONTO_SESSION_FILE": sessionFile()], input: input)
-    }
-}

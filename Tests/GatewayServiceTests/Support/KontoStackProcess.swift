@@ -48,6 +48,10 @@ struct KontoStackProcess {
 
     /// Runs `konto ARGUMENTS` against this stack with `input` as standard input.
     func konto(_ arguments: String..., input: String = "", user: String = "default") async throws -> ServiceProcess.Run {
+        try await konto(arguments, input: input, user: user)
+    }
+
+    func konto(_ arguments: [String], input: String = "", user: String = "default") async throws -> ServiceProcess.Run {
         try await ServiceProcess.run(
             executable,
             arguments: arguments,

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AsyncHTTPClient
 import Foundation
+import KontoClient
 import KontoContracts
 import KontoWire
 import Logging
@@ -69,16 +70,10 @@ struct Health: AsyncParsableCommand {
     }
 
     private static func checkHTTP(_ url: String, timeout: TimeAmount) async throws -> (Bool, String) {
-        let http = GatewayOptions.makeHTTPClient()
-        do {
-            let base = url.hasSuffix("/") ? String(url.dropLast()) : url
-            let response = try await http.execute(HTTPClientRequest(url: base + "/health/ready"), timeout: timeout)
-            let body = try await response.body.collect(upTo: 64 * 1024)
-            try? await http.shutdown()
-            return (response.status.code == 200, "\(url) \(response.status.code): \(String(buffer: body))")
-        } catch {
-            try? await http.shutdown()
-            throw error
+        try await GatewayOptions.withHTTPClient { http in
+            let transport = AsyncHTTPClientTransport(baseURL: url, client: http, timeout: timeout, maximumResponseBytes: 64 * 1024)
+            let response = try await transport.send(KontoHTTPRequest(method: "GET", path: "/health/ready"))
+            return (response.status == 200, "\(url) \(response.status): \(String(decoding: response.body, as: UTF8.self))")
         }
     }
 }

@@ -46,24 +46,33 @@ struct GatewayOptions: ParsableArguments {
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
+    /// Runs `body` with a client of ``makeHTTPClient()``, shut down afterwards whether or not `body` throws.
+    static func withHTTPClient<Result>(_ body: (HTTPClient) async throws -> Result) async throws -> Result {
+        let http = makeHTTPClient()
+        let result: Swift.Result<Result, any Error>
+        do {
+            result = .success(try await body(http))
+        } catch {
+            result = .failure(error)
+        }
+        try? await http.shutdown()
+        return try result.get()
+    }
+
     /// Runs one command's work: its failures become one line (or a JSON object) on standard error and the exit
     /// status ``CommandFailure`` gives them.
     /// `passwordOnly`: the command asked for the password alone (no userId), so a wrong one is called just that.
     func perform(passwordOnly: Bool = false, _ work: (KontoClient, Output) async throws -> Void) async throws {
         let output = Output(json: json)
-        let http = Self.makeHTTPClient()
-        let client = KontoClient(
-            transport: AsyncHTTPClientTransport(baseURL: gatewayURL, client: http),
-            sessions: FileSessionStore(path: sessionPath, gateway: gatewayURL)
-        )
+        let sessions = FileSessionStore(path: sessionPath, gateway: gatewayURL)
         do {
-            try await work(client, output)
-            try? await http.shutdown()
+            try await Self.withHTTPClient { http in
+                try await work(KontoClient(transport: AsyncHTTPClientTransport(baseURL: gatewayURL, client: http), sessions: sessions), output)
+            }
         } catch {
-            try? await http.shutdown()
             let failure = CommandFailure(error, gateway: gatewayURL, passwordOnly: passwordOnly)
             if failure.endsSession {
-                try? await client.sessions.clear()
+                try? sessions.clear()
             }
             output.fail(failure)
             throw ExitCode(failure.status.rawValue)
