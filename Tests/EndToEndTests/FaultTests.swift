@@ -46,6 +46,8 @@ struct FaultTests {
                 if target != "konto-gateway" {
                     #expect(during.unreachable == 0, "\(target): with the gateway up, every call is answered")
                 }
+                let before = load.tally("\(target) before")
+                #expect(before.succeeded == before.sent, "\(target): before the fault \(before.sent - before.succeeded) of \(before.sent) calls did not succeed: \(before.unavailableCodes) \(before.failures.prefix(5))")
                 let after = load.tally("\(target) after")
                 #expect(after.succeeded == after.sent, "\(target): after recovery \(after.sent - after.succeeded) of \(after.sent) calls did not succeed: \(after.failures.prefix(5))")
             }
@@ -55,7 +57,7 @@ struct FaultTests {
                     end-to-end faults: \(target): before \(before.succeeded)/\(before.sent) succeeded; \
                     down \(down.sent) calls (\(down.unavailable) 503, \(down.unreachable) unreachable, \(down.succeeded) succeeded); \
                     recovering \(recovering.sent) calls (\(recovering.unavailable) 503); after \(after.succeeded)/\(after.sent) succeeded; \
-                    503s before \(before.unavailableCodes.sorted { $0.key < $1.key }), down \(down.unavailableCodes.sorted { $0.key < $1.key })
+                    503s while down: \(down.unavailableCodes.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", "))
                     """)
             }
             let total = load.total

@@ -81,7 +81,8 @@ final class MixedLoad: Sendable {
         self.makeClient = makeClient
     }
 
-    /// Starts a new phase: calls started from now on are tallied under `name`.
+    /// Starts a new phase: calls started from now on are tallied under `name` (and a call that started in a phase
+    /// named "… before" but ended after it, under the phase it ended in).
     func begin(_ name: String) {
         state.withLock { $0.phase = name }
     }
@@ -146,7 +147,9 @@ final class MixedLoad: Sendable {
                 outcome = await delete(user)
             }
             state.withLock { state in
-                state.tallies[phase, default: Tally()].add(outcome, took: ContinuousClock.now - start)
+                // A call still in flight when the fault struck belongs to the outage, not to the steady state before.
+                let bucket = phase.hasSuffix(" before") && state.phase != phase ? state.phase : phase
+                state.tallies[bucket, default: Tally()].add(outcome, took: ContinuousClock.now - start)
                 if !deleting, let user, let index = state.users.firstIndex(where: { $0.userId == user.userId }) {
                     state.users[index].inUse -= 1
                 }
