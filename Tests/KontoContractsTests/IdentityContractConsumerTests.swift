@@ -10,7 +10,7 @@ import Testing
 /// its password, since the methods that take one are declared to carry secrets) and decode every recorded answer.
 @Suite("Identity contract, consumer side")
 struct IdentityContractConsumerTests {
-    static let loaded = Result { try ContractExample.samples(of: ContractExample.load(service: "identity")) }
+    static let loaded = Result { try ContractExample.samples(of: ContractExample.load(service: "identity", contractVersion: IdentityContract.version)) }
     static let examples: [ContractExample] = (try? loaded.get()) ?? []
 
     @Test("the examples load")

@@ -9,7 +9,7 @@ import Testing
 /// recorded request and decode every recorded answer and delivered event without losing or adding anything.
 @Suite("Notifications contract, consumer side")
 struct NotificationsContractConsumerTests {
-    static let loaded = Result { try ContractExample.samples(of: ContractExample.load(service: "notifications")) }
+    static let loaded = Result { try ContractExample.samples(of: ContractExample.load(service: "notifications", contractVersion: NotificationsContract.version)) }
     static let examples: [ContractExample] = (try? loaded.get()) ?? []
 
     @Test("the examples load")

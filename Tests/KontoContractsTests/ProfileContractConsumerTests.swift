@@ -10,7 +10,7 @@ import Testing
 @Suite("Profile contract, consumer side")
 struct ProfileContractConsumerTests {
     /// With every placeholder replaced by a sample, since the consumer's types read concrete values.
-    static let examples: [ContractExample] = (try? ContractExample.samples(of: ContractExample.load(service: "profile"))) ?? []
+    static let examples: [ContractExample] = (try? ContractExample.samples(of: ContractExample.load(service: "profile", contractVersion: ProfileContract.version))) ?? []
 
     @Test("the examples are there and cover every method")
     func coverage() {

@@ -11,7 +11,7 @@ import Testing
 struct ProfileContractProviderTests {
     @Test("the service answers every example as recorded", arguments: StorageKind.allCases)
     func answersAsRecorded(storage: StorageKind) async throws {
-        let examples = try ContractExample.load(service: "profile")
+        let examples = try ContractExample.load(service: "profile", contractVersion: ProfileContract.version)
         let accounts = try ProfileServiceHarness.contractAccounts()
         let differences = try await ProfileServiceHarness.withService(storage: storage, accounts: accounts) { client, _ in
             try await ContractExample.replay(examples, on: client)

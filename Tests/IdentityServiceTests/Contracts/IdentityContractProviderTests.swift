@@ -18,7 +18,7 @@ struct IdentityContractProviderTests {
 
     @Test("the service answers every example as recorded", arguments: IdentityStorageKind.allCases)
     func answersAsRecorded(kind: IdentityStorageKind) async throws {
-        let examples = try ContractExample.load(service: "identity")
+        let examples = try ContractExample.load(service: "identity", contractVersion: IdentityContract.version)
         let differences = try await IdentityServiceHarness.withServices(kind, options: Self.options) { running in
             try await ContractExample.replay(examples, on: running.identity)
         }

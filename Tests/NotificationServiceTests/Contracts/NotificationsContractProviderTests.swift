@@ -1,3 +1,4 @@
+import KontoContracts
 import KontoTesting
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 struct NotificationsContractProviderTests {
     @Test("the service answers every example as recorded", arguments: NotificationStorageKind.allCases)
     func answersAsRecorded(kind: NotificationStorageKind) async throws {
-        let examples = try ContractExample.load(service: "notifications")
+        let examples = try ContractExample.load(service: "notifications", contractVersion: NotificationsContract.version)
         let differences = try await NotificationServiceHarness.withService(kind) { running in
             let client = running.client()
             return try await NotificationServiceHarness.with(client) {
