@@ -31,7 +31,11 @@ struct NotificationsContractConsumerTests {
         let codec = try #require(Self.codecs[example.method], "no contract method \(example.method)")
         #expect(try codec.request(example.request) == example.request)
         if let response = example.response {
-            #expect(try codec.response(response) == response)
+            do {
+                #expect(try codec.response(response) == response, "\(example.label): the response does not survive the consumer's type")
+            } catch {
+                Issue.record("\(example.consumerFailure(reading: "response", error))")
+            }
         }
     }
 

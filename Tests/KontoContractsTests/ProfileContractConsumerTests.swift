@@ -27,7 +27,11 @@ struct ProfileContractConsumerTests {
             #expect(try codec.request(example.request) != example.request)
         }
         if let response = example.response {
-            #expect(try codec.response(response) == response)
+            do {
+                #expect(try codec.response(response) == response, "\(example.label): the response does not survive the consumer's type")
+            } catch {
+                Issue.record("\(example.consumerFailure(reading: "response", error))")
+            }
         }
     }
 
