@@ -34,7 +34,7 @@ extension ContractExemption {
         ContractExemption(
             method,
             "account.missingAccountValue",
-            reason: "only for an empty value that passes the key's rules; the contract's configuration refuses empty credentials by rule (account.validationFailed) first"
+            reason: "only for an empty value that passes the key's rules; the contract's configuration refuses empty credentials by rule first (account.validationFailed: identity/13a-change-password-empty, identity/18aa-request-reset-empty)"
         )
     }
 }
