@@ -44,6 +44,56 @@ public enum IdentityContract {
         AccountError.Code.notFound.rawValue,
     ] + ErrorCatalog.identity.map(\.code)
 
+    /// The codes each method answers with (besides the wire layer's), as its implementation raises them; the union
+    /// is ``errorCodes``. Each pair has a recorded example in `Tests/Contracts/identity`, or an entry in
+    /// ``exemptions``. The storage codes come from Identity's database, `identity.busy` from a full hashing pool
+    /// (only methods that hash a password), `identity.profileUnavailable` from Profile (only the methods that wait for
+    /// it: deletion schedules Profile's part and succeeds without it).
+    public static let errorCodesByMethod: [String: [String]] = {
+        let taken = AccountError.Code.credentialsTaken.rawValue
+        let alreadySignedUp = AccountError.Code.alreadySignedUp.rawValue
+        let wrong = AccountError.Code.wrongCredentials.rawValue
+        let invalid = AccountError.Code.validationFailed.rawValue
+        let missing = AccountError.Code.missingAccountValue.rawValue
+        let unauthenticated = AccountError.Code.unauthenticated.rawValue
+        let reauthenticationRequired = AccountError.Code.reauthenticationRequired.rawValue
+        let invalidToken = AccountError.Code.invalidResetToken.rawValue
+        let throttled = AccountError.Code.throttled.rawValue
+        let notFound = AccountError.Code.notFound.rawValue
+        let storage = [ErrorCode.storageUnavailable, ErrorCode.storageFailure]
+        return [
+            signUp.name: [invalid, missing, unauthenticated, alreadySignedUp, taken, notFound, ErrorCode.busy, ErrorCode.profileUnavailable] + storage,
+            signInAnonymously.name: storage,
+            login.name: [invalid, throttled, wrong, notFound, ErrorCode.busy, ErrorCode.profileUnavailable] + storage,
+            validateSession.name: [unauthenticated] + storage,
+            logout.name: [unauthenticated] + storage,
+            logoutEverywhere.name: [unauthenticated] + storage,
+            reauthenticate.name: [unauthenticated, invalid, throttled, wrong, notFound, ErrorCode.busy] + storage,
+            changePassword.name: [unauthenticated, invalid, missing, reauthenticationRequired, throttled, wrong, notFound, ErrorCode.busy] + storage,
+            changeUserId.name: [unauthenticated, invalid, missing, reauthenticationRequired, throttled, wrong, taken, notFound, ErrorCode.busy] + storage,
+            requestPasswordReset.name: [invalid, missing, throttled, notFound] + storage,
+            confirmPasswordReset.name: [invalid, missing, invalidToken, ErrorCode.busy] + storage,
+            delete.name: [unauthenticated, invalid, reauthenticationRequired, throttled, wrong, notFound, ErrorCode.busy] + storage,
+            // A report, never an error: an unready dependency is a check with status notReady.
+            HealthContract.check.name: [],
+        ]
+    }()
+
+    /// Declared pairs without a recorded example, each with the reason no replay can provoke it.
+    public static let exemptions: [ContractExemption] = [
+        .concurrentDeletion(signUp.name),
+        .concurrentDeletion(login.name),
+        .concurrentDeletion(reauthenticate.name),
+        .concurrentDeletion(changePassword.name),
+        .concurrentDeletion(changeUserId.name),
+        .concurrentDeletion(requestPasswordReset.name),
+        .concurrentDeletion(delete.name),
+        .emptyCredentialPassingRules(changePassword.name),
+        .emptyCredentialPassingRules(changeUserId.name),
+        .emptyCredentialPassingRules(requestPasswordReset.name),
+        .emptyCredentialPassingRules(confirmPasswordReset.name),
+    ]
+
     /// Identity's own codes.
     public enum ErrorCode {
         /// Every password-hashing thread is busy and the queue is full (a login flood); retryable.

@@ -43,6 +43,36 @@ public enum NotificationsContract {
     /// Every code a Notifications method may answer with (besides the wire layer's).
     public static let errorCodes: [String] = ErrorCatalog.notifications.map(\.code)
 
+    /// The codes each method answers with (besides the wire layer's), as the store raises them; the union is
+    /// ``errorCodes``. A subscription answers with its error by ending at once. Each pair has a recorded example in
+    /// `Tests/Contracts/notifications` (the storage codes with the database stopped or its tables gone).
+    public static let errorCodesByMethod: [String: [String]] = {
+        let invalid = ErrorCode.invalidRequest
+        let storage = [ErrorCode.storageUnavailable, ErrorCode.storageFailure]
+        return [
+            publish.name: [invalid] + storage,
+            declareGroup.name: [invalid, ErrorCode.groupMismatch] + storage,
+            subscribe.name: [invalid, ErrorCode.groupMismatch] + storage,
+            feed.name: [invalid, ErrorCode.unknownEvent] + storage,
+            tailCursor.name: storage,
+            tail.name: [invalid] + storage,
+            deadLetters.name: [invalid, ErrorCode.unknownGroup] + storage,
+            replayDeadLetters.name: [invalid, ErrorCode.unknownGroup] + storage,
+            replay.name: [invalid, ErrorCode.unknownGroup] + storage,
+            // A report, never an error: an unreachable database is a check with status notReady.
+            HealthContract.check.name: [],
+        ]
+    }()
+
+    /// Declared pairs without a recorded example, each with the reason no replay can provoke it.
+    public static let exemptions: [ContractExemption] = [
+        ContractExemption(
+            tailCursor.name,
+            ErrorCode.storageFailure,
+            reason: "it reads no table (SELECT pg_current_snapshot()): only an unexpected server error, such as the server running out of memory, fails it other than as unavailable, which a replay cannot bring about without breaking the server itself"
+        ),
+    ]
+
     /// Notifications' own codes.
     public enum ErrorCode {
         /// A request outside its bounds (an empty or over-long group name, too many events, a limit out of range, a

@@ -33,6 +33,32 @@ public enum ProfileContract {
         AccountError.Code.versionConflict.rawValue,
     ] + ErrorCatalog.profile.map(\.code)
 
+    /// The codes each method answers with (besides the wire layer's), as the store raises them; the union is
+    /// ``errorCodes``. Each pair has a recorded example in `Tests/Contracts/profile` (the storage codes with the database
+    /// stopped or its tables gone). Load and delete check nothing but the account's existence.
+    public static let errorCodesByMethod: [String: [String]] = {
+        let notFound = AccountError.Code.notFound.rawValue
+        let invalid = AccountError.Code.validationFailed.rawValue
+        let accountIdChanged = AccountError.Code.accountIdChanged.rawValue
+        let nonMutable = AccountError.Code.mutatingNonMutableAccountKeys.rawValue
+        let missing = AccountError.Code.missingAccountValue.rawValue
+        let userIdNotRemovable = AccountError.Code.userIdNotRemovable.rawValue
+        let conflict = AccountError.Code.versionConflict.rawValue
+        let limits = [ErrorCode.valueTooLarge, ErrorCode.accountTooLarge]
+        let storage = [ErrorCode.storageUnavailable, ErrorCode.storageFailure]
+        return [
+            create.name: [invalid, accountIdChanged, missing, ErrorCode.alreadyExists] + limits + storage,
+            load.name: [notFound] + storage,
+            modify.name: [notFound, conflict, invalid, accountIdChanged, userIdNotRemovable, nonMutable, missing] + limits + storage,
+            delete.name: storage,
+            // A report, never an error: an unreachable database is a check with status notReady.
+            HealthContract.check.name: [],
+        ]
+    }()
+
+    /// Declared pairs without a recorded example: none.
+    public static let exemptions: [ContractExemption] = []
+
     /// Profile's own codes.
     public enum ErrorCode {
         public static let alreadyExists = "profile.alreadyExists"

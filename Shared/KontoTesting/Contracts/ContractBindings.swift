@@ -14,7 +14,7 @@ public struct ContractBindings: Sendable {
 
     func value(of name: String, in example: String) throws -> Any {
         guard let json = values[name] else {
-            throw ContractExampleError("\(example): $ref:\(name) before any example captured \(name)")
+            throw ContractExampleError("\(example): \(name) used before an example captured it or a condition supplied it")
         }
         return try JSONSerialization.jsonObject(with: Data(json.utf8), options: [.fragmentsAllowed])
     }

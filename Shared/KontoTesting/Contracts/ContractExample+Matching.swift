@@ -1,4 +1,5 @@
 import Foundation
+import KontoWire
 
 extension ContractExample {
     /// The request to send: canonical JSON with every `$ref` replaced by its captured value.
@@ -9,7 +10,7 @@ extension ContractExample {
     /// Compares the answer a provider gave with the recorded one, placeholders matching by kind; records captures.
     /// - Returns: one line per difference, with its JSON path; empty when the answer matches.
     public func mismatches(inResponse answer: some Collection<UInt8>, bindings: inout ContractBindings) throws -> [String] {
-        guard let response else { return ["\(name): expected the error \(error?.code ?? "?"), got a response"] }
+        guard let response else { return ["expected the error \(error?.code ?? "?"), got a response: \(try Self.canonical(json: answer))"] }
         let actual = try JSONSerialization.jsonObject(with: Data(answer), options: [.fragmentsAllowed])
         var differences: [String] = []
         try Self.match(Self.parse(response), actual, path: "$", bindings: &bindings, example: name, differences: &differences)
@@ -18,7 +19,11 @@ extension ContractExample {
 
     /// Compares an error a provider answered with against the recorded one (code, retryable flag, details).
     public func mismatches(inError actual: ExpectedError, bindings: inout ContractBindings) throws -> [String] {
-        guard let error else { return ["\(name): expected a response, got the error \(actual.code)"] }
+        // A method the provider does not know answers every request alike: that is the one difference worth naming.
+        if actual.code == WireError.Code.unknownMethod, error?.code != actual.code {
+            return ["the provider has no method \(method) (\(actual.code)): removed or renamed?"]
+        }
+        guard let error else { return ["expected a response, got the error \(actual.code)"] }
         var differences: [String] = []
         if error.code != actual.code { differences.append("code: expected \(error.code), got \(actual.code)") }
         if error.retryable != actual.retryable { differences.append("retryable: expected \(error.retryable), got \(actual.retryable)") }
@@ -59,7 +64,7 @@ extension ContractExample {
 
     private static func resolve(_ value: Any, bindings: ContractBindings, example: String) throws -> Any {
         switch try ContractPlaceholder.parse(value) {
-        case .reference(let name)?:
+        case .reference(let name)?, .given(let name, _)?:
             return try bindings.value(of: name, in: example)
         case .match?, .capture?:
             throw ContractExampleError("\(example): $match and $capture belong in expected answers, not in requests")
@@ -98,6 +103,8 @@ extension ContractExample {
             let bound = try canonical(bindings.value(of: name, in: example))
             if bound != (try canonical(actual)) { differences.append("\(path): expected $ref:\(name) = \(bound), got \(try canonical(actual))") }
             return
+        case .given?:
+            throw ContractExampleError("\(example): $given belongs in requests, not in expected answers")
         case nil:
             break
         }
@@ -147,6 +154,8 @@ extension ContractExample {
                 throw ContractExampleError("\(example): $ref:\(name) before any example captured \(name)")
             }
             return sample
+        case .given(_, let kind)?:
+            return kind.sample
         case nil:
             break
         }

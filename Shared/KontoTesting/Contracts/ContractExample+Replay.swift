@@ -5,29 +5,62 @@ import NIOCore
 extension ContractExample {
     /// The provider side of a contract: sends every example's request, in order, to a running service and compares
     /// each answer (response or error) with the recorded one. Returns the differences, each prefixed with its
-    /// example's name; empty when the service answers exactly as recorded.
-    public static func replay(_ examples: [ContractExample], on client: WireClient) async throws -> [String] {
+    /// example's ``label``; empty when the service answers exactly as recorded.
+    ///
+    /// An example with a `given` condition is sent while that condition holds: `conditions` brings it about before the
+    /// example (once for a run of consecutive examples with the same condition) and ends it after. An example whose
+    /// condition is not in `conditions` is an error, never skipped here: a provider that cannot have a condition
+    /// leaves those examples out itself, saying why.
+    public static func replay(
+        _ examples: [ContractExample],
+        on client: WireClient,
+        conditions: [String: ContractCondition] = [:]
+    ) async throws -> [String] {
+        if let unsupported = examples.first(where: { $0.given.map { conditions[$0] == nil } ?? false }) {
+            throw ContractExampleError("\(unsupported.label): the provider test cannot bring about \(unsupported.given ?? "")")
+        }
         var bindings = ContractBindings()
         var differences: [String] = []
-        for example in examples {
-            let found: [String]
-            do {
-                let payload = ByteBuffer(string: try example.request(with: bindings))
-                let answer: [UInt8]
-                if let credit = example.subscriptionCredit {
-                    answer = try await Self.events(of: example, payload: payload, credit: credit, on: client)
-                } else {
-                    answer = Array(try await client.callRaw(example.method, payload: payload).readableBytesView)
+        var current: String?
+        do {
+            for example in examples {
+                if example.given != current {
+                    if let current { try await conditions[current]?.end() }
+                    current = nil
+                    if let given = example.given, let condition = conditions[given] {
+                        try await condition.establish()
+                        current = given
+                        for (name, value) in try await condition.supply() {
+                            try bindings.bind(name, to: value)
+                        }
+                    }
                 }
-                found = try example.mismatches(inResponse: answer, bindings: &bindings)
-            } catch let error as WireError {
-                let details = error.details.isEmpty ? nil : try canonical(json: error.details)
-                let actual = ExpectedError(code: error.code, retryable: error.isRetryable, details: details)
-                found = try example.mismatches(inError: actual, bindings: &bindings)
+                differences += try await answer(to: example, on: client, bindings: &bindings).map { "\(example.label): \($0)" }
             }
-            differences += found.map { "\(example.name): \($0)" }
+        } catch {
+            if let current { try? await conditions[current]?.end() }
+            throw error
         }
+        if let current { try await conditions[current]?.end() }
         return differences
+    }
+
+    /// Sends one example's request and compares the answer.
+    private static func answer(to example: ContractExample, on client: WireClient, bindings: inout ContractBindings) async throws -> [String] {
+        do {
+            let payload = ByteBuffer(string: try example.request(with: bindings))
+            let answer: [UInt8]
+            if let credit = example.subscriptionCredit {
+                answer = try await Self.events(of: example, payload: payload, credit: credit, on: client)
+            } else {
+                answer = Array(try await client.callRaw(example.method, payload: payload).readableBytesView)
+            }
+            return try example.mismatches(inResponse: answer, bindings: &bindings)
+        } catch let error as WireError {
+            let details = error.details.isEmpty ? nil : try canonical(json: error.details)
+            let actual = ExpectedError(code: error.code, retryable: error.isRetryable, details: details)
+            return try example.mismatches(inError: actual, bindings: &bindings)
+        }
     }
 
     /// Opens the example's subscription and takes as many events as it records (each acknowledged), then cancels

@@ -22,7 +22,10 @@ public struct ContractExample: Sendable {
         }
     }
 
+    /// The file's name without `.json`, e.g. `01-signup`.
     public var name: String
+    /// The contract's folder, e.g. `identity`.
+    public var service: String
     public var description: String
     public var method: String
     /// Canonical JSON (sorted keys) of the request payload.
@@ -37,12 +40,21 @@ public struct ContractExample: Sendable {
     /// False for a request the consumer's types cannot produce (e.g. one carrying a password, which
     /// `AccountDetails` never encodes), kept to prove the provider refuses it from any caller.
     public var consumerProduces: Bool
+    /// A condition of the provider's surroundings the answer depends on (e.g. `storageDown`), which the provider test
+    /// brings about before sending the request and ends afterwards (see ``ContractCondition``); nil for none.
+    public var given: String?
 
-    /// The examples of one service, in replay order.
-    public static func load(service: String, filePath: String = #filePath) throws -> [ContractExample] {
+    /// How differences name the example: `identity/01-signup (identity.signUp)`.
+    public var label: String { "\(service)/\(name) (\(method))" }
+
+    /// The examples of one service, in replay order, after checking that they were recorded for the contract's
+    /// version and the wire protocol version spoken now (``ContractManifest``).
+    /// - Parameter contractVersion: the contract's `version` (e.g. `IdentityContract.version`).
+    public static func load(service: String, contractVersion: Int, filePath: String = #filePath) throws -> [ContractExample] {
         let directory = try contractsDirectory(from: filePath).appendingPathComponent(service)
+        try ContractManifest.load(from: directory).check(service: service, contractVersion: contractVersion)
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
-            .filter { $0.hasSuffix(".json") }
+            .filter { $0.hasSuffix(".json") && $0 != ContractManifest.fileName }
             .sorted()
         guard !files.isEmpty else { throw ContractExampleError("no examples in \(directory.path)") }
         return try files.map { try ContractExample(file: directory.appendingPathComponent($0)) }
@@ -50,6 +62,7 @@ public struct ContractExample: Sendable {
 
     init(file: URL) throws {
         name = file.deletingPathExtension().lastPathComponent
+        service = file.deletingLastPathComponent().lastPathComponent
         let object = try JSONSerialization.jsonObject(with: Data(contentsOf: file))
         guard let example = object as? [String: Any] else { throw ContractExampleError("\(name): not a JSON object") }
         guard let method = example["method"] as? String else { throw ContractExampleError("\(name): no method") }
@@ -58,6 +71,7 @@ public struct ContractExample: Sendable {
         self.description = example["description"] as? String ?? name
         self.consumerProduces = example["consumerProduces"] as? Bool ?? true
         self.subscriptionCredit = example["credit"] as? Int
+        self.given = example["given"] as? String
         self.request = try Self.canonical(request)
         self.response = try example["response"].map(Self.canonical)
         if let error = example["error"] as? [String: Any] {
@@ -85,7 +99,7 @@ public struct ContractExample: Sendable {
     }
 
     /// `Tests/Contracts`, found by walking up from a test file.
-    private static func contractsDirectory(from filePath: String) throws -> URL {
+    static func contractsDirectory(from filePath: String) throws -> URL {
         var directory = URL(fileURLWithPath: filePath).deletingLastPathComponent()
         while directory.path != "/" {
             let candidate = directory.appendingPathComponent("Contracts")
@@ -101,7 +115,7 @@ public struct ContractExample: Sendable {
 public struct ContractExampleError: Error, CustomStringConvertible {
     public let description: String
 
-    init(_ description: String) {
+    public init(_ description: String) {
         self.description = description
     }
 }

@@ -6,6 +6,8 @@ import Foundation
 /// - `"$match:KIND"` in an expected response or error details: any value of that kind.
 /// - `"$capture:NAME:KIND"`: the same, and the actual value is remembered as NAME.
 /// - `"$ref:NAME"` anywhere (a later request, an expected value): the value remembered as NAME.
+/// - `"$given:NAME:KIND"` in a request: a value the example's `given` condition supplies (e.g. a reset token as it was
+///   mailed), of that kind; consumers get a sample of the kind.
 ///
 /// Kinds: `string` (non-empty), `uuid`, `token` (at least 32 URL-safe base64 characters), `timestamp` (ISO 8601
 /// date and time with a zone), `integer`, `number`, `bool`, `any`.
@@ -13,6 +15,7 @@ enum ContractPlaceholder: Equatable {
     case match(Kind)
     case capture(name: String, kind: Kind)
     case reference(name: String)
+    case given(name: String, kind: Kind)
 
     enum Kind: String, CaseIterable {
         case string, uuid, token, timestamp, integer, number, bool, any
@@ -35,7 +38,9 @@ enum ContractPlaceholder: Equatable {
             return .capture(name: parts[1], kind: try kind(parts[2]))
         case "ref" where parts.count == 2 && !parts[1].isEmpty:
             return .reference(name: parts[1])
-        case "match", "capture", "ref":
+        case "given" where parts.count == 3 && !parts[1].isEmpty:
+            return .given(name: parts[1], kind: try kind(parts[2]))
+        case "match", "capture", "ref", "given":
             throw ContractExampleError("malformed placeholder \(text)")
         default:
             // Some other string that starts with "$": an ordinary value.

@@ -1,27 +1,118 @@
 import Foundation
-import IdentityService
+@testable import IdentityService
 import KontoContracts
+import KontoModel
+import KontoPostgres
 import KontoTesting
 import KontoWire
+import Synchronization
 import Testing
 
 /// The provider side of the Identity contract: a running Identity (with Profile) answers every recorded request
-/// exactly as recorded, in order, over the wire, on either storage.
-@Suite("Identity contract, provider side")
+/// exactly as recorded, in order, over the wire, on either storage, with its database, its Profile or its hashing
+/// threads unavailable where an example says so.
+@Suite("Identity contract, provider side", .timeLimit(.minutes(6)))
 struct IdentityContractProviderTests {
     /// The examples' throttling threshold is 3 failures.
     static let options: IdentityOptions = {
         var options = IdentityOptions()
         options.throttle = ThrottlePolicy(threshold: 3, baseDelay: .seconds(60))
+        options.cleanupInterval = .milliseconds(50)
+        options.profileCleanupDelay = .milliseconds(500)
         return options
     }()
 
-    @Test("the service answers every example as recorded", arguments: IdentityStorageKind.allCases)
-    func answersAsRecorded(kind: IdentityStorageKind) async throws {
-        let examples = try ContractExample.load(service: "identity")
-        let differences = try await IdentityServiceHarness.withServices(kind, options: Self.options) { running in
-            try await ContractExample.replay(examples, on: running.identity)
+    /// One hashing thread and no queue: taking the thread is enough for `identity.busy` (examples run one at a time,
+    /// so no other example ever finds the pool full).
+    static let hashing = PasswordHashingPool.Configuration(parameters: IdentityServiceHarness.cheap, threads: 1, maxQueued: 0)
+
+    @Test("on PostgreSQL, the service answers every example as recorded, its dependencies down where an example says")
+    func answersAsRecordedOnPostgres() async throws {
+        let examples = try ContractExample.load(service: IdentityContract.serviceName, contractVersion: IdentityContract.version)
+        // A server of its own: the examples stop it.
+        let differences = try await ContractCondition.withDedicatedDatabase { cluster, database in
+            let settings = PostgresSettings(host: database.host, port: database.port, username: database.username, password: database.password, database: database.database)
+            return try await IdentityServiceHarness.runWithRestartableProfile(database: settings, options: Self.options, hashing: Self.hashing) { running, profile in
+                try await ContractExample.replay(examples, on: running.identity, conditions: [
+                    ContractCondition.storageDown: .storageDown(cluster, health: running.identity),
+                    // Identity's schema only: Profile, in the same database, keeps working.
+                    ContractCondition.storageBroken: .storageBroken(database, schema: "identity"),
+                    ContractCondition.hashersBusy: Self.hashersBusy(running),
+                    ContractCondition.profileDown: Self.profileDown(profile, running),
+                    ContractCondition.resetTokenMailed: Self.resetTokenMailed(running),
+                ])
+            }
         }
-        #expect(differences.isEmpty, "\(differences)")
+        #expect(differences.isEmpty, "\(differences.joined(separator: "\n"))")
+    }
+
+    @Test("in memory, the service answers every example as recorded, but for those of a database stopped or broken")
+    func answersAsRecordedInMemory() async throws {
+        // Memory cannot be stopped or lose its tables: those examples are PostgreSQL's alone. (Profile, in memory too,
+        // comes back empty from its stop: its examples are the last.)
+        let examples = try ContractExample.load(service: IdentityContract.serviceName, contractVersion: IdentityContract.version)
+            .filter { !ContractCondition.storageConditions.contains($0.given ?? "") }
+        let differences = try await IdentityServiceHarness.runWithRestartableProfile(database: nil, options: Self.options, hashing: Self.hashing) { running, profile in
+            try await ContractExample.replay(examples, on: running.identity, conditions: [
+                ContractCondition.hashersBusy: Self.hashersBusy(running),
+                ContractCondition.profileDown: Self.profileDown(profile, running),
+                ContractCondition.resetTokenMailed: Self.resetTokenMailed(running),
+            ])
+        }
+        #expect(differences.isEmpty, "\(differences.joined(separator: "\n"))")
+    }
+
+    /// Takes Identity's one hashing thread with a call that waits for a gate, and opens the gate afterwards.
+    static func hashersBusy(_ running: IdentityServiceHarness.Running) -> ContractCondition {
+        let blocker = Mutex<(gate: ThreadGate, task: Task<Void, any Error>)?>(nil)
+        let pool = running.identityServer.store.hashing
+        return ContractCondition(
+            establish: {
+                let gate = ThreadGate()
+                let (started, thread) = AsyncStream<Void>.makeStream()
+                let task = Task {
+                    try await pool.submit {
+                        thread.yield()
+                        gate.wait()
+                    }
+                }
+                blocker.withLock { $0 = (gate, task) }
+                // The thread is taken once the call runs on it.
+                for await _ in started { break }
+            },
+            end: {
+                guard let (gate, task) = blocker.withLock({ blocker in defer { blocker = nil }; return blocker }) else { return }
+                gate.open()
+                try await task.value
+            }
+        )
+    }
+
+    /// The token of the last `passwordResetRequested` event in Identity's outbox (no relay runs here, so every event
+    /// stays there): what the mail sender would have received.
+    static func resetTokenMailed(_ running: IdentityServiceHarness.Running) -> ContractCondition {
+        ContractCondition(establish: {}, end: {}, supply: {
+            let events = try await running.identityServer.store.storage.pendingEvents(limit: 1_000)
+            var tokens: [String] = []
+            for event in events {
+                if case .passwordResetRequested(userId: _, token: let token, expiresAt: _) = event.kind {
+                    tokens.append(token)
+                }
+            }
+            guard let token = tokens.last else { throw ContractExampleError("no passwordResetRequested event in Identity's outbox") }
+            return ["reset-token": token]
+        })
+    }
+
+    /// Stops the Profile service Identity calls, and starts it again on the same port afterwards; ends once Identity
+    /// reports Profile ready again (its client reconnects with backoff).
+    static func profileDown(_ profile: RestartableProfile, _ running: IdentityServiceHarness.Running) -> ContractCondition {
+        ContractCondition(
+            establish: { try await profile.stop() },
+            end: {
+                try await profile.start()
+                try await ContractCondition.waitUntil({ await ContractCondition.healthStatus(running.identity) == "ready" }, what: "Identity to reach Profile again")
+            }
+        )
     }
 }

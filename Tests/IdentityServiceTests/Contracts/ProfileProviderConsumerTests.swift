@@ -38,7 +38,7 @@ struct ProfileProviderConsumerTests {
 
     @Test("create, load and delete as recorded in Tests/Contracts/profile")
     func replay() async throws {
-        let examples = try ContractExample.samples(of: ContractExample.load(service: "profile"))
+        let examples = try ContractExample.samples(of: ContractExample.load(service: "profile", contractVersion: ProfileContract.version))
         let script = Script()
         let server = WireServer(
             configuration: WireServer.Configuration(port: 0, serverName: ProfileContract.serviceName, secret: WireSecret(IdentityServiceHarness.secret)),

@@ -28,7 +28,8 @@ enum IdentityServiceHarness {
         database: PostgresSettings?,
         profilePort: Int,
         options: IdentityOptions? = nil,
-        profileTimeout: Duration = .seconds(15)
+        profileTimeout: Duration = .seconds(15),
+        hashing: PasswordHashingPool.Configuration = PasswordHashingPool.Configuration(parameters: cheap, threads: 2)
     ) -> IdentityServiceConfiguration {
         var defaults = IdentityOptions()
         defaults.cleanupInterval = .milliseconds(50)
@@ -39,7 +40,7 @@ enum IdentityServiceHarness {
             database: database,
             profilePort: profilePort,
             profileTimeout: profileTimeout,
-            hashing: PasswordHashingPool.Configuration(parameters: cheap, threads: 2),
+            hashing: hashing,
             options: options ?? defaults
         )
     }
@@ -89,6 +90,35 @@ enum IdentityServiceHarness {
                     try await body(Running(identity: identity, profile: profile, identityServer: identityServer, profilePort: profilePort))
                 }
             }
+        }
+    }
+
+    /// Runs `body` against Identity and a Profile that the body may stop and start again (``RestartableProfile``),
+    /// over `database` (in memory when nil), with the given hashing pool.
+    static func runWithRestartableProfile<Result: Sendable>(
+        database: PostgresSettings?,
+        options: IdentityOptions?,
+        hashing: PasswordHashingPool.Configuration,
+        _ body: @escaping @Sendable (Running, RestartableProfile) async throws -> Result
+    ) async throws -> Result {
+        let profile = try await RestartableProfile.start(ProfileServiceConfiguration(port: 0, secret: WireSecret(secret), database: database), logger: logger)
+        do {
+            let identityServer = try IdentityServer(
+                configuration: configuration(database: database, profilePort: profile.port, options: options, hashing: hashing),
+                logger: logger
+            )
+            let result = try await RunningServices.with([identityServer], logger: logger) {
+                let identity = client(port: try await identityServer.localAddress().port!, service: "identity")
+                let profileClient = client(port: profile.port, service: "profile")
+                return try await RunningServices.with([identity, profileClient], logger: logger) {
+                    try await body(Running(identity: identity, profile: profileClient, identityServer: identityServer, profilePort: profile.port), profile)
+                }
+            }
+            try await profile.stop()
+            return result
+        } catch {
+            try? await profile.stop()
+            throw error
         }
     }
 

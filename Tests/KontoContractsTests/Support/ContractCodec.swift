@@ -42,5 +42,5 @@ struct ContractCodec: Sendable {
 }
 
 extension ContractExample: CustomTestStringConvertible {
-    public var testDescription: String { name }
+    public var testDescription: String { label }
 }

@@ -60,7 +60,9 @@ enum NotificationServiceHarness {
         }
     }
 
-    private static func run<Result: Sendable>(database: PostgresSettings?, options: NotificationOptions, webhooks: [WebhookEndpoint], _ body: @escaping @Sendable (Running) async throws -> Result) async throws -> Result {
+    /// Runs `body` against a service over `database` (in memory when nil), e.g. a database on a server the test stops
+    /// and starts itself.
+    static func run<Result: Sendable>(database: PostgresSettings?, options: NotificationOptions, webhooks: [WebhookEndpoint], _ body: @escaping @Sendable (Running) async throws -> Result) async throws -> Result {
         let server = try NotificationServer(configuration: NotificationServiceConfiguration(port: 0, secret: WireSecret(secret), database: database, options: options, webhooks: webhooks), logger: logger)
         return try await RunningServices.with([server], logger: logger) {
             let port = try await server.localAddress().port!

@@ -52,12 +52,15 @@ enum ProfileServiceHarness {
         }
     }
 
-    private static func run<Result: Sendable>(
+    /// Runs `body` with a client of a Profile service over `database` (in memory when nil), e.g. a database on a server
+    /// the test stops and starts itself.
+    static func run<Result: Sendable>(
         database: PostgresSettings?,
         accounts: AccountConfiguration,
+        store: ProfileStoreOptions = ProfileStoreOptions(),
         _ body: @escaping @Sendable (WireClient, ProfileServer) async throws -> Result
     ) async throws -> Result {
-        let configuration = ProfileServiceConfiguration(port: 0, secret: WireSecret(secret), database: database, accounts: accounts)
+        let configuration = ProfileServiceConfiguration(port: 0, secret: WireSecret(secret), database: database, accounts: accounts, store: store)
         let server = try ProfileServer(configuration: configuration, logger: logger)
         return try await RunningServices.with([server], logger: logger) {
             let port = try await server.localAddress().port!
