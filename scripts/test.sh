@@ -46,7 +46,7 @@ swift test --experimental-maximum-parallelization-width "${KONTO_TEST_PARALLELIS
 status=${PIPESTATUS[0]}
 set -e
 # Each suite's time, slowest first (swift-testing's "Suite … passed after N seconds" lines).
-echo "test: time per suite, slowest first"
+echo "test: time per suite, slowest first (from its start to its end, other suites running alongside, four tests at a time)"
 grep -E '^(✔|✘) Suite ".*" (passed|failed) after [0-9.]+ seconds' "$log" \
     | sed -E 's/^(✔|✘) Suite "(.*)" (passed|failed) after ([0-9.]+) seconds.*/\4 \2 (\3)/' \
     | sort -rn | awk '{ printf "  %8.2f s  ", $1; $1 = ""; print substr($0, 2) }' || true

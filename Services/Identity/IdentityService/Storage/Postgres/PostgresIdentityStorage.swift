@@ -19,7 +19,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
 
     /// Every statement and transaction is bounded by `operationTimeout` (past it: `unavailable`): one waiting on the
     /// pool across a PostgreSQL restart was seen never to return (found by the end-to-end fault tests).
-    public init(client: PostgresClient, logger: Logger, operationTimeout: Duration = .seconds(10)) {
+    public init(client: PostgresClient, logger: Logger, operationTimeout: Duration = .seconds(5)) {
         self.client = client
         self.logger = logger
         self.operationTimeout = operationTimeout

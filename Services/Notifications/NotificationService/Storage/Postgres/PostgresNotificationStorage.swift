@@ -20,7 +20,7 @@ public struct PostgresNotificationStorage: NotificationStorage {
     /// Every statement is bounded by `operationTimeout` (past it: `unavailable`, and the caller tries again): a
     /// statement waiting on the pool across a PostgreSQL restart was seen never to return, stopping the webhook and
     /// subscription loops for good (found by the end-to-end fault tests).
-    public init(client: PostgresClient, logger: Logger, operationTimeout: Duration = .seconds(10)) {
+    public init(client: PostgresClient, logger: Logger, operationTimeout: Duration = .seconds(5)) {
         self.client = client
         self.logger = logger
         self.operationTimeout = operationTimeout
