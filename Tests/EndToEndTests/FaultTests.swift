@@ -71,7 +71,7 @@ struct FaultTests {
                 end-to-end faults: requests=\(total.sent) succeeded=\(total.succeeded) unavailable503=\(total.unavailable) \
                 unreachableWhileGatewayDown=\(total.unreachable) otherErrors=\(total.failures.count) \
                 slowestMs=\(total.slowest.components.seconds * 1_000 + total.slowest.components.attoseconds / 1_000_000_000_000_000) \
-                accountsChecked=\(accounts) eventsProduced=\(events.produced) eventsDelivered=\(events.delivered) settledMs=\(settled)
+                accountsChecked=\(accounts) deletionsUnanswered=\(load.perhapsDeleted.count) eventsProduced=\(events.produced) eventsDelivered=\(events.delivered) settledMs=\(settled)
                 """)
         }
     }
@@ -152,7 +152,7 @@ struct FaultTests {
         #expect(credentials.subtracting(profiles).isEmpty, "credentials without a profile: \(credentials.subtracting(profiles).prefix(5))")
         #expect(profiles.subtracting(credentials).isEmpty, "profiles without credentials: \(profiles.subtracting(credentials).prefix(5))")
         let userIds = Set(try await system.strings("SELECT user_id FROM identity.credentials WHERE user_id IS NOT NULL"))
-        let missing = load.created.subtracting(load.deleted).subtracting(userIds)
+        let missing = load.created.subtracting(load.deleted).subtracting(load.perhapsDeleted).subtracting(userIds)
         #expect(missing.isEmpty, "signed up (201) but gone: \(missing.prefix(5))")
         let lingering = load.deleted.intersection(userIds)
         #expect(lingering.isEmpty, "deleted (204) but still there: \(lingering.prefix(5))")

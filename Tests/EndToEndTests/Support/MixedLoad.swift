@@ -65,9 +65,11 @@ final class MixedLoad: Sendable {
         var tallies: [String: Tally] = [:]
         var users: [User] = []
         var nextUser = 0
-        /// userIds whose sign-up the gateway confirmed, and those whose deletion it confirmed.
+        /// userIds whose sign-up the gateway confirmed, those whose deletion it confirmed, and those whose deletion
+        /// was asked for without an answer that says whether it happened (a 503: the answer was lost with a service).
         var created: Set<String> = []
         var deleted: Set<String> = []
+        var perhapsDeleted: Set<String> = []
         var stopped = false
     }
 
@@ -97,6 +99,7 @@ final class MixedLoad: Sendable {
 
     var created: Set<String> { state.withLock { $0.created } }
     var deleted: Set<String> { state.withLock { $0.deleted } }
+    var perhapsDeleted: Set<String> { state.withLock { $0.perhapsDeleted } }
 
     /// Runs `workers` users' calls until ``stop()``.
     func run(workers: Int) async {
@@ -191,11 +194,15 @@ final class MixedLoad: Sendable {
 
     private func delete(_ user: User) async -> Outcome {
         let outcome = await call("delete") { try await user.client.deleteAccount() }
-        if outcome == .succeeded {
-            state.withLock { _ = $0.deleted.insert(user.userId) }
-        }
         // Otherwise it may or may not have happened (the answer was lost with the service): the user is not used
         // again, and the final check finds its credentials and profile both present or both absent.
+        state.withLock { state in
+            if outcome == .succeeded {
+                state.deleted.insert(user.userId)
+            } else {
+                state.perhapsDeleted.insert(user.userId)
+            }
+        }
         return outcome
     }
 
