@@ -1,5 +1,6 @@
 import Foundation
 import KontoClient
+import KontoModel
 import KontoTesting
 import Testing
 
@@ -70,7 +71,7 @@ struct FaultTests {
             print("""
                 end-to-end faults: requests=\(total.sent) succeeded=\(total.succeeded) unavailable503=\(total.unavailable) \
                 unreachableWhileGatewayDown=\(total.unreachable) otherErrors=\(total.failures.count) \
-                slowestMs=\(total.slowest.components.seconds * 1_000 + total.slowest.components.attoseconds / 1_000_000_000_000_000) \
+                slowestMs=\(total.slowest.milliseconds) \
                 accountsChecked=\(accounts) deletionsUnanswered=\(load.perhapsDeleted.count) eventsProduced=\(events.produced) eventsDelivered=\(events.delivered) settledMs=\(settled)
                 """)
         }
@@ -140,8 +141,7 @@ struct FaultTests {
             print("end-to-end faults: pg_stat_activity\n" + activity.joined(separator: "\n"))
             throw EndToEndError("the system did not settle within 90 s: \(left.filter { $0.value > 0 }); deliveries: \(deliveries)")
         }
-        let elapsed = ContinuousClock.now - start
-        return Int(elapsed.components.seconds * 1_000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        return Int((ContinuousClock.now - start).milliseconds)
     }
 
     /// Every account has both its credentials and its profile, or neither; what the load was told was created

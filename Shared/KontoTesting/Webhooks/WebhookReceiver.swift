@@ -48,11 +48,15 @@ public final class WebhookReceiver: Sendable {
 
     /// Returns once `count` requests have come.
     public func waitForRequests(_ count: Int) async {
-        _ = await waitForRequests(count, within: .seconds(86_400))
+        _ = await waitForRequests(count, within: nil)
     }
 
     /// Returns true once `count` requests have come, false when `bound` passes first.
     public func waitForRequests(_ count: Int, within bound: Duration) async -> Bool {
+        await waitForRequests(count, within: .some(bound))
+    }
+
+    private func waitForRequests(_ count: Int, within bound: Duration?) async -> Bool {
         await withCheckedContinuation { continuation in
             let id: UInt64? = state.withLock { state in
                 if state.requests.count >= count { return nil }
@@ -61,6 +65,7 @@ public final class WebhookReceiver: Sendable {
                 return state.nextWaiter
             }
             guard let id else { return continuation.resume(returning: true) }
+            guard let bound else { return }
             Task {
                 try? await Task.sleep(for: bound)
                 let waiter = self.state.withLock { state -> CheckedContinuation<Bool, Never>? in

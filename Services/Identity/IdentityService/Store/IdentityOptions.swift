@@ -20,8 +20,6 @@ public struct IdentityOptions: Sendable, Equatable {
     public var cleanupInterval: Duration = .seconds(1)
     /// A sign-up reservation older than this belongs to a process that died mid-sign-up and is abandoned.
     public var staleReservationAge: Duration = .seconds(600)
-    /// A clean-up sweep not finished by then is abandoned and the next one starts (see ``ProfileCleanupJob``).
-    public var cleanupSweepTimeout: Duration = .seconds(60)
 
     public init() {}
 }
