@@ -380,6 +380,8 @@ let package = Package(
             dependencies: [
                 "KontoPostgres",
                 "KontoTesting",
+                // EventLoopTaskExecutor, for PostgresConnection.executeIfOpen.
+                "KontoWire",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 // Only to check that the pool's own errors are still recognised by name (PostgresFailure).
                 .product(name: "_ConnectionPoolModule", package: "postgres-nio"),

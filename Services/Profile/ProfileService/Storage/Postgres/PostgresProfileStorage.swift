@@ -81,12 +81,15 @@ public struct PostgresProfileStorage: ProfileStorage {
 
     /// One batch on a pooled connection. A query does not end when its task is cancelled (its batch was abandoned:
     /// the server did not answer in time), so the connection is closed then: the pool opens a fresh one, and a
-    /// connection stuck on a silent server holds up nothing.
+    /// connection stuck on a silent server holds up nothing. A connection the pool hands out just after it closed
+    /// fails at once (``PostgresConnection/executeIfOpen(_:on:logger:)``) instead of waiting out the deadline.
     private static func rows(for accountIds: [String], client: PostgresClient, logger: Logger) async throws -> [String: StoredRow] {
         try await client.withConnection { connection in
             try await withTaskCancellationHandler {
                 var found = [String: StoredRow](minimumCapacity: accountIds.count)
-                for try await (accountId, version, document) in try await connection.execute(ProfileReadStatement(accountIds: accountIds), logger: logger) {
+                let statement = ProfileReadStatement(accountIds: accountIds)
+                let executor = EventLoopTaskExecutor(eventLoop: connection.eventLoop)
+                for try await (accountId, version, document) in try await connection.executeIfOpen(statement, on: executor, logger: logger) {
                     found[accountId] = StoredRow(version: version, document: document)
                 }
                 return found
