@@ -140,6 +140,32 @@ struct ConsoleHTTPTests {
         }
     }
 
+    @Test("the gateway's own refusals under the console are pages: no such page, too many requests")
+    func refusalsArePages() async throws {
+        try await GatewayHarness.withGateway(configure: { $0.credentialsRateLimitPerMinute = 2 }) { gateway in
+            try await ConsoleBrowser.withClient { http in
+                var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                let missing = try await browser.get("/account/nothing-here")
+                #expect(missing.status == 404)
+                #expect(missing.headers.first(name: "Content-Type") == "text/html; charset=utf-8")
+                #expect(missing.html.contains("There is no such page."))
+                #expect(try await browser.get("/account/login").location == "/account/")
+                _ = try await browser.get("/account/")
+                var statuses: [Int] = []
+                for _ in 0..<3 {
+                    statuses.append(try await browser.post("/account/login", [("userId", "x@example.org"), ("password", "wrong password")]).status)
+                }
+                #expect(statuses == [401, 401, 429])
+                let throttled = try await browser.post("/account/login", [("userId", "x@example.org"), ("password", "wrong password")])
+                #expect(throttled.status == 429)
+                #expect(throttled.headers.first(name: "Retry-After") != nil)
+                #expect(throttled.html.contains("Too many requests from your address."))
+                // The API's refusals stay problem documents.
+                #expect(try await gateway.request(.GET, "/v1/nothing").contentType == "application/problem+json")
+            }
+        }
+    }
+
     @Test("behind a trusted proxy that says HTTPS the cookies are Secure; the console can be turned off")
     func secureCookiesAndOff() async throws {
         try await GatewayHarness.withGateway(configure: { $0.clientAddressHeader = "X-Forwarded-For" }) { gateway in

@@ -29,6 +29,10 @@ extension AccountConsole {
             self.resetConfirmPage(self.visit(request), token: request.uri.queryParameters.get("token") ?? "")
         }
         router.post(RouterPath(base + "/reset/confirm")) { request, _ in await self.form(request, self.confirmReset) }
+        // The targets of forms only: a browser that GETs one (a bookmark, a reload after a redirect) is sent home.
+        for path in ["/login", "/anonymous", "/logout", "/logout-everywhere"] {
+            router.get(RouterPath(base + path)) { request, _ in self.redirect("/", visit: self.visit(request)) }
+        }
     }
 
     // MARK: Plumbing
@@ -69,6 +73,19 @@ extension AccountConsole {
         default: message = problem.detail ?? problem.title
         }
         return page("problem", title: "Something went wrong", visit: visit, status: problem.status) { $0.formError = message }
+    }
+
+    /// A refusal of the gateway's own (throttled, a body over the limit, no such page) as a page.
+    func refusalPage(_ problem: GatewayProblem) -> Response {
+        let visit = Visit(csrfCookie: "", isNewCSRFCookie: false, session: nil, secure: false)
+        let message: String
+        switch problem.status {
+        case .notFound: message = "There is no such page."
+        case .tooManyRequests: message = "Too many requests from your address. Wait a little and try again."
+        case .contentTooLarge: message = "What you sent is too large."
+        default: message = problem.status.code >= 500 ? "Something went wrong. Try again in a moment." : (problem.detail ?? problem.title)
+        }
+        return page("problem", title: problem.title, visit: visit, status: problem.status) { $0.formError = message }
     }
 
     private func signedInPage(_ request: Request, _ render: (Visit) -> Response) -> Response {
