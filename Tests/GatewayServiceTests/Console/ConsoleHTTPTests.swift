@@ -140,6 +140,39 @@ struct ConsoleHTTPTests {
         }
     }
 
+    @Test("continuing without an account is offered only when enabled; signing up then keeps that account")
+    func anonymous() async throws {
+        try await GatewayHarness.withGateway { gateway in
+            try await ConsoleBrowser.withClient { http in
+                var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                #expect(try await !browser.get("/account/").html.contains("anonymous-form"))
+                let refused = try await browser.post("/account/anonymous", [])
+                #expect(refused.status == 303 && refused.setCookie("konto_session") == nil)
+            }
+        }
+        try await GatewayHarness.withGateway(configure: { $0.consoleAllowsAnonymous = true }) { gateway in
+            try await ConsoleBrowser.withClient { http in
+                var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                #expect(try await browser.get("/account/").html.contains(#"<form id="anonymous-form""#))
+                let started = try await browser.post("/account/anonymous", [])
+                #expect(started.status == 303 && started.setCookie("konto_session") != nil)
+                let overview = try await browser.get("/account/")
+                #expect(overview.html.contains(#"id="anonymous-notice""#))
+                #expect(!overview.html.contains(#"id="edit-link""#))
+                let anonymousToken = try #require(browser.cookies["konto_session"])
+                let before = try await gateway.request(.GET, "/v1/account", token: anonymousToken).object["accountId"] as? String
+
+                #expect(try await browser.get("/account/signup").html.contains("Keep your account: sign up"))
+                let signedUp = try await browser.post("/account/signup", [("userId", "anon@example.org"), ("password", Self.password)])
+                #expect(signedUp.status == 303)
+                let token = try #require(browser.cookies["konto_session"])
+                let after = try await gateway.request(.GET, "/v1/account", token: token)
+                #expect(after.object["accountId"] as? String == before)
+                #expect(after.object["isAnonymous"] as? Bool == false)
+            }
+        }
+    }
+
     @Test("the gateway's own refusals under the console are pages: no such page, too many requests")
     func refusalsArePages() async throws {
         try await GatewayHarness.withGateway(configure: { $0.credentialsRateLimitPerMinute = 2 }) { gateway in
