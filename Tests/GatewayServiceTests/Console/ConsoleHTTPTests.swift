@@ -48,6 +48,25 @@ struct ConsoleHTTPTests {
                 let token = try #require(browser.cookies["konto_session"])
                 #expect(try await gateway.request(.GET, "/v1/account", token: token).status == 200)
 
+                // Within the privileged window after sign-up a password change needs no current password.
+                let passwordPage = try await browser.get("/account/password")
+                #expect(passwordPage.html.contains(#"<form id="password-form""#) && passwordPage.html.contains(#"id="field-newPassword""#))
+                #expect(!passwordPage.html.contains(#"id="field-currentPassword""#))
+                let tooShort = try await browser.post("/account/password", [("newPassword", "short")])
+                #expect(tooShort.status == 422)
+                #expect(tooShort.html.contains(#"<p class="field-error" id="error-newPassword">"#))
+                let changed = try await browser.post("/account/password", [("newPassword", "another horse battery")])
+                #expect(changed.status == 303 && changed.location == "/account/?done=password")
+                // A deletion always asks for the password and a confirmation.
+                let deletePage = try await browser.get("/account/delete")
+                #expect(deletePage.html.contains(#"id="field-confirm""#) && deletePage.html.contains(#"id="field-currentPassword""#))
+                let unconfirmed = try await browser.post("/account/delete", [("currentPassword", "another horse battery")])
+                #expect(unconfirmed.status == 422)
+                #expect(unconfirmed.html.contains(#"<p class="field-error" id="error-confirm">Confirm that you want to delete your account.</p>"#))
+                let wrong = try await browser.post("/account/delete", [("confirm", "true"), ("currentPassword", Self.password)])
+                #expect(wrong.html.contains(#"<p class="field-error" id="error-currentPassword">The password is wrong.</p>"#))
+                #expect(try await gateway.request(.GET, "/v1/account", token: token).status == 200)
+
                 // Logging out ends the session and drops the cookie.
                 let loggedOut = try await browser.post("/account/logout", [])
                 #expect(loggedOut.status == 303)

@@ -17,10 +17,10 @@ extension AccountConsole {
         router.post(RouterPath(base + "/logout-everywhere")) { request, _ in await self.form(request, self.logOutEverywhere) }
         router.get(RouterPath(base + "/edit")) { request, _ in await self.editPage(request) }
         router.post(RouterPath(base + "/edit")) { request, _ in await self.form(request, self.edit) }
-        router.get(RouterPath(base + "/password")) { request, _ in self.signedInPage(request) { self.passwordPage($0) } }
-        router.post(RouterPath(base + "/password")) { request, _ in await self.form(request, self.changePassword) }
-        router.get(RouterPath(base + "/user-id")) { request, _ in self.signedInPage(request) { self.userIdPage($0) } }
-        router.post(RouterPath(base + "/user-id")) { request, _ in await self.form(request, self.changeUserId) }
+        for change in [passwordChange, userIdChange] {
+            router.get(RouterPath(base + change.form.action)) { request, _ in self.signedInPage(request) { self.securityPage(change, $0) } }
+            router.post(RouterPath(base + change.form.action)) { request, _ in await self.form(request) { await self.securityChange(change, $0, $1) } }
+        }
         router.get(RouterPath(base + "/delete")) { request, _ in self.signedInPage(request) { self.deletePage($0) } }
         router.post(RouterPath(base + "/delete")) { request, _ in await self.form(request, self.delete) }
         router.get(RouterPath(base + "/reset")) { request, _ in self.resetRequestPage(self.visit(request)) }
