@@ -41,10 +41,16 @@ extension GatewayAPI {
     }
 
     func deleteAccount(_ input: Operations.DeleteAccount.Input) async throws -> Operations.DeleteAccount.Output {
+        try await deleteAccount(currentPassword: nil)
+        return .noContent(.init())
+    }
+
+    /// Deletes the session's account; with `currentPassword`, whether or not the privileged window is open (the web
+    /// console always asks for it).
+    func deleteAccount(currentPassword: SecretString?) async throws {
         let token = try Self.bearerToken()
         defer { invalidateAfterChange(by: token, endsOtherSessions: true) }
-        _ = try await upstreams.identity(IdentityContract.delete, IdentityDeleteRequest(token: token))
-        return .noContent(.init())
+        _ = try await upstreams.identity(IdentityContract.delete, IdentityDeleteRequest(token: token, currentPassword: currentPassword))
     }
 
     func changePassword(_ input: Operations.ChangePassword.Input) async throws -> Operations.ChangePassword.Output {

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import KontoContracts
 import KontoModel
 
 /// The pages that change credentials or end the account, which ask for the current password again once the
@@ -146,8 +147,9 @@ extension AccountConsole {
         if password.isEmpty { errors["currentPassword"] = Self.required }
         guard errors.isEmpty else { return deletePage(visit, confirmed: confirmed, errors: errors, status: .unprocessableContent) }
         do {
-            // Always asked here: a deletion cannot be undone, whatever the privileged window says.
-            _ = try await asSession(session) { try await api.reauthenticate(.init(body: .json(.init(password: password)))) }
+            // Always asked here and checked with the deletion itself: it cannot be undone, whatever the privileged
+            // window says (a reauthentication first could see the window close before the deletion).
+            try await asSession(session) { try await api.deleteAccount(currentPassword: SecretString(password)) }
         } catch {
             let problem = consoleProblem(error)
             if problem.code == AccountError.Code.wrongCredentials.rawValue {
@@ -157,11 +159,6 @@ extension AccountConsole {
             return problem.status.code < 500
                 ? deletePage(visit, confirmed: confirmed, formError: problem.detail ?? problem.title, status: problem.status)
                 : problemPage(problem, visit: visit)
-        }
-        do {
-            _ = try await asSession(session) { try await api.deleteAccount(.init()) }
-        } catch {
-            return problemPage(consoleProblem(error), visit: visit)
         }
         return donePage(
             .init(mainId: "deleted", heading: "Account deleted", text: "Your account and its details are gone.", linkId: "signup-link", linkPath: "/signup", linkLabel: "Sign up again"),

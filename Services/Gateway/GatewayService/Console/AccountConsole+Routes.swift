@@ -9,6 +9,7 @@ extension AccountConsole {
         router.get(RouterPath(base)) { request, _ in await self.home(request) }
         router.get(RouterPath(base + "/console.css")) { _, _ in Self.asset(ConsoleAssets.stylesheet, contentType: "text/css; charset=utf-8") }
         router.get(RouterPath(base + "/console.js")) { _, _ in Self.asset(ConsoleAssets.script, contentType: "text/javascript; charset=utf-8") }
+        router.get(RouterPath(base + "/favicon.svg")) { _, _ in Self.asset(ConsoleAssets.icon, contentType: "image/svg+xml") }
         router.post(RouterPath(base + "/login")) { request, _ in await self.form(request, self.logIn) }
         router.get(RouterPath(base + "/signup")) { request, _ in self.signUpPage(self.visit(request), values: [:], errors: [:]) }
         router.post(RouterPath(base + "/signup")) { request, _ in await self.form(request, self.signUp) }

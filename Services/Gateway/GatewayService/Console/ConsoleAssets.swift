@@ -1,5 +1,11 @@
 /// The console's stylesheet and script, served by the gateway (no build step, no CDN, no external font).
 enum ConsoleAssets {
+    /// The pages name it, so browsers do not ask for `/favicon.ico` (a 404 the API would answer).
+    static let icon = """
+    <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#2f6fde"/>\
+    <path d="M10 7h4v8l7-8h5l-8 9 8 9h-5l-7-8v8h-4z" fill="#fff"/></svg>
+    """
+
     static let stylesheet = """
     :root { color-scheme: light dark; --accent: #2f6fde; --danger: #c0392b; --muted: #6b7280; --line: #d0d5dd; }
     * { box-sizing: border-box; }
@@ -83,7 +89,8 @@ enum ConsoleAssets {
       return "error-" + input.name;
     }
 
-    function showError(input, message) {
+    // `changed`: the user edited the input, so even the server's message about its old value goes.
+    function showError(input, message, changed = false) {
       const id = errorIdOf(input);
       let paragraph = document.getElementById(id);
       if (message) {
@@ -102,7 +109,7 @@ enum ConsoleAssets {
         input.setAttribute("aria-describedby", id);
       } else {
         input.removeAttribute("aria-invalid");
-        if (paragraph && paragraph.dataset.client === "true") { paragraph.remove(); }
+        if (paragraph && (changed || paragraph.dataset.client === "true")) { paragraph.remove(); }
       }
       if (paragraph && message) { paragraph.dataset.client = "true"; }
     }
@@ -163,8 +170,13 @@ enum ConsoleAssets {
       await loadRules();
       for (const form of forms) {
         form.addEventListener("submit", (event) => { if (!validate(form)) { event.preventDefault(); } });
+        // Once an input was refused, its message follows each change, so it goes when the value is right. New
+        // messages wait for the submit: one appearing when a field is left would move what the user is clicking.
         form.addEventListener("change", (event) => {
-          if (event.target.matches("input:not([type=hidden]), select")) { showError(event.target, problemOf(event.target)); }
+          const input = event.target;
+          if (input.matches("input:not([type=hidden]), select") && input.getAttribute("aria-invalid") === "true") {
+            showError(input, problemOf(input), true);
+          }
         });
       }
     }

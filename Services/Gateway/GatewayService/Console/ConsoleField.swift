@@ -75,6 +75,8 @@ struct ConsoleField: Sendable {
                 inputType = "password"
                 autocomplete = "new-password"
             } else if identifier == UserIdKey.identifier {
+                // As the login form says it.
+                label = userIdType == .emailAddress ? "Email address" : "Username"
                 inputType = userIdType == .emailAddress ? "email" : "text"
                 autocomplete = userIdType == .emailAddress ? "email" : "username"
             } else if identifier == EmailKey.identifier {

@@ -31,6 +31,7 @@ enum ConsoleTemplates {
     <meta charset="utf-8">
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <title>{{title}} · Konto</title>
+    <link rel="icon" href="{{base}}/favicon.svg" type="image/svg+xml">
     <link rel="stylesheet" href="{{base}}/console.css">
     <script type="module" src="{{base}}/console.js"></script>
     </head>
