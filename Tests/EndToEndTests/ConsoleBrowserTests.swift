@@ -56,8 +56,9 @@ struct ConsoleBrowserTests {
                     return ""
                 }
             }
-            #expect(!run.timedOut, "the journey did not end within \(Self.bound) (ended; screenshots in \(screenshots))")
-            #expect(run.status == 0, "the console's journey failed (exit \(run.status)); screenshots in \(screenshots):\n\(run.output.suffix(12_000))")
+            let (status, timedOut, output) = (run.status, run.timedOut, run.output.suffix(12_000))
+            #expect(!timedOut, "the journey did not end within \(Self.bound), so it was ended")
+            #expect(status == 0, "the console's journey failed (exit \(status)); screenshots in \(screenshots):\n\(output)")
         }
     }
 }
