@@ -48,6 +48,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
     ],
     targets: [
         // MARK: Shared libraries
@@ -249,6 +250,7 @@ let package = Package(
                 .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
@@ -460,6 +462,8 @@ let package = Package(
             name: "GatewayServiceTests",
             dependencies: [
                 "GatewayService",
+                // AccountConfigurationLoader: the console's pages for deploy/accounts.yaml.
+                "KontoRuntime",
                 "KontoClient",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 // The tests' composition root runs the real services behind the gateway.

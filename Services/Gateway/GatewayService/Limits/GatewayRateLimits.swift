@@ -9,11 +9,14 @@ final class GatewayRateLimits: Sendable {
     let credentials: RateLimiter.Rule
     private let limiter: Mutex<RateLimiter>
 
-    static let credentialRoutes: Set<String> = [
+    static let apiCredentialRoutes: Set<String> = [
         "/v1/sessions", "/v1/accounts", "/v1/account/reauthenticate", "/v1/password-resets", "/v1/password-resets/confirm",
     ]
+    /// The API's and the web console's.
+    let credentialRoutes: Set<String>
 
-    init(generalPerMinute: Int, credentialsPerMinute: Int, maximumAddresses: Int = 100_000) {
+    init(generalPerMinute: Int, credentialsPerMinute: Int, consoleCredentialRoutes: Set<String> = [], maximumAddresses: Int = 100_000) {
+        self.credentialRoutes = Self.apiCredentialRoutes.union(consoleCredentialRoutes)
         self.general = RateLimiter.Rule(name: "general", perMinute: generalPerMinute)
         self.credentials = RateLimiter.Rule(name: "credentials", perMinute: credentialsPerMinute)
         self.limiter = Mutex(RateLimiter(maximumKeys: maximumAddresses))
@@ -26,7 +29,7 @@ final class GatewayRateLimits: Sendable {
         let address = address ?? "unknown"
         return limiter.withLock { limiter in
             let decision = limiter.take(address, rule: general, now: now)
-            guard decision == .allowed, method == .post, Self.credentialRoutes.contains(path) else { return decision }
+            guard decision == .allowed, method == .post, credentialRoutes.contains(path) else { return decision }
             return limiter.take(address, rule: credentials, now: now)
         }
     }

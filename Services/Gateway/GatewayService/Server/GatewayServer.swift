@@ -65,13 +65,33 @@ public final class GatewayServer: Service {
         router.middlewares.add(RequestMiddleware(
             maximumBodyBytes: configuration.maximumBodyBytes,
             clientAddressHeader: configuration.clientAddressHeader.flatMap { HTTPField.Name($0) },
-            rateLimits: GatewayRateLimits(generalPerMinute: configuration.rateLimitPerMinute, credentialsPerMinute: configuration.credentialsRateLimitPerMinute),
+            rateLimits: GatewayRateLimits(
+                generalPerMinute: configuration.rateLimitPerMinute,
+                credentialsPerMinute: configuration.credentialsRateLimitPerMinute,
+                consoleCredentialRoutes: configuration.consolePath.map(AccountConsole.credentialRoutes(basePath:)) ?? []
+            ),
             metrics: metrics,
             logger: logger
         ))
         router.middlewares.add(CachedAccountMiddleware(cache: cache, metrics: metrics))
         // Compact JSON (the runtime pretty-prints by default), keys sorted so answers are stable.
         try api.registerHandlers(on: router, configuration: Configuration(jsonEncodingOptions: [.sortedKeys]))
+        if let consolePath = configuration.consolePath {
+            let console = try AccountConsole(
+                api: api,
+                accounts: configuration.accounts,
+                options: .init(
+                    basePath: consolePath,
+                    allowsAnonymous: configuration.consoleAllowsAnonymous,
+                    secureCookies: configuration.consoleSecureCookies,
+                    trustsForwardedProto: configuration.clientAddressHeader != nil,
+                    maximumBodyBytes: configuration.maximumBodyBytes
+                ),
+                secret: configuration.secret,
+                logger: logger
+            )
+            console.register(on: router)
+        }
         let document = OpenAPIDocument.served(for: configuration.accounts)
         router.get("/openapi.json") { _, _ in
             Response(

@@ -1,0 +1,295 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KontoModel
+
+extension AccountConsole {
+    func register(on router: Router<GatewayRequestContext>) {
+        let base = options.basePath
+        router.get(RouterPath(base)) { request, _ in await self.home(request) }
+        router.get(RouterPath(base + "/console.css")) { _, _ in Self.asset(ConsoleAssets.stylesheet, contentType: "text/css; charset=utf-8") }
+        router.get(RouterPath(base + "/console.js")) { _, _ in Self.asset(ConsoleAssets.script, contentType: "text/javascript; charset=utf-8") }
+        router.post(RouterPath(base + "/login")) { request, _ in await self.form(request, self.logIn) }
+        router.get(RouterPath(base + "/signup")) { request, _ in self.signUpPage(self.visit(request), values: [:], errors: [:]) }
+        router.post(RouterPath(base + "/signup")) { request, _ in await self.form(request, self.signUp) }
+        router.post(RouterPath(base + "/anonymous")) { request, _ in await self.form(request, self.continueAnonymously) }
+        router.post(RouterPath(base + "/logout")) { request, _ in await self.form(request, self.logOut) }
+        router.post(RouterPath(base + "/logout-everywhere")) { request, _ in await self.form(request, self.logOutEverywhere) }
+        router.get(RouterPath(base + "/edit")) { request, _ in await self.editPage(request) }
+        router.post(RouterPath(base + "/edit")) { request, _ in await self.form(request, self.edit) }
+        router.get(RouterPath(base + "/password")) { request, _ in self.signedInPage(request) { self.passwordPage($0) } }
+        router.post(RouterPath(base + "/password")) { request, _ in await self.form(request, self.changePassword) }
+        router.get(RouterPath(base + "/user-id")) { request, _ in self.signedInPage(request) { self.userIdPage($0) } }
+        router.post(RouterPath(base + "/user-id")) { request, _ in await self.form(request, self.changeUserId) }
+        router.get(RouterPath(base + "/delete")) { request, _ in self.signedInPage(request) { self.deletePage($0) } }
+        router.post(RouterPath(base + "/delete")) { request, _ in await self.form(request, self.delete) }
+        router.get(RouterPath(base + "/reset")) { request, _ in self.resetRequestPage(self.visit(request)) }
+        router.post(RouterPath(base + "/reset")) { request, _ in await self.form(request, self.requestReset) }
+        router.get(RouterPath(base + "/reset/confirm")) { request, _ in
+            self.resetConfirmPage(self.visit(request), token: request.uri.queryParameters.get("token") ?? "")
+        }
+        router.post(RouterPath(base + "/reset/confirm")) { request, _ in await self.form(request, self.confirmReset) }
+    }
+
+    // MARK: Plumbing
+
+    /// Reads a form POST, refuses it without a valid CSRF token, and hands it to `handle`.
+    private func form(_ request: Request, _ handle: (Visit, ConsoleForm) async -> Response) async -> Response {
+        let visit = visit(request)
+        var body = ""
+        if let buffer = try? await request.body.collect(upTo: options.maximumBodyBytes) {
+            body = String(buffer: buffer)
+        }
+        let form = ConsoleForm.decode(body)
+        guard isSameSiteForm(request, form: form) else {
+            return page("problem", title: "Please try again", visit: visit, status: .forbidden) { page in
+                page.formError = "This form has expired or did not come from this site. Reload the page and try again."
+            }
+        }
+        return await handle(visit, form)
+    }
+
+    /// Runs a gateway operation as the browser's session.
+    func asSession<T: Sendable>(_ token: String?, _ operation: () async throws -> T) async throws -> T {
+        var scope = RequestScope.scope
+        scope.bearerToken = token
+        return try await RequestScope.$current.withValue(scope) { try await operation() }
+    }
+
+    func consoleProblem(_ error: any Error) -> GatewayProblem {
+        RequestMiddleware.problem(for: error, logger: RequestScope.scope.logger)
+    }
+
+    /// The page for a failure no form field explains (a service away, throttling, an unexpected error).
+    func problemPage(_ problem: GatewayProblem, visit: Visit) -> Response {
+        let message: String
+        switch problem.status.code {
+        case 503, 504: message = "A service Konto needs is unavailable right now. Try again in a moment."
+        case 500...: message = "Something went wrong. Try again in a moment."
+        default: message = problem.detail ?? problem.title
+        }
+        return page("problem", title: "Something went wrong", visit: visit, status: problem.status) { $0.formError = message }
+    }
+
+    private func signedInPage(_ request: Request, _ render: (Visit) -> Response) -> Response {
+        let visit = visit(request)
+        guard visit.session != nil else { return redirect("/", visit: visit) }
+        return render(visit)
+    }
+
+    /// Field errors by key (the first per key) and whatever the problem says besides.
+    private static func fieldErrors(_ problem: GatewayProblem) -> [String: String] {
+        var errors: [String: String] = [:]
+        for field in problem.fields where errors[field.key] == nil {
+            errors[field.key] = field.message
+        }
+        return errors
+    }
+
+    private static let required = "This field is required."
+
+    /// Notices the overview shows after a redirect, by a fixed name (no text of the request is ever shown).
+    static let notices = [
+        "saved": "Your details are saved.",
+        "password": "Your password is changed, and your other sessions have ended.",
+        "userId": "Your user identifier is changed.",
+        "loggedOut": "You are logged out.",
+        "loggedOutEverywhere": "You are logged out on every device.",
+        "welcome": "Welcome! Your account is ready.",
+    ]
+
+    // MARK: AccountSetup and AccountOverview
+
+    private func home(_ request: Request) async -> Response {
+        let visit = visit(request)
+        let notice = request.uri.queryParameters.get("done").flatMap { Self.notices[$0] }
+        guard let session = visit.session else {
+            return setupPage(visit, userId: "", error: nil, notice: notice)
+        }
+        do {
+            let output = try await asSession(session) { try await api.getAccount(.init()) }
+            let account = try output.ok.body.json
+            let details = try GatewayAPI.convert(account.details, to: AccountDetails.self)
+            return page("overview", title: "Your account", visit: visit) { page in
+                page.notice = notice
+                page.isAnonymous = account.isAnonymous ?? false
+                page.shown = schema.shown(details.publicValues)
+            }
+        } catch {
+            let problem = consoleProblem(error)
+            if problem.status == .unauthorized {
+                // The session ended (logged out elsewhere, expired, account deleted): start again.
+                var response = setupPage(visit, userId: "", error: nil, notice: notice)
+                response.setCookie(Cookie(name: Self.sessionCookie, value: "", maxAge: 0, path: options.basePath, secure: visit.secure, httpOnly: true, sameSite: .lax))
+                return response
+            }
+            return problemPage(problem, visit: visit)
+        }
+    }
+
+    private func setupPage(_ visit: Visit, userId: String, error: String?, notice: String?, fieldErrors: [String: String] = [:], status: HTTPResponse.Status = .ok) -> Response {
+        page("setup", title: "Log in", visit: visit, status: status) { page in
+            page.notice = notice
+            page.formError = error
+            page.anonymous = options.allowsAnonymous
+            page.fields = [
+                ConsoleField(
+                    name: "userId", id: "login-userId", label: schema.configuration.userIdType == .emailAddress ? "Email address" : "Username",
+                    type: schema.configuration.userIdType == .emailAddress ? "email" : "text", value: userId, error: fieldErrors["userId"],
+                    autocomplete: "username"
+                ),
+                ConsoleField(name: "password", id: "login-password", label: "Password", type: "password", error: fieldErrors["password"], autocomplete: "current-password"),
+            ]
+        }
+    }
+
+    private func logIn(_ visit: Visit, _ form: ConsoleForm) async -> Response {
+        let userId = form["userId"] ?? ""
+        let password = form["password"] ?? ""
+        var missing: [String: String] = [:]
+        if userId.isEmpty { missing["userId"] = Self.required }
+        if password.isEmpty { missing["password"] = Self.required }
+        guard missing.isEmpty else {
+            return setupPage(visit, userId: userId, error: nil, notice: nil, fieldErrors: missing, status: .unprocessableContent)
+        }
+        do {
+            let output = try await asSession(nil) { try await api.logIn(.init(body: .json(.init(userId: userId, password: password)))) }
+            let session = try output.ok.body.json.session
+            return redirect("/", visit: visit, session: (session.token, session.expiresAt))
+        } catch {
+            let problem = consoleProblem(error)
+            guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }
+            // The same words for an unknown user and a wrong password (the service's own message).
+            return setupPage(visit, userId: userId, error: problem.detail ?? problem.title, notice: nil, status: problem.status)
+        }
+    }
+
+    private func continueAnonymously(_ visit: Visit, _ form: ConsoleForm) async -> Response {
+        guard options.allowsAnonymous else { return redirect("/", visit: visit) }
+        do {
+            let output = try await asSession(nil) { try await api.signInAnonymously(.init()) }
+            let session = try output.created.body.json.session
+            return redirect("/", visit: visit, session: (session.token, session.expiresAt))
+        } catch {
+            return problemPage(consoleProblem(error), visit: visit)
+        }
+    }
+
+    private func logOut(_ visit: Visit, _ form: ConsoleForm) async -> Response {
+        if let session = visit.session {
+            // An ended session is as good as logged out; the cookie goes either way.
+            _ = try? await asSession(session) { try await api.logOut(.init()) }
+        }
+        return redirect("/?done=loggedOut", visit: visit, session: .some(nil))
+    }
+
+    private func logOutEverywhere(_ visit: Visit, _ form: ConsoleForm) async -> Response {
+        guard let session = visit.session else { return redirect("/", visit: visit, session: .some(nil)) }
+        do {
+            _ = try await asSession(session) { try await api.logOutEverywhere(.init()) }
+            return redirect("/?done=loggedOutEverywhere", visit: visit, session: .some(nil))
+        } catch {
+            let problem = consoleProblem(error)
+            if problem.status == .unauthorized { return redirect("/", visit: visit, session: .some(nil)) }
+            return problemPage(problem, visit: visit)
+        }
+    }
+
+    // MARK: SignupForm
+
+    private func signUpPage(_ visit: Visit, values: [String: AccountValue], errors: [String: String], formError: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
+        page("signup", title: "Sign up", visit: visit, status: status) { page in
+            page.formError = formError ?? (errors.isEmpty ? nil : "Some values need your attention.")
+            page.isAnonymous = visit.session != nil
+            page.categories = schema.categories(schema.signUpKeys, values: values, errors: errors)
+        }
+    }
+
+    private func signUp(_ visit: Visit, _ form: ConsoleForm) async -> Response {
+        var (values, errors) = schema.values(from: form, keys: schema.signUpKeys)
+        let userId = values.removeValue(forKey: UserIdKey.identifier).map(ConsoleField.text) ?? ""
+        let password = values.removeValue(forKey: PasswordKey.identifier).map(ConsoleField.text) ?? ""
+        // Kept for the form if it comes back (the page is never cached: no-store).
+        var shown = values
+        shown[UserIdKey.identifier] = .string(userId)
+        shown[PasswordKey.identifier] = .string(password)
+        if userId.isEmpty { errors[UserIdKey.identifier] = Self.required }
+        if password.isEmpty { errors[PasswordKey.identifier] = Self.required }
+        guard errors.isEmpty else { return signUpPage(visit, values: shown, errors: errors, status: .unprocessableContent) }
+        do {
+            let details = try GatewayAPI.details(AccountDetails(values: values))
+            let output = try await asSession(visit.session) {
+                try await api.signUp(.init(body: .json(.init(userId: userId, password: password, details: details))))
+            }
+            let session = try output.created.body.json.session
+            return redirect("/?done=welcome", visit: visit, session: (session.token, session.expiresAt))
+        } catch {
+            let problem = consoleProblem(error)
+            guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }
+            var errors = Self.fieldErrors(problem)
+            if problem.code == AccountError.Code.credentialsTaken.rawValue {
+                errors[UserIdKey.identifier] = problem.detail ?? problem.title
+            }
+            return signUpPage(visit, values: shown, errors: errors, formError: errors.isEmpty ? problem.detail : nil, status: problem.status)
+        }
+    }
+
+    // MARK: Edit
+
+    private func currentAccount(_ session: String) async throws -> (details: AccountDetails, version: Int64) {
+        let output = try await asSession(session) { try await api.getAccount(.init()) }
+        let account = try output.ok.body.json
+        return (try GatewayAPI.convert(account.details, to: AccountDetails.self), account.version)
+    }
+
+    private func editPage(_ request: Request) async -> Response {
+        let visit = visit(request)
+        guard let session = visit.session else { return redirect("/", visit: visit) }
+        do {
+            let (details, version) = try await currentAccount(session)
+            return editForm(visit, values: details.publicValues, errors: [:], version: version)
+        } catch {
+            let problem = consoleProblem(error)
+            if problem.status == .unauthorized { return redirect("/", visit: visit, session: .some(nil)) }
+            return problemPage(problem, visit: visit)
+        }
+    }
+
+    private func editForm(_ visit: Visit, values: [String: AccountValue], errors: [String: String], version: Int64, formError: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
+        page("edit", title: "Edit details", visit: visit, status: status) { page in
+            page.formError = formError ?? (errors.isEmpty ? nil : "Some values need your attention.")
+            page.version = String(version)
+            page.categories = schema.categories(schema.editKeys, values: values, errors: errors)
+        }
+    }
+
+    private func edit(_ visit: Visit, _ form: ConsoleForm) async -> Response {
+        guard let session = visit.session else { return redirect("/", visit: visit) }
+        let (values, errors) = schema.values(from: form, keys: schema.editKeys)
+        let version = form["_version"].flatMap { Int64($0) } ?? 0
+        guard errors.isEmpty else { return editForm(visit, values: values, errors: errors, version: version, status: .unprocessableContent) }
+        do {
+            let (current, _) = try await currentAccount(session)
+            // A key the form offers that had a value and was emptied is removed.
+            let removed = schema.editKeys.map(\.0.identifier).filter { values[$0] == nil && current.contains($0) }
+            let modifications = try GatewayAPI.convert(
+                AccountModifications(set: AccountDetails(values: values), remove: Set(removed)), to: Components.Schemas.Modifications.self
+            )
+            _ = try await asSession(session) {
+                try await api.modifyAccount(.init(headers: .init(ifMatch: GatewayAPI.etag(version)), body: .json(modifications)))
+            }
+            return redirect("/?done=saved", visit: visit)
+        } catch {
+            let problem = consoleProblem(error)
+            if problem.status == .unauthorized { return redirect("/", visit: visit, session: .some(nil)) }
+            guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }
+            if problem.status == .preconditionFailed || problem.code == AccountError.Code.versionConflict.rawValue {
+                // Someone else changed the account: say so, keep the input, and let a second save apply it.
+                let latest = (try? await currentAccount(session))?.version ?? version
+                return editForm(visit, values: values, errors: [:], version: latest, formError: "Your account changed in the meantime. Check your changes and save again.", status: .conflict)
+            }
+            let fieldErrors = Self.fieldErrors(problem)
+            return editForm(visit, values: values, errors: fieldErrors, version: version, formError: fieldErrors.isEmpty ? problem.detail : nil, status: problem.status)
+        }
+    }
+}

@@ -1,0 +1,172 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KontoModel
+import KontoWire
+import Logging
+import Mustache
+import NIOCore
+
+/// The web account console: SpeziAccount's AccountSetup, SignupForm and AccountOverview (and the password reset) as
+/// server-rendered pages under a base path (`/account` unless configured), built from the configured keys.
+///
+/// It is a client of the gateway's own operations (``GatewayAPI``), called in process with the session the browser
+/// holds, so the console and the HTTP API cannot disagree. Browser security: the session token lives in an
+/// `HttpOnly`, `SameSite=Lax` cookie scoped to the console's path (`Secure` over TLS); every form carries a CSRF
+/// token bound to a second cookie (HMAC under a key derived from the wire secret, so any gateway replica checks
+/// it); pages allow scripts and styles from the gateway only (no inline script), can't be framed, aren't cached and
+/// send no referrer (a reset link's token stays out of other sites' logs).
+struct AccountConsole: Sendable {
+    struct Options: Sendable {
+        /// Where the console is served, e.g. `/account`.
+        var basePath: String
+        /// Whether AccountSetup offers to continue without an account (an anonymous session).
+        var allowsAnonymous: Bool
+        /// `Secure` cookies: always, never, or (nil) when a trusted proxy says the request came over HTTPS.
+        var secureCookies: Bool?
+        /// A trusted proxy is configured, so its `X-Forwarded-Proto` is believed.
+        var trustsForwardedProto: Bool
+        var maximumBodyBytes: Int
+    }
+
+    let api: GatewayAPI
+    let schema: ConsoleSchema
+    let options: Options
+    let library: MustacheLibrary
+    let csrfKey: SymmetricKey
+    let logger: Logger
+
+    static let sessionCookie = "konto_session"
+    static let csrfCookie = "konto_csrf"
+
+    init(api: GatewayAPI, accounts: AccountConfiguration, options: Options, secret: WireSecret, logger: Logger) throws {
+        self.api = api
+        self.schema = ConsoleSchema(configuration: accounts)
+        self.options = options
+        self.library = try ConsoleTemplates.library()
+        self.csrfKey = secret.derivedKey(purpose: "konto-console-csrf")
+        self.logger = logger
+    }
+
+    /// The paths whose POST takes a password or starts a reset, for the stricter rate limit.
+    static func credentialRoutes(basePath: String) -> Set<String> {
+        Set(["/login", "/signup", "/password", "/user-id", "/delete", "/reset", "/reset/confirm"].map { basePath + $0 })
+    }
+
+    // MARK: Responses
+
+    static let securityHeaders: HTTPFields = [
+        HTTPField.Name("Content-Security-Policy")!:
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+        HTTPField.Name("X-Frame-Options")!: "DENY",
+        HTTPField.Name("Referrer-Policy")!: "no-referrer",
+        .cacheControl: "no-store",
+    ]
+
+    /// What one request of the console knows: its CSRF cookie (made if it had none) and its session, if any.
+    struct Visit: Sendable {
+        var csrfCookie: String
+        var isNewCSRFCookie: Bool
+        var session: String?
+        var secure: Bool
+    }
+
+    func visit(_ request: Request) -> Visit {
+        let cookies = request.cookies
+        let existing = cookies[Self.csrfCookie]?.value
+        let valid = existing.flatMap { Self.isWellFormedCookieToken($0) ? $0 : nil }
+        let session = cookies[Self.sessionCookie].map(\.value).flatMap { (1...512).contains($0.utf8.count) ? $0 : nil }
+        let secure = options.secureCookies
+            ?? (options.trustsForwardedProto && request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() == "https")
+        return Visit(csrfCookie: valid ?? Self.randomToken(), isNewCSRFCookie: valid == nil, session: session, secure: secure)
+    }
+
+    func page(_ template: String, title: String, visit: Visit, status: HTTPResponse.Status = .ok, _ configure: (inout ConsolePage) -> Void = { _ in }) -> Response {
+        var page = ConsolePage(title: title, base: options.basePath, csrf: csrfToken(for: visit.csrfCookie))
+        configure(&page)
+        let html = ConsoleTemplates.render(page, template: template, in: library)
+        var headers = Self.securityHeaders
+        headers[.contentType] = "text/html; charset=utf-8"
+        var response = Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
+        if visit.isNewCSRFCookie {
+            response.setCookie(cookie(Self.csrfCookie, visit.csrfCookie, visit: visit, sameSite: .strict))
+        }
+        return response
+    }
+
+    /// 303 to `path` under the console (after a form: the browser then GETs it).
+    func redirect(_ path: String, visit: Visit, session: (token: String, expiresAt: Date)?? = nil) -> Response {
+        var headers = Self.securityHeaders
+        headers[.location] = options.basePath + path
+        var response = Response(status: .seeOther, headers: headers)
+        if visit.isNewCSRFCookie {
+            response.setCookie(cookie(Self.csrfCookie, visit.csrfCookie, visit: visit, sameSite: .strict))
+        }
+        switch session {
+        case .some(.some(let session)):
+            let seconds = max(1, Int(session.expiresAt.timeIntervalSinceNow))
+            response.setCookie(cookie(Self.sessionCookie, session.token, visit: visit, sameSite: .lax, maxAge: seconds))
+        case .some(.none):
+            response.setCookie(cookie(Self.sessionCookie, "", visit: visit, sameSite: .lax, maxAge: 0))
+        case .none:
+            break
+        }
+        return response
+    }
+
+    private func cookie(_ name: String, _ value: String, visit: Visit, sameSite: Cookie.SameSite, maxAge: Int? = nil) -> Cookie {
+        Cookie(name: name, value: value, maxAge: maxAge, path: options.basePath, secure: visit.secure, httpOnly: true, sameSite: sameSite)
+    }
+
+    static func asset(_ text: String, contentType: String) -> Response {
+        var headers = securityHeaders
+        headers[.contentType] = contentType
+        headers[.cacheControl] = "no-cache"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    // MARK: CSRF
+
+    /// The form token for a CSRF cookie: its HMAC, base64url.
+    func csrfToken(for cookie: String) -> String {
+        Self.base64URL(Array(HMAC<SHA256>.authenticationCode(for: Array(cookie.utf8), using: csrfKey)))
+    }
+
+    /// A state-changing request is accepted only from the console's own pages: the browser did not mark it
+    /// cross-site, it carries the CSRF cookie, and its form's token is that cookie's HMAC (checked in constant time).
+    func isSameSiteForm(_ request: Request, form: ConsoleForm) -> Bool {
+        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site != "same-origin", site != "none" {
+            return false
+        }
+        guard let cookie = request.cookies[Self.csrfCookie]?.value, Self.isWellFormedCookieToken(cookie),
+              let token = form["_csrf"], let mac = Self.bytes(base64URL: token)
+        else { return false }
+        return HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Array(cookie.utf8), using: csrfKey)
+    }
+
+    static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return base64URL((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+    }
+
+    static func isWellFormedCookieToken(_ value: String) -> Bool {
+        value.utf8.count == 43 && value.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+    }
+
+    static func base64URL(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func bytes(base64URL text: String) -> [UInt8]? {
+        guard text.utf8.count <= 128 else { return nil }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.utf8.count % 4 != 0 { base64 += "=" }
+        return Data(base64Encoded: base64).map(Array.init)
+    }
+}

@@ -1,0 +1,320 @@
+import Mustache
+
+/// The console's pages as Mustache templates, compiled into the gateway (no files to ship beside the binary).
+///
+/// Every value is written with `{{…}}`, which escapes `& < > " '`; the unescaping forms (`{{{…}}}`, `{{&…}}`) are
+/// never used (a test checks). Pages extend `layout` (template inheritance), so no HTML is passed around as a value.
+enum ConsoleTemplates {
+    static func library() throws -> MustacheLibrary {
+        var library = MustacheLibrary()
+        for (name, text) in all {
+            try library.register(text, named: name)
+        }
+        return library
+    }
+
+    /// `page` rendered with `template`; empty if there is no such template.
+    static func render(_ page: ConsolePage, template: String, in library: MustacheLibrary) -> String {
+        library.render(page, withTemplate: template) ?? ""
+    }
+
+    static let all: [(String, String)] = [
+        ("layout", layout), ("messages", messages), ("field", field), ("csrf", csrf),
+        ("setup", setup), ("signup", signup), ("overview", overview), ("edit", edit),
+        ("password", password), ("userId", userId), ("delete", delete), ("deleted", deleted),
+        ("resetRequest", resetRequest), ("resetRequested", resetRequested), ("resetConfirm", resetConfirm),
+        ("resetDone", resetDone), ("problem", problem),
+    ]
+
+    static let layout = """
+    <!doctype html>
+    <html lang="en">
+    <head>
+    <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <title>{{title}} · Konto</title>
+    <link rel="stylesheet" href="{{base}}/console.css">
+    <script type="module" src="{{base}}/console.js"></script>
+    </head>
+    <body data-base="{{base}}">
+    <header class="top"><a href="{{base}}/" class="brand">Konto</a></header>
+    {{$main}}{{/main}}
+    </body>
+    </html>
+    """
+
+    static let messages = """
+    {{#notice}}<p role="status" id="notice" class="notice">{{notice}}</p>{{/notice}}
+    {{#formError}}<div role="alert" id="form-error" class="form-error">{{formError}}</div>{{/formError}}
+    """
+
+    static let csrf = """
+    <input type="hidden" name="_csrf" value="{{csrf}}">
+    """
+
+    /// One input of any kind; the error paragraph follows its input(s), and the input names it.
+    static let field = """
+    {{#isPlain}}
+    <div class="field">
+    <label for="{{inputId}}">{{label}}{{#required}} <span class="required">(required)</span>{{/required}}</label>
+    <input id="{{inputId}}" name="{{identifier}}" type="{{inputType}}" value="{{value}}"{{#step}} step="{{step}}"{{/step}}{{#autocomplete}} autocomplete="{{autocomplete}}"{{/autocomplete}}{{#required}} aria-required="true"{{/required}}{{#ruleKey}} data-key="{{ruleKey}}"{{/ruleKey}}{{#error}} aria-invalid="true" aria-describedby="{{errorId}}"{{/error}}>
+    {{#error}}<p class="field-error" id="{{errorId}}">{{error}}</p>{{/error}}
+    </div>
+    {{/isPlain}}
+    {{#isCheckbox}}
+    <div class="field checkbox">
+    <input id="{{inputId}}" name="{{identifier}}" type="checkbox" value="true"{{#checked}} checked{{/checked}}{{#required}} aria-required="true"{{/required}}{{#error}} aria-invalid="true" aria-describedby="{{errorId}}"{{/error}}>
+    <label for="{{inputId}}">{{label}}</label>
+    {{#error}}<p class="field-error" id="{{errorId}}">{{error}}</p>{{/error}}
+    </div>
+    {{/isCheckbox}}
+    {{#isSelect}}
+    <div class="field">
+    <label for="{{inputId}}">{{label}}{{#required}} <span class="required">(required)</span>{{/required}}</label>
+    <select id="{{inputId}}" name="{{identifier}}"{{#required}} aria-required="true"{{/required}}{{#error}} aria-invalid="true" aria-describedby="{{errorId}}"{{/error}}>
+    {{#options}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/options}}
+    </select>
+    {{#error}}<p class="field-error" id="{{errorId}}">{{error}}</p>{{/error}}
+    </div>
+    {{/isSelect}}
+    {{#isList}}
+    <fieldset class="field list" id="list-{{identifier}}" data-list="{{identifier}}" data-label="{{label}}">
+    <legend>{{label}}{{#required}} <span class="required">(required)</span>{{/required}}</legend>
+    {{#items}}
+    <div class="item"><label for="{{id}}">{{label}}</label>
+    <input id="{{id}}" name="{{identifier}}[]" type="text" value="{{value}}"{{#ruleKey}} data-key="{{ruleKey}}"{{/ruleKey}}{{#error}} aria-invalid="true" aria-describedby="{{errorId}}"{{/error}}></div>
+    {{/items}}
+    <button type="button" id="add-{{identifier}}" class="secondary add" data-add="{{identifier}}" hidden>Add another</button>
+    {{#error}}<p class="field-error" id="{{errorId}}">{{error}}</p>{{/error}}
+    </fieldset>
+    {{/isList}}
+    {{#isName}}
+    <fieldset class="field name" id="name-{{identifier}}">
+    <legend>{{label}}{{#required}} <span class="required">(required)</span>{{/required}}</legend>
+    {{#parts}}
+    <div class="item"><label for="{{id}}">{{label}}</label>
+    <input id="{{id}}" name="{{name}}" type="text" value="{{value}}" autocomplete="{{autocomplete}}"{{#error}} aria-invalid="true" aria-describedby="{{errorId}}"{{/error}}></div>
+    {{/parts}}
+    {{#error}}<p class="field-error" id="{{errorId}}">{{error}}</p>{{/error}}
+    </fieldset>
+    {{/isName}}
+    """
+
+    static let setup = """
+    {{<layout}}{{$main}}
+    <main id="account-setup">
+    <h1>Log in</h1>
+    {{>messages}}
+    <form id="login-form" method="post" action="{{base}}/login" novalidate data-validate>
+    {{>csrf}}
+    {{#fields}}{{>field}}{{/fields}}
+    <button type="submit" id="login-submit">Log in</button>
+    </form>
+    <p><a id="reset-link" href="{{base}}/reset">Forgot your password?</a></p>
+    <h2>New here?</h2>
+    <p><a id="signup-link" class="button" href="{{base}}/signup">Sign up</a></p>
+    {{#anonymous}}
+    <form id="anonymous-form" method="post" action="{{base}}/anonymous">
+    {{>csrf}}
+    <button type="submit" id="anonymous-submit" class="secondary">Continue without an account</button>
+    </form>
+    {{/anonymous}}
+    </main>
+    {{/main}}{{/layout}}
+    """
+
+    static let signup = """
+    {{<layout}}{{$main}}
+    <main id="signup">
+    <h1>{{#isAnonymous}}Keep your account: sign up{{/isAnonymous}}{{^isAnonymous}}Sign up{{/isAnonymous}}</h1>
+    {{>messages}}
+    <form id="signup-form" method="post" action="{{base}}/signup" novalidate data-validate>
+    {{>csrf}}
+    {{#categories}}
+    <fieldset class="category" id="{{id}}">
+    <legend>{{title}}</legend>
+    {{#fields}}{{>field}}{{/fields}}
+    </fieldset>
+    {{/categories}}
+    <button type="submit" id="signup-submit">Sign up</button>
+    </form>
+    <p>Have an account? <a id="login-link" href="{{base}}/">Log in</a></p>
+    </main>
+    {{/main}}{{/layout}}
+    """
+
+    static let overview = """
+    {{<layout}}{{$main}}
+    <main id="overview">
+    <h1>Your account</h1>
+    {{>messages}}
+    {{#isAnonymous}}
+    <p id="anonymous-notice">You are using Konto without an account. <a id="signup-link" href="{{base}}/signup">Sign up</a> to keep it.</p>
+    {{/isAnonymous}}
+    {{#shown}}
+    <section class="category" id="{{id}}">
+    <h2>{{title}}</h2>
+    <dl>
+    {{#values}}<dt>{{label}}</dt><dd id="{{id}}">{{text}}</dd>{{/values}}
+    </dl>
+    </section>
+    {{/shown}}
+    <nav class="actions" aria-label="Account actions">
+    {{^isAnonymous}}
+    <a id="edit-link" class="button" href="{{base}}/edit">Edit details</a>
+    <a id="password-link" class="button secondary" href="{{base}}/password">Change password</a>
+    <a id="userid-link" class="button secondary" href="{{base}}/user-id">Change user identifier</a>
+    {{/isAnonymous}}
+    </nav>
+    <form id="logout-form" method="post" action="{{base}}/logout">
+    {{>csrf}}
+    <button type="submit" id="logout-submit" class="secondary">Log out</button>
+    </form>
+    <form id="logout-everywhere-form" method="post" action="{{base}}/logout-everywhere">
+    {{>csrf}}
+    <button type="submit" id="logout-everywhere-submit" class="secondary">Log out everywhere</button>
+    </form>
+    {{^isAnonymous}}<p><a id="delete-link" class="danger" href="{{base}}/delete">Delete account…</a></p>{{/isAnonymous}}
+    </main>
+    {{/main}}{{/layout}}
+    """
+
+    static let edit = """
+    {{<layout}}{{$main}}
+    <main id="edit">
+    <h1>Edit details</h1>
+    {{>messages}}
+    <form id="edit-form" method="post" action="{{base}}/edit" novalidate data-validate>
+    {{>csrf}}
+    <input type="hidden" name="_version" value="{{version}}">
+    {{#categories}}
+    <fieldset class="category" id="{{id}}">
+    <legend>{{title}}</legend>
+    {{#fields}}{{>field}}{{/fields}}
+    </fieldset>
+    {{/categories}}
+    <p class="hint">An emptied field removes its value.</p>
+    <button type="submit" id="edit-submit">Save</button>
+    <a href="{{base}}/" class="button secondary">Cancel</a>
+    </form>
+    </main>
+    {{/main}}{{/layout}}
+    """
+
+    static let password = """
+    {{<layout}}{{$main}}
+    <main id="password">
+    <h1>Change password</h1>
+    {{>messages}}
+    <form id="password-form" method="post" action="{{base}}/password" novalidate data-validate>
+    {{>csrf}}
+    {{#fields}}{{>field}}{{/fields}}
+    <button type="submit" id="password-submit">Change password</button>
+    <a href="{{base}}/" class="button secondary">Cancel</a>
+    </form>
+    </main>
+    {{/main}}{{/layout}}
+    """
+
+    static let userId = """
+    {{<layout}}{{$main}}
+    <main id="user-id">
+    <h1>Change user identifier</h1>
+    {{>messages}}
+    <form id="userid-form" method="post" action="{{base}}/user-id" novalidate data-validate>
+    {{>csrf}}
+    {{#fields}}{{>field}}{{/fields}}
+    <button type="submit" id="userid-submit">Change</button>
+    <a href="{{base}}/" class="button secondary">Cancel</a>
+    </form>
+    </main>
+    {{/main}}{{/layout}}
+    """
+
+    static let delete = """
+    {{<layout}}{{$main}}
+    <main id="delete">
+    <h1>Delete account</h1>
+    <p>Deleting your account removes its details and credentials for good and ends every session.</p>
+    {{>messages}}
+    <form id="delete-form" method="post" action="{{base}}/delete" novalidate data-validate>
+    {{>csrf}}
+    {{#fields}}{{>field}}{{/fields}}
+    <button type="submit" id="delete-submit" class="danger">Delete my account</button>
+    <a href="{{base}}/" class="button secondary">Cancel</a>
+    </form>
+    </main>
+    {{/main}}{{/layout}}
+    """
+
+    static let deleted = """
+    {{<layout}}{{$main}}
+    <main id="deleted">
+    <h1>Account deleted</h1>
+    <p role="status" id="notice">Your account and its details are gone.</p>
+    <p><a id="signup-link" href="{{base}}/signup">Sign up again</a></p>
+    </main>
+    {{/main}}{{/layout}}
+    """
+
+    static let resetRequest = """
+    {{<layout}}{{$main}}
+    <main id="reset">
+    <h1>Reset your password</h1>
+    <p>Enter your user identifier; if an account has it, a link to set a new password is sent.</p>
+    {{>messages}}
+    <form id="reset-request-form" method="post" action="{{base}}/reset" novalidate data-validate>
+    {{>csrf}}
+    {{#fields}}{{>field}}{{/fields}}
+    <button type="submit" id="reset-request-submit">Send the link</button>
+    </form>
+    <p><a id="login-link" href="{{base}}/">Back to log in</a></p>
+    </main>
+    {{/main}}{{/layout}}
+    """
+
+    static let resetRequested = """
+    {{<layout}}{{$main}}
+    <main id="reset-requested">
+    <h1>Check your messages</h1>
+    <p role="status" id="notice">If an account has this user identifier, a link to reset its password is on its way.</p>
+    <p><a id="login-link" href="{{base}}/">Back to log in</a></p>
+    </main>
+    {{/main}}{{/layout}}
+    """
+
+    static let resetConfirm = """
+    {{<layout}}{{$main}}
+    <main id="reset-confirm">
+    <h1>Choose a new password</h1>
+    {{>messages}}
+    <form id="reset-confirm-form" method="post" action="{{base}}/reset/confirm" novalidate data-validate>
+    {{>csrf}}
+    <input type="hidden" name="token" value="{{token}}">
+    {{#fields}}{{>field}}{{/fields}}
+    <button type="submit" id="reset-confirm-submit">Set password</button>
+    </form>
+    </main>
+    {{/main}}{{/layout}}
+    """
+
+    static let resetDone = """
+    {{<layout}}{{$main}}
+    <main id="reset-done">
+    <h1>Password changed</h1>
+    <p role="status" id="notice">Your password is set and every session of your account has ended.</p>
+    <p><a id="login-link" class="button" href="{{base}}/">Log in</a></p>
+    </main>
+    {{/main}}{{/layout}}
+    """
+
+    static let problem = """
+    {{<layout}}{{$main}}
+    <main id="problem">
+    <h1>{{title}}</h1>
+    {{>messages}}
+    <p><a id="home-link" href="{{base}}/">Back to your account</a></p>
+    </main>
+    {{/main}}{{/layout}}
+    """
+}

@@ -1,0 +1,163 @@
+import Foundation
+import GatewayService
+import KontoTesting
+import NIOHTTP1
+import Testing
+
+/// The web console through a running gateway and the real services: its cookies, CSRF protection, headers and the
+/// answers that must not tell accounts apart. (The whole journey runs in Chromium: ConsoleBrowserTests.)
+@Suite("Web console over HTTP")
+struct ConsoleHTTPTests {
+    static let password = "correct horse battery"
+
+    @Test("pages carry the CSP and no-store; cookies are HttpOnly, the session's SameSite=Lax on the console's path; a script as a name is text")
+    func headersAndCookies() async throws {
+        try await GatewayHarness.withGateway { gateway in
+            try await ConsoleBrowser.withClient { http in
+                var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                let setup = try await browser.get("/account/")
+                #expect(setup.status == 200)
+                #expect(setup.html.contains(#"<main id="account-setup">"#))
+                #expect(setup.headers.first(name: "Content-Type") == "text/html; charset=utf-8")
+                let policy = try #require(setup.headers.first(name: "Content-Security-Policy"))
+                #expect(policy.contains("script-src 'self'") && policy.contains("default-src 'none'") && policy.contains("frame-ancestors 'none'"))
+                #expect(!policy.contains("unsafe-inline"))
+                #expect(setup.headers.first(name: "Cache-Control") == "no-store")
+                #expect(setup.headers.first(name: "Referrer-Policy") == "no-referrer")
+                let csrf = try #require(setup.setCookie("konto_csrf"))
+                #expect(csrf.contains("HttpOnly") && csrf.contains("SameSite=Strict") && csrf.contains("Path=/account"))
+                // No script of the page is inline.
+                #expect(!setup.html.contains("<script>"))
+
+                _ = try await browser.get("/account/signup")
+                let signedUp = try await browser.post("/account/signup", [
+                    ("userId", "ada@example.org"), ("password", Self.password),
+                    ("name[givenName]", "<script>alert(1)</script>"), ("name[familyName]", "Lovelace"),
+                ])
+                #expect(signedUp.status == 303)
+                #expect(signedUp.location == "/account/?done=welcome")
+                let session = try #require(signedUp.setCookie("konto_session"))
+                #expect(session.contains("HttpOnly") && session.contains("SameSite=Lax") && session.contains("Path=/account"))
+                #expect(!session.contains("Secure"))
+
+                let overview = try await browser.get("/account/?done=welcome")
+                #expect(overview.html.contains(#"<main id="overview">"#))
+                #expect(overview.html.contains(#"<dd id="value-name">&lt;script&gt;alert(1)&lt;/script&gt; Lovelace</dd>"#))
+                #expect(overview.html.contains(#"<p role="status" id="notice" class="notice">Welcome! Your account is ready.</p>"#))
+                // The same session works with the API: the cookie holds the session's token.
+                let token = try #require(browser.cookies["konto_session"])
+                #expect(try await gateway.request(.GET, "/v1/account", token: token).status == 200)
+
+                // Logging out ends the session and drops the cookie.
+                let loggedOut = try await browser.post("/account/logout", [])
+                #expect(loggedOut.status == 303)
+                #expect(loggedOut.setCookie("konto_session")?.contains("Max-Age=0") == true)
+                #expect(try await gateway.request(.GET, "/v1/account", token: token).status == 401)
+                #expect(try await browser.get("/account/?done=loggedOut").html.contains("You are logged out."))
+            }
+        }
+    }
+
+    @Test("a form without its CSRF token, with another cookie's, or sent cross-site is refused and changes nothing")
+    func csrf() async throws {
+        try await GatewayHarness.withGateway { gateway in
+            _ = try await gateway.signUp("grace@example.org", password: Self.password)
+            try await ConsoleBrowser.withClient { http in
+                var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                _ = try await browser.get("/account/")
+                let login = [("userId", "grace@example.org"), ("password", Self.password)]
+
+                let missing = try await browser.post("/account/login", login, csrf: .some(nil))
+                #expect(missing.status == 403)
+                #expect(missing.html.contains(#"id="form-error""#))
+                #expect(missing.setCookie("konto_session") == nil)
+
+                var other = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                _ = try await other.get("/account/")
+                let foreign = try await browser.post("/account/login", login, csrf: .some(other.lastCSRF))
+                #expect(foreign.status == 403)
+
+                browser.extraHeaders = [("Sec-Fetch-Site", "cross-site")]
+                let crossSite = try await browser.post("/account/login", login)
+                #expect(crossSite.status == 403)
+                #expect(crossSite.setCookie("konto_session") == nil)
+
+                browser.extraHeaders = [("Sec-Fetch-Site", "same-origin")]
+                let accepted = try await browser.post("/account/login", login)
+                #expect(accepted.status == 303)
+                #expect(accepted.setCookie("konto_session") != nil)
+            }
+        }
+    }
+
+    @Test("a wrong password and an unknown user get the same page; a reset request answers alike for both")
+    func noEnumeration() async throws {
+        try await GatewayHarness.withGateway { gateway in
+            _ = try await gateway.signUp("known@example.org", password: Self.password)
+            try await ConsoleBrowser.withClient { http in
+                var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                _ = try await browser.get("/account/")
+                let wrong = try await browser.post("/account/login", [("userId", "known@example.org"), ("password", "not the password")])
+                let unknown = try await browser.post("/account/login", [("userId", "unknown@example.org"), ("password", "not the password")])
+                #expect(wrong.status == 401 && unknown.status == 401)
+                for page in [wrong, unknown] {
+                    #expect(page.html.contains(#"<div role="alert" id="form-error" class="form-error">The user identifier or password is wrong.</div>"#))
+                }
+                // The user id typed is kept; the wrong password is not written back.
+                #expect(wrong.html.contains(#"value="known@example.org""#))
+                #expect(!wrong.html.contains("not the password"))
+
+                _ = try await browser.get("/account/reset")
+                let known = try await browser.post("/account/reset", [("userId", "known@example.org")])
+                let nobody = try await browser.post("/account/reset", [("userId", "nobody@example.org")])
+                #expect(known.status == 200 && nobody.status == 200)
+                #expect(known.html.contains(#"<main id="reset-requested">"#))
+                #expect(known.html.replacingOccurrences(of: known.csrf ?? "-", with: "") == nobody.html.replacingOccurrences(of: nobody.csrf ?? "-", with: ""))
+            }
+        }
+    }
+
+    @Test("a required value left out or refused by the services is shown next to its field, with the input kept")
+    func fieldErrors() async throws {
+        try await GatewayHarness.withGateway { gateway in
+            try await ConsoleBrowser.withClient { http in
+                var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                _ = try await browser.get("/account/signup")
+                // The services' own rule refuses the email (the page's script would have said so first).
+                let refused = try await browser.post("/account/signup", [
+                    ("userId", "lin@example.org"), ("password", Self.password), ("email", "no address"), ("name[givenName]", "Lin"),
+                ])
+                #expect(refused.status == 422)
+                #expect(refused.html.contains(#"<p class="field-error" id="error-email">The provided email is invalid.</p>"#))
+                #expect(refused.html.contains(#"value="lin@example.org""#))
+                #expect(refused.html.contains(#"value="no address""#))
+                #expect(refused.html.contains(#"value="Lin""#))
+                #expect(refused.setCookie("konto_session") == nil)
+                let empty = try await browser.post("/account/login", [("userId", ""), ("password", "")])
+                #expect(empty.status == 422)
+                #expect(empty.html.contains(#"<p class="field-error" id="error-userId">This field is required.</p>"#))
+            }
+        }
+    }
+
+    @Test("behind a trusted proxy that says HTTPS the cookies are Secure; the console can be turned off")
+    func secureCookiesAndOff() async throws {
+        try await GatewayHarness.withGateway(configure: { $0.clientAddressHeader = "X-Forwarded-For" }) { gateway in
+            try await ConsoleBrowser.withClient { http in
+                var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                browser.extraHeaders = [("X-Forwarded-Proto", "https"), ("X-Forwarded-For", "203.0.113.9")]
+                let secure = try await browser.get("/account/")
+                #expect(secure.setCookie("konto_csrf")?.contains("Secure") == true)
+                browser.extraHeaders = [("X-Forwarded-Proto", "http"), ("X-Forwarded-For", "203.0.113.9")]
+                browser.cookies = [:]
+                let plain = try await browser.get("/account/")
+                #expect(plain.setCookie("konto_csrf")?.contains("Secure") == false)
+            }
+        }
+        try await GatewayHarness.withGateway(configure: { $0.consolePath = nil }) { gateway in
+            let page = try await gateway.request(.GET, "/account/")
+            let script = try await gateway.request(.GET, "/account/console.js")
+            #expect(page.status == 404 && script.status == 404)
+        }
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+@testable import GatewayService
+import KontoModel
+import KontoRuntime
+import Testing
+
+/// The console's pages as built from the configured keys, rendered without a server.
+@Suite("Web console pages")
+struct ConsoleRenderingTests {
+    static let accounts: AccountConfiguration = {
+        let path = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("deploy/accounts.yaml").path
+        // The checked-in file loads (AccountConfigurationLoaderTests); a failure here is that test's failure.
+        return (try? AccountConfigurationLoader().load(path: path)) ?? .default
+    }()
+
+    static let schema = ConsoleSchema(configuration: accounts)
+
+    static func render(_ template: String, _ configure: (inout ConsolePage) -> Void) throws -> String {
+        var page = ConsolePage(title: "Test", base: "/account", csrf: "token")
+        configure(&page)
+        return ConsoleTemplates.render(page, template: template, in: try ConsoleTemplates.library())
+    }
+
+    /// The opening tag of the element with `id`.
+    static func tag(_ id: String, in html: String) -> String? {
+        guard let range = html.range(of: "id=\"\(id)\"") else { return nil }
+        let start = html[..<range.lowerBound].lastIndex(of: "<") ?? range.lowerBound
+        let end = html[range.upperBound...].firstIndex(of: ">") ?? html.endIndex
+        return String(html[start...end])
+    }
+
+    @Test("sign-up asks the requires and collects keys, by category in the configured order, each with the input of its type")
+    func signUpFields() throws {
+        let html = try Self.render("signup") { $0.categories = Self.schema.categories(Self.schema.signUpKeys, values: [:], errors: [:]) }
+        let categories = html.matches(of: /<fieldset class="category" id="category-(\w+)">/).map { String($0.output.1) }
+        #expect(categories == ["credentials", "name", "contactDetails", "personalDetails", "other"])
+        #expect(Self.tag("field-userId", in: html)?.contains(#"type="email""#) == true)
+        #expect(Self.tag("field-password", in: html)?.contains(#"type="password""#) == true)
+        #expect(Self.tag("field-password", in: html)?.contains(#"data-key="password""#) == true)
+        #expect(Self.tag("field-name-givenName", in: html)?.contains(#"name="name[givenName]""#) == true)
+        #expect(Self.tag("field-name-familyName", in: html) != nil)
+        #expect(Self.tag("field-handle", in: html)?.contains(#"aria-required="true""#) == true)
+        #expect(Self.tag("field-biography", in: html)?.contains(#"type="text""#) == true)
+        #expect(Self.tag("field-email", in: html)?.contains(#"type="email""#) == true)
+        #expect(Self.tag("field-newsletter", in: html)?.contains(#"type="checkbox""#) == true)
+        // supports and manual keys are not asked at sign-up.
+        for identifier in ["dateOfBirth", "languages-0", "memberSince", "plan", "heightCentimetres"] {
+            #expect(Self.tag("field-\(identifier)", in: html) == nil, "\(identifier)")
+        }
+        // Every input has its label.
+        for match in html.matches(of: /<input id="([^"]+)"/) {
+            #expect(html.contains("<label for=\"\(match.output.1)\""), "no label for \(match.output.1)")
+        }
+    }
+
+    @Test("the edit form adds the supports keys with dates, enums, numbers and repeated fields, and leaves out credentials and manual keys")
+    func editFields() throws {
+        let values: [String: AccountValue] = [
+            "languages": .array([.string("en"), .string("de")]), "genderIdentity": .string("nonBinary"), "shoeSize": .double(42.5),
+        ]
+        let html = try Self.render("edit") { $0.categories = Self.schema.categories(Self.schema.editKeys, values: values, errors: [:]) }
+        #expect(Self.tag("field-dateOfBirth", in: html)?.contains(#"type="date""#) == true)
+        #expect(Self.tag("field-heightCentimetres", in: html)?.contains(#"step="1""#) == true)
+        #expect(Self.tag("field-shoeSize", in: html)?.contains(#"step="any""#) == true)
+        #expect(Self.tag("field-shoeSize", in: html)?.contains(#"value="42.5""#) == true)
+        #expect(Self.tag("field-genderIdentity", in: html)?.hasPrefix("<select") == true)
+        #expect(html.contains(#"<option value="nonBinary" selected>Non binary</option>"#))
+        // One input per item and one empty one more; the script's button adds others.
+        #expect(Self.tag("field-languages-0", in: html)?.contains(#"value="en""#) == true)
+        #expect(Self.tag("field-languages-1", in: html)?.contains(#"value="de""#) == true)
+        #expect(Self.tag("field-languages-2", in: html)?.contains(#"value="""#) == true)
+        #expect(Self.tag("add-languages", in: html) != nil)
+        #expect(Self.tag("field-phoneNumbers-0", in: html) != nil)
+        for identifier in ["userId", "password", "accountId", "memberSince", "plan"] {
+            #expect(Self.tag("field-\(identifier)", in: html) == nil, "\(identifier)")
+        }
+    }
+
+    @Test("a field error follows its own input, the input says so, and every typed value is kept")
+    func fieldErrorKeepsInput() throws {
+        let values: [String: AccountValue] = [
+            "handle": .string("Bad Handle!"), "biography": .string("Wrote programs"),
+            "name": .object(["givenName": .string("Ada")]), "userId": .string("ada@example.org"), "password": .string("secret pass 1"),
+        ]
+        let message = "Use 3 to 20 lowercase letters, digits or underscores."
+        let html = try Self.render("signup") {
+            $0.categories = Self.schema.categories(Self.schema.signUpKeys, values: values, errors: ["handle": message])
+        }
+        let input = try #require(Self.tag("field-handle", in: html))
+        #expect(input.contains(#"value="Bad Handle!""#))
+        #expect(input.contains(#"aria-invalid="true" aria-describedby="error-handle""#))
+        let inputEnd = try #require(html.range(of: input)?.upperBound)
+        let error = try #require(html.range(of: "<p class=\"field-error\" id=\"error-handle\">\(message)</p>"))
+        // Right after the input: no other field in between.
+        #expect(!html[inputEnd..<error.lowerBound].contains("<input"))
+        #expect(Self.tag("field-biography", in: html)?.contains(#"value="Wrote programs""#) == true)
+        #expect(Self.tag("field-name-givenName", in: html)?.contains(#"value="Ada""#) == true)
+        #expect(Self.tag("field-userId", in: html)?.contains(#"value="ada@example.org""#) == true)
+    }
+
+    @Test("every value reaches the page escaped, in text and in attributes")
+    func escaping() throws {
+        let hostile = #""><script>alert(1)</script>'"#
+        let html = try Self.render("overview") { page in
+            page.shown = Self.schema.shown(["name": .object(["givenName": .string(hostile)]), "biography": .string(hostile)])
+            page.notice = hostile
+        }
+        let edit = try Self.render("edit") { page in
+            page.categories = Self.schema.categories(Self.schema.editKeys, values: ["biography": .string(hostile)], errors: ["biography": hostile])
+        }
+        for page in [html, edit] {
+            #expect(!page.contains("<script>alert"))
+            #expect(page.contains("&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&#39;"))
+        }
+        #expect(html.contains(#"<dd id="value-name">&quot;&gt;&lt;script&gt;"#))
+    }
+
+    @Test("no template writes a value unescaped")
+    func noUnescapedTags() {
+        for (name, text) in ConsoleTemplates.all {
+            #expect(!text.contains("{{{") && !text.contains("{{&"), "\(name)")
+        }
+    }
+
+    @Test("a submitted form becomes typed values; what is not of its key's type is an error, an empty input no value")
+    func formValues() {
+        let form = ConsoleForm.decode(
+            "handle=ada_l&biography=&newsletter=true&heightCentimetres=abc&shoeSize=42.5&languages[]=en&languages[]=&languages[]=de"
+                + "&name[givenName]=Ada&name[familyName]=Lovelace&name[evil]=x&dateOfBirth=1815-12-10&genderIdentity=female"
+        )
+        #expect(form.list("languages") == ["en", "", "de"])
+        #expect(form.parts("name") == ["givenName": "Ada", "familyName": "Lovelace", "evil": "x"])
+        let (values, errors) = Self.schema.values(from: form, keys: Self.schema.signUpKeys + Self.schema.editKeys)
+        #expect(values["handle"] == .string("ada_l"))
+        #expect(values["biography"] == nil)
+        #expect(values["newsletter"] == .bool(true))
+        #expect(values["shoeSize"] == .double(42.5))
+        #expect(values["languages"] == .array([.string("en"), .string("de")]))
+        #expect(values["name"] == .object(["givenName": .string("Ada"), "familyName": .string("Lovelace")]))
+        #expect(values["dateOfBirth"] == .string("1815-12-10"))
+        #expect(values["genderIdentity"] == .string("female"))
+        // Kept as typed for the form, with an error: never sent.
+        #expect(errors == ["heightCentimetres": "Enter a whole number."])
+        #expect(values["heightCentimetres"] == .string("abc"))
+        // An unchecked box is false.
+        #expect(Self.schema.values(from: ConsoleForm.decode("handle=x"), keys: Self.schema.signUpKeys).values["newsletter"] == .bool(false))
+        // Not a form at all: no values, and the missing ones are reported like any other.
+        #expect(ConsoleForm.decode("%%%").values.isEmpty)
+    }
+
+    @Test("stored values are shown as people read them")
+    func shownValues() {
+        let shown = Self.schema.shown([
+            "name": .object(["givenName": .string("Ada"), "familyName": .string("Lovelace"), "nickname": .string("A")]),
+            "newsletter": .bool(false), "genderIdentity": .string("preferNotToState"), "languages": .array([.string("en"), .string("de")]),
+            "shoeSize": .double(42), "accountId": .string("hidden"),
+        ])
+        let texts = Dictionary(uniqueKeysWithValues: shown.flatMap(\.values).map { ($0.id, $0.text) })
+        #expect(texts == [
+            "value-name": "Ada Lovelace", "value-newsletter": "No", "value-genderIdentity": "Prefer not to state",
+            "value-languages": "en, de", "value-shoeSize": "42",
+        ])
+        #expect(shown.map(\.id) == ["category-name", "category-personalDetails", "category-other"])
+    }
+
+    @Test("the console's path is off or a lowercase path outside the API's", arguments: [
+        ("off", nil), ("/account", "/account"), ("/my-account/console", "/my-account/console"),
+    ] as [(String, String?)])
+    func consolePath(value: String, expected: String?) throws {
+        #expect(try GatewayConfiguration.consolePath(value) == expected)
+    }
+
+    @Test("a console path that is no path, or one of the API's, is refused naming its variable", arguments: [
+        "account", "/Account", "/account/", "/", "/v1/account", "/health", "/metrics", "/a b", "/a//b",
+    ])
+    func badConsolePath(value: String) {
+        #expect(throws: (any Error).self) { try GatewayConfiguration.consolePath(value) }
+        #expect((try? GatewayConfiguration.consolePath(value)) == nil)
+    }
+}
