@@ -26,9 +26,11 @@ import traceback
 from urllib.parse import urljoin
 
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException, TimeoutException, UnexpectedAlertPresentException
+from selenium.common.exceptions import (NoAlertPresentException, StaleElementReferenceException, TimeoutException,
+                                        UnexpectedAlertPresentException, WebDriverException)
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -61,6 +63,22 @@ def step(text):
 def expect(condition, message):
     if not condition:
         raise JourneyFailure(message)
+
+
+def replaced(element):
+    """A condition: `element` (a page's <html>) is no longer in the document, a new page has come. Like Selenium's
+    staleness_of, but also taking Chromium's other answer for a node of a page being replaced."""
+    def condition(driver):
+        try:
+            element.is_enabled()
+            return False
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as error:
+            if "does not belong to the document" in (error.msg or ""):
+                return True
+            raise
+    return condition
 
 
 class Console:
@@ -97,8 +115,10 @@ class Console:
     def page(self, landmark, allowed_refusal=None):
         """Waits for the page that has `landmark` (a CSS selector: its main#ID, or a form#ID where the contract names
         no <main>), then checks it."""
+        # The pages are rendered by the server: once one has loaded, its landmark is there or it is another page.
+        self.wait(lambda d: d.execute_script("return document.readyState") == "complete", "the page has loaded")
         try:
-            self.wait(EC.presence_of_element_located((By.CSS_SELECTOR, landmark)), f"the page with {landmark}")
+            self.wait(EC.presence_of_element_located((By.CSS_SELECTOR, landmark)), f"the page with {landmark}", seconds=3)
         except JourneyFailure as missing:
             # Say what came instead: the page's <main> and text, and what the browser's console saw.
             came = self.driver.execute_script(
@@ -106,7 +126,6 @@ class Console:
                 "(document.body ? document.body.innerText : '').trim().slice(0, 300)]")
             logs = [entry.get("message") for entry in self.driver.get_log("browser") if entry.get("level") == "SEVERE"]
             raise JourneyFailure(f"{missing}; the page has {came[0]}, says {came[1]!r}; console: {logs}") from None
-        self.wait(lambda d: d.execute_script("return document.readyState") == "complete", "the page has loaded")
         self.check_page(landmark, allowed_refusal)
 
     def check_console(self, where, allowed_refusal=None):
@@ -169,7 +188,7 @@ class Console:
         link = self.element(link_id)
         old = self.driver.find_element(By.TAG_NAME, "html")
         link.click()
-        self.wait(EC.staleness_of(old), f"#{link_id} leads to a new page")
+        self.wait(replaced(old), f"#{link_id} leads to a new page")
         self.page(landmark)
 
     def form_action(self, button_id):
@@ -183,16 +202,25 @@ class Console:
         action = self.form_action(button_id)
         old = self.driver.find_element(By.TAG_NAME, "html")
         button.click()
-        self.wait(EC.staleness_of(old), f"#{button_id} submits its form")
+        self.wait(replaced(old), f"#{button_id} submits its form")
         self.page(landmark, allowed_refusal=action if refused else None)
+
+    def submit_refused(self, button_id, identifier, landmark):
+        """Clicks the form's button when a field is invalid: #error-`identifier` is then shown, by the page's own
+        validation (no round trip) or by the server's answer (the form again, maybe with a 4xx status)."""
+        action = self.form_action(button_id)
+        self.element(button_id).click()
+        self.wait(EC.visibility_of_element_located((By.ID, f"error-{identifier}")), f"#error-{identifier} is shown")
+        self.page(landmark, allowed_refusal=action)
 
     # MARK: Filling in
 
     def fill(self, element_id, value):
         field = self.element(element_id)
         field.clear()
-        if value:
-            field.send_keys(value)
+        # Typed, then left with Tab as a user would: the page validates a field when it is left, and an error it then
+        # shows moves what is below, so the next click must come after that, not be the blur's cause.
+        field.send_keys(value + Keys.TAB)
         expect(field.get_attribute("value") == value, f"#{element_id} holds {field.get_attribute('value')!r}, not the typed {value!r}")
 
     def set_date(self, element_id, value):
@@ -326,23 +354,21 @@ def journey(console):
         expect(not console.exists(f"field-{other}") and not console.exists(f"field-{other}-0"),
                f"the sign-up form asks for {other}, which is only supported (or manual)")
 
-    step("fill in every field, with a handle the rule refuses and a name that is markup; screenshot signup.png")
+    step("fill in every field, with a name that is markup; screenshot signup.png")
     console.fill("field-userId", user_id)
     console.fill("field-password", passwords[0])
     console.fill("field-name-givenName", given)
     console.fill("field-name-familyName", family)
     console.fill("field-email", user_id)
     console.fill("field-biography", biography)
-    console.fill("field-handle", "Bad Handle!")
+    console.fill("field-handle", handle)
     console.check("field-newsletter")
+    expect(not driver.find_elements(By.CSS_SELECTOR, ".field-error"), "a field error on a form filled in well")
     console.screenshot("signup")
 
-    step("submit: the handle's error is shown next to it, and everything typed is still there")
-    action = console.form_action("signup-submit")
-    console.element("signup-submit").click()
-    # The page's own validation may show the error without a round trip; the server's answer is a new page.
-    console.wait(EC.visibility_of_element_located((By.ID, "error-handle")), "#error-handle is shown")
-    console.page("main#signup", allowed_refusal=action)
+    step("a handle the rule refuses: its error is shown next to it, and everything typed is still there")
+    console.fill("field-handle", "Bad Handle!")
+    console.submit_refused("signup-submit", "handle", "main#signup")
     console.check_field_error("handle", HANDLE_MESSAGE)
     kept = {
         "field-userId": user_id, "field-name-givenName": given, "field-name-familyName": family,
@@ -391,7 +417,7 @@ def journey(console):
     action = console.form_action("logout-submit")
     old = driver.find_element(By.TAG_NAME, "html")
     console.element("logout-submit").click()
-    console.wait(EC.staleness_of(old), "the logout form is submitted")
+    console.wait(replaced(old), "the logout form is submitted")
     console.wait(lambda d: d.execute_script("return document.readyState") == "complete", "the answer has loaded")
     console.check_console("the logout without a CSRF token", allowed_refusal=action)
     console.open("/account/", "main#overview")
@@ -422,7 +448,7 @@ def journey(console):
     console.fill("field-biography", "")
 
     step("submit with an interest the rule refuses: its error is next to the list, every item kept")
-    console.submit("edit-submit", "main#edit", refused=True)
+    console.submit_refused("edit-submit", "interests", "main#edit")
     console.check_field_error("interests")
     for identifier, values in [("interests", ["mathematics", "poetry 2"]), ("languages", ["en", "fr"]),
                                ("phoneNumbers", ["+41791234567", "+41441234567"])]:
@@ -451,6 +477,19 @@ def journey(console):
     console.submit("logout-submit", "main#account-setup")
     console.open("/account/", "main#account-setup")
 
+    step("sign up again with the same userId: the server refuses it next to the field, everything typed kept")
+    console.follow("signup-link", "main#signup")
+    again = {"field-userId": user_id, "field-password": passwords[0], "field-name-givenName": "Augusta",
+             "field-name-familyName": "King", "field-email": user_id, "field-biography": biography, "field-handle": handle + "_2"}
+    for element_id, value in again.items():
+        console.fill(element_id, value)
+    console.submit("signup-submit", "main#signup", refused=True)
+    console.check_field_error("userId")
+    for element_id, value in again.items():
+        if element_id != "field-password":
+            expect(console.value(element_id) == value, f"after the refusal #{element_id} holds {console.value(element_id)!r}, not the typed {value!r}")
+    console.open("/account/", "main#account-setup")
+
     step("log in with a wrong password: a form error, the userId kept; then with the right one")
     console.fill("login-userId", user_id)
     console.fill("login-password", "not the password")
@@ -471,7 +510,7 @@ def journey(console):
     expect(console.value("field-newPassword") == passwords[1], "the typed new password was not kept when the current one was asked for")
     console.fill("field-currentPassword", "not the password")
     console.submit("password-submit", "form#password-form", refused=True)
-    console.element("form-error")
+    console.check_field_error("currentPassword")
     if console.value("field-newPassword") != passwords[1]:
         console.fill("field-newPassword", passwords[1])
     console.fill("field-currentPassword", passwords[0])
