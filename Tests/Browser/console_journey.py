@@ -22,6 +22,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import time
 import traceback
 from urllib.parse import urljoin
 
@@ -39,10 +40,11 @@ SCREENSHOTS = os.environ["KONTO_SCREENSHOTS"]
 CHROMEDRIVER = os.environ.get("KONTO_CHROMEDRIVER", "/usr/bin/chromedriver")
 CHROMIUM = os.environ.get("KONTO_CHROMIUM")
 PRIVILEGED_SECONDS = int(os.environ.get("KONTO_CONSOLE_PRIVILEGED_SECONDS", "0"))
-# How long one element or page may take to appear, and the whole journey (the Swift test's own bound is longer, so
-# a hang here still ends with failure.png and a clean browser shutdown).
+# How long one element or page may take to appear, and the whole journey (about 30 s alone, 2 minutes beside the
+# rest of the suite on two cores; the Swift test's own bound is longer, so a hang here still ends with failure.png
+# and a clean browser shutdown).
 WAIT_SECONDS = 20
-JOURNEY_SECONDS = 150
+JOURNEY_SECONDS = 210
 
 DESKTOP = (1280, 900)
 PHONE = (390, 844)
@@ -56,8 +58,11 @@ class JourneyFailure(Exception):
     pass
 
 
+STARTED = time.monotonic()
+
+
 def step(text):
-    print(f"step: {text}", flush=True)
+    print(f"step: [{time.monotonic() - STARTED:5.1f} s] {text}", flush=True)
 
 
 def expect(condition, message):
