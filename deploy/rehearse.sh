@@ -171,6 +171,10 @@ grep -q '"type":"associatedAccount"' "$events" && grep -q '"type":"detailsChange
 echo "$password" | "$konto" delete --yes >/dev/null
 if echo "$password" | "$konto" login ada@example.org >/dev/null 2>&1; then fail "a deleted account logged in"; fi
 step "journey: signup, login, change, events, delete"
+console=$(curl -s -D - --max-time 20 "$gateway/account/")
+grep -q 'id="account-setup"' <<<"$console" && grep -qi '^content-security-policy:' <<<"$console" \
+    || fail "the web console is not served: $(head -c 400 <<<"$console")"
+step "the web console answers at /account/"
 
 # ---- 5. a service killed and restarted ----
 echo "$password" | "$konto" signup grace@example.org 'name=Grace Hopper' handle=grace >/dev/null

@@ -27,6 +27,8 @@ public struct DevStack: Sendable {
         /// nil: in memory.
         public var database: PostgresSettings?
         public var accounts: AccountConfiguration = .default
+        /// The web console offers to continue without an account (the dev stack shows every screen).
+        public var consoleAllowsAnonymous = true
         /// The services' shared secret; nil: a random one for this run (nothing outside the process needs it).
         public var secret: String?
 
@@ -60,16 +62,15 @@ public struct DevStack: Sendable {
             ),
             logger: Self.logger(logger, "identity")
         )
-        gateway = try GatewayServer(
-            configuration: GatewayConfiguration(
-                host: host, port: configuration.gatewayPort, secret: secret,
-                identity: .init(host: host, port: configuration.identityPort),
-                profile: .init(host: host, port: configuration.profilePort),
-                notifications: .init(host: host, port: configuration.notificationsPort),
-                accounts: configuration.accounts
-            ),
-            logger: Self.logger(logger, "gateway")
+        var gatewayConfiguration = GatewayConfiguration(
+            host: host, port: configuration.gatewayPort, secret: secret,
+            identity: .init(host: host, port: configuration.identityPort),
+            profile: .init(host: host, port: configuration.profilePort),
+            notifications: .init(host: host, port: configuration.notificationsPort),
+            accounts: configuration.accounts
         )
+        gatewayConfiguration.consoleAllowsAnonymous = configuration.consoleAllowsAnonymous
+        gateway = try GatewayServer(configuration: gatewayConfiguration, logger: Self.logger(logger, "gateway"))
         graph = try ComponentGraph([
             .service("notifications", notifications),
             .service("profile", dependsOn: ["notifications"], profile),

@@ -48,6 +48,25 @@ struct ConsoleHTTPTests {
                 let token = try #require(browser.cookies["konto_session"])
                 #expect(try await gateway.request(.GET, "/v1/account", token: token).status == 200)
 
+                // Within the privileged window after sign-up a password change needs no current password.
+                let passwordPage = try await browser.get("/account/password")
+                #expect(passwordPage.html.contains(#"<form id="password-form""#) && passwordPage.html.contains(#"id="field-newPassword""#))
+                #expect(!passwordPage.html.contains(#"id="field-currentPassword""#))
+                let tooShort = try await browser.post("/account/password", [("newPassword", "short")])
+                #expect(tooShort.status == 422)
+                #expect(tooShort.html.contains(#"<p class="field-error" id="error-newPassword">"#))
+                let changed = try await browser.post("/account/password", [("newPassword", "another horse battery")])
+                #expect(changed.status == 303 && changed.location == "/account/?done=password")
+                // A deletion always asks for the password and a confirmation.
+                let deletePage = try await browser.get("/account/delete")
+                #expect(deletePage.html.contains(#"id="field-confirm""#) && deletePage.html.contains(#"id="field-currentPassword""#))
+                let unconfirmed = try await browser.post("/account/delete", [("currentPassword", "another horse battery")])
+                #expect(unconfirmed.status == 422)
+                #expect(unconfirmed.html.contains(#"<p class="field-error" id="error-confirm">Confirm that you want to delete your account.</p>"#))
+                let wrong = try await browser.post("/account/delete", [("confirm", "true"), ("currentPassword", Self.password)])
+                #expect(wrong.html.contains(#"<p class="field-error" id="error-currentPassword">The password is wrong.</p>"#))
+                #expect(try await gateway.request(.GET, "/v1/account", token: token).status == 200)
+
                 // Logging out ends the session and drops the cookie.
                 let loggedOut = try await browser.post("/account/logout", [])
                 #expect(loggedOut.status == 303)
@@ -136,6 +155,65 @@ struct ConsoleHTTPTests {
                 let empty = try await browser.post("/account/login", [("userId", ""), ("password", "")])
                 #expect(empty.status == 422)
                 #expect(empty.html.contains(#"<p class="field-error" id="error-userId">This field is required.</p>"#))
+            }
+        }
+    }
+
+    @Test("continuing without an account is offered only when enabled; signing up then keeps that account")
+    func anonymous() async throws {
+        try await GatewayHarness.withGateway { gateway in
+            try await ConsoleBrowser.withClient { http in
+                var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                #expect(try await !browser.get("/account/").html.contains("anonymous-form"))
+                let refused = try await browser.post("/account/anonymous", [])
+                #expect(refused.status == 303 && refused.setCookie("konto_session") == nil)
+            }
+        }
+        try await GatewayHarness.withGateway(configure: { $0.consoleAllowsAnonymous = true }) { gateway in
+            try await ConsoleBrowser.withClient { http in
+                var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                #expect(try await browser.get("/account/").html.contains(#"<form id="anonymous-form""#))
+                let started = try await browser.post("/account/anonymous", [])
+                #expect(started.status == 303 && started.setCookie("konto_session") != nil)
+                let overview = try await browser.get("/account/")
+                #expect(overview.html.contains(#"id="anonymous-notice""#))
+                #expect(!overview.html.contains(#"id="edit-link""#))
+                let anonymousToken = try #require(browser.cookies["konto_session"])
+                let before = try await gateway.request(.GET, "/v1/account", token: anonymousToken).object["accountId"] as? String
+
+                #expect(try await browser.get("/account/signup").html.contains("Keep your account: sign up"))
+                let signedUp = try await browser.post("/account/signup", [("userId", "anon@example.org"), ("password", Self.password)])
+                #expect(signedUp.status == 303)
+                let token = try #require(browser.cookies["konto_session"])
+                let after = try await gateway.request(.GET, "/v1/account", token: token)
+                #expect(after.object["accountId"] as? String == before)
+                #expect(after.object["isAnonymous"] as? Bool == false)
+            }
+        }
+    }
+
+    @Test("the gateway's own refusals under the console are pages: no such page, too many requests")
+    func refusalsArePages() async throws {
+        try await GatewayHarness.withGateway(configure: { $0.credentialsRateLimitPerMinute = 2 }) { gateway in
+            try await ConsoleBrowser.withClient { http in
+                var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                let missing = try await browser.get("/account/nothing-here")
+                #expect(missing.status == 404)
+                #expect(missing.headers.first(name: "Content-Type") == "text/html; charset=utf-8")
+                #expect(missing.html.contains("There is no such page."))
+                #expect(try await browser.get("/account/login").location == "/account/")
+                _ = try await browser.get("/account/")
+                var statuses: [Int] = []
+                for _ in 0..<3 {
+                    statuses.append(try await browser.post("/account/login", [("userId", "x@example.org"), ("password", "wrong password")]).status)
+                }
+                #expect(statuses == [401, 401, 429])
+                let throttled = try await browser.post("/account/login", [("userId", "x@example.org"), ("password", "wrong password")])
+                #expect(throttled.status == 429)
+                #expect(throttled.headers.first(name: "Retry-After") != nil)
+                #expect(throttled.html.contains("Too many requests from your address."))
+                // The API's refusals stay problem documents.
+                #expect(try await gateway.request(.GET, "/v1/nothing").contentType == "application/problem+json")
             }
         }
     }

@@ -41,6 +41,8 @@ struct ConsoleRenderingTests {
         #expect(Self.tag("field-password", in: html)?.contains(#"data-key="password""#) == true)
         #expect(Self.tag("field-name-givenName", in: html)?.contains(#"name="name[givenName]""#) == true)
         #expect(Self.tag("field-name-familyName", in: html) != nil)
+        // The name's other parts are offered only once they hold something (below, in the edit form).
+        #expect(Self.tag("field-name-middleName", in: html) == nil)
         #expect(Self.tag("field-handle", in: html)?.contains(#"aria-required="true""#) == true)
         #expect(Self.tag("field-biography", in: html)?.contains(#"type="text""#) == true)
         #expect(Self.tag("field-email", in: html)?.contains(#"type="email""#) == true)
@@ -59,9 +61,12 @@ struct ConsoleRenderingTests {
     func editFields() throws {
         let values: [String: AccountValue] = [
             "languages": .array([.string("en"), .string("de")]), "genderIdentity": .string("nonBinary"), "shoeSize": .double(42.5),
+            "name": .object(["givenName": .string("Ada"), "nickname": .string("Countess")]),
         ]
         let html = try Self.render("edit") { $0.categories = Self.schema.categories(Self.schema.editKeys, values: values, errors: [:]) }
         #expect(Self.tag("field-dateOfBirth", in: html)?.contains(#"type="date""#) == true)
+        #expect(Self.tag("field-name-nickname", in: html)?.contains(#"value="Countess""#) == true)
+        #expect(Self.tag("field-name-familyName", in: html)?.contains(#"value="""#) == true)
         #expect(Self.tag("field-heightCentimetres", in: html)?.contains(#"step="1""#) == true)
         #expect(Self.tag("field-shoeSize", in: html)?.contains(#"step="any""#) == true)
         #expect(Self.tag("field-shoeSize", in: html)?.contains(#"value="42.5""#) == true)

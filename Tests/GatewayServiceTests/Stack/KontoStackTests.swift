@@ -26,6 +26,7 @@ struct KontoStackTests {
         let output = process.output
         #expect(output.contains("Konto is running in memory at http://127.0.0.1:\(ports.gateway)"), "\(output)")
         #expect(output.contains("OpenAPI document: http://127.0.0.1:\(ports.gateway)/openapi.json"))
+        #expect(output.contains("account console: http://127.0.0.1:\(ports.gateway)/account/"))
 
         let client = KontoClient(gatewayURL: "http://127.0.0.1:\(ports.gateway)")
         var details = AccountDetails()

@@ -8,6 +8,9 @@ import KontoModel
 extension AccountConsole {
     private static let currentPasswordNeeded = "For your security, enter your current password to confirm this change."
     private static let wrongPassword = "The password is wrong."
+    private static let required = "This field is required."
+
+    private var userIdIsEmail: Bool { schema.configuration.userIdType == .emailAddress }
 
     private func currentPasswordField(error: String?) -> ConsoleField {
         ConsoleField(name: "currentPassword", label: "Current password", type: "password", error: error, autocomplete: "current-password")
@@ -17,87 +20,101 @@ extension AccountConsole {
         ConsoleField(name: "newPassword", label: "New password", type: "password", value: value, error: error, autocomplete: "new-password", ruleKey: PasswordKey.identifier)
     }
 
-    // MARK: Password
+    private func newUserIdField(value: String, error: String?) -> ConsoleField {
+        ConsoleField(
+            name: "userId", label: userIdIsEmail ? "New email address" : "New username", type: userIdIsEmail ? "email" : "text",
+            value: value, error: error, autocomplete: "username", ruleKey: UserIdKey.identifier
+        )
+    }
 
-    func passwordPage(_ visit: Visit, newPassword: String = "", errors: [String: String] = [:], asksCurrent: Bool = false, formError: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
-        page("password", title: "Change password", visit: visit, status: status) { page in
+    /// A page of one form (``ConsoleTemplates/form``).
+    private func formPage(
+        _ form: ConsolePage.Form,
+        title: String,
+        fields: [ConsoleField],
+        formError: String?,
+        visit: Visit,
+        status: HTTPResponse.Status
+    ) -> Response {
+        page("form", title: title, visit: visit, status: status) { page in
+            page.form = form
+            page.fields = fields
             page.formError = formError
-            page.fields = [newPasswordField(value: newPassword, error: errors["newPassword"])]
-            if asksCurrent { page.fields.append(currentPasswordField(error: errors["currentPassword"])) }
         }
     }
 
-    func changePassword(_ visit: Visit, _ form: ConsoleForm) async -> Response {
+    private func donePage(_ done: ConsolePage.Done, visit: Visit, endsSession: Bool) -> Response {
+        var response = page("done", title: done.heading, visit: visit) { $0.done = done }
+        if endsSession {
+            response.setCookie(Cookie(name: Self.sessionCookie, value: "", maxAge: 0, path: options.basePath, secure: visit.secure, httpOnly: true, sameSite: .lax))
+        }
+        return response
+    }
+
+    // MARK: Password and user identifier
+
+    /// A security-related change: one new value, and the current password once the services ask for it.
+    struct SecurityChange: Sendable {
+        var form: ConsolePage.Form
+        var title: String
+        /// The form's input for the new value, and the schema key whose field errors belong to it.
+        var input: String
+        var key: String
+        var field: @Sendable (_ value: String, _ error: String?) -> ConsoleField
+        var done: String
+        var change: @Sendable (_ value: String, _ currentPassword: String?) async throws -> Void
+    }
+
+    var passwordChange: SecurityChange {
+        SecurityChange(
+            form: .init(mainId: "password", heading: "Change password", formId: "password-form", action: "/password", submitId: "password-submit", submitLabel: "Change password"),
+            title: "Change password", input: "newPassword", key: PasswordKey.identifier, field: { newPasswordField(value: $0, error: $1) }, done: "password"
+        ) { value, current in
+            _ = try await api.changePassword(.init(body: .json(.init(currentPassword: current, newPassword: value))))
+        }
+    }
+
+    var userIdChange: SecurityChange {
+        SecurityChange(
+            form: .init(mainId: "user-id", heading: "Change user identifier", formId: "userid-form", action: "/user-id", submitId: "userid-submit", submitLabel: "Change"),
+            title: "Change user identifier", input: "userId", key: UserIdKey.identifier, field: { newUserIdField(value: $0, error: $1) }, done: "userId"
+        ) { value, current in
+            _ = try await api.changeUserId(.init(body: .json(.init(userId: value, currentPassword: current))))
+        }
+    }
+
+    func securityPage(_ change: SecurityChange, _ visit: Visit, value: String = "", errors: [String: String] = [:], asksCurrent: Bool = false, formError: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
+        var fields = [change.field(value, errors[change.input])]
+        if asksCurrent { fields.append(currentPasswordField(error: errors["currentPassword"])) }
+        return formPage(change.form, title: change.title, fields: fields, formError: formError, visit: visit, status: status)
+    }
+
+    func securityChange(_ change: SecurityChange, _ visit: Visit, _ form: ConsoleForm) async -> Response {
         guard let session = visit.session else { return redirect("/", visit: visit) }
-        let newPassword = form["newPassword"] ?? ""
+        let value = form[change.input] ?? ""
+        let asked = form["currentPassword"] != nil
         let current = form["currentPassword"].flatMap { $0.isEmpty ? nil : $0 }
-        guard !newPassword.isEmpty else {
-            return passwordPage(visit, errors: ["newPassword": "This field is required."], asksCurrent: form["currentPassword"] != nil, status: .unprocessableContent)
+        guard !value.isEmpty else {
+            return securityPage(change, visit, errors: [change.input: Self.required], asksCurrent: asked, status: .unprocessableContent)
         }
         do {
-            _ = try await asSession(session) {
-                try await api.changePassword(.init(body: .json(.init(currentPassword: current, newPassword: newPassword))))
-            }
-            return redirect("/?done=password", visit: visit)
+            try await asSession(session) { try await change.change(value, current) }
+            return redirect("/?done=\(change.done)", visit: visit)
         } catch {
             let problem = consoleProblem(error)
             if problem.status == .unauthorized, current == nil { return redirect("/", visit: visit, session: .some(nil)) }
             guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }
             switch problem.code {
             case AccountError.Code.reauthenticationRequired.rawValue:
-                return passwordPage(visit, newPassword: newPassword, asksCurrent: true, formError: Self.currentPasswordNeeded, status: problem.status)
+                return securityPage(change, visit, value: value, asksCurrent: true, formError: Self.currentPasswordNeeded, status: problem.status)
             case AccountError.Code.wrongCredentials.rawValue:
-                return passwordPage(visit, newPassword: newPassword, errors: ["currentPassword": Self.wrongPassword], asksCurrent: true, status: problem.status)
-            default:
-                var errors: [String: String] = [:]
-                if let message = problem.fields.first(where: { $0.key == PasswordKey.identifier })?.message { errors["newPassword"] = message }
-                return passwordPage(visit, newPassword: newPassword, errors: errors, asksCurrent: current != nil, formError: errors.isEmpty ? problem.detail : nil, status: problem.status)
-            }
-        }
-    }
-
-    // MARK: User identifier
-
-    private var userIdIsEmail: Bool { schema.configuration.userIdType == .emailAddress }
-
-    func userIdPage(_ visit: Visit, userId: String = "", errors: [String: String] = [:], asksCurrent: Bool = false, formError: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
-        page("userId", title: "Change user identifier", visit: visit, status: status) { page in
-            page.formError = formError
-            page.fields = [
-                ConsoleField(
-                    name: "userId", label: userIdIsEmail ? "New email address" : "New username", type: userIdIsEmail ? "email" : "text",
-                    value: userId, error: errors["userId"], autocomplete: "username", ruleKey: UserIdKey.identifier
-                ),
-            ]
-            if asksCurrent { page.fields.append(currentPasswordField(error: errors["currentPassword"])) }
-        }
-    }
-
-    func changeUserId(_ visit: Visit, _ form: ConsoleForm) async -> Response {
-        guard let session = visit.session else { return redirect("/", visit: visit) }
-        let userId = form["userId"] ?? ""
-        let current = form["currentPassword"].flatMap { $0.isEmpty ? nil : $0 }
-        guard !userId.isEmpty else {
-            return userIdPage(visit, errors: ["userId": "This field is required."], asksCurrent: form["currentPassword"] != nil, status: .unprocessableContent)
-        }
-        do {
-            _ = try await asSession(session) { try await api.changeUserId(.init(body: .json(.init(userId: userId, currentPassword: current)))) }
-            return redirect("/?done=userId", visit: visit)
-        } catch {
-            let problem = consoleProblem(error)
-            if problem.status == .unauthorized, current == nil { return redirect("/", visit: visit, session: .some(nil)) }
-            guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }
-            switch problem.code {
-            case AccountError.Code.reauthenticationRequired.rawValue:
-                return userIdPage(visit, userId: userId, asksCurrent: true, formError: Self.currentPasswordNeeded, status: problem.status)
-            case AccountError.Code.wrongCredentials.rawValue:
-                return userIdPage(visit, userId: userId, errors: ["currentPassword": Self.wrongPassword], asksCurrent: true, status: problem.status)
+                return securityPage(change, visit, value: value, errors: ["currentPassword": Self.wrongPassword], asksCurrent: true, status: problem.status)
             case AccountError.Code.credentialsTaken.rawValue:
-                return userIdPage(visit, userId: userId, errors: ["userId": problem.detail ?? problem.title], asksCurrent: current != nil, status: problem.status)
+                return securityPage(change, visit, value: value, errors: [change.input: problem.detail ?? problem.title], asksCurrent: asked, status: problem.status)
             default:
                 var errors: [String: String] = [:]
-                if let message = problem.fields.first(where: { $0.key == UserIdKey.identifier })?.message { errors["userId"] = message }
-                return userIdPage(visit, userId: userId, errors: errors, asksCurrent: current != nil, formError: errors.isEmpty ? problem.detail : nil, status: problem.status)
+                if let message = problem.fields.first(where: { $0.key == change.key })?.message { errors[change.input] = message }
+                return securityPage(change, visit, value: value, errors: errors, asksCurrent: asked, formError: errors.isEmpty ? problem.detail : nil, status: problem.status)
             }
         }
     }
@@ -105,13 +122,19 @@ extension AccountConsole {
     // MARK: Delete
 
     func deletePage(_ visit: Visit, confirmed: Bool = false, errors: [String: String] = [:], formError: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
-        page("delete", title: "Delete account", visit: visit, status: status) { page in
-            page.formError = formError
-            page.fields = [
+        formPage(
+            .init(
+                mainId: "delete", heading: "Delete account",
+                intro: "Deleting your account removes its details and credentials for good and ends every session.",
+                formId: "delete-form", action: "/delete", submitId: "delete-submit", submitLabel: "Delete my account", danger: true
+            ),
+            title: "Delete account",
+            fields: [
                 ConsoleField(name: "confirm", label: "I understand that my account and its details are deleted for good.", type: "checkbox", value: confirmed ? "true" : "", error: errors["confirm"]),
                 currentPasswordField(error: errors["currentPassword"]),
-            ]
-        }
+            ],
+            formError: formError, visit: visit, status: status
+        )
     }
 
     func delete(_ visit: Visit, _ form: ConsoleForm) async -> Response {
@@ -120,7 +143,7 @@ extension AccountConsole {
         let password = form["currentPassword"] ?? ""
         var errors: [String: String] = [:]
         if !confirmed { errors["confirm"] = "Confirm that you want to delete your account." }
-        if password.isEmpty { errors["currentPassword"] = "This field is required." }
+        if password.isEmpty { errors["currentPassword"] = Self.required }
         guard errors.isEmpty else { return deletePage(visit, confirmed: confirmed, errors: errors, status: .unprocessableContent) }
         do {
             // Always asked here: a deletion cannot be undone, whatever the privileged window says.
@@ -140,29 +163,37 @@ extension AccountConsole {
         } catch {
             return problemPage(consoleProblem(error), visit: visit)
         }
-        var response = page("deleted", title: "Account deleted", visit: visit)
-        response.setCookie(Cookie(name: Self.sessionCookie, value: "", maxAge: 0, path: options.basePath, secure: visit.secure, httpOnly: true, sameSite: .lax))
-        return response
+        return donePage(
+            .init(mainId: "deleted", heading: "Account deleted", text: "Your account and its details are gone.", linkId: "signup-link", linkPath: "/signup", linkLabel: "Sign up again"),
+            visit: visit, endsSession: true
+        )
     }
 
     // MARK: Password reset
 
     func resetRequestPage(_ visit: Visit, userId: String = "", errors: [String: String] = [:], formError: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
-        page("resetRequest", title: "Reset your password", visit: visit, status: status) { page in
-            page.formError = formError
-            page.fields = [
+        formPage(
+            .init(
+                mainId: "reset", heading: "Reset your password",
+                intro: "Enter your user identifier; if an account has it, a link to set a new password is sent.",
+                formId: "reset-request-form", action: "/reset", submitId: "reset-request-submit", submitLabel: "Send the link",
+                cancels: false, backToLogin: true
+            ),
+            title: "Reset your password",
+            fields: [
                 ConsoleField(
                     name: "userId", label: userIdIsEmail ? "Email address" : "Username", type: userIdIsEmail ? "email" : "text",
                     value: userId, error: errors["userId"], autocomplete: "username"
                 ),
-            ]
-        }
+            ],
+            formError: formError, visit: visit, status: status
+        )
     }
 
     func requestReset(_ visit: Visit, _ form: ConsoleForm) async -> Response {
         let userId = form["userId"] ?? ""
         guard !userId.isEmpty else {
-            return resetRequestPage(visit, errors: ["userId": "This field is required."], status: .unprocessableContent)
+            return resetRequestPage(visit, errors: ["userId": Self.required], status: .unprocessableContent)
         }
         do {
             _ = try await asSession(nil) { try await api.requestPasswordReset(.init(body: .json(.init(userId: userId)))) }
@@ -173,23 +204,36 @@ extension AccountConsole {
                 ? resetRequestPage(visit, userId: userId, formError: problem.detail ?? problem.title, status: problem.status)
                 : problemPage(problem, visit: visit)
         }
-        return page("resetRequested", title: "Check your messages", visit: visit)
+        return donePage(
+            .init(
+                mainId: "reset-requested", heading: "Check your messages",
+                text: "If an account has this user identifier, a link to reset its password is on its way.",
+                linkId: "login-link", linkPath: "/", linkLabel: "Back to log in"
+            ),
+            visit: visit, endsSession: false
+        )
     }
 
     func resetConfirmPage(_ visit: Visit, token: String, newPassword: String = "", errors: [String: String] = [:], formError: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
-        page("resetConfirm", title: "Choose a new password", visit: visit, status: status) { page in
-            page.formError = formError ?? (token.isEmpty ? "This page needs the link from your message; request a new one if it is lost." : nil)
-            // Bounded like a bearer token; a longer one is no token of ours.
-            page.token = token.utf8.count <= 512 ? token : ""
-            page.fields = [newPasswordField(value: newPassword, error: errors["newPassword"])]
-        }
+        // Bounded like a bearer token; a longer one is no token of ours.
+        let token = token.utf8.count <= 512 ? token : ""
+        return formPage(
+            .init(
+                mainId: "reset-confirm", heading: "Choose a new password", formId: "reset-confirm-form", action: "/reset/confirm",
+                submitId: "reset-confirm-submit", submitLabel: "Set password", cancels: false, hasToken: true, token: token
+            ),
+            title: "Choose a new password",
+            fields: [newPasswordField(value: newPassword, error: errors["newPassword"])],
+            formError: formError ?? (token.isEmpty ? "This page needs the link from your message; request a new one if it is lost." : nil),
+            visit: visit, status: status
+        )
     }
 
     func confirmReset(_ visit: Visit, _ form: ConsoleForm) async -> Response {
         let token = form["token"] ?? ""
         let newPassword = form["newPassword"] ?? ""
         guard !newPassword.isEmpty else {
-            return resetConfirmPage(visit, token: token, errors: ["newPassword": "This field is required."], status: .unprocessableContent)
+            return resetConfirmPage(visit, token: token, errors: ["newPassword": Self.required], status: .unprocessableContent)
         }
         do {
             _ = try await asSession(nil) { try await api.confirmPasswordReset(.init(body: .json(.init(token: token, newPassword: newPassword)))) }
@@ -201,8 +245,12 @@ extension AccountConsole {
             return resetConfirmPage(visit, token: token, newPassword: newPassword, errors: errors, formError: errors.isEmpty ? (problem.detail ?? problem.title) : nil, status: problem.status)
         }
         // Every session of the account ended, this browser's too.
-        var response = page("resetDone", title: "Password changed", visit: visit)
-        response.setCookie(Cookie(name: Self.sessionCookie, value: "", maxAge: 0, path: options.basePath, secure: visit.secure, httpOnly: true, sameSite: .lax))
-        return response
+        return donePage(
+            .init(
+                mainId: "reset-done", heading: "Password changed", text: "Your password is set and every session of your account has ended.",
+                linkId: "login-link", linkPath: "/", linkLabel: "Log in"
+            ),
+            visit: visit, endsSession: true
+        )
     }
 }

@@ -17,10 +17,10 @@ extension AccountConsole {
         router.post(RouterPath(base + "/logout-everywhere")) { request, _ in await self.form(request, self.logOutEverywhere) }
         router.get(RouterPath(base + "/edit")) { request, _ in await self.editPage(request) }
         router.post(RouterPath(base + "/edit")) { request, _ in await self.form(request, self.edit) }
-        router.get(RouterPath(base + "/password")) { request, _ in self.signedInPage(request) { self.passwordPage($0) } }
-        router.post(RouterPath(base + "/password")) { request, _ in await self.form(request, self.changePassword) }
-        router.get(RouterPath(base + "/user-id")) { request, _ in self.signedInPage(request) { self.userIdPage($0) } }
-        router.post(RouterPath(base + "/user-id")) { request, _ in await self.form(request, self.changeUserId) }
+        for change in [passwordChange, userIdChange] {
+            router.get(RouterPath(base + change.form.action)) { request, _ in self.signedInPage(request) { self.securityPage(change, $0) } }
+            router.post(RouterPath(base + change.form.action)) { request, _ in await self.form(request) { await self.securityChange(change, $0, $1) } }
+        }
         router.get(RouterPath(base + "/delete")) { request, _ in self.signedInPage(request) { self.deletePage($0) } }
         router.post(RouterPath(base + "/delete")) { request, _ in await self.form(request, self.delete) }
         router.get(RouterPath(base + "/reset")) { request, _ in self.resetRequestPage(self.visit(request)) }
@@ -29,6 +29,10 @@ extension AccountConsole {
             self.resetConfirmPage(self.visit(request), token: request.uri.queryParameters.get("token") ?? "")
         }
         router.post(RouterPath(base + "/reset/confirm")) { request, _ in await self.form(request, self.confirmReset) }
+        // The targets of forms only: a browser that GETs one (a bookmark, a reload after a redirect) is sent home.
+        for path in ["/login", "/anonymous", "/logout", "/logout-everywhere"] {
+            router.get(RouterPath(base + path)) { request, _ in self.redirect("/", visit: self.visit(request)) }
+        }
     }
 
     // MARK: Plumbing
@@ -69,6 +73,19 @@ extension AccountConsole {
         default: message = problem.detail ?? problem.title
         }
         return page("problem", title: "Something went wrong", visit: visit, status: problem.status) { $0.formError = message }
+    }
+
+    /// A refusal of the gateway's own (throttled, a body over the limit, no such page) as a page.
+    func refusalPage(_ problem: GatewayProblem) -> Response {
+        let visit = Visit(csrfCookie: "", isNewCSRFCookie: false, session: nil, secure: false)
+        let message: String
+        switch problem.status {
+        case .notFound: message = "There is no such page."
+        case .tooManyRequests: message = "Too many requests from your address. Wait a little and try again."
+        case .contentTooLarge: message = "What you sent is too large."
+        default: message = problem.status.code >= 500 ? "Something went wrong. Try again in a moment." : (problem.detail ?? problem.title)
+        }
+        return page("problem", title: problem.title, visit: visit, status: problem.status) { $0.formError = message }
     }
 
     private func signedInPage(_ request: Request, _ render: (Visit) -> Response) -> Response {

@@ -117,7 +117,8 @@ struct ConsoleField: Sendable {
             isName = true
             var members: [String: AccountValue] = [:]
             if case .object(let object)? = value { members = object }
-            parts = Self.nameParts.map { part in
+            // The given and family names, as SpeziAccount's name field asks; the other parts only when they hold one.
+            parts = Self.nameParts.filter { ["givenName", "familyName"].contains($0.member) || members[$0.member] != nil }.map { part in
                 Part(
                     id: "field-\(identifier)-\(part.member)",
                     name: "\(identifier)[\(part.member)]",

@@ -16,8 +16,35 @@ struct ConsolePage: Sendable {
     var isAnonymous = false
     /// The account version an edit is based on (its If-Match).
     var version: String?
-    /// A password reset's token, from the emailed link.
-    var token: String?
+    /// A page of one form of its own fields (``ConsoleTemplates/form``).
+    var form: Form?
+    /// A page that says what happened (``ConsoleTemplates/done``).
+    var done: Done?
+
+    struct Form: Sendable {
+        var mainId: String
+        var heading: String
+        var intro: String?
+        var formId: String
+        var action: String
+        var submitId: String
+        var submitLabel: String
+        var danger = false
+        var cancels = true
+        var backToLogin = false
+        /// A password reset's token, from the emailed link, sent back with the form.
+        var hasToken = false
+        var token = ""
+    }
+
+    struct Done: Sendable {
+        var mainId: String
+        var heading: String
+        var text: String
+        var linkId: String
+        var linkPath: String
+        var linkLabel: String
+    }
 
     init(title: String, base: String, csrf: String) {
         self.title = title

@@ -19,11 +19,9 @@ enum ConsoleTemplates {
     }
 
     static let all: [(String, String)] = [
-        ("layout", layout), ("messages", messages), ("field", field), ("csrf", csrf),
-        ("setup", setup), ("signup", signup), ("overview", overview), ("edit", edit),
-        ("password", password), ("userId", userId), ("delete", delete), ("deleted", deleted),
-        ("resetRequest", resetRequest), ("resetRequested", resetRequested), ("resetConfirm", resetConfirm),
-        ("resetDone", resetDone), ("problem", problem),
+        ("layout", layout), ("messages", messages), ("field", field), ("csrf", csrf), ("categories", categories),
+        ("setup", setup), ("signup", signup), ("overview", overview), ("edit", edit), ("form", form), ("done", done),
+        ("problem", problem),
     ]
 
     static let layout = """
@@ -100,6 +98,16 @@ enum ConsoleTemplates {
     {{/isName}}
     """
 
+    /// Account keys' fields by category (sign-up, edit).
+    static let categories = """
+    {{#categories}}
+    <fieldset class="category" id="{{id}}">
+    <legend>{{title}}</legend>
+    {{#fields}}{{>field}}{{/fields}}
+    </fieldset>
+    {{/categories}}
+    """
+
     static let setup = """
     {{<layout}}{{$main}}
     <main id="account-setup">
@@ -130,12 +138,7 @@ enum ConsoleTemplates {
     {{>messages}}
     <form id="signup-form" method="post" action="{{base}}/signup" novalidate data-validate>
     {{>csrf}}
-    {{#categories}}
-    <fieldset class="category" id="{{id}}">
-    <legend>{{title}}</legend>
-    {{#fields}}{{>field}}{{/fields}}
-    </fieldset>
-    {{/categories}}
+    {{>categories}}
     <button type="submit" id="signup-submit">Sign up</button>
     </form>
     <p>Have an account? <a id="login-link" href="{{base}}/">Log in</a></p>
@@ -187,12 +190,7 @@ enum ConsoleTemplates {
     <form id="edit-form" method="post" action="{{base}}/edit" novalidate data-validate>
     {{>csrf}}
     <input type="hidden" name="_version" value="{{version}}">
-    {{#categories}}
-    <fieldset class="category" id="{{id}}">
-    <legend>{{title}}</legend>
-    {{#fields}}{{>field}}{{/fields}}
-    </fieldset>
-    {{/categories}}
+    {{>categories}}
     <p class="hint">An emptied field removes its value.</p>
     <button type="submit" id="edit-submit">Save</button>
     <a href="{{base}}/" class="button secondary">Cancel</a>
@@ -201,110 +199,38 @@ enum ConsoleTemplates {
     {{/main}}{{/layout}}
     """
 
-    static let password = """
+    /// A page of one form of a page's own fields (a password, a user id, a deletion, a reset); ``ConsolePage/Form``
+    /// says which.
+    static let form = """
     {{<layout}}{{$main}}
-    <main id="password">
-    <h1>Change password</h1>
+    {{#form}}
+    <main id="{{mainId}}">
+    <h1>{{heading}}</h1>
+    {{#intro}}<p>{{intro}}</p>{{/intro}}
     {{>messages}}
-    <form id="password-form" method="post" action="{{base}}/password" novalidate data-validate>
+    <form id="{{formId}}" method="post" action="{{base}}{{action}}" novalidate data-validate>
     {{>csrf}}
+    {{#hasToken}}<input type="hidden" name="token" value="{{token}}">{{/hasToken}}
     {{#fields}}{{>field}}{{/fields}}
-    <button type="submit" id="password-submit">Change password</button>
-    <a href="{{base}}/" class="button secondary">Cancel</a>
+    <button type="submit" id="{{submitId}}"{{#danger}} class="danger"{{/danger}}>{{submitLabel}}</button>
+    {{#cancels}}<a href="{{base}}/" class="button secondary">Cancel</a>{{/cancels}}
     </form>
+    {{#backToLogin}}<p><a id="login-link" href="{{base}}/">Back to log in</a></p>{{/backToLogin}}
     </main>
+    {{/form}}
     {{/main}}{{/layout}}
     """
 
-    static let userId = """
+    /// A page that only says what happened (deleted, a reset sent or done), with one link on.
+    static let done = """
     {{<layout}}{{$main}}
-    <main id="user-id">
-    <h1>Change user identifier</h1>
-    {{>messages}}
-    <form id="userid-form" method="post" action="{{base}}/user-id" novalidate data-validate>
-    {{>csrf}}
-    {{#fields}}{{>field}}{{/fields}}
-    <button type="submit" id="userid-submit">Change</button>
-    <a href="{{base}}/" class="button secondary">Cancel</a>
-    </form>
+    {{#done}}
+    <main id="{{mainId}}">
+    <h1>{{heading}}</h1>
+    <p role="status" id="notice">{{text}}</p>
+    <p><a id="{{linkId}}" class="button" href="{{base}}{{linkPath}}">{{linkLabel}}</a></p>
     </main>
-    {{/main}}{{/layout}}
-    """
-
-    static let delete = """
-    {{<layout}}{{$main}}
-    <main id="delete">
-    <h1>Delete account</h1>
-    <p>Deleting your account removes its details and credentials for good and ends every session.</p>
-    {{>messages}}
-    <form id="delete-form" method="post" action="{{base}}/delete" novalidate data-validate>
-    {{>csrf}}
-    {{#fields}}{{>field}}{{/fields}}
-    <button type="submit" id="delete-submit" class="danger">Delete my account</button>
-    <a href="{{base}}/" class="button secondary">Cancel</a>
-    </form>
-    </main>
-    {{/main}}{{/layout}}
-    """
-
-    static let deleted = """
-    {{<layout}}{{$main}}
-    <main id="deleted">
-    <h1>Account deleted</h1>
-    <p role="status" id="notice">Your account and its details are gone.</p>
-    <p><a id="signup-link" href="{{base}}/signup">Sign up again</a></p>
-    </main>
-    {{/main}}{{/layout}}
-    """
-
-    static let resetRequest = """
-    {{<layout}}{{$main}}
-    <main id="reset">
-    <h1>Reset your password</h1>
-    <p>Enter your user identifier; if an account has it, a link to set a new password is sent.</p>
-    {{>messages}}
-    <form id="reset-request-form" method="post" action="{{base}}/reset" novalidate data-validate>
-    {{>csrf}}
-    {{#fields}}{{>field}}{{/fields}}
-    <button type="submit" id="reset-request-submit">Send the link</button>
-    </form>
-    <p><a id="login-link" href="{{base}}/">Back to log in</a></p>
-    </main>
-    {{/main}}{{/layout}}
-    """
-
-    static let resetRequested = """
-    {{<layout}}{{$main}}
-    <main id="reset-requested">
-    <h1>Check your messages</h1>
-    <p role="status" id="notice">If an account has this user identifier, a link to reset its password is on its way.</p>
-    <p><a id="login-link" href="{{base}}/">Back to log in</a></p>
-    </main>
-    {{/main}}{{/layout}}
-    """
-
-    static let resetConfirm = """
-    {{<layout}}{{$main}}
-    <main id="reset-confirm">
-    <h1>Choose a new password</h1>
-    {{>messages}}
-    <form id="reset-confirm-form" method="post" action="{{base}}/reset/confirm" novalidate data-validate>
-    {{>csrf}}
-    <input type="hidden" name="token" value="{{token}}">
-    {{#fields}}{{>field}}{{/fields}}
-    <button type="submit" id="reset-confirm-submit">Set password</button>
-    </form>
-    </main>
-    {{/main}}{{/layout}}
-    """
-
-    static let resetDone = """
-    {{<layout}}{{$main}}
-    <main id="reset-done">
-    <h1>Password changed</h1>
-    <p role="status" id="notice">Your password is set and every session of your account has ended.</p>
-    <p><a id="login-link" class="button" href="{{base}}/">Log in</a></p>
-    </main>
+    {{/done}}
     {{/main}}{{/layout}}
     """
 

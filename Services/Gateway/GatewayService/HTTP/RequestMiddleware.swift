@@ -23,6 +23,8 @@ struct RequestMiddleware: RouterMiddleware {
     let rateLimits: GatewayRateLimits
     let metrics: GatewayMetrics
     let logger: Logger
+    /// Refusals under this path (the web console's) are pages for people, not problem documents.
+    var htmlPages: (prefix: String, render: @Sendable (GatewayProblem) -> Response)?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
@@ -69,7 +71,13 @@ struct RequestMiddleware: RouterMiddleware {
             )
         } catch {
             let problem = Self.problem(for: error, logger: scope.logger)
-            response = Self.render(problem, requestID: requestID)
+            if let htmlPages, request.uri.path == htmlPages.prefix || request.uri.path.hasPrefix(htmlPages.prefix + "/") {
+                response = htmlPages.render(problem)
+                response.headers.append(contentsOf: problem.headers)
+                if let retryAfter = problem.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+            } else {
+                response = Self.render(problem, requestID: requestID)
+            }
         }
         response.headers[Self.requestIDHeader] = requestID
         // The OpenAPI runtime percent-encodes header values, so the generated handlers' `ETag: "7"` leaves as

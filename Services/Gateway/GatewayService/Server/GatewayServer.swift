@@ -62,22 +62,9 @@ public final class GatewayServer: Service {
         if !configuration.corsOrigins.isEmpty {
             router.middlewares.add(CORSPolicy(origins: configuration.corsOrigins.contains("*") ? nil : Set(configuration.corsOrigins)))
         }
-        router.middlewares.add(RequestMiddleware(
-            maximumBodyBytes: configuration.maximumBodyBytes,
-            clientAddressHeader: configuration.clientAddressHeader.flatMap { HTTPField.Name($0) },
-            rateLimits: GatewayRateLimits(
-                generalPerMinute: configuration.rateLimitPerMinute,
-                credentialsPerMinute: configuration.credentialsRateLimitPerMinute,
-                consoleCredentialRoutes: configuration.consolePath.map(AccountConsole.credentialRoutes(basePath:)) ?? []
-            ),
-            metrics: metrics,
-            logger: logger
-        ))
-        router.middlewares.add(CachedAccountMiddleware(cache: cache, metrics: metrics))
-        // Compact JSON (the runtime pretty-prints by default), keys sorted so answers are stable.
-        try api.registerHandlers(on: router, configuration: Configuration(jsonEncodingOptions: [.sortedKeys]))
+        var console: AccountConsole?
         if let consolePath = configuration.consolePath {
-            let console = try AccountConsole(
+            console = try AccountConsole(
                 api: api,
                 accounts: configuration.accounts,
                 options: .init(
@@ -90,8 +77,23 @@ public final class GatewayServer: Service {
                 secret: configuration.secret,
                 logger: logger
             )
-            console.register(on: router)
         }
+        router.middlewares.add(RequestMiddleware(
+            maximumBodyBytes: configuration.maximumBodyBytes,
+            clientAddressHeader: configuration.clientAddressHeader.flatMap { HTTPField.Name($0) },
+            rateLimits: GatewayRateLimits(
+                generalPerMinute: configuration.rateLimitPerMinute,
+                credentialsPerMinute: configuration.credentialsRateLimitPerMinute,
+                consoleCredentialRoutes: configuration.consolePath.map(AccountConsole.credentialRoutes(basePath:)) ?? []
+            ),
+            metrics: metrics,
+            logger: logger,
+            htmlPages: console.map { console in (console.options.basePath, { problem in console.refusalPage(problem) }) }
+        ))
+        router.middlewares.add(CachedAccountMiddleware(cache: cache, metrics: metrics))
+        // Compact JSON (the runtime pretty-prints by default), keys sorted so answers are stable.
+        try api.registerHandlers(on: router, configuration: Configuration(jsonEncodingOptions: [.sortedKeys]))
+        console?.register(on: router)
         let document = OpenAPIDocument.served(for: configuration.accounts)
         router.get("/openapi.json") { _, _ in
             Response(

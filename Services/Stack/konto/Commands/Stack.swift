@@ -66,6 +66,7 @@ struct Stack: AsyncParsableCommand {
             let banner = """
                 Konto is running \(storage) at \(url) (ready in \(milliseconds) ms)
                   OpenAPI document: \(url)/openapi.json
+                  account console: \(url)/account/
                   try: curl -s \(url)/v1/accounts -H 'Content-Type: application/json' -d '{"userId":"ada@example.org","password":"correct horse battery"}'
                 Ctrl-C stops it.
 
