@@ -40,11 +40,11 @@ SCREENSHOTS = os.environ["KONTO_SCREENSHOTS"]
 CHROMEDRIVER = os.environ.get("KONTO_CHROMEDRIVER", "/usr/bin/chromedriver")
 CHROMIUM = os.environ.get("KONTO_CHROMIUM")
 PRIVILEGED_SECONDS = int(os.environ.get("KONTO_CONSOLE_PRIVILEGED_SECONDS", "0"))
-# How long one element or page may take to appear, and the whole journey (about 30 s alone, 2 minutes beside the
-# rest of the suite on two cores; the Swift test's own bound is longer, so a hang here still ends with failure.png
-# and a clean browser shutdown).
+# How long one element or page may take to appear, and the whole journey (about 30 s, alone or beside the rest of
+# the suite on two cores; the Swift test's own bound is longer, so a hang here still ends with failure.png and a
+# clean browser shutdown).
 WAIT_SECONDS = 20
-JOURNEY_SECONDS = 210
+JOURNEY_SECONDS = 150
 
 DESKTOP = (1280, 900)
 PHONE = (390, 844)
