@@ -38,6 +38,7 @@ enum ConsoleAssets {
     section.category { border-top: 1px solid var(--line); }
     .actions { margin: 1.5rem 0 0.5rem; }
     form { margin: 0 0 0.5rem; }
+    form.inline { display: inline-block; }
     @media (max-width: 30rem) { dl { grid-template-columns: 1fr; } dt { margin-top: 0.5rem; } }
     """
 

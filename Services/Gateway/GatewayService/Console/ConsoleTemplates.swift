@@ -169,11 +169,11 @@ enum ConsoleTemplates {
     <a id="userid-link" class="button secondary" href="{{base}}/user-id">Change user identifier</a>
     {{/isAnonymous}}
     </nav>
-    <form id="logout-form" method="post" action="{{base}}/logout">
+    <form id="logout-form" class="inline" method="post" action="{{base}}/logout">
     {{>csrf}}
     <button type="submit" id="logout-submit" class="secondary">Log out</button>
     </form>
-    <form id="logout-everywhere-form" method="post" action="{{base}}/logout-everywhere">
+    <form id="logout-everywhere-form" class="inline" method="post" action="{{base}}/logout-everywhere">
     {{>csrf}}
     <button type="submit" id="logout-everywhere-submit" class="secondary">Log out everywhere</button>
     </form>
