@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The test command (README, "Run the tests"): installs what a fresh Debian machine lacks (PostgreSQL's server
-# programs, the -dev packages the build links), then runs the whole suite. Extra arguments go to `swift test`.
+# programs, the -dev packages the build links, chromium and its driver; schemathesis and Selenium from PyPI), then
+# runs the whole suite. Extra arguments go to `swift test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 missing=()
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
-for package in libpq-dev libssl-dev libargon2-dev; do
+# chromium and its driver (with a font, so that screenshots show text) for the web console's browser test
+# (ConsoleBrowserTests).
+for package in libpq-dev libssl-dev libargon2-dev chromium chromium-driver fonts-dejavu-core; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if ((${#missing[@]})); then
@@ -18,22 +21,40 @@ if ((${#missing[@]})); then
     "${sudo_prefix[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# schemathesis (pinned) in a virtual environment under .build, for the gateway's API test (SchemathesisTests).
-schemathesis_version=4.32.5
-venv=.build/schemathesis-$schemathesis_version
-if [[ ! -x $venv/bin/schemathesis ]]; then
+# A new virtual environment at $1 (python3-venv installed first when missing).
+new_venv() {
     if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c 'import ensurepip' 2>/dev/null; then
         echo "test: installing python3-venv"
         sudo_prefix=()
         [[ $(id -u) -eq 0 ]] || sudo_prefix=(sudo)
         DEBIAN_FRONTEND=noninteractive "${sudo_prefix[@]}" apt-get install -y -qq --no-install-recommends python3-venv
     fi
+    rm -rf "$1"
+    python3 -m venv "$1"
+}
+
+# schemathesis (pinned) in a virtual environment under .build, for the gateway's API test (SchemathesisTests).
+schemathesis_version=4.32.5
+venv=.build/schemathesis-$schemathesis_version
+if [[ ! -x $venv/bin/schemathesis ]]; then
     echo "test: installing schemathesis $schemathesis_version"
-    rm -rf "$venv"
-    python3 -m venv "$venv"
+    new_venv "$venv"
     "$venv/bin/pip" install -q "schemathesis==$schemathesis_version"
 fi
 export KONTO_SCHEMATHESIS="$PWD/$venv/bin/schemathesis"
+
+# Selenium (pinned) in a virtual environment under .build, for the web console's browser test (ConsoleBrowserTests),
+# driving Debian's chromium through Debian's chromedriver (Selenium Manager downloads nothing: SE_OFFLINE).
+selenium_version=4.51.0
+venv=.build/selenium-$selenium_version
+if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c 'import selenium' 2>/dev/null; then
+    echo "test: installing selenium $selenium_version"
+    new_venv "$venv"
+    "$venv/bin/pip" install -q "selenium==$selenium_version"
+fi
+export KONTO_BROWSER_PYTHON="$PWD/$venv/bin/python"
+export KONTO_CHROMEDRIVER=/usr/bin/chromedriver
+export SE_OFFLINE=true SE_AVOID_STATS=true
 
 # At most four tests at once (KONTO_TEST_PARALLELISM to change it): the suite starts PostgreSQL clusters, service
 # processes and load, and on two cores unbounded parallelism failed 2 of 4 full runs on timing (a drain outliving its

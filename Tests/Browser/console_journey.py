@@ -1,0 +1,645 @@
+"""A user's journey through the web console (/account/) in headless Chromium, driven by Selenium.
+
+Run by Tests/EndToEndTests/ConsoleBrowserTests.swift against a whole system (EndToEndSystem), with the Selenium
+that scripts/test.sh installs. Environment:
+  KONTO_GATEWAY_URL   the gateway, e.g. http://127.0.0.1:8080
+  KONTO_SCREENSHOTS   a directory for the screenshots (and failure.png / failure.html on a failure)
+  KONTO_CHROMEDRIVER  chromedriver (default /usr/bin/chromedriver)
+  KONTO_CHROMIUM      the browser (optional; chromedriver finds Debian's /usr/bin/chromium)
+  KONTO_CONSOLE_PRIVILEGED_SECONDS  the Identity's privileged window (the test sets 0, so that every
+                      security-related change asks for the current password at once, without waiting)
+
+Protocol with the driver: one line per step ("step: ...") on stdout; when it needs the password-reset token the
+webhook received, it prints `need-reset-token <userId>` and reads the token from one line of stdin.
+Every page must load with no SEVERE entry in the browser's console (a script error, a resource that failed to load),
+except a form answered with a 4xx status for a refused submission (Chromium logs that as a failed load) where the
+step expects one. Exit 0 when the whole journey passed, 1 (with failure.png and failure.html) when not.
+"""
+
+import os
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from urllib.parse import urljoin
+
+from selenium import webdriver
+from selenium.common.exceptions import (NoAlertPresentException, StaleElementReferenceException, TimeoutException,
+                                        UnexpectedAlertPresentException, WebDriverException)
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+GATEWAY = os.environ["KONTO_GATEWAY_URL"].rstrip("/")
+SCREENSHOTS = os.environ["KONTO_SCREENSHOTS"]
+CHROMEDRIVER = os.environ.get("KONTO_CHROMEDRIVER", "/usr/bin/chromedriver")
+CHROMIUM = os.environ.get("KONTO_CHROMIUM")
+PRIVILEGED_SECONDS = int(os.environ.get("KONTO_CONSOLE_PRIVILEGED_SECONDS", "0"))
+# How long one element or page may take to appear, and the whole journey (about 30 s, alone or beside the rest of
+# the suite on two cores; the Swift test's own bound is longer, so a hang here still ends with failure.png and a
+# clean browser shutdown).
+WAIT_SECONDS = 20
+JOURNEY_SECONDS = 150
+
+DESKTOP = (1280, 900)
+PHONE = (390, 844)
+
+HANDLE_MESSAGE = "Use 3 to 20 lowercase letters, digits or underscores."
+# Answers a refused form may come with (Chromium logs each as a SEVERE "Failed to load resource").
+REFUSAL_STATUSES = {400, 401, 403, 409, 422, 429}
+
+
+class JourneyFailure(Exception):
+    pass
+
+
+STARTED = time.monotonic()
+
+
+def step(text):
+    print(f"step: [{time.monotonic() - STARTED:5.1f} s] {text}", flush=True)
+
+
+def expect(condition, message):
+    if not condition:
+        raise JourneyFailure(message)
+
+
+def replaced(element):
+    """A condition: `element` (a page's <html>) is no longer in the document, a new page has come. Like Selenium's
+    staleness_of, but also taking Chromium's other answer for a node of a page being replaced."""
+    def condition(driver):
+        try:
+            element.is_enabled()
+            return False
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as error:
+            if "does not belong to the document" in (error.msg or ""):
+                return True
+            raise
+    return condition
+
+
+class Console:
+    """The browser on the console, with checks that every page passes."""
+
+    def __init__(self, driver):
+        self.driver = driver
+
+    # MARK: Waiting and checking
+
+    def wait(self, condition, what, seconds=WAIT_SECONDS):
+        try:
+            return WebDriverWait(self.driver, seconds).until(condition)
+        except TimeoutException:
+            raise JourneyFailure(f"not within {seconds} s: {what} (at {self.driver.current_url})") from None
+
+    def element(self, element_id):
+        """The element with `element_id`, once it is shown."""
+        return self.wait(EC.visibility_of_element_located((By.ID, element_id)), f"#{element_id} is shown")
+
+    def present(self, element_id):
+        """The element with `element_id`, once it is in the page (shown or not, e.g. a checkbox styled away)."""
+        return self.wait(EC.presence_of_element_located((By.ID, element_id)), f"#{element_id} is in the page")
+
+    def exists(self, element_id):
+        return bool(self.driver.find_elements(By.ID, element_id))
+
+    def text(self, element_id):
+        return self.element(element_id).text.strip()
+
+    def value(self, element_id):
+        return self.present(element_id).get_attribute("value")
+
+    def page(self, landmark, allowed_refusal=None):
+        """Waits for the page that has `landmark` (a CSS selector: its main#ID, or a form#ID where the contract names
+        no <main>), then checks it."""
+        # The pages are rendered by the server: once one has loaded, its landmark is there or it is another page.
+        self.wait(lambda d: d.execute_script("return document.readyState") == "complete", "the page has loaded")
+        try:
+            self.wait(EC.presence_of_element_located((By.CSS_SELECTOR, landmark)), f"the page with {landmark}", seconds=3)
+        except JourneyFailure as missing:
+            # Say what came instead: the page's <main> and text, and what the browser's console saw.
+            came = self.driver.execute_script(
+                "const m = document.querySelector('main'); return [m ? 'main#' + m.id : 'no <main>', "
+                "(document.body ? document.body.innerText : '').trim().slice(0, 300)]")
+            logs = [entry.get("message") for entry in self.driver.get_log("browser") if entry.get("level") == "SEVERE"]
+            raise JourneyFailure(f"{missing}; the page has {came[0]}, says {came[1]!r}; console: {logs}") from None
+        self.check_page(landmark, allowed_refusal)
+
+    def check_console(self, where, allowed_refusal=None):
+        """Fails on any SEVERE entry of the browser's console since the last check. `allowed_refusal` is a URL whose
+        refused answer (a 4xx in REFUSAL_STATUSES) the step expects."""
+        severe = []
+        for entry in self.driver.get_log("browser"):
+            if entry.get("level") != "SEVERE":
+                continue
+            if allowed_refusal and entry.get("source") == "network":
+                match = re.match(r"^(\S+) - Failed to load resource: the server responded with a status of (\d{3})", entry["message"])
+                if match and match.group(1).split("?")[0] == allowed_refusal.split("?")[0] and int(match.group(2)) in REFUSAL_STATUSES:
+                    print(f"  (the refused form's answer, expected: {entry['message']})", flush=True)
+                    continue
+            severe.append(entry)
+        if severe:
+            for entry in severe:
+                print(f"  SEVERE in the browser's console ({entry.get('source')}): {entry.get('message')}", flush=True)
+            raise JourneyFailure(f"{where}: {len(severe)} SEVERE entr{'y' if len(severe) == 1 else 'ies'} in the browser's console: "
+                                 + "; ".join(entry.get("message", "") for entry in severe))
+
+    def check_no_alert(self, where):
+        try:
+            alert = self.driver.switch_to.alert
+            text = alert.text
+            alert.dismiss()
+        except NoAlertPresentException:
+            return
+        raise JourneyFailure(f"{where}: an alert opened ({text!r}): markup from the user's input ran as script")
+
+    def check_page(self, where, allowed_refusal=None):
+        """What every console page must pass: no alert, no console error, every control labelled, every form a POST
+        with a CSRF token."""
+        self.check_no_alert(where)
+        self.check_console(where, allowed_refusal)
+        unlabelled = self.driver.execute_script("""
+            return Array.from(document.querySelectorAll('input, select, textarea'))
+                .filter(c => !['hidden', 'submit', 'button', 'reset', 'image'].includes(c.type))
+                .filter(c => !c.id || !document.querySelector('label[for="' + CSS.escape(c.id) + '"]'))
+                .map(c => c.id || c.name || c.outerHTML.slice(0, 80));
+        """)
+        expect(not unlabelled, f"{where}: inputs without a <label for>: {unlabelled}")
+        forms = self.driver.execute_script("""
+            return Array.from(document.forms).map(f => ({
+                id: f.id, method: (f.getAttribute('method') || 'get').toLowerCase(),
+                csrf: (f.querySelector('input[type=hidden][name=_csrf]') || {}).value || ''
+            }));
+        """)
+        for form in forms:
+            expect(form["method"] == "post", f"{where}: form #{form['id']} is not method=post ({form['method']})")
+            expect(form["csrf"], f"{where}: form #{form['id']} has no hidden _csrf with a value")
+
+    # MARK: Navigating
+
+    def open(self, path, landmark):
+        self.driver.get(GATEWAY + path)
+        self.page(landmark)
+
+    def follow(self, link_id, landmark):
+        link = self.element(link_id)
+        old = self.driver.find_element(By.TAG_NAME, "html")
+        link.click()
+        self.wait(replaced(old), f"#{link_id} leads to a new page")
+        self.page(landmark)
+
+    def form_action(self, button_id):
+        return self.driver.execute_script(
+            "const b = document.getElementById(arguments[0]); return b.form ? b.form.action : location.href;", button_id)
+
+    def submit(self, button_id, landmark, refused=False):
+        """Clicks the form's button and waits for the page it leads to. `refused`: the answer is the form again, with
+        an error (which may come with a 4xx status)."""
+        button = self.element(button_id)
+        action = self.form_action(button_id)
+        old = self.driver.find_element(By.TAG_NAME, "html")
+        button.click()
+        self.wait(replaced(old), f"#{button_id} submits its form")
+        self.page(landmark, allowed_refusal=action if refused else None)
+
+    def submit_refused(self, button_id, identifier, landmark):
+        """Clicks the form's button when a field is invalid: #error-`identifier` is then shown, by the page's own
+        validation (no round trip) or by the server's answer (the form again, maybe with a 4xx status)."""
+        action = self.form_action(button_id)
+        self.element(button_id).click()
+        self.wait(EC.visibility_of_element_located((By.ID, f"error-{identifier}")), f"#error-{identifier} is shown")
+        self.page(landmark, allowed_refusal=action)
+
+    # MARK: Filling in
+
+    def fill(self, element_id, value):
+        field = self.element(element_id)
+        field.clear()
+        # Typed, then left with Tab as a user would: the page validates a field when it is left, and an error it then
+        # shows moves what is below, so the next click must come after that, not be the blur's cause.
+        field.send_keys(value + Keys.TAB)
+        expect(field.get_attribute("value") == value, f"#{element_id} holds {field.get_attribute('value')!r}, not the typed {value!r}")
+
+    def set_date(self, element_id, value):
+        # A date input's typing order follows the browser's locale; its value is always yyyy-MM-dd, so it is set as
+        # the date picker would set it (with the events a user's choice fires).
+        field = self.element(element_id)
+        expect(field.get_attribute("type") == "date", f"#{element_id} is type={field.get_attribute('type')}, not date")
+        self.driver.execute_script("""
+            const f = arguments[0]; f.value = arguments[1];
+            f.dispatchEvent(new Event('input', {bubbles: true})); f.dispatchEvent(new Event('change', {bubbles: true}));
+        """, field, value)
+        expect(field.get_attribute("value") == value, f"#{element_id} holds {field.get_attribute('value')!r}, not {value!r}")
+
+    def check(self, element_id, on=True):
+        box = self.present(element_id)
+        expect(box.get_attribute("type") == "checkbox", f"#{element_id} is type={box.get_attribute('type')}, not a checkbox")
+        if box.is_selected() != on:
+            self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", box)
+            label = self.driver.find_elements(By.CSS_SELECTOR, f'label[for="{element_id}"]')
+            (box if box.is_displayed() else label[0]).click()
+        expect(box.is_selected() == on, f"#{element_id} is {'not ' if on else ''}checked after a click")
+
+    def fill_list(self, identifier, values):
+        """A string list: its inputs field-ID-0, field-ID-1, …, more added with #add-ID."""
+        for index, value in enumerate(values):
+            element_id = f"field-{identifier}-{index}"
+            if not self.exists(element_id):
+                count = len(self.driver.find_elements(By.CSS_SELECTOR, f'[id^="field-{identifier}-"]'))
+                self.element(f"add-{identifier}").click()
+                self.wait(lambda d: len(d.find_elements(By.CSS_SELECTOR, f'[id^="field-{identifier}-"]')) > count,
+                          f"#add-{identifier} adds an input")
+            self.fill(element_id, value)
+        # Inputs beyond the values are emptied (an empty item is no item).
+        index = len(values)
+        while self.exists(f"field-{identifier}-{index}"):
+            self.fill(f"field-{identifier}-{index}", "")
+            index += 1
+
+    def list_values(self, identifier):
+        values, index = [], 0
+        while self.exists(f"field-{identifier}-{index}"):
+            values.append(self.value(f"field-{identifier}-{index}"))
+            index += 1
+        return values
+
+    # MARK: Errors
+
+    def check_field_error(self, identifier, message=None, control_prefix=None):
+        """#error-ID is shown right after the field's input(s), which are aria-invalid."""
+        error = self.element(f"error-{identifier}")
+        expect("field-error" in (error.get_attribute("class") or "").split(), f"#error-{identifier} has no class field-error")
+        if message:
+            expect(message in error.text, f"#error-{identifier} says {error.text!r}, not {message!r}")
+        prefix = control_prefix or f"field-{identifier}"
+        preceding = self.driver.execute_script("""
+            const error = arguments[0];
+            let last = null;
+            for (const c of document.querySelectorAll('input:not([type=hidden]), select, textarea')) {
+                if (c.compareDocumentPosition(error) & Node.DOCUMENT_POSITION_FOLLOWING) last = c;
+            }
+            return last ? last.id : null;
+        """, error)
+        expect(preceding == prefix or (preceding or "").startswith(prefix + "-"),
+               f"#error-{identifier} follows #{preceding}, not the field's input(s) #{prefix}…")
+        invalid = self.driver.execute_script(
+            "return Array.from(document.querySelectorAll('[id=\"' + arguments[0] + '\"], [id^=\"' + arguments[0] + '-\"]'))"
+            ".filter(c => c.matches('input, select, textarea')).map(c => [c.id, c.getAttribute('aria-invalid')]);", prefix)
+        # A single input is aria-invalid; of a list's or a name's inputs, at least one (the item at fault).
+        marked = [state == "true" for _, state in invalid]
+        expect(invalid and (all(marked) if len(invalid) == 1 else any(marked)),
+               f"the inputs of {identifier} are not aria-invalid=\"true\": {invalid}")
+        return error.text
+
+    # MARK: Screenshots
+
+    def screenshot(self, name, size=DESKTOP, whole_page=True):
+        """`name`.png at `size`; `whole_page` grows the window to the page's height so that nothing is cut off."""
+        width, height = size
+        self.driver.set_window_size(width, height)
+        if whole_page:
+            page_height = self.driver.execute_script("return document.documentElement.scrollHeight")
+            chrome = self.driver.execute_script("return window.outerHeight - window.innerHeight")
+            self.driver.set_window_size(width, max(height, page_height + chrome))
+        path = os.path.join(SCREENSHOTS, name + ".png")
+        expect(self.driver.save_screenshot(path), f"could not save {path}")
+        self.driver.set_window_size(*DESKTOP)
+        print(f"  screenshot {path}", flush=True)
+
+    def check_fits(self, width, where):
+        """No horizontal scrolling at `width`."""
+        self.driver.set_window_size(width, PHONE[1])
+        overflow = self.driver.execute_script("""
+            const width = document.documentElement.clientWidth;
+            return Array.from(document.querySelectorAll('main *'))
+                .filter(e => e.getBoundingClientRect().right > width + 1)
+                .slice(0, 5).map(e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : ''));
+        """)
+        scroll = self.driver.execute_script("return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        expect(scroll[0] <= scroll[1] + 1, f"{where} scrolls sideways at {width} px (content {scroll[0]} px wide): {overflow}")
+
+
+def journey(console):
+    driver = console.driver
+    suffix = secrets.token_hex(3)
+    user_id = f"ada.{suffix}@example.org"
+    new_user_id = f"countess.{suffix}@example.org"
+    handle = f"ada_{suffix}"
+    passwords = ["analytical engine 1843", "difference engine 1822", "jacquard loom 1804"]
+    # A name that is markup: it must come back as text, everywhere.
+    given = "Ada<script>alert(1)</script>"
+    family = "<img src=x onerror=alert(2)>"
+    biography = 'Wrote the first program. "Notes" & <b>more</b>.'
+
+    step(f"open {GATEWAY}/account/ signed out: the account setup page (user {user_id})")
+    console.open("/account/", "main#account-setup")
+    for element_id in ["login-form", "login-userId", "login-password", "login-submit", "signup-link", "reset-link"]:
+        console.present(element_id)
+    console.screenshot("setup")
+
+    step("follow the sign-up link: one field per required and collected key, grouped by category")
+    console.follow("signup-link", "main#signup")
+    for category in ["credentials", "name", "contactDetails", "personalDetails", "other"]:
+        expect(console.exists(f"category-{category}"), f"no fieldset #category-{category} on the sign-up page")
+        expect(console.present(f"category-{category}").tag_name == "fieldset", f"#category-{category} is no fieldset")
+    for element_id, kind in {"field-userId": "email", "field-password": "password", "field-newsletter": "checkbox"}.items():
+        actual = console.present(element_id).get_attribute("type")
+        expect(actual == kind, f"#{element_id} is type={actual}, not {kind}")
+    for element_id in ["field-name-givenName", "field-name-familyName", "field-email", "field-biography", "field-handle"]:
+        console.present(element_id)
+    for other in ["dateOfBirth", "genderIdentity", "heightCentimetres", "languages", "memberSince", "plan"]:
+        expect(not console.exists(f"field-{other}") and not console.exists(f"field-{other}-0"),
+               f"the sign-up form asks for {other}, which is only supported (or manual)")
+
+    step("fill in every field, with a name that is markup; screenshot signup.png")
+    console.fill("field-userId", user_id)
+    console.fill("field-password", passwords[0])
+    console.fill("field-name-givenName", given)
+    console.fill("field-name-familyName", family)
+    console.fill("field-email", user_id)
+    console.fill("field-biography", biography)
+    console.fill("field-handle", handle)
+    console.check("field-newsletter")
+    expect(not driver.find_elements(By.CSS_SELECTOR, ".field-error"), "a field error on a form filled in well")
+    console.screenshot("signup")
+
+    step("a handle the rule refuses: its error is shown next to it, and everything typed is still there")
+    console.fill("field-handle", "Bad Handle!")
+    console.submit_refused("signup-submit", "handle", "main#signup")
+    console.check_field_error("handle", HANDLE_MESSAGE)
+    kept = {
+        "field-userId": user_id, "field-name-givenName": given, "field-name-familyName": family,
+        "field-email": user_id, "field-biography": biography, "field-handle": "Bad Handle!",
+    }
+    for element_id, typed in kept.items():
+        actual = console.value(element_id)
+        expect(actual == typed, f"after the refusal #{element_id} holds {actual!r}, not the typed {typed!r}")
+    expect(console.present("field-newsletter").is_selected(), "after the refusal the newsletter box is no longer checked")
+    others = [e.get_attribute("id") for e in driver.find_elements(By.CSS_SELECTOR, ".field-error") if e.get_attribute("id") != "error-handle"]
+    expect(not others, f"errors for fields that were fine: {others}")
+    console.screenshot("signup-error")
+    password_kept = console.value("field-password") == passwords[0]
+    print(f"  the password was {'kept' if password_kept else 'not kept (typed again)'}", flush=True)
+
+    step("correct the handle and sign up: the overview shows every value, the name's markup as text")
+    console.fill("field-handle", handle)
+    if not password_kept:
+        console.fill("field-password", passwords[0])
+    console.submit("signup-submit", "main#overview")
+    expected_name = f"{given} {family}"
+    expect(console.text("value-name") == expected_name, f"#value-name shows {console.text('value-name')!r}, not {expected_name!r}")
+    injected = driver.execute_script("return document.querySelectorAll('main img, main script, main b').length")
+    expect(injected == 0, f"the overview has {injected} element(s) made from the user's markup")
+    for element_id, value in {"value-email": user_id, "value-handle": handle, "value-biography": biography, "value-newsletter": "Yes"}.items():
+        expect(console.text(element_id) == value, f"#{element_id} shows {console.text(element_id)!r}, not {value!r}")
+    for category, identifier in [("name", "name"), ("name", "handle"), ("contactDetails", "email"),
+                                 ("personalDetails", "biography"), ("other", "newsletter")]:
+        inside = driver.find_elements(By.CSS_SELECTOR, f"section#category-{category} dl #value-{identifier}")
+        expect(inside, f"#value-{identifier} is not in the <dl> of section#category-{category}")
+    for element_id in ["edit-link", "password-link", "userid-link", "delete-link", "logout-form", "logout-everywhere-form"]:
+        console.present(element_id)
+    cookies = driver.get_cookies()
+    expect(cookies, "signed in without a cookie")
+    expect(any(c.get("httpOnly") for c in cookies), f"no HttpOnly cookie holds the session: {cookies}")
+    for cookie in cookies:
+        expect(cookie.get("sameSite") in ("Lax", "Strict"), f"cookie {cookie['name']} has SameSite={cookie.get('sameSite')}")
+    console.screenshot("overview")
+
+    step("the overview at a phone's width (390 px): nothing scrolls sideways; screenshot overview-phone.png")
+    console.check_fits(PHONE[0], "the overview")
+    console.screenshot("overview-phone", size=PHONE)
+
+    step("a form without its CSRF token is refused: log out with the token removed, still signed in")
+    driver.execute_script("document.querySelector('#logout-form input[name=_csrf]').remove()")
+    action = console.form_action("logout-submit")
+    old = driver.find_element(By.TAG_NAME, "html")
+    console.element("logout-submit").click()
+    console.wait(replaced(old), "the logout form is submitted")
+    console.wait(lambda d: d.execute_script("return document.readyState") == "complete", "the answer has loaded")
+    console.check_console("the logout without a CSRF token", allowed_refusal=action)
+    console.open("/account/", "main#overview")
+
+    step("edit: the form is prefilled; add a date, an enum, numbers and lists, remove the biography")
+    console.follow("edit-link", "main#edit")
+    prefilled = {"field-name-givenName": given, "field-name-familyName": family, "field-email": user_id,
+                 "field-biography": biography, "field-handle": handle}
+    for element_id, value in prefilled.items():
+        expect(console.value(element_id) == value, f"the edit form's #{element_id} holds {console.value(element_id)!r}, not {value!r}")
+    expect(console.present("field-newsletter").is_selected(), "the edit form's newsletter box is not checked")
+    for element_id in ["field-userId", "field-password", "field-memberSince", "field-plan"]:
+        expect(not console.exists(element_id), f"the edit form offers #{element_id}")
+    for element_id, kind, step_attribute in [("field-heightCentimetres", "number", "1"), ("field-shoeSize", "number", "any"),
+                                             ("field-dateOfBirth", "date", None)]:
+        field = console.present(element_id)
+        expect(field.get_attribute("type") == kind, f"#{element_id} is type={field.get_attribute('type')}, not {kind}")
+        if step_attribute:
+            expect(field.get_attribute("step") == step_attribute, f"#{element_id} has step={field.get_attribute('step')}, not {step_attribute}")
+    expect(console.present("field-genderIdentity").tag_name == "select", "#field-genderIdentity is not a <select>")
+    console.set_date("field-dateOfBirth", "1815-12-10")
+    Select(console.element("field-genderIdentity")).select_by_value("female")
+    console.fill("field-heightCentimetres", "165")
+    console.fill("field-shoeSize", "38.5")
+    console.fill_list("phoneNumbers", ["+41791234567", "+41441234567"])
+    console.fill_list("languages", ["en", "fr"])
+    console.fill_list("interests", ["mathematics", "poetry 2"])
+    console.fill("field-biography", "")
+
+    step("submit with an interest the rule refuses: its error is next to the list, every item kept")
+    console.submit_refused("edit-submit", "interests", "main#edit")
+    console.check_field_error("interests")
+    for identifier, values in [("interests", ["mathematics", "poetry 2"]), ("languages", ["en", "fr"]),
+                               ("phoneNumbers", ["+41791234567", "+41441234567"])]:
+        kept_values = [v for v in console.list_values(identifier) if v]
+        expect(kept_values == values, f"after the refusal {identifier} holds {kept_values}, not the typed {values}")
+    for element_id, value in [("field-dateOfBirth", "1815-12-10"), ("field-heightCentimetres", "165"), ("field-shoeSize", "38.5"),
+                              ("field-biography", ""), ("field-genderIdentity", "female")]:
+        expect(console.value(element_id) == value, f"after the refusal #{element_id} holds {console.value(element_id)!r}, not {value!r}")
+
+    step("correct it and save; screenshot edit.png: the overview shows the new values with a notice")
+    console.fill_list("interests", ["mathematics", "poetry"])
+    console.screenshot("edit")
+    console.submit("edit-submit", "main#overview")
+    console.element("notice")
+    shown = {
+        "value-dateOfBirth": "1815-12-10", "value-heightCentimetres": "165", "value-shoeSize": "38.5",
+        "value-phoneNumbers": "+41791234567, +41441234567", "value-languages": "en, fr",
+        "value-interests": "mathematics, poetry", "value-name": expected_name, "value-handle": handle,
+    }
+    for element_id, value in shown.items():
+        expect(console.text(element_id) == value, f"#{element_id} shows {console.text(element_id)!r}, not {value!r}")
+    expect("female" in console.text("value-genderIdentity").lower(), f"#value-genderIdentity shows {console.text('value-genderIdentity')!r}")
+    expect(not console.exists("value-biography"), "the removed biography is still shown")
+
+    step("log out: the account setup page again, also when the overview is asked for")
+    console.submit("logout-submit", "main#account-setup")
+    console.open("/account/", "main#account-setup")
+
+    step("sign up again with the same userId: the server refuses it next to the field, everything typed kept")
+    console.follow("signup-link", "main#signup")
+    again = {"field-userId": user_id, "field-password": passwords[0], "field-name-givenName": "Augusta",
+             "field-name-familyName": "King", "field-email": user_id, "field-biography": biography, "field-handle": handle + "_2"}
+    for element_id, value in again.items():
+        console.fill(element_id, value)
+    console.submit("signup-submit", "main#signup", refused=True)
+    console.check_field_error("userId")
+    for element_id, value in again.items():
+        if element_id != "field-password":
+            expect(console.value(element_id) == value, f"after the refusal #{element_id} holds {console.value(element_id)!r}, not the typed {value!r}")
+    console.open("/account/", "main#account-setup")
+
+    step("log in with a wrong password: a form error, the userId kept; then with the right one")
+    console.fill("login-userId", user_id)
+    console.fill("login-password", "not the password")
+    console.submit("login-submit", "main#account-setup", refused=True)
+    console.element("form-error")
+    expect(console.value("login-userId") == user_id, f"after the refusal #login-userId holds {console.value('login-userId')!r}")
+    console.fill("login-password", passwords[0])
+    console.submit("login-submit", "main#overview")
+    expect(console.text("value-handle") == handle, "the overview after logging in shows another account")
+
+    step(f"change the password: the privileged window ({PRIVILEGED_SECONDS} s) has closed, so the current one is asked for")
+    console.follow("password-link", "form#password-form")
+    expect(console.present("field-newPassword").get_attribute("type") == "password", "#field-newPassword is not type=password")
+    expect(not console.exists("field-currentPassword"), "the current password is asked for before it is needed")
+    console.fill("field-newPassword", passwords[1])
+    console.submit("password-submit", "form#password-form", refused=True)
+    console.element("form-error")
+    expect(console.value("field-newPassword") == passwords[1], "the typed new password was not kept when the current one was asked for")
+    console.fill("field-currentPassword", "not the password")
+    console.submit("password-submit", "form#password-form", refused=True)
+    console.check_field_error("currentPassword")
+    if console.value("field-newPassword") != passwords[1]:
+        console.fill("field-newPassword", passwords[1])
+    console.fill("field-currentPassword", passwords[0])
+    console.screenshot("password")
+    console.submit("password-submit", "main#overview")
+    console.element("notice")
+
+    step("change the userId: the current password is asked for; the overview then shows the new one")
+    console.follow("userid-link", "form#userid-form")
+    console.fill("field-userId", new_user_id)
+    console.submit("userid-submit", "form#userid-form", refused=True)
+    console.element("form-error")
+    expect(console.value("field-userId") == new_user_id, "the typed userId was not kept when the current password was asked for")
+    console.fill("field-currentPassword", passwords[1])
+    console.submit("userid-submit", "main#overview")
+    console.element("notice")
+    if console.exists("value-userId"):
+        expect(console.text("value-userId") == new_user_id, f"#value-userId shows {console.text('value-userId')!r}")
+
+    step("log out and reset the password through the link the mailer webhook received")
+    console.submit("logout-submit", "main#account-setup")
+    console.follow("reset-link", "form#reset-request-form")
+    console.fill("field-userId", new_user_id)
+    console.submit("reset-request-submit", "main#reset-requested")
+    console.screenshot("reset")
+    print(f"need-reset-token {new_user_id}", flush=True)
+    token = sys.stdin.readline().strip()
+    expect(token, "no reset token came on stdin")
+    console.open(f"/account/reset/confirm?token={token}", "form#reset-confirm-form")
+    expect(driver.find_elements(By.CSS_SELECTOR, "#reset-confirm-form input[type=hidden][name=token]"),
+           "the reset form carries no hidden token")
+    console.fill("field-newPassword", passwords[2])
+    console.submit("reset-confirm-submit", "main#reset-done")
+    console.screenshot("reset-done")
+    console.follow("login-link", "main#account-setup")
+
+    step("the token is single use: a second reset with it is refused")
+    console.open(f"/account/reset/confirm?token={token}", "form#reset-confirm-form")
+    console.fill("field-newPassword", "another password 1")
+    console.submit("reset-confirm-submit", "#form-error", refused=True)
+
+    step("log in with the reset password (the one before it no longer works)")
+    console.open("/account/", "main#account-setup")
+    console.fill("login-userId", new_user_id)
+    console.fill("login-password", passwords[1])
+    console.submit("login-submit", "main#account-setup", refused=True)
+    console.element("form-error")
+    console.fill("login-password", passwords[2])
+    console.submit("login-submit", "main#overview")
+
+    step("delete the account: confirmed, with the current password")
+    console.follow("delete-link", "form#delete-form")
+    expect(console.present("field-confirm").get_attribute("type") == "checkbox", "#field-confirm is not a checkbox")
+    console.check("field-confirm")
+    console.fill("field-currentPassword", passwords[2])
+    console.screenshot("delete")
+    console.submit("delete-submit", "main#deleted")
+    console.screenshot("deleted")
+
+    step("the account is gone: its login is refused like any wrong one")
+    console.open("/account/", "main#account-setup")
+    console.fill("login-userId", new_user_id)
+    console.fill("login-password", passwords[2])
+    console.submit("login-submit", "main#account-setup", refused=True)
+    console.element("form-error")
+
+
+def main():
+    os.makedirs(SCREENSHOTS, exist_ok=True)
+
+    def out_of_time(signum, frame):
+        raise JourneyFailure(f"the journey took longer than {JOURNEY_SECONDS} s")
+
+    def terminated(signum, frame):
+        raise JourneyFailure("terminated (the test's bound ran out)")
+
+    signal.signal(signal.SIGALRM, out_of_time)
+    signal.signal(signal.SIGTERM, terminated)
+    signal.alarm(JOURNEY_SECONDS)
+
+    options = webdriver.ChromeOptions()
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--lang=en-US",
+                     f"--window-size={DESKTOP[0]},{DESKTOP[1]}", "--no-first-run", "--disable-extensions",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync"]:
+        options.add_argument(argument)
+    if CHROMIUM:
+        options.binary_location = CHROMIUM
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = Service(executable_path=CHROMEDRIVER, log_output=subprocess.DEVNULL)
+    step(f"start headless Chromium through {CHROMEDRIVER}")
+    driver = webdriver.Chrome(service=service, options=options)
+    driver.set_page_load_timeout(WAIT_SECONDS)
+    console = Console(driver)
+    try:
+        journey(console)
+        signal.alarm(0)
+        step("done: the whole journey passed")
+        return 0
+    except BaseException as error:  # noqa: BLE001 — every failure, also the alarm's and SIGTERM's, ends the same way
+        signal.alarm(0)
+        if isinstance(error, UnexpectedAlertPresentException):
+            reason = f"an alert opened ({error.alert_text!r}): markup from the user's input ran as script"
+        elif isinstance(error, JourneyFailure):
+            reason = str(error)
+        else:
+            reason = f"{type(error).__name__}: {error}"
+            traceback.print_exc(file=sys.stdout)
+        print(f"failure: {reason}", flush=True)
+        try:
+            try:
+                driver.switch_to.alert.dismiss()
+            except Exception:  # noqa: BLE001
+                pass
+            print(f"  at {driver.current_url}", flush=True)
+            driver.save_screenshot(os.path.join(SCREENSHOTS, "failure.png"))
+            with open(os.path.join(SCREENSHOTS, "failure.html"), "w", encoding="utf-8") as page:
+                page.write(driver.page_source)
+            print(f"  saved failure.png and failure.html in {SCREENSHOTS}", flush=True)
+        except Exception as saving:  # noqa: BLE001
+            print(f"  could not save the failure's page: {saving}", flush=True)
+        return 1
+    finally:
+        driver.quit()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+
+/// The web console (/account/) in a real browser: Tests/Browser/console_journey.py drives headless Chromium through
+/// Selenium against the whole system — sign-up with every key type, a field error with the input kept, markup in a
+/// name shown as text, edit, log out and in, a password change that asks for the current password, a reset through
+/// the token the mailer webhook received, deletion — and fails on any error in the browser's console. Screenshots
+/// go to .build/console-screenshots/. scripts/test.sh installs chromium, chromedriver and Selenium and names them in
+/// KONTO_BROWSER_PYTHON and KONTO_CHROMEDRIVER; without them the test is skipped, except on CI (CI set), which
+/// always runs through scripts/test.sh, so there it fails.
+@Suite("Web console in Chromium", .timeLimit(.minutes(6)))
+struct ConsoleBrowserTests {
+    static let python = ProcessInfo.processInfo.environment["KONTO_BROWSER_PYTHON"]
+    static let chromedriver = ProcessInfo.processInfo.environment["KONTO_CHROMEDRIVER"]
+    static let onCI = ProcessInfo.processInfo.environment["CI"] != nil
+    /// The whole journey, browser start included: about 30 s, alone or beside the rest of the suite on two cores
+    /// (where the system before it may take a minute and a half to become ready, hence the suite's 6 minutes). The
+    /// script bounds itself a little sooner (150 s) so that a hang still ends with its failure.png.
+    static let bound: Duration = .seconds(180)
+
+    @Test(
+        "a user's journey through the console, with no error in the browser's console",
+        .enabled(if: (python != nil && chromedriver != nil) || onCI, "KONTO_BROWSER_PYTHON and KONTO_CHROMEDRIVER are not set (scripts/test.sh sets them)")
+    )
+    func journey() async throws {
+        guard let python = Self.python, let chromedriver = Self.chromedriver else {
+            Issue.record("CI is set, but KONTO_BROWSER_PYTHON or KONTO_CHROMEDRIVER is not: CI runs the tests through scripts/test.sh, which installs the browser and sets them")
+            return
+        }
+        let script = try EndToEndSystem.repositoryFile("Tests/Browser/console_journey.py")
+        let root = URL(fileURLWithPath: try EndToEndSystem.repositoryFile("Package.swift")).deletingLastPathComponent()
+        let screenshots = root.appendingPathComponent(".build/console-screenshots").path
+        try? FileManager.default.removeItem(atPath: screenshots)
+        try FileManager.default.createDirectory(atPath: screenshots, withIntermediateDirectories: true)
+        print("console browser test: screenshots in \(screenshots)")
+
+        // A privileged window of 0 s: every security-related change asks for the current password at once, so the
+        // journey sees the reauthentication without waiting for a window to close.
+        try await EndToEndSystem.with(environment: ["KONTO_IDENTITY_PRIVILEGED_SECONDS": "0"]) { system in
+            let run = try await ConversingProcess.run(python, ["-u", script], environment: [
+                "KONTO_GATEWAY_URL": system.gatewayURL,
+                "KONTO_SCREENSHOTS": screenshots,
+                "KONTO_CHROMEDRIVER": chromedriver,
+                "KONTO_CONSOLE_PRIVILEGED_SECONDS": "0",
+                "PYTHONUNBUFFERED": "1",
+                // Selenium Manager must not look for a driver or browser to download: Debian's are given.
+                "SE_OFFLINE": "true",
+                "SE_AVOID_STATS": "true",
+            ], bound: Self.bound) { line in
+                print("browser: \(line)")
+                guard line.hasPrefix("need-reset-token ") else { return nil }
+                let userId = String(line.dropFirst("need-reset-token ".count))
+                do {
+                    return try await system.resetToken(for: userId)
+                } catch {
+                    print("browser: no reset token for \(userId): \(error)")
+                    return ""
+                }
+            }
+            let (status, timedOut, output) = (run.status, run.timedOut, run.output.suffix(12_000))
+            #expect(!timedOut, "the journey did not end within \(Self.bound), so it was ended")
+            #expect(status == 0, "the console's journey failed (exit \(status)); screenshots in \(screenshots):\n\(output)")
+        }
+    }
+}
