@@ -41,8 +41,14 @@ struct IdentityProcessTests {
             do {
                 let client = IdentityServiceHarness.client(port: identityPort, service: "identity-process-test")
                 try await RunningServices.with([client], logger: IdentityServiceHarness.logger) {
-                    let health = try await Eventually.answer { try await client.call(HealthContract.check, .init()) }
-                    #expect(health.status == .ready)
+                    // Identity is ready once Profile, started alongside, answers it too (on a loaded machine that takes a while).
+                    let deadline = ContinuousClock.now + .seconds(60)
+                    var health = try await Eventually.answer { try await client.call(HealthContract.check, .init()) }
+                    while health.status != .ready, ContinuousClock.now < deadline {
+                        try await Task.sleep(for: .milliseconds(100))
+                        health = try await Eventually.answer { try await client.call(HealthContract.check, .init()) }
+                    }
+                    #expect(health.status == .ready, "identity: \(identity.output)\nprofile: \(profile.output)")
                     let signedUp = try await Eventually.answer {
                         try await client.signUp("ada@example.org", password: "analytical engine", details: ["email": .string("ada@example.org")])
                     }
@@ -62,6 +68,7 @@ struct IdentityProcessTests {
             } catch {
                 await identity.stop()
                 await profile.stop()
+                Issue.record("the processes' output\nidentity: \(identity.output)\nprofile: \(profile.output)")
                 throw error
             }
             await identity.stop()

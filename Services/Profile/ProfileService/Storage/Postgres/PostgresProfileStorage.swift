@@ -84,6 +84,21 @@ public struct PostgresProfileStorage: ProfileStorage {
     /// connection stuck on a silent server holds up nothing. A connection the pool hands out just after it closed
     /// fails at once (``PostgresConnection/executeIfOpen(_:on:logger:)``) instead of waiting out the deadline.
     private static func rows(for accountIds: [String], client: PostgresClient, logger: Logger) async throws -> [String: StoredRow] {
+        // A connection found closed before anything was sent (the pool had not yet heard of its close) is no answer
+        // from the database: once it has finished closing, the next lease gets another one. Bounded, and not once
+        // the batch was abandoned.
+        var attempt = 1
+        while true {
+            do {
+                return try await rowsOnce(for: accountIds, client: client, logger: logger)
+            } catch let error as StorageUnavailableError where error.underlying is PostgresConnectionClosedError && attempt < 3 && !Task.isCancelled {
+                await (error.underlying as? PostgresConnectionClosedError)?.waitUntilClosed()
+                attempt += 1
+            }
+        }
+    }
+
+    private static func rowsOnce(for accountIds: [String], client: PostgresClient, logger: Logger) async throws -> [String: StoredRow] {
         try await client.withConnection { connection in
             try await withTaskCancellationHandler {
                 var found = [String: StoredRow](minimumCapacity: accountIds.count)
