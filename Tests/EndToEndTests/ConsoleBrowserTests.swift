@@ -1,4 +1,5 @@
 import Foundation
+import KontoTesting
 import Testing
 
 /// The web console (/account/) in a real browser: Tests/Browser/console_journey.py drives headless Chromium through

@@ -30,6 +30,9 @@ public struct AccountFieldError: Sendable, Hashable, Codable, CustomStringConver
         }
     }
 
+    /// What a required key without a value is told (the web console's forms say the same).
+    public static let missingValueMessage = "This field is required."
+
     /// The key identifier.
     public let key: String
     public let code: Code

@@ -41,6 +41,6 @@ extension AccountConfiguration {
     }
 
     static func missingValueError(_ identifier: String) -> AccountFieldError {
-        AccountFieldError(key: identifier, code: .missingAccountValue, message: "This field is required.")
+        AccountFieldError(key: identifier, code: .missingAccountValue, message: AccountFieldError.missingValueMessage)
     }
 }

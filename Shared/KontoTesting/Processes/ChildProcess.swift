@@ -94,16 +94,30 @@ enum ChildProcess {
         environment: [String: String] = [:],
         ownProcessGroup: Bool = false
     ) throws -> pid_t {
+        try spawn(executable, arguments, environment: environment, ownProcessGroup: ownProcessGroup) { actions in
+            posix_spawn_file_actions_addopen(&actions, 0, inputPath, O_RDONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            if let errorPath {
+                posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            } else {
+                posix_spawn_file_actions_adddup2(&actions, 1, 2)
+            }
+        }
+    }
+
+    /// Starts `executable` with its standard input, output and error as `standardFiles` sets them up, no other
+    /// descriptor of ours, no blocked signal, and `environment` added to ours.
+    static func spawn(
+        _ executable: String,
+        _ arguments: [String],
+        environment: [String: String],
+        ownProcessGroup: Bool,
+        standardFiles: (inout posix_spawn_file_actions_t) -> Void
+    ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, inputPath, O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        if let errorPath {
-            posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        } else {
-            posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        }
+        standardFiles(&actions)
         try closeInheritedDescriptors(&actions)
 
         var attributes = posix_spawnattr_t()

@@ -9,7 +9,6 @@ import KontoModel
 extension AccountConsole {
     private static let currentPasswordNeeded = "For your security, enter your current password to confirm this change."
     private static let wrongPassword = "The password is wrong."
-    private static let required = "This field is required."
 
     private var userIdIsEmail: Bool { schema.configuration.userIdType == .emailAddress }
 
@@ -46,9 +45,7 @@ extension AccountConsole {
 
     private func donePage(_ done: ConsolePage.Done, visit: Visit, endsSession: Bool) -> Response {
         var response = page("done", title: done.heading, visit: visit) { $0.done = done }
-        if endsSession {
-            response.setCookie(Cookie(name: Self.sessionCookie, value: "", maxAge: 0, path: options.basePath, secure: visit.secure, httpOnly: true, sameSite: .lax))
-        }
+        if endsSession { response.setCookie(endedSessionCookie(visit)) }
         return response
     }
 
@@ -57,7 +54,6 @@ extension AccountConsole {
     /// A security-related change: one new value, and the current password once the services ask for it.
     struct SecurityChange: Sendable {
         var form: ConsolePage.Form
-        var title: String
         /// The form's input for the new value, and the schema key whose field errors belong to it.
         var input: String
         var key: String
@@ -69,7 +65,7 @@ extension AccountConsole {
     var passwordChange: SecurityChange {
         SecurityChange(
             form: .init(mainId: "password", heading: "Change password", formId: "password-form", action: "/password", submitId: "password-submit", submitLabel: "Change password"),
-            title: "Change password", input: "newPassword", key: PasswordKey.identifier, field: { newPasswordField(value: $0, error: $1) }, done: "password"
+            input: "newPassword", key: PasswordKey.identifier, field: { newPasswordField(value: $0, error: $1) }, done: "password"
         ) { value, current in
             _ = try await api.changePassword(.init(body: .json(.init(currentPassword: current, newPassword: value))))
         }
@@ -78,7 +74,7 @@ extension AccountConsole {
     var userIdChange: SecurityChange {
         SecurityChange(
             form: .init(mainId: "user-id", heading: "Change user identifier", formId: "userid-form", action: "/user-id", submitId: "userid-submit", submitLabel: "Change"),
-            title: "Change user identifier", input: "userId", key: UserIdKey.identifier, field: { newUserIdField(value: $0, error: $1) }, done: "userId"
+            input: "userId", key: UserIdKey.identifier, field: { newUserIdField(value: $0, error: $1) }, done: "userId"
         ) { value, current in
             _ = try await api.changeUserId(.init(body: .json(.init(userId: value, currentPassword: current))))
         }
@@ -87,7 +83,7 @@ extension AccountConsole {
     func securityPage(_ change: SecurityChange, _ visit: Visit, value: String = "", errors: [String: String] = [:], asksCurrent: Bool = false, formError: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
         var fields = [change.field(value, errors[change.input])]
         if asksCurrent { fields.append(currentPasswordField(error: errors["currentPassword"])) }
-        return formPage(change.form, title: change.title, fields: fields, formError: formError, visit: visit, status: status)
+        return formPage(change.form, title: change.form.heading, fields: fields, formError: formError, visit: visit, status: status)
     }
 
     func securityChange(_ change: SecurityChange, _ visit: Visit, _ form: ConsoleForm) async -> Response {

@@ -104,7 +104,7 @@ extension AccountConsole {
         return errors
     }
 
-    private static let required = "This field is required."
+    static let required = AccountFieldError.missingValueMessage
 
     /// Notices the overview shows after a redirect, by a fixed name (no text of the request is ever shown).
     static let notices = [
@@ -125,20 +125,18 @@ extension AccountConsole {
             return setupPage(visit, userId: "", error: nil, notice: notice)
         }
         do {
-            let output = try await asSession(session) { try await api.getAccount(.init()) }
-            let account = try output.ok.body.json
-            let details = try GatewayAPI.convert(account.details, to: AccountDetails.self)
+            let account = try await currentAccount(session)
             return page("overview", title: "Your account", visit: visit) { page in
                 page.notice = notice
-                page.isAnonymous = account.isAnonymous ?? false
-                page.shown = schema.shown(details.publicValues)
+                page.isAnonymous = account.isAnonymous
+                page.shown = schema.shown(account.details.publicValues)
             }
         } catch {
             let problem = consoleProblem(error)
             if problem.status == .unauthorized {
                 // The session ended (logged out elsewhere, expired, account deleted): start again.
                 var response = setupPage(visit, userId: "", error: nil, notice: notice)
-                response.setCookie(Cookie(name: Self.sessionCookie, value: "", maxAge: 0, path: options.basePath, secure: visit.secure, httpOnly: true, sameSite: .lax))
+                response.setCookie(endedSessionCookie(visit))
                 return response
             }
             return problemPage(problem, visit: visit)
@@ -254,17 +252,17 @@ extension AccountConsole {
 
     // MARK: Edit
 
-    private func currentAccount(_ session: String) async throws -> (details: AccountDetails, version: Int64) {
+    private func currentAccount(_ session: String) async throws -> (details: AccountDetails, version: Int64, isAnonymous: Bool) {
         let output = try await asSession(session) { try await api.getAccount(.init()) }
         let account = try output.ok.body.json
-        return (try GatewayAPI.convert(account.details, to: AccountDetails.self), account.version)
+        return (try GatewayAPI.convert(account.details, to: AccountDetails.self), account.version, account.isAnonymous ?? false)
     }
 
     private func editPage(_ request: Request) async -> Response {
         let visit = visit(request)
         guard let session = visit.session else { return redirect("/", visit: visit) }
         do {
-            let (details, version) = try await currentAccount(session)
+            let (details, version, _) = try await currentAccount(session)
             return editForm(visit, values: details.publicValues, errors: [:], version: version)
         } catch {
             let problem = consoleProblem(error)
@@ -287,7 +285,7 @@ extension AccountConsole {
         let version = form["_version"].flatMap { Int64($0) } ?? 0
         guard errors.isEmpty else { return editForm(visit, values: values, errors: errors, version: version, status: .unprocessableContent) }
         do {
-            let (current, _) = try await currentAccount(session)
+            let current = try await currentAccount(session).details
             // A key the form offers that had a value and was emptied is removed.
             let removed = schema.editKeys.map(\.0.identifier).filter { values[$0] == nil && current.contains($0) }
             let modifications = try GatewayAPI.convert(

@@ -4,7 +4,6 @@ import HTTPTypes
 import Hummingbird
 import KontoModel
 import KontoWire
-import Logging
 import Mustache
 import NIOCore
 
@@ -35,18 +34,16 @@ struct AccountConsole: Sendable {
     let options: Options
     let library: MustacheLibrary
     let csrfKey: SymmetricKey
-    let logger: Logger
 
     static let sessionCookie = "konto_session"
     static let csrfCookie = "konto_csrf"
 
-    init(api: GatewayAPI, accounts: AccountConfiguration, options: Options, secret: WireSecret, logger: Logger) throws {
+    init(api: GatewayAPI, accounts: AccountConfiguration, options: Options, secret: WireSecret) throws {
         self.api = api
         self.schema = ConsoleSchema(configuration: accounts)
         self.options = options
         self.library = try ConsoleTemplates.library()
         self.csrfKey = secret.derivedKey(purpose: "konto-console-csrf")
-        self.logger = logger
     }
 
     /// The paths whose POST takes a password or starts a reset, for the stricter rate limit.
@@ -109,11 +106,16 @@ struct AccountConsole: Sendable {
             let seconds = max(1, Int(session.expiresAt.timeIntervalSinceNow))
             response.setCookie(cookie(Self.sessionCookie, session.token, visit: visit, sameSite: .lax, maxAge: seconds))
         case .some(.none):
-            response.setCookie(cookie(Self.sessionCookie, "", visit: visit, sameSite: .lax, maxAge: 0))
+            response.setCookie(endedSessionCookie(visit))
         case .none:
             break
         }
         return response
+    }
+
+    /// Drops the browser's session cookie (logged out, deleted, reset).
+    func endedSessionCookie(_ visit: Visit) -> Cookie {
+        cookie(Self.sessionCookie, "", visit: visit, sameSite: .lax, maxAge: 0)
     }
 
     private func cookie(_ name: String, _ value: String, visit: Visit, sameSite: Cookie.SameSite, maxAge: Int? = nil) -> Cookie {

@@ -74,8 +74,7 @@ public final class GatewayServer: Service {
                     trustsForwardedProto: configuration.clientAddressHeader != nil,
                     maximumBodyBytes: configuration.maximumBodyBytes
                 ),
-                secret: configuration.secret,
-                logger: logger
+                secret: configuration.secret
             )
         }
         router.middlewares.add(RequestMiddleware(

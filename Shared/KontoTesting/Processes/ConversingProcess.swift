@@ -9,23 +9,23 @@ import Glibc
 /// while it runs, and a line may be answered on its standard input. The run is bounded: past `bound` the child gets
 /// SIGTERM (to end as it can, e.g. save what it saw), and 15 s later its whole process group SIGKILL.
 ///
-/// `posix_spawn` and threads of its own, like KontoTesting's `ChildProcess`, rather than Foundation's `Process`: the
-/// child gets no blocked signals from the test's threads (a SIGTERM or SIGALRM must reach it), a process group of its
-/// own (so that what it started, a browser, is ended with it), and none of the test process's descriptors. Every
-/// blocking call (read, wait) is on a thread of its own, never on a concurrency thread.
-enum ConversingProcess {
-    struct Run: Sendable {
+/// Started by ``ChildProcess``'s `posix_spawn` rather than Foundation's `Process`: the child gets no blocked signals
+/// from the test's threads (a SIGTERM or SIGALRM must reach it), a process group of its own (so that what it started,
+/// a browser, is ended with it), and none of the test process's descriptors. Every blocking call (read, wait) is on a
+/// thread of its own, never on a concurrency thread.
+public enum ConversingProcess {
+    public struct Run: Sendable {
         /// The exit code, 128 + the signal for a child killed by one.
-        let status: Int32
+        public let status: Int32
         /// Every line it wrote, in order.
-        let output: String
+        public let output: String
         /// It was still running after `bound`.
-        let timedOut: Bool
+        public let timedOut: Bool
     }
 
     /// Runs `executable` with `environment` added to ours. `answer` sees every line as it comes; what it returns (if
     /// anything) is written to the child's standard input, followed by a newline.
-    static func run(
+    public static func run(
         _ executable: String,
         _ arguments: [String],
         environment: [String: String],
@@ -108,8 +108,7 @@ enum ConversingProcess {
                             while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
                             reaped = true
                         }
-                        let signal = status & 0x7f
-                        continuation.resume(returning: signal == 0 ? (status >> 8) & 0xff : 128 + signal)
+                        continuation.resume(returning: ChildProcess.exitCode(status))
                     }.start()
                 }
             }
@@ -144,7 +143,7 @@ enum ConversingProcess {
             func pair() throws -> [Int32] {
                 var ends: [Int32] = [-1, -1]
                 guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
-                    throw EndToEndError("socketpair: \(String(cString: strerror(errno)))")
+                    throw KontoTestingError(.commandFailed, "socketpair: \(String(cString: strerror(errno)))")
                 }
                 return ends
             }
@@ -159,39 +158,16 @@ enum ConversingProcess {
                 close(inputPair[1])
             }
 
-            var actions = posix_spawn_file_actions_t()
-            posix_spawn_file_actions_init(&actions)
-            defer { posix_spawn_file_actions_destroy(&actions) }
-            posix_spawn_file_actions_adddup2(&actions, inputPair[1], 0)
-            posix_spawn_file_actions_adddup2(&actions, outputPair[1], 1)
-            posix_spawn_file_actions_adddup2(&actions, outputPair[1], 2)
-
-            var attributes = posix_spawnattr_t()
-            posix_spawnattr_init(&attributes)
-            defer { posix_spawnattr_destroy(&attributes) }
-            // Swift's and Dispatch's threads block most signals, and a child would inherit that mask.
-            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
-            posix_spawnattr_setpgroup(&attributes, 0)
-            var noSignals = sigset_t()
-            sigemptyset(&noSignals)
-            posix_spawnattr_setsigmask(&attributes, &noSignals)
-            var allSignals = sigset_t()
-            sigfillset(&allSignals)
-            posix_spawnattr_setsigdefault(&attributes, &allSignals)
-
-            var variables = ProcessInfo.processInfo.environment
-            variables.merge(environment) { _, given in given }
-            let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-            let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
-            defer {
-                argv.forEach { free($0) }
-                envp.forEach { free($0) }
-            }
-            var pid: pid_t = 0
-            let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-            guard result == 0 else {
+            let pid: pid_t
+            do {
+                pid = try ChildProcess.spawn(executable, arguments, environment: environment, ownProcessGroup: true) { actions in
+                    posix_spawn_file_actions_adddup2(&actions, inputPair[1], 0)
+                    posix_spawn_file_actions_adddup2(&actions, outputPair[1], 1)
+                    posix_spawn_file_actions_adddup2(&actions, outputPair[1], 2)
+                }
+            } catch {
                 close(outputPair[0]); close(inputPair[0])
-                throw EndToEndError("cannot start \(executable): \(String(cString: strerror(result)))")
+                throw error
             }
             return Child(pid: pid, output: outputPair[0], input: inputPair[0])
         }
