@@ -110,10 +110,12 @@ public final class KontoClient: Sendable {
         return try decode(Privilege.self, answer).privilegedUntil
     }
 
-    /// Deletes the account (security-related); the stored session is forgotten.
-    public func deleteAccount() async throws {
+    /// Deletes the account (security-related, as ``changePassword(to:currentPassword:)``); the stored session is
+    /// forgotten.
+    public func deleteAccount(currentPassword: String? = nil) async throws {
         let session = try await requireSession()
-        _ = try await exchange("DELETE", "/v1/account", token: session.token, expect: 204)
+        let body = currentPassword.map { AccountDeletion(currentPassword: $0) }
+        _ = try await exchange("DELETE", "/v1/account", body: body, token: session.token, expect: 204)
         try await sessions.clear()
     }
 
@@ -230,6 +232,7 @@ private struct Credentials: Encodable { var userId: String; var password: String
 private struct Modification: Encodable { var set: AccountDetails; var remove: [String] }
 private struct PasswordChange: Encodable { var currentPassword: String?; var newPassword: String }
 private struct UserIdChange: Encodable { var userId: String; var currentPassword: String? }
+private struct AccountDeletion: Encodable { var currentPassword: String }
 private struct Reauthentication: Encodable { var password: String }
 private struct ResetRequest: Encodable { var userId: String }
 private struct ResetConfirmation: Encodable { var token: String; var newPassword: String }

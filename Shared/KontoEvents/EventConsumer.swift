@@ -40,7 +40,7 @@ public struct EventConsumer: Service {
     }
 
     public func run() async throws {
-        try? await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             await self.consume()
         }
     }

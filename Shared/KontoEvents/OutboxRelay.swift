@@ -106,7 +106,7 @@ public struct OutboxRelay: Service {
 
 /// Runs `body` until it returns or a graceful shutdown cancels it.
 private func cancelWhenGracefulShutdown(_ body: @escaping @Sendable () async -> Void) async {
-    try? await ServiceLifecycle.cancelWhenGracefulShutdown {
+    await ServiceLifecycle.cancelWhenGracefulShutdown {
         await body()
     }
 }

@@ -117,6 +117,11 @@ struct GatewayRouteTests {
             #expect(malformed.status == 400)
             #expect(malformed.code == "request.malformed")
 
+            // No body at all where one is required (the transport hands the handlers none: AbsentBodyMiddleware).
+            let bodiless = try await gateway.request(.POST, "/v1/sessions")
+            #expect(bodiless.status == 400)
+            #expect(bodiless.code == "request.malformed")
+
             let missing = try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"a@example.org"}"#)
             #expect(missing.status == 400)
             #expect((missing.object["detail"] as? String)?.contains("password") == true)
@@ -196,7 +201,14 @@ struct GatewayRouteTests {
             #expect(renamed.status == 204)
             #expect(try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"babs@example.org","password":"another horse battery"}"#).status == 200)
 
-            let deleted = try await gateway.request(.DELETE, "/v1/account", token: token)
+            // A deletion's current password, when given, is checked too; one that is null counts as absent.
+            let wrongDeletion = try await gateway.request(.DELETE, "/v1/account", json: #"{"currentPassword":"wrong one"}"#, token: token)
+            #expect(wrongDeletion.status == 401)
+            #expect(wrongDeletion.code == "account.wrongCredentials")
+            let notJSON = try await gateway.request(.DELETE, "/v1/account", json: "currentPassword=x", token: token, headers: [("Content-Type", "application/x-www-form-urlencoded")])
+            #expect(notJSON.status == 415)
+            #expect(try await gateway.request(.GET, "/v1/account", token: token).status == 200)
+            let deleted = try await gateway.request(.DELETE, "/v1/account", json: #"{"currentPassword":null}"#, token: token)
             #expect(deleted.status == 204)
             #expect(try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"babs@example.org","password":"another horse battery"}"#).status == 401)
         }

@@ -30,6 +30,7 @@ public struct KontoTestStack: Sendable {
 
 /// Runs `body` with a client of a stack started for it, and stops the stack gracefully afterwards (also when
 /// `body` throws). `accounts` is the deployment's schema; `database`, PostgreSQL instead of memory.
+@discardableResult
 public func withStack<Result: Sendable>(
     accounts: AccountConfiguration = .default,
     database: PostgresSettings? = nil,
@@ -40,6 +41,7 @@ public func withStack<Result: Sendable>(
 }
 
 /// ``withStack(accounts:database:logger:_:)-(_,_,_,(KontoClient)->_)`` with the stack too, for more clients.
+@discardableResult
 public func withStack<Result: Sendable>(
     accounts: AccountConfiguration = .default,
     database: PostgresSettings? = nil,

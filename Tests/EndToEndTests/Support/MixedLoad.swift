@@ -198,9 +198,9 @@ final class MixedLoad: Sendable {
         // again, and the final check finds its credentials and profile both present or both absent.
         state.withLock { state in
             if outcome == .succeeded {
-                state.deleted.insert(user.userId)
+                _ = state.deleted.insert(user.userId)
             } else {
-                state.perhapsDeleted.insert(user.userId)
+                _ = state.perhapsDeleted.insert(user.userId)
             }
         }
         return outcome

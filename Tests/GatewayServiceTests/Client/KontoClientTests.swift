@@ -65,8 +65,12 @@ struct KontoClientTests {
             let loggedOut = await Self.refusal { _ = try await other.account() }
             #expect(loggedOut?.code == KontoClientError.Code.notSignedIn)
             // Deleting: the stored session goes, and the account can no longer log in.
+            // With the current password the deletion needs no privileged window; a wrong one deletes nothing.
             try await other.logIn(userId: "augusta@example.org", password: "a new horse battery")
-            try await other.deleteAccount()
+            let wrongCurrent = await Self.refusal { try await other.deleteAccount(currentPassword: "not the password") }
+            #expect(wrongCurrent?.code == "account.wrongCredentials")
+            #expect(try await other.account().accountId == signedUp.session.accountId)
+            try await other.deleteAccount(currentPassword: "a new horse battery")
             #expect(try await other.currentSession() == nil)
             let deleted = await Self.refusal { _ = try await other.logIn(userId: "augusta@example.org", password: "a new horse battery") }
             #expect(deleted?.code == "account.wrongCredentials")

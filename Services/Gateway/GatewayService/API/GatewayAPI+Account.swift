@@ -41,12 +41,17 @@ extension GatewayAPI {
     }
 
     func deleteAccount(_ input: Operations.DeleteAccount.Input) async throws -> Operations.DeleteAccount.Output {
-        try await deleteAccount(currentPassword: nil)
+        let body: Components.Schemas.AccountDeletion?
+        switch input.body {
+        case .json(let deletion): body = deletion
+        case nil: body = nil
+        }
+        try await deleteAccount(currentPassword: body?.currentPassword.map(SecretString.init))
         return .noContent(.init())
     }
 
-    /// Deletes the session's account; with `currentPassword`, whether or not the privileged window is open (the web
-    /// console always asks for it).
+    /// Deletes the session's account; with `currentPassword`, whether or not the privileged window is open (one call,
+    /// so a short window cannot close between a reauthentication and the deletion; the web console always asks).
     func deleteAccount(currentPassword: SecretString?) async throws {
         let token = try Self.bearerToken()
         defer { invalidateAfterChange(by: token, endsOtherSessions: true) }

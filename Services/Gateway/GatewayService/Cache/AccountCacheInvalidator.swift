@@ -17,7 +17,7 @@ struct AccountCacheInvalidator: Service {
     var backoffMaximum: Duration = .seconds(5)
 
     func run() async throws {
-        try? await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             await self.follow()
         }
         cache.setLive(false)

@@ -70,7 +70,7 @@ extension OpenAPIDocument {
         ]
 
         // An optional field sent as null is taken as absent (the generated decoder does so): say so.
-        for (schema, property) in [("SignUpRequest", "details"), ("PasswordChange", "currentPassword"), ("UserIdChange", "currentPassword")] {
+        for (schema, property) in [("SignUpRequest", "details"), ("PasswordChange", "currentPassword"), ("UserIdChange", "currentPassword"), ("AccountDeletion", "currentPassword")] {
             allowNull(property, of: schema, in: &schemas)
         }
         if var modifications = schemas["Modifications"] as? [String: Any], var properties = modifications["properties"] as? [String: Any] {

@@ -198,6 +198,11 @@ components:
           $ref: '#/components/schemas/UserId'
         currentPassword:
           $ref: '#/components/schemas/CurrentPassword'
+    AccountDeletion:
+      type: object
+      properties:
+        currentPassword:
+          $ref: '#/components/schemas/CurrentPassword'
     Reauthentication:
       type: object
       required: [password]
@@ -415,9 +420,15 @@ paths:
       tags: [account]
       summary: >-
         Delete the account, its credentials, sessions and details (security-related: within the privileged window
-        that login or POST /v1/account/reauthenticate opens).
+        that login or POST /v1/account/reauthenticate opens, or with the current password in the optional body).
       security:
         - bearer: []
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/AccountDeletion'
       responses:
         '204':
           description: The account is deleted.

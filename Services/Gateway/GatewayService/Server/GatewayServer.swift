@@ -91,7 +91,7 @@ public final class GatewayServer: Service {
         ))
         router.middlewares.add(CachedAccountMiddleware(cache: cache, metrics: metrics))
         // Compact JSON (the runtime pretty-prints by default), keys sorted so answers are stable.
-        try api.registerHandlers(on: router, configuration: Configuration(jsonEncodingOptions: [.sortedKeys]))
+        try api.registerHandlers(on: router, configuration: Configuration(jsonEncodingOptions: [.sortedKeys]), middlewares: [AbsentBodyMiddleware()])
         console?.register(on: router)
         let document = OpenAPIDocument.served(for: configuration.accounts)
         router.get("/openapi.json") { _, _ in

@@ -54,7 +54,7 @@ public struct WebhookDispatcher: Service {
         await withDiscardingTaskGroup { group in
             for endpoint in configuration.endpoints {
                 group.addTask {
-                    try? await cancelWhenGracefulShutdown {
+                    await cancelWhenGracefulShutdown {
                         await self.serve(endpoint, http: http)
                     }
                 }

@@ -25,8 +25,7 @@ struct Delete: AsyncParsableCommand {
                 }
             }
             let password = try Terminal.readSecret(prompt: "Password: ")
-            try await client.reauthenticate(password: password)
-            try await client.deleteAccount()
+            try await client.deleteAccount(currentPassword: password)
             output.answer("Account \(session.accountId) deleted.", Answer(deleted: true, accountId: session.accountId))
         }
     }
