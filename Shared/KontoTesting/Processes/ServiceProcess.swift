@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -9,11 +10,16 @@ public final class ServiceProcess: Sendable {
     public let pid: pid_t
     /// Where its standard output and error go.
     public let logPath: String
+    private let watchdog: Mutex<pid_t?>
 
-    private init(pid: pid_t, logPath: String) {
+    private init(pid: pid_t, logPath: String, watchdog: pid_t) {
         self.pid = pid
         self.logPath = logPath
+        self.watchdog = Mutex(watchdog)
     }
+
+    /// The watchdog's pid while it guards the service (nil once the service has been waited for).
+    public var watchdogPID: pid_t? { watchdog.withLock { $0 } }
 
     /// The path of an executable of this package, built beside the test bundle.
     public static func executable(named name: String) throws -> String {
@@ -25,11 +31,40 @@ public final class ServiceProcess: Sendable {
         return path
     }
 
-    /// Starts `executable` with `environment` added to ours.
-    public static func start(_ executable: String, arguments: [String] = [], environment: [String: String]) throws -> ServiceProcess {
+    /// Starts `executable` with `environment` added to ours. A watchdog ends it with SIGKILL if `owner` (this test
+    /// process) ends first by any means, a crash included, so no service outlives its tests.
+    public static func start(
+        _ executable: String,
+        arguments: [String] = [],
+        environment: [String: String],
+        watching owner: pid_t = getpid()
+    ) throws -> ServiceProcess {
         let logPath = FileManager.default.temporaryDirectory.appendingPathComponent("konto-service-\(UUID().uuidString).log").path
         let pid = try ChildProcess.spawnService(executable, arguments, outputPath: logPath, environment: environment)
-        return ServiceProcess(pid: pid, logPath: logPath)
+        do {
+            return ServiceProcess(pid: pid, logPath: logPath, watchdog: try launchWatchdog(guarding: pid, watching: owner))
+        } catch {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            _ = waitpid(pid, &status, 0)
+            throw error
+        }
+    }
+
+    /// A shell outside this process, as ``TemporaryPostgresCluster``'s: it waits for `owner` to end, then kills the
+    /// service. It is retired when the service is waited for, before its pid can be reused.
+    private static func launchWatchdog(guarding service: pid_t, watching owner: pid_t) throws -> pid_t {
+        try ChildProcess.launchDetached("/bin/sh", ["-c", "tail --pid=\"$KONTO_OWNER\" -f /dev/null; kill -KILL \"$KONTO_SERVICE\""], environment: [
+            "KONTO_OWNER": "\(owner)",
+            "KONTO_SERVICE": "\(pid_t(service))",
+        ])
+    }
+
+    private func retireWatchdog() {
+        guard let watchdog = watchdog.withLock({ pid in defer { pid = nil }; return pid }) else { return }
+        kill(-watchdog, SIGKILL)
+        var status: Int32 = 0
+        _ = waitpid(watchdog, &status, 0)
     }
 
     /// What a command-line run gave: its exit status, standard output and standard error, apart.
@@ -61,6 +96,8 @@ public final class ServiceProcess: Sendable {
     /// nil when `timeout` passes first.
     public func waitForExit(timeout: Duration) async -> Int32? {
         guard await ProcessExit.wait(for: pid, timeout: timeout) else { return nil }
+        // Exited but not yet reaped, so its pid cannot have been reused while the watchdog could still kill it.
+        retireWatchdog()
         var status: Int32 = 0
         guard waitpid(pid, &status, 0) == pid else { return nil }
         return ChildProcess.exitCode(status)
