@@ -86,8 +86,10 @@ struct JourneyTests {
 
             // Delete: deletingAccount reaches the audit endpoint, the profile is gone, the login fails.
             let last = system.client()
+            // With the password in the deletion itself: the 3 s window that login opens can close on a loaded machine
+            // before the next call (a full run showed it).
             try await last.logIn(userId: "countess@example.org", password: "lovelace notes 1843")
-            try await last.deleteAccount()
+            try await last.deleteAccount(currentPassword: "lovelace notes 1843")
             try await EndToEndSystem.waitUntil(within: .seconds(30), "deletingAccount delivered and the profile removed") {
                 let delivered = try EndToEndSystem.events(receivedBy: system.audit, secret: EndToEndSystem.auditSecret)
                     .contains { $0["type"] as? String == "deletingAccount" && $0["accountId"] as? String == accountId }
