@@ -398,9 +398,9 @@ def journey(console):
     expect(console.text("value-name") == expected_name, f"#value-name shows {console.text('value-name')!r}, not {expected_name!r}")
     injected = driver.execute_script("return document.querySelectorAll('main img, main script, main b').length")
     expect(injected == 0, f"the overview has {injected} element(s) made from the user's markup")
-    for element_id, value in {"value-email": user_id, "value-handle": handle, "value-biography": biography, "value-newsletter": "Yes"}.items():
+    for element_id, value in {"value-userId": user_id, "value-email": user_id, "value-handle": handle, "value-biography": biography, "value-newsletter": "Yes"}.items():
         expect(console.text(element_id) == value, f"#{element_id} shows {console.text(element_id)!r}, not {value!r}")
-    for category, identifier in [("name", "name"), ("name", "handle"), ("contactDetails", "email"),
+    for category, identifier in [("credentials", "userId"), ("name", "name"), ("name", "handle"), ("contactDetails", "email"),
                                  ("personalDetails", "biography"), ("other", "newsletter")]:
         inside = driver.find_elements(By.CSS_SELECTOR, f"section#category-{category} dl #value-{identifier}")
         expect(inside, f"#value-{identifier} is not in the <dl> of section#category-{category}")
@@ -532,8 +532,7 @@ def journey(console):
     console.fill("field-currentPassword", passwords[1])
     console.submit("userid-submit", "main#overview")
     console.element("notice")
-    if console.exists("value-userId"):
-        expect(console.text("value-userId") == new_user_id, f"#value-userId shows {console.text('value-userId')!r}")
+    expect(console.text("value-userId") == new_user_id, f"#value-userId shows {console.text('value-userId')!r}, not {new_user_id!r}")
 
     step("log out and reset the password through the link the mailer webhook received")
     console.submit("logout-submit", "main#account-setup")

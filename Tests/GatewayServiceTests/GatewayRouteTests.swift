@@ -197,8 +197,13 @@ struct GatewayRouteTests {
             #expect(reauthenticated.status == 200)
             #expect(reauthenticated.object["privilegedUntil"] is String)
 
+            // The account names its userId (Identity's, beside Profile's details), the new one right after a change.
+            let before = try await gateway.request(.GET, "/v1/account", token: token)
+            #expect((before.object["details"] as? [String: Any])?["userId"] as? String == "barbara@example.org")
             let renamed = try await gateway.request(.PUT, "/v1/account/user-id", json: #"{"userId":"babs@example.org"}"#, token: token)
             #expect(renamed.status == 204)
+            let after = try await gateway.request(.GET, "/v1/account", token: token)
+            #expect((after.object["details"] as? [String: Any])?["userId"] as? String == "babs@example.org")
             #expect(try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"babs@example.org","password":"another horse battery"}"#).status == 200)
 
             // A deletion's current password, when given, is checked too; one that is null counts as absent.
@@ -223,6 +228,7 @@ struct GatewayRouteTests {
             let anonymousId = try #require(anonymous.object["accountId"] as? String)
             let anonymousAccount = try await gateway.request(.GET, "/v1/account", token: anonymousToken)
             #expect(anonymousAccount.object["isAnonymous"] as? Bool == true, "\(anonymousAccount.status) \(anonymousAccount.text)")
+            #expect((anonymousAccount.object["details"] as? [String: Any])?["userId"] == nil, "an anonymous account has no userId")
             // Signing up with the anonymous session keeps its accountId.
             let upgraded = try await gateway.request(.POST, "/v1/accounts", json: #"{"userId":"anon@example.org","password":"correct horse battery"}"#, token: anonymousToken)
             #expect(upgraded.status == 201)

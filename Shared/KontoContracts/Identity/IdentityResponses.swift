@@ -35,13 +35,17 @@ public struct IdentitySessionInfo: Codable, Sendable, Equatable {
     /// Until when security-related operations are allowed without the password; nil when not privileged.
     public var privilegedUntil: Timestamp?
     public var isAnonymous: Bool
+    /// The account's userId as it was given (nil for an anonymous account); added in a compatible way, so an older
+    /// Identity's answer without it still decodes.
+    public var userId: String?
 
-    public init(accountId: String, sessionId: String, expiresAt: Timestamp, privilegedUntil: Timestamp?, isAnonymous: Bool) {
+    public init(accountId: String, sessionId: String, expiresAt: Timestamp, privilegedUntil: Timestamp?, isAnonymous: Bool, userId: String?) {
         self.accountId = accountId
         self.sessionId = sessionId
         self.expiresAt = expiresAt
         self.privilegedUntil = privilegedUntil
         self.isAnonymous = isAnonymous
+        self.userId = userId
     }
 }
 

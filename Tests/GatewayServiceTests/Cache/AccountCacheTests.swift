@@ -21,11 +21,11 @@ struct AccountCacheTests {
     }
 
     static func session(_ accountId: String, expiresIn: TimeInterval = 3_600, anonymous: Bool = false) -> IdentitySessionInfo {
-        IdentitySessionInfo(accountId: accountId, sessionId: "s-\(accountId)", expiresAt: Timestamp(Date().addingTimeInterval(expiresIn)), privilegedUntil: nil, isAnonymous: anonymous)
+        IdentitySessionInfo(accountId: accountId, sessionId: "s-\(accountId)", expiresAt: Timestamp(Date().addingTimeInterval(expiresIn)), privilegedUntil: nil, isAnonymous: anonymous, userId: anonymous ? nil : "\(accountId)@example.org")
     }
 
     static func account(_ accountId: String, version: Int64 = 1) -> AccountCache.CachedAccount {
-        try! AccountCache.CachedAccount(account: .init(accountId: accountId, version: version, isAnonymous: false, details: .init()), version: version)
+        try! AccountCache.CachedAccount(account: .init(accountId: accountId, version: version, isAnonymous: false, details: .init()), version: version, userId: "\(accountId)@example.org")
     }
 
     @Test("nothing is served or stored unless the cache is live; going live or leaving empties it")
@@ -142,5 +142,16 @@ struct AccountCacheTests {
         #expect(cache.counts.sessions == 10)
         #expect(cache.counts.accounts == 10)
         #expect(cache.session(for: AccountCache.TokenKey("t49")) != nil)
+    }
+
+    @Test("a cached account answers only a session that names the same userId and anonymity")
+    func cachedAccountMatchesItsSession() {
+        let cached = Self.account("a1")
+        #expect(cached.matches(Self.session("a1")))
+        // A session validated after a userId change whose event has not arrived yet names the new userId.
+        var renamed = Self.session("a1")
+        renamed.userId = "new@example.org"
+        #expect(!cached.matches(renamed))
+        #expect(!cached.matches(Self.session("a1", anonymous: true)))
     }
 }

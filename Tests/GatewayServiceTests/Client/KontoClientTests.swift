@@ -61,6 +61,7 @@ struct KontoClientTests {
             try await other.logIn(userId: "augusta@example.org", password: "a new horse battery")
             account = try await other.account()
             #expect(account.accountId == signedUp.session.accountId)
+            #expect(account[\.userId] == "augusta@example.org")
             #expect(try await other.logOutEverywhere() >= 2)
             let loggedOut = await Self.refusal { _ = try await other.account() }
             #expect(loggedOut?.code == KontoClientError.Code.notSignedIn)

@@ -43,6 +43,7 @@ struct ConsoleHTTPTests {
                 let overview = try await browser.get("/account/?done=welcome")
                 #expect(overview.html.contains(#"<main id="overview">"#))
                 #expect(overview.html.contains(#"<dd id="value-name">&lt;script&gt;alert(1)&lt;/script&gt; Lovelace</dd>"#))
+                #expect(overview.html.contains(#"<dd id="value-userId">ada@example.org</dd>"#))
                 #expect(overview.html.contains(#"<p role="status" id="notice" class="notice">Welcome! Your account is ready.</p>"#))
                 // The same session works with the API: the cookie holds the session's token.
                 let token = try #require(browser.cookies["konto_session"])

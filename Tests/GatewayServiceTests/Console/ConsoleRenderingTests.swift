@@ -160,14 +160,16 @@ struct ConsoleRenderingTests {
         let shown = Self.schema.shown([
             "name": .object(["givenName": .string("Ada"), "familyName": .string("Lovelace"), "nickname": .string("A")]),
             "newsletter": .bool(false), "genderIdentity": .string("preferNotToState"), "languages": .array([.string("en"), .string("de")]),
-            "shoeSize": .double(42), "accountId": .string("hidden"),
+            "shoeSize": .double(42), "accountId": .string("hidden"), "userId": .string("ada@example.org"),
         ])
         let texts = Dictionary(uniqueKeysWithValues: shown.flatMap(\.values).map { ($0.id, $0.text) })
         #expect(texts == [
             "value-name": "Ada Lovelace", "value-newsletter": "No", "value-genderIdentity": "Prefer not to state",
-            "value-languages": "en, de", "value-shoeSize": "42",
+            "value-languages": "en, de", "value-shoeSize": "42", "value-userId": "ada@example.org",
         ])
-        #expect(shown.map(\.id) == ["category-name", "category-personalDetails", "category-other"])
+        #expect(shown.map(\.id) == ["category-credentials", "category-name", "category-personalDetails", "category-other"])
+        // The userId named as the login form names it.
+        #expect(shown.first?.values.map(\.label) == ["Email address"])
     }
 
     @Test("the console's path is off or a lowercase path outside the API's", arguments: [

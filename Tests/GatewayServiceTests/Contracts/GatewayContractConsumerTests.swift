@@ -45,7 +45,7 @@ struct GatewayContractConsumerTests {
             guard let example else {
                 if method == IdentityContract.validateSession.name, let accountId = validation.withLock({ $0 }) {
                     let now = Timestamp(Date())
-                    let info = IdentitySessionInfo(accountId: accountId, sessionId: "session-0", expiresAt: now, privilegedUntil: nil, isAnonymous: false)
+                    let info = IdentitySessionInfo(accountId: accountId, sessionId: "session-0", expiresAt: now, privilegedUntil: nil, isAnonymous: false, userId: "user@example.org")
                     return ByteBuffer(bytes: try JSONEncoder().encode(info))
                 }
                 guard let answer = fixed[method] else { throw WireError(code: "test.unexpected", message: "no answer for \(method)") }

@@ -101,14 +101,18 @@ struct IdentityStorageConformanceTests {
         }
     }
 
-    @Test("sessions: lookup by token hash with the account's anonymity, touch never moves back or past the absolute end", arguments: IdentityStorageKind.allCases)
+    @Test("sessions: lookup by token hash with the account's anonymity and userId, touch never moves back or past the absolute end", arguments: IdentityStorageKind.allCases)
     func sessions(kind: IdentityStorageKind) async throws {
         try await kind.withStorage { storage in
             try await Self.account(storage, "a1", "leland@stanford.edu", sessionByte: 1)
             try await storage.createAnonymousAccount(Self.credential("anon", nil), session: Self.session("s-anon", account: "anon", byte: 2), events: [])
             let session = try #require(try await storage.session(tokenHash: [UInt8](repeating: 1, count: 32)))
-            #expect(session == Self.session("s-a1", account: "a1", byte: 1))
-            #expect(try await storage.session(tokenHash: [UInt8](repeating: 2, count: 32))?.accountIsAnonymous == true)
+            var expected = Self.session("s-a1", account: "a1", byte: 1)
+            expected.accountUserId = "leland@stanford.edu"
+            #expect(session == expected)
+            let anonymous = try await storage.session(tokenHash: [UInt8](repeating: 2, count: 32))
+            #expect(anonymous?.accountIsAnonymous == true)
+            #expect(anonymous?.accountUserId == nil)
             #expect(try await storage.session(tokenHash: [UInt8](repeating: 7, count: 32)) == nil)
 
             try await storage.touchSession(id: "s-a1", idleExpiresAt: Self.t0.adding(.seconds(900)))
@@ -198,7 +202,9 @@ struct IdentityStorageConformanceTests {
                 #expect((error as? IdentityStorageError)?.code == .userIdTaken)
             }
             try await storage.upgradeAnonymous(accountId: "anon", userId: "Jane@stanford.edu", normalizedUserId: "jane@stanford.edu", passwordHash: "h", events: [])
-            #expect(try await storage.session(tokenHash: [UInt8](repeating: 2, count: 32))?.accountIsAnonymous == false)
+            let upgraded = try await storage.session(tokenHash: [UInt8](repeating: 2, count: 32))
+            #expect(upgraded?.accountIsAnonymous == false)
+            #expect(upgraded?.accountUserId == "Jane@stanford.edu", "as given, not normalised")
             do {
                 try await storage.upgradeAnonymous(accountId: "anon", userId: "x@stanford.edu", normalizedUserId: "x@stanford.edu", passwordHash: "h", events: [])
                 Issue.record("upgraded twice")

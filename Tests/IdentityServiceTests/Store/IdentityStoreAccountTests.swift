@@ -18,6 +18,7 @@ struct IdentityStoreAccountTests {
         #expect(!stored.contains(UserIdKey.identifier))
         let info = try await fixture.validate(signedUp.session.token)
         #expect(info.accountId == signedUp.accountId)
+        #expect(info.userId == "leland@stanford.edu")
         #expect(!info.isAnonymous)
         #expect(info.privilegedUntil != nil)
         let events = try await fixture.events()
@@ -178,7 +179,9 @@ struct IdentityStoreAccountTests {
     func anonymousUpgrade() async throws {
         let fixture = try IdentityFixture()
         let anonymous = try await fixture.store.signInAnonymously(IdentityClientRequest())
-        #expect(try await fixture.validate(anonymous.session.token).isAnonymous)
+        let anonymousInfo = try await fixture.validate(anonymous.session.token)
+        #expect(anonymousInfo.isAnonymous)
+        #expect(anonymousInfo.userId == nil)
         let upgraded = try await fixture.store.signUp(IdentitySignUpRequest(
             userId: "leland@stanford.edu",
             password: SecretString("correct horse battery"),

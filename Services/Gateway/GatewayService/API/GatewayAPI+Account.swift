@@ -6,7 +6,7 @@ import OpenAPIRuntime
 extension GatewayAPI {
     func getAccount(_ input: Operations.GetAccount.Input) async throws -> Operations.GetAccount.Output {
         let (_, session) = try await authenticate()
-        if let cached = cache.account(session.accountId), cached.account.isAnonymous == session.isAnonymous {
+        if let cached = cache.account(session.accountId), cached.matches(session) {
             metrics.cache("account", hit: true)
             return .ok(.init(headers: .init(eTag: Self.etag(cached.version)), body: .json(cached.account)))
         }
@@ -23,7 +23,7 @@ extension GatewayAPI {
         let account = try account(record, session: session)
         if let ticket {
             metrics.cache("account", hit: false)
-            cache.store(try AccountCache.CachedAccount(account: account, version: record.version), ticket: ticket)
+            cache.store(try AccountCache.CachedAccount(account: account, version: record.version, userId: session.userId), ticket: ticket)
         }
         return .ok(.init(headers: .init(eTag: Self.etag(record.version)), body: .json(account)))
     }
@@ -104,12 +104,16 @@ extension GatewayAPI {
         }))
     }
 
+    /// Profile's details with the userId Identity keeps (as login's answer has it), so a client reads every key
+    /// of the account from one answer.
     private func account(_ record: ProfileRecord, session: IdentitySessionInfo) throws -> Components.Schemas.Account {
-        Components.Schemas.Account(
+        var details = record.details
+        details[identifier: UserIdKey.identifier] = session.userId.map(AccountValue.string)
+        return Components.Schemas.Account(
             accountId: record.accountId,
             version: record.version,
             isAnonymous: session.isAnonymous,
-            details: try Self.details(record.details)
+            details: try Self.details(details)
         )
     }
 }

@@ -53,11 +53,20 @@ final class AccountCache: Sendable {
         /// `account` as the generated handler's response body encodes it, encoded once when stored (see
         /// ``CachedAccountMiddleware``).
         var json: [UInt8]
+        /// The userId in `account`'s details: Identity's, from the session it was read with.
+        var userId: String?
 
-        init(account: Components.Schemas.Account, version: Int64) throws {
+        init(account: Components.Schemas.Account, version: Int64, userId: String?) throws {
             self.account = account
             self.version = version
+            self.userId = userId
             self.json = Array(try Self.encoder.encode(account))
+        }
+
+        /// Whether it answers for `session`: the account cached before an anonymous account's sign-up, or before a
+        /// userId change whose event has not arrived yet, does not.
+        func matches(_ session: IdentitySessionInfo) -> Bool {
+            account.isAnonymous == session.isAnonymous && userId == session.userId
         }
 
         /// The OpenAPI runtime's body encoder as the gateway configures it (`jsonEncodingOptions: [.sortedKeys]`);

@@ -22,7 +22,7 @@ struct CachedAccountMiddleware: RouterMiddleware {
         guard request.method == .get, request.uri.path == "/v1/account",
               let token = RequestScope.current?.bearerToken, token.utf8.count <= 512,
               let session = cache.session(for: AccountCache.TokenKey(token)),
-              let cached = cache.account(session.accountId), cached.account.isAnonymous == session.isAnonymous
+              let cached = cache.account(session.accountId), cached.matches(session)
         else {
             return try await next(request, context)
         }

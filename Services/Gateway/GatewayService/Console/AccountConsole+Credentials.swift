@@ -175,7 +175,7 @@ extension AccountConsole {
             title: "Reset your password",
             fields: [
                 ConsoleField(
-                    name: "userId", label: userIdIsEmail ? "Email address" : "Username", type: userIdIsEmail ? "email" : "text",
+                    name: "userId", label: ConsoleField.userIdLabel(schema.configuration.userIdType), type: userIdIsEmail ? "email" : "text",
                     value: userId, error: errors["userId"], autocomplete: "username"
                 ),
             ],

@@ -150,7 +150,7 @@ extension AccountConsole {
             page.anonymous = options.allowsAnonymous
             page.fields = [
                 ConsoleField(
-                    name: "userId", id: "login-userId", label: schema.configuration.userIdType == .emailAddress ? "Email address" : "Username",
+                    name: "userId", id: "login-userId", label: ConsoleField.userIdLabel(schema.configuration.userIdType),
                     type: schema.configuration.userIdType == .emailAddress ? "email" : "text", value: userId, error: fieldErrors["userId"],
                     autocomplete: "username"
                 ),

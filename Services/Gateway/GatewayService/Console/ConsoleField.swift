@@ -75,8 +75,7 @@ struct ConsoleField: Sendable {
                 inputType = "password"
                 autocomplete = "new-password"
             } else if identifier == UserIdKey.identifier {
-                // As the login form says it.
-                label = userIdType == .emailAddress ? "Email address" : "Username"
+                label = Self.userIdLabel(userIdType)
                 inputType = userIdType == .emailAddress ? "email" : "text"
                 autocomplete = userIdType == .emailAddress ? "email" : "username"
             } else if identifier == EmailKey.identifier {
@@ -161,6 +160,11 @@ struct ConsoleField: Sendable {
             inputType = type
             isPlain = true
         }
+    }
+
+    /// What the pages call the userId, everywhere as the login form does.
+    static func userIdLabel(_ type: UserIdType) -> String {
+        type == .emailAddress ? "Email address" : "Username"
     }
 
     /// A value as an input holds it.

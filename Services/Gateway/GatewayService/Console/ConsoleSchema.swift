@@ -119,10 +119,15 @@ struct ConsoleSchema: Sendable {
             guard descriptor.options.contains(.display), !descriptor.isSecret, let value = details[descriptor.identifier] else { continue }
             if grouped[descriptor.category] == nil { order.append(descriptor.category) }
             grouped[descriptor.category, default: []].append(
-                ShownValue(id: "value-\(descriptor.identifier)", label: descriptor.name, text: Self.shownText(value, type: descriptor.valueType))
+                ShownValue(id: "value-\(descriptor.identifier)", label: label(descriptor), text: Self.shownText(value, type: descriptor.valueType))
             )
         }
         return order.map { ShownCategory(id: "category-\($0.rawValue)", title: ConsoleField.title($0.rawValue), values: grouped[$0] ?? []) }
+    }
+
+    /// A key's name as the pages show it: the userId as the login form names it.
+    private func label(_ descriptor: AccountKeyDescriptor) -> String {
+        descriptor.identifier == UserIdKey.identifier ? ConsoleField.userIdLabel(configuration.userIdType) : descriptor.name
     }
 
     static func shownText(_ value: AccountValue, type: AccountValueType) -> String {

@@ -160,6 +160,9 @@ components:
           $ref: '#/components/schemas/Details'
     Account:
       type: object
+      description: >-
+        The account: its details by key identifier, the userId included (as it was given; none for an anonymous
+        account), and the version of its details that If-Match refers to.
       required: [accountId, version, details]
       properties:
         accountId:

@@ -14,6 +14,8 @@ public struct StoredSession: Sendable, Equatable {
     public var privilegedUntil: Timestamp?
     /// Whether the account is anonymous; filled in by ``IdentityStorage/session(tokenHash:)``, ignored when stored.
     public var accountIsAnonymous: Bool
+    /// The account's userId as given (nil when anonymous); filled in and ignored as ``accountIsAnonymous`` is.
+    public var accountUserId: String?
 
     public init(
         id: String,
@@ -23,7 +25,8 @@ public struct StoredSession: Sendable, Equatable {
         idleExpiresAt: Timestamp,
         absoluteExpiresAt: Timestamp,
         privilegedUntil: Timestamp?,
-        accountIsAnonymous: Bool = false
+        accountIsAnonymous: Bool = false,
+        accountUserId: String? = nil
     ) {
         self.id = id
         self.accountId = accountId
@@ -33,6 +36,7 @@ public struct StoredSession: Sendable, Equatable {
         self.absoluteExpiresAt = absoluteExpiresAt
         self.privilegedUntil = privilegedUntil
         self.accountIsAnonymous = accountIsAnonymous
+        self.accountUserId = accountUserId
     }
 
     /// Whether the session may be used at `now`.

@@ -20,7 +20,8 @@ extension IdentityStore {
             sessionId: session.id,
             expiresAt: expiresAt,
             privilegedUntil: session.isPrivileged(at: now) ? session.privilegedUntil : nil,
-            isAnonymous: session.accountIsAnonymous
+            isAnonymous: session.accountIsAnonymous,
+            userId: session.accountUserId
         )
     }
 

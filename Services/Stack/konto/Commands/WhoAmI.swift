@@ -1,5 +1,6 @@
 import ArgumentParser
 import KontoClient
+import KontoModel
 
 /// `konto whoami`: whose session is stored, as the gateway sees it now.
 struct WhoAmI: AsyncParsableCommand {
@@ -15,9 +16,10 @@ struct WhoAmI: AsyncParsableCommand {
 
     func run() async throws {
         try await options.perform { client, output in
-            // Asked of the gateway, so an ended session says so instead of being reported as signed in.
+            // Asked of the gateway, so an ended session says so instead of being reported as signed in, and a userId
+            // changed on another device is the new one.
             let account = try await client.account()
-            let userId = account.isAnonymous ? nil : try await client.currentSession()?.userId
+            let userId = account[\.userId]
             output.answer(
                 "\(userId ?? "anonymous") (account \(account.accountId))",
                 Answer(accountId: account.accountId, userId: userId, isAnonymous: account.isAnonymous)

@@ -188,6 +188,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
                   let credential = state.active(session.accountId)
             else { return nil }
             session.accountIsAnonymous = credential.isAnonymous
+            session.accountUserId = credential.userId
             return session
         }
     }

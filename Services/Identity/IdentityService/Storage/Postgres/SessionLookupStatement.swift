@@ -7,12 +7,12 @@ import PostgresNIO
 struct SessionLookupStatement: PostgresPreparedStatement {
     static let sql = """
         SELECT s.id, s.account_id, s.created_at, s.idle_expires_at, s.absolute_expires_at, s.privileged_until,
-               c.normalized_user_id IS NULL
+               c.normalized_user_id IS NULL, c.user_id
         FROM identity.sessions s JOIN identity.credentials c ON c.account_id = s.account_id AND NOT c.pending
         WHERE s.token_hash = $1
         """
 
-    typealias Row = (String, String, Date, Date, Date, Date?, Bool)
+    typealias Row = (String, String, Date, Date, Date, Date?, Bool, String?)
 
     var tokenHash: ByteBuffer
 
