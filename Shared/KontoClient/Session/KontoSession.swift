@@ -7,7 +7,8 @@ public struct KontoSession: Codable, Sendable, Equatable {
     public var expiresAt: Date
     /// An anonymous account's session: signing up with it keeps the account (and its id).
     public var isAnonymous: Bool
-    /// The userId the session was opened with (the account's details do not carry it); nil when anonymous.
+    /// The userId the session was opened with, known without asking the gateway (the account's details carry the
+    /// current one); nil when anonymous.
     public var userId: String?
 
     public init(accountId: String, token: String, expiresAt: Date, isAnonymous: Bool = false, userId: String? = nil) {

@@ -56,7 +56,7 @@ public final class ServiceProcess: Sendable {
     private static func launchWatchdog(guarding service: pid_t, watching owner: pid_t) throws -> pid_t {
         try ChildProcess.launchDetached("/bin/sh", ["-c", "tail --pid=\"$KONTO_OWNER\" -f /dev/null; kill -KILL \"$KONTO_SERVICE\""], environment: [
             "KONTO_OWNER": "\(owner)",
-            "KONTO_SERVICE": "\(pid_t(service))",
+            "KONTO_SERVICE": "\(service)",
         ])
     }
 

@@ -20,6 +20,14 @@ extension AccountConsole {
         ConsoleField(name: "newPassword", label: "New password", type: "password", value: value, error: error, autocomplete: "new-password", ruleKey: PasswordKey.identifier)
     }
 
+    /// The userId as the login and reset forms ask for it.
+    func userIdField(id: String? = nil, value: String, error: String?) -> ConsoleField {
+        ConsoleField(
+            name: "userId", id: id, label: ConsoleField.userIdLabel(schema.configuration.userIdType), type: userIdIsEmail ? "email" : "text",
+            value: value, error: error, autocomplete: "username"
+        )
+    }
+
     private func newUserIdField(value: String, error: String?) -> ConsoleField {
         ConsoleField(
             name: "userId", label: userIdIsEmail ? "New email address" : "New username", type: userIdIsEmail ? "email" : "text",
@@ -173,12 +181,7 @@ extension AccountConsole {
                 cancels: false, backToLogin: true
             ),
             title: "Reset your password",
-            fields: [
-                ConsoleField(
-                    name: "userId", label: ConsoleField.userIdLabel(schema.configuration.userIdType), type: userIdIsEmail ? "email" : "text",
-                    value: userId, error: errors["userId"], autocomplete: "username"
-                ),
-            ],
+            fields: [userIdField(value: userId, error: errors["userId"])],
             formError: formError, visit: visit, status: status
         )
     }

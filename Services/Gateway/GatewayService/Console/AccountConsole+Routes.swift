@@ -149,11 +149,7 @@ extension AccountConsole {
             page.formError = error
             page.anonymous = options.allowsAnonymous
             page.fields = [
-                ConsoleField(
-                    name: "userId", id: "login-userId", label: ConsoleField.userIdLabel(schema.configuration.userIdType),
-                    type: schema.configuration.userIdType == .emailAddress ? "email" : "text", value: userId, error: fieldErrors["userId"],
-                    autocomplete: "username"
-                ),
+                userIdField(id: "login-userId", value: userId, error: fieldErrors["userId"]),
                 ConsoleField(name: "password", id: "login-password", label: "Password", type: "password", error: fieldErrors["password"], autocomplete: "current-password"),
             ]
         }

@@ -12,9 +12,8 @@ public struct StoredSession: Sendable, Equatable {
     public var absoluteExpiresAt: Timestamp
     /// Until when security-related operations need no password; nil when not privileged.
     public var privilegedUntil: Timestamp?
-    /// Whether the account is anonymous; filled in by ``IdentityStorage/session(tokenHash:)``, ignored when stored.
-    public var accountIsAnonymous: Bool
-    /// The account's userId as given (nil when anonymous); filled in and ignored as ``accountIsAnonymous`` is.
+    /// The account's userId as given, nil when the account is anonymous; filled in by
+    /// ``IdentityStorage/session(tokenHash:)``, ignored when stored.
     public var accountUserId: String?
 
     public init(
@@ -25,7 +24,6 @@ public struct StoredSession: Sendable, Equatable {
         idleExpiresAt: Timestamp,
         absoluteExpiresAt: Timestamp,
         privilegedUntil: Timestamp?,
-        accountIsAnonymous: Bool = false,
         accountUserId: String? = nil
     ) {
         self.id = id
@@ -35,9 +33,11 @@ public struct StoredSession: Sendable, Equatable {
         self.idleExpiresAt = idleExpiresAt
         self.absoluteExpiresAt = absoluteExpiresAt
         self.privilegedUntil = privilegedUntil
-        self.accountIsAnonymous = accountIsAnonymous
         self.accountUserId = accountUserId
     }
+
+    /// Whether the account is anonymous: it has no userId (as looked up).
+    public var accountIsAnonymous: Bool { accountUserId == nil }
 
     /// Whether the session may be used at `now`.
     public func isValid(at now: Timestamp) -> Bool {

@@ -187,7 +187,6 @@ public final class InMemoryIdentityStorage: IdentityStorage {
             guard var session = state.sessionByTokenHash[tokenHash].flatMap({ state.sessions[$0] }),
                   let credential = state.active(session.accountId)
             else { return nil }
-            session.accountIsAnonymous = credential.isAnonymous
             session.accountUserId = credential.userId
             return session
         }

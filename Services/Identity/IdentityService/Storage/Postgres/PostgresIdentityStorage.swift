@@ -215,7 +215,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
     public func session(tokenHash: [UInt8]) async throws(IdentityStorageError) -> StoredSession? {
         try await run { client, logger in
             let rows = try await client.execute(SessionLookupStatement(tokenHash: ByteBuffer(bytes: tokenHash)), logger: logger)
-            for try await (id, accountId, createdAt, idle, absolute, privileged, anonymous, userId) in rows {
+            for try await (id, accountId, createdAt, idle, absolute, privileged, userId) in rows {
                 return StoredSession(
                     id: id,
                     accountId: accountId,
@@ -224,7 +224,6 @@ public struct PostgresIdentityStorage: IdentityStorage {
                     idleExpiresAt: Timestamp(idle),
                     absoluteExpiresAt: Timestamp(absolute),
                     privilegedUntil: privileged.map(Timestamp.init),
-                    accountIsAnonymous: anonymous,
                     accountUserId: userId
                 )
             }

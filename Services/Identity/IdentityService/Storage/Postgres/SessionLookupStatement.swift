@@ -3,16 +3,16 @@ import NIOCore
 import PostgresNIO
 
 /// The session lookup of every authenticated call, prepared once per pooled connection by postgres-nio: one index
-/// probe on the token hash, joined with the account for its anonymity.
+/// probe on the token hash, joined with the account for its userId (none: the account is anonymous).
 struct SessionLookupStatement: PostgresPreparedStatement {
     static let sql = """
         SELECT s.id, s.account_id, s.created_at, s.idle_expires_at, s.absolute_expires_at, s.privileged_until,
-               c.normalized_user_id IS NULL, c.user_id
+               c.user_id
         FROM identity.sessions s JOIN identity.credentials c ON c.account_id = s.account_id AND NOT c.pending
         WHERE s.token_hash = $1
         """
 
-    typealias Row = (String, String, Date, Date, Date, Date?, Bool, String?)
+    typealias Row = (String, String, Date, Date, Date, Date?, String?)
 
     var tokenHash: ByteBuffer
 
