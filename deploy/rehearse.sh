@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The compose rehearsal: brings docker-compose.yml up for real with podman and podman-compose (no Docker engine
 # here, no image registry reachable) and proves the deployment works:
-#   1. tools: podman, runc, debootstrap (apt), podman-compose (PyPI, in a virtual environment), a containers.conf
-#      for a machine without systemd;
+#   1. tools: podman, runc, the CNI plugins with dnsname (podman 4.3 on CNI resolves container names only through
+#      it), debootstrap (apt), podman-compose (PyPI, in a virtual environment), a containers.conf for a machine
+#      without systemd; then a check that two containers on a new network resolve each other by name;
 #   2. images: a Debian base from debootstrap (kept between runs), PostgreSQL derived from it
 #      (deploy/rehearsal/), the service images from deploy/Dockerfile on that base with host-built release binaries;
 #      deploy/compose.rehearsal.yml swaps the images in;
@@ -24,30 +25,45 @@ work=${KONTO_REHEARSAL_DIR:-/var/tmp/konto-rehearsal}
 project=konto-rehearsal
 mkdir -p "$work"
 
-step() { echo "rehearse: $* ($(( $(date +%s) - started ))s)"; }
+# `say` announces a long step; `step` marks one done, with the time since the start. With KONTO_CI_TIMES set (by
+# .ci/run), each done step's own time (since the previous one) is appended there for the run's closing summary.
+say() { echo "rehearse: $* ($(( $(date +%s) - started ))s)"; }
+last_step=$started
+step() {
+    local now
+    now=$(date +%s)
+    echo "rehearse: $* ($(( now - started ))s)"
+    [[ -z ${KONTO_CI_TIMES:-} ]] || echo "rehearsal: $* $(( now - last_step ))" >> "$KONTO_CI_TIMES"
+    last_step=$now
+}
 fail() { echo "rehearse: FAILED: $*" >&2; exit 1; }
 
 sudo_prefix=()
 [[ $(id -u) -eq 0 ]] || sudo_prefix=(sudo)
 
 # ---- 1. tools ----
+# What a fresh Debian machine lacks, by package: installing without recommends, so each one used is named here
+# (containernetworking-plugins brings the bridge and portmap plugins and iptables; dnsname brings dnsmasq-base).
 missing=()
-for tool in podman:podman runc:runc debootstrap:debootstrap curl:curl; do
-    command -v "${tool%%:*}" >/dev/null || missing+=("${tool#*:}")
+for package in podman runc containernetworking-plugins golang-github-containernetworking-plugin-dnsname \
+    debootstrap curl; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if ((${#missing[@]})); then
-    step "installing ${missing[*]}"
+    say "installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     "${sudo_prefix[@]}" apt-get update -qq
     "${sudo_prefix[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    step "installed ${missing[*]}"
 fi
 compose_version=1.6.0
 venv=$work/podman-compose-$compose_version
 if [[ ! -x $venv/bin/podman-compose ]]; then
-    step "installing podman-compose $compose_version"
+    say "installing podman-compose $compose_version"
     rm -rf "$venv"
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q "podman-compose==$compose_version"
+    step "installed podman-compose $compose_version"
 fi
 # No systemd here: runc, cgroupfs, events to a file; ulimits explicit (the defaults exceed the hard limit).
 cat > "$work/containers.conf" <<EOF
@@ -66,16 +82,34 @@ if ! podman image exists localhost/konto-base:bookworm; then
     # The Debian mirror apt already uses (either sources format), else Debian's own.
     mirror=$(cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null \
         | grep -oE '^(URIs: |deb )https?://[^ ]+/debian( |$)' | grep -oE 'https?://[^ ]+' | head -1 || true)
-    step "debootstrap bookworm from ${mirror:-http://deb.debian.org/debian}"
+    say "debootstrap bookworm from ${mirror:-http://deb.debian.org/debian}"
     rm -rf "$work/rootfs"
     "${sudo_prefix[@]}" debootstrap --variant=minbase bookworm "$work/rootfs" "${mirror:-http://deb.debian.org/debian}" >/dev/null
     tar -C "$work/rootfs" -c . | podman import -q - localhost/konto-base:bookworm >/dev/null
     "${sudo_prefix[@]}" rm -rf "$work/rootfs"
+    step "debootstrapped the base image"
 fi
-step "building the PostgreSQL image"
+# Containers must find each other by name (postgres, profile, …) on the compose network; without a DNS plugin every
+# service would retry "unknown host" until the readiness wait gives up. Checked once, in seconds, before the build.
+dns_network=$project-dnscheck
+dns_peer=$project-dnscheck-peer
+dns_cleanup() {
+    podman rm -f -t 0 "$dns_peer" >/dev/null 2>&1 || true
+    podman network rm -f "$dns_network" >/dev/null 2>&1 || true
+}
+dns_cleanup
+podman network create "$dns_network" >/dev/null
+podman run -d --name "$dns_peer" --network "$dns_network" localhost/konto-base:bookworm sleep 120 >/dev/null
+if ! podman run --rm --network "$dns_network" localhost/konto-base:bookworm getent hosts "$dns_peer" >/dev/null; then
+    dns_cleanup
+    fail "containers cannot resolve each other by name on a podman network (is the CNI dnsname plugin, Debian's golang-github-containernetworking-plugin-dnsname, installed? $(ls /usr/lib/cni 2>/dev/null | tr '\n' ' '))"
+fi
+dns_cleanup
+step "containers resolve each other by name"
 podman build -q --format docker -t localhost/konto-postgres:15 -f deploy/rehearsal/Postgres.Containerfile deploy/rehearsal >/dev/null
+step "built the PostgreSQL image"
 
-step "building the release binaries"
+say "building the release binaries"
 products=(konto-identity konto-profile konto-notifications konto-gateway konto)
 for product in "${products[@]}"; do
     swift build -c release --static-swift-stdlib --product "$product" 2>&1 | grep -E 'error|warning: unre' || true
@@ -100,6 +134,7 @@ for service in identity profile notifications gateway; do
         -t "localhost/konto/$service:$KONTO_VERSION" -f deploy/Dockerfile . >/dev/null
 done
 konto=$context/konto
+step "built the release binaries and the service images"
 
 # ---- 3. up ----
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -128,8 +163,8 @@ on_exit() {
 trap on_exit EXIT
 down
 
-step "up"
 "${compose[@]}" up -d --no-build >/dev/null 2>&1 || fail "podman-compose up"
+step "podman-compose up"
 gateway=http://127.0.0.1:$gateway_port
 replica=http://127.0.0.1:$replica_port
 wait_ready() {

@@ -5,6 +5,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# With KONTO_CI_TIMES set (by .ci/run), each phase's time is appended there for the run's closing summary.
+phase_started=$(date +%s)
+phase() {
+    local now
+    now=$(date +%s)
+    echo "test: $1 took $(( now - phase_started ))s"
+    [[ -z ${KONTO_CI_TIMES:-} ]] || echo "tests: $1 $(( now - phase_started ))" >> "$KONTO_CI_TIMES"
+    phase_started=$now
+}
+
 missing=()
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 # chromium and its driver (with a font, so that screenshots show text) for the web console's browser test
@@ -19,6 +29,7 @@ if ((${#missing[@]})); then
     export DEBIAN_FRONTEND=noninteractive
     "${sudo_prefix[@]}" apt-get update -qq
     "${sudo_prefix[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    phase "installing ${missing[*]}"
 fi
 
 # A new virtual environment at $1 (python3-venv installed first when missing).
@@ -55,6 +66,7 @@ fi
 export KONTO_BROWSER_PYTHON="$PWD/$venv/bin/python"
 export KONTO_CHROMEDRIVER=/usr/bin/chromedriver
 export SE_OFFLINE=true SE_AVOID_STATS=true
+phase "the Python tools (schemathesis, Selenium)"
 
 # At most four tests at once (KONTO_TEST_PARALLELISM to change it): the suite starts PostgreSQL clusters, service
 # processes and load, and on two cores unbounded parallelism failed 2 of 4 full runs on timing (a drain outliving its
@@ -63,8 +75,16 @@ export SE_OFFLINE=true SE_AVOID_STATS=true
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e
-swift test --experimental-maximum-parallelization-width "${KONTO_TEST_PARALLELISM:-4}" "$@" 2>&1 | tee "$log"
+# Built first, on its own, so that the summary tells the build's time from the tests'.
+swift build --build-tests 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
+phase "swift build --build-tests"
+if ((status == 0)); then
+    swift test --skip-build --experimental-maximum-parallelization-width "${KONTO_TEST_PARALLELISM:-4}" "$@" 2>&1 \
+        | tee -a "$log"
+    status=${PIPESTATUS[0]}
+    phase "swift test"
+fi
 set -e
 # Each suite's time, slowest first (swift-testing's "Suite … passed after N seconds" lines).
 echo "test: time per suite, slowest first (from its start to its end, other suites running alongside, four tests at a time)"
