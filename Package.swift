@@ -497,6 +497,7 @@ let package = Package(
                 "KontoContracts",
                 "KontoModel",
                 "KontoTesting",
+                "KontoWire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -102,12 +102,20 @@ public final class KontoClient: Sendable {
         try await sessions.save(renamed)
     }
 
-    /// Opens the privileged window by entering the password again; until when it is open.
+    /// Opens the privileged window by entering the password again; until when it is open. The gateway answers with a
+    /// fresh session that replaces the stored one (whose token stopped working).
     @discardableResult
     public func reauthenticate(password: String) async throws -> Date {
         let session = try await requireSession()
         let answer = try await exchange("POST", "/v1/account/reauthenticate", body: Reauthentication(password: password), token: session.token, expect: 200)
-        return try decode(Privilege.self, answer).privilegedUntil
+        let privilege = try decode(Privilege.self, answer)
+        if let fresh = privilege.session {
+            var renewed = session
+            renewed.token = fresh.token
+            renewed.expiresAt = fresh.expiresAt
+            try await sessions.save(renewed)
+        }
+        return privilege.privilegedUntil
     }
 
     /// Deletes the account (security-related, as ``changePassword(to:currentPassword:)``); the stored session is
@@ -237,7 +245,7 @@ private struct Reauthentication: Encodable { var password: String }
 private struct ResetRequest: Encodable { var userId: String }
 private struct ResetConfirmation: Encodable { var token: String; var newPassword: String }
 private struct SessionsEnded: Decodable { var sessionsEnded: Int }
-private struct Privilege: Decodable { var privilegedUntil: Date }
+private struct Privilege: Decodable { var privilegedUntil: Date; var session: AccountSessionBody.Session? }
 private struct AccountSessionBody: Decodable {
     struct Session: Decodable { var token: String; var expiresAt: Date }
     var accountId: String

@@ -102,7 +102,7 @@ struct JourneyTests {
         }
     }
 
-    @Test("an anonymous account upgraded by sign-up keeps its accountId and its session")
+    @Test("an anonymous account upgraded by sign-up keeps its accountId, on a fresh session")
     func anonymousUpgrade() async throws {
         try await EndToEndSystem.with { system in
             let client = system.client()

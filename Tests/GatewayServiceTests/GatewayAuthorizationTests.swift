@@ -21,10 +21,13 @@ struct GatewayAuthorizationTests {
 
             // Changes: details, password, userId, the privileged window, sessions.
             #expect(try await gateway.request(.PATCH, "/v1/account", json: #"{"set":{"email":"alice@example.org"},"remove":["name"]}"#, token: alice).status == 200)
-            #expect(try await gateway.request(.POST, "/v1/account/reauthenticate", json: #"{"password":"correct horse battery"}"#, token: alice).status == 200)
-            #expect(try await gateway.request(.PUT, "/v1/account/password", json: #"{"newPassword":"alice's new password"}"#, token: alice).status == 200)
-            #expect(try await gateway.request(.PUT, "/v1/account/user-id", json: #"{"userId":"alice2@example.org"}"#, token: alice).status == 204)
-            #expect(try await gateway.request(.DELETE, "/v1/sessions", token: alice).status == 200)
+            // Reauthentication rotates A's token: the fresh one goes on.
+            let reauthenticated = try await gateway.request(.POST, "/v1/account/reauthenticate", json: #"{"password":"correct horse battery"}"#, token: alice)
+            #expect(reauthenticated.status == 200)
+            let aliceFresh = try #require((reauthenticated.object["session"] as? [String: Any])?["token"] as? String)
+            #expect(try await gateway.request(.PUT, "/v1/account/password", json: #"{"newPassword":"alice's new password"}"#, token: aliceFresh).status == 200)
+            #expect(try await gateway.request(.PUT, "/v1/account/user-id", json: #"{"userId":"alice2@example.org"}"#, token: aliceFresh).status == 204)
+            #expect(try await gateway.request(.DELETE, "/v1/sessions", token: aliceFresh).status == 200)
             // A password that is B's does not reauthenticate A.
             let aliceAgain = try #require((try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"alice2@example.org","password":"alice's new password"}"#).object["session"] as? [String: Any])?["token"] as? String)
             #expect(try await gateway.request(.POST, "/v1/account/reauthenticate", json: #"{"password":"correct horse battery"}"#, token: aliceAgain).status == 401)

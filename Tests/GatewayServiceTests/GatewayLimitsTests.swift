@@ -1,5 +1,6 @@
 import Foundation
-import GatewayService
+@testable import GatewayService
+import KontoRuntime
 import KontoTesting
 import NIOHTTP1
 import Testing
@@ -11,6 +12,7 @@ struct GatewayLimitsTests {
     func rateLimited() async throws {
         try await GatewayHarness.withGateway(configure: { configuration in
             configuration.clientAddressHeader = "X-Forwarded-For"
+            configuration.trustedProxies = Self.loopback
             configuration.credentialsRateLimitPerMinute = 2
         }) { gateway in
             let body = #"{"userId":"nobody@example.org","password":"whatever it is"}"#
@@ -27,6 +29,78 @@ struct GatewayLimitsTests {
             #expect(other.status == 401)
             #expect(try await gateway.request(.GET, "/health/live", headers: [("X-Forwarded-For", "203.0.113.1")]).status == 200)
         }
+    }
+
+    static let loopback = try! TrustedProxies(parsing: "127.0.0.1, ::1")
+
+    @Test("the client address is the right-most entry that is not a trusted proxy; prepended entries change nothing; IPv6 counts by /64")
+    func trustedProxies() async throws {
+        try await GatewayHarness.withGateway(configure: { configuration in
+            configuration.clientAddressHeader = "X-Forwarded-For"
+            configuration.trustedProxies = try! TrustedProxies(parsing: "127.0.0.1, ::1, 10.0.0.0/8")
+            configuration.credentialsRateLimitPerMinute = 2
+        }) { gateway in
+            // Each attempt for another userId: Identity's own count per userId is not what is tested here.
+            let login = { @Sendable (forwarded: String) async throws -> Int in
+                let body = #"{"userId":"nobody-\#(UUID().uuidString)@example.org","password":"whatever it is"}"#
+                return try await gateway.request(.POST, "/v1/sessions", json: body, headers: [("X-Forwarded-For", forwarded)]).status
+            }
+            // Through an inner proxy (10.1.2.3, trusted): the client is the entry before it.
+            let first = try await login("198.51.100.7, 10.1.2.3")
+            #expect(first == 401)
+            #expect(try await login("198.51.100.7, 10.9.9.9") == 401)
+            #expect(try await login("198.51.100.7, 10.1.2.3") == 429, "the same client through another proxy")
+            // Entries the client writes itself, to the left, do not make it someone else.
+            #expect(try await login("192.0.2.99, 198.51.100.7") == 429)
+            #expect(try await login("198.51.100.8") == 401)
+            // IPv6: one /64 is one client.
+            #expect(try await login("2001:db8:1:2::1") == 401)
+            #expect(try await login("[2001:db8:1:2::beef]:4711") == 401)
+            #expect(try await login("2001:db8:1:2:ffff::9") == 429)
+            #expect(try await login("2001:db8:1:3::1") == 401)
+        }
+    }
+
+    @Test("without trusted proxies the client-address header and X-Forwarded-Proto are anyone's words and ignored")
+    func untrustedHeader() async throws {
+        try await GatewayHarness.withGateway(configure: { configuration in
+            configuration.clientAddressHeader = "X-Forwarded-For"
+            configuration.trustedProxies = try! TrustedProxies(parsing: "192.0.2.1")
+            configuration.credentialsRateLimitPerMinute = 2
+        }) { gateway in
+            let body = #"{"userId":"nobody@example.org","password":"whatever it is"}"#
+            var statuses: [Int] = []
+            for address in ["198.51.100.1", "198.51.100.2", "198.51.100.3"] {
+                statuses.append(try await gateway.request(.POST, "/v1/sessions", json: body, headers: [("X-Forwarded-For", address)]).status)
+            }
+            #expect(statuses == [401, 401, 429], "every request is the peer's (loopback), whatever the header says")
+            let page = try await gateway.request(.GET, "/account/", headers: [("X-Forwarded-Proto", "https")])
+            #expect(page.headers["Set-Cookie"].allSatisfy { !$0.contains("Secure") }, "\(page.headers)")
+        }
+    }
+
+    @Test("the proxy settings are checked at start: a header without trusted proxies, a malformed range")
+    func proxySettings() throws {
+        let logger = GatewayHarness.logger
+        let base = ["KONTO_WIRE_SECRET": "a-secret-of-sixteen-bytes-or-more"]
+        func error(_ settings: [String: String]) -> String? {
+            do {
+                _ = try GatewayConfiguration(environment: ServiceEnvironment(base.merging(settings) { $1 }), logger: logger)
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(error(["KONTO_GATEWAY_CLIENT_ADDRESS_HEADER": "X-Forwarded-For"])?.contains("KONTO_GATEWAY_TRUSTED_PROXIES") == true)
+        #expect(error(["KONTO_GATEWAY_TRUSTED_PROXIES": "10.0.0.0/33"])?.contains("10.0.0.0/33") == true)
+        #expect(error(["KONTO_GATEWAY_TRUSTED_PROXIES": "10.0.0.0/8, proxy.internal"])?.contains("proxy.internal") == true)
+        #expect(error(["KONTO_GATEWAY_CLIENT_ADDRESS_HEADER": "X-Forwarded-For", "KONTO_GATEWAY_TRUSTED_PROXIES": "10.0.0.0/8, fd00::/8"]) == nil)
+        let parsed = try TrustedProxies(parsing: "10.0.0.0/8, 192.0.2.7, fd00::/8")
+        #expect(parsed.trusts("10.200.1.1") && parsed.trusts("192.0.2.7") && parsed.trusts("fd12::1"))
+        #expect(!parsed.trusts("192.0.2.8") && !parsed.trusts("11.0.0.1") && !parsed.trusts("fe80::1") && !parsed.trusts("not an address"))
+        #expect(TrustedProxies.throttlingKey("2001:db8:1:2:3:4:5:6") == "2001:db8:1:2::/64")
+        #expect(TrustedProxies.throttlingKey("::ffff:192.0.2.1") == "192.0.2.1")
+        #expect(TrustedProxies.throttlingKey("192.0.2.1") == "192.0.2.1")
     }
 
     @Test("/metrics counts requests by route and status, and the services' calls")

@@ -10,19 +10,23 @@ struct GatewayProcessTests {
     @Test("every route through the real executables")
     func routes() async throws {
         try await GatewayHarness.withProcesses { gateway, _ in
-            let (token, accountId) = try await gateway.signUp("lise@example.org", details: #"{"name":{"givenName":"Lise"}}"#)
-            let account = try await gateway.request(.GET, "/v1/account", token: token)
+            let (first, accountId) = try await gateway.signUp("lise@example.org", details: #"{"name":{"givenName":"Lise"}}"#)
+            let account = try await gateway.request(.GET, "/v1/account", token: first)
             #expect(account.status == 200)
             #expect(account.object["accountId"] as? String == accountId)
             let etag = try #require(account.headers.first(name: "ETag"))
-            #expect(try await gateway.request(.PATCH, "/v1/account", json: #"{"set":{"email":"lise@example.org"}}"#, token: token, headers: [("If-Match", etag)]).status == 200)
-            #expect(try await gateway.request(.PATCH, "/v1/account", json: #"{"remove":["email"]}"#, token: token, headers: [("If-Match", etag)]).status == 412)
+            #expect(try await gateway.request(.PATCH, "/v1/account", json: #"{"set":{"email":"lise@example.org"}}"#, token: first, headers: [("If-Match", etag)]).status == 200)
+            #expect(try await gateway.request(.PATCH, "/v1/account", json: #"{"remove":["email"]}"#, token: first, headers: [("If-Match", etag)]).status == 412)
 
             let login = try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"lise@example.org","password":"correct horse battery"}"#)
             #expect(login.status == 200)
             let second = try #require((login.object["session"] as? [String: Any])?["token"] as? String)
             #expect(try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"lise@example.org","password":"wrong password"}"#).status == 401)
-            #expect(try await gateway.request(.POST, "/v1/account/reauthenticate", json: #"{"password":"correct horse battery"}"#, token: token).status == 200)
+            let reauthenticated = try await gateway.request(.POST, "/v1/account/reauthenticate", json: #"{"password":"correct horse battery"}"#, token: first)
+            #expect(reauthenticated.status == 200)
+            // A fresh token replaces the one presented.
+            let token = try #require((reauthenticated.object["session"] as? [String: Any])?["token"] as? String)
+            #expect(try await gateway.request(.GET, "/v1/account", token: first).status == 401)
             #expect(try await gateway.request(.PUT, "/v1/account/password", json: #"{"newPassword":"nuclear fission 1938"}"#, token: token).status == 200)
             #expect(try await gateway.request(.GET, "/v1/account", token: second).status == 401)
             #expect(try await gateway.request(.PUT, "/v1/account/user-id", json: #"{"userId":"meitner@example.org"}"#, token: token).status == 204)

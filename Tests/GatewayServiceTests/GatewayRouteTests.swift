@@ -175,7 +175,8 @@ struct GatewayRouteTests {
     @Test("security-related changes need a recent authentication or the current password; a password change ends the other sessions")
     func securityRelated() async throws {
         try await GatewayHarness.withGateway { gateway in
-            let (token, _) = try await gateway.signUp("barbara@example.org")
+            let (previous, _) = try await gateway.signUp("barbara@example.org")
+            var token = previous
             let other = try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"barbara@example.org","password":"correct horse battery"}"#)
             let otherToken = try #require((other.object["session"] as? [String: Any])?["token"] as? String)
 
@@ -193,9 +194,13 @@ struct GatewayRouteTests {
             #expect(try await gateway.request(.GET, "/v1/account", token: otherToken).status == 401)
             #expect(try await gateway.request(.GET, "/v1/account", token: token).status == 200)
 
-            let reauthenticated = try await gateway.request(.POST, "/v1/account/reauthenticate", json: #"{"password":"another horse battery"}"#, token: token)
+            let reauthenticated = try await gateway.request(.POST, "/v1/account/reauthenticate", json: #"{"password":"another horse battery"}"#, token: previous)
             #expect(reauthenticated.status == 200)
             #expect(reauthenticated.object["privilegedUntil"] is String)
+            // A fresh token replaces the one presented, which stops working at once.
+            token = try #require((reauthenticated.object["session"] as? [String: Any])?["token"] as? String)
+            #expect(token != previous)
+            #expect(try await gateway.request(.GET, "/v1/account", token: previous).status == 401)
 
             // The account names its userId (Identity's, beside Profile's details), the new one right after a change.
             let before = try await gateway.request(.GET, "/v1/account", token: token)

@@ -63,16 +63,17 @@ struct RateLimiterTests {
         #expect(limiter.count == 1)
     }
 
-    @Test("the gateway's limits: credential routes count against both rules, health never")
+    @Test("the gateway's limits: a credential route takes from both buckets, other routes from the general one, health never")
     func gatewayRules() {
         let limits = GatewayRateLimits(generalPerMinute: 5, credentialsPerMinute: 2)
-        #expect(limits.check(method: .post, path: "/v1/sessions", address: "a", now: start) == .allowed)
-        #expect(limits.check(method: .post, path: "/v1/sessions", address: "a", now: start) == .allowed)
-        #expect(limits.check(method: .post, path: "/v1/sessions", address: "a", now: start) != .allowed)
-        // The general bucket still has tokens for other routes.
-        #expect(limits.check(method: .get, path: "/v1/account", address: "a", now: start) == .allowed)
+        #expect(limits.checkCredentials(address: "a", now: start) == .allowed)
+        #expect(limits.checkCredentials(address: "a", now: start) == .allowed)
+        #expect(limits.checkCredentials(address: "a", now: start) != .allowed)
+        #expect(limits.checkCredentials(address: "b", now: start) == .allowed, "per address")
+        // The general bucket is another one.
+        #expect(limits.check(path: "/v1/account", address: "a", now: start) == .allowed)
         for _ in 0..<100 {
-            #expect(limits.check(method: .get, path: "/health/ready", address: "a", now: start) == .allowed)
+            #expect(limits.check(path: "/health/ready", address: "a", now: start) == .allowed)
         }
     }
 }

@@ -76,6 +76,33 @@ struct AccountSchemaFileTests {
         #expect(error.fields.map(\.message) == ["You must only use letters.", "At most 20 characters."])
     }
 
+    @Test("writableBy gives a key to the server: published, refused from the account holder, user by default")
+    func writableBy() throws {
+        let configuration = try load("""
+        {"keys": [
+          {"identifier": "userId", "requirement": "requires"},
+          {"identifier": "plan", "type": "enum", "cases": ["free", "pro"], "requirement": "manual", "writableBy": "server"},
+          {"identifier": "nickname", "type": "string", "requirement": "collects", "writableBy": "user"},
+          {"identifier": "bio", "type": "string", "requirement": "supports"}
+        ]}
+        """)
+        #expect(configuration.schema["plan"]?.writableBy == .server)
+        #expect(configuration.schema["nickname"]?.writableBy == .user)
+        #expect(configuration.schema["bio"]?.writableBy == .user)
+        #expect(configuration.schema["email"]?.writableBy == .user, "built-in keys are the holder's")
+        let refused = configuration.serverOwnedKeyErrors(["bio", "plan", "nickname", "plan"])
+        #expect(refused.map(\.key) == ["plan"])
+        #expect(refused.map(\.code) == [.serverOwnedKey])
+        let published = try JSONSerialization.jsonObject(with: JSONEncoder().encode(configuration)) as? [String: Any]
+        let keys = try #require(published?["keys"] as? [[String: Any]])
+        #expect(keys.map { $0["writableBy"] as? String } == ["user", "server", "user", "user"])
+        // An encoded descriptor from before writableBy existed decodes as the holder's.
+        var descriptor = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(configuration.schema["plan"])) as? [String: Any])
+        descriptor["writableBy"] = nil
+        let older = try JSONDecoder().decode(AccountKeyDescriptor.self, from: JSONSerialization.data(withJSONObject: descriptor))
+        #expect(older.writableBy == .user)
+    }
+
     @Test("An unknown type is refused, naming the key, the type and the choices")
     func unknownType() throws {
         #expect(try problems(keyEntry: #"{"identifier": "biography", "type": "strng", "requirement": "collects"}"#) == [
@@ -140,6 +167,12 @@ struct AccountSchemaFileTests {
          #"key "accountId": accountId is always present and cannot be configured"#),
         (#"{"type": "string", "requirement": "collects"}"#,
          #"keys[1]: missing identifier"#),
+        (#"{"identifier": "plan", "type": "string", "requirement": "manual", "writableBy": "admin"}"#,
+         #"key "plan": unknown writableBy "admin" (expected one of user, server)"#),
+        (#"{"identifier": "plan", "type": "string", "requirement": "requires", "writableBy": "server"}"#,
+         #"key "plan": a key written by the server only cannot be required at sign-up (use collects, supports or manual)"#),
+        (#"{"identifier": "email", "requirement": "collects", "writableBy": "server"}"#,
+         #"key "email": identifier clashes with the built-in key "email" (a built-in key takes only identifier, requirement and rules)"#),
     ])
     func otherMistakes(entry: String, message: String) throws {
         #expect(try problems(keyEntry: entry) == ["accounts.json: " + message])

@@ -167,4 +167,16 @@ VAyFxXZDF7OexKaVXWxkJflu4uugHVudD0Rlnk79Pw==
         #expect(error?.description.contains("secret") == false)
         #expect(error?.description.hasPrefix(PostgresSettingsError.code) == true)
     }
+
+    @Test(".env.example's placeholder passwords are refused, saying so", arguments: [
+        "postgres://konto_identity:replace-me-identity@postgres:5432/konto_identity",
+        "postgres://konto:Change-Me-Please@localhost/db",
+    ])
+    func placeholderPassword(url: String) {
+        let error = #expect(throws: PostgresSettingsError.self) {
+            try PostgresSettings(url: url)
+        }
+        #expect(error?.description.contains("placeholder") == true)
+        #expect(error?.description.lowercased().contains("replace-me-identity") == false)
+    }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import KontoRuntime
 import Logging
 import Testing
@@ -47,8 +48,31 @@ struct ServiceEnvironmentTests {
         let short = #expect(throws: ServiceEnvironmentError.self) {
             _ = try ServiceEnvironment(["KONTO_WIRE_SECRET": "tiny-s3cret"]).secret("KONTO_WIRE_SECRET")
         }
-        #expect(short?.description == "KONTO_WIRE_SECRET must be at least 16 bytes long")
+        #expect(short?.description == "KONTO_WIRE_SECRET must be at least 32 bytes long (generate one with: openssl rand -hex 32)")
         #expect(short?.description.contains("tiny-s3cret") == false)
+    }
+
+    @Test("placeholders and secrets that do not look random are refused, saying why; generated ones pass", arguments: [
+        ("replace-with-a-long-random-secret", "is a placeholder"),
+        ("CHANGE-ME-to-something-long-enough-please", "is a placeholder"),
+        (String(repeating: "a", count: 40), "does not look random"),
+        (String(repeating: "0123", count: 10), "does not look random"),
+        (String(repeating: "ab", count: 8) + String(repeating: "a", count: 24), "does not look random"),
+    ])
+    func weakSecrets(value: String, problem: String) {
+        let error = #expect(throws: ServiceEnvironmentError.self) {
+            _ = try ServiceEnvironment(["KONTO_WIRE_SECRET": value]).secret("KONTO_WIRE_SECRET")
+        }
+        #expect(error?.description.contains(problem) == true, "\(String(describing: error))")
+        #expect(error?.description.contains(value) == false)
+    }
+
+    @Test("a generated secret passes")
+    func generatedSecret() throws {
+        let hex = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0 ... .max)) }.joined()
+        #expect(try ServiceEnvironment(["KONTO_WIRE_SECRET": hex]).secret("KONTO_WIRE_SECRET") == hex)
+        let words = "process-stack-" + UUID().uuidString
+        #expect(try ServiceEnvironment(["KONTO_WIRE_SECRET": words]).secret("KONTO_WIRE_SECRET") == words)
     }
 
     @Test("a required variable that is missing is named")

@@ -98,7 +98,7 @@ struct ProfileProcessTests {
     }
 
     @Test("a bad configuration is refused at start, naming the problem", arguments: [
-        ("KONTO_WIRE_SECRET", "short", "KONTO_WIRE_SECRET must be at least 16 bytes long"),
+        ("KONTO_WIRE_SECRET", "short", "KONTO_WIRE_SECRET must be at least 32 bytes long (generate one with: openssl rand -hex 32)"),
         ("KONTO_PROFILE_PORT", "http", "KONTO_PROFILE_PORT must be a whole number from 0 to 65535"),
         ("KONTO_PROFILE_DATABASE_URL", "mysql://db/profile", "KONTO_PROFILE_DATABASE_URL is not a usable PostgreSQL URL"),
         ("KONTO_ACCOUNTS_CONFIG", "/nonexistent/accounts.yaml", "cannot read file at /nonexistent/accounts.yaml"),

@@ -10,6 +10,12 @@ public struct KontoSchema: Codable, Sendable, Equatable {
         public var requirement: AccountKeyRequirement
         public var rules: [ValidationRule]
         public var isSecret: Bool
+        /// Who may write the value: a `server` key is read-only to the account holder. Absent from an older
+        /// gateway's schema, where every key was the holder's.
+        public var writableBy: AccountKeyWriter?
+
+        /// Whether the account holder may set or remove it.
+        public var isUserWritable: Bool { writableBy != .server }
     }
 
     public var userIdType: UserIdType

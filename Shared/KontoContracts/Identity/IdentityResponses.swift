@@ -52,18 +52,26 @@ public struct IdentitySessionInfo: Codable, Sendable, Equatable {
 /// How many sessions an operation ended.
 public struct IdentitySessionsEnded: Codable, Sendable, Equatable {
     public var sessionsEnded: Int
+    /// The account concerned, where the caller could not name it (a password reset, known by its token only), so
+    /// the gateway drops what it caches of that account alone. Optional: an older Identity's answer still decodes.
+    public var accountId: String?
 
-    public init(sessionsEnded: Int) {
+    public init(sessionsEnded: Int, accountId: String? = nil) {
         self.sessionsEnded = sessionsEnded
+        self.accountId = accountId
     }
 }
 
-/// The privileged window reauthentication opened.
+/// The privileged window reauthentication opened, and the fresh session that replaced the presented one (every
+/// authentication issues a new token; the presented one stopped working). Optional: an older Identity's answer
+/// without it still decodes, and its caller keeps the token it had.
 public struct IdentityPrivilege: Codable, Sendable, Equatable {
     public var privilegedUntil: Timestamp
+    public var session: IdentitySession?
 
-    public init(privilegedUntil: Timestamp) {
+    public init(privilegedUntil: Timestamp, session: IdentitySession? = nil) {
         self.privilegedUntil = privilegedUntil
+        self.session = session
     }
 }
 

@@ -1,5 +1,5 @@
 /// The form `GET /v1/schema` publishes so clients can build forms:
-/// `{"userIdType", "keys": [{identifier, name, category, valueType, requirement, options, rules, isSecret, initialValue?}]}`,
+/// `{"userIdType", "keys": [{identifier, name, category, valueType, requirement, options, rules, isSecret, initialValue?, writableBy}]}`,
 /// configured keys only, in order, with the rules that are actually enforced.
 extension AccountConfiguration: Encodable {
     private enum CodingKeys: String, CodingKey {
@@ -17,6 +17,7 @@ extension AccountConfiguration: Encodable {
         let rules: [ValidationRule]
         let isSecret: Bool
         let initialValue: AccountValue?
+        let writableBy: AccountKeyWriter
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -35,7 +36,8 @@ extension AccountConfiguration: Encodable {
                 options: descriptor.options,
                 rules: rules(for: key.identifier),
                 isSecret: descriptor.isSecret,
-                initialValue: descriptor.initialValue
+                initialValue: descriptor.initialValue,
+                writableBy: descriptor.writableBy
             )
         }
         try container.encode(published, forKey: .keys)

@@ -55,10 +55,12 @@ public struct AccountSchemaFile: Decodable, Sendable, Equatable {
         public var rules: [RuleEntry]?
         public var mutable: Bool?
         public var display: Bool?
+        /// `user` (the default) or `server`.
+        public var writableBy: String?
         /// Fields that are not part of the format (likely typos).
         public var unknownFields: [String]
 
-        static let fieldNames: Set<String> = ["identifier", "name", "category", "type", "cases", "requirement", "rules", "mutable", "display"]
+        static let fieldNames: Set<String> = ["identifier", "name", "category", "type", "cases", "requirement", "rules", "mutable", "display", "writableBy"]
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: FieldKey.self)
@@ -74,6 +76,7 @@ public struct AccountSchemaFile: Decodable, Sendable, Equatable {
             rules = try field("rules", [RuleEntry].self)
             mutable = try field("mutable", Bool.self)
             display = try field("display", Bool.self)
+            writableBy = try field("writableBy", String.self)
             unknownFields = container.allKeys.map(\.stringValue).filter { !Self.fieldNames.contains($0) }.sorted()
         }
     }

@@ -76,7 +76,7 @@ struct SchemaFileBuilder {
 
         if AccountKeySchema.builtInIdentifiers.contains(identifier) {
             let declares = entry.type != nil || entry.name != nil || entry.category != nil || entry.cases != nil
-                || entry.mutable != nil || entry.display != nil
+                || entry.mutable != nil || entry.display != nil || entry.writableBy != nil
             if declares {
                 refuse("identifier clashes with the built-in key \"\(identifier)\" (a built-in key takes only identifier, requirement and rules)")
             }
@@ -114,6 +114,17 @@ struct SchemaFileBuilder {
             problems += entryProblems
             return
         }
+        var writer = AccountKeyWriter.user
+        if let name = entry.writableBy {
+            if let known = AccountKeyWriter(rawValue: name) {
+                writer = known
+            } else {
+                refuse("unknown writableBy \"\(name)\" (expected one of \(Self.list(AccountKeyWriter.allCases)))")
+            }
+        }
+        if writer == .server, requirement == .requires {
+            refuse("a key written by the server only cannot be required at sign-up (use collects, supports or manual)")
+        }
         var options: AccountKeyOptions = []
         if entry.display ?? true { options.insert(.display) }
         if entry.mutable ?? true { options.insert(.mutable) }
@@ -124,7 +135,8 @@ struct SchemaFileBuilder {
             valueType: valueType,
             options: options,
             rules: rules ?? [],
-            initialValue: Self.initialValue(for: valueType)
+            initialValue: Self.initialValue(for: valueType),
+            writableBy: writer
         )
         entryProblems += AccountKeySchema.descriptorProblems(descriptor)
         if entryProblems.isEmpty, let requirement {

@@ -23,6 +23,10 @@ public struct AccountFieldError: Sendable, Hashable, Codable, CustomStringConver
         public static let userIdNotRemovable = Code(rawValue: "userIdNotRemovable")
         /// The same key is both set and removed in one modification.
         public static let conflictingModification = Code(rawValue: "conflictingModification")
+        /// A password on the list of the most common ones (Identity's, ASVS 6.2.4).
+        public static let commonPassword = Code(rawValue: "commonPassword")
+        /// The key is written by the deployment's services only (``AccountKeyWriter/server``), not by its holder.
+        public static let serverOwnedKey = Code(rawValue: "serverOwnedKey")
 
         /// The value violates the named validation rule.
         public static func rule(_ name: String) -> Code {

@@ -10,6 +10,8 @@ public struct AccountKeyDescriptor: Sendable, Equatable, Codable {
     public let isSecret: Bool
     /// The value a signup form starts with, if any.
     public let initialValue: AccountValue?
+    /// Who may write the value; `server` keys are refused from every user-facing path.
+    public let writableBy: AccountKeyWriter
 
     public init(
         identifier: String,
@@ -19,7 +21,8 @@ public struct AccountKeyDescriptor: Sendable, Equatable, Codable {
         options: AccountKeyOptions = .default,
         rules: [ValidationRule] = [],
         isSecret: Bool = false,
-        initialValue: AccountValue? = nil
+        initialValue: AccountValue? = nil,
+        writableBy: AccountKeyWriter = .user
     ) {
         self.identifier = identifier
         self.name = name
@@ -29,5 +32,24 @@ public struct AccountKeyDescriptor: Sendable, Equatable, Codable {
         self.rules = rules
         self.isSecret = isSecret
         self.initialValue = initialValue
+        self.writableBy = writableBy
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case identifier, name, category, valueType, options, rules, isSecret, initialValue, writableBy
+    }
+
+    /// `writableBy` may be absent (an encoding from before it existed): the account holder's, as before.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        identifier = try container.decode(String.self, forKey: .identifier)
+        name = try container.decode(String.self, forKey: .name)
+        category = try container.decode(AccountKeyCategory.self, forKey: .category)
+        valueType = try container.decode(AccountValueType.self, forKey: .valueType)
+        options = try container.decode(AccountKeyOptions.self, forKey: .options)
+        rules = try container.decode([ValidationRule].self, forKey: .rules)
+        isSecret = try container.decode(Bool.self, forKey: .isSecret)
+        initialValue = try container.decodeIfPresent(AccountValue.self, forKey: .initialValue)
+        writableBy = try container.decodeIfPresent(AccountKeyWriter.self, forKey: .writableBy) ?? .user
     }
 }

@@ -104,13 +104,19 @@ public struct PostgresSettings: Sendable, Equatable, CustomStringConvertible {
             }
         }
         let username = components.user.flatMap { $0.removingPercentEncoding } ?? "postgres"
+        let password = components.password.flatMap { $0.removingPercentEncoding }
+        // .env.example's database passwords (`replace-me-…`) must never reach a database: compose would set them.
+        // (The same marks as KontoRuntime's check of the wire secret; the two modules share no dependency.)
+        if let password, ["replace-with", "replace-me", "change-me", "changeme"].contains(where: password.lowercased().contains) {
+            throw PostgresSettingsError("the password is a placeholder from .env.example (generate one with: openssl rand -hex 32)")
+        }
         let path = components.path.drop { $0 == "/" }
         let database = String(path).removingPercentEncoding ?? String(path)
         self.init(
             host: host,
             port: components.port ?? 5432,
             username: username,
-            password: components.password.flatMap { $0.removingPercentEncoding },
+            password: password,
             database: database.isEmpty ? username : database,
             tlsMode: tlsMode,
             tlsRootCertificatePath: rootCertificatePath

@@ -27,14 +27,31 @@ public struct ServiceEnvironment: Sendable {
         return value
     }
 
-    /// A secret of at least `minimumBytes`; errors never show the value.
-    public func secret(_ name: String, minimumBytes: Int = 16) throws(ServiceEnvironmentError) -> String {
+    /// A secret of at least `minimumBytes` that looks random; errors never show the value.
+    ///
+    /// Refused: a placeholder (`.env.example`'s `replace-…`, a `change-me`), a value shorter than `minimumBytes`, and
+    /// one of too few different characters (fewer than 10, or one character making up over a quarter of it), which
+    /// no generator's output is (`openssl rand -hex 32` gives 64 characters of 16 kinds).
+    public func secret(_ name: String, minimumBytes: Int = 32) throws(ServiceEnvironmentError) -> String {
         let value = try required(name, purpose: "a shared secret")
+        let generate = "generate one with: openssl rand -hex 32"
+        let lowercased = value.lowercased()
+        if Self.placeholderMarks.contains(where: lowercased.contains) {
+            throw ServiceEnvironmentError(variable: name, problem: "is a placeholder, not a secret (\(generate))")
+        }
         guard value.utf8.count >= minimumBytes else {
-            throw ServiceEnvironmentError(variable: name, problem: "must be at least \(minimumBytes) bytes long")
+            throw ServiceEnvironmentError(variable: name, problem: "must be at least \(minimumBytes) bytes long (\(generate))")
+        }
+        var counts: [UInt8: Int] = [:]
+        for byte in value.utf8 { counts[byte, default: 0] += 1 }
+        guard counts.count >= 10, let most = counts.values.max(), most * 4 <= value.utf8.count else {
+            throw ServiceEnvironmentError(variable: name, problem: "does not look random: too few different characters (\(generate))")
         }
         return value
     }
+
+    /// What the example files' placeholders contain.
+    static let placeholderMarks = ["replace-with", "replace-me", "change-me", "changeme"]
 
     public func integer(_ name: String, default defaultValue: Int, in range: ClosedRange<Int>) throws(ServiceEnvironmentError) -> Int {
         guard let text = string(name) else { return defaultValue }

@@ -20,7 +20,7 @@ struct GatewayBenchmark: AsyncParsableCommand {
         abstract: "GET /v1/account req/s through the gateway (wrk) vs pgbench -S; p99; the gateway's peak RSS (loopback)."
     )
 
-    static let secret = "konto-bench-gateway-secret"
+    static let secret = "konto-bench-gateway-secret-0123456789abcdef"
 
     @Option(help: "Seconds measured (after a 1 s warm-up).") var seconds: Int = 5
     @Option(help: "Connections of wrk and clients of pgbench.") var connections: Int = 64

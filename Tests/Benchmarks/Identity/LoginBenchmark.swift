@@ -22,7 +22,7 @@ struct LoginBenchmark: AsyncParsableCommand {
         abstract: "Identity logins/s vs the raw argon2id hash rate; unknown-user vs wrong-password timing (loopback)."
     )
 
-    static let secret = "konto-bench-login-secret"
+    static let secret = "konto-bench-login-secret-0123456789abcdef"
     static let password = "correct horse battery staple"
     /// Keycloak's sizing guide: 15 password-based logins per second per vCPU, with its default hashing
     /// (argon2id, 7 MiB, 5 iterations, parallelism 1, since Keycloak 25).

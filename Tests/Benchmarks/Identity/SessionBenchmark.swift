@@ -18,7 +18,7 @@ struct SessionBenchmark: AsyncParsableCommand {
         abstract: "Identity validateSession over the wire vs pgbench's token-hash SELECT (loopback)."
     )
 
-    static let secret = "konto-bench-session-secret"
+    static let secret = "konto-bench-session-secret-0123456789abcdef"
 
     @Option(help: "Connections (wire) and clients (pgbench).")
     var connections: Int = 16

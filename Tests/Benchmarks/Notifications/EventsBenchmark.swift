@@ -21,7 +21,7 @@ struct EventsBenchmark: AsyncParsableCommand {
         abstract: "Notifications events/s end to end vs pgbench's insert + SKIP LOCKED claim; p50/p99 at a steady rate (loopback)."
     )
 
-    static let secret = "konto-bench-events-secret"
+    static let secret = "konto-bench-events-secret-0123456789abcdef"
 
     @Option(help: "Seconds measured per phase (after a 1 s warm-up).")
     var seconds: Int = 5

@@ -18,7 +18,7 @@ struct ProfileBenchmark: AsyncParsableCommand {
         abstract: "Profile load(3 keys) over the wire vs pgbench's primary-key SELECT (loopback)."
     )
 
-    static let secret = "konto-bench-profile-secret"
+    static let secret = "konto-bench-profile-secret-0123456789abcdef"
     static let keys = ["name", "dateOfBirth", "email"]
     static let accounts: AccountConfiguration = AccountConfiguration.default
 

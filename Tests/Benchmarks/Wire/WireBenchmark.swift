@@ -13,7 +13,7 @@ struct WireBenchmark: AsyncParsableCommand {
     )
 
     static let method = "bench.echo"
-    static let secret = "konto-bench-secret"
+    static let secret = "konto-bench-secret-0123456789abcdef"
 
     @Option(parsing: .upToNextOption, help: "Connection counts to measure.")
     var connections: [Int] = [1, 16, 64]

@@ -221,7 +221,10 @@ struct ConsoleHTTPTests {
 
     @Test("behind a trusted proxy that says HTTPS the cookies are Secure; the console can be turned off")
     func secureCookiesAndOff() async throws {
-        try await GatewayHarness.withGateway(configure: { $0.clientAddressHeader = "X-Forwarded-For" }) { gateway in
+        try await GatewayHarness.withGateway(configure: {
+            $0.clientAddressHeader = "X-Forwarded-For"
+            $0.trustedProxies = GatewayLimitsTests.loopback
+        }) { gateway in
             try await ConsoleBrowser.withClient { http in
                 var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
                 browser.extraHeaders = [("X-Forwarded-Proto", "https"), ("X-Forwarded-For", "203.0.113.9")]

@@ -83,6 +83,22 @@ struct ConsoleRenderingTests {
         }
     }
 
+    @Test("a key the server writes is on neither form, whatever its requirement")
+    func serverOwnedKeysNotOffered() throws {
+        let accounts = try AccountConfiguration(json: Data("""
+        {"keys": [
+          {"identifier": "userId", "requirement": "requires"},
+          {"identifier": "password", "requirement": "requires"},
+          {"identifier": "tier", "type": "string", "requirement": "collects", "writableBy": "server"},
+          {"identifier": "credits", "type": "integer", "requirement": "supports", "writableBy": "server"},
+          {"identifier": "motto", "type": "string", "requirement": "supports"}
+        ]}
+        """.utf8), source: "accounts.json")
+        let schema = ConsoleSchema(configuration: accounts)
+        #expect(!schema.signUpKeys.map(\.0.identifier).contains("tier"))
+        #expect(schema.editKeys.map(\.0.identifier) == ["motto"])
+    }
+
     @Test("a field error follows its own input, the input says so, and every typed value is kept")
     func fieldErrorKeepsInput() throws {
         let values: [String: AccountValue] = [

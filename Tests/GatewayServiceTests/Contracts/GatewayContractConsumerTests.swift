@@ -25,7 +25,7 @@ struct GatewayContractConsumerTests {
             self.fixed = fixed
         }
 
-        /// For Profile's examples: the stand-in Identity validates any token as a session of `accountId`.
+        /// The stand-in Identity validates any token as a session of `accountId` (unless validation is the method played).
         func validateAs(accountId: String?) {
             validation.withLock { $0 = accountId }
         }
@@ -142,6 +142,7 @@ struct GatewayContractConsumerTests {
                 notifications: .init(host: "127.0.0.1", port: try await servers[2].localAddress().port!)
             )
             configuration.clientAddressHeader = "X-Forwarded-For"
+            configuration.trustedProxies = GatewayLimitsTests.loopback
             configuration.rateLimitPerMinute = 0
             configuration.credentialsRateLimitPerMinute = 0
             return try await GatewayHarness.withGateway(configuration) { gateway in
@@ -155,7 +156,9 @@ struct GatewayContractConsumerTests {
                         identity.play(nil)
                         identity.validateAs(accountId: request["accountId"] as? String ?? "")
                     } else {
-                        identity.validateAs(accountId: nil)
+                        // A call that changes the session's account checks the session first (so the gateway knows
+                        // whose cache entries to drop); the recorded method's answer decides.
+                        identity.validateAs(accountId: "account-0")
                     }
                     let answer = try await gateway.request(method, path, json: json, token: token, headers: headers)
                     checked += 1

@@ -19,7 +19,7 @@ import Glibc
 /// loopback sockets in this process, and an HTTP client. The tests' composition root: the services never import
 /// each other.
 enum GatewayHarness {
-    static let secret = "gateway-test-secret-0123456789"
+    static let secret = "gateway-test-secret-0123456789-abcdefghij"
     static let logger: Logger = {
         var logger = Logger(label: "konto.gateway.test")
         logger.logLevel = .warning

@@ -62,7 +62,8 @@ struct IdentityContractProviderTests {
         #expect(differences.isEmpty, "\(differences.joined(separator: "\n"))")
     }
 
-    /// Takes Identity's one hashing thread with a call that waits for a gate, and opens the gate afterwards.
+    /// Takes Identity's one hashing thread with a call that waits for a gate, and opens the gate afterwards. Supplies
+    /// the last reset token sent out, if any (a reset confirmation gets as far as the hash only with a real token).
     static func hashersBusy(_ running: IdentityServiceHarness.Running) -> ContractCondition {
         let blocker = Mutex<(gate: ThreadGate, task: Task<Void, any Error>)?>(nil)
         let pool = running.identityServer.store.hashing
@@ -84,7 +85,8 @@ struct IdentityContractProviderTests {
                 guard let (gate, task) = blocker.withLock({ blocker in defer { blocker = nil }; return blocker }) else { return }
                 gate.open()
                 try await task.value
-            }
+            },
+            supply: { (try? await resetTokenMailed(running).supply()) ?? [:] }
         )
     }
 

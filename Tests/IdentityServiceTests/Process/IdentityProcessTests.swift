@@ -77,7 +77,7 @@ struct IdentityProcessTests {
     }
 
     @Test("a bad configuration is refused at start, naming the variable", arguments: [
-        ("KONTO_WIRE_SECRET", "short", "KONTO_WIRE_SECRET must be at least 16 bytes long"),
+        ("KONTO_WIRE_SECRET", "short", "KONTO_WIRE_SECRET must be at least 32 bytes long (generate one with: openssl rand -hex 32)"),
         ("KONTO_IDENTITY_PORT", "http", "KONTO_IDENTITY_PORT must be a whole number from 0 to 65535"),
         ("KONTO_IDENTITY_DATABASE_URL", "mysql://db/identity", "KONTO_IDENTITY_DATABASE_URL is not a usable PostgreSQL URL"),
         ("KONTO_IDENTITY_ARGON2_MEMORY_KIB", "1024", "KONTO_IDENTITY_ARGON2_MEMORY_KIB must be"),

@@ -5,7 +5,7 @@ import Testing
 
 @Suite("Identity configuration from the environment")
 struct IdentityServiceConfigurationTests {
-    static let base = ["KONTO_WIRE_SECRET": "identity-configuration-secret"]
+    static let base = ["KONTO_WIRE_SECRET": "identity-configuration-secret-0123456789"]
 
     static func configuration(_ variables: [String: String]) throws -> IdentityServiceConfiguration {
         try IdentityServiceConfiguration(environment: ServiceEnvironment(base.merging(variables) { _, given in given }), logger: Logger(label: "test"))

@@ -12,7 +12,7 @@ struct IdentityStorageConformanceTests {
         StoredCredential(accountId: accountId, userId: userId, normalizedUserId: userId?.lowercased(), passwordHash: userId.map { _ in "$argon2id$stub" }, createdAt: time)
     }
 
-    static func session(_ id: String, account: String, byte: UInt8, at time: Timestamp = t0) -> StoredSession {
+    static func session(_ id: String, account: String, byte: UInt8, at time: Timestamp = t0, version: Int64 = 1) -> StoredSession {
         StoredSession(
             id: id,
             accountId: account,
@@ -20,8 +20,13 @@ struct IdentityStorageConformanceTests {
             createdAt: time,
             idleExpiresAt: time.adding(.seconds(600)),
             absoluteExpiresAt: time.adding(.seconds(3_600)),
-            privilegedUntil: nil
+            privilegedUntil: nil,
+            credentialVersion: version
         )
+    }
+
+    static func token(_ byte: UInt8) -> [UInt8] {
+        [UInt8](repeating: byte, count: 32)
     }
 
     static func event(_ accountId: String, _ kind: AccountEvent.Kind) -> AccountEvent {
@@ -122,11 +127,18 @@ struct IdentityStorageConformanceTests {
             try await storage.touchSession(id: "s-a1", idleExpiresAt: Self.t0.adding(.seconds(99_999)))
             #expect(try await storage.session(tokenHash: session.tokenHash)?.idleExpiresAt == Self.t0.adding(.seconds(3_600)))
 
-            try await storage.privilegeSession(id: "s-a1", until: Self.t0.adding(.seconds(300)))
-            #expect(try await storage.session(tokenHash: session.tokenHash)?.privilegedUntil == Self.t0.adding(.seconds(300)))
+            // A replacement (reauthentication): the old token stops, the new one works, expiry and version kept.
+            var replacement = session
+            replacement.id = "s-a1-fresh"
+            replacement.tokenHash = Self.token(4)
+            replacement.privilegedUntil = Self.t0.adding(.seconds(300))
+            replacement.accountUserId = nil
+            try await storage.replaceSession(id: "s-a1", with: replacement)
+            #expect(try await storage.session(tokenHash: session.tokenHash) == nil)
+            #expect(try await storage.session(tokenHash: Self.token(4))?.privilegedUntil == Self.t0.adding(.seconds(300)))
             do {
-                try await storage.privilegeSession(id: "missing", until: Self.t0)
-                Issue.record("privileged a missing session")
+                try await storage.replaceSession(id: "s-a1", with: replacement)
+                Issue.record("replaced a session that is gone")
             } catch {
                 #expect((error as? IdentityStorageError)?.code == .notFound)
             }
@@ -159,30 +171,43 @@ struct IdentityStorageConformanceTests {
         }
     }
 
-    @Test("password and userId changes: taken ids refused, sessions revoked as asked", arguments: IdentityStorageKind.allCases)
+    @Test("password and userId changes: taken ids refused, other sessions and reset tokens end, the version rises", arguments: IdentityStorageKind.allCases)
     func credentialChanges(kind: IdentityStorageKind) async throws {
         try await kind.withStorage { storage in
             try await Self.account(storage, "a1", "leland@stanford.edu", sessionByte: 1)
             try await Self.account(storage, "a2", "jane@stanford.edu", sessionByte: 2)
             try await storage.createSession(Self.session("s-extra", account: "a1", byte: 3), events: [])
-            #expect(try await storage.changePassword(accountId: "a1", passwordHash: "rehash", revokingSessionsExcept: .none) { _ in [] } == 0)
-            #expect(try await storage.changePassword(accountId: "a1", passwordHash: "new", revokingSessionsExcept: .allExcept("s-a1")) { ended in
+            try await storage.createResetToken(tokenHash: Self.token(8), accountId: "a1", expiresAt: Self.t0.adding(.seconds(60)), events: [])
+            #expect(try await storage.credential(accountId: "a1")?.credentialVersion == 1)
+            #expect(try await storage.changePassword(accountId: "a1", passwordHash: "new", keeping: "s-a1") { ended in
                 ended > 0 ? [Self.event("a1", .sessionsRevoked)] : []
             } == 1)
             #expect(try await storage.credential(accountId: "a1")?.passwordHash == "new")
-            #expect(try await storage.session(tokenHash: [UInt8](repeating: 1, count: 32)) != nil)
+            #expect(try await storage.credential(accountId: "a1")?.credentialVersion == 2)
+            #expect(try await storage.session(tokenHash: Self.token(1))?.credentialVersion == 2, "the changing session moves to the new version")
+            #expect(try await storage.session(tokenHash: Self.token(3)) == nil)
+            #expect(try await storage.resetTokenAccount(tokenHash: Self.token(8), at: Self.t0) == nil, "a change ends every reset token")
             #expect(try await storage.pendingEvents(limit: 100).last?.kind == .sessionsRevoked)
             do {
-                try await storage.changeUserId(accountId: "a1", userId: "Jane@stanford.edu", normalizedUserId: "jane@stanford.edu", events: [])
+                _ = try await storage.changeUserId(accountId: "a1", userId: "Jane@stanford.edu", normalizedUserId: "jane@stanford.edu", keeping: nil) { _ in [] }
                 Issue.record("took another account's userId")
             } catch {
                 #expect((error as? IdentityStorageError)?.code == .userIdTaken)
             }
-            try await storage.changeUserId(accountId: "a1", userId: "Stanford@stanford.edu", normalizedUserId: "stanford@stanford.edu", events: [])
+            try await storage.createSession(Self.session("s-extra2", account: "a1", byte: 5, version: 2), events: [])
+            try await storage.createResetToken(tokenHash: Self.token(9), accountId: "a1", expiresAt: Self.t0.adding(.seconds(60)), events: [])
+            #expect(try await storage.changeUserId(accountId: "a1", userId: "Stanford@stanford.edu", normalizedUserId: "stanford@stanford.edu", keeping: "s-a1") { ended in
+                [Self.event("a1", .userIdChanged(previous: "\(ended)", new: "x"))]
+            } == 1)
+            #expect(try await storage.pendingEvents(limit: 100).last?.kind == .userIdChanged(previous: "1", new: "x"))
             #expect(try await storage.credential(normalizedUserId: "leland@stanford.edu") == nil)
             #expect(try await storage.credential(normalizedUserId: "stanford@stanford.edu")?.userId == "Stanford@stanford.edu")
+            #expect(try await storage.credential(accountId: "a1")?.credentialVersion == 3)
+            #expect(try await storage.session(tokenHash: Self.token(1))?.accountUserId == "Stanford@stanford.edu")
+            #expect(try await storage.session(tokenHash: Self.token(5)) == nil)
+            #expect(try await storage.resetTokenAccount(tokenHash: Self.token(9), at: Self.t0) == nil)
             do {
-                _ = try await storage.changePassword(accountId: "missing", passwordHash: "x", revokingSessionsExcept: .all) { _ in [] }
+                _ = try await storage.changePassword(accountId: "missing", passwordHash: "x", keeping: nil) { _ in [] }
                 Issue.record("changed a missing account's password")
             } catch {
                 #expect((error as? IdentityStorageError)?.code == .notFound)
@@ -190,23 +215,27 @@ struct IdentityStorageConformanceTests {
         }
     }
 
-    @Test("an anonymous account is upgraded once, keeping its sessions", arguments: IdentityStorageKind.allCases)
+    @Test("an anonymous account is upgraded once, its sessions replaced by the fresh one", arguments: IdentityStorageKind.allCases)
     func upgrade(kind: IdentityStorageKind) async throws {
         try await kind.withStorage { storage in
             try await Self.account(storage, "a1", "leland@stanford.edu", sessionByte: 1)
             try await storage.createAnonymousAccount(Self.credential("anon", nil), session: Self.session("s-anon", account: "anon", byte: 2), events: [])
+            try await storage.createSession(Self.session("s-anon2", account: "anon", byte: 3), events: [])
+            let fresh = Self.session("s-fresh", account: "anon", byte: 4, version: 2)
             do {
-                try await storage.upgradeAnonymous(accountId: "anon", userId: "leland@stanford.edu", normalizedUserId: "leland@stanford.edu", passwordHash: "h", events: [])
+                try await storage.upgradeAnonymous(accountId: "anon", userId: "leland@stanford.edu", normalizedUserId: "leland@stanford.edu", passwordHash: "h", session: fresh, events: [])
                 Issue.record("upgraded to a taken userId")
             } catch {
                 #expect((error as? IdentityStorageError)?.code == .userIdTaken)
             }
-            try await storage.upgradeAnonymous(accountId: "anon", userId: "Jane@stanford.edu", normalizedUserId: "jane@stanford.edu", passwordHash: "h", events: [])
-            let upgraded = try await storage.session(tokenHash: [UInt8](repeating: 2, count: 32))
+            try await storage.upgradeAnonymous(accountId: "anon", userId: "Jane@stanford.edu", normalizedUserId: "jane@stanford.edu", passwordHash: "h", session: fresh, events: [])
+            #expect(try await storage.session(tokenHash: Self.token(2)) == nil, "the anonymous token stops working")
+            #expect(try await storage.session(tokenHash: Self.token(3)) == nil)
+            let upgraded = try await storage.session(tokenHash: Self.token(4))
             #expect(upgraded?.accountIsAnonymous == false)
             #expect(upgraded?.accountUserId == "Jane@stanford.edu", "as given, not normalised")
             do {
-                try await storage.upgradeAnonymous(accountId: "anon", userId: "x@stanford.edu", normalizedUserId: "x@stanford.edu", passwordHash: "h", events: [])
+                try await storage.upgradeAnonymous(accountId: "anon", userId: "x@stanford.edu", normalizedUserId: "x@stanford.edu", passwordHash: "h", session: Self.session("s-again", account: "anon", byte: 5, version: 3), events: [])
                 Issue.record("upgraded twice")
             } catch {
                 #expect((error as? IdentityStorageError)?.code == .notFound)
@@ -308,17 +337,23 @@ struct IdentityStorageConformanceTests {
         }
     }
 
-    @Test("a reset token works once, not after expiry, and ends every session", arguments: IdentityStorageKind.allCases)
+    @Test("a reset token works once, not after expiry, and ends every session and every other token", arguments: IdentityStorageKind.allCases)
     func resetTokens(kind: IdentityStorageKind) async throws {
         try await kind.withStorage { storage in
             try await Self.account(storage, "a1", "leland@stanford.edu", sessionByte: 1)
             let token = [UInt8](repeating: 8, count: 32)
             try await storage.createResetToken(tokenHash: token, accountId: "a1", expiresAt: Self.t0.adding(.seconds(60)), events: [Self.event("a1", .passwordChanged)])
+            try await storage.createResetToken(tokenHash: Self.token(6), accountId: "a1", expiresAt: Self.t0.adding(.seconds(60)), events: [])
+            #expect(try await storage.resetTokenAccount(tokenHash: token, at: Self.t0.adding(.seconds(59))) == "a1")
+            #expect(try await storage.resetTokenAccount(tokenHash: token, at: Self.t0.adding(.seconds(60))) == nil, "expired")
+            #expect(try await storage.resetTokenAccount(tokenHash: Self.token(7), at: Self.t0) == nil, "unknown")
             let confirmed = try await storage.confirmPasswordReset(tokenHash: token, at: Self.t0.adding(.seconds(59)), passwordHash: "reset") { accountId, ended in
                 [Self.event(accountId, .userIdChanged(previous: "\(ended)", new: accountId))]
             }
             #expect(confirmed == ConfirmedPasswordReset(accountId: "a1", sessionsEnded: 1))
             #expect(try await storage.credential(accountId: "a1")?.passwordHash == "reset")
+            #expect(try await storage.credential(accountId: "a1")?.credentialVersion == 2)
+            #expect(try await storage.resetTokenAccount(tokenHash: Self.token(6), at: Self.t0) == nil, "the other token ended with the reset")
             #expect(try await storage.pendingEvents(limit: 10).last?.kind == .userIdChanged(previous: "1", new: "a1"))
             #expect(try await storage.confirmPasswordReset(tokenHash: token, at: Self.t0, passwordHash: "again") { _, _ in [] } == nil)
 
@@ -332,6 +367,33 @@ struct IdentityStorageConformanceTests {
             } catch {
                 #expect((error as? IdentityStorageError)?.code == .notFound)
             }
+        }
+    }
+
+    @Test("a session exists only under its credential's version: created only while it is current, invalid once it rose, a rehash only while it holds", arguments: IdentityStorageKind.allCases)
+    func credentialVersions(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await Self.account(storage, "a1", "leland@stanford.edu", sessionByte: 1)
+            let checked = try #require(try await storage.credential(normalizedUserId: "leland@stanford.edu"))
+            #expect(checked.credentialVersion == 1)
+            // A login checked the password at version 1; the owner changes it before the login's session is written.
+            _ = try await storage.changePassword(accountId: "a1", passwordHash: "new", keeping: nil) { _ in [] }
+            do {
+                try await storage.createSession(Self.session("s-late", account: "a1", byte: 2, version: checked.credentialVersion), events: [Self.event("a1", .passwordChanged)])
+                Issue.record("a session under the previous credential was created")
+            } catch {
+                #expect((error as? IdentityStorageError)?.code == .notFound)
+            }
+            #expect(try await storage.session(tokenHash: Self.token(2)) == nil)
+            #expect(try await storage.session(tokenHash: Self.token(1)) == nil, "the change ended every session")
+            // A rehash of the old password (read at version 1) does not overwrite the new hash.
+            #expect(try await !storage.rehashPassword(accountId: "a1", passwordHash: "old-rehashed", credentialVersion: checked.credentialVersion))
+            #expect(try await storage.credential(accountId: "a1")?.passwordHash == "new")
+            #expect(try await storage.rehashPassword(accountId: "a1", passwordHash: "new-rehashed", credentialVersion: 2))
+            #expect(try await storage.credential(accountId: "a1")?.passwordHash == "new-rehashed")
+            #expect(try await storage.credential(accountId: "a1")?.credentialVersion == 2, "a rehash is not a change")
+            try await storage.createSession(Self.session("s-now", account: "a1", byte: 3, version: 2), events: [])
+            #expect(try await storage.session(tokenHash: Self.token(3))?.credentialVersion == 2)
         }
     }
 

@@ -81,6 +81,39 @@ struct IdentityStoreAccountTests {
         #expect(Set(error?.fields.map(\.key) ?? []) == ["userId", "password"])
     }
 
+    @Test("a password on the common list is refused at sign-up, change and reset, whatever its case; an operator's list adds to it")
+    func commonPasswords() async throws {
+        #expect(CommonPasswords.builtIn.count >= 3_000, "ASVS 6.2.4: at least the 3,000 most common")
+        let fixture = try IdentityFixture()
+        let common = "PassWord1"
+        #expect(CommonPasswords.builtIn.contains(common))
+        let atSignUp = await identityError { try await fixture.signUp(password: common) }
+        #expect(atSignUp?.code == AccountError.Code.validationFailed.rawValue)
+        #expect(atSignUp?.fields.map(\.code) == [.commonPassword])
+        let session = try await fixture.signUp()
+        let atChange = await identityError {
+            try await fixture.store.changePassword(IdentityChangePasswordRequest(token: session.session.token, newPassword: SecretString("qwertyuiop")))
+        }
+        #expect(atChange?.fields.map(\.code) == [.commonPassword])
+        _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland@stanford.edu"))
+        let token = try #require(try await fixture.events().compactMap { event -> String? in
+            if case .passwordResetRequested(_, let token, _) = event.kind { token } else { nil }
+        }.last)
+        let atReset = await identityError {
+            try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: BearerToken(token), newPassword: SecretString("iloveyou1")))
+        }
+        #expect(atReset?.fields.map(\.code) == [.commonPassword])
+        // The token was not used up by the refused password.
+        _ = try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: BearerToken(token), newPassword: SecretString("an uncommon choice")))
+
+        var options = IdentityOptions()
+        options.commonPasswords = CommonPasswords(adding: "#!comment: the operator's own\nstanford-cardinal\n")
+        let stricter = try IdentityFixture(options: options)
+        #expect(await identityError { try await stricter.signUp(password: "Stanford-Cardinal") }?.fields.map(\.code) == [.commonPassword])
+        #expect(await identityError { try await stricter.signUp(password: "password1") }?.fields.map(\.code) == [.commonPassword], "the built-in list still applies")
+        _ = try await stricter.signUp()
+    }
+
     @Test("a 10 KB password is refused at sign-up and login without any hashing")
     func oversizedPassword() async throws {
         // One thread, no queue: any hash would have to wait behind the blocker and fail with identity.busy.
@@ -175,7 +208,7 @@ struct IdentityStoreAccountTests {
         _ = try await raised.login()
     }
 
-    @Test("an anonymous account gets a session; signing up from it keeps the accountId")
+    @Test("an anonymous account gets a session; signing up from it keeps the accountId and replaces the anonymous token by a fresh one")
     func anonymousUpgrade() async throws {
         let fixture = try IdentityFixture()
         let anonymous = try await fixture.store.signInAnonymously(IdentityClientRequest())
@@ -189,7 +222,9 @@ struct IdentityStoreAccountTests {
             anonymousSession: anonymous.session.token
         ))
         #expect(upgraded.accountId == anonymous.accountId)
-        let info = try await fixture.validate(anonymous.session.token)
+        #expect(upgraded.session.token != anonymous.session.token)
+        #expect(await identityError { try await fixture.validate(anonymous.session.token) }?.code == AccountError.Code.unauthenticated.rawValue)
+        let info = try await fixture.validate(upgraded.session.token)
         #expect(!info.isAnonymous)
         #expect(info.privilegedUntil != nil)
         #expect(fixture.profile.profiles[anonymous.accountId] != nil)

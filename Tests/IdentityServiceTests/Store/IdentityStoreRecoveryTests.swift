@@ -50,6 +50,51 @@ struct IdentityStoreRecoveryTests {
         #expect(again?.code == AccountError.Code.invalidResetToken.rawValue)
     }
 
+    @Test("a reset ends every other outstanding token; so does a password change")
+    func resetEndsOtherTokens() async throws {
+        let fixture = try IdentityFixture()
+        let session = try await fixture.signUp()
+        _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland@stanford.edu"))
+        let first = BearerToken(try await Self.resetToken(fixture))
+        _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland@stanford.edu"))
+        let second = BearerToken(try await Self.resetToken(fixture))
+        #expect(first != second)
+        _ = try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: first, newPassword: SecretString("a fresh password")))
+        let stale = await identityError { try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: second, newPassword: SecretString("an attacker's one"))) }
+        #expect(stale?.code == AccountError.Code.invalidResetToken.rawValue)
+
+        let again = try await fixture.login(password: "a fresh password")
+        _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland@stanford.edu"))
+        let outstanding = BearerToken(try await Self.resetToken(fixture))
+        _ = try await fixture.store.changePassword(IdentityChangePasswordRequest(
+            token: again.session.token, currentPassword: SecretString("a fresh password"), newPassword: SecretString("changed by the owner")
+        ))
+        let afterChange = await identityError { try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: outstanding, newPassword: SecretString("an attacker's one"))) }
+        #expect(afterChange?.code == AccountError.Code.invalidResetToken.rawValue)
+        _ = try await fixture.login(password: "changed by the owner")
+        _ = session
+    }
+
+    @Test("a made-up reset token is refused before any hashing")
+    func madeUpTokenCostsNoHash() async throws {
+        // One thread, no queue: any hash would have to wait behind the blocker and fail with identity.busy.
+        let fixture = try IdentityFixture(hashingThreads: 1, maxQueued: 0)
+        _ = try await fixture.signUp()
+        let gate = ThreadGate()
+        let blocker = Task { try await fixture.hashing.submit { gate.wait() } }
+        defer { gate.open(); blocker.cancel() }
+        try await waitUntil { fixture.hashing.load == 1 }
+        let refused = await identityError {
+            try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: BearerToken("made-up-token"), newPassword: SecretString("a fresh password")))
+        }
+        #expect(refused?.code == AccountError.Code.invalidResetToken.rawValue)
+        // A real token does need the pool (busy here): the refusal above really came before the hash.
+        _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland@stanford.edu"))
+        let real = BearerToken(try await Self.resetToken(fixture))
+        let busy = await identityError { try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: real, newPassword: SecretString("a fresh password"))) }
+        #expect(busy?.code == IdentityContract.ErrorCode.busy)
+    }
+
     @Test("a reset token does not work after it expired")
     func resetExpired() async throws {
         let fixture = try IdentityFixture()

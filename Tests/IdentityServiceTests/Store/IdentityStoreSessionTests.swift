@@ -90,11 +90,35 @@ struct IdentityStoreSessionTests {
         #expect(await identityError {
             try await fixture.store.changeUserId(IdentityChangeUserIdRequest(token: token, userId: "new@stanford.edu", currentPassword: SecretString("nope nope nope")))
         }?.code == AccountError.Code.wrongCredentials.rawValue)
-        // The right one works, and so does reauthenticating first.
+        // The right one works, and so does reauthenticating first, which replaces the session by a fresh one.
         _ = try await fixture.store.changeUserId(IdentityChangeUserIdRequest(token: token, userId: "new@stanford.edu", currentPassword: SecretString("correct horse battery")))
         let privilege = try await fixture.store.reauthenticate(IdentityReauthenticateRequest(token: token, password: SecretString("correct horse battery")))
         #expect(privilege.privilegedUntil == fixture.clock.now.adding(.seconds(300)))
-        _ = try await fixture.store.changePassword(IdentityChangePasswordRequest(token: token, newPassword: SecretString("another good password")))
+        let fresh = try #require(privilege.session?.token)
+        #expect(fresh != token)
+        #expect(privilege.session?.expiresAt == session.session.expiresAt, "the sign-in's absolute end is kept")
+        #expect(await identityError { try await fixture.validate(token) }?.code == AccountError.Code.unauthenticated.rawValue, "the presented token stopped")
+        #expect(try await fixture.validate(fresh).privilegedUntil != nil)
+        _ = try await fixture.store.changePassword(IdentityChangePasswordRequest(token: fresh, newPassword: SecretString("another good password")))
+    }
+
+    @Test("a userId change ends every other session and every reset token of the account")
+    func changeUserIdEndsOtherSessions() async throws {
+        let fixture = try IdentityFixture()
+        let current = try await fixture.signUp()
+        let other = try await fixture.login()
+        _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland@stanford.edu"))
+        let resetToken = try #require(try await fixture.events().compactMap { event -> String? in
+            if case .passwordResetRequested(_, let token, _) = event.kind { token } else { nil }
+        }.last)
+        _ = try await fixture.store.changeUserId(IdentityChangeUserIdRequest(token: Self.token(current), userId: "stanford@stanford.edu"))
+        _ = try await fixture.validate(Self.token(current))
+        #expect(await identityError { try await fixture.validate(Self.token(other)) }?.code == AccountError.Code.unauthenticated.rawValue)
+        #expect(try await fixture.events().contains { $0.kind == .sessionsRevoked })
+        let reset = await identityError {
+            try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: BearerToken(resetToken), newPassword: SecretString("a fresh password")))
+        }
+        #expect(reset?.code == AccountError.Code.invalidResetToken.rawValue)
     }
 
     @Test("changeUserId to a taken id fails; after a change the old id no longer logs in and the new one does")

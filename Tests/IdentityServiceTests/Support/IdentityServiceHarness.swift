@@ -13,7 +13,7 @@ import ProfileService
 /// or in memory, with a wire client of Identity. The tests' composition root: the services themselves never
 /// import each other.
 enum IdentityServiceHarness {
-    static let secret = "identity-test-secret-0123456789"
+    static let secret = "identity-test-secret-0123456789-abcdefghij"
     static let logger: Logger = {
         var logger = Logger(label: "konto.identity.test")
         logger.logLevel = .warning

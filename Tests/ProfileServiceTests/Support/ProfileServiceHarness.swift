@@ -11,7 +11,7 @@ import ProfileService
 
 /// A running Profile service (in-process, real TCP) and a wire client connected to it.
 enum ProfileServiceHarness {
-    static let secret = "profile-test-secret-0123456789"
+    static let secret = "profile-test-secret-0123456789-abcdefghij"
     static let logger: Logger = {
         var logger = Logger(label: "konto.profile.test")
         logger.logLevel = .warning

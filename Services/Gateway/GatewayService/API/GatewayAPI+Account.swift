@@ -34,6 +34,7 @@ extension GatewayAPI {
         let expectedVersion = try Self.expectedVersion(ifMatch: input.headers.ifMatch)
         let modifications = AccountModifications(set: try Self.details(body.set), remove: Set(body.remove ?? []))
         try Self.checkNoCredentials(modifications)
+        try checkUserWritable(modifications)
         let request = ProfileModifyRequest(accountId: session.accountId, modifications: modifications, expectedVersion: expectedVersion)
         defer { cache.invalidate(accountId: session.accountId) }
         let record = try await upstreams.profile(ProfileContract.modify, request)
@@ -53,39 +54,43 @@ extension GatewayAPI {
     /// Deletes the session's account; with `currentPassword`, whether or not the privileged window is open (one call,
     /// so a short window cannot close between a reauthentication and the deletion; the web console always asks).
     func deleteAccount(currentPassword: SecretString?) async throws {
-        let token = try Self.bearerToken()
-        defer { invalidateAfterChange(by: token, endsOtherSessions: true) }
-        _ = try await upstreams.identity(IdentityContract.delete, IdentityDeleteRequest(token: token, currentPassword: currentPassword))
+        _ = try await changingAccount { token, _ in
+            try await upstreams.identity(IdentityContract.delete, IdentityDeleteRequest(token: token, currentPassword: currentPassword))
+        }
     }
 
     func changePassword(_ input: Operations.ChangePassword.Input) async throws -> Operations.ChangePassword.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
-        let token = try Self.bearerToken()
-        let request = IdentityChangePasswordRequest(
-            token: token,
-            currentPassword: body.currentPassword.map(SecretString.init),
-            newPassword: SecretString(body.newPassword)
-        )
-        defer { invalidateAfterChange(by: token, endsOtherSessions: true) }
-        let ended = try await upstreams.identity(IdentityContract.changePassword, request)
+        let ended = try await changingAccount { token, _ in
+            let request = IdentityChangePasswordRequest(
+                token: token,
+                currentPassword: body.currentPassword.map(SecretString.init),
+                newPassword: SecretString(body.newPassword)
+            )
+            return try await upstreams.identity(IdentityContract.changePassword, request)
+        }
         return .ok(.init(body: .json(.init(sessionsEnded: ended.sessionsEnded))))
     }
 
     func changeUserId(_ input: Operations.ChangeUserId.Input) async throws -> Operations.ChangeUserId.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
-        let token = try Self.bearerToken()
-        let request = IdentityChangeUserIdRequest(token: token, userId: body.userId, currentPassword: body.currentPassword.map(SecretString.init))
-        defer { invalidateAfterChange(by: token, endsOtherSessions: false) }
-        _ = try await upstreams.identity(IdentityContract.changeUserId, request)
+        _ = try await changingAccount { token, _ in
+            let request = IdentityChangeUserIdRequest(token: token, userId: body.userId, currentPassword: body.currentPassword.map(SecretString.init))
+            return try await upstreams.identity(IdentityContract.changeUserId, request)
+        }
         return .noContent(.init())
     }
 
     func reauthenticate(_ input: Operations.Reauthenticate.Input) async throws -> Operations.Reauthenticate.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
-        let token = try Self.bearerToken()
-        defer { invalidateAfterChange(by: token, endsOtherSessions: false) }
-        let privilege = try await upstreams.identity(IdentityContract.reauthenticate, IdentityReauthenticateRequest(token: token, password: SecretString(body.password)))
-        return .ok(.init(body: .json(.init(privilegedUntil: privilege.privilegedUntil.date))))
+        let privilege = try await changingAccount { token, _ in
+            try await upstreams.identity(IdentityContract.reauthenticate, IdentityReauthenticateRequest(token: token, password: SecretString(body.password)))
+        }
+        // The presented token was replaced by a fresh one (an older Identity keeps it: then none is sent).
+        return .ok(.init(body: .json(.init(
+            privilegedUntil: privilege.privilegedUntil.date,
+            session: privilege.session.map { .init(token: $0.token.value, expiresAt: $0.expiresAt.date) }
+        ))))
     }
 
     func getSchema(_ input: Operations.GetSchema.Input) async throws -> Operations.GetSchema.Output {
@@ -102,6 +107,14 @@ extension GatewayAPI {
                 ? "The account identifier cannot be changed."
                 : "Change this through its own route, which asks for the password.")
         }))
+    }
+
+    /// Keys the operator's services write (`writableBy: server`) are refused here, the account holder's door to
+    /// Profile; services write them over the wire.
+    func checkUserWritable(_ modifications: AccountModifications) throws(GatewayProblem) {
+        let fields = accounts.serverOwnedKeyErrors(Array(modifications.set.storedValues.keys) + Array(modifications.remove))
+        guard !fields.isEmpty else { return }
+        throw GatewayProblem(AccountError(code: .validationFailed, fields: fields))
     }
 
     /// Profile's details with the userId Identity keeps (as login's answer has it), so a client reads every key

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import KontoContracts
 import KontoModel
 import OpenAPIRuntime
@@ -14,11 +15,12 @@ extension GatewayAPI {
             // Signing up with an anonymous account's session upgrades that account.
             anonymousSession: RequestScope.scope.bearerToken.map(BearerToken.init)
         )
-        // An upgraded anonymous account changes (its session stops being anonymous).
-        let anonymousSession = request.anonymousSession
-        defer { if let anonymousSession { invalidateAfterChange(by: anonymousSession, endsOtherSessions: false) } }
-        let session = try await upstreams.identity(IdentityContract.signUp, request)
-        if anonymousSession != nil { cache.invalidate(accountId: session.accountId) }
+        // An upgraded anonymous account changes (its sessions end, a fresh one replaces them).
+        let session = if request.anonymousSession != nil {
+            try await changingAccount { _, _ in try await upstreams.identity(IdentityContract.signUp, request) }
+        } else {
+            try await upstreams.identity(IdentityContract.signUp, request)
+        }
         return .created(.init(body: .json(try Self.accountSession(session))))
     }
 
@@ -35,16 +37,16 @@ extension GatewayAPI {
     }
 
     func logOut(_ input: Operations.LogOut.Input) async throws -> Operations.LogOut.Output {
-        let token = try Self.bearerToken()
-        defer { invalidateAfterChange(by: token, endsOtherSessions: false) }
-        _ = try await upstreams.identity(IdentityContract.logout, IdentitySessionRequest(token: token))
+        _ = try await changingAccount { token, _ in
+            try await upstreams.identity(IdentityContract.logout, IdentitySessionRequest(token: token))
+        }
         return .noContent(.init())
     }
 
     func logOutEverywhere(_ input: Operations.LogOutEverywhere.Input) async throws -> Operations.LogOutEverywhere.Output {
-        let token = try Self.bearerToken()
-        defer { invalidateAfterChange(by: token, endsOtherSessions: true) }
-        let ended = try await upstreams.identity(IdentityContract.logoutEverywhere, IdentitySessionRequest(token: token))
+        let ended = try await changingAccount { token, _ in
+            try await upstreams.identity(IdentityContract.logoutEverywhere, IdentitySessionRequest(token: token))
+        }
         return .ok(.init(body: .json(.init(sessionsEnded: ended.sessionsEnded))))
     }
 
@@ -57,9 +59,21 @@ extension GatewayAPI {
     func confirmPasswordReset(_ input: Operations.ConfirmPasswordReset.Input) async throws -> Operations.ConfirmPasswordReset.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
         let request = IdentityConfirmPasswordResetRequest(token: BearerToken(body.token), newPassword: SecretString(body.newPassword))
-        // The reset ends every session of an account the gateway cannot name from the token.
-        defer { cache.removeAll() }
-        _ = try await upstreams.identity(IdentityContract.confirmPasswordReset, request)
+        // The reset ends every session of the account Identity names in its answer. A refusal changed nothing; only a
+        // call whose outcome is unknown (the service down or late) may have ended sessions of an account the gateway
+        // cannot name, and then everything goes.
+        let confirmed: IdentitySessionsEnded
+        do {
+            confirmed = try await upstreams.identity(IdentityContract.confirmPasswordReset, request)
+        } catch {
+            if error.status.kind == .serverError { cache.removeAll() }
+            throw error
+        }
+        if let accountId = confirmed.accountId {
+            cache.invalidate(accountId: accountId)
+        } else {
+            cache.removeAll()
+        }
         return .noContent(.init())
     }
 }

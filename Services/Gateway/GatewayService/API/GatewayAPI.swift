@@ -9,6 +9,7 @@ import OpenAPIRuntime
 /// and maps its answer. Refusals are thrown as ``GatewayProblem``s and rendered by ``RequestMiddleware``.
 struct GatewayAPI: APIProtocol {
     let upstreams: GatewayUpstreams
+    let accounts: AccountConfiguration
     /// `GET /v1/schema`'s body, built once from the configuration.
     let schema: Components.Schemas.Schema
     /// How often an event stream sends a comment and checks its session.
@@ -19,6 +20,7 @@ struct GatewayAPI: APIProtocol {
 
     init(upstreams: GatewayUpstreams, accounts: AccountConfiguration, eventStreamHeartbeat: Duration, metrics: GatewayMetrics, cache: AccountCache) throws {
         self.upstreams = upstreams
+        self.accounts = accounts
         self.cache = cache
         self.metrics = metrics
         self.eventStreamHeartbeat = eventStreamHeartbeat
@@ -84,17 +86,17 @@ struct GatewayAPI: APIProtocol {
         return (token, session)
     }
 
-    /// After a call that may have ended the token's session or changed its account (whether it succeeded or not:
-    /// a call that timed out may still have happened), drops what the cache holds of them. When the token's account
-    /// is not known here, other sessions of it may be cached: then everything goes.
-    func invalidateAfterChange(by token: BearerToken, endsOtherSessions: Bool) {
-        let key = AccountCache.TokenKey(token.value)
-        if let accountId = cache.accountId(for: key) {
-            cache.invalidate(accountId: accountId)
-        } else if endsOtherSessions {
-            cache.removeAll()
+    /// Runs a call that may end the request's session or change its account, then drops what the cache holds of
+    /// that account (whether the call succeeded or not: one that timed out may still have happened). The session is
+    /// checked first (from the cache, else with Identity), so a made-up token is a 401 that touches nothing, and the
+    /// account is always known: no request can empty the whole cache.
+    func changingAccount<T>(_ body: (BearerToken, IdentitySessionInfo) async throws -> T) async throws -> T {
+        let (token, session) = try await authenticate()
+        defer {
+            cache.invalidate(accountId: session.accountId)
+            cache.invalidate(token: AccountCache.TokenKey(token.value))
         }
-        cache.invalidate(token: key)
+        return try await body(token, session)
     }
 
     static func etag(_ version: Int64) -> String {

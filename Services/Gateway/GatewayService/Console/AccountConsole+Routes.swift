@@ -10,9 +10,9 @@ extension AccountConsole {
         router.get(RouterPath(base + "/console.css")) { _, _ in Self.asset(ConsoleAssets.stylesheet, contentType: "text/css; charset=utf-8") }
         router.get(RouterPath(base + "/console.js")) { _, _ in Self.asset(ConsoleAssets.script, contentType: "text/javascript; charset=utf-8") }
         router.get(RouterPath(base + "/favicon.svg")) { _, _ in Self.asset(ConsoleAssets.icon, contentType: "image/svg+xml") }
-        router.post(RouterPath(base + "/login")) { request, _ in await self.form(request, self.logIn) }
+        router.post(RouterPath(base + "/login")) { request, _ in await self.form(request, credentials: true, self.logIn) }
         router.get(RouterPath(base + "/signup")) { request, _ in self.signUpPage(self.visit(request), values: [:], errors: [:]) }
-        router.post(RouterPath(base + "/signup")) { request, _ in await self.form(request, self.signUp) }
+        router.post(RouterPath(base + "/signup")) { request, _ in await self.form(request, credentials: true, self.signUp) }
         router.post(RouterPath(base + "/anonymous")) { request, _ in await self.form(request, self.continueAnonymously) }
         router.post(RouterPath(base + "/logout")) { request, _ in await self.form(request, self.logOut) }
         router.post(RouterPath(base + "/logout-everywhere")) { request, _ in await self.form(request, self.logOutEverywhere) }
@@ -20,16 +20,18 @@ extension AccountConsole {
         router.post(RouterPath(base + "/edit")) { request, _ in await self.form(request, self.edit) }
         for change in [passwordChange, userIdChange] {
             router.get(RouterPath(base + change.form.action)) { request, _ in self.signedInPage(request) { self.securityPage(change, $0) } }
-            router.post(RouterPath(base + change.form.action)) { request, _ in await self.form(request) { await self.securityChange(change, $0, $1) } }
+            router.post(RouterPath(base + change.form.action)) { request, _ in
+                await self.form(request, credentials: true) { await self.securityChange(change, $0, $1) }
+            }
         }
         router.get(RouterPath(base + "/delete")) { request, _ in self.signedInPage(request) { self.deletePage($0) } }
-        router.post(RouterPath(base + "/delete")) { request, _ in await self.form(request, self.delete) }
+        router.post(RouterPath(base + "/delete")) { request, _ in await self.form(request, credentials: true, self.delete) }
         router.get(RouterPath(base + "/reset")) { request, _ in self.resetRequestPage(self.visit(request)) }
-        router.post(RouterPath(base + "/reset")) { request, _ in await self.form(request, self.requestReset) }
+        router.post(RouterPath(base + "/reset")) { request, _ in await self.form(request, credentials: true, self.requestReset) }
         router.get(RouterPath(base + "/reset/confirm")) { request, _ in
             self.resetConfirmPage(self.visit(request), token: request.uri.queryParameters.get("token") ?? "")
         }
-        router.post(RouterPath(base + "/reset/confirm")) { request, _ in await self.form(request, self.confirmReset) }
+        router.post(RouterPath(base + "/reset/confirm")) { request, _ in await self.form(request, credentials: true, self.confirmReset) }
         // The targets of forms only: a browser that GETs one (a bookmark, a reload after a redirect) is sent home.
         for path in ["/login", "/anonymous", "/logout", "/logout-everywhere"] {
             router.get(RouterPath(base + path)) { request, _ in self.redirect("/", visit: self.visit(request)) }
@@ -38,8 +40,15 @@ extension AccountConsole {
 
     // MARK: Plumbing
 
-    /// Reads a form POST, refuses it without a valid CSRF token, and hands it to `handle`.
-    private func form(_ request: Request, _ handle: (Visit, ConsoleForm) async -> Response) async -> Response {
+    /// Reads a form POST, refuses it without a valid CSRF token, and hands it to `handle`. A form that takes a password
+    /// or starts a reset (`credentials`) counts against the credential rate limit first.
+    private func form(_ request: Request, credentials: Bool = false, _ handle: (Visit, ConsoleForm) async -> Response) async -> Response {
+        if credentials, case .limited(let retryAfter) = rateLimits.checkCredentials(address: RequestScope.scope.clientAddress) {
+            let problem = GatewayRateLimits.refusal(retryAfter: retryAfter)
+            var response = refusalPage(problem)
+            response.headers[.retryAfter] = String(retryAfter)
+            return response
+        }
         let visit = visit(request)
         var body = ""
         if let buffer = try? await request.body.collect(upTo: options.maximumBodyBytes) {

@@ -24,12 +24,12 @@ struct AccountConsole: Sendable {
         var allowsAnonymous: Bool
         /// `Secure` cookies: always, never, or (nil) when a trusted proxy says the request came over HTTPS.
         var secureCookies: Bool?
-        /// A trusted proxy is configured, so its `X-Forwarded-Proto` is believed.
-        var trustsForwardedProto: Bool
         var maximumBodyBytes: Int
     }
 
     let api: GatewayAPI
+    /// The credential limit is taken by the credential forms' handlers: their route is the one matched.
+    let rateLimits: GatewayRateLimits
     let schema: ConsoleSchema
     let options: Options
     let library: MustacheLibrary
@@ -38,18 +38,15 @@ struct AccountConsole: Sendable {
     static let sessionCookie = "konto_session"
     static let csrfCookie = "konto_csrf"
 
-    init(api: GatewayAPI, accounts: AccountConfiguration, options: Options, secret: WireSecret) throws {
+    init(api: GatewayAPI, accounts: AccountConfiguration, options: Options, rateLimits: GatewayRateLimits, secret: WireSecret) throws {
         self.api = api
+        self.rateLimits = rateLimits
         self.schema = ConsoleSchema(configuration: accounts)
         self.options = options
         self.library = try ConsoleTemplates.library()
         self.csrfKey = secret.derivedKey(purpose: "konto-console-csrf")
     }
 
-    /// The paths whose POST takes a password or starts a reset, for the stricter rate limit.
-    static func credentialRoutes(basePath: String) -> Set<String> {
-        Set(["/login", "/signup", "/password", "/user-id", "/delete", "/reset", "/reset/confirm"].map { basePath + $0 })
-    }
 
     // MARK: Responses
 
@@ -75,8 +72,9 @@ struct AccountConsole: Sendable {
         let existing = cookies[Self.csrfCookie]?.value
         let valid = existing.flatMap { Self.isWellFormedCookieToken($0) ? $0 : nil }
         let session = cookies[Self.sessionCookie].map(\.value).flatMap { (1...512).contains($0.utf8.count) ? $0 : nil }
+        // X-Forwarded-Proto is believed from a trusted proxy only.
         let secure = options.secureCookies
-            ?? (options.trustsForwardedProto && request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() == "https")
+            ?? (RequestScope.scope.viaTrustedProxy && request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() == "https")
         return Visit(csrfCookie: valid ?? Self.randomToken(), isNewCSRFCookie: valid == nil, session: session, secure: secure)
     }
 

@@ -28,15 +28,17 @@ struct ConsoleSchema: Sendable {
     /// Keys that are never account details in a form: the account id is Konto's, the credentials have their own pages.
     static let credentialKeys: Set<String> = [AccountIdKey.identifier, UserIdKey.identifier, PasswordKey.identifier]
 
-    /// The sign-up form's keys: `requires` and `collects`, credentials included.
+    /// The sign-up form's keys: `requires` and `collects`, credentials included, none the server writes.
     var signUpKeys: [(AccountKeyDescriptor, AccountKeyRequirement)] {
-        described.filter { $0.1 == .requires || $0.1 == .collects }
+        described.filter { ($0.1 == .requires || $0.1 == .collects) && $0.0.writableBy == .user }
     }
 
-    /// The edit form's keys: every mutable key but the credentials and the `manual` ones (the app's own), `supports`
-    /// included. The overview shows the others.
+    /// The edit form's keys: every mutable key the user may write but the credentials and the `manual` ones (the
+    /// app's own), `supports` included. The overview shows the others.
     var editKeys: [(AccountKeyDescriptor, AccountKeyRequirement)] {
-        described.filter { !Self.credentialKeys.contains($0.0.identifier) && $0.1 != .manual && $0.0.options.contains(.mutable) }
+        described.filter {
+            !Self.credentialKeys.contains($0.0.identifier) && $0.1 != .manual && $0.0.options.contains(.mutable) && $0.0.writableBy == .user
+        }
     }
 
     private var described: [(AccountKeyDescriptor, AccountKeyRequirement)] {

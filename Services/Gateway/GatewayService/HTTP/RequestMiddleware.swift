@@ -17,9 +17,10 @@ struct RequestMiddleware: RouterMiddleware {
     static let traceParentHeader = HTTPField.Name("traceparent")!
 
     let maximumBodyBytes: Int
-    /// The header that carries the client's address when a trusted proxy sits in front (its last entry, the one
-    /// the proxy added); nil to use the peer address.
+    /// The header that carries the client's address when a trusted proxy sits in front; nil to use the peer address.
     let clientAddressHeader: HTTPField.Name?
+    /// Whose forwarding headers are believed (``TrustedProxies``).
+    let trustedProxies: TrustedProxies
     let rateLimits: GatewayRateLimits
     let metrics: GatewayMetrics
     let logger: Logger
@@ -29,18 +30,21 @@ struct RequestMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         let requestID = RequestScope.acceptedRequestID(request.headers[Self.requestIDHeader]) ?? UUID().uuidString.lowercased()
-        let scope = RequestScope(
+        let peer = context.remoteAddress?.ipAddress
+        var scope = RequestScope(
             requestID: requestID,
             traceParent: RequestScope.acceptedTraceParent(request.headers[Self.traceParentHeader]),
-            clientAddress: clientAddress(request, context: context),
+            clientAddress: clientAddressHeader.map { trustedProxies.clientAddress(peer: peer, forwarded: request.headers[$0]) }
+                ?? peer.map(TrustedProxies.throttlingKey),
             bearerToken: RequestScope.bearerToken(fromAuthorization: request.headers[.authorization]),
             logger: logger
         )
+        scope.viaTrustedProxy = trustedProxies.trusts(peer)
 
         var response: Response
         do {
-            if case .limited(let retryAfter) = rateLimits.check(method: request.method, path: request.uri.path, address: scope.clientAddress) {
-                throw GatewayProblem(status: .tooManyRequests, code: GatewayProblem.Code.rateLimited, detail: "Too many requests from this address.", retryAfter: retryAfter)
+            if case .limited(let retryAfter) = rateLimits.check(path: request.uri.path, address: scope.clientAddress) {
+                throw GatewayRateLimits.refusal(retryAfter: retryAfter)
             }
             var request = request
             if let length = request.headers[.contentLength].flatMap(Int.init), length > maximumBodyBytes {
@@ -87,15 +91,6 @@ struct RequestMiddleware: RouterMiddleware {
         }
         metrics.request(path: request.uri.path, method: request.method.rawValue, status: response.status.code, duration: .now - start)
         return response
-    }
-
-    private func clientAddress(_ request: Request, context: Context) -> String? {
-        if let clientAddressHeader {
-            guard let value = request.headers[clientAddressHeader] else { return nil }
-            let last = value.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) }
-            return last.flatMap { $0.isEmpty || $0.utf8.count > 64 ? nil : $0 }
-        }
-        return context.remoteAddress?.ipAddress
     }
 
     /// The problem an error stands for.

@@ -8,6 +8,8 @@ struct RequestScope: Sendable {
     var requestID: String
     var traceParent: String?
     var clientAddress: String?
+    /// The request came through a trusted proxy (its forwarding headers are believed).
+    var viaTrustedProxy = false
     var bearerToken: String?
     /// The gateway's logger; ``logger`` adds the request id when a line is written.
     var baseLogger: Logger

@@ -219,6 +219,11 @@ components:
         privilegedUntil:
           type: string
           format: date-time
+        session:
+          $ref: '#/components/schemas/Session'
+          description: >-
+            The fresh session that replaced the presented one: every authentication issues a new token, and the
+            bearer token of this request stopped working. Use this one from now on.
     SessionsEnded:
       type: object
       required: [sessionsEnded]
@@ -256,7 +261,7 @@ components:
             $ref: '#/components/schemas/SchemaKey'
     SchemaKey:
       type: object
-      required: [identifier, name, category, valueType, requirement, rules, isSecret]
+      required: [identifier, name, category, valueType, requirement, rules, isSecret, writableBy]
       properties:
         identifier:
           type: string
@@ -277,6 +282,12 @@ components:
         isSecret:
           type: boolean
         initialValue: {}
+        writableBy:
+          description: >-
+            Who may write the value: `user` (the account holder, through this API), or `server` (the deployment's own
+            services only; sign-up and PATCH refuse it with the field error `serverOwnedKey`).
+          type: string
+          enum: [user, server]
     Health:
       type: object
       required: [status]
@@ -492,7 +503,7 @@ paths:
               $ref: '#/components/schemas/Reauthentication'
       responses:
         '200':
-          description: The privileged window is open until the time given.
+          description: The privileged window is open until the time given, on the fresh session in the answer.
           content:
             application/json:
               schema:

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import KontoModel
 import KontoRuntime
 import KontoWire
@@ -46,8 +47,11 @@ public struct GatewayConfiguration: Sendable {
     public var credentialsRateLimitPerMinute = 30
     /// Browser origins allowed to call the API (CORS); `["*"]` for any; empty for none (no CORS headers).
     public var corsOrigins: [String] = []
-    /// Behind a trusted proxy: the header carrying the client's address (its last entry is used).
+    /// Behind a trusted proxy: the header carrying the client's address (its right-most entry that is not a trusted
+    /// proxy is used), read only from ``trustedProxies``.
     public var clientAddressHeader: String?
+    /// The proxies whose client-address header and `X-Forwarded-Proto` are believed; no one's when empty.
+    public var trustedProxies: TrustedProxies = .none
     /// How long a session check or account's details are served from the cache (kept honest by account events);
     /// zero turns the cache off (every request asks the services).
     public var cacheTimeToLive: Duration = .seconds(30)
@@ -57,8 +61,8 @@ public struct GatewayConfiguration: Sendable {
     public var consolePath: String? = "/account"
     /// Whether the console offers to continue without an account (an anonymous session).
     public var consoleAllowsAnonymous = false
-    /// The console's cookies are `Secure`: always (true), never (false), or (nil) when the trusted proxy
-    /// (``clientAddressHeader`` set) says the request came over HTTPS in `X-Forwarded-Proto`.
+    /// The console's cookies are `Secure`: always (true), never (false), or (nil) when a trusted proxy
+    /// (``trustedProxies``) says the request came over HTTPS in `X-Forwarded-Proto`.
     public var consoleSecureCookies: Bool?
 
     public static let defaultPort = 8080
@@ -109,7 +113,26 @@ public struct GatewayConfiguration: Sendable {
         credentialsRateLimitPerMinute = try environment.integer(
             "KONTO_GATEWAY_CREDENTIALS_RATE_LIMIT_PER_MINUTE", default: credentialsRateLimitPerMinute, in: 0...1_000_000)
         corsOrigins = environment.string("KONTO_GATEWAY_CORS_ORIGINS")?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } ?? []
-        clientAddressHeader = environment.string("KONTO_GATEWAY_CLIENT_ADDRESS_HEADER")
+        clientAddressHeader = environment.string("KONTO_GATEWAY_CLIENT_ADDRESS_HEADER").flatMap { $0.isEmpty ? nil : $0 }
+        if let proxies = environment.string("KONTO_GATEWAY_TRUSTED_PROXIES") {
+            do {
+                trustedProxies = try TrustedProxies(parsing: proxies)
+            } catch {
+                throw ServiceEnvironmentError(variable: "KONTO_GATEWAY_TRUSTED_PROXIES", problem: "\"\(error.entry)\" is not an IP address or a CIDR range")
+            }
+        }
+        if let header = clientAddressHeader {
+            guard HTTPField.Name(header) != nil else {
+                throw ServiceEnvironmentError(variable: "KONTO_GATEWAY_CLIENT_ADDRESS_HEADER", problem: "is not a header name")
+            }
+            // A header anyone may send is no client address: it is read from the trusted proxies only.
+            guard !trustedProxies.isEmpty else {
+                throw ServiceEnvironmentError(
+                    variable: "KONTO_GATEWAY_CLIENT_ADDRESS_HEADER",
+                    problem: "is read only from trusted proxies: set KONTO_GATEWAY_TRUSTED_PROXIES to their addresses or ranges"
+                )
+            }
+        }
         // At most 55 s: Identity touches a session at most once a minute, so a session served from the cache must
         // still reach Identity often enough to stay active.
         cacheTimeToLive = try environment.milliseconds("KONTO_GATEWAY_CACHE_MS", default: cacheTimeToLive, in: 0...55_000)

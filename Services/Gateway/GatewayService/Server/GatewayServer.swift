@@ -58,7 +58,12 @@ public final class GatewayServer: Service {
             upstreams: upstreams, accounts: configuration.accounts, eventStreamHeartbeat: configuration.eventStreamHeartbeat, metrics: metrics, cache: cache
         )
 
+        let rateLimits = GatewayRateLimits(
+            generalPerMinute: configuration.rateLimitPerMinute,
+            credentialsPerMinute: configuration.credentialsRateLimitPerMinute
+        )
         let router = Router(context: GatewayRequestContext.self)
+        router.middlewares.add(ResponseHeadersMiddleware())
         if !configuration.corsOrigins.isEmpty {
             router.middlewares.add(CORSPolicy(origins: configuration.corsOrigins.contains("*") ? nil : Set(configuration.corsOrigins)))
         }
@@ -71,27 +76,28 @@ public final class GatewayServer: Service {
                     basePath: consolePath,
                     allowsAnonymous: configuration.consoleAllowsAnonymous,
                     secureCookies: configuration.consoleSecureCookies,
-                    trustsForwardedProto: configuration.clientAddressHeader != nil,
                     maximumBodyBytes: configuration.maximumBodyBytes
                 ),
+                rateLimits: rateLimits,
                 secret: configuration.secret
             )
         }
         router.middlewares.add(RequestMiddleware(
             maximumBodyBytes: configuration.maximumBodyBytes,
             clientAddressHeader: configuration.clientAddressHeader.flatMap { HTTPField.Name($0) },
-            rateLimits: GatewayRateLimits(
-                generalPerMinute: configuration.rateLimitPerMinute,
-                credentialsPerMinute: configuration.credentialsRateLimitPerMinute,
-                consoleCredentialRoutes: configuration.consolePath.map(AccountConsole.credentialRoutes(basePath:)) ?? []
-            ),
+            trustedProxies: configuration.trustedProxies,
+            rateLimits: rateLimits,
             metrics: metrics,
             logger: logger,
             htmlPages: console.map { console in (console.options.basePath, { problem in console.refusalPage(problem) }) }
         ))
         router.middlewares.add(CachedAccountMiddleware(cache: cache, metrics: metrics))
         // Compact JSON (the runtime pretty-prints by default), keys sorted so answers are stable.
-        try api.registerHandlers(on: router, configuration: Configuration(jsonEncodingOptions: [.sortedKeys]), middlewares: [AbsentBodyMiddleware()])
+        try api.registerHandlers(
+            on: router,
+            configuration: Configuration(jsonEncodingOptions: [.sortedKeys]),
+            middlewares: [CredentialRateLimitMiddleware(limits: rateLimits), AbsentBodyMiddleware()]
+        )
         console?.register(on: router)
         let document = OpenAPIDocument.served(for: configuration.accounts)
         router.get("/openapi.json") { _, _ in

@@ -1,3 +1,4 @@
+import Foundation
 import KontoModel
 import KontoPostgres
 import KontoRuntime
@@ -86,6 +87,13 @@ public struct IdentityServiceConfiguration: Sendable {
         options.sessionLifetime = try environment.seconds("KONTO_IDENTITY_SESSION_LIFETIME_SECONDS", default: options.sessionLifetime, in: 60...(3_660 * 86_400))
         options.privilegedWindow = try environment.seconds("KONTO_IDENTITY_PRIVILEGED_SECONDS", default: options.privilegedWindow, in: 0...86_400)
         options.resetTokenLifetime = try environment.seconds("KONTO_IDENTITY_RESET_TOKEN_SECONDS", default: options.resetTokenLifetime, in: 60...(7 * 86_400))
+        if let path = environment.string("KONTO_IDENTITY_COMMON_PASSWORDS") {
+            // An operator's bigger list, added to the built-in one; a file that cannot be read stops the start.
+            guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+                throw ServiceEnvironmentError(variable: "KONTO_IDENTITY_COMMON_PASSWORDS", problem: "cannot read \(path) as UTF-8 text")
+            }
+            options.commonPasswords = CommonPasswords(adding: text)
+        }
         let threshold = try environment.integer("KONTO_IDENTITY_THROTTLE_FAILURES", default: options.throttle.threshold, in: 1...1_000)
         let baseDelay = try environment.seconds("KONTO_IDENTITY_THROTTLE_BASE_SECONDS", default: options.throttle.baseDelay, in: 1...3_600)
         let maximumDelay = try environment.seconds("KONTO_IDENTITY_THROTTLE_MAX_SECONDS", default: options.throttle.maximumDelay, in: 1...86_400)

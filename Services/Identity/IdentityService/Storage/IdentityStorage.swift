@@ -31,22 +31,45 @@ public protocol IdentityStorage: OutboxStore {
     /// The account with this normalized userId; nil when there is none or it is still pending.
     func credential(normalizedUserId: String) async throws(IdentityStorageError) -> StoredCredential?
 
-    /// Gives an anonymous account a userId and password, keeping its accountId and sessions.
+    /// Gives an anonymous account a userId and password, keeping its accountId: a credential change (its version is
+    /// raised), so every session of the account ends and `session` (created under the raised version) replaces
+    /// them, all in one transaction.
     /// - Throws: `userIdTaken`; `notFound` when the account is gone or not anonymous any more.
-    func upgradeAnonymous(accountId: String, userId: String, normalizedUserId: String, passwordHash: String, events: [AccountEvent]) async throws(IdentityStorageError)
+    func upgradeAnonymous(
+        accountId: String,
+        userId: String,
+        normalizedUserId: String,
+        passwordHash: String,
+        session: StoredSession,
+        events: [AccountEvent]
+    ) async throws(IdentityStorageError)
 
-    /// Replaces the password hash; with `revokingSessionsExcept`, ends every other session of the account in the
-    /// same transaction. `events` gets how many sessions ended. Returns that number.
+    /// Replaces the password hash and raises the credential version; every other session of the account and every
+    /// reset token of it end in the same transaction (`keeping`, the session making the change, moves to the new
+    /// version). `events` gets how many sessions ended. Returns that number.
     /// - Throws: `notFound`.
     func changePassword(
         accountId: String,
         passwordHash: String,
-        revokingSessionsExcept keep: SessionRevocation,
+        keeping: String?,
         events: @escaping @Sendable (_ sessionsEnded: Int) -> [AccountEvent]
     ) async throws(IdentityStorageError) -> Int
 
+    /// Replaces the password hash with one of the same password under today's parameters, only while the credential
+    /// is still at `credentialVersion` (so a rehash never writes an old password back over a newer one). Returns
+    /// whether it did.
+    func rehashPassword(accountId: String, passwordHash: String, credentialVersion: Int64) async throws(IdentityStorageError) -> Bool
+
+    /// Gives the account a new userId: a credential change like ``changePassword(accountId:passwordHash:keeping:events:)``
+    /// (version raised; other sessions and every reset token end). Returns how many sessions ended.
     /// - Throws: `userIdTaken`, `notFound`.
-    func changeUserId(accountId: String, userId: String, normalizedUserId: String, events: [AccountEvent]) async throws(IdentityStorageError)
+    func changeUserId(
+        accountId: String,
+        userId: String,
+        normalizedUserId: String,
+        keeping: String?,
+        events: @escaping @Sendable (_ sessionsEnded: Int) -> [AccountEvent]
+    ) async throws(IdentityStorageError) -> Int
 
     /// Writes `events` (`deletingAccount`) first, then removes the credentials, every session and reset token of the
     /// account, and schedules its profile's deletion at `profileCleanupAt`, all in one transaction.
@@ -55,18 +78,22 @@ public protocol IdentityStorage: OutboxStore {
 
     // MARK: Sessions
 
-    /// - Throws: `notFound` when the account is gone.
+    /// - Throws: `notFound` when the account is gone, or its credential is no longer at the session's
+    ///   ``StoredSession/credentialVersion`` (the password checked for it has changed since).
     func createSession(_ session: StoredSession, events: [AccountEvent]) async throws(IdentityStorageError)
 
+    /// Replaces session `id` by `replacement` (a fresh token for the same sign-in, e.g. after a reauthentication), in
+    /// one transaction: the old token stops working at once.
+    /// - Throws: `notFound` when the session is gone or its credential changed since.
+    func replaceSession(id: String, with replacement: StoredSession) async throws(IdentityStorageError)
+
     /// The session with this token hash, valid or not (the caller checks expiry), with whether its account is
-    /// anonymous; nil when there is none.
+    /// anonymous; nil when there is none, or when it was created under a credential version that is not the
+    /// account's any more.
     func session(tokenHash: [UInt8]) async throws(IdentityStorageError) -> StoredSession?
 
     /// Pushes the idle expiry forward (never back, never past the absolute one).
     func touchSession(id: String, idleExpiresAt: Timestamp) async throws(IdentityStorageError)
-
-    /// - Throws: `notFound`.
-    func privilegeSession(id: String, until: Timestamp) async throws(IdentityStorageError)
 
     /// Ends one session; false (and no events) when it was already gone.
     func deleteSession(id: String, events: [AccountEvent]) async throws(IdentityStorageError) -> Bool
@@ -101,9 +128,13 @@ public protocol IdentityStorage: OutboxStore {
     /// - Throws: `notFound` when the account is gone.
     func createResetToken(tokenHash: [UInt8], accountId: String, expiresAt: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError)
 
+    /// The account a reset token would reset at `now`; nil for an unknown or expired one. Asked before the new
+    /// password is hashed, so a made-up token costs no hash (the confirmation itself decides).
+    func resetTokenAccount(tokenHash: [UInt8], at now: Timestamp) async throws(IdentityStorageError) -> String?
+
     /// Uses a reset token: when it exists and has not expired at `now`, it is removed, the password hash replaced
-    /// and every session of the account ended, in one transaction. An expired token is removed too and gives nil,
-    /// so a token works at most once.
+    /// (the credential version raised), every session and every other reset token of the account ended, in one
+    /// transaction. An expired token is removed too and gives nil, so a token works at most once.
     func confirmPasswordReset(
         tokenHash: [UInt8],
         at now: Timestamp,
@@ -165,16 +196,6 @@ public struct ConfirmedPasswordReset: Sendable, Equatable {
         self.accountId = accountId
         self.sessionsEnded = sessionsEnded
     }
-}
-
-/// Which sessions a password change ends.
-public enum SessionRevocation: Sendable, Equatable {
-    /// None (a rehash at login).
-    case none
-    /// Every session but this one (the one making the change).
-    case allExcept(String)
-    /// Every session.
-    case all
 }
 
 /// One throttling key's failures.

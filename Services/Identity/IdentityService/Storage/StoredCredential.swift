@@ -12,15 +12,28 @@ public struct StoredCredential: Sendable, Equatable {
     public var createdAt: Timestamp
     /// A sign-up in progress (``IdentityStorage/reserveAccount(_:)``): the userId is taken, the account not usable.
     public var isPending: Bool
+    /// Raised by every change of the credential (password, reset, userId, sign-up from anonymous). A session carries
+    /// the version it was created under and is valid only while it is current, so a login that checked the previous
+    /// password cannot leave a session behind a change, however the two interleave.
+    public var credentialVersion: Int64
 
     public var isAnonymous: Bool { normalizedUserId == nil }
 
-    public init(accountId: String, userId: String?, normalizedUserId: String?, passwordHash: String?, createdAt: Timestamp, isPending: Bool = false) {
+    public init(
+        accountId: String,
+        userId: String?,
+        normalizedUserId: String?,
+        passwordHash: String?,
+        createdAt: Timestamp,
+        isPending: Bool = false,
+        credentialVersion: Int64 = 1
+    ) {
         self.accountId = accountId
         self.userId = userId
         self.normalizedUserId = normalizedUserId
         self.passwordHash = passwordHash
         self.createdAt = createdAt
         self.isPending = isPending
+        self.credentialVersion = credentialVersion
     }
 }

@@ -12,6 +12,9 @@ public struct StoredSession: Sendable, Equatable {
     public var absoluteExpiresAt: Timestamp
     /// Until when security-related operations need no password; nil when not privileged.
     public var privilegedUntil: Timestamp?
+    /// The account's ``StoredCredential/credentialVersion`` the session was created under; the session is valid only
+    /// while the account's is the same.
+    public var credentialVersion: Int64
     /// The account's userId as given, nil when the account is anonymous; filled in by
     /// ``IdentityStorage/session(tokenHash:)``, ignored when stored.
     public var accountUserId: String?
@@ -24,6 +27,7 @@ public struct StoredSession: Sendable, Equatable {
         idleExpiresAt: Timestamp,
         absoluteExpiresAt: Timestamp,
         privilegedUntil: Timestamp?,
+        credentialVersion: Int64 = 1,
         accountUserId: String? = nil
     ) {
         self.id = id
@@ -33,6 +37,7 @@ public struct StoredSession: Sendable, Equatable {
         self.idleExpiresAt = idleExpiresAt
         self.absoluteExpiresAt = absoluteExpiresAt
         self.privilegedUntil = privilegedUntil
+        self.credentialVersion = credentialVersion
         self.accountUserId = accountUserId
     }
 

@@ -20,6 +20,8 @@ public struct IdentityOptions: Sendable, Equatable {
     public var cleanupInterval: Duration = .seconds(1)
     /// A sign-up reservation older than this belongs to a process that died mid-sign-up and is abandoned.
     public var staleReservationAge: Duration = .seconds(600)
+    /// Passwords refused at sign-up, change and reset however well they pass the rules.
+    public var commonPasswords = CommonPasswords.builtIn
 
     public init() {}
 }

@@ -38,7 +38,7 @@ extension IdentityStore {
             try await stored { () async throws(IdentityStorageError) in try await storage.clearFailures(key: keys[0]) }
         }
         if hashing.hasher.needsRehash(hash) {
-            await rehash(request.password, accountId: accountId)
+            await rehash(request.password, of: credential)
         }
         let details: AccountDetails
         do {
@@ -48,9 +48,15 @@ extension IdentityStore {
             throw .profileUnavailable
         }
         let answer = accountDetails(details, accountId: accountId, userId: credential.userId)
-        let (session, token) = makeSession(accountId: accountId, privileged: true, at: now)
-        try await stored { () async throws(IdentityStorageError) in
+        // Under the credential version whose password was checked: should the password (or userId) have changed
+        // since, the session is not created, and the login fails as a wrong password would.
+        let (session, token) = makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true, at: now)
+        do {
             try await storage.createSession(session, events: [event(accountId, .associatedAccount(answer), at: now)])
+        } catch where error.code == .notFound {
+            throw Self.wrongCredentials
+        } catch {
+            throw Self.error(for: error)
         }
         logger.debug("logged in", metadata: ["konto.account_id": "\(accountId)", "konto.session_id": "\(session.id)"])
         return IdentityAccountSession(accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: answer)
@@ -92,12 +98,15 @@ extension IdentityStore {
         }
     }
 
-    /// Stores a hash with today's parameters; a failure only delays it to the next login.
-    private func rehash(_ password: SecretString, accountId: String) async {
+    /// Stores a hash with today's parameters, unless the credential changed since it was read (then the new
+    /// password's hash stays); a failure only delays it to the next login.
+    private func rehash(_ password: SecretString, of credential: StoredCredential) async {
+        let accountId = credential.accountId
         do {
             let fresh = try await hashing.hash(password.value)
-            _ = try await storage.changePassword(accountId: accountId, passwordHash: fresh.encoded, revokingSessionsExcept: .none, events: { _ in [] })
-            logger.info("password rehashed with current parameters", metadata: ["konto.account_id": "\(accountId)"])
+            if try await storage.rehashPassword(accountId: accountId, passwordHash: fresh.encoded, credentialVersion: credential.credentialVersion) {
+                logger.info("password rehashed with current parameters", metadata: ["konto.account_id": "\(accountId)"])
+            }
         } catch {
             logger.warning("password rehash failed", metadata: ["konto.account_id": "\(accountId)"])
         }

@@ -41,9 +41,13 @@ extension IdentityStore {
     public func confirmPasswordReset(_ request: IdentityConfirmPasswordResetRequest) async throws(IdentityError) -> IdentitySessionsEnded {
         guard request.token.value.utf8.count <= 256 else { throw Self.invalidResetToken }
         try checkNewPassword(request.newPassword)
-        let hash = try await hashing { try await hashing.hash(request.newPassword.value) }
         let now = clock()
         let tokenHash = SecretToken.hash(request.token.value)
+        // A made-up token costs a lookup, not a hash (the confirmation below is what uses the token, atomically).
+        guard try await stored({ () async throws(IdentityStorageError) in try await storage.resetTokenAccount(tokenHash: tokenHash, at: now) }) != nil else {
+            throw Self.invalidResetToken
+        }
+        let hash = try await hashing { try await hashing.hash(request.newPassword.value) }
         let confirmed = try await stored { () async throws(IdentityStorageError) in
             try await storage.confirmPasswordReset(tokenHash: tokenHash, at: now, passwordHash: hash.encoded) { accountId, sessionsEnded in
                 var events = [self.event(accountId, .passwordChanged, at: now)]
@@ -60,7 +64,7 @@ extension IdentityStore {
             try? await storage.clearFailures(key: throttleKeys(normalizedUserId: normalizedUserId, clientAddress: nil)[0])
         }
         logger.info("password reset", metadata: ["konto.account_id": "\(accountId)"])
-        return IdentitySessionsEnded(sessionsEnded: confirmed.sessionsEnded)
+        return IdentitySessionsEnded(sessionsEnded: confirmed.sessionsEnded, accountId: accountId)
     }
 
     static let invalidResetToken = IdentityError(AccountError(code: .invalidResetToken))

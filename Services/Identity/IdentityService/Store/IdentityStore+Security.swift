@@ -13,7 +13,7 @@ extension IdentityStore {
         let hash = try await hashing { try await hashing.hash(request.newPassword.value) }
         let accountId = session.accountId
         let ended = try await stored { () async throws(IdentityStorageError) in
-            try await storage.changePassword(accountId: accountId, passwordHash: hash.encoded, revokingSessionsExcept: .allExcept(session.id)) { ended in
+            try await storage.changePassword(accountId: accountId, passwordHash: hash.encoded, keeping: session.id) { ended in
                 var events = [self.event(accountId, .passwordChanged, at: now)]
                 if ended > 0 {
                     events.append(self.event(accountId, .sessionsRevoked, at: now))
@@ -25,8 +25,8 @@ extension IdentityStore {
         return IdentitySessionsEnded(sessionsEnded: ended)
     }
 
-    /// Gives the account a new userId; the old one no longer logs in. Needs a privileged session or the current
-    /// password.
+    /// Gives the account a new userId; the old one no longer logs in, and, as after a password change, every other
+    /// session and every reset token of the account ends. Needs a privileged session or the current password.
     /// - Throws: `account.credentialsTaken` when another account has it.
     public func changeUserId(_ request: IdentityChangeUserIdRequest) async throws(IdentityError) -> IdentityDone {
         let now = clock()
@@ -40,15 +40,16 @@ extension IdentityStore {
             throw IdentityError(AccountError(code: .notFound, message: "An anonymous account has no userId; sign up instead."))
         }
         let normalizedUserId = UserIdNormalization.normalized(userId, type: configuration.userIdType)
-        try await stored { () async throws(IdentityStorageError) in
-            try await storage.changeUserId(
-                accountId: accountId,
-                userId: userId,
-                normalizedUserId: normalizedUserId,
-                events: [event(accountId, .userIdChanged(previous: previous, new: userId), at: now)]
-            )
+        let ended = try await stored { () async throws(IdentityStorageError) in
+            try await storage.changeUserId(accountId: accountId, userId: userId, normalizedUserId: normalizedUserId, keeping: session.id) { ended in
+                var events = [self.event(accountId, .userIdChanged(previous: previous, new: userId), at: now)]
+                if ended > 0 {
+                    events.append(self.event(accountId, .sessionsRevoked, at: now))
+                }
+                return events
+            }
         }
-        logger.info("userId changed", metadata: ["konto.account_id": "\(accountId)"])
+        logger.info("userId changed", metadata: ["konto.account_id": "\(accountId)", "konto.sessions_ended": "\(ended)"])
         return IdentityDone()
     }
 
@@ -76,10 +77,23 @@ extension IdentityStore {
         return IdentityDone()
     }
 
-    /// A new password must pass the configured password rules and the length limit.
+    /// A new password must pass the configured password rules and the length limit, and not be a common one.
     func checkNewPassword(_ password: SecretString) throws(IdentityError) {
         guard PasswordHashingPool.acceptsLength(of: password) else { throw Self.passwordTooLong }
         try checkValue(.string(password.value), identifier: PasswordKey.identifier)
+        if let common = commonPasswordError(password) {
+            throw IdentityError(AccountError(code: .validationFailed, fields: [common]))
+        }
+    }
+
+    /// The field error of a password on the common-password list (ASVS 6.2.4), nil for any other.
+    func commonPasswordError(_ password: SecretString) -> AccountFieldError? {
+        guard options.commonPasswords.contains(password.value) else { return nil }
+        return AccountFieldError(
+            key: PasswordKey.identifier,
+            code: .commonPassword,
+            message: "This password is one of the most common ones, which are guessed first. Choose another."
+        )
     }
 
     func checkUserId(_ userId: String) throws(IdentityError) {

@@ -1,3 +1,4 @@
+import Foundation
 import KontoContracts
 import KontoModel
 import Logging
@@ -54,15 +55,24 @@ extension IdentityStore {
         return IdentitySessionsEnded(sessionsEnded: ended)
     }
 
-    /// Enters the password again: the session becomes privileged for the window.
+    /// Enters the password again: a fresh session, privileged for the window, replaces the presented one (whose
+    /// token stops working at once), keeping its expiry.
     /// - Throws: `account.wrongCredentials` (counted like a failed login), `account.throttled`.
     public func reauthenticate(_ request: IdentityReauthenticateRequest) async throws(IdentityError) -> IdentityPrivilege {
         let now = clock()
         let session = try await validSession(request.token, at: now)
         try await verifyPassword(request.password, accountId: session.accountId, at: now)
         let until = now.adding(options.privilegedWindow)
-        try await stored { () async throws(IdentityStorageError) in try await storage.privilegeSession(id: session.id, until: until) }
-        return IdentityPrivilege(privilegedUntil: until)
+        let token = SecretToken.generate()
+        var replacement = session
+        replacement.id = UUID().uuidString.lowercased()
+        replacement.tokenHash = SecretToken.hash(token)
+        replacement.privilegedUntil = until
+        try await stored { () async throws(IdentityStorageError) in try await storage.replaceSession(id: session.id, with: replacement) }
+        return IdentityPrivilege(
+            privilegedUntil: until,
+            session: IdentitySession(token: BearerToken(token), expiresAt: replacement.absoluteExpiresAt)
+        )
     }
 
     /// Checks the account's password for a signed-in caller, throttled and counted like a login.

@@ -40,7 +40,7 @@ extension IdentityStore {
         } catch {
             try await abandon(accountId: accountId, after: error)
         }
-        let (session, token) = makeSession(accountId: accountId, privileged: true, at: clock())
+        let (session, token) = makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true, at: clock())
         let answer = accountDetails(storedDetails, accountId: accountId, userId: userId)
         do {
             try await storage.activateAccount(
@@ -62,7 +62,7 @@ extension IdentityStore {
         let now = clock()
         let accountId = UUID().uuidString.lowercased()
         let credential = StoredCredential(accountId: accountId, userId: nil, normalizedUserId: nil, passwordHash: nil, createdAt: now)
-        let (session, token) = makeSession(accountId: accountId, privileged: false, at: now)
+        let (session, token) = makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: false, at: now)
         let details = accountDetails(AccountDetails(userIdType: configuration.userIdType), accountId: accountId, userId: nil)
         try await stored { () async throws(IdentityStorageError) in
             try await storage.createAnonymousAccount(credential, session: session, events: [event(accountId, .associatedAccount(details), at: now)])
@@ -71,8 +71,8 @@ extension IdentityStore {
         return IdentityAccountSession(accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: details)
     }
 
-    /// Signs up from an anonymous session: the account keeps its accountId and its sessions, the presented one
-    /// becomes privileged.
+    /// Signs up from an anonymous session: the account keeps its accountId; a fresh, privileged session replaces
+    /// every session it had (the presented token stops working at once: it was not authenticated by a password).
     private func upgrade(
         _ token: BearerToken,
         userId: String,
@@ -102,15 +102,16 @@ extension IdentityStore {
             throw .profileUnavailable
         }
         let answer = accountDetails(storedDetails, accountId: accountId, userId: userId)
+        let (fresh, freshToken) = makeSession(accountId: accountId, credentialVersion: session.credentialVersion + 1, privileged: true, at: clock())
         do {
             try await storage.upgradeAnonymous(
                 accountId: accountId,
                 userId: userId,
                 normalizedUserId: normalizedUserId,
                 passwordHash: hash.encoded,
+                session: fresh,
                 events: [event(accountId, .associatedAccount(answer), at: now)]
             )
-            try await storage.privilegeSession(id: session.id, until: clock().adding(options.privilegedWindow))
         } catch {
             // Taken in the meantime, or the database away: the profile just made must go.
             _ = try? await profile.delete(accountId: accountId)
@@ -119,7 +120,7 @@ extension IdentityStore {
         logger.info("anonymous account signed up", metadata: ["konto.account_id": "\(accountId)"])
         return IdentityAccountSession(
             accountId: accountId,
-            session: IdentitySession(token: token, expiresAt: session.absoluteExpiresAt),
+            session: IdentitySession(token: BearerToken(freshToken), expiresAt: fresh.absoluteExpiresAt),
             details: answer
         )
     }
@@ -148,6 +149,8 @@ extension IdentityStore {
             fields.append(AccountFieldError(key: identifier, code: .credentialNotAccepted, message: "Send this in its own field, not among the details."))
             values[identifier] = nil
         }
+        // The operator's keys are written by services, never by the one signing up.
+        fields += configuration.serverOwnedKeyErrors(values.keys)
         let profileValues = values
         var required = configuration.requiredIdentifiers
         if !UserIdNormalization.acceptsLength(of: userId) {
@@ -162,6 +165,7 @@ extension IdentityStore {
             required.removeAll { $0 == PasswordKey.identifier }
         } else if !password.value.isEmpty {
             values[PasswordKey.identifier] = .string(password.value)
+            if let common = commonPasswordError(password) { fields.append(common) }
         }
         do {
             try configuration.validate(AccountDetails(values: values, userIdType: configuration.userIdType), requiring: required)

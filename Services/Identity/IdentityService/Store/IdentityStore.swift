@@ -62,8 +62,9 @@ public final class IdentityStore: Sendable {
         }
     }
 
-    /// A new session for the account, privileged for the window when a password was just entered.
-    func makeSession(accountId: String, privileged: Bool, at now: Timestamp) -> (session: StoredSession, token: String) {
+    /// A new session for the account under its credential's version, privileged for the window when a password was
+    /// just entered.
+    func makeSession(accountId: String, credentialVersion: Int64, privileged: Bool, at now: Timestamp) -> (session: StoredSession, token: String) {
         let token = SecretToken.generate()
         let absolute = now.adding(options.sessionLifetime)
         let session = StoredSession(
@@ -73,7 +74,8 @@ public final class IdentityStore: Sendable {
             createdAt: now,
             idleExpiresAt: min(now.adding(options.sessionIdleTimeout), absolute),
             absoluteExpiresAt: absolute,
-            privilegedUntil: privileged ? now.adding(options.privilegedWindow) : nil
+            privilegedUntil: privileged ? now.adding(options.privilegedWindow) : nil,
+            credentialVersion: credentialVersion
         )
         return (session, token)
     }

@@ -42,9 +42,14 @@ struct Stack: AsyncParsableCommand {
         configuration.profilePort = profilePort
         configuration.notificationsPort = notificationsPort
         // A secret of the caller's (to reach the services with `konto health --wire`, say); else a random one.
-        if let secret = ProcessInfo.processInfo.environment["KONTO_WIRE_SECRET"], !secret.isEmpty {
-            guard secret.utf8.count >= 16 else { throw ValidationError("KONTO_WIRE_SECRET must be 16 bytes or more") }
-            configuration.secret = secret
+        let environment = ServiceEnvironment()
+        if environment.string("KONTO_WIRE_SECRET") != nil {
+            // Checked as the services check it: long, random-looking, no placeholder.
+            do {
+                configuration.secret = try environment.secret("KONTO_WIRE_SECRET")
+            } catch {
+                throw ValidationError("\(error)")
+            }
         }
         if let databaseURL {
             do {

@@ -52,6 +52,24 @@ public final class InMemoryIdentityStorage: IdentityStorage {
             guard let credential = credentials[accountId], !credential.isPending else { return nil }
             return credential
         }
+
+        mutating func insert(_ session: StoredSession) {
+            sessions[session.id] = session
+            sessionByTokenHash[session.tokenHash] = session.id
+        }
+
+        /// A credential change: the version is raised, every session but `keeping` ends (that one moves to the new
+        /// version) and every reset token of the account goes. Returns how many sessions ended.
+        mutating func credentialChanged(_ accountId: String, keeping: String?) -> Int {
+            credentials[accountId]?.credentialVersion += 1
+            let version = credentials[accountId]?.credentialVersion ?? 0
+            let ended = removeSessions(accountId: accountId, keeping: keeping)
+            if let keeping, sessions[keeping]?.accountId == accountId {
+                sessions[keeping]?.credentialVersion = version
+            }
+            resetTokens = resetTokens.filter { $0.value.accountId != accountId }
+            return ended
+        }
     }
 
     private let state: Mutex<State>
@@ -79,8 +97,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         try state.withLock { state throws(IdentityStorageError) in
             guard state.credentials[accountId]?.isPending == true else { throw IdentityStorageError(.notFound) }
             state.credentials[accountId]?.isPending = false
-            state.sessions[session.id] = session
-            state.sessionByTokenHash[session.tokenHash] = session.id
+            state.insert(session)
             state.outbox += events
         }
     }
@@ -98,8 +115,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
     public func createAnonymousAccount(_ credential: StoredCredential, session: StoredSession, events: [AccountEvent]) {
         state.withLock { state in
             state.credentials[credential.accountId] = credential
-            state.sessions[session.id] = session
-            state.sessionByTokenHash[session.tokenHash] = session.id
+            state.insert(session)
             state.outbox += events
         }
     }
@@ -112,15 +128,26 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         state.withLock { state in state.accountByUserId[normalizedUserId].flatMap { state.active($0) } }
     }
 
-    public func upgradeAnonymous(accountId: String, userId: String, normalizedUserId: String, passwordHash: String, events: [AccountEvent]) throws(IdentityStorageError) {
+    public func upgradeAnonymous(
+        accountId: String,
+        userId: String,
+        normalizedUserId: String,
+        passwordHash: String,
+        session: StoredSession,
+        events: [AccountEvent]
+    ) throws(IdentityStorageError) {
         try state.withLock { state throws(IdentityStorageError) in
-            guard var credential = state.active(accountId), credential.isAnonymous else { throw IdentityStorageError(.notFound) }
+            guard var credential = state.active(accountId), credential.isAnonymous,
+                  session.credentialVersion == credential.credentialVersion + 1
+            else { throw IdentityStorageError(.notFound) }
             guard state.accountByUserId[normalizedUserId] == nil else { throw IdentityStorageError(.userIdTaken) }
             credential.userId = userId
             credential.normalizedUserId = normalizedUserId
             credential.passwordHash = passwordHash
             state.credentials[accountId] = credential
             state.accountByUserId[normalizedUserId] = accountId
+            _ = state.credentialChanged(accountId, keeping: nil)
+            state.insert(session)
             state.outbox += events
         }
     }
@@ -128,23 +155,33 @@ public final class InMemoryIdentityStorage: IdentityStorage {
     public func changePassword(
         accountId: String,
         passwordHash: String,
-        revokingSessionsExcept keep: SessionRevocation,
+        keeping: String?,
         events: @escaping @Sendable (Int) -> [AccountEvent]
     ) throws(IdentityStorageError) -> Int {
         try state.withLock { state throws(IdentityStorageError) in
             guard state.active(accountId) != nil else { throw IdentityStorageError(.notFound) }
             state.credentials[accountId]?.passwordHash = passwordHash
-            let ended = switch keep {
-            case .none: 0
-            case let .allExcept(id): state.removeSessions(accountId: accountId, keeping: id)
-            case .all: state.removeSessions(accountId: accountId, keeping: nil)
-            }
+            let ended = state.credentialChanged(accountId, keeping: keeping)
             state.outbox += events(ended)
             return ended
         }
     }
 
-    public func changeUserId(accountId: String, userId: String, normalizedUserId: String, events: [AccountEvent]) throws(IdentityStorageError) {
+    public func rehashPassword(accountId: String, passwordHash: String, credentialVersion: Int64) -> Bool {
+        state.withLock { state in
+            guard state.active(accountId)?.credentialVersion == credentialVersion else { return false }
+            state.credentials[accountId]?.passwordHash = passwordHash
+            return true
+        }
+    }
+
+    public func changeUserId(
+        accountId: String,
+        userId: String,
+        normalizedUserId: String,
+        keeping: String?,
+        events: @escaping @Sendable (Int) -> [AccountEvent]
+    ) throws(IdentityStorageError) -> Int {
         try state.withLock { state throws(IdentityStorageError) in
             guard var credential = state.active(accountId) else { throw IdentityStorageError(.notFound) }
             if let owner = state.accountByUserId[normalizedUserId], owner != accountId {
@@ -157,7 +194,9 @@ public final class InMemoryIdentityStorage: IdentityStorage {
             credential.normalizedUserId = normalizedUserId
             state.credentials[accountId] = credential
             state.accountByUserId[normalizedUserId] = accountId
-            state.outbox += events
+            let ended = state.credentialChanged(accountId, keeping: keeping)
+            state.outbox += events(ended)
+            return ended
         }
     }
 
@@ -175,17 +214,29 @@ public final class InMemoryIdentityStorage: IdentityStorage {
 
     public func createSession(_ session: StoredSession, events: [AccountEvent]) throws(IdentityStorageError) {
         try state.withLock { state throws(IdentityStorageError) in
-            guard state.active(session.accountId) != nil else { throw IdentityStorageError(.notFound) }
-            state.sessions[session.id] = session
-            state.sessionByTokenHash[session.tokenHash] = session.id
+            guard state.active(session.accountId)?.credentialVersion == session.credentialVersion else {
+                throw IdentityStorageError(.notFound)
+            }
+            state.insert(session)
             state.outbox += events
+        }
+    }
+
+    public func replaceSession(id: String, with replacement: StoredSession) throws(IdentityStorageError) {
+        try state.withLock { state throws(IdentityStorageError) in
+            guard let current = state.sessions[id], current.accountId == replacement.accountId,
+                  state.active(current.accountId)?.credentialVersion == current.credentialVersion,
+                  replacement.credentialVersion == current.credentialVersion
+            else { throw IdentityStorageError(.notFound) }
+            _ = state.removeSession(id)
+            state.insert(replacement)
         }
     }
 
     public func session(tokenHash: [UInt8]) -> StoredSession? {
         state.withLock { state in
             guard var session = state.sessionByTokenHash[tokenHash].flatMap({ state.sessions[$0] }),
-                  let credential = state.active(session.accountId)
+                  let credential = state.active(session.accountId), credential.credentialVersion == session.credentialVersion
             else { return nil }
             session.accountUserId = credential.userId
             return session
@@ -196,13 +247,6 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         state.withLock { state in
             guard let session = state.sessions[id] else { return }
             state.sessions[id]?.idleExpiresAt = min(max(session.idleExpiresAt, idleExpiresAt), session.absoluteExpiresAt)
-        }
-    }
-
-    public func privilegeSession(id: String, until: Timestamp) throws(IdentityStorageError) {
-        try state.withLock { state throws(IdentityStorageError) in
-            guard state.sessions[id] != nil else { throw IdentityStorageError(.notFound) }
-            state.sessions[id]?.privilegedUntil = until
         }
     }
 
@@ -259,6 +303,13 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         }
     }
 
+    public func resetTokenAccount(tokenHash: [UInt8], at now: Timestamp) -> String? {
+        state.withLock { state in
+            guard let token = state.resetTokens[tokenHash], now < token.expiresAt, state.active(token.accountId) != nil else { return nil }
+            return token.accountId
+        }
+    }
+
     public func confirmPasswordReset(
         tokenHash: [UInt8],
         at now: Timestamp,
@@ -270,7 +321,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
                   state.active(token.accountId) != nil
             else { return nil }
             state.credentials[token.accountId]?.passwordHash = passwordHash
-            let ended = state.removeSessions(accountId: token.accountId, keeping: nil)
+            let ended = state.credentialChanged(token.accountId, keeping: nil)
             state.outbox += events(token.accountId, ended)
             return ConfirmedPasswordReset(accountId: token.accountId, sessionsEnded: ended)
         }

@@ -97,5 +97,17 @@ public enum IdentityMigrations {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 3,
+            name: "credential versions: a session is valid only under the credential it was created with",
+            statements: [
+                """
+                ALTER TABLE credentials ADD COLUMN credential_version bigint NOT NULL DEFAULT 1
+                """,
+                """
+                ALTER TABLE sessions ADD COLUMN credential_version bigint NOT NULL DEFAULT 1
+                """,
+            ]
+        ),
     ]
 }

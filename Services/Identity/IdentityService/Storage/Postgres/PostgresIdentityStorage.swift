@@ -93,34 +93,48 @@ public struct PostgresIdentityStorage: IdentityStorage {
     private func credential(where column: StaticString, equals value: String) async throws(IdentityStorageError) -> StoredCredential? {
         try await run { client, logger in
             var query = PostgresQuery(unsafeSQL: """
-                SELECT account_id, user_id, normalized_user_id, password_hash, created_at FROM identity.credentials
-                WHERE \(column) = $1 AND NOT pending
+                SELECT account_id, user_id, normalized_user_id, password_hash, created_at, credential_version
+                FROM identity.credentials WHERE \(column) = $1 AND NOT pending
                 """)
             query.binds.append(value)
             let rows = try await client.query(query, logger: logger)
-            for try await (accountId, userId, normalizedUserId, passwordHash, createdAt) in rows.decode((String, String?, String?, String?, Date).self) {
+            for try await (accountId, userId, normalizedUserId, passwordHash, createdAt, version)
+                in rows.decode((String, String?, String?, String?, Date, Int64).self) {
                 return StoredCredential(
                     accountId: accountId,
                     userId: userId,
                     normalizedUserId: normalizedUserId,
                     passwordHash: passwordHash,
-                    createdAt: Timestamp(createdAt)
+                    createdAt: Timestamp(createdAt),
+                    credentialVersion: version
                 )
             }
             return nil
         }
     }
 
-    public func upgradeAnonymous(accountId: String, userId: String, normalizedUserId: String, passwordHash: String, events: [AccountEvent]) async throws(IdentityStorageError) {
+    public func upgradeAnonymous(
+        accountId: String,
+        userId: String,
+        normalizedUserId: String,
+        passwordHash: String,
+        session: StoredSession,
+        events: [AccountEvent]
+    ) async throws(IdentityStorageError) {
         try await transaction { connection, logger in
             let rows = try await connection.query(
                 """
-                UPDATE identity.credentials SET user_id = \(userId), normalized_user_id = \(normalizedUserId), password_hash = \(passwordHash)
-                WHERE account_id = \(accountId) AND NOT pending AND normalized_user_id IS NULL RETURNING 1
+                UPDATE identity.credentials SET user_id = \(userId), normalized_user_id = \(normalizedUserId), password_hash = \(passwordHash),
+                    credential_version = credential_version + 1
+                WHERE account_id = \(accountId) AND NOT pending AND normalized_user_id IS NULL
+                    AND credential_version = \(session.credentialVersion - 1)
+                RETURNING 1
                 """,
                 logger: logger
             )
             guard try await rows.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
+            _ = try await Self.endCredential(accountId: accountId, keeping: nil, on: connection, logger: logger)
+            try await Self.insert(session, on: connection, logger: logger)
             try await Self.append(events, on: connection, logger: logger)
         }
     }
@@ -128,36 +142,57 @@ public struct PostgresIdentityStorage: IdentityStorage {
     public func changePassword(
         accountId: String,
         passwordHash: String,
-        revokingSessionsExcept keep: SessionRevocation,
+        keeping: String?,
         events: @escaping @Sendable (Int) -> [AccountEvent]
     ) async throws(IdentityStorageError) -> Int {
         try await transaction { connection, logger in
             let rows = try await connection.query(
-                "UPDATE identity.credentials SET password_hash = \(passwordHash) WHERE account_id = \(accountId) AND NOT pending RETURNING 1",
-                logger: logger
-            )
-            guard try await rows.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
-            let ended = switch keep {
-            case .none: 0
-            case let .allExcept(id): try await Self.deleteSessions(accountId: accountId, keeping: id, on: connection, logger: logger)
-            case .all: try await Self.deleteSessions(accountId: accountId, keeping: nil, on: connection, logger: logger)
-            }
-            try await Self.append(events(ended), on: connection, logger: logger)
-            return ended
-        }
-    }
-
-    public func changeUserId(accountId: String, userId: String, normalizedUserId: String, events: [AccountEvent]) async throws(IdentityStorageError) {
-        try await transaction { connection, logger in
-            let rows = try await connection.query(
                 """
-                UPDATE identity.credentials SET user_id = \(userId), normalized_user_id = \(normalizedUserId)
+                UPDATE identity.credentials SET password_hash = \(passwordHash), credential_version = credential_version + 1
                 WHERE account_id = \(accountId) AND NOT pending RETURNING 1
                 """,
                 logger: logger
             )
             guard try await rows.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
-            try await Self.append(events, on: connection, logger: logger)
+            let ended = try await Self.endCredential(accountId: accountId, keeping: keeping, on: connection, logger: logger)
+            try await Self.append(events(ended), on: connection, logger: logger)
+            return ended
+        }
+    }
+
+    public func rehashPassword(accountId: String, passwordHash: String, credentialVersion: Int64) async throws(IdentityStorageError) -> Bool {
+        try await run { client, logger in
+            let rows = try await client.query(
+                """
+                UPDATE identity.credentials SET password_hash = \(passwordHash)
+                WHERE account_id = \(accountId) AND NOT pending AND credential_version = \(credentialVersion) RETURNING 1
+                """,
+                logger: logger
+            )
+            return try await rows.decode(Int.self).all().count == 1
+        }
+    }
+
+    public func changeUserId(
+        accountId: String,
+        userId: String,
+        normalizedUserId: String,
+        keeping: String?,
+        events: @escaping @Sendable (Int) -> [AccountEvent]
+    ) async throws(IdentityStorageError) -> Int {
+        try await transaction { connection, logger in
+            let rows = try await connection.query(
+                """
+                UPDATE identity.credentials SET user_id = \(userId), normalized_user_id = \(normalizedUserId),
+                    credential_version = credential_version + 1
+                WHERE account_id = \(accountId) AND NOT pending RETURNING 1
+                """,
+                logger: logger
+            )
+            guard try await rows.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
+            let ended = try await Self.endCredential(accountId: accountId, keeping: keeping, on: connection, logger: logger)
+            try await Self.append(events(ended), on: connection, logger: logger)
+            return ended
         }
     }
 
@@ -188,11 +223,15 @@ public struct PostgresIdentityStorage: IdentityStorage {
             let rows = try await client.query(
                 """
                 WITH account AS (
-                    SELECT account_id FROM identity.credentials WHERE account_id = \(session.accountId) AND NOT pending FOR SHARE
+                    SELECT account_id FROM identity.credentials
+                    WHERE account_id = \(session.accountId) AND NOT pending AND credential_version = \(session.credentialVersion)
+                    FOR SHARE
                 ), created AS (
-                    INSERT INTO identity.sessions (id, account_id, token_hash, created_at, idle_expires_at, absolute_expires_at, privileged_until)
+                    INSERT INTO identity.sessions (id, account_id, token_hash, created_at, idle_expires_at, absolute_expires_at, privileged_until,
+                                                   credential_version)
                     SELECT \(session.id), account_id, \(ByteBuffer(bytes: session.tokenHash)), \(session.createdAt.date),
-                           \(session.idleExpiresAt.date), \(session.absoluteExpiresAt.date), \(session.privilegedUntil?.date)
+                           \(session.idleExpiresAt.date), \(session.absoluteExpiresAt.date), \(session.privilegedUntil?.date),
+                           \(session.credentialVersion)
                     FROM account
                     RETURNING account_id
                 ), events AS (
@@ -212,10 +251,37 @@ public struct PostgresIdentityStorage: IdentityStorage {
         guard created == 1 else { throw IdentityStorageError(.notFound) }
     }
 
+    public func replaceSession(id: String, with replacement: StoredSession) async throws(IdentityStorageError) {
+        try await transaction { connection, logger in
+            // The account's row first, FOR SHARE as a login's insert: a concurrent credential change either waits
+            // for this transaction (and then ends the replacement with the rest) or comes first (and this finds the
+            // version changed).
+            let account = try await connection.query(
+                """
+                SELECT 1 FROM identity.credentials
+                WHERE account_id = \(replacement.accountId) AND NOT pending AND credential_version = \(replacement.credentialVersion)
+                FOR SHARE
+                """,
+                logger: logger
+            )
+            guard try await account.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
+            let rows = try await connection.query(
+                """
+                DELETE FROM identity.sessions WHERE id = \(id) AND account_id = \(replacement.accountId)
+                    AND credential_version = \(replacement.credentialVersion)
+                RETURNING 1
+                """,
+                logger: logger
+            )
+            guard try await rows.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
+            try await Self.insert(replacement, on: connection, logger: logger)
+        }
+    }
+
     public func session(tokenHash: [UInt8]) async throws(IdentityStorageError) -> StoredSession? {
         try await run { client, logger in
             let rows = try await client.execute(SessionLookupStatement(tokenHash: ByteBuffer(bytes: tokenHash)), logger: logger)
-            for try await (id, accountId, createdAt, idle, absolute, privileged, userId) in rows {
+            for try await (id, accountId, createdAt, idle, absolute, privileged, version, userId) in rows {
                 return StoredSession(
                     id: id,
                     accountId: accountId,
@@ -224,6 +290,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
                     idleExpiresAt: Timestamp(idle),
                     absoluteExpiresAt: Timestamp(absolute),
                     privilegedUntil: privileged.map(Timestamp.init),
+                    credentialVersion: version,
                     accountUserId: userId
                 )
             }
@@ -241,14 +308,6 @@ public struct PostgresIdentityStorage: IdentityStorage {
                 logger: logger
             )
         }
-    }
-
-    public func privilegeSession(id: String, until: Timestamp) async throws(IdentityStorageError) {
-        let updated = try await run { client, logger in
-            let rows = try await client.query("UPDATE identity.sessions SET privileged_until = \(until.date) WHERE id = \(id) RETURNING 1", logger: logger)
-            return try await rows.decode(Int.self).all().count
-        }
-        guard updated == 1 else { throw IdentityStorageError(.notFound) }
     }
 
     public func deleteSession(id: String, events: [AccountEvent]) async throws(IdentityStorageError) -> Bool {
@@ -310,7 +369,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
         return try await run { client, logger in
             let rows = try await client.query(
                 """
-                SELECT f.keys, f.counts, f.lasts, c.account_id, c.user_id, c.password_hash, c.created_at
+                SELECT f.keys, f.counts, f.lasts, c.account_id, c.user_id, c.password_hash, c.created_at, c.credential_version
                 FROM (
                     SELECT array_agg(key) AS keys, array_agg(count) AS counts, array_agg(last_failure_at) AS lasts
                     FROM identity.login_failures WHERE key = ANY(\(keys)) AND last_failure_at >= \(windowStart.date)
@@ -321,8 +380,8 @@ public struct PostgresIdentityStorage: IdentityStorage {
             )
             var found: [String: FailureCount] = [:]
             var credential: StoredCredential?
-            for try await (failedKeys, counts, lasts, accountId, userId, passwordHash, createdAt)
-                in rows.decode(([String]?, [Int32]?, [Date]?, String?, String?, String?, Date?).self) {
+            for try await (failedKeys, counts, lasts, accountId, userId, passwordHash, createdAt, version)
+                in rows.decode(([String]?, [Int32]?, [Date]?, String?, String?, String?, Date?, Int64?).self) {
                 for (index, key) in (failedKeys ?? []).enumerated() {
                     guard let counts, let lasts, index < counts.count, index < lasts.count else { break }
                     found[key] = FailureCount(count: Int(counts[index]), lastFailureAt: Timestamp(lasts[index]))
@@ -333,7 +392,8 @@ public struct PostgresIdentityStorage: IdentityStorage {
                         userId: userId,
                         normalizedUserId: normalizedUserId,
                         passwordHash: passwordHash,
-                        createdAt: Timestamp(createdAt)
+                        createdAt: Timestamp(createdAt),
+                        credentialVersion: version ?? 1
                     )
                 }
             }
@@ -371,6 +431,16 @@ public struct PostgresIdentityStorage: IdentityStorage {
         }
     }
 
+    public func resetTokenAccount(tokenHash: [UInt8], at now: Timestamp) async throws(IdentityStorageError) -> String? {
+        try await run { client, logger in
+            let rows = try await client.query(
+                "SELECT account_id FROM identity.reset_tokens WHERE token_hash = \(ByteBuffer(bytes: tokenHash)) AND expires_at > \(now.date)",
+                logger: logger
+            )
+            return try await rows.decode(String.self).all().first
+        }
+    }
+
     public func confirmPasswordReset(
         tokenHash: [UInt8],
         at now: Timestamp,
@@ -389,11 +459,14 @@ public struct PostgresIdentityStorage: IdentityStorage {
             }
             guard let token, now < Timestamp(token.expiresAt) else { return nil }
             let updated = try await connection.query(
-                "UPDATE identity.credentials SET password_hash = \(passwordHash) WHERE account_id = \(token.accountId) AND NOT pending RETURNING 1",
+                """
+                UPDATE identity.credentials SET password_hash = \(passwordHash), credential_version = credential_version + 1
+                WHERE account_id = \(token.accountId) AND NOT pending RETURNING 1
+                """,
                 logger: logger
             )
             guard try await updated.decode(Int.self).all().count == 1 else { return nil }
-            let ended = try await Self.deleteSessions(accountId: token.accountId, keeping: nil, on: connection, logger: logger)
+            let ended = try await Self.endCredential(accountId: token.accountId, keeping: nil, on: connection, logger: logger)
             try await Self.append(events(token.accountId, ended), on: connection, logger: logger)
             return ConfirmedPasswordReset(accountId: token.accountId, sessionsEnded: ended)
         }
@@ -468,12 +541,32 @@ public struct PostgresIdentityStorage: IdentityStorage {
     private static func insert(_ session: StoredSession, on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(
             """
-            INSERT INTO identity.sessions (id, account_id, token_hash, created_at, idle_expires_at, absolute_expires_at, privileged_until)
+            INSERT INTO identity.sessions (id, account_id, token_hash, created_at, idle_expires_at, absolute_expires_at, privileged_until,
+                                           credential_version)
             VALUES (\(session.id), \(session.accountId), \(ByteBuffer(bytes: session.tokenHash)), \(session.createdAt.date),
-                    \(session.idleExpiresAt.date), \(session.absoluteExpiresAt.date), \(session.privilegedUntil?.date))
+                    \(session.idleExpiresAt.date), \(session.absoluteExpiresAt.date), \(session.privilegedUntil?.date),
+                    \(session.credentialVersion))
             """,
             logger: logger
         )
+    }
+
+    /// After the credential's version was raised (in this transaction, which holds its row): every session but
+    /// `keeping` ends, that one moves to the new version, and every reset token of the account goes. A login that
+    /// checked the old credential either inserted its session before the raise (its FOR SHARE made the raise wait;
+    /// it is deleted here) or finds the version changed and inserts nothing. Returns how many sessions ended.
+    private static func endCredential(accountId: String, keeping: String?, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        if let keeping {
+            try await connection.query(
+                """
+                UPDATE identity.sessions SET credential_version = c.credential_version FROM identity.credentials c
+                WHERE sessions.id = \(keeping) AND sessions.account_id = \(accountId) AND c.account_id = sessions.account_id
+                """,
+                logger: logger
+            )
+        }
+        try await connection.query("DELETE FROM identity.reset_tokens WHERE account_id = \(accountId)", logger: logger)
+        return try await deleteSessions(accountId: accountId, keeping: keeping, on: connection, logger: logger)
     }
 
     private static func deleteSessions(accountId: String, keeping: String?, on connection: PostgresConnection, logger: Logger) async throws -> Int {
