@@ -17,6 +17,10 @@ import UnixSignals
 /// component graph (started in dependency order, stopped in reverse). In memory unless a database URL is given
 /// (then every service keeps its schema in that one database). The composition root: the only place that imports
 /// every service library; the services still meet only over the wire.
+///
+/// Each service reads its settings from ``Configuration/environment`` as its own executable reads them from the
+/// process environment (README's table, with production's defaults); the stack then sets what makes it one stack
+/// on loopback: the listen address, the ports, the shared secret, the database and the key schema.
 public struct DevStack: Sendable {
     public struct Configuration: Sendable {
         public var host = "127.0.0.1"
@@ -26,9 +30,13 @@ public struct DevStack: Sendable {
         public var notificationsPort = 7403
         /// nil: in memory.
         public var database: PostgresSettings?
-        public var accounts: AccountConfiguration = .default
-        /// The web console offers to continue without an account (the dev stack shows every screen).
+        /// nil: the services' own (`KONTO_ACCOUNTS_CONFIG` in ``environment``, else the built-in schema).
+        public var accounts: AccountConfiguration?
+        /// The web console offers to continue without an account (the dev stack shows every screen) unless
+        /// `KONTO_GATEWAY_CONSOLE_ANONYMOUS` says otherwise.
         public var consoleAllowsAnonymous = true
+        /// The `KONTO_*` settings every service reads (rate limits, lifetimes, throttling, …); the fields above win.
+        public var environment: [String: String] = [:]
         /// The services' shared secret; nil: a random one for this run (nothing outside the process needs it).
         public var secret: String?
 
@@ -41,35 +49,57 @@ public struct DevStack: Sendable {
 
     public init(configuration: Configuration, logger: Logger) throws {
         self.configuration = configuration
-        let secret = WireSecret(configuration.secret ?? Self.randomSecret())
+        let secretText = configuration.secret ?? Self.randomSecret()
+        let secret = WireSecret(secretText)
         let host = configuration.host
-        let notifications = try NotificationServer(
-            configuration: NotificationServiceConfiguration(host: host, port: configuration.notificationsPort, secret: secret, database: configuration.database),
-            logger: Self.logger(logger, "notifications")
-        )
-        let profile = try ProfileServer(
-            configuration: ProfileServiceConfiguration(
-                host: host, port: configuration.profilePort, secret: secret, database: configuration.database, accounts: configuration.accounts,
-                notificationsHost: host, notificationsPort: configuration.notificationsPort
-            ),
-            logger: Self.logger(logger, "profile")
-        )
-        let identity = try IdentityServer(
-            configuration: IdentityServiceConfiguration(
-                host: host, port: configuration.identityPort, secret: secret, database: configuration.database,
-                profileHost: host, profilePort: configuration.profilePort,
-                notificationsHost: host, notificationsPort: configuration.notificationsPort, accounts: configuration.accounts
-            ),
-            logger: Self.logger(logger, "identity")
-        )
-        var gatewayConfiguration = GatewayConfiguration(
-            host: host, port: configuration.gatewayPort, secret: secret,
-            identity: .init(host: host, port: configuration.identityPort),
-            profile: .init(host: host, port: configuration.profilePort),
-            notifications: .init(host: host, port: configuration.notificationsPort),
-            accounts: configuration.accounts
-        )
-        gatewayConfiguration.consoleAllowsAnonymous = configuration.consoleAllowsAnonymous
+        var variables = configuration.environment
+        // The services read these too; the stack's own values go in so that each reads the same.
+        variables["KONTO_WIRE_SECRET"] = secretText
+        for name in ["KONTO_IDENTITY_DATABASE_URL", "KONTO_PROFILE_DATABASE_URL", "KONTO_NOTIFICATIONS_DATABASE_URL"] {
+            variables[name] = nil
+        }
+        let environment = ServiceEnvironment(variables)
+
+        var notificationsConfiguration = try NotificationServiceConfiguration(environment: environment, logger: logger)
+        notificationsConfiguration.host = host
+        notificationsConfiguration.port = configuration.notificationsPort
+        notificationsConfiguration.secret = secret
+        notificationsConfiguration.database = configuration.database
+        let notifications = try NotificationServer(configuration: notificationsConfiguration, logger: Self.logger(logger, "notifications"))
+
+        var profileConfiguration = try ProfileServiceConfiguration(environment: environment, logger: logger)
+        profileConfiguration.host = host
+        profileConfiguration.port = configuration.profilePort
+        profileConfiguration.secret = secret
+        profileConfiguration.database = configuration.database
+        profileConfiguration.notificationsHost = host
+        profileConfiguration.notificationsPort = configuration.notificationsPort
+        if let accounts = configuration.accounts { profileConfiguration.accounts = accounts }
+        let profile = try ProfileServer(configuration: profileConfiguration, logger: Self.logger(logger, "profile"))
+
+        var identityConfiguration = try IdentityServiceConfiguration(environment: environment, logger: logger)
+        identityConfiguration.host = host
+        identityConfiguration.port = configuration.identityPort
+        identityConfiguration.secret = secret
+        identityConfiguration.database = configuration.database
+        identityConfiguration.profileHost = host
+        identityConfiguration.profilePort = configuration.profilePort
+        identityConfiguration.notificationsHost = host
+        identityConfiguration.notificationsPort = configuration.notificationsPort
+        if let accounts = configuration.accounts { identityConfiguration.accounts = accounts }
+        let identity = try IdentityServer(configuration: identityConfiguration, logger: Self.logger(logger, "identity"))
+
+        var gatewayConfiguration = try GatewayConfiguration(environment: environment, logger: logger)
+        gatewayConfiguration.host = host
+        gatewayConfiguration.port = configuration.gatewayPort
+        gatewayConfiguration.secret = secret
+        gatewayConfiguration.identity = .init(host: host, port: configuration.identityPort)
+        gatewayConfiguration.profile = .init(host: host, port: configuration.profilePort)
+        gatewayConfiguration.notifications = .init(host: host, port: configuration.notificationsPort)
+        if let accounts = configuration.accounts { gatewayConfiguration.accounts = accounts }
+        if environment.string("KONTO_GATEWAY_CONSOLE_ANONYMOUS") == nil {
+            gatewayConfiguration.consoleAllowsAnonymous = configuration.consoleAllowsAnonymous
+        }
         gateway = try GatewayServer(configuration: gatewayConfiguration, logger: Self.logger(logger, "gateway"))
         graph = try ComponentGraph([
             .service("notifications", notifications),

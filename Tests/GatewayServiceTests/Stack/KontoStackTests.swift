@@ -38,6 +38,44 @@ struct KontoStackTests {
         #expect(await process.waitForExit(timeout: .seconds(20)) == 0)
     }
 
+    @Test("the stack honours the services' KONTO_* settings; an option wins over its variable")
+    func environment() async throws {
+        let ports = (gateway: try FreePort.loopback(), identity: try FreePort.loopback(), profile: try FreePort.loopback(), notifications: try FreePort.loopback())
+        let unused = try FreePort.loopback()
+        let process = try ServiceProcess.start(
+            try ServiceProcess.executable(named: "konto"),
+            // The gateway's port from its option, the others from their variables.
+            arguments: ["stack", "--port", "\(ports.gateway)"],
+            environment: [
+                "KONTO_GATEWAY_PORT": "\(unused)",
+                "KONTO_IDENTITY_PORT": "\(ports.identity)",
+                "KONTO_PROFILE_PORT": "\(ports.profile)",
+                "KONTO_NOTIFICATIONS_PORT": "\(ports.notifications)",
+                "KONTO_GATEWAY_CREDENTIALS_RATE_LIMIT_PER_MINUTE": "2",
+                "KONTO_IDENTITY_PRIVILEGED_SECONDS": "0",
+            ]
+        )
+        defer { process.signal(SIGKILL) }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !process.output.contains("Konto is running"), process.isRunning, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(process.output.contains("at http://127.0.0.1:\(ports.gateway)"), "\(process.output)")
+        let client = KontoClient(gatewayURL: "http://127.0.0.1:\(ports.gateway)")
+        try await client.signUp(userId: "ada@example.org", password: "correct horse battery")
+        // KONTO_IDENTITY_PRIVILEGED_SECONDS=0: even right after sign-up a security-related change needs the password.
+        let demanded = await #expect(throws: KontoClientError.self) { try await client.changeUserId(to: "lovelace@example.org") }
+        #expect(demanded?.code == "account.reauthenticationRequired")
+        // KONTO_GATEWAY_CREDENTIALS_RATE_LIMIT_PER_MINUTE=2: the sign-up and one login pass, the next is refused.
+        try await client.logIn(userId: "ada@example.org", password: "correct horse battery")
+        let limited = await #expect(throws: KontoClientError.self) { try await client.logIn(userId: "ada@example.org", password: "correct horse battery") }
+        #expect(limited?.status == 429)
+        // Identity listens where its variable said (the gateway reached it there).
+        #expect(process.output.contains("Konto is running"))
+        process.signal(SIGINT)
+        #expect(await process.waitForExit(timeout: .seconds(20)) == 0)
+    }
+
     @Test("a bad option is refused with a message and a non-zero exit")
     func badOption() async throws {
         let process = try ServiceProcess.start(try ServiceProcess.executable(named: "konto"), arguments: ["stack", "--port", "70000"], environment: [:])
