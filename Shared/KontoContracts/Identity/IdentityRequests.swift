@@ -27,11 +27,15 @@ public struct IdentityLoginRequest: Codable, Sendable {
     public var userId: String
     public var password: SecretString
     public var clientAddress: String?
+    /// The browser's device marker (the web console's cookie), if it has one: a client that signed in to this
+    /// account before is not held by failures from elsewhere. Optional, so an older gateway's request decodes.
+    public var clientDevice: String?
 
-    public init(userId: String, password: SecretString, clientAddress: String? = nil) {
+    public init(userId: String, password: SecretString, clientAddress: String? = nil, clientDevice: String? = nil) {
         self.userId = userId
         self.password = password
         self.clientAddress = clientAddress
+        self.clientDevice = clientDevice
     }
 }
 
@@ -105,10 +109,13 @@ public struct IdentityDeleteRequest: Codable, Sendable {
 public struct IdentityPasswordResetRequest: Codable, Sendable, Equatable {
     public var userId: String
     public var clientAddress: String?
+    /// As in ``IdentityLoginRequest/clientDevice``: a known client has a reset-mail allowance of its own.
+    public var clientDevice: String?
 
-    public init(userId: String, clientAddress: String? = nil) {
+    public init(userId: String, clientAddress: String? = nil, clientDevice: String? = nil) {
         self.userId = userId
         self.clientAddress = clientAddress
+        self.clientDevice = clientDevice
     }
 }
 

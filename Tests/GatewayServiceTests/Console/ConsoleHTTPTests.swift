@@ -78,6 +78,44 @@ struct ConsoleHTTPTests {
         }
     }
 
+    @Test("a browser that logged in before keeps its device cookie and is not locked out by a stranger's failures, from any address")
+    func deviceCookie() async throws {
+        try await GatewayHarness.withGateway(configure: {
+            $0.clientAddressHeader = "X-Forwarded-For"
+            $0.trustedProxies = GatewayLimitsTests.loopback
+        }) { gateway in
+            _ = try await gateway.signUp("ada@example.org", password: Self.password)
+            try await ConsoleBrowser.withClient { http in
+                var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                browser.extraHeaders = [("X-Forwarded-For", "198.51.100.10")]
+                _ = try await browser.get("/account/")
+                let login = [("userId", "ada@example.org"), ("password", Self.password)]
+                let first = try await browser.post("/account/login", login)
+                #expect(first.status == 303)
+                let device = try #require(first.setCookie("konto_device"))
+                #expect(device.contains("HttpOnly") && device.contains("Max-Age=7776000") && device.contains("Path=/account"), "\(device)")
+                // A stranger's guess-storm on the userId, from elsewhere.
+                for attempt in 0..<8 {
+                    _ = try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"ada@example.org","password":"guess \#(attempt)"}"#, headers: [("X-Forwarded-For", "203.0.113.9")])
+                }
+                let locked = try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"ada@example.org","password":"\#(Self.password)"}"#, headers: [("X-Forwarded-For", "192.0.2.60")])
+                #expect(locked.status == 429, "an unknown client waits")
+                // The browser, now on another network, signs in: its device cookie is known.
+                browser.extraHeaders = [("X-Forwarded-For", "192.0.2.61")]
+                _ = try await browser.get("/account/")
+                let again = try await browser.post("/account/login", login)
+                #expect(again.status == 303, "\(again.status) \(again.html.prefix(300))")
+                #expect(again.setCookie("konto_session") != nil)
+                #expect(again.setCookie("konto_device") == nil, "the marker is kept, not replaced")
+                // A browser without it, on that network, is held like any stranger.
+                var other = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                other.extraHeaders = [("X-Forwarded-For", "192.0.2.62")]
+                _ = try await other.get("/account/")
+                #expect(try await other.post("/account/login", login).status == 429)
+            }
+        }
+    }
+
     @Test("a form without its CSRF token, with another cookie's, or sent cross-site is refused and changes nothing")
     func csrf() async throws {
         try await GatewayHarness.withGateway { gateway in

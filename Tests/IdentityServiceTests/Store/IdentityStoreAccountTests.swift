@@ -176,6 +176,55 @@ struct IdentityStoreAccountTests {
         #expect(counts.map(\.count) == [0, 4])
     }
 
+    @Test("a stranger's failures never lock out a client that signed in before; a guess-storm still holds every other client; a known client's own failures hold it")
+    func ownerNotLockedOut() async throws {
+        let fixture = try IdentityFixture()
+        _ = try await fixture.signUp()
+        _ = try await fixture.login(address: "198.51.100.10")
+        let throttled = AccountError.Code.throttled.rawValue
+        // A guess-storm from one address, then from many: the userId is locked.
+        for attempt in 0..<12 {
+            _ = await identityError { try await fixture.login(password: "guess number \(attempt)", address: "203.0.113.\(attempt % 3)") }
+        }
+        #expect(await identityError { try await fixture.login(address: "192.0.2.77") }?.code == throttled, "an unknown client with the right password is held")
+        #expect(await identityError { try await fixture.login(address: nil) }?.code == throttled)
+        // The owner's address signed in before: it is held only by its own failures.
+        #expect(try await fixture.login(address: "198.51.100.10").accountId != "")
+        // A browser's device marker is known wherever it comes from.
+        _ = try await fixture.store.login(IdentityLoginRequest(
+            userId: "leland@stanford.edu", password: SecretString("correct horse battery"), clientAddress: "198.51.100.10", clientDevice: "device-of-leland"
+        ))
+        _ = try await fixture.store.login(IdentityLoginRequest(
+            userId: "leland@stanford.edu", password: SecretString("correct horse battery"), clientAddress: "192.0.2.200", clientDevice: "device-of-leland"
+        ))
+        // A known client that guesses is held by its own count.
+        for attempt in 0..<5 {
+            _ = await identityError { try await fixture.login(password: "my own guess \(attempt)", address: "198.51.100.10") }
+        }
+        #expect(await identityError { try await fixture.login(address: "198.51.100.10") }?.code == throttled)
+    }
+
+    @Test("reset mails: at most three an hour from strangers together, three more for each client that signed in before")
+    func resetMailAllowance() async throws {
+        let fixture = try IdentityFixture()
+        _ = try await fixture.signUp()
+        _ = try await fixture.login(address: "198.51.100.10")
+        func mails() async throws -> Int {
+            try await fixture.events().filter { if case .passwordResetRequested = $0.kind { true } else { false } }.count
+        }
+        for attempt in 0..<10 {
+            _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland@stanford.edu", clientAddress: "203.0.113.\(attempt)"))
+        }
+        #expect(try await mails() == 3, "strangers' requests are answered alike but send three mails at most")
+        // The owner, from an address that signed in before, still gets its mails.
+        _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland@stanford.edu", clientAddress: "198.51.100.10"))
+        #expect(try await mails() == 4)
+        // An hour later the strangers' allowance is back.
+        fixture.clock.advance(by: .seconds(3_601))
+        _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland@stanford.edu", clientAddress: "203.0.113.99"))
+        #expect(try await mails() == 5)
+    }
+
     @Test("a client address is throttled across userIds")
     func addressThrottle() async throws {
         var options = IdentityOptions()

@@ -26,7 +26,9 @@ extension GatewayAPI {
 
     func logIn(_ input: Operations.LogIn.Input) async throws -> Operations.LogIn.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
-        let request = IdentityLoginRequest(userId: body.userId, password: SecretString(body.password), clientAddress: Self.clientAddress)
+        let request = IdentityLoginRequest(
+            userId: body.userId, password: SecretString(body.password), clientAddress: Self.clientAddress, clientDevice: RequestScope.scope.clientDevice
+        )
         let session = try await upstreams.identity(IdentityContract.login, request)
         return .ok(.init(body: .json(try Self.accountSession(session))))
     }
@@ -52,7 +54,8 @@ extension GatewayAPI {
 
     func requestPasswordReset(_ input: Operations.RequestPasswordReset.Input) async throws -> Operations.RequestPasswordReset.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
-        _ = try await upstreams.identity(IdentityContract.requestPasswordReset, IdentityPasswordResetRequest(userId: body.userId, clientAddress: Self.clientAddress))
+        let request = IdentityPasswordResetRequest(userId: body.userId, clientAddress: Self.clientAddress, clientDevice: RequestScope.scope.clientDevice)
+        _ = try await upstreams.identity(IdentityContract.requestPasswordReset, request)
         return .accepted(.init(body: .json(.init())))
     }
 

@@ -192,7 +192,7 @@ extension AccountConsole {
             return resetRequestPage(visit, errors: ["userId": Self.required], status: .unprocessableContent)
         }
         do {
-            _ = try await asSession(nil) { try await api.requestPasswordReset(.init(body: .json(.init(userId: userId)))) }
+            _ = try await asSession(nil, device: visit.device) { try await api.requestPasswordReset(.init(body: .json(.init(userId: userId)))) }
         } catch {
             // Identity answers alike for known and unknown users; what is left is throttling or an outage.
             let problem = consoleProblem(error)

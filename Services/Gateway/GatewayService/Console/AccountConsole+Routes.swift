@@ -64,9 +64,10 @@ extension AccountConsole {
     }
 
     /// Runs a gateway operation as the browser's session.
-    func asSession<T: Sendable>(_ token: String?, _ operation: () async throws -> T) async throws -> T {
+    func asSession<T: Sendable>(_ token: String?, device: String? = nil, _ operation: () async throws -> T) async throws -> T {
         var scope = RequestScope.scope
         scope.bearerToken = token
+        scope.clientDevice = device
         return try await RequestScope.$current.withValue(scope) { try await operation() }
     }
 
@@ -174,9 +175,13 @@ extension AccountConsole {
             return setupPage(visit, userId: userId, error: nil, notice: nil, fieldErrors: missing, status: .unprocessableContent)
         }
         do {
-            let output = try await asSession(nil) { try await api.logIn(.init(body: .json(.init(userId: userId, password: password)))) }
+            // A browser without a device marker gets one with this login, so Identity remembers it.
+            let device = visit.device ?? Self.randomToken()
+            let output = try await asSession(nil, device: device) { try await api.logIn(.init(body: .json(.init(userId: userId, password: password)))) }
             let session = try output.ok.body.json.session
-            return redirect("/", visit: visit, session: (session.token, session.expiresAt))
+            var response = redirect("/", visit: visit, session: (session.token, session.expiresAt))
+            if visit.device == nil { response.setCookie(deviceCookie(device, visit: visit)) }
+            return response
         } catch {
             let problem = consoleProblem(error)
             guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }

@@ -37,6 +37,10 @@ struct AccountConsole: Sendable {
 
     static let sessionCookie = "konto_session"
     static let csrfCookie = "konto_csrf"
+    /// OWASP's device cookie: a random marker set after a successful login and kept for ``deviceCookieSeconds``;
+    /// Identity remembers (its hash) for the account, so strangers' failures never lock this browser out.
+    static let deviceCookie = "konto_device"
+    static let deviceCookieSeconds = 90 * 86_400
 
     init(api: GatewayAPI, accounts: AccountConfiguration, options: Options, rateLimits: GatewayRateLimits, secret: WireSecret) throws {
         self.api = api
@@ -65,6 +69,8 @@ struct AccountConsole: Sendable {
         var isNewCSRFCookie: Bool
         var session: String?
         var secure: Bool
+        /// The browser's device marker, if it has a well-formed one.
+        var device: String? = nil
     }
 
     func visit(_ request: Request) -> Visit {
@@ -75,7 +81,8 @@ struct AccountConsole: Sendable {
         // X-Forwarded-Proto is believed from a trusted proxy only.
         let secure = options.secureCookies
             ?? (RequestScope.scope.viaTrustedProxy && request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() == "https")
-        return Visit(csrfCookie: valid ?? Self.randomToken(), isNewCSRFCookie: valid == nil, session: session, secure: secure)
+        let device = cookies[Self.deviceCookie].map(\.value).flatMap { Self.isWellFormedCookieToken($0) ? $0 : nil }
+        return Visit(csrfCookie: valid ?? Self.randomToken(), isNewCSRFCookie: valid == nil, session: session, secure: secure, device: device)
     }
 
     func page(_ template: String, title: String, visit: Visit, status: HTTPResponse.Status = .ok, _ configure: (inout ConsolePage) -> Void = { _ in }) -> Response {
@@ -109,6 +116,11 @@ struct AccountConsole: Sendable {
             break
         }
         return response
+    }
+
+    /// The device marker a browser gets with its first successful login (kept when it has one).
+    func deviceCookie(_ device: String, visit: Visit) -> Cookie {
+        cookie(Self.deviceCookie, device, visit: visit, sameSite: .lax, maxAge: Self.deviceCookieSeconds)
     }
 
     /// Drops the browser's session cookie (logged out, deleted, reset).

@@ -10,6 +10,8 @@ struct RequestScope: Sendable {
     var clientAddress: String?
     /// The request came through a trusted proxy (its forwarding headers are believed).
     var viaTrustedProxy = false
+    /// The browser's device marker (the web console's cookie), passed to Identity with a login or reset request.
+    var clientDevice: String?
     var bearerToken: String?
     /// The gateway's logger; ``logger`` adds the request id when a line is written.
     var baseLogger: Logger

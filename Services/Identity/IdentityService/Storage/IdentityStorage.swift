@@ -118,6 +118,15 @@ public protocol IdentityStorage: OutboxStore {
     /// Forgets a key's failures (after a successful login).
     func clearFailures(key: String) async throws(IdentityStorageError)
 
+    // MARK: Known clients (so that strangers' failures do not lock the owner out)
+
+    /// Remembers clients (SHA-256 of a client address or a device marker) that signed in to the account at `now`.
+    /// Nothing happens when the account is gone.
+    func rememberClients(accountId: String, clients: [[UInt8]], at now: Timestamp) async throws(IdentityStorageError)
+
+    /// Whether any of `clients` signed in to the account since `since`.
+    func isKnownClient(accountId: String, clients: [[UInt8]], since: Timestamp) async throws(IdentityStorageError) -> Bool
+
     /// Forgets every key whose last failure is before `cutoff` (out of every window), so a spray of guessed userIds
     /// does not grow the table for ever. Returns how many.
     func pruneFailures(before cutoff: Timestamp) async throws(IdentityStorageError) -> Int

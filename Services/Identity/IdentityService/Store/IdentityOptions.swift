@@ -20,6 +20,11 @@ public struct IdentityOptions: Sendable, Equatable {
     public var cleanupInterval: Duration = .seconds(1)
     /// A sign-up reservation older than this belongs to a process that died mid-sign-up and is abandoned.
     public var staleReservationAge: Duration = .seconds(600)
+    /// A client (address or device marker) that signed in to an account within this long is known to it: failures
+    /// from others do not hold it, and it has a reset-mail allowance of its own.
+    public var knownClientAge: Duration = .seconds(90 * 86_400)
+    /// Reset mails an account gets per hour from unknown clients together, and from each known client.
+    public var resetMailsPerHour = 3
     /// Passwords refused at sign-up, change and reset however well they pass the rules.
     public var commonPasswords = CommonPasswords.builtIn
 

@@ -14,16 +14,33 @@ extension IdentityStore {
     public func login(_ request: IdentityLoginRequest) async throws(IdentityError) -> IdentityAccountSession {
         guard PasswordHashingPool.acceptsLength(of: request.password) else { throw Self.passwordTooLong }
         let normalizedUserId = UserIdNormalization.normalized(request.userId, type: configuration.userIdType)
-        let keys = throttleKeys(normalizedUserId: normalizedUserId, clientAddress: request.clientAddress)
+        let clients = clientHashes(address: request.clientAddress, device: request.clientDevice)
+        // [userId, address?, this client's failures at this userId?]
+        var keys = throttleKeys(normalizedUserId: normalizedUserId, clientAddress: request.clientAddress)
+        if let client = clients.first {
+            keys.append("user-client:" + Self.digest(normalizedUserId + "\u{0}" + Self.hex(client)))
+        }
         let now = clock()
         let lookup = try await stored { () async throws(IdentityStorageError) in
             try await storage.loginLookup(normalizedUserId: normalizedUserId, keys: keys, at: now, window: options.throttle.window)
         }
-        if let seconds = options.throttle.retryAfter(lookup.counts, at: now) {
-            throw .throttled(retryAfterSeconds: seconds)
-        }
         let counts = lookup.counts
         let credential = lookup.credential
+        var heldUserId = false
+        if let seconds = options.throttle.retryAfter(counts, at: now) {
+            heldUserId = true
+            // The userId's count is anyone's: a client that signed in to this account before is held only by its own
+            // failures and its address's, so a stranger's guessing never locks the owner out (OWASP's device cookies).
+            let ownCounts = Array(counts.dropFirst())
+            let heldByOthersOnly = options.throttle.retryAfter(ownCounts, at: now) == nil
+            guard heldByOthersOnly, let credential, !clients.isEmpty,
+                  try await stored({ () async throws(IdentityStorageError) in
+                      try await storage.isKnownClient(accountId: credential.accountId, clients: clients, since: now.adding(.zero - options.knownClientAge))
+                  })
+            else {
+                throw .throttled(retryAfterSeconds: seconds)
+            }
+        }
         let hash = credential?.passwordHash.flatMap(PasswordHash.init(encoded:))
         let matches = try await hashing { try await hashing.verify(request.password.value, against: hash) }
         guard matches, let credential, let hash else {
@@ -33,9 +50,11 @@ extension IdentityStore {
             throw Self.wrongCredentials
         }
         let accountId = credential.accountId
-        if counts[0].count > 0 {
-            // Only when there is something to forget: most logins then write nothing before their session.
-            try await stored { () async throws(IdentityStorageError) in try await storage.clearFailures(key: keys[0]) }
+        // A success forgets the userId's failures and this client's own; not the userId's while they hold it (this
+        // client passed as known: the storm goes on for everyone else). Only when there is something to forget: most
+        // logins then write nothing before their session.
+        for (index, key) in keys.enumerated() where counts[index].count > 0 && !key.hasPrefix("address:") && !(index == 0 && heldUserId) {
+            try await stored { () async throws(IdentityStorageError) in try await storage.clearFailures(key: key) }
         }
         if hashing.hasher.needsRehash(hash) {
             await rehash(request.password, of: credential)
@@ -58,6 +77,8 @@ extension IdentityStore {
         } catch {
             throw Self.error(for: error)
         }
+        // Known from now on (a failure here only means the next lockout may hold this client too).
+        try? await storage.rememberClients(accountId: accountId, clients: clients, at: now)
         logger.debug("logged in", metadata: ["konto.account_id": "\(accountId)", "konto.session_id": "\(session.id)"])
         return IdentityAccountSession(accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: answer)
     }
@@ -75,7 +96,23 @@ extension IdentityStore {
     }
 
     static func digest(_ text: String) -> String {
-        SHA256.hash(data: Array(text.utf8)).map { String(format: "%02x", $0) }.joined()
+        hex(Array(SHA256.hash(data: Array(text.utf8))))
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        bytes.map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// What a client is known by: SHA-256 of its device marker (first, when it has one) and of its address.
+    func clientHashes(address: String?, device: String?) -> [[UInt8]] {
+        var clients: [[UInt8]] = []
+        if let device, (1...256).contains(device.utf8.count) {
+            clients.append(Array(SHA256.hash(data: Array(("device:" + device).utf8))))
+        }
+        if let address, !address.isEmpty {
+            clients.append(Array(SHA256.hash(data: Array(("address:" + address).utf8))))
+        }
+        return clients
     }
 
     /// Refuses the attempt with `account.throttled` while any key is locked.

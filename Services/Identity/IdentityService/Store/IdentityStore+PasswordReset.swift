@@ -5,20 +5,42 @@ import Logging
 extension IdentityStore {
     /// Starts a password reset: for an existing account, a single-use token (only its hash stored) and the
     /// `passwordResetRequested` event a mail sender acts on. The answer is the same whether or not the account exists.
-    /// Requests count against the client address like failed logins, so the endpoint cannot be used to flood mail.
+    ///
+    /// Requests count against the client address like failed logins (one address cannot spray resets). A userId's
+    /// own requests are never refused, so no stranger can stop its owner from resetting; instead the mails are
+    /// limited: ``IdentityOptions/resetMailsPerHour`` for all unknown clients together (a mailbox cannot be
+    /// flooded), and as many again for each client that signed in to the account before (the owner's requests are
+    /// not used up by a stranger's). A request past its allowance is answered the same and sends nothing.
     public func requestPasswordReset(_ request: IdentityPasswordResetRequest) async throws(IdentityError) -> IdentityDone {
         // A malformed userId is refused as such (it says nothing about which accounts exist).
         try checkUserId(request.userId)
         let now = clock()
         let normalizedUserId = UserIdNormalization.normalized(request.userId, type: configuration.userIdType)
-        let keys = throttleKeys(normalizedUserId: normalizedUserId, clientAddress: request.clientAddress).map { "reset:" + $0 }
-        try await checkThrottle(keys, at: now)
-        try await recordFailure(keys, at: now)
+        let addressKeys = throttleKeys(normalizedUserId: normalizedUserId, clientAddress: request.clientAddress).dropFirst().map { "reset:" + $0 }
+        try await checkThrottle(addressKeys, at: now)
+        try await recordFailure(addressKeys, at: now)
         let credential = try await stored { () async throws(IdentityStorageError) in
             try await storage.credential(normalizedUserId: normalizedUserId)
         }
         guard let credential, let userId = credential.userId else {
             return IdentityDone()
+        }
+        let clients = clientHashes(address: request.clientAddress, device: request.clientDevice)
+        let known = try await stored { () async throws(IdentityStorageError) in
+            try await storage.isKnownClient(accountId: credential.accountId, clients: clients, since: now.adding(.zero - options.knownClientAge))
+        }
+        let allowance = known
+            ? "reset-mail-client:" + Self.digest(normalizedUserId + "\u{0}" + Self.hex(clients[0]))
+            : "reset-mail:" + Self.digest(normalizedUserId)
+        let sent = try await stored { () async throws(IdentityStorageError) in
+            try await storage.failures(keys: [allowance], at: now, window: .seconds(3_600))
+        }
+        guard sent[0].count < options.resetMailsPerHour else {
+            logger.info("password reset not sent: allowance used", metadata: ["konto.account_id": "\(credential.accountId)", "konto.known_client": "\(known)"])
+            return IdentityDone()
+        }
+        try await stored { () async throws(IdentityStorageError) in
+            try await storage.recordFailures(keys: [allowance], at: now, window: .seconds(3_600))
         }
         let token = SecretToken.generate()
         let expiresAt = now.adding(options.resetTokenLifetime)

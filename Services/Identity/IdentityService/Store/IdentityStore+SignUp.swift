@@ -53,6 +53,8 @@ extension IdentityStore {
             try? await storage.abandonAccount(accountId: accountId, profileCleanupAt: clock().adding(options.profileCleanupDelay))
             throw Self.error(for: error)
         }
+        // The address that signed up is the owner's: strangers' failures will not lock it out.
+        try? await storage.rememberClients(accountId: accountId, clients: clientHashes(address: request.clientAddress, device: nil), at: now)
         logger.info("account signed up", metadata: ["konto.account_id": "\(accountId)"])
         return IdentityAccountSession(accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: answer)
     }

@@ -17,6 +17,8 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         var sessionByTokenHash: [[UInt8]: String] = [:]
         var failures: [String: FailureCount] = [:]
         var resetTokens: [[UInt8]: ResetToken] = [:]
+        /// accountId → client hash → its last successful sign-in.
+        var knownClients: [String: [[UInt8]: Timestamp]] = [:]
         /// accountId → when its profile may be deleted.
         var profileCleanups: [String: Timestamp] = [:]
         var outbox: [AccountEvent] = [] {
@@ -42,6 +44,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
 
         mutating func removeCredential(_ accountId: String) -> StoredCredential? {
             guard let credential = credentials.removeValue(forKey: accountId) else { return nil }
+            knownClients[accountId] = nil
             if let userId = credential.normalizedUserId {
                 accountByUserId[userId] = nil
             }
@@ -283,6 +286,19 @@ public final class InMemoryIdentityStorage: IdentityStorage {
 
     public func clearFailures(key: String) {
         state.withLock { _ = $0.failures.removeValue(forKey: key) }
+    }
+
+    public func rememberClients(accountId: String, clients: [[UInt8]], at now: Timestamp) {
+        state.withLock { state in
+            guard state.active(accountId) != nil else { return }
+            for client in clients { state.knownClients[accountId, default: [:]][client] = now }
+        }
+    }
+
+    public func isKnownClient(accountId: String, clients: [[UInt8]], since: Timestamp) -> Bool {
+        state.withLock { state in
+            clients.contains { client in state.knownClients[accountId]?[client].map { $0 >= since } ?? false }
+        }
     }
 
     public func pruneFailures(before cutoff: Timestamp) -> Int {

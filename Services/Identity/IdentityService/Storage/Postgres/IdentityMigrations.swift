@@ -109,5 +109,22 @@ public enum IdentityMigrations {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 4,
+            name: "known clients: addresses and devices that signed in to an account",
+            statements: [
+                """
+                CREATE TABLE known_clients (
+                    account_id text NOT NULL REFERENCES credentials (account_id) ON DELETE CASCADE,
+                    client_hash bytea NOT NULL CHECK (length(client_hash) = 32),
+                    last_success_at timestamptz NOT NULL,
+                    PRIMARY KEY (account_id, client_hash)
+                )
+                """,
+                """
+                CREATE INDEX known_clients_age ON known_clients (last_success_at)
+                """,
+            ]
+        ),
     ]
 }
