@@ -284,6 +284,28 @@ struct IdentityStorageConformanceTests {
         }
     }
 
+    @Test("known clients: remembered for an account only, known since a time, pruned, gone with the account", arguments: IdentityStorageKind.allCases)
+    func knownClients(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await Self.account(storage, "a1", "leland@stanford.edu", sessionByte: 1)
+            try await Self.account(storage, "a2", "jane@stanford.edu", sessionByte: 2)
+            let (address, device, other) = (Self.token(10), Self.token(11), Self.token(12))
+            try await storage.rememberClients(accountId: "a1", clients: [address, device], at: Self.t0)
+            try await storage.rememberClients(accountId: "missing", clients: [other], at: Self.t0)
+            #expect(try await storage.isKnownClient(accountId: "a1", clients: [other, device], since: Self.t0))
+            #expect(try await !storage.isKnownClient(accountId: "a1", clients: [other], since: Self.t0))
+            #expect(try await !storage.isKnownClient(accountId: "a2", clients: [address], since: Self.t0), "per account")
+            #expect(try await !storage.isKnownClient(accountId: "a1", clients: [address], since: Self.t0.adding(.seconds(1))), "not since then")
+            // A later sign-in moves it forward; pruning forgets the others.
+            try await storage.rememberClients(accountId: "a1", clients: [address], at: Self.t0.adding(.seconds(100)))
+            #expect(try await storage.pruneKnownClients(before: Self.t0.adding(.seconds(50))) == 1)
+            #expect(try await storage.isKnownClient(accountId: "a1", clients: [address], since: Self.t0.adding(.seconds(100))))
+            #expect(try await !storage.isKnownClient(accountId: "a1", clients: [device], since: Self.t0))
+            #expect(try await storage.deleteAccount(accountId: "a1", events: [], profileCleanupAt: Self.t0))
+            #expect(try await storage.pruneKnownClients(before: Self.t0.adding(.seconds(1_000))) == 0, "gone with the account")
+        }
+    }
+
     @Test("a login's lookup gives the keys' counts and the credential together, as the two reads would", arguments: IdentityStorageKind.allCases)
     func loginLookup(kind: IdentityStorageKind) async throws {
         try await kind.withStorage { storage in

@@ -127,6 +127,10 @@ public protocol IdentityStorage: OutboxStore {
     /// Whether any of `clients` signed in to the account since `since`.
     func isKnownClient(accountId: String, clients: [[UInt8]], since: Timestamp) async throws(IdentityStorageError) -> Bool
 
+    /// Forgets clients whose last sign-in is before `cutoff` (no longer known; what is kept of them is a hash of an
+    /// address, which need not stay). Returns how many.
+    func pruneKnownClients(before cutoff: Timestamp) async throws(IdentityStorageError) -> Int
+
     /// Forgets every key whose last failure is before `cutoff` (out of every window), so a spray of guessed userIds
     /// does not grow the table for ever. Returns how many.
     func pruneFailures(before cutoff: Timestamp) async throws(IdentityStorageError) -> Int

@@ -26,7 +26,8 @@ public struct ProfileCleanupJob: Service {
 }
 
 extension IdentityStore {
-    /// One sweep: stale reservations first (their profiles join the clean-ups), then every due clean-up.
+    /// One sweep: stale reservations first (their profiles join the clean-ups), failure counts out of their window and
+    /// clients no longer known, then every due clean-up.
     /// Returns how many profiles were cleaned up.
     @discardableResult
     public func runCleanups(limit: Int = 100) async -> Int {
@@ -38,6 +39,7 @@ extension IdentityStore {
                 logger.warning("stale sign-up reservations abandoned", metadata: ["konto.count": "\(abandoned)"])
             }
             _ = try await storage.pruneFailures(before: now.adding(.zero - options.throttle.window))
+            _ = try await storage.pruneKnownClients(before: now.adding(.zero - options.knownClientAge))
             var cleaned = 0
             for accountId in try await storage.dueProfileCleanups(at: now, limit: limit) {
                 do {

@@ -295,6 +295,18 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         }
     }
 
+    public func pruneKnownClients(before cutoff: Timestamp) -> Int {
+        state.withLock { state in
+            var pruned = 0
+            for (accountId, clients) in state.knownClients {
+                let kept = clients.filter { $0.value >= cutoff }
+                pruned += clients.count - kept.count
+                state.knownClients[accountId] = kept.isEmpty ? nil : kept
+            }
+            return pruned
+        }
+    }
+
     public func isKnownClient(accountId: String, clients: [[UInt8]], since: Timestamp) -> Bool {
         state.withLock { state in
             clients.contains { client in state.knownClients[accountId]?[client].map { $0 >= since } ?? false }

@@ -413,7 +413,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
             try await client.query(
                 """
                 INSERT INTO identity.known_clients (account_id, client_hash, last_success_at)
-                SELECT c.account_id, decode(h, 'hex'), \(now.date) FROM identity.credentials c, unnest(\(clients.map(Self.hex))::text[]) AS h
+                SELECT c.account_id, decode(h, 'hex'), \(now.date) FROM identity.credentials c, unnest(\(clients.map(IdentityStore.hex))::text[]) AS h
                 WHERE c.account_id = \(accountId) AND NOT c.pending
                 ON CONFLICT (account_id, client_hash) DO UPDATE SET last_success_at = greatest(known_clients.last_success_at, excluded.last_success_at)
                 """,
@@ -428,13 +428,20 @@ public struct PostgresIdentityStorage: IdentityStorage {
             let rows = try await client.query(
                 """
                 SELECT 1 FROM identity.known_clients
-                WHERE account_id = \(accountId) AND client_hash IN (SELECT decode(h, 'hex') FROM unnest(\(clients.map(Self.hex))::text[]) AS h)
+                WHERE account_id = \(accountId) AND client_hash IN (SELECT decode(h, 'hex') FROM unnest(\(clients.map(IdentityStore.hex))::text[]) AS h)
                     AND last_success_at >= \(since.date)
                 LIMIT 1
                 """,
                 logger: logger
             )
             return try await rows.decode(Int.self).all().count == 1
+        }
+    }
+
+    public func pruneKnownClients(before cutoff: Timestamp) async throws(IdentityStorageError) -> Int {
+        try await run { client, logger in
+            let rows = try await client.query("DELETE FROM identity.known_clients WHERE last_success_at < \(cutoff.date) RETURNING 1", logger: logger)
+            return try await rows.decode(Int.self).all().count
         }
     }
 
@@ -621,11 +628,6 @@ public struct PostgresIdentityStorage: IdentityStorage {
     /// Every event in one statement, in order (the outbox's position follows the insert order).
     private static func append(_ events: [AccountEvent], on connection: PostgresConnection, logger: Logger) async throws {
         try await PostgresOutbox.append(events, schema: "identity", on: connection, logger: logger)
-    }
-
-    /// Bytes as lowercase hex, for a text[] parameter PostgreSQL decodes (`decode(h, 'hex')`).
-    private static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
     }
 
     private static let uniqueViolation = "23505"
