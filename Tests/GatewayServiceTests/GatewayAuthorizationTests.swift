@@ -20,7 +20,7 @@ struct GatewayAuthorizationTests {
             #expect(((read.object["details"] as? [String: Any])?["name"] as? [String: Any])?["givenName"] as? String == "Alice")
 
             // Changes: details, password, userId, the privileged window, sessions.
-            #expect(try await gateway.request(.PATCH, "/v1/account", json: #"{"set":{"email":"alice@example.org"},"remove":["name"]}"#, token: alice).status == 200)
+            #expect(try await gateway.request(.PATCH, "/v1/account", json: #"{"set":{"dateOfBirth":"1990-01-01"},"remove":["genderIdentity"]}"#, token: alice).status == 200)
             // Reauthentication rotates A's token: the fresh one goes on.
             let reauthenticated = try await gateway.request(.POST, "/v1/account/reauthenticate", json: #"{"password":"correct horse battery"}"#, token: alice)
             #expect(reauthenticated.status == 200)

@@ -39,10 +39,11 @@ struct OpenAPIDocumentTests {
                 "/v1/password-resets", "/v1/password-resets/confirm", "/v1/schema", "/health/live", "/health/ready", "/metrics",
             ]))
             let schemas = try #require((served["components"] as? [String: Any])?["schemas"] as? [String: Any])
-            // The default configuration: email userIds, name and email collected, the rest supported.
+            // The default configuration (SpeziAccount's): email userIds and a name required; every built-in key may be stored.
             let signUpDetails = try #require(schemas["SignUpDetails"] as? [String: Any])
             let properties = try #require(signUpDetails["properties"] as? [String: Any])
             #expect(Set(properties.keys) == ["name", "email", "dateOfBirth", "genderIdentity", "phoneNumbers"])
+            #expect(signUpDetails["required"] as? [String] == ["name"])
             #expect(signUpDetails["additionalProperties"] as? Bool == false)
             #expect((properties["dateOfBirth"] as? [String: Any])?["format"] as? String == "date")
             let userId = try #require(schemas["UserId"] as? [String: Any])
@@ -50,7 +51,7 @@ struct OpenAPIDocumentTests {
             let modifications = try #require(schemas["Modifications"] as? [String: Any])
             let nullableRemove = try #require((modifications["properties"] as? [String: Any])?["remove"] as? [String: Any])
             let remove = try #require((nullableRemove["anyOf"] as? [[String: Any]])?.first)
-            #expect(Set(((remove["items"] as? [String: Any])?["enum"] as? [String]) ?? []) == ["name", "email", "dateOfBirth", "genderIdentity", "phoneNumbers"])
+            #expect(Set(((remove["items"] as? [String: Any])?["enum"] as? [String]) ?? []) == ["email", "dateOfBirth", "genderIdentity", "phoneNumbers"])
         }
     }
 

@@ -170,13 +170,22 @@ struct AccountConfigurationTests {
         ])
     }
 
-    @Test("The default configuration requires userId and password")
+    @Test("The default configuration is SpeziAccount's: userId, password and name required, date of birth and gender identity collected")
     func defaultConfiguration() {
         let configuration = AccountConfiguration.default
-        #expect(configuration.requiredIdentifiers == ["userId", "password"])
+        #expect(configuration.keys.map(\.identifier) == ["userId", "password", "name", "dateOfBirth", "genderIdentity"])
+        #expect(configuration.requiredIdentifiers == ["userId", "password", "name"])
         #expect(configuration.userIdType == .emailAddress)
-        #expect(configuration.requirement(for: "name") == .collects)
+        #expect(configuration.requirement(for: "dateOfBirth") == .collects)
+        #expect(configuration.requirement(for: "genderIdentity") == .collects)
+        #expect(configuration.requirement(for: "email") == nil)
+        #expect(configuration.requirement(for: "phoneNumbers") == nil)
         #expect(configuration.requirement(for: "biography") == nil)
+        var details = AccountDetails()
+        details[\.userId] = "ada@example.org"
+        details[\.password] = "correct horse battery"
+        let missing = try? #require(throws: AccountError.self) { try configuration.validate(details) }
+        #expect(missing?.fields.map(\.key) == ["name"])
     }
 
     @Test("The schema publishes descriptors with types, options and rules")

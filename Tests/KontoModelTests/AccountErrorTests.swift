@@ -37,6 +37,7 @@ struct AccountErrorTests {
         var details = AccountDetails()
         details[\.userId] = "ada@example.org"
         details[\.password] = "tiny"
+        details[\.name] = PersonName(givenName: "Ada")
         let error = try #require(throws: AccountError.self) {
             try AccountConfiguration.default.validate(details)
         }

@@ -38,6 +38,20 @@ struct AccountConfigurationLoaderTests {
         #expect(configuration.schema["memberSince"]?.options.contains(.mutable) == false)
     }
 
+    @Test("The example deploy/examples/accounts.email-name.yaml loads: only the credentials required, name and email asked for")
+    func emailNameExample() throws {
+        let path = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("deploy/examples/accounts.email-name.yaml").path
+        let configuration = try AccountConfigurationLoader().load(path: path)
+        #expect(configuration.keys.map(\.identifier) == ["userId", "password", "name", "email", "dateOfBirth", "genderIdentity", "phoneNumbers"])
+        #expect(configuration.requiredIdentifiers == ["userId", "password"])
+        #expect(configuration.requirement(for: "name") == .collects)
+        #expect(configuration.requirement(for: "email") == .collects)
+        #expect(configuration.requirement(for: "phoneNumbers") == .supports)
+        #expect(configuration.schema.customDescriptors.isEmpty)
+    }
+
     @Test("A YAML file with every type builds the configuration it describes", arguments: ["accounts.yaml", "accounts.yml"])
     func everyType(file: String) throws {
         let yaml = """

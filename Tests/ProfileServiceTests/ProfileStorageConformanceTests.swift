@@ -91,8 +91,8 @@ struct ProfileStorageConformanceTests {
     func detailsChanged(kind: StorageKind) async throws {
         try await kind.withStorage { storage in
             let store = ProfileStore(storage: storage, configuration: .default, logger: Fixtures.logger)
-            _ = try await store.create(accountId: "a1", details: AccountDetails(values: ["userId": .string("ada@example.org")]))
-            let modifications = AccountModifications(set: AccountDetails(values: ["email": .string("ada@example.org")]))
+            _ = try await store.create(accountId: "a1", details: AccountDetails(values: ["userId": .string("ada@example.org"), "name": values["name"]!]))
+            let modifications = AccountModifications(set: AccountDetails(values: ["dateOfBirth": .string("1815-12-10")]))
             _ = try await store.modify(accountId: "a1", modifications: modifications)
             // A modification that changes nothing writes no event.
             _ = try await store.modify(accountId: "a1", modifications: modifications)
@@ -103,7 +103,7 @@ struct ProfileStorageConformanceTests {
                 return
             }
             #expect(events.first?.accountId == "a1")
-            #expect(previous[identifier: "email"] == nil && new[identifier: "email"] == .string("ada@example.org"))
+            #expect(previous[identifier: "dateOfBirth"] == nil && new[identifier: "dateOfBirth"] == .string("1815-12-10"))
             #expect(previous[identifier: "accountId"] == .string("a1") && new[identifier: "userId"] == .string("ada@example.org"))
         }
     }

@@ -60,17 +60,18 @@ public struct AccountConfiguration: Sendable, Equatable {
         self.positions = positions
     }
 
-    /// Email login with userId and password required, name and email collected, the rest supported.
+    /// SpeziAccount's default (`AccountValueConfiguration.default`): email login with userId, password and name
+    /// required, date of birth and gender identity collected. An app built on SpeziAccount's defaults meets a
+    /// Konto started without a schema file with the same keys; `deploy/examples/accounts.email-name.yaml` keeps
+    /// the lighter choice Konto used to build in (name optional, email and phone numbers too).
     public static let `default`: AccountConfiguration = {
         do {
             return try AccountConfiguration(keys: [
                 .requires(\.userId),
                 .requires(\.password),
-                .collects(\.name),
-                .collects(\.email),
-                .supports(\.dateOfBirth),
-                .supports(\.genderIdentity),
-                .supports(\.phoneNumbers),
+                .requires(\.name),
+                .collects(\.dateOfBirth),
+                .collects(\.genderIdentity),
             ])
         } catch {
             fatalError("The default configuration is invalid: \(error)")

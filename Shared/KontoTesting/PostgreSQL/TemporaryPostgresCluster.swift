@@ -212,21 +212,7 @@ public final class TemporaryPostgresCluster: Sendable {
 extension TemporaryPostgresCluster {
     /// Asks the kernel for a port no one listens on right now.
     static func freeLoopbackPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw KontoTestingError(.commandFailed, "socket() failed: errno \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bind(fd, socketAddress, length) == 0 && getsockname(fd, socketAddress, &length) == 0
-            }
-        }
-        guard bound else { throw KontoTestingError(.commandFailed, "bind() to a free port failed: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        try FreePort.loopback()
     }
 
     static func randomHex(bytes: Int) -> String {

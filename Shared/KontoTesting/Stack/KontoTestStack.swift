@@ -21,6 +21,8 @@ public struct KontoTestStack: Sendable {
 
     /// A password every rule of the default schema accepts; the helpers' default.
     public static let password = "correct horse battery staple"
+    /// The name the kit signs up with unless given: the built-in configuration, like SpeziAccount's default, requires one.
+    public static let name = PersonName(givenName: "Test", familyName: "User")
 
     /// Another client of this stack, with a session of its own (another user, or the same user's other device).
     public func makeClient() -> KontoClient {
@@ -49,6 +51,9 @@ public func withStack<Result: Sendable>(
     _ body: (KontoClient, KontoTestStack) async throws -> Result
 ) async throws -> Result {
     var configuration = DevStack.Configuration()
+    // Production's hashing on a test machine running many suites at once can take longer than production's 5 s
+    // upstream limit; a test waits rather than failing with 503.
+    configuration.environment["KONTO_GATEWAY_UPSTREAM_TIMEOUT_MS"] = "30000"
     configuration.accounts = accounts
     configuration.database = database
     configuration.gatewayPort = try FreePort.loopback()
@@ -76,7 +81,9 @@ public func withStack<Result: Sendable>(
 }
 
 extension KontoClient {
-    /// Signs up with an email address as the userId, the test kit's password unless given, and a name and details.
+    /// Signs up with an email address as the userId, the test kit's password unless given, and details. The name is
+    /// `name`, else the one in `details`, else ``KontoTestStack/name`` (`signUp(userId:password:details:)` sends
+    /// exactly what it is given).
     @discardableResult
     public func signUp(
         email: String,
@@ -87,6 +94,8 @@ extension KontoClient {
         var details = details
         if let name {
             details[\.name] = name
+        } else if details[\.name] == nil {
+            details[\.name] = KontoTestStack.name
         }
         return try await signUp(userId: email, password: password, details: details)
     }

@@ -9,6 +9,13 @@ import Testing
 /// transport that answers in memory.
 @Suite("KontoClient", .timeLimit(.minutes(3)))
 struct KontoClientTests {
+    /// Details with the name the default configuration requires.
+    static func named(_ givenName: String) -> AccountDetails {
+        var details = AccountDetails()
+        details[\.name] = PersonName(givenName: givenName)
+        return details
+    }
+
     typealias Harness = GatewayHarness
 
     /// The error `body` throws, as a KontoClientError.
@@ -87,9 +94,9 @@ struct KontoClientTests {
             let weak = await Self.refusal { _ = try await client.signUp(userId: "not an email", password: "short") }
             #expect(weak?.code == "account.validationFailed")
             #expect(weak?.status == 422)
-            #expect(Set(weak?.fields.map(\.key) ?? []) == ["userId", "password"])
-            try await client.signUp(userId: "grace@example.org", password: "correct horse battery")
-            let taken = await Self.refusal { _ = try await KontoClient(gatewayURL: gateway.baseURL).signUp(userId: "grace@example.org", password: "correct horse battery") }
+            #expect(Set(weak?.fields.map(\.key) ?? []) == ["userId", "password", "name"])
+            try await client.signUp(userId: "grace@example.org", password: "correct horse battery", details: Self.named("Grace"))
+            let taken = await Self.refusal { _ = try await KontoClient(gatewayURL: gateway.baseURL).signUp(userId: "grace@example.org", password: "correct horse battery", details: Self.named("Grace")) }
             #expect(taken?.code == "account.credentialsTaken")
             #expect(taken?.status == 409)
             try await client.requestPasswordReset(userId: "grace@example.org")
@@ -100,7 +107,7 @@ struct KontoClientTests {
             let anonymous = KontoClient(gatewayURL: gateway.baseURL)
             let guest = try await anonymous.signInAnonymously()
             #expect(try await anonymous.account().isAnonymous)
-            let upgraded = try await anonymous.signUp(userId: "hopper@example.org", password: "correct horse battery")
+            let upgraded = try await anonymous.signUp(userId: "hopper@example.org", password: "correct horse battery", details: Self.named("Grace"))
             #expect(upgraded.session.accountId == guest.session.accountId)
             #expect(try await anonymous.account().isAnonymous == false)
 
@@ -117,7 +124,7 @@ struct KontoClientTests {
     func events() async throws {
         try await Harness.withGateway { gateway in
             let client = KontoClient(gatewayURL: gateway.baseURL)
-            let signedUp = try await client.signUp(userId: "ada@example.org", password: "correct horse battery")
+            let signedUp = try await client.signUp(userId: "ada@example.org", password: "correct horse battery", details: Self.named("Augusta"))
             var change = AccountDetails()
             change[\.name] = PersonName(givenName: "Ada")
             try await client.modify(set: change)

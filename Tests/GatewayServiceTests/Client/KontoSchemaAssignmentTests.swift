@@ -6,9 +6,13 @@ import Testing
 /// `KEY=VALUE` texts (the `konto account set` arguments) read as the keys' types from a published schema.
 @Suite("KontoSchema assignments")
 struct KontoSchemaAssignmentTests {
-    /// The default deployment's schema as `GET /v1/schema` publishes it, plus keys of the other types.
+    /// A deployment's schema with every built-in key as `GET /v1/schema` publishes it, plus keys of the other types.
     static let schema: KontoSchema = {
-        var schema = try! JSONDecoder().decode(KontoSchema.self, from: JSONEncoder().encode(AccountConfiguration.default))
+        let everyBuiltIn = try! AccountConfiguration(keys: [
+            .requires(\.userId), .requires(\.password), .collects(\.name), .collects(\.email),
+            .supports(\.dateOfBirth), .supports(\.genderIdentity), .supports(\.phoneNumbers),
+        ])
+        var schema = try! JSONDecoder().decode(KontoSchema.self, from: JSONEncoder().encode(everyBuiltIn))
         let extra = """
             {"userIdType":"emailAddress","keys":[
               {"identifier":"newsletter","name":"Newsletter","category":"other","valueType":{"type":"bool"},"requirement":"supports","rules":[],"isSecret":false},

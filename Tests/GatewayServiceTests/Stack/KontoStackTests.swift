@@ -62,7 +62,7 @@ struct KontoStackTests {
         }
         #expect(process.output.contains("at http://127.0.0.1:\(ports.gateway)"), "\(process.output)")
         let client = KontoClient(gatewayURL: "http://127.0.0.1:\(ports.gateway)")
-        try await client.signUp(userId: "ada@example.org", password: "correct horse battery")
+        try await client.signUp(userId: "ada@example.org", password: "correct horse battery", details: KontoClientTests.named("Ada"))
         // KONTO_IDENTITY_PRIVILEGED_SECONDS=0: even right after sign-up a security-related change needs the password.
         let demanded = await #expect(throws: KontoClientError.self) { try await client.changeUserId(to: "lovelace@example.org") }
         #expect(demanded?.code == "account.reauthenticationRequired")

@@ -45,9 +45,10 @@ struct ReadmeQuickStartTests {
         let output = run.standardOutput
         #expect(output.contains("Signed up as ada@example.org (account "))
         #expect(output.contains("ada@example.org (account "))
-        #expect(output.contains("dateOfBirth   1815-12-10"), "\(output)")
-        #expect(output.contains("name          Ada Lovelace"), "\(output)")
-        #expect(output.contains(#""phoneNumbers""#) == false, "\(output)")
+        #expect(output.contains("dateOfBirth     1815-12-10"), "\(output)")
+        #expect(output.contains("name            Ada Lovelace"), "\(output)")
+        #expect(output.contains("genderIdentity  female"), "\(output)")
+        #expect(output.contains(#""genderIdentity""#) == false, "\(output)")
         #expect(output.contains("Logged out."))
         #expect(output.contains("Logged in as ada@example.org"))
         #expect(output.contains("genderIdentity"))

@@ -83,7 +83,7 @@ enum GatewayHarness {
         }
 
         /// Signs up and returns the session token and accountId.
-        func signUp(_ userId: String, password: String = "correct horse battery", details: String = "{}") async throws -> (token: String, accountId: String) {
+        func signUp(_ userId: String, password: String = "correct horse battery", details: String = #"{"name":{"givenName":"Leland","familyName":"Stanford"}}"#) async throws -> (token: String, accountId: String) {
             let answer = try await request(.POST, "/v1/accounts", json: #"{"userId":"\#(userId)","password":"\#(password)","details":\#(details)}"#)
             guard answer.status == 201, let token = answer.object["session"].flatMap({ ($0 as? [String: Any])?["token"] as? String }),
                   let accountId = answer.object["accountId"] as? String
@@ -117,6 +117,7 @@ enum GatewayHarness {
     /// Runs `body` against the whole system on a fresh database.
     static func withGateway<Result: Sendable>(
         configure: @escaping @Sendable (inout GatewayConfiguration) -> Void = { _ in },
+        identityOptions: IdentityOptions = IdentityOptions(),
         _ body: @escaping @Sendable (Running) async throws -> Result
     ) async throws -> Result {
         try await TestDatabase.withFreshDatabase { database in
@@ -136,7 +137,7 @@ enum GatewayHarness {
                 )
                 return try await RunningServices.with([profile], logger: logger) {
                     let profilePort = try await profile.localAddress().port!
-                    return try await withIdentity(settings: settings, profilePort: profilePort, notificationsPort: notificationsPort) { identityPort in
+                    return try await withIdentity(settings: settings, profilePort: profilePort, notificationsPort: notificationsPort, options: identityOptions) { identityPort in
                         var configuration = GatewayConfiguration(
                             port: 0,
                             secret: WireSecret(secret),
@@ -157,21 +158,21 @@ enum GatewayHarness {
         settings: PostgresSettings,
         profilePort: Int,
         notificationsPort: Int,
+        options: IdentityOptions,
         _ body: @escaping @Sendable (Int) async throws -> Result
     ) async throws -> Result {
-        let identity = try IdentityServer(
-            configuration: IdentityServiceConfiguration(
-                port: 0,
-                secret: WireSecret(secret),
-                database: settings,
-                profilePort: profilePort,
-                profileTimeout: .seconds(15),
-                notificationsHost: "127.0.0.1",
-                notificationsPort: notificationsPort,
-                hashing: PasswordHashingPool.Configuration(parameters: Argon2Parameters(memoryKiB: 1_024, iterations: 1, parallelism: 1), threads: 2)
-            ),
-            logger: logger
+        var configuration = IdentityServiceConfiguration(
+            port: 0,
+            secret: WireSecret(secret),
+            database: settings,
+            profilePort: profilePort,
+            profileTimeout: .seconds(15),
+            notificationsHost: "127.0.0.1",
+            notificationsPort: notificationsPort,
+            hashing: PasswordHashingPool.Configuration(parameters: Argon2Parameters(memoryKiB: 1_024, iterations: 1, parallelism: 1), threads: 2)
         )
+        configuration.options = options
+        let identity = try IdentityServer(configuration: configuration, logger: logger)
         return try await RunningServices.with([identity], logger: logger) {
             try await body(try await identity.localAddress().port!)
         }

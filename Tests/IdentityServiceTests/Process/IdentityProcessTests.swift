@@ -50,11 +50,11 @@ struct IdentityProcessTests {
                     }
                     #expect(health.status == .ready, "identity: \(identity.output)\nprofile: \(profile.output)")
                     let signedUp = try await Eventually.answer {
-                        try await client.signUp("ada@example.org", password: "analytical engine", details: ["email": .string("ada@example.org")])
+                        try await client.signUp("ada@example.org", password: "analytical engine", details: ["name": .object(["givenName": .string("Ada"), "familyName": .string("Lovelace")])])
                     }
                     let session = try await client.login("ADA@example.org", password: "analytical engine")
                     #expect(session.accountId == signedUp.accountId)
-                    #expect(session.details.email == "ada@example.org")
+                    #expect(session.details[\.name]?.familyName == "Lovelace")
                     #expect(try await client.validate(session.session.token).accountId == signedUp.accountId)
                     _ = try await client.call(IdentityContract.delete, IdentityDeleteRequest(token: session.session.token))
                     #expect(await wireErrorCode { try await client.login("ada@example.org", password: "analytical engine") } == AccountError.Code.wrongCredentials.rawValue)

@@ -13,7 +13,7 @@ struct IdentityStoreAccountTests {
         #expect(signedUp.details.accountId == signedUp.accountId)
         #expect(!signedUp.details.contains(PasswordKey.identifier))
         let stored = try #require(fixture.profile.profiles[signedUp.accountId])
-        #expect(stored.email == "leland@stanford.edu")
+        #expect(stored[\.name]?.givenName == "Leland")
         #expect(!stored.contains(PasswordKey.identifier))
         #expect(!stored.contains(UserIdKey.identifier))
         let info = try await fixture.validate(signedUp.session.token)
@@ -267,7 +267,7 @@ struct IdentityStoreAccountTests {
         let upgraded = try await fixture.store.signUp(IdentitySignUpRequest(
             userId: "leland@stanford.edu",
             password: SecretString("correct horse battery"),
-            details: AccountDetails(values: ["email": .string("leland@stanford.edu")]),
+            details: AccountDetails(values: ["name": IdentityFixture.name]),
             anonymousSession: anonymous.session.token
         ))
         #expect(upgraded.accountId == anonymous.accountId)

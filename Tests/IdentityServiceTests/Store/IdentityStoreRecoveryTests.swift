@@ -149,7 +149,7 @@ struct IdentityStoreRecoveryTests {
         let request = IdentitySignUpRequest(
             userId: "leland@stanford.edu",
             password: SecretString("correct horse battery"),
-            details: AccountDetails(values: ["email": .string("leland@stanford.edu")]),
+            details: AccountDetails(values: ["name": IdentityFixture.name]),
             anonymousSession: anonymous.session.token
         )
         fixture.profile.mode = .unavailable

@@ -12,6 +12,8 @@ struct IdentityFixture {
     let store: IdentityStore
 
     static let cheap = Argon2Parameters(memoryKiB: 1_024, iterations: 1, parallelism: 1)
+    /// The built-in configuration (SpeziAccount's default) requires a name.
+    static let name: AccountValue = .object(["givenName": .string("Leland"), "familyName": .string("Stanford")])
 
     init(
         storage: any IdentityStorage = InMemoryIdentityStorage(),
@@ -37,7 +39,7 @@ struct IdentityFixture {
     func signUp(
         _ userId: String = "leland@stanford.edu",
         password: String = "correct horse battery",
-        details: [String: AccountValue] = ["email": .string("leland@stanford.edu")]
+        details: [String: AccountValue] = ["name": IdentityFixture.name]
     ) async throws -> IdentityAccountSession {
         try await store.signUp(IdentitySignUpRequest(userId: userId, password: SecretString(password), details: AccountDetails(values: details)))
     }

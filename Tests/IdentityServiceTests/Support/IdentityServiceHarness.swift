@@ -130,7 +130,7 @@ enum IdentityServiceHarness {
 }
 
 extension WireClient {
-    func signUp(_ userId: String, password: String = "correct horse battery", details: [String: AccountValue] = [:]) async throws -> IdentityAccountSession {
+    func signUp(_ userId: String, password: String = "correct horse battery", details: [String: AccountValue] = ["name": IdentityFixture.name]) async throws -> IdentityAccountSession {
         try await call(IdentityContract.signUp, IdentitySignUpRequest(userId: userId, password: SecretString(password), details: AccountDetails(values: details)))
     }
 

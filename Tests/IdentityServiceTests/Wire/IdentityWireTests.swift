@@ -92,7 +92,7 @@ struct IdentityWireTests {
             })
             let identity = IdentityError(error)
             #expect(identity?.code == AccountError.Code.validationFailed.rawValue)
-            #expect(Set(identity?.fields.map(\.key) ?? []) == ["userId", "password", "dateOfBirth", "shoeSize"])
+            #expect(Set(identity?.fields.map(\.key) ?? []) == ["userId", "password", "name", "dateOfBirth", "shoeSize"])
         }
     }
 }

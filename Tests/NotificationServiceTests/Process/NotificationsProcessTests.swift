@@ -99,7 +99,7 @@ struct NotificationsProcessTests {
                                 notifications = try ServiceProcess.start(notificationsExecutable, environment: environment)
                             }
                             let account = try await Eventually.answer {
-                                try await identityClient.call(IdentityContract.signUp, IdentitySignUpRequest(userId: "user\(number)@example.org", password: SecretString("correct horse battery")))
+                                try await identityClient.call(IdentityContract.signUp, IdentitySignUpRequest(userId: "user\(number)@example.org", password: SecretString("correct horse battery"), details: AccountDetails(values: ["name": .object(["givenName": .string("User \(number)")])])))
                             }
                             signedUp.insert(account.accountId)
                         }
