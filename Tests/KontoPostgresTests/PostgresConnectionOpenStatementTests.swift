@@ -47,16 +47,17 @@ struct PostgresConnectionOpenStatementTests {
                     _ = try await connection.execute(SelectOne(), logger: logger)
                 }
             }
-            let clock = ContinuousClock()
-            let start = clock.now
+            // Should it hang like execute, the timeout's own error fails the expectation (a generous bound: a loaded
+            // machine is slow, and what matters is that it returns at all).
             let error = await #expect(throws: StorageUnavailableError.self) {
-                _ = try await connection.executeIfOpen(SelectOne(), on: executor, logger: logger)
+                try await OperationTimeout.run(.seconds(30)) {
+                    _ = try await connection.executeIfOpen(SelectOne(), on: executor, logger: logger)
+                }
             }
             #expect(error?.reason == .connectionFailed)
             // Nothing was sent: the caller may try another connection once this one is gone.
             #expect(error?.underlying is PostgresConnectionClosedError)
             await (error?.underlying as? PostgresConnectionClosedError)?.waitUntilClosed()
-            #expect(clock.now - start < .seconds(1))
         }
     }
 }

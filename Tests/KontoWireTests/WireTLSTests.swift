@@ -45,6 +45,8 @@ STa9rgkM3bOdmOzhe6o/LdETdWwHsGBfOnJKJZxcZkZthQE7C8Z52igo
             let client = TestSupport.makeClient(port: try await TestSupport.port(of: server)) {
                 $0.tlsContext = clientTLS
                 $0.tlsServerHostname = "localhost"
+                // A debug build's TLS handshake and hello on a machine running many suites can outlast the 3 s default.
+                $0.connectTimeout = .seconds(30)
             }
             try await TestSupport.withRunning([client]) {
                 let answer = try await client.call(TestSupport.echo, .init(text: "secure", number: 1))

@@ -92,7 +92,7 @@ struct LoginBenchmark: AsyncParsableCommand {
                     if index >= 8 { try await group.next() }
                     group.addTask {
                         _ = try await setup.call(IdentityContract.signUp, IdentitySignUpRequest(
-                            userId: user, password: SecretString(Self.password), details: AccountDetails(values: ["email": .string(user)])
+                            userId: user, password: SecretString(Self.password), details: AccountDetails(values: ["email": .string(user), "name": .object(["givenName": .string(user)])])
                         ))
                     }
                 }
