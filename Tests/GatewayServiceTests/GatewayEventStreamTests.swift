@@ -91,7 +91,7 @@ struct GatewayEventStreamTests {
             let events = await reader.events
             #expect(events.allSatisfy { $0.object["accountId"] as? String == accountId })
             let reset = try #require(events.first { $0.event == "passwordResetRequested" })
-            #expect(reset.object["token"] == nil)
+            #expect(reset.object["token"] == nil && reset.object["sealedToken"] == nil)
             #expect(reset.object["userId"] as? String == "ida@example.org")
             #expect(events.allSatisfy { $0.id == ($0.object["id"] as? String)?.lowercased() })
 

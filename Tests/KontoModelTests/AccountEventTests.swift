@@ -15,7 +15,7 @@ struct AccountEventTests {
         .detailsChanged(previous: details(), new: { var new = details(); new[\.biography] = "Poet"; return new }()),
         .disassociatingAccount(details()),
         .deletingAccount,
-        .passwordResetRequested(userId: "ada@example.org", token: "reset-token-123", expiresAt: Date(timeIntervalSince1970: 1_800_000_000.25)),
+        .passwordResetRequested(userId: "ada@example.org", token: SealedResetToken(box: "sealed-reset-token-123"), expiresAt: Date(timeIntervalSince1970: 1_800_000_000.25)),
         .passwordChanged,
         .userIdChanged(previous: "ada@example.org", new: "ada@work.example"),
         .sessionsRevoked,

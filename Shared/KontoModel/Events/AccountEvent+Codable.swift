@@ -10,7 +10,7 @@ extension AccountEvent: Codable {
         case previous
         case new
         case userId
-        case token
+        case sealedToken
         case expiresAt
     }
 
@@ -29,7 +29,7 @@ extension AccountEvent: Codable {
         case "passwordResetRequested":
             .passwordResetRequested(
                 userId: try container.decode(String.self, forKey: .userId),
-                token: try container.decode(String.self, forKey: .token),
+                token: try container.decode(SealedResetToken.self, forKey: .sealedToken),
                 expiresAt: try Self.decodeTime(from: container, forKey: .expiresAt)
             )
         case "passwordChanged": .passwordChanged
@@ -61,7 +61,7 @@ extension AccountEvent: Codable {
             try container.encode(new, forKey: .new)
         case let .passwordResetRequested(userId, token, expiresAt):
             try container.encode(userId, forKey: .userId)
-            try container.encode(token, forKey: .token)
+            try container.encode(token, forKey: .sealedToken)
             try container.encode(Self.timestamp(expiresAt), forKey: .expiresAt)
         case let .userIdChanged(previous, new):
             try container.encode(previous, forKey: .previous)
@@ -99,7 +99,7 @@ extension AccountEvent: CustomStringConvertible {
         let payload: String = switch kind {
         case let .associatedAccount(details), let .disassociatingAccount(details): "\(details)"
         case let .detailsChanged(previous, new): "previous: \(previous), new: \(new)"
-        case let .passwordResetRequested(userId, _, expiresAt): "userId: \(userId), token: <redacted>, expiresAt: \(Self.timestamp(expiresAt))"
+        case let .passwordResetRequested(userId, _, expiresAt): "userId: \(userId), token: <sealed>, expiresAt: \(Self.timestamp(expiresAt))"
         case let .userIdChanged(previous, new): "previous: \(previous), new: \(new)"
         case .deletingAccount, .passwordChanged, .sessionsRevoked: ""
         }

@@ -14,8 +14,9 @@ public struct AccountEvent: Sendable, Equatable, Identifiable {
         case disassociatingAccount(AccountDetails)
         /// The account is about to be deleted; storage providers remove its data.
         case deletingAccount
-        /// A reset was asked for; the token goes to whoever delivers it (e.g. an email sender) and nowhere else.
-        case passwordResetRequested(userId: String, token: String, expiresAt: Date)
+        /// A reset was asked for; the token, sealed, goes to whoever delivers it (e.g. an email sender), the only one
+        /// that opens it.
+        case passwordResetRequested(userId: String, token: SealedResetToken, expiresAt: Date)
         case passwordChanged
         case userIdChanged(previous: String, new: String)
         /// Sessions were ended (logout everywhere, password change or reset).

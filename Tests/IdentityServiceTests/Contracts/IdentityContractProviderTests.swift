@@ -98,7 +98,7 @@ struct IdentityContractProviderTests {
             var tokens: [String] = []
             for event in events {
                 if case .passwordResetRequested(userId: _, token: let token, expiresAt: _) = event.kind {
-                    tokens.append(token)
+                    tokens.append(try ResetTokenSeal(secret: WireSecret(IdentityServiceHarness.secret)).open(token, accountId: event.accountId))
                 }
             }
             guard let token = tokens.last else { throw ContractExampleError("no passwordResetRequested event in Identity's outbox") }

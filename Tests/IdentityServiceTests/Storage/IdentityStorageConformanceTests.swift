@@ -425,7 +425,7 @@ struct IdentityStorageConformanceTests {
             let details = AccountDetails(values: ["accountId": .string("a1"), "userId": .string("leland@stanford.edu"), "name": .string("Leland")])
             let events = [
                 Self.event("a1", .associatedAccount(details)),
-                Self.event("a1", .passwordResetRequested(userId: "leland@stanford.edu", token: "t", expiresAt: Self.t0.date)),
+                Self.event("a1", .passwordResetRequested(userId: "leland@stanford.edu", token: SealedResetToken(box: "t"), expiresAt: Self.t0.date)),
                 Self.event("a1", .userIdChanged(previous: "a", new: "b")),
             ]
             try await storage.reserveAccount(Self.credential("a1", "leland@stanford.edu"))

@@ -97,7 +97,7 @@ struct IdentityStoreAccountTests {
         #expect(atChange?.fields.map(\.code) == [.commonPassword])
         _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland@stanford.edu"))
         let token = try #require(try await fixture.events().compactMap { event -> String? in
-            if case .passwordResetRequested(_, let token, _) = event.kind { token } else { nil }
+            if case .passwordResetRequested(_, let token, _) = event.kind { try? IdentityFixture.seal.open(token, accountId: event.accountId) } else { nil }
         }.last)
         let atReset = await identityError {
             try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: BearerToken(token), newPassword: SecretString("iloveyou1")))

@@ -1,6 +1,7 @@
 @testable import IdentityService
 import KontoContracts
 import KontoModel
+import KontoWire
 import Testing
 
 @Suite("Identity: password reset and half-made accounts")
@@ -9,7 +10,7 @@ struct IdentityStoreRecoveryTests {
         let events = try await fixture.events()
         for event in events.reversed() {
             if case let .passwordResetRequested(_, token, _) = event.kind {
-                return token
+                return try IdentityFixture.seal.open(token, accountId: event.accountId)
             }
         }
         throw WaitTimedOut()
@@ -29,7 +30,12 @@ struct IdentityStoreRecoveryTests {
             return
         }
         #expect(userId == "leland@stanford.edu")
-        #expect(token.utf8.count == 43)
+        // Sealed for the delivering channel: the event holds no usable token, and only this account's opens it.
+        let accountId = try #require(requested.first?.accountId)
+        #expect(!token.box.contains(try IdentityFixture.seal.open(token, accountId: accountId)))
+        #expect(try IdentityFixture.seal.open(token, accountId: accountId).utf8.count == 43)
+        #expect(throws: ResetTokenSealError.self) { try IdentityFixture.seal.open(token, accountId: "another account") }
+        #expect(throws: ResetTokenSealError.self) { try ResetTokenSeal(secret: WireSecret("another deployment's secret, 0123456789abcdef")).open(token, accountId: accountId) }
         #expect(Timestamp(expiresAt) == fixture.clock.now.adding(.seconds(3_600)))
     }
 

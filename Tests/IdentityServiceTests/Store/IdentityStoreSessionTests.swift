@@ -109,7 +109,7 @@ struct IdentityStoreSessionTests {
         let other = try await fixture.login()
         _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland@stanford.edu"))
         let resetToken = try #require(try await fixture.events().compactMap { event -> String? in
-            if case .passwordResetRequested(_, let token, _) = event.kind { token } else { nil }
+            if case .passwordResetRequested(_, let token, _) = event.kind { try? IdentityFixture.seal.open(token, accountId: event.accountId) } else { nil }
         }.last)
         _ = try await fixture.store.changeUserId(IdentityChangeUserIdRequest(token: Self.token(current), userId: "stanford@stanford.edu"))
         _ = try await fixture.validate(Self.token(current))

@@ -1,6 +1,7 @@
 @testable import IdentityService
 import KontoContracts
 import KontoModel
+import KontoWire
 import Logging
 
 /// An ``IdentityStore`` over in-memory storage, a test Profile and a hand-moved clock, with cheap hashing.
@@ -11,6 +12,8 @@ struct IdentityFixture {
     let hashing: PasswordHashingPool
     let store: IdentityStore
 
+    /// The seal of the tests' deployment secret (IdentityServiceHarness.secret), so tests open the tokens they read.
+    static let seal = ResetTokenSeal(secret: WireSecret(IdentityServiceHarness.secret))
     static let cheap = Argon2Parameters(memoryKiB: 1_024, iterations: 1, parallelism: 1)
     /// The built-in configuration (SpeziAccount's default) requires a name.
     static let name: AccountValue = .object(["givenName": .string("Leland"), "familyName": .string("Stanford")])
@@ -31,6 +34,7 @@ struct IdentityFixture {
             profile: profile,
             configuration: configuration,
             options: options,
+            resetTokenSeal: Self.seal,
             clock: clock.function,
             logger: Logger(label: "test.identity")
         )

@@ -115,11 +115,12 @@ extension GatewayAPI {
         }
     }
 
-    /// One event as `id`, `event` and `data` lines. A reset token is for the mail sender only: it is left out.
+    /// One event as `id`, `event` and `data` lines. A reset token is for the mail sender only: even sealed, it is
+    /// left out.
     static func serverSentEvent(_ event: AccountEvent) -> [UInt8] {
         var data = "{}"
         if let encoded = try? sseEncoder.encode(event), var object = try? JSONSerialization.jsonObject(with: encoded) as? [String: Any] {
-            object["token"] = nil
+            object["sealedToken"] = nil
             if let shown = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) {
                 // JSON has no raw newlines, so the data is one line.
                 data = String(decoding: shown, as: UTF8.self)

@@ -106,13 +106,15 @@ public struct TrustedProxies: Sendable, Equatable {
     /// The address's bytes (4 for IPv4, 16 for IPv6), nil if it is not an IP address. inet_pton is strict: no
     /// leading zeros' octal, no partial forms.
     static func bytes(of address: String) -> [UInt8]? {
-        var v4 = in_addr()
+        // Byte buffers rather than in_addr/in6_addr: the structs' initialisers resolve to whichever C module (Glibc,
+        // NIO's CNIOLinux) the build saw first, which member-import visibility then refuses.
+        var v4 = [UInt8](repeating: 0, count: 4)
         if inet_pton(AF_INET, address, &v4) == 1 {
-            return withUnsafeBytes(of: &v4) { Array($0) }
+            return v4
         }
-        var v6 = in6_addr()
+        var v6 = [UInt8](repeating: 0, count: 16)
         if inet_pton(AF_INET6, address, &v6) == 1 {
-            return withUnsafeBytes(of: &v6) { Array($0) }
+            return v6
         }
         return nil
     }

@@ -71,6 +71,7 @@ public final class IdentityServer: Service {
             profile: WireProfileProvider(client: profileClient),
             configuration: configuration.accounts,
             options: configuration.options,
+            resetTokenSeal: ResetTokenSeal(secret: configuration.secret),
             logger: logger
         )
         self.wireServer = WireServer(

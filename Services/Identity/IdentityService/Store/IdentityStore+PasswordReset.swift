@@ -50,7 +50,7 @@ extension IdentityStore {
                 tokenHash: SecretToken.hash(token),
                 accountId: accountId,
                 expiresAt: expiresAt,
-                events: [event(accountId, .passwordResetRequested(userId: userId, token: token, expiresAt: expiresAt.date), at: now)]
+                events: [event(accountId, .passwordResetRequested(userId: userId, token: resetTokenSeal.seal(token, accountId: accountId), expiresAt: expiresAt.date), at: now)]
             )
         }
         logger.info("password reset requested", metadata: ["konto.account_id": "\(accountId)"])

@@ -20,6 +20,8 @@ public final class IdentityStore: Sendable {
     let storage: any IdentityStorage
     let hashing: PasswordHashingPool
     let profile: any ProfileProvider
+    /// Seals each reset token into its event for the delivering channel.
+    let resetTokenSeal: ResetTokenSeal
     let clock: @Sendable () -> Timestamp
     let logger: Logger
 
@@ -30,9 +32,11 @@ public final class IdentityStore: Sendable {
         profile: any ProfileProvider,
         configuration: AccountConfiguration,
         options: IdentityOptions = IdentityOptions(),
+        resetTokenSeal: ResetTokenSeal,
         clock: @escaping @Sendable () -> Timestamp = { .now },
         logger: Logger
     ) {
+        self.resetTokenSeal = resetTokenSeal
         self.storage = storage
         self.hashing = hashing
         self.profile = profile

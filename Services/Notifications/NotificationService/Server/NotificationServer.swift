@@ -49,7 +49,9 @@ public final class NotificationServer: Service {
             eventLoopGroup: eventLoopGroup,
             logger: logger
         )
-        self.webhooks = WebhookDispatcher(store: store, configuration: WebhookDispatcher.Configuration(endpoints: configuration.webhooks), logger: logger)
+        var webhooks = WebhookDispatcher.Configuration(endpoints: configuration.webhooks)
+        webhooks.resetTokenSeal = ResetTokenSeal(secret: configuration.secret)
+        self.webhooks = WebhookDispatcher(store: store, configuration: webhooks, logger: logger)
         self.logger = logger
         store.register(on: wireServer)
     }

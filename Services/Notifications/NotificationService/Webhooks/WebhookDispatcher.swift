@@ -25,6 +25,8 @@ public struct WebhookDispatcher: Service {
         public var requestTimeout: Duration = .seconds(10)
         /// POSTs in flight per endpoint at most.
         public var concurrency = 4
+        /// Opens reset tokens for the endpoints that deliver them (the deployment's secret's seal).
+        public var resetTokenSeal: ResetTokenSeal?
 
         public init(endpoints: [WebhookEndpoint]) {
             self.endpoints = endpoints
@@ -113,7 +115,7 @@ public struct WebhookDispatcher: Service {
         var statusCode: Int?
         var failure: String?
         do {
-            let body = Array(try Self.encoder.encode(delivery.event))
+            let body = try Self.body(for: delivery.event, to: endpoint, seal: configuration.resetTokenSeal)
             let timestamp = Int64(Date().timeIntervalSince1970)
             let id = delivery.event.id.uuidString
             var request = HTTPClientRequest(url: endpoint.url.absoluteString)
@@ -151,12 +153,6 @@ public struct WebhookDispatcher: Service {
             logger.warning("webhook outcome not stored", metadata: ["konto.event_id": "\(delivery.event.id)", "konto.error": "\(error)"])
         }
     }
-
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
-    }()
 
     /// A short reason for the log: what kind of failure, never a URL's credentials or a body.
     private static func describe(_ error: any Error) -> String {
