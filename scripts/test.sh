@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command (README, "Run the tests"): installs what a fresh Debian machine lacks (PostgreSQL's server
-# programs, the -dev packages the build links, chromium and its driver; schemathesis and Selenium from PyPI), then
-# runs the whole suite. Extra arguments go to `swift test`.
+# programs, the -dev packages the build links, chromium and its driver; schemathesis, Selenium and standardwebhooks
+# from PyPI), then runs the whole suite. Extra arguments go to `swift test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -66,7 +66,18 @@ fi
 export KONTO_BROWSER_PYTHON="$PWD/$venv/bin/python"
 export KONTO_CHROMEDRIVER=/usr/bin/chromedriver
 export SE_OFFLINE=true SE_AVOID_STATS=true
-phase "the Python tools (schemathesis, Selenium)"
+
+# standardwebhooks (pinned), Standard Webhooks' reference library, in a virtual environment under .build: the foreign
+# judge of the webhook signatures (StandardWebhooksJudgeTests).
+standardwebhooks_version=1.1.0
+venv=.build/standardwebhooks-$standardwebhooks_version
+if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c 'import standardwebhooks' 2>/dev/null; then
+    echo "test: installing standardwebhooks $standardwebhooks_version"
+    new_venv "$venv"
+    "$venv/bin/pip" install -q "standardwebhooks==$standardwebhooks_version"
+fi
+export KONTO_STANDARDWEBHOOKS_PYTHON="$PWD/$venv/bin/python"
+phase "the Python tools (schemathesis, Selenium, standardwebhooks)"
 
 # At most four tests at once (KONTO_TEST_PARALLELISM to change it): the suite starts PostgreSQL clusters, service
 # processes and load, and on two cores unbounded parallelism failed 2 of 4 full runs on timing (a drain outliving its

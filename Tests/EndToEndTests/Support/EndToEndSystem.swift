@@ -20,8 +20,9 @@ struct EndToEndSystem: Sendable {
     let audit: WebhookReceiver
     let http: HTTPClient
 
-    static let mailerSecret = "mailer-secret-0123456789abcdef"
-    static let auditSecret = "audit-secret-0123456789abcdef"
+    /// Standard Webhooks secrets (`whsec_` + base64 of 24 bytes or more).
+    static let mailerSecret = "whsec_a29udG8tZTJlLW1haWxlci1zZWNyZXQtMDEyMzQ1Njc4OWFi"
+    static let auditSecret = "whsec_a29udG8tZTJlLWF1ZGl0LXNlY3JldC0wMTIzNDU2Nzg5YWJjZA=="
     static let logger: Logger = {
         var logger = Logger(label: "konto.end-to-end")
         logger.logLevel = .error
@@ -64,14 +65,17 @@ struct EndToEndSystem: Sendable {
             let database = try await TestDatabase.createDatabase(on: cluster.maintenanceDatabase, logger: logger)
             mailer = try await WebhookReceiver.start(statuses: [.noContent])
             audit = try await WebhookReceiver.start(statuses: [.noContent])
+            // Receivers on loopback in plain http, which the endpoints must allow with insecure: true.
             try """
             - name: mailer
               url: http://127.0.0.1:\(mailer!.port)/konto/events
               secret: \(mailerSecret)
               types: [passwordResetRequested]
+              insecure: true
             - name: audit
               url: http://127.0.0.1:\(audit!.port)/konto/events
               secret: \(auditSecret)
+              insecure: true
             """.write(toFile: webhooksFile, atomically: true, encoding: .utf8)
             var settings = [
                 "KONTO_ACCOUNTS_CONFIG": try repositoryFile("deploy/accounts.yaml"),

@@ -19,12 +19,15 @@ public final class NotificationServer: Service {
     private let webhooks: WebhookDispatcher
     private let logger: Logger
 
-    /// - Throws: when the database's TLS settings cannot be used.
+    /// - Throws: when the database's TLS settings cannot be used, or a webhook endpoint has problems
+    ///   (``WebhookEndpoint/problems(_:)``).
     public init(
         configuration: NotificationServiceConfiguration,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger
     ) throws {
+        // However the endpoints were configured (a file, or code): an unusable one refuses the start, not each delivery.
+        try WebhookEndpoint.check(configuration.webhooks)
         let storage: any NotificationStorage
         if let database = configuration.database {
             let client = PostgresClient(configuration: try database.clientConfiguration(), eventLoopGroup: eventLoopGroup, backgroundLogger: logger)

@@ -14,7 +14,7 @@ import ServiceLifecycle
 ///
 /// Each endpoint is a consumer group (`webhook:<name>`) served inside Notifications: its deliveries are claimed
 /// like any consumer's (in order per account, a claim invisible to others until its visibility timeout), POSTed
-/// with ``WebhookSignature``'s headers, and settled by the answer: a 2xx acknowledges, anything else (another
+/// with ``WebhookSignature``'s headers (Standard Webhooks 1.0), and settled by the answer: a 2xx acknowledges, anything else (another
 /// status, a timeout, a refused connection) retries with back-off and ends in dead letter after the maximum
 /// attempts, where `notifications.replayDeadLetters` can send it again. Every attempt goes into the endpoint's
 /// delivery log. Redirects are not followed.
@@ -70,6 +70,8 @@ public struct WebhookDispatcher: Service {
         var logger = self.logger
         logger[metadataKey: "konto.webhook"] = "\(endpoint.name)"
         let options = store.options
+        // Read once; NotificationServer refused the endpoint at start if any could not be read.
+        let secrets = endpoint.signingSecrets
         // Declared before anything else, so events stored from now on are queued for the endpoint.
         while !Task.isCancelled {
             do {
@@ -103,14 +105,14 @@ public struct WebhookDispatcher: Service {
             await withDiscardingTaskGroup { group in
                 for delivery in claims {
                     group.addTask {
-                        await self.deliver(delivery, to: endpoint, http: http, logger: deliveryLogger)
+                        await self.deliver(delivery, to: endpoint, secrets: secrets, http: http, logger: deliveryLogger)
                     }
                 }
             }
         }
     }
 
-    private func deliver(_ delivery: ClaimedDelivery, to endpoint: WebhookEndpoint, http: HTTPClient, logger: Logger) async {
+    private func deliver(_ delivery: ClaimedDelivery, to endpoint: WebhookEndpoint, secrets: [WebhookSecret], http: HTTPClient, logger: Logger) async {
         let started = ContinuousClock.now
         var statusCode: Int?
         var failure: String?
@@ -124,7 +126,8 @@ public struct WebhookDispatcher: Service {
             request.headers.add(name: "User-Agent", value: "konto-notifications")
             request.headers.add(name: WebhookSignature.idHeader, value: id)
             request.headers.add(name: WebhookSignature.timestampHeader, value: "\(timestamp)")
-            request.headers.add(name: WebhookSignature.signatureHeader, value: WebhookSignature.sign(secret: endpoint.secret, id: id, timestamp: timestamp, body: body))
+            // One signature per secret: during a rotation receivers holding the old or the new one both verify.
+            request.headers.add(name: WebhookSignature.signatureHeader, value: WebhookSignature.sign(secrets: secrets, id: id, timestamp: timestamp, body: body))
             request.body = .bytes(ByteBuffer(bytes: body))
             let response = try await http.execute(request, timeout: .milliseconds(configuration.requestTimeout.milliseconds))
             statusCode = Int(response.status.code)
