@@ -49,7 +49,7 @@ struct StandardWebhooksJudgeTests {
             .appendingPathComponent("Webhooks/standard_webhooks_judge.py").path
         let events = [
             Harness.event("a1"),
-            AccountEvent(accountId: "a2", kind: .passwordResetRequested(userId: "ada@example.org", token: "reset-1", expiresAt: Date(timeIntervalSince1970: 1_800_000_000))),
+            WebhookResetTokenTests.resetEvent(accountId: "a2", token: "reset-1"),
             Harness.event("a3", .deletingAccount),
         ]
         let (ports, announced) = AsyncStream.makeStream(of: Int.self)
