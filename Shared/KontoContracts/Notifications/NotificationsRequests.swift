@@ -45,12 +45,18 @@ public struct NotificationsGroupDeclared: Codable, Sendable, Equatable {
 
 public struct NotificationsFeedRequest: Codable, Sendable, Equatable {
     public var accountId: String
-    /// Start after this event (the last one the reader saw); nil for the account's first stored event.
+    /// Start after this event (the last one the reader saw); with neither this nor `afterCursor`, at the account's
+    /// first stored event.
     public var after: UUID?
+    /// Without `after`: start after this cursor from `notifications.tailCursor`, i.e. only events stored after the
+    /// reader asked for it (a new reader is not shown the account's history, yet misses nothing stored after it
+    /// asked).
+    public var afterCursor: String?
 
-    public init(accountId: String, after: UUID? = nil) {
+    public init(accountId: String, after: UUID? = nil, afterCursor: String? = nil) {
         self.accountId = accountId
         self.after = after
+        self.afterCursor = afterCursor
     }
 }
 

@@ -122,13 +122,20 @@ struct GatewayNotificationsConsumerTests {
     @Test("an account's event stream reads its feed as recorded, and shows the recorded events (reset tokens left out) or the recorded error")
     func feed() async throws {
         let examples = try Self.examples.get().filter { $0.method == NotificationsContract.feed.name }
-        let standIn = StandIn(cursor: #"{"cursor":"sample"}"#)
+        // The cursor the gateway starts a new stream after: the one the storage-failure examples record.
+        let standIn = StandIn(cursor: #"{"cursor":"0.0"}"#)
         let checked = Mutex(0)
         try await Self.withGateway(standIn) { gateway in
             for example in examples {
                 let request = try #require(try JSONSerialization.jsonObject(with: Data(example.request.utf8)) as? [String: Any])
                 // A session always names an account: an empty accountId is the provider's to refuse.
                 guard let account = request["accountId"] as? String, !account.isEmpty else { continue }
+                // The gateway resumes after an event (Last-Event-ID) or starts after a fresh tail cursor: it never asks
+                // for an account's whole history.
+                guard request["after"] != nil || request["afterCursor"] != nil else { continue }
+                // A cursor captured from the provider's own tailCursor answer is the provider's to check; the gateway
+                // sends the one its stand-in gave.
+                if let cursor = request["afterCursor"] as? String, cursor != "0.0" { continue }
                 // A token of its own: the gateway caches which account a token is a session of.
                 standIn.sessionAccount.withLock { $0 = account }
                 standIn.play(example)

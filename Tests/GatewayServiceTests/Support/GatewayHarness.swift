@@ -32,6 +32,7 @@ enum GatewayHarness {
         /// Where the gateway finds the services (to reach them behind its back).
         var identityPort: Int?
         var profilePort: Int?
+        var notificationsPort: Int?
 
         /// A wire client to a service the gateway calls, running for `body`.
         func withService<Result: Sendable>(port: Int?, _ body: @escaping @Sendable (WireClient) async throws -> Result) async throws -> Result {
@@ -187,7 +188,7 @@ enum GatewayHarness {
             let port = try await gateway.localAddress().port!
             let http = HTTPClient(eventLoopGroupProvider: .singleton)
             do {
-                let running = Running(baseURL: "http://127.0.0.1:\(port)", http: http, identityPort: configuration.identity.port, profilePort: configuration.profile.port)
+                let running = Running(baseURL: "http://127.0.0.1:\(port)", http: http, identityPort: configuration.identity.port, profilePort: configuration.profile.port, notificationsPort: configuration.notifications.port)
                 let result = try await body(running)
                 try await http.shutdown()
                 return result

@@ -7,8 +7,8 @@ import OpenAPIRuntime
 import ServiceLifecycle
 
 extension GatewayAPI {
-    /// The caller's events as Server-Sent Events from Notifications' per-account feed, resuming after
-    /// `Last-Event-ID`. The session is checked again on every event that can end it and at each heartbeat; the
+    /// The caller's events as Server-Sent Events from Notifications' per-account feed, from the present, or resuming
+    /// after `Last-Event-ID`. The session is checked again on every event that can end it and at each heartbeat; the
     /// stream ends when it has ended.
     func accountEvents(_ input: Operations.AccountEvents.Input) async throws -> Operations.AccountEvents.Output {
         let (token, session) = try await authenticate()
@@ -18,11 +18,18 @@ extension GatewayAPI {
             after = id
         }
         let scope = RequestScope.scope
+        // A new stream starts at the present: a stolen session does not read the account's history (former userIds
+        // and details). The cursor is taken before the stream opens, so nothing stored after the client saw it open
+        // is missed; Last-Event-ID resumes a stream the client was reading.
+        var afterCursor: String?
+        if after == nil {
+            afterCursor = try await upstreams.notifications(NotificationsContract.tailCursor, NotificationsTailCursorRequest()).cursor
+        }
         let subscription: WireClientSubscription<AccountEvent>
         do {
             subscription = try await upstreams.events.subscribe(
                 NotificationsContract.feed,
-                NotificationsFeedRequest(accountId: session.accountId, after: after),
+                NotificationsFeedRequest(accountId: session.accountId, after: after, afterCursor: afterCursor),
                 credit: 32,
                 requestID: scope.requestID,
                 traceParent: scope.traceParent

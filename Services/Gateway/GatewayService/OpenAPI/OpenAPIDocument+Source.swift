@@ -515,8 +515,8 @@ paths:
       operationId: accountEvents
       tags: [account]
       summary: >-
-        The account's events as Server-Sent Events, after Last-Event-ID when given; the stream ends when the
-        session does. A reset token is never included.
+        The account's events as Server-Sent Events from the moment the stream opens (never the account's history),
+        or after Last-Event-ID when given; the stream ends when the session does. A reset token is never included.
       security:
         - bearer: []
       parameters:

@@ -178,8 +178,9 @@ extension NotificationStore {
 
     // MARK: Feed
 
-    /// Serves one account's events after `request.after`, then new ones as they are stored, within the credit, in
-    /// the tail's order (an event committed after a later-numbered one is not skipped).
+    /// Serves one account's events after `request.after` (or after `afterCursor`, else from its first), then new
+    /// ones as they are stored, within the credit, in the tail's order (an event committed after a later-numbered one
+    /// is not skipped).
     public func serveFeed(_ request: NotificationsFeedRequest, subscriber: WireSubscriber<AccountEvent>) async throws {
         guard !request.accountId.isEmpty, request.accountId.utf8.count <= 255 else {
             throw NotificationsError.invalidRequest("an accountId has 1 to 255 bytes")
@@ -190,6 +191,11 @@ extension NotificationStore {
                 try await storage.cursor(ofEvent: after, accountId: request.accountId)
             }
             guard start != nil else { throw NotificationsError.unknownEvent }
+        } else if let text = request.afterCursor {
+            guard let cursor = TailCursor(text) else {
+                throw NotificationsError.invalidRequest("afterCursor must be a cursor from notifications.tailCursor")
+            }
+            start = cursor
         }
         try await serveStream(from: start, to: subscriber, recheckAfterPublish: true) { cursor, limit async throws(NotificationStorageError) in
             try await self.storage.accountEvents(accountId: request.accountId, after: cursor, limit: limit).map { ($0.cursor, $0.event) }

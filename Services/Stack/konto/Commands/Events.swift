@@ -3,7 +3,8 @@ import Foundation
 import KontoClient
 import KontoModel
 
-/// `konto events`: the account's events, then new ones as they happen, until the session ends or Ctrl-C.
+/// `konto events`: the account's events from now (or after `--after`), as they happen, until the session ends or
+/// Ctrl-C.
 struct Events: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Follow the account's events (Ctrl-C stops).")
 
@@ -20,6 +21,8 @@ struct Events: AsyncParsableCommand {
     func run() async throws {
         try await options.perform { client, output in
             let events = try await client.events(after: after)
+            // On standard error, so standard output stays the events alone; from here on nothing is missed.
+            FileHandle.standardError.write(Data("Following the account's events (Ctrl-C stops).\n".utf8))
             for try await event in events {
                 output.answer(
                     "\(event.id)  \(event.type)  \(event.data)",
