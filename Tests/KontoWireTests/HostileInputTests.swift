@@ -33,6 +33,8 @@ struct HostileInputTests {
         tooLong.writeInteger(UInt32(WireFrame.defaultMaximumLength + 1))
         tooLong.writeBytes([1, 3, 0, 0])
         let request = frameBytes(WireFrame(correlationID: 1, message: .request(.init(method: "test.echo", payload: ByteBuffer()))))
+        var preHandshakePrefix = ByteBuffer()
+        preHandshakePrefix.writeInteger(UInt32(900 * 1024))
         var truncated = request
         truncated.moveWriterIndex(to: truncated.writerIndex - 3)
         return [
@@ -61,12 +63,21 @@ struct HostileInputTests {
             .init(name: "a 256-byte method name", handshakeFirst: true, bytes: rawRequest([(1, 256)]), expected: .errorAndClose(WireError.Code.malformedFrame)),
             .init(name: "a 65,000-byte request id", handshakeFirst: true, bytes: rawRequest([(1, 9), (3, 65_000)]), expected: .errorAndClose(WireError.Code.malformedFrame)),
             .init(name: "a 300-byte traceparent", handshakeFirst: true, bytes: rawRequest([(1, 9), (4, 300)]), expected: .errorAndClose(WireError.Code.malformedFrame)),
+            // Over the pre-handshake cap (WireLimits.maximumHandshakeFrameLength): refused before its body is read.
             .init(
                 name: "a 60,000-byte service name in the hello",
                 handshakeFirst: false,
                 bytes: WireFrameDecoderTests.rawFrame(kind: 1, correlationID: 0, body: [1] + OversizedFieldTests.str16([UInt8](repeating: 0x73, count: 60_000)) + [1, 1, 0, 0]),
+                expected: .errorAndClose(WireError.Code.frameTooLarge)
+            ),
+            .init(
+                name: "a 300-byte service name in the hello",
+                handshakeFirst: false,
+                bytes: WireFrameDecoderTests.rawFrame(kind: 1, correlationID: 0, body: [1] + OversizedFieldTests.str16([UInt8](repeating: 0x73, count: 300)) + [1, 1, 0, 0]),
                 expected: .errorAndClose(WireError.Code.malformedFrame)
             ),
+            // Only the length prefix is sent: the refusal must not wait for a body the server would have to buffer.
+            .init(name: "a 900 KiB length prefix before hello, body never sent", handshakeFirst: false, bytes: preHandshakePrefix, expected: .errorAndClose(WireError.Code.frameTooLarge)),
             .init(
                 name: "a 60,000-byte event topic from a client",
                 handshakeFirst: true,

@@ -193,7 +193,10 @@ public final class WireServer: Service, Sendable {
                         if let tls = configuration.tlsContext {
                             try sync.addHandler(NIOSSLServerHandler(context: tls))
                         }
-                        try sync.addHandler(ByteToMessageHandler(WireFrameDecoder(maximumLength: configuration.maxFrameLength)))
+                        try sync.addHandler(ByteToMessageHandler(WireFrameDecoder(
+                            maximumLength: configuration.maxFrameLength,
+                            firstFrameMaximumLength: WireLimits.maximumHandshakeFrameLength
+                        )))
                         try sync.addHandler(MessageToByteHandler(WireFrameEncoder()))
                         try sync.addHandler(IdleStateHandler(readTimeout: configuration.idleTimeout))
                         try sync.addHandler(ServerConnectionHandler(
