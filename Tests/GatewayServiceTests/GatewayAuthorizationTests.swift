@@ -36,7 +36,10 @@ struct GatewayAuthorizationTests {
             let reader = GatewayEventStreamTests.StreamReader()
             let (status, task) = try await GatewayEventStreamTests.open(gateway, token: aliceAgain, into: reader)
             #expect(status == 200)
-            try await GatewayEventStreamTests.until(reader, "A's userIdChanged") { events, _ in events.contains { $0.event == "userIdChanged" } }
+            // A new stream starts at the present: B signs in, then A changes; only A's change shows.
+            #expect(try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"bob@example.org","password":"correct horse battery"}"#).status == 200)
+            #expect(try await gateway.request(.PATCH, "/v1/account", json: #"{"set":{"dateOfBirth":"1991-01-01"}}"#, token: aliceAgain).status == 200)
+            try await GatewayEventStreamTests.until(reader, "A's detailsChanged") { events, _ in events.contains { $0.event == "detailsChanged" } }
             #expect(await reader.events.allSatisfy { $0.object["accountId"] as? String == aliceId })
 
             #expect(try await gateway.request(.DELETE, "/v1/sessions/current", token: aliceAgain).status == 204)

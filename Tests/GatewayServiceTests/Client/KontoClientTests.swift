@@ -125,8 +125,9 @@ struct KontoClientTests {
         try await Harness.withGateway { gateway in
             let client = KontoClient(gatewayURL: gateway.baseURL)
             let signedUp = try await client.signUp(userId: "ada@example.org", password: "correct horse battery", details: Self.named("Augusta"))
-            // Open once events() returned: the sign-up's associatedAccount is history and not shown; the two changes
-            // made after it are.
+            // Open once events() returned: the two changes made after it are shown. The sign-up's associatedAccount
+            // may lead (it reaches Notifications a moment after the sign-up answered); GatewayEventStreamTests checks
+            // that history is not shown.
             let stream = try await client.events()
             for givenName in ["Ada", "Augusta Ada"] {
                 var change = AccountDetails()
@@ -136,19 +137,19 @@ struct KontoClientTests {
             var seen: [KontoEvent] = []
             for try await event in stream {
                 seen.append(event)
-                if seen.count == 2 { break }
+                if seen.filter({ $0.type == "detailsChanged" }).count == 2 { break }
             }
-            #expect(seen.map(\.type) == ["detailsChanged", "detailsChanged"])
+            #expect(Array(seen.map(\.type).suffix(2)) == ["detailsChanged", "detailsChanged"] && seen.count <= 3, "\(seen.map(\.type))")
             #expect(seen.allSatisfy { $0.accountEvent?.accountId == signedUp.session.accountId })
             if case .detailsChanged(_, let new)? = seen.last?.accountEvent?.kind {
                 #expect(new[\.name]?.givenName == "Augusta Ada")
             } else {
                 Issue.record("detailsChanged did not decode: \(seen.last?.data ?? "")")
             }
-            // Resumed after the first: the second again; then a logout ends the stream.
-            let resumed = try await client.events(after: seen[0].id)
+            // Resumed after the first change: the second again; then a logout ends the stream.
+            let resumed = try await client.events(after: seen[seen.count - 2].id)
             var iterator = resumed.makeAsyncIterator()
-            #expect(try await iterator.next()?.id == seen[1].id)
+            #expect(try await iterator.next()?.id == seen[seen.count - 1].id)
             try await client.logOut()
             var rest: [String] = []
             while let event = try await iterator.next() { rest.append(event.type) }
