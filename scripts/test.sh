@@ -44,39 +44,34 @@ new_venv() {
     python3 -m venv "$1"
 }
 
-# schemathesis (pinned) in a virtual environment under .build, for the gateway's API test (SchemathesisTests).
-schemathesis_version=4.32.5
-venv=.build/schemathesis-$schemathesis_version
-if [[ ! -x $venv/bin/schemathesis ]]; then
-    echo "test: installing schemathesis $schemathesis_version"
-    new_venv "$venv"
-    "$venv/bin/pip" install -q "schemathesis==$schemathesis_version"
-fi
-export KONTO_SCHEMATHESIS="$PWD/$venv/bin/schemathesis"
+# A pinned PyPI package in a virtual environment of its own under .build (made again when the module does not
+# import); prints the environment's path.
+python_tool() {
+    local package=$1 version=$2 module=$3
+    local venv=.build/$package-$version
+    if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c "import $module" 2>/dev/null; then
+        echo "test: installing $package $version" >&2
+        new_venv "$venv" >&2
+        "$venv/bin/pip" install -q "$package==$version" >&2
+    fi
+    echo "$PWD/$venv"
+}
 
-# Selenium (pinned) in a virtual environment under .build, for the web console's browser test (ConsoleBrowserTests),
-# driving Debian's chromium through Debian's chromedriver (Selenium Manager downloads nothing: SE_OFFLINE).
-selenium_version=4.51.0
-venv=.build/selenium-$selenium_version
-if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c 'import selenium' 2>/dev/null; then
-    echo "test: installing selenium $selenium_version"
-    new_venv "$venv"
-    "$venv/bin/pip" install -q "selenium==$selenium_version"
-fi
-export KONTO_BROWSER_PYTHON="$PWD/$venv/bin/python"
+# schemathesis, for the gateway's API test (SchemathesisTests).
+schemathesis=$(python_tool schemathesis 4.32.5 schemathesis)
+export KONTO_SCHEMATHESIS="$schemathesis/bin/schemathesis"
+
+# Selenium, for the web console's browser test (ConsoleBrowserTests), driving Debian's chromium through Debian's
+# chromedriver (Selenium Manager downloads nothing: SE_OFFLINE).
+selenium=$(python_tool selenium 4.51.0 selenium)
+export KONTO_BROWSER_PYTHON="$selenium/bin/python"
 export KONTO_CHROMEDRIVER=/usr/bin/chromedriver
 export SE_OFFLINE=true SE_AVOID_STATS=true
 
-# standardwebhooks (pinned), Standard Webhooks' reference library, in a virtual environment under .build: the foreign
-# judge of the webhook signatures (StandardWebhooksJudgeTests).
-standardwebhooks_version=1.1.0
-venv=.build/standardwebhooks-$standardwebhooks_version
-if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c 'import standardwebhooks' 2>/dev/null; then
-    echo "test: installing standardwebhooks $standardwebhooks_version"
-    new_venv "$venv"
-    "$venv/bin/pip" install -q "standardwebhooks==$standardwebhooks_version"
-fi
-export KONTO_STANDARDWEBHOOKS_PYTHON="$PWD/$venv/bin/python"
+# standardwebhooks, Standard Webhooks' reference library: the foreign judge of the webhook signatures
+# (StandardWebhooksJudgeTests).
+standardwebhooks=$(python_tool standardwebhooks 1.1.0 standardwebhooks)
+export KONTO_STANDARDWEBHOOKS_PYTHON="$standardwebhooks/bin/python"
 phase "the Python tools (schemathesis, Selenium, standardwebhooks)"
 
 # At most three tests at once (KONTO_TEST_PARALLELISM to change it): the suite starts PostgreSQL clusters, service
@@ -100,7 +95,7 @@ if ((status == 0)); then
 fi
 set -e
 # Each suite's time, slowest first (swift-testing's "Suite … passed after N seconds" lines).
-echo "test: time per suite, slowest first (from its start to its end, other suites running alongside, four tests at a time)"
+echo "test: time per suite, slowest first (from its start to its end, other suites running alongside, ${KONTO_TEST_PARALLELISM:-3} tests at a time)"
 grep -E '^(✔|✘) Suite ".*" (passed|failed) after [0-9.]+ seconds' "$log" \
     | sed -E 's/^(✔|✘) Suite "(.*)" (passed|failed) after ([0-9.]+) seconds.*/\4 \2 (\3)/' \
     | sort -rn | awk '{ printf "  %8.2f s  ", $1; $1 = ""; print substr($0, 2) }' || true
