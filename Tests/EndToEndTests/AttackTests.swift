@@ -15,7 +15,7 @@ import Testing
 struct AttackTests {
     static let password = "analytical engine 1843"
 
-    @Test("no reset token at rest or in a log line; no session outlives the credential it was made with; every authentication rotates the token; reset tokens end with a credential change; answers are not cacheable; limits follow the matched route")
+    @Test("no reset token at rest or in a log line; a deleted account's personal data is erased; no session outlives the credential it was made with; every authentication rotates the token; reset tokens end with a credential change; answers are not cacheable; limits follow the matched route")
     func attacks() async throws {
         try await EndToEndSystem.with(environment: [
             // The login race produces wrong-password failures on purpose; the owner's lock-out is another test.
@@ -23,11 +23,14 @@ struct AttackTests {
             "KONTO_GATEWAY_CREDENTIALS_RATE_LIMIT_PER_MINUTE": "0",
             // Every log line, for the search of the reset token (AtRestTests).
             "KONTO_LOG_LEVEL": "debug",
+            // Erasure and retention sweeps, for AtRestTests.erasure.
+            "KONTO_NOTIFICATIONS_SWEEP_MS": "200",
         ]) { system in
             let http = RawHTTP(system: system)
             // First, while the logs are short. One system for both suites: each whole system is four processes
             // and a PostgreSQL cluster, and the run has others at the same time.
             try await AtRestTests.noSecretAtRest(http, system: system)
+            try await AtRestTests.erasure(http, system: system)
             try await Self.loginRacingPasswordChange(http, system: system)
             try await Self.tokenRotation(http)
             try await Self.resetTokens(http, system: system)

@@ -64,6 +64,9 @@ struct PostgresFailureTests {
         // PostgresClient passes this one on as the pool module's own type, recognised by name.
         let tripped = _ConnectionPoolModule.ConnectionPoolError.connectionCreationCircuitBreakerTripped
         #expect(PostgresFailure.unavailability(of: tripped)?.reason == .poolUnavailable)
+        // A lease cancelled before it was queued (the race above under load) is the caller's doing.
+        #expect(PostgresFailure.unavailability(of: _ConnectionPoolModule.ConnectionPoolError.requestCancelled) == nil)
+        #expect(PostgresFailure.unavailability(of: _ConnectionPoolModule.ConnectionPoolError.poolShutdown)?.reason == .poolUnavailable)
         struct OtherPoolError: Error {}
         #expect(PostgresFailure.unavailability(of: OtherPoolError()) == nil)
     }

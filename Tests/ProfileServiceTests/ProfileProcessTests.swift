@@ -37,6 +37,7 @@ struct ProfileProcessTests {
         var configuration = WireClient.Configuration(port: port, serviceName: "profile-process-test", secret: WireSecret(secret))
         configuration.backoffMaximum = .milliseconds(500)
         configuration.requestTimeout = .seconds(10)
+        configuration.connectTimeout = .seconds(15)  // the whole suite's load can push a handshake past production's 3 s
         return WireClient(configuration: configuration, logger: ProfileServiceHarness.logger)
     }
 
@@ -237,6 +238,7 @@ extension ProfileProcessTests {
                     var configuration = WireClient.Configuration(port: port, serviceName: "profile-process-test", secret: WireSecret(Self.secret))
                     configuration.backoffMaximum = .milliseconds(500)
                     configuration.requestTimeout = .seconds(30)
+                    configuration.connectTimeout = .seconds(15)  // the whole suite's load can push a handshake past production's 3 s
                     return WireClient(configuration: configuration, logger: logger)
                 }
                 let sigterm = Flag()

@@ -66,7 +66,9 @@ public enum PostgresFailure {
                 return nil
             }
         case let error where isPoolFailure(error):
-            return .poolUnavailable
+            // A lease cancelled before the pool queued it comes through as the pool's own `requestCancelled`
+            // (seen under load), not as `PSQLError.queryCancelled`: still a caller that went away.
+            return String(describing: error).contains("requestCancelled") ? nil : .poolUnavailable
         case is NIOConnectionError, is ChannelError:
             return .connectionFailed
         case let error as IOError:

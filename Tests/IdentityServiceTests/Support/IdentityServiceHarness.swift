@@ -125,6 +125,7 @@ enum IdentityServiceHarness {
     static func client(port: Int, service: String) -> WireClient {
         var configuration = WireClient.Configuration(port: port, serviceName: "\(service)-test", secret: WireSecret(secret))
         configuration.requestTimeout = .seconds(10)
+        configuration.connectTimeout = .seconds(15)  // the whole suite's load can push a handshake past production's 3 s
         return WireClient(configuration: configuration, logger: logger)
     }
 }

@@ -39,6 +39,7 @@ enum NotificationServiceHarness {
             var configuration = WireClient.Configuration(port: port, serviceName: "notifications-test", secret: WireSecret(NotificationServiceHarness.secret))
             configuration.connectionCount = connections
             configuration.requestTimeout = .seconds(15)
+            configuration.connectTimeout = .seconds(15)  // the whole suite's load can push a handshake past production's 3 s
             return WireClient(configuration: configuration, logger: NotificationServiceHarness.logger)
         }
     }

@@ -65,7 +65,11 @@ enum ProfileServiceHarness {
         return try await RunningServices.with([server], logger: logger) {
             let port = try await server.localAddress().port!
             let client = WireClient(
-                configuration: WireClient.Configuration(port: port, serviceName: "profile-test", secret: WireSecret(secret)),
+                configuration: {
+                    var configuration = WireClient.Configuration(port: port, serviceName: "profile-test", secret: WireSecret(secret))
+                    configuration.connectTimeout = .seconds(15)  // the whole suite's load can push a handshake past production's 3 s
+                    return configuration
+                }(),
                 logger: logger
             )
             return try await RunningServices.with([client], logger: logger) {

@@ -105,6 +105,7 @@ public struct IdentityServiceConfiguration: Sendable {
         // A live sign-up must not be taken for a dead one: older than any Profile call could make it.
         let staleAge = try environment.seconds("KONTO_IDENTITY_STALE_RESERVATION_SECONDS", default: options.staleReservationAge, in: 1...86_400)
         options.staleReservationAge = max(staleAge, profileTimeout + .seconds(5))
+        options.pruneInterval = try environment.seconds("KONTO_IDENTITY_PRUNE_SECONDS", default: options.pruneInterval, in: 1...86_400)
         self.init(
             host: environment.string("KONTO_IDENTITY_HOST", default: "127.0.0.1"),
             port: try environment.port("KONTO_IDENTITY_PORT", default: Self.defaultPort),

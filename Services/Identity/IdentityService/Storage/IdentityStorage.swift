@@ -170,6 +170,16 @@ public protocol IdentityStorage: OutboxStore {
     /// their profiles' deletion at `profileCleanupAt`. Returns how many.
     func abandonStaleReservations(before cutoff: Timestamp, profileCleanupAt: Timestamp) async throws(IdentityStorageError) -> Int
 
+    /// Retention: deletes up to `limit` sessions past their idle or absolute expiry and reset tokens past theirs,
+    /// then up to `limit` anonymous accounts with no session left (never upgraded: no one can sign in to them
+    /// again), each with the events `events` gives and its profile's deletion scheduled at `profileCleanupAt`.
+    func pruneExpired(
+        at now: Timestamp,
+        profileCleanupAt: Timestamp,
+        limit: Int,
+        events: @escaping @Sendable (_ accountId: String) -> [AccountEvent]
+    ) async throws(IdentityStorageError) -> PrunedRecords
+
     // MARK: Outbox and health
 
     /// The events not yet published, oldest first (the relay's and the tests' view).
@@ -222,4 +232,17 @@ public struct FailureCount: Sendable, Equatable {
     }
 
     public static let none = FailureCount(count: 0, lastFailureAt: nil)
+}
+
+/// What one retention pass deleted.
+public struct PrunedRecords: Sendable, Equatable {
+    public var sessions: Int
+    public var resetTokens: Int
+    public var anonymousAccounts: Int
+
+    public init(sessions: Int = 0, resetTokens: Int = 0, anonymousAccounts: Int = 0) {
+        self.sessions = sessions
+        self.resetTokens = resetTokens
+        self.anonymousAccounts = anonymousAccounts
+    }
 }

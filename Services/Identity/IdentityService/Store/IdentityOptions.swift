@@ -18,6 +18,8 @@ public struct IdentityOptions: Sendable, Equatable {
     public var profileCleanupDelay: Duration = .seconds(30)
     /// How often the clean-up job looks for due clean-ups and stale reservations.
     public var cleanupInterval: Duration = .seconds(1)
+    /// How often expired sessions and reset tokens, and anonymous accounts without a session, are deleted.
+    public var pruneInterval: Duration = .seconds(600)
     /// A sign-up reservation older than this belongs to a process that died mid-sign-up and is abandoned.
     public var staleReservationAge: Duration = .seconds(600)
     /// A client (address or device marker) that signed in to an account within this long is known to it: failures

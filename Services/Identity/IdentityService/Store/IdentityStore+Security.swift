@@ -63,10 +63,15 @@ extension IdentityStore {
         let session = try await validSession(request.token, at: now)
         try await authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
         let accountId = session.accountId
+        let normalizedUserId = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }?.normalizedUserId
         let deleted = try await stored { () async throws(IdentityStorageError) in
             try await storage.deleteAccount(accountId: accountId, events: [event(accountId, .deletingAccount, at: now)], profileCleanupAt: now)
         }
         guard deleted else { throw IdentityError(AccountError(code: .notFound)) }
+        if let normalizedUserId {
+            // The failure count under the userId's digest goes too (it would expire with its window anyway).
+            try? await storage.clearFailures(key: throttleKeys(normalizedUserId: normalizedUserId, clientAddress: nil)[0])
+        }
         do {
             _ = try await profile.delete(accountId: accountId)
             try await storage.finishProfileCleanup(accountId: accountId)

@@ -3,7 +3,8 @@ import Logging
 import ServiceLifecycle
 
 /// Deletes the profiles that failed sign-ups and deletions left behind, abandons sign-ups whose process died
-/// between reserving the userId and activating the account, and forgets failed-login counts out of every window. Runs in every replica; each clean-up is idempotent
+/// between reserving the userId and activating the account, and forgets failed-login counts out of every window;
+/// less often, deletes expired sessions and reset tokens and anonymous accounts that lost their last session. Runs in every replica; each clean-up is idempotent
 /// (`profile.delete` of nothing is fine), so replicas racing on one only repeat a harmless delete.
 public struct ProfileCleanupJob: Service {
     let store: IdentityStore
@@ -16,10 +17,16 @@ public struct ProfileCleanupJob: Service {
         // A periodic sweep rather than a notification: clean-ups are rare and never urgent to the second.
         let interval = store.options.cleanupInterval
         try? await cancelWhenGracefulShutdown {
+            var lastPrune = ContinuousClock.now
             while true {
                 try await Task.sleep(for: interval)
                 // Every step is bounded (the storage's statements, the Profile call), so a sweep always ends.
                 await store.runCleanups()
+                // Expiry scans whole tables: far less often than the clean-ups.
+                if ContinuousClock.now - lastPrune >= store.options.pruneInterval {
+                    lastPrune = ContinuousClock.now
+                    await store.pruneExpired()
+                }
             }
         }
     }
@@ -55,5 +62,34 @@ extension IdentityStore {
             logger.warning("profile clean-up sweep failed", metadata: ["konto.error": "\(error)"])
             return 0
         }
+    }
+}
+
+extension IdentityStore {
+    /// Deletes expired sessions and reset tokens, and anonymous accounts no one can sign in to any more (each with a
+    /// `deletingAccount` event, so consumers forget what they keep for it), in bounded batches until none is left.
+    @discardableResult
+    public func pruneExpired(limit: Int = 500) async -> PrunedRecords {
+        let now = clock()
+        var total = PrunedRecords()
+        do {
+            while true {
+                let pruned = try await storage.pruneExpired(at: now, profileCleanupAt: now.adding(options.profileCleanupDelay), limit: limit) { accountId in
+                    [self.event(accountId, .deletingAccount, at: now)]
+                }
+                total.sessions += pruned.sessions
+                total.resetTokens += pruned.resetTokens
+                total.anonymousAccounts += pruned.anonymousAccounts
+                guard pruned.sessions == limit || pruned.resetTokens == limit || pruned.anonymousAccounts == limit else { break }
+            }
+        } catch {
+            logger.warning("expired records not pruned", metadata: ["konto.error": "\(error)"])
+        }
+        if total != PrunedRecords() {
+            logger.info("expired records pruned", metadata: [
+                "konto.sessions": "\(total.sessions)", "konto.reset_tokens": "\(total.resetTokens)", "konto.anonymous_accounts": "\(total.anonymousAccounts)",
+            ])
+        }
+        return total
     }
 }

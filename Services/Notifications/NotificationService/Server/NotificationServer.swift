@@ -76,6 +76,7 @@ public final class NotificationServer: Service {
             wireDependencies += ["postgres", "migrations"]
         }
         components.append(.service("webhooks", dependsOn: wireDependencies, webhooks))
+        components.append(.service("retention", dependsOn: wireDependencies, EventRetentionJob(store: store)))
         components.append(.service("wire", dependsOn: wireDependencies, wireServer))
         return try ComponentGraph(components)
     }

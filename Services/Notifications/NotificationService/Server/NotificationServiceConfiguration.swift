@@ -50,6 +50,9 @@ public struct NotificationServiceConfiguration: Sendable {
         options.retryBase = try environment.milliseconds("KONTO_NOTIFICATIONS_RETRY_BASE_MS", default: options.retryBase, in: 1...3_600_000)
         options.retryMaximum = .seconds(try environment.integer("KONTO_NOTIFICATIONS_RETRY_MAX_SECONDS", default: 300, in: 1...86_400))
         options.pollInterval = try environment.milliseconds("KONTO_NOTIFICATIONS_POLL_MS", default: options.pollInterval, in: 10...60_000)
+        options.retention = .seconds(86_400 * (try environment.integer("KONTO_NOTIFICATIONS_RETENTION_DAYS", default: 30, in: 1...3_650)))
+        options.erasureGrace = .seconds(try environment.integer("KONTO_NOTIFICATIONS_ERASURE_GRACE_SECONDS", default: 86_400, in: 0...(30 * 86_400)))
+        options.sweepInterval = try environment.milliseconds("KONTO_NOTIFICATIONS_SWEEP_MS", default: options.sweepInterval, in: 10...3_600_000)
         self.init(
             host: environment.string("KONTO_NOTIFICATIONS_HOST", default: "127.0.0.1"),
             port: try environment.port("KONTO_NOTIFICATIONS_PORT", default: Self.defaultPort),

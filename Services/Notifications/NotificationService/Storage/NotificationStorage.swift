@@ -67,6 +67,18 @@ public protocol NotificationStorage: Sendable {
     /// The endpoint's latest delivery attempts, newest first.
     func webhookAttempts(endpoint: String, limit: Int) async throws(NotificationStorageError) -> [WebhookAttempt]
 
+    /// Erases what deleted accounts left in the events: an account whose `deletingAccount` was stored is erased once
+    /// no delivery of its events is queued in any group (each group has processed the deletion), or once the
+    /// deletion was stored before `graceCutoff` however far behind a group is. Erasing deletes every other event of
+    /// the account (with its queued deliveries and dead letters); the deletion event, which holds ids only, stays
+    /// until retention. An event the account gets after it was erased is erased by a later call. Returns how many
+    /// accounts were erased.
+    func eraseDeletedAccounts(graceCutoff: Timestamp, limit: Int, at now: Timestamp) async throws(NotificationStorageError) -> Int
+
+    /// Retention: deletes up to `limit` events stored before `cutoff` that no group still has queued or in dead
+    /// letter, and the webhook delivery log and erasure records from before it. Returns how many events.
+    func prune(before cutoff: Timestamp, limit: Int) async throws(NotificationStorageError) -> Int
+
     func checkHealth() async throws(NotificationStorageError)
 }
 

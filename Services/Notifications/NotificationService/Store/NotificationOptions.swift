@@ -12,6 +12,14 @@ public struct NotificationOptions: Sendable {
     public var pollInterval: Duration = .seconds(1)
     /// Deliveries claimed per query at most (never more than the subscription's free credit).
     public var claimBatch = 64
+    /// Delivered events are deleted this long after they occurred (events a group has still queued, or in dead
+    /// letter, stay until it has processed them or the dead letter is replayed).
+    public var retention: Duration = .seconds(30 * 86_400)
+    /// A deleted account's events are erased once every group has processed its deletion, or this long after the
+    /// deletion was stored however far behind a group is.
+    public var erasureGrace: Duration = .seconds(86_400)
+    /// How often erasure and retention run.
+    public var sweepInterval: Duration = .seconds(10)
 
     public init() {}
 

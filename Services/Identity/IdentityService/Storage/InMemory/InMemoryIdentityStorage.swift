@@ -383,6 +383,36 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         }
     }
 
+    public func pruneExpired(
+        at now: Timestamp,
+        profileCleanupAt: Timestamp,
+        limit: Int,
+        events: @escaping @Sendable (_ accountId: String) -> [AccountEvent]
+    ) -> PrunedRecords {
+        state.withLock { state in
+            var pruned = PrunedRecords()
+            for session in state.sessions.values.filter({ $0.idleExpiresAt <= now || $0.absoluteExpiresAt <= now }).prefix(limit) {
+                _ = state.removeSession(session.id)
+                pruned.sessions += 1
+            }
+            let tokens = state.resetTokens.filter { $0.value.expiresAt <= now }.map(\.key).prefix(limit)
+            for token in tokens { state.resetTokens[token] = nil }
+            pruned.resetTokens = tokens.count
+            let withSessions = Set(state.sessions.values.map(\.accountId))
+            let anonymous = state.credentials.values
+                .filter { $0.userId == nil && !$0.isPending && !withSessions.contains($0.accountId) }
+                .map(\.accountId)
+                .prefix(limit)
+            for accountId in anonymous {
+                _ = state.removeCredential(accountId)
+                state.profileCleanups[accountId] = profileCleanupAt
+                state.outbox += events(accountId)
+            }
+            pruned.anonymousAccounts = anonymous.count
+            return pruned
+        }
+    }
+
     public func pendingEvents(limit: Int) -> [AccountEvent] {
         state.withLock { Array($0.outbox.prefix(limit)) }
     }

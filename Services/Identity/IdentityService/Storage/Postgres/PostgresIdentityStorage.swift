@@ -548,6 +548,57 @@ public struct PostgresIdentityStorage: IdentityStorage {
         }
     }
 
+    public func pruneExpired(
+        at now: Timestamp,
+        profileCleanupAt: Timestamp,
+        limit: Int,
+        events: @escaping @Sendable (_ accountId: String) -> [AccountEvent]
+    ) async throws(IdentityStorageError) -> PrunedRecords {
+        try await transaction { connection, logger in
+            let sessions = try await connection.query(
+                """
+                DELETE FROM identity.sessions WHERE id IN (
+                    SELECT id FROM identity.sessions WHERE idle_expires_at <= \(now.date) OR absolute_expires_at <= \(now.date) LIMIT \(limit)
+                )
+                RETURNING 1
+                """,
+                logger: logger
+            )
+            var pruned = PrunedRecords(sessions: try await sessions.decode(Int.self).all().count)
+            let tokens = try await connection.query(
+                """
+                DELETE FROM identity.reset_tokens WHERE token_hash IN (
+                    SELECT token_hash FROM identity.reset_tokens WHERE expires_at <= \(now.date) LIMIT \(limit)
+                )
+                RETURNING 1
+                """,
+                logger: logger
+            )
+            pruned.resetTokens = try await tokens.decode(Int.self).all().count
+            // Created with its session in one transaction, so an anonymous account without one has lost its last.
+            let anonymous = try await connection.query(
+                """
+                DELETE FROM identity.credentials WHERE account_id IN (
+                    SELECT c.account_id FROM identity.credentials AS c
+                    WHERE c.user_id IS NULL AND NOT c.pending
+                      AND NOT EXISTS (SELECT 1 FROM identity.sessions AS s WHERE s.account_id = c.account_id)
+                    LIMIT \(limit)
+                    FOR UPDATE SKIP LOCKED
+                )
+                RETURNING account_id
+                """,
+                logger: logger
+            )
+            let accounts = try await anonymous.decode(String.self).all()
+            for accountId in accounts {
+                try await Self.scheduleCleanup(accountId: accountId, at: profileCleanupAt, on: connection, logger: logger)
+            }
+            try await Self.append(accounts.flatMap(events), on: connection, logger: logger)
+            pruned.anonymousAccounts = accounts.count
+            return pruned
+        }
+    }
+
     // MARK: Outbox and health
 
     public func pendingEvents(limit: Int) async throws(IdentityStorageError) -> [AccountEvent] {

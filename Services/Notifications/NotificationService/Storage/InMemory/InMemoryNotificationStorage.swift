@@ -19,16 +19,45 @@ public final class InMemoryNotificationStorage: NotificationStorage {
         var deadAt: Timestamp
     }
 
+    private struct Erasure {
+        var requestedAt: Timestamp
+        var generation = 0
+        var erasedGeneration: Int?
+        var erasedAt: Timestamp?
+    }
+
     private struct State {
-        /// Position n is at index n - 1.
+        /// In position order; erasure and retention remove from anywhere.
         var events: [StoredEvent] = []
+        var lastPosition: Int64 = 0
         var positionByEventId: [UUID: Int64] = [:]
         var groups: [String: [String]?] = [:]
         var deliveries: [String: [Int64: Delivery]] = [:]
         var deadLetters: [String: [Int64: Letter]] = [:]
         var webhookLog: [String: [WebhookAttempt]] = [:]
+        var erasures: [String: Erasure] = [:]
 
-        func event(at position: Int64) -> AccountEvent { events[Int(position) - 1].event }
+        /// The index of the first event after `position`.
+        func start(after position: Int64) -> Int {
+            var (low, high) = (0, events.count)
+            while low < high {
+                let middle = (low + high) / 2
+                if events[middle].position <= position { low = middle + 1 } else { high = middle }
+            }
+            return low
+        }
+
+        func event(at position: Int64) -> AccountEvent { events[start(after: position - 1)].event }
+
+        mutating func remove(positions: Set<Int64>) {
+            guard !positions.isEmpty else { return }
+            for stored in events where positions.contains(stored.position) {
+                positionByEventId[stored.event.id] = nil
+            }
+            events.removeAll { positions.contains($0.position) }
+            for group in deliveries.keys { deliveries[group] = deliveries[group]!.filter { !positions.contains($0.key) } }
+            for group in deadLetters.keys { deadLetters[group] = deadLetters[group]!.filter { !positions.contains($0.key) } }
+        }
 
         static func matches(_ type: String, _ types: [String]?) -> Bool {
             types.map { $0.contains(type) } ?? true
@@ -58,9 +87,15 @@ public final class InMemoryNotificationStorage: NotificationStorage {
                     outcome.duplicates += 1
                     continue
                 }
-                let position = Int64(state.events.count + 1)
+                state.lastPosition += 1
+                let position = state.lastPosition
                 state.events.append(StoredEvent(position: position, event: event))
                 state.positionByEventId[event.id] = position
+                if case .deletingAccount = event.kind {
+                    if state.erasures[event.accountId] == nil { state.erasures[event.accountId] = Erasure(requestedAt: now) }
+                } else {
+                    state.erasures[event.accountId]?.generation += 1
+                }
                 for (group, types) in state.groups where State.matches(event.kind.name, types) {
                     state.deliveries[group, default: [:]][position] = Delivery(accountId: event.accountId, visibleAt: now)
                 }
@@ -201,8 +236,7 @@ public final class InMemoryNotificationStorage: NotificationStorage {
 
     public func accountEvents(accountId: String, after cursor: TailCursor?, limit: Int) -> [TailedEvent] {
         state.withLock { state in
-            let start = Int(min(max(cursor?.position ?? 0, 0), Int64(state.events.count)))
-            return state.events[start...].lazy
+            return state.events[state.start(after: cursor?.position ?? 0)...].lazy
                 .filter { $0.event.accountId == accountId }
                 .prefix(limit)
                 .map { TailedEvent(cursor: TailCursor(transaction: 0, position: $0.position), event: $0.event) }
@@ -217,14 +251,13 @@ public final class InMemoryNotificationStorage: NotificationStorage {
     }
 
     public func tailCursor() -> TailCursor {
-        state.withLock { TailCursor(transaction: 0, position: Int64($0.events.count)) }
+        state.withLock { TailCursor(transaction: 0, position: $0.lastPosition) }
     }
 
     public func tail(after cursor: TailCursor, types: [String]?, limit: Int) -> [TailedEvent] {
         state.withLock { state in
             // Positions are given and committed in one step here, so a position is settled as soon as it exists.
-            let start = Int(min(max(cursor.position, 0), Int64(state.events.count)))
-            return state.events[start...].lazy
+            return state.events[state.start(after: cursor.position)...].lazy
                 .filter { State.matches($0.event.kind.name, types) }
                 .prefix(limit)
                 .map { TailedEvent(cursor: TailCursor(transaction: 0, position: $0.position), event: $0.event) }
@@ -243,6 +276,41 @@ public final class InMemoryNotificationStorage: NotificationStorage {
 
     public func webhookAttempts(endpoint: String, limit: Int) -> [WebhookAttempt] {
         state.withLock { Array(($0.webhookLog[endpoint] ?? []).suffix(limit).reversed()) }
+    }
+
+    public func eraseDeletedAccounts(graceCutoff: Timestamp, limit: Int, at now: Timestamp) -> Int {
+        state.withLock { state in
+            let queued = Set(state.deliveries.values.flatMap { $0.values.map(\.accountId) })
+            let ready = state.erasures
+                .filter { $0.value.erasedGeneration != $0.value.generation && ($0.value.requestedAt < graceCutoff || !queued.contains($0.key)) }
+                .sorted { $0.value.requestedAt < $1.value.requestedAt }
+                .prefix(limit)
+            for (accountId, erasure) in ready {
+                let doomed = state.events.filter {
+                    guard $0.event.accountId == accountId else { return false }
+                    if case .deletingAccount = $0.event.kind { return false }
+                    return true
+                }
+                state.remove(positions: Set(doomed.map(\.position)))
+                state.erasures[accountId]?.erasedGeneration = erasure.generation
+                state.erasures[accountId]?.erasedAt = now
+            }
+            return ready.count
+        }
+    }
+
+    public func prune(before cutoff: Timestamp, limit: Int) -> Int {
+        state.withLock { state in
+            let held = Set(state.deliveries.values.flatMap(\.keys) + state.deadLetters.values.flatMap(\.keys))
+            let old = state.events.lazy.filter { Timestamp($0.event.time) < cutoff && !held.contains($0.position) }.prefix(limit).map(\.position)
+            let positions = Set(old)
+            state.remove(positions: positions)
+            for endpoint in state.webhookLog.keys { state.webhookLog[endpoint]!.removeAll { $0.at < cutoff } }
+            state.erasures = state.erasures.filter { _, erasure in
+                !(erasure.erasedGeneration == erasure.generation && (erasure.erasedAt.map { $0 < cutoff } ?? false))
+            }
+            return positions.count
+        }
     }
 
     public func checkHealth() {}

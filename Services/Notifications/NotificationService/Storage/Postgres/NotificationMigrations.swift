@@ -112,5 +112,24 @@ public enum NotificationMigrations {
                 "CREATE INDEX events_tail ON events (txid, position)",
             ]
         ),
+        // One row per deleted account whose events are to be erased (see eraseDeletedAccounts): every other event
+        // stored for the account bumps `generation`; an erasure records the generation it erased, so an event stored
+        // during or after it is erased by the next one. Kept for the retention period, then pruned.
+        PostgresMigration(
+            version: 5,
+            name: "erasures of deleted accounts' events",
+            statements: [
+                """
+                CREATE TABLE erasures (
+                    account_id text PRIMARY KEY,
+                    requested_at timestamptz NOT NULL,
+                    generation bigint NOT NULL DEFAULT 0,
+                    erased_generation bigint,
+                    erased_at timestamptz
+                )
+                """,
+                "CREATE INDEX erasures_pending ON erasures (requested_at) WHERE erased_generation IS DISTINCT FROM generation",
+            ]
+        ),
     ]
 }

@@ -53,6 +53,14 @@ public struct PostgresNotificationStorage: NotificationStorage {
                     INSERT INTO notifications.deliveries (group_name, position, account_id, visible_at)
                     SELECT g.name, i.position, i.account_id, \(now.date)
                     FROM inserted AS i JOIN notifications.groups AS g ON g.types IS NULL OR i.type = ANY (g.types)
+                ), requested AS (
+                    INSERT INTO notifications.erasures (account_id, requested_at)
+                    SELECT DISTINCT account_id, \(now.date) FROM inserted WHERE type = 'deletingAccount'
+                    ON CONFLICT (account_id) DO NOTHING
+                ), rearmed AS (
+                    -- Any other event of an account to be erased: its erasure has more to do (see eraseDeletedAccounts).
+                    UPDATE notifications.erasures SET generation = generation + 1
+                    WHERE account_id IN (SELECT account_id FROM inserted WHERE type <> 'deletingAccount')
                 )
                 SELECT count(*) FROM inserted
                 """,
@@ -426,6 +434,97 @@ public struct PostgresNotificationStorage: NotificationStorage {
 
     /// One statement on the pool, its failures classified.
     @discardableResult
+    public func eraseDeletedAccounts(graceCutoff: Timestamp, limit: Int, at now: Timestamp) async throws(NotificationStorageError) -> Int {
+        let (client, logger) = (client, logger)
+        do {
+            return try await OperationTimeout.run(operationTimeout) {
+                try await client.withTransaction(logger: logger) { connection in
+                    // One snapshot for the whole statement, and a refusal (40001) instead of a lost erasure when an
+                    // event of the account is stored after it: that append bumps the erasure's generation, which this
+                    // statement may then not overwrite with the generation it has erased.
+                    try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", logger: logger)
+                    let rows = try await connection.query(
+                        """
+                        WITH ready AS (
+                            SELECT r.account_id, r.generation FROM notifications.erasures AS r
+                            WHERE r.erased_generation IS DISTINCT FROM r.generation
+                              AND (r.requested_at < \(graceCutoff.date) OR NOT EXISTS (
+                                  SELECT 1 FROM notifications.groups AS g JOIN notifications.deliveries AS d
+                                      ON d.group_name = g.name AND d.account_id = r.account_id
+                              ))
+                            ORDER BY r.requested_at
+                            LIMIT \(limit)
+                            FOR UPDATE OF r SKIP LOCKED
+                        ), doomed AS (
+                            SELECT e.position, e.account_id FROM notifications.events AS e JOIN ready AS r ON e.account_id = r.account_id
+                            WHERE e.type <> 'deletingAccount'
+                        ), undelivered AS (
+                            DELETE FROM notifications.deliveries AS d USING notifications.groups AS g, doomed
+                            WHERE d.group_name = g.name AND d.account_id = doomed.account_id AND d.position = doomed.position
+                        ), unburied AS (
+                            DELETE FROM notifications.dead_letters AS l USING notifications.groups AS g, doomed
+                            WHERE l.group_name = g.name AND l.position = doomed.position
+                        ), erased AS (
+                            DELETE FROM notifications.events WHERE position IN (SELECT position FROM doomed)
+                        ), marked AS (
+                            UPDATE notifications.erasures AS r SET erased_generation = ready.generation, erased_at = \(now.date)
+                            FROM ready WHERE r.account_id = ready.account_id
+                            RETURNING 1
+                        )
+                        SELECT count(*) FROM marked
+                        """,
+                        logger: logger
+                    )
+                    return try await rows.decode(Int.self).first() ?? 0
+                }
+            }
+        } catch {
+            // An event stored for an account while it was being erased: the next sweep erases it with the rest.
+            if Self.isSerializationFailure(error) { return 0 }
+            throw classify(error)
+        }
+    }
+
+    public func prune(before cutoff: Timestamp, limit: Int) async throws(NotificationStorageError) -> Int {
+        try await run { client, logger in
+            let rows = try await client.query(
+                """
+                WITH old AS (
+                    SELECT e.position FROM notifications.events AS e
+                    WHERE e.occurred_at < \(cutoff.date)
+                      AND NOT EXISTS (
+                          SELECT 1 FROM notifications.groups AS g JOIN notifications.deliveries AS d
+                              ON d.group_name = g.name AND d.account_id = e.account_id AND d.position = e.position
+                      )
+                      AND NOT EXISTS (
+                          SELECT 1 FROM notifications.groups AS g JOIN notifications.dead_letters AS l
+                              ON l.group_name = g.name AND l.position = e.position
+                      )
+                    ORDER BY e.occurred_at
+                    LIMIT \(limit)
+                ), pruned AS (
+                    DELETE FROM notifications.events WHERE position IN (SELECT position FROM old) RETURNING 1
+                ), log AS (
+                    DELETE FROM notifications.webhook_attempts WHERE attempted_at < \(cutoff.date)
+                ), records AS (
+                    DELETE FROM notifications.erasures WHERE erased_at < \(cutoff.date) AND erased_generation = generation
+                )
+                SELECT count(*) FROM pruned
+                """,
+                logger: logger
+            )
+            return try await rows.decode(Int.self).first() ?? 0
+        }
+    }
+
+    static func isSerializationFailure(_ error: any Error) -> Bool {
+        var error = error
+        if let transaction = error as? PostgresTransactionError, let cause = transaction.closureError ?? transaction.commitError {
+            error = cause
+        }
+        return (error as? PSQLError)?.serverInfo?[.sqlState] == "40001"
+    }
+
     private func run<T: Sendable>(_ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T) async throws(NotificationStorageError) -> T {
         let (client, logger) = (client, logger)
         do {
