@@ -30,4 +30,17 @@ struct IdentityServiceConfigurationTests {
         #expect(floored.options.profileCleanupDelay == .seconds(8))
         #expect(floored.options.staleReservationAge == .seconds(8))
     }
+
+    @Test("the prune interval: ten minutes by default, a value, and a refusal naming the variable")
+    func pruneInterval() throws {
+        #expect(try Self.configuration([:]).options.pruneInterval == .seconds(600))
+        #expect(try Self.configuration(["KONTO_IDENTITY_PRUNE_SECONDS": "60"]).options.pruneInterval == .seconds(60))
+        for bad in ["0", "never", "86401"] {
+            #expect {
+                try Self.configuration(["KONTO_IDENTITY_PRUNE_SECONDS": bad])
+            } throws: { error in
+                "\(error)".contains("KONTO_IDENTITY_PRUNE_SECONDS must be")
+            }
+        }
+    }
 }

@@ -1,0 +1,42 @@
+import KontoRuntime
+import Logging
+import NotificationService
+import Testing
+
+@Suite("Notifications configuration from the environment")
+struct NotificationServiceConfigurationTests {
+    static let base = ["KONTO_WIRE_SECRET": "notifications-configuration-secret-0123456789"]
+
+    static func configuration(_ variables: [String: String]) throws -> NotificationServiceConfiguration {
+        try NotificationServiceConfiguration(environment: ServiceEnvironment(base.merging(variables) { _, given in given }), logger: Logger(label: "test"))
+    }
+
+    @Test("retention, erasure grace and sweep interval: the defaults and values")
+    func retention() throws {
+        let defaults = try Self.configuration([:]).options
+        #expect(defaults.retention == .seconds(30 * 86_400))
+        #expect(defaults.erasureGrace == .seconds(86_400))
+        #expect(defaults.sweepInterval == .seconds(10))
+        let set = try Self.configuration([
+            "KONTO_NOTIFICATIONS_RETENTION_DAYS": "7", "KONTO_NOTIFICATIONS_ERASURE_GRACE_SECONDS": "0", "KONTO_NOTIFICATIONS_SWEEP_MS": "250",
+        ]).options
+        #expect(set.retention == .seconds(7 * 86_400))
+        #expect(set.erasureGrace == .zero)
+        #expect(set.sweepInterval == .milliseconds(250))
+    }
+
+    @Test("a value out of range is refused, naming the variable", arguments: [
+        ("KONTO_NOTIFICATIONS_RETENTION_DAYS", "0"),
+        ("KONTO_NOTIFICATIONS_RETENTION_DAYS", "forever"),
+        ("KONTO_NOTIFICATIONS_ERASURE_GRACE_SECONDS", "-1"),
+        ("KONTO_NOTIFICATIONS_ERASURE_GRACE_SECONDS", "2592001"),
+        ("KONTO_NOTIFICATIONS_SWEEP_MS", "5"),
+    ])
+    func refused(variable: String, value: String) {
+        #expect {
+            try Self.configuration([variable: value])
+        } throws: { error in
+            "\(error)".contains("\(variable) must be")
+        }
+    }
+}
