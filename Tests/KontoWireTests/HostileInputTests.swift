@@ -33,6 +33,8 @@ struct HostileInputTests {
         tooLong.writeInteger(UInt32(WireFrame.defaultMaximumLength + 1))
         tooLong.writeBytes([1, 3, 0, 0])
         let request = frameBytes(WireFrame(correlationID: 1, message: .request(.init(method: "test.echo", payload: ByteBuffer()))))
+        var preHandshakePrefix = ByteBuffer()
+        preHandshakePrefix.writeInteger(UInt32(900 * 1024))
         var truncated = request
         truncated.moveWriterIndex(to: truncated.writerIndex - 3)
         return [
@@ -61,12 +63,21 @@ struct HostileInputTests {
             .init(name: "a 256-byte method name", handshakeFirst: true, bytes: rawRequest([(1, 256)]), expected: .errorAndClose(WireError.Code.malformedFrame)),
             .init(name: "a 65,000-byte request id", handshakeFirst: true, bytes: rawRequest([(1, 9), (3, 65_000)]), expected: .errorAndClose(WireError.Code.malformedFrame)),
             .init(name: "a 300-byte traceparent", handshakeFirst: true, bytes: rawRequest([(1, 9), (4, 300)]), expected: .errorAndClose(WireError.Code.malformedFrame)),
+            // Over the pre-handshake cap (WireLimits.maximumHandshakeFrameLength): refused before its body is read.
             .init(
                 name: "a 60,000-byte service name in the hello",
                 handshakeFirst: false,
                 bytes: WireFrameDecoderTests.rawFrame(kind: 1, correlationID: 0, body: [1] + OversizedFieldTests.str16([UInt8](repeating: 0x73, count: 60_000)) + [1, 1, 0, 0]),
+                expected: .errorAndClose(WireError.Code.frameTooLarge)
+            ),
+            .init(
+                name: "a 300-byte service name in the hello",
+                handshakeFirst: false,
+                bytes: WireFrameDecoderTests.rawFrame(kind: 1, correlationID: 0, body: [1] + OversizedFieldTests.str16([UInt8](repeating: 0x73, count: 300)) + [1, 1, 0, 0]),
                 expected: .errorAndClose(WireError.Code.malformedFrame)
             ),
+            // Only the length prefix is sent: the refusal must not wait for a body the server would have to buffer.
+            .init(name: "a 900 KiB length prefix before hello, body never sent", handshakeFirst: false, bytes: preHandshakePrefix, expected: .errorAndClose(WireError.Code.frameTooLarge)),
             .init(
                 name: "a 60,000-byte event topic from a client",
                 handshakeFirst: true,
@@ -309,6 +320,90 @@ struct HostileInputTests {
             // 2,000 × 256 KiB would be 500 MiB; what the kernel buffers plus the window is far less.
             #expect(count < total / 4, "server kept handling requests nobody reads: \(count)")
             try await Self.expectServing(port: port)
+            await greedy.close()
+        }
+    }
+
+    @Test("a client that pipelines large answers and never reads them is no longer read: the server holds a bounded amount for it, and another client is served promptly")
+    func neverReadsLargeAnswers() async throws {
+        let maxInFlight = 32
+        let answerSize = 60 * 1024
+        let total = 20_000
+        // What the server may hold for the connection: its high water mark (256 KiB), the answers of the requests
+        // it had accepted when the channel became unwritable (32 × 60 KiB), and small refusals. Without
+        // backpressure it holds every answer: 20,000 × 60 KiB is 1.2 GB.
+        let cap = 16 << 20
+        let handled = Atomic<Int>(0)
+        let server = TestSupport.makeServer { $0.maxInFlightPerConnection = maxInFlight }
+        let profile = ByteBuffer(repeating: 0x50, count: answerSize)
+        server.registerRaw("test.profile") { _, _ in
+            handled.add(1, ordering: .relaxed)
+            return profile
+        }
+        try await TestSupport.withRunning([server]) {
+            let port = try await TestSupport.port(of: server)
+            let greedy = try await RawConnection.connect(port: port)
+            guard case .welcome = try await greedy.handshake()?.message else {
+                Issue.record("handshake failed")
+                return
+            }
+            // From here nothing is read: the answers fill the kernel's buffers, then the server's.
+            try await greedy.channel.setOption(.autoRead, value: false).get()
+
+            // Batches of at most the in-flight limit, each sent once the server has answered the one before, so that
+            // it accepts every request it reads (none are refused wire.overloaded) and only its reading can stop them.
+            var sent = 0
+            var load: WireServer.ConnectionLoad?
+            var stoppedReading = false
+            sending: while sent < total {
+                var batch = ByteBuffer()
+                for id in (sent + 1)...min(sent + maxInFlight, total) {
+                    WireFrameCodec.encode(
+                        WireFrame(correlationID: UInt64(id), message: .request(.init(method: "test.profile", payload: ByteBuffer()))),
+                        into: &batch
+                    )
+                }
+                sent = min(sent + maxInFlight, total)
+                greedy.channel.writeAndFlush(batch, promise: nil)
+                // Bounded polling: the server's state is only observable from outside its event loop.
+                let deadline = ContinuousClock.now + .seconds(30)
+                while ContinuousClock.now < deadline {
+                    load = await server.connectionLoads().first
+                    if let load {
+                        if load.isReadHeld, load.inFlight == 0 {
+                            // Holding its read with nothing to do: the server waits for the peer to drain.
+                            stoppedReading = true
+                            break sending
+                        }
+                        // The unbounded server never stops; end before the machine runs out of memory.
+                        if load.bufferedOutboundBytes > 4 * cap { break sending }
+                        if load.requestsReceived >= sent, load.inFlight == 0 { continue sending }
+                    }
+                    try await Task.sleep(for: .milliseconds(1))
+                }
+                Issue.record("the server neither read the batch nor stopped reading: \(String(describing: load))")
+                break
+            }
+            let held = load?.bufferedOutboundBytes ?? 0
+            print("neverReadsLargeAnswers: sent \(sent), handled \(handled.load(ordering: .relaxed)), server holds \(held) bytes unwritten (\(String(describing: load)))")
+            #expect(stoppedReading, "the server kept reading a connection that does not drain its answers")
+            #expect(held <= cap, "the server holds \(held) unwritten bytes for a peer that does not read")
+            #expect(handled.load(ordering: .relaxed) < total)
+
+            // Another client on the same server is served while the greedy one is held.
+            let client = TestSupport.makeClient(port: port)
+            try await TestSupport.withRunning([client]) {
+                for _ in 0..<20 {
+                    let answer = try await TestSupport.within(seconds: 10) {
+                        try await client.callRaw("test.profile", payload: ByteBuffer(), timeout: .seconds(10))
+                    }
+                    #expect(answer.readableBytes == answerSize)
+                }
+                let echo = TestSupport.Echo(text: "still served", number: 6)
+                #expect(try await client.call(TestSupport.echo, echo, timeout: .seconds(10)) == echo)
+            }
+            let after = await server.connectionLoads().map(\.bufferedOutboundBytes).max() ?? 0
+            #expect(after <= cap)
             await greedy.close()
         }
     }

@@ -65,6 +65,33 @@ struct StateMachineTests {
         #expect(answered.then == .read)
     }
 
+    @Test("reads are held while the channel is unwritable, in-flight requests still answer, and reading resumes once it drains")
+    func writabilityBackpressure() {
+        var machine = Self.readyServer(maxInFlight: 4)
+        _ = machine.frameReceived(Self.request(1))
+        // A peer that does not read its answers: the channel went over its high water mark.
+        #expect(machine.writabilityChanged(isWritable: false) == .none)
+        #expect(machine.readRequested() == .none)
+        #expect(machine.isReadHeld)
+        // The accepted request still finishes and is written, but the freed slot does not resume reading.
+        let answered = machine.answerWritten(correlationID: 1)
+        #expect(answered.write)
+        #expect(answered.then == .none)
+        #expect(machine.writabilityChanged(isWritable: true) == .read)
+        #expect(!machine.isReadHeld)
+        #expect(machine.readRequested() == .read)
+    }
+
+    @Test("writability alone does not resume reading held by the in-flight limit")
+    func writabilityAndInFlightLimit() {
+        var machine = Self.readyServer(maxInFlight: 1)
+        _ = machine.frameReceived(Self.request(1))
+        #expect(machine.writabilityChanged(isWritable: false) == .none)
+        #expect(machine.readRequested() == .none)
+        #expect(machine.writabilityChanged(isWritable: true) == .none)
+        #expect(machine.answerWritten(correlationID: 1).then == .read)
+    }
+
     @Test("an unknown method is answered without taking a slot")
     func unknownMethod() {
         var machine = Self.readyServer(maxInFlight: 1)

@@ -50,6 +50,28 @@ struct WireFrameDecoderTests {
         _ = try? channel.finish()
     }
 
+    @Test("the first frame is held to its own cap from the prefix alone; later frames to the maximum")
+    func firstFrameCap() throws {
+        let decoder = WireFrameDecoder(maximumLength: 1 << 20, firstFrameMaximumLength: 4096)
+        let refusing = EmbeddedChannel(handler: ByteToMessageHandler(decoder))
+        var prefix = ByteBuffer()
+        prefix.writeInteger(UInt32(900 * 1024))
+        #expect {
+            try refusing.writeInbound(prefix)
+        } throws: { error in
+            (error as? WireError)?.code == WireError.Code.frameTooLarge
+        }
+        _ = try? refusing.finish()
+
+        let accepting = EmbeddedChannel(handler: ByteToMessageHandler(decoder))
+        let body = [UInt8](repeating: 0x41, count: 8192)
+        try accepting.writeInbound(Self.rawFrame(kind: WireMessageKind.ping.rawValue, body: []))
+        try accepting.writeInbound(Self.rawFrame(kind: WireMessageKind.response.rawValue, body: body))
+        #expect(try accepting.readInbound(as: WireFrame.self)?.message == .ping(.init()))
+        #expect(try accepting.readInbound(as: WireFrame.self)?.message == .response(.init(payload: ByteBuffer(bytes: body))))
+        _ = try? accepting.finish()
+    }
+
     @Test("a frame exactly at the maximum is accepted")
     func atMaximum() throws {
         let body = [UInt8](repeating: 0x41, count: 1024 - WireFrame.headerSize)

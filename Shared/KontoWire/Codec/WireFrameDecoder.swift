@@ -8,15 +8,27 @@ public struct WireFrameDecoder: ByteToMessageDecoder, Sendable {
     public typealias InboundOut = WireFrame
 
     public let maximumLength: Int
+    /// The cap on the first frame, when set: a server's whole handshake is the client's first frame (its hello,
+    /// a few hundred bytes), and a peer not yet authenticated must not make it buffer up to ``maximumLength``.
+    public let firstFrameMaximumLength: Int?
+    private var decodedFirstFrame = false
 
-    public init(maximumLength: Int = WireFrame.defaultMaximumLength) {
+    public init(maximumLength: Int = WireFrame.defaultMaximumLength, firstFrameMaximumLength: Int? = nil) {
         self.maximumLength = maximumLength
+        self.firstFrameMaximumLength = firstFrameMaximumLength
     }
 
     public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        guard let frame = try WireFrameCodec.decode(&buffer, maximumLength: self.maximumLength) else {
+        var limit = self.maximumLength
+        if !self.decodedFirstFrame, let first = self.firstFrameMaximumLength {
+            limit = min(limit, first)
+        }
+        guard let frame = try WireFrameCodec.decode(&buffer, maximumLength: limit) else {
             return .needMoreData
         }
+        // Set before the frame goes on: the server's state machine has completed (or refused) the handshake by
+        // the time the next frame is decoded.
+        self.decodedFirstFrame = true
         context.fireChannelRead(Self.wrapInboundOut(frame))
         return .continue
     }

@@ -19,4 +19,8 @@ public enum WireLimits {
     /// The most credit a server grants one subscription, unless configured otherwise: a client asking for more
     /// gets this much.
     public static let defaultMaximumCredit = 1_024
+    /// The longest frame a server reads before the handshake completes, far below the maximum frame length: a
+    /// client hello (a name, a version list and a MAC) is a few hundred bytes, and until it is verified the peer
+    /// is a stranger. A longer announced length is refused `wire.frameTooLarge` before its body is buffered.
+    public static let maximumHandshakeFrameLength = 4 * 1024
 }

@@ -40,6 +40,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// many events a subscription has out, and this bounds how many bytes sit in the channel's buffer for them.
     private var unwritableEvents: [(subscriptionID: UInt64, topic: String, payload: ByteBuffer, promise: EventLoopPromise<UInt64>)] = []
 
+    /// Request frames read on this connection, for ``load(channel:)``.
+    private var requestsReceived = 0
+
     /// False when the server is at its connection limit: the connection is refused instead of challenged.
     private let admitted: Bool
 
@@ -78,6 +81,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = Self.unwrapInboundIn(data)
+        if case .request = frame.message {
+            self.requestsReceived += 1
+        }
         self.run(self.stateMachine.frameReceived(frame), context: context)
     }
 
@@ -209,7 +215,20 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
             let event = self.unwritableEvents.removeFirst()
             self.writeEvent(subscriptionID: event.subscriptionID, topic: event.topic, payload: event.payload, promise: event.promise, context: context)
         }
+        // Reads wait while the peer is not draining what was written (see the state machine's readRequested).
+        self.run(self.stateMachine.writabilityChanged(isWritable: context.channel.isWritable), context: context)
         context.fireChannelWritabilityChanged()
+    }
+
+    /// What this connection holds now. On the channel's event loop.
+    func load(channel: any Channel) -> WireServer.ConnectionLoad {
+        WireServer.ConnectionLoad(
+            requestsReceived: self.requestsReceived,
+            inFlight: self.stateMachine.inFlightCount,
+            isReadHeld: self.stateMachine.isReadHeld,
+            isWritable: channel.isWritable,
+            bufferedOutboundBytes: (try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+        )
     }
 
     /// A subscription's handler ended: write its last frame unless the client cancelled it.

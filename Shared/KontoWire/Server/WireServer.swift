@@ -33,6 +33,10 @@ public final class WireServer: Service, Sendable {
         public var tlsContext: NIOSSLContext?
         /// Where method handlers run unless registered with their own; the default is safe for any handler.
         public var handlerExecution: HandlerExecution = .globalExecutor
+        /// A connection whose unwritten answers exceed `high` bytes (a peer that stopped reading) is not read
+        /// from until they drop below `low`; its requests already accepted still finish. This, with the in-flight
+        /// limit, bounds what one connection can make the server hold.
+        public var writeBufferWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 64 * 1024, high: 256 * 1024)
 
         public init(host: String = "127.0.0.1", port: Int, serverName: String, secret: WireSecret) {
             self.host = host
@@ -181,6 +185,7 @@ public final class WireServer: Service, Sendable {
                 .serverChannelOption(.backlog, value: 256)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
+                .childChannelOption(.writeBufferWaterMark, value: configuration.writeBufferWaterMark)
                 .bind(host: configuration.host, port: configuration.port) { channel in
                     let admitted = self.admit(channel, limit: configuration.maxConnections)
                     return channel.eventLoop.makeCompletedFuture {
@@ -188,7 +193,10 @@ public final class WireServer: Service, Sendable {
                         if let tls = configuration.tlsContext {
                             try sync.addHandler(NIOSSLServerHandler(context: tls))
                         }
-                        try sync.addHandler(ByteToMessageHandler(WireFrameDecoder(maximumLength: configuration.maxFrameLength)))
+                        try sync.addHandler(ByteToMessageHandler(WireFrameDecoder(
+                            maximumLength: configuration.maxFrameLength,
+                            firstFrameMaximumLength: WireLimits.maximumHandshakeFrameLength
+                        )))
                         try sync.addHandler(MessageToByteHandler(WireFrameEncoder()))
                         try sync.addHandler(IdleStateHandler(readTimeout: configuration.idleTimeout))
                         try sync.addHandler(ServerConnectionHandler(
@@ -227,6 +235,32 @@ public final class WireServer: Service, Sendable {
             self.beginShutdown(serverChannel: serverChannel.channel)
         }
         logger.info("Wire server stopped")
+    }
+
+    /// What one connection holds at a moment: `package` for tests showing that a peer cannot make the server
+    /// buffer without bound.
+    package struct ConnectionLoad: Sendable {
+        /// Request frames read on the connection so far.
+        package var requestsReceived: Int
+        package var inFlight: Int
+        /// The connection is not being read (in-flight limit reached, or answers not drained).
+        package var isReadHeld: Bool
+        package var isWritable: Bool
+        /// Bytes written to the channel that the kernel has not taken yet.
+        package var bufferedOutboundBytes: Int
+    }
+
+    /// The load of each open connection (those that have reached `serve`).
+    package func connectionLoads() async -> [ConnectionLoad] {
+        let channels = self.state.withLock { Array($0.connections.values) }
+        var loads: [ConnectionLoad] = []
+        for channel in channels {
+            let load = try? await channel.eventLoop.submit {
+                try channel.pipeline.syncOperations.handler(type: ServerConnectionHandler.self).load(channel: channel)
+            }.get()
+            if let load { loads.append(load) }
+        }
+        return loads
     }
 
     /// Counts a new connection in, unless `limit` connections are open already; the count drops when it closes.

@@ -79,6 +79,9 @@ public struct ServerConnectionStateMachine: Sendable {
     /// so a runaway handler still counts against the limit.
     private var inFlight: [UInt64: Bool] = [:]
     private var readHeld = false
+    /// False while the channel holds more unwritten bytes than its high water mark (a peer that stopped reading
+    /// its answers): reads are held until it drains, so the peer's next requests wait in TCP, not in memory here.
+    private var writable = true
     private var lastCorrelationID: UInt64 = 0
 
     /// A subscription's unacknowledged deliveries, never more than its credit.
@@ -102,6 +105,8 @@ public struct ServerConnectionStateMachine: Sendable {
     }
 
     public var inFlightCount: Int { self.inFlight.count }
+    /// The channel's last `read()` is held: the in-flight limit is reached or the channel is not writable.
+    public var isReadHeld: Bool { self.readHeld }
     public var subscriptionCount: Int { self.subscriptions.count }
     /// Goaway sent: accepted work finishes, nothing new starts.
     public var isDraining: Bool {
@@ -312,21 +317,34 @@ public struct ServerConnectionStateMachine: Sendable {
             self.state = .closed
             return .close
         }
-        if self.readHeld, self.inFlight.count < self.configuration.maxInFlight {
+        return self.releaseHeldRead()
+    }
+
+    /// The held `read()`, once neither the in-flight limit nor an unwritable channel holds it.
+    private mutating func releaseHeldRead() -> Action {
+        if self.readHeld, self.writable, self.inFlight.count < self.configuration.maxInFlight {
             self.readHeld = false
             return .read
         }
         return .none
     }
 
-    /// The channel wants to read more. Held while the in-flight limit is reached: backpressure
-    /// reaches the peer through TCP instead of queueing requests here.
+    /// The channel wants to read more. Held while the in-flight limit is reached or while answers already
+    /// written are not being drained: backpressure reaches the peer through TCP instead of queueing requests,
+    /// or their answers, here.
     public mutating func readRequested() -> Action {
-        if self.inFlight.count >= self.configuration.maxInFlight {
+        if self.inFlight.count >= self.configuration.maxInFlight || !self.writable {
             self.readHeld = true
             return .none
         }
         return .read
+    }
+
+    /// The channel's writability changed (its unwritten bytes crossed the high or low water mark).
+    /// Requests already accepted still finish and are written; only new reads wait for writability.
+    public mutating func writabilityChanged(isWritable: Bool) -> Action {
+        self.writable = isWritable
+        return self.releaseHeldRead()
     }
 
     public mutating func gracefulShutdown() -> Action {
