@@ -76,7 +76,7 @@ struct GatewayEventStreamTests {
         Issue.record("timed out waiting for \(what); saw \(await reader.events.map { $0.event ?? "?" })")
     }
 
-    @Test("a new stream starts at the present (no history), events arrive in order, resume after Last-Event-ID, never carry a reset token, and the stream ends at logout")
+    @Test("a new stream starts at the present (no history), events arrive in order and thin, resume after Last-Event-ID, never carry a reset token or a userId change's userIds, and the stream ends at logout")
     func stream() async throws {
         try await GatewayHarness.withGateway(configure: { $0.eventStreamHeartbeat = .milliseconds(300) }) { gateway in
             let (token, accountId) = try await gateway.signUp("ida@example.org")
@@ -103,8 +103,16 @@ struct GatewayEventStreamTests {
             try await Self.until(reader, "detailsChanged and passwordResetRequested") { events, _ in
                 events.contains { $0.event == "detailsChanged" } && events.contains { $0.event == "passwordResetRequested" }
             }
+            let changed = try await gateway.request(.PUT, "/v1/account/user-id", json: #"{"userId":"ida.new@example.org"}"#, token: token)
+            #expect(changed.status == 204 || changed.status == 200, "\(changed.status)")
+            try await Self.until(reader, "userIdChanged") { events, _ in events.contains { $0.event == "userIdChanged" } }
             let events = await reader.events
-            #expect(events.map(\.event) == ["detailsChanged", "passwordResetRequested"])
+            #expect(events.map(\.event) == ["detailsChanged", "passwordResetRequested", "userIdChanged"])
+            // Thin: the changed key's name, not its values; a userId change without the userIds.
+            #expect(events[0].object["keys"] as? [String] == ["email"])
+            #expect(events[0].object["previous"] == nil && events[0].object["new"] == nil)
+            #expect(events[2].object["previous"] == nil && events[2].object["new"] == nil)
+            #expect(!events.contains { String(describing: $0.object).contains("ida.new@example.org") })
             #expect(events.allSatisfy { $0.object["accountId"] as? String == accountId })
             let reset = try #require(events.first { $0.event == "passwordResetRequested" })
             #expect(reset.object["token"] == nil && reset.object["sealedToken"] == nil)

@@ -11,9 +11,9 @@ struct AccountEventTests {
     }
 
     static let kinds: [AccountEvent.Kind] = [
-        .associatedAccount(details()),
-        .detailsChanged(previous: details(), new: { var new = details(); new[\.biography] = "Poet"; return new }()),
-        .disassociatingAccount(details()),
+        .associatedAccount,
+        .detailsChanged(keys: ["biography", "name"]),
+        .disassociatingAccount,
         .deletingAccount,
         .passwordResetRequested(userId: "ada@example.org", token: SealedResetToken(box: "sealed-reset-token-123"), expiresAt: Date(timeIntervalSince1970: 1_800_000_000.25)),
         .passwordChanged,
@@ -35,36 +35,46 @@ struct AccountEventTests {
         #expect(decoded.id == event.id)
         #expect(decoded.time == event.time)
         #expect(decoded.kind.name == kind.name)
-        #expect(decoded.kind == Self.withoutSecrets(kind))
-        #expect(!String(decoding: data, as: UTF8.self).contains("event-secret-pw"))
-        #expect(!event.description.contains("event-secret-pw"))
+        #expect(decoded.kind == kind)
         #expect(!event.description.contains("reset-token-123"))
     }
 
-    /// Details lose only the password on the way, which is the point.
-    private static func withoutSecrets(_ kind: AccountEvent.Kind) -> AccountEvent.Kind {
-        func strip(_ details: AccountDetails) -> AccountDetails {
-            details.filter { !details.isSecret($0) }
-        }
-        return switch kind {
-        case let .associatedAccount(details): .associatedAccount(strip(details))
-        case let .disassociatingAccount(details): .disassociatingAccount(strip(details))
-        case let .detailsChanged(previous, new): .detailsChanged(previous: strip(previous), new: strip(new))
-        default: kind
+    @Test("Events are thin: no details; a detailsChanged names the keys set or removed")
+    func thin() throws {
+        var previous = Self.details()
+        previous[\.biography] = "Poet"
+        var new = Self.details()
+        new[\.name] = PersonName(givenName: "Augusta", familyName: "King")
+        let keys = AccountEvent.changedKeys(previous: previous, new: new)
+        #expect(keys == ["biography", "name"])
+        #expect(AccountEvent.changedKeys(previous: previous, new: previous) == [])
+        for kind: AccountEvent.Kind in [.associatedAccount, .disassociatingAccount, .detailsChanged(keys: keys)] {
+            let data = try JSONEncoder().encode(AccountEvent(accountId: "acc-1", kind: kind))
+            let object = try Fixtures.jsonObject(data)
+            #expect(Set(object.keys).subtracting(["id", "type", "time", "accountId", "keys"]).isEmpty, "\(object)")
+            #expect(!String(decoding: data, as: UTF8.self).contains("Ada"))
         }
     }
 
-    @Test("Details in events carry everything but the password")
-    func detailsWithoutPassword() throws {
-        let event = AccountEvent(accountId: "acc-1", kind: .associatedAccount(Self.details()))
-        let decoded = try JSONDecoder().decode(AccountEvent.self, from: try JSONEncoder().encode(event))
-        guard case let .associatedAccount(details) = decoded.kind else {
-            Issue.record("Wrong kind \(decoded.kind.name)")
-            return
+    @Test("Events stored before they were thin still decode: details dropped, changed keys worked out")
+    func storedBeforeThin() throws {
+        let encoder = JSONEncoder()
+        let details = String(decoding: try encoder.encode(Self.details()), as: UTF8.self)
+        var changed = Self.details()
+        changed[\.biography] = "Poet"
+        let new = String(decoding: try encoder.encode(changed), as: UTF8.self)
+        let id = "6F1D4F5E-8E7B-4C59-9C59-3B8F1B0C0A11"
+        let documents: [(String, AccountEvent.Kind)] = [
+            (#"{"id":"\#(id)","type":"associatedAccount","time":"2024-01-01T00:00:00Z","accountId":"a","details":\#(details)}"#, .associatedAccount),
+            (#"{"id":"\#(id)","type":"disassociatingAccount","time":"2024-01-01T00:00:00Z","accountId":"a","details":\#(details)}"#, .disassociatingAccount),
+            (#"{"id":"\#(id)","type":"detailsChanged","time":"2024-01-01T00:00:00Z","accountId":"a","previous":\#(details),"new":\#(new)}"#, .detailsChanged(keys: ["biography"])),
+        ]
+        for (json, kind) in documents {
+            #expect(try JSONDecoder().decode(AccountEvent.self, from: Data(json.utf8)).kind == kind)
         }
-        var expected = Self.details()
-        expected[\.password] = nil
-        #expect(details == expected)
+        // Neither form: refused.
+        let neither = #"{"id":"\#(id)","type":"detailsChanged","time":"2024-01-01T00:00:00Z","accountId":"a"}"#
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(AccountEvent.self, from: Data(neither.utf8)) }
     }
 
     @Test("Time is kept to the millisecond so it survives encoding", arguments: [10.123_456, 1_700_000_000.999_7, -0.25, 0])

@@ -7,6 +7,7 @@ extension AccountEvent: Codable {
         case time
         case accountId
         case details
+        case keys
         case previous
         case new
         case userId
@@ -18,13 +19,19 @@ extension AccountEvent: Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let type = try container.decode(String.self, forKey: .type)
         let kind: Kind = switch type {
-        case "associatedAccount": .associatedAccount(try container.decode(AccountDetails.self, forKey: .details))
+        // Events stored before events were thin (with details, or previous and new details) still decode: the details
+        // are dropped, and the changed keys worked out from the two versions.
+        case "associatedAccount": .associatedAccount
         case "detailsChanged":
-            .detailsChanged(
-                previous: try container.decode(AccountDetails.self, forKey: .previous),
-                new: try container.decode(AccountDetails.self, forKey: .new)
-            )
-        case "disassociatingAccount": .disassociatingAccount(try container.decode(AccountDetails.self, forKey: .details))
+            if let keys = try container.decodeIfPresent([String].self, forKey: .keys) {
+                .detailsChanged(keys: keys)
+            } else {
+                .detailsChanged(keys: Self.changedKeys(
+                    previous: try container.decode(AccountDetails.self, forKey: .previous),
+                    new: try container.decode(AccountDetails.self, forKey: .new)
+                ))
+            }
+        case "disassociatingAccount": .disassociatingAccount
         case "deletingAccount": .deletingAccount
         case "passwordResetRequested":
             .passwordResetRequested(
@@ -54,11 +61,8 @@ extension AccountEvent: Codable {
         try container.encode(Self.timestamp(time), forKey: .time)
         try container.encode(accountId, forKey: .accountId)
         switch kind {
-        case let .associatedAccount(details), let .disassociatingAccount(details):
-            try container.encode(details, forKey: .details)
-        case let .detailsChanged(previous, new):
-            try container.encode(previous, forKey: .previous)
-            try container.encode(new, forKey: .new)
+        case let .detailsChanged(keys):
+            try container.encode(keys, forKey: .keys)
         case let .passwordResetRequested(userId, token, expiresAt):
             try container.encode(userId, forKey: .userId)
             try container.encode(token, forKey: .sealedToken)
@@ -66,9 +70,16 @@ extension AccountEvent: Codable {
         case let .userIdChanged(previous, new):
             try container.encode(previous, forKey: .previous)
             try container.encode(new, forKey: .new)
-        case .deletingAccount, .passwordChanged, .sessionsRevoked:
+        case .associatedAccount, .disassociatingAccount, .deletingAccount, .passwordChanged, .sessionsRevoked:
             break
         }
+    }
+
+    /// The identifiers whose values differ between two versions of an account's details (set, changed or removed),
+    /// sorted: what a `detailsChanged` carries.
+    public static func changedKeys(previous: AccountDetails, new: AccountDetails) -> [String] {
+        let before = previous.storedValues, after = new.storedValues
+        return Set(before.keys).union(after.keys).filter { before[$0] != after[$0] }.sorted()
     }
 
     /// Encoded by hand (``Timestamp``) so the wire form does not depend on the encoder's date strategy, and from whole
@@ -94,14 +105,13 @@ extension AccountEvent: Codable {
 }
 
 extension AccountEvent: CustomStringConvertible {
-    /// Details are shown without secrets and the reset token is redacted, so events can be logged.
+    /// The reset token is shown sealed, so events can be logged.
     public var description: String {
         let payload: String = switch kind {
-        case let .associatedAccount(details), let .disassociatingAccount(details): "\(details)"
-        case let .detailsChanged(previous, new): "previous: \(previous), new: \(new)"
+        case let .detailsChanged(keys): "keys: \(keys)"
         case let .passwordResetRequested(userId, _, expiresAt): "userId: \(userId), token: <sealed>, expiresAt: \(Self.timestamp(expiresAt))"
         case let .userIdChanged(previous, new): "previous: \(previous), new: \(new)"
-        case .deletingAccount, .passwordChanged, .sessionsRevoked: ""
+        case .associatedAccount, .disassociatingAccount, .deletingAccount, .passwordChanged, .sessionsRevoked: ""
         }
         return "AccountEvent(\(kind.name), id: \(id), accountId: \(accountId), time: \(Self.timestamp(time))\(payload.isEmpty ? "" : ", " + payload))"
     }

@@ -7,17 +7,21 @@ import Foundation
 public struct AccountEvent: Sendable, Equatable, Identifiable {
     /// What happened, with its payload.
     public enum Kind: Sendable, Equatable {
-        /// An account was associated with a session: signup or login.
-        case associatedAccount(AccountDetails)
-        case detailsChanged(previous: AccountDetails, new: AccountDetails)
+        /// An account was associated with a session: signup or login. Thin: whoever needs the details fetches them.
+        case associatedAccount
+        /// Details changed: the identifiers of the keys set or removed, sorted; the values are fetched, never carried
+        /// (an event outlives the values it would carry, and reaches more readers than the account's details do).
+        case detailsChanged(keys: [String])
         /// The session ended: logout.
-        case disassociatingAccount(AccountDetails)
+        case disassociatingAccount
         /// The account is about to be deleted; storage providers remove its data.
         case deletingAccount
         /// A reset was asked for; the token, sealed, goes to whoever delivers it (e.g. an email sender), the only one
         /// that opens it.
         case passwordResetRequested(userId: String, token: SealedResetToken, expiresAt: Date)
         case passwordChanged
+        /// Carries both userIds: the mailer tells the previous address of the change, which cannot be fetched any
+        /// more. An account's stream (docs/GATEWAY.md) leaves them out.
         case userIdChanged(previous: String, new: String)
         /// Sessions were ended (logout everywhere, password change or reset).
         case sessionsRevoked

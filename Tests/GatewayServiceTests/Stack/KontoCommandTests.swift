@@ -231,7 +231,7 @@ struct KontoCommandTests {
             #expect(follower.isRunning)
             let lines = follower.output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
             #expect(lines.map { $0["type"] as? String } == ["detailsChanged"], "\(follower.output)")
-            #expect((lines.last?["data"] as? [String: Any])?["new"] != nil)
+            #expect((lines.last?["data"] as? [String: Any])?["keys"] as? [String] == ["dateOfBirth"])
 
             // The stack stops with the stream open (it does not wait for the follower to leave), and the follower
             // is told why, to resume elsewhere.

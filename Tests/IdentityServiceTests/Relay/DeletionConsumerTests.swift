@@ -32,11 +32,7 @@ struct DeletionConsumerTests {
                         // A modification's detailsChanged goes out through Profile's outbox relay.
                         _ = try await profileClient.call(ProfileContract.modify, ProfileModifyRequest(accountId: "a1", modifications: AccountModifications(set: AccountDetails(values: ["dateOfBirth": .string("1824-01-01")]))))
                         let changed = try await OutboxRelayTests.feed(notificationsClient, accountId: "a1", count: 1)
-                        guard case .detailsChanged(_, let new) = changed.first?.kind else {
-                            Issue.record("expected detailsChanged, got \(changed)")
-                            return
-                        }
-                        #expect(new[identifier: "dateOfBirth"] == .string("1824-01-01"))
+                        #expect(changed.first?.kind == .detailsChanged(keys: ["dateOfBirth"]))
                         // The consumer declares its group when it starts, maybe after this publish: declared here too (as
                         // a deployment would, before the first deletion), so the events are queued for it either way.
                         _ = try await notificationsClient.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: ProfileServer.deletionGroup, types: ["deletingAccount"]))

@@ -51,7 +51,7 @@ struct IdentityStorageConformanceTests {
             } catch {
                 #expect((error as? IdentityStorageError)?.code == .userIdTaken)
             }
-            let event = Self.event("a1", .associatedAccount(AccountDetails()))
+            let event = Self.event("a1", .associatedAccount)
             try await storage.activateAccount(accountId: "a1", session: Self.session("s1", account: "a1", byte: 1), events: [event])
             let stored = try #require(try await storage.credential(normalizedUserId: "leland@stanford.edu"))
             #expect(stored.accountId == "a1")
@@ -348,7 +348,7 @@ struct IdentityStorageConformanceTests {
             #expect(try await storage.session(tokenHash: [UInt8](repeating: 9, count: 32)) == nil)
             #expect(try await storage.pendingEvents(limit: 10).isEmpty)
             try await storage.activateAccount(accountId: "a1", session: Self.session("s1", account: "a1", byte: 1), events: [])
-            let events = [Self.event("a1", .associatedAccount(AccountDetails())), Self.event("a1", .sessionsRevoked), Self.event("a1", .passwordChanged)]
+            let events = [Self.event("a1", .associatedAccount), Self.event("a1", .sessionsRevoked), Self.event("a1", .passwordChanged)]
             try await storage.createSession(Self.session("s2", account: "a1", byte: 2), events: events)
             #expect(try await storage.session(tokenHash: [UInt8](repeating: 2, count: 32))?.id == "s2")
             #expect(try await storage.pendingEvents(limit: 10) == events)
@@ -422,9 +422,8 @@ struct IdentityStorageConformanceTests {
     @Test("events come back in the order written, with every field", arguments: IdentityStorageKind.allCases)
     func outbox(kind: IdentityStorageKind) async throws {
         try await kind.withStorage { storage in
-            let details = AccountDetails(values: ["accountId": .string("a1"), "userId": .string("leland@stanford.edu"), "name": .string("Leland")])
             let events = [
-                Self.event("a1", .associatedAccount(details)),
+                Self.event("a1", .detailsChanged(keys: ["name", "userId"])),
                 Self.event("a1", .passwordResetRequested(userId: "leland@stanford.edu", token: SealedResetToken(box: "t"), expiresAt: Self.t0.date)),
                 Self.event("a1", .userIdChanged(previous: "a", new: "b")),
             ]

@@ -12,7 +12,9 @@ struct NotificationStorageErasureTests {
     /// A grace cutoff long before every deletion: erasure waits for the groups.
     static let patient = t0.adding(.seconds(-86_400))
 
-    static let details = AccountDetails(values: ["userId": .string("erase-me@example.com"), "name": .object(["givenName": .string("Erase")])])
+    /// Events that hold personal data even thin: the addresses a mailer needs.
+    static let changed = AccountEvent.Kind.userIdChanged(previous: "erase-me@example.com", new: "erased@example.com")
+    static let reset = AccountEvent.Kind.passwordResetRequested(userId: "erase-me@example.com", token: SealedResetToken(box: "sealed"), expiresAt: Date(timeIntervalSince1970: 1_800_000_000))
 
     /// The types of those of `events` still stored. By id, not through a tail: a tail gives only settled events,
     /// and other tests' transactions on the same cluster hold back what is settled.
@@ -37,25 +39,25 @@ struct NotificationStorageErasureTests {
         try await kind.withStorage { storage async throws in
             _ = try await storage.ensureGroup("all", types: nil, at: Self.t0)
             _ = try await storage.ensureGroup("profile", types: ["deletingAccount"], at: Self.t0)
-            let other = Conformance.event("keep", .associatedAccount(Self.details))
+            let other = Conformance.event("keep", Self.changed)
             var gone = [
-                Conformance.event("gone", .associatedAccount(Self.details)),
-                Conformance.event("gone", .detailsChanged(previous: Self.details, new: AccountDetails(values: [:]))),
+                Conformance.event("gone", Self.changed),
+                Conformance.event("gone", Self.reset),
                 Conformance.event("gone", .deletingAccount),
             ]
             _ = try await storage.append([gone[0], gone[1], other, gone[2]], at: Self.t0)
             #expect(try await storage.eraseDeletedAccounts(graceCutoff: Self.patient, limit: 10, at: Self.t0) == 0, "groups have not processed it")
             try await Self.drain(storage, "all")
             #expect(try await storage.eraseDeletedAccounts(graceCutoff: Self.patient, limit: 10, at: Self.t0) == 0, "profile has not processed the deletion")
-            #expect(try await Self.remaining(storage, gone) == ["associatedAccount", "detailsChanged", "deletingAccount"])
+            #expect(try await Self.remaining(storage, gone) == ["userIdChanged", "passwordResetRequested", "deletingAccount"])
             try await Self.drain(storage, "profile")
             #expect(try await storage.eraseDeletedAccounts(graceCutoff: Self.patient, limit: 10, at: Self.t0) == 1)
             #expect(try await Self.remaining(storage, gone) == ["deletingAccount"])
-            #expect(try await Self.remaining(storage, [other]) == ["associatedAccount"])
+            #expect(try await Self.remaining(storage, [other]) == ["userIdChanged"])
             #expect(try await storage.eraseDeletedAccounts(graceCutoff: Self.patient, limit: 10, at: Self.t0) == 0, "nothing left to erase")
 
             // An event that arrives after the erasure (another service's outbox was behind) is erased in turn.
-            gone.append(Conformance.event("gone", .disassociatingAccount(Self.details)))
+            gone.append(Conformance.event("gone", Self.reset))
             _ = try await storage.append([gone[3]], at: Self.t0)
             #expect(try await storage.eraseDeletedAccounts(graceCutoff: Self.patient, limit: 10, at: Self.t0) == 0, "queued in 'all'")
             try await Self.drain(storage, "all")
@@ -68,7 +70,7 @@ struct NotificationStorageErasureTests {
     func erasedAfterGrace(kind: NotificationStorageKind) async throws {
         try await kind.withStorage { storage async throws in
             _ = try await storage.ensureGroup("stuck", types: nil, at: Self.t0)
-            let gone = [Conformance.event("gone", .associatedAccount(Self.details)), Conformance.event("gone", .deletingAccount)]
+            let gone = [Conformance.event("gone", Self.changed), Conformance.event("gone", .deletingAccount)]
             _ = try await storage.append([gone[0]], at: Self.t0)
             let first = try #require(try await Conformance.claim(storage, "stuck").first)
             #expect(try await storage.reject(first.claim, reason: "mailer down", at: Self.t0))
@@ -122,8 +124,8 @@ struct NotificationStorageErasureTests {
             for round in 0..<60 {
                 let account = "race-\(round)"
                 let events = [
-                    Conformance.event(account, .associatedAccount(Self.details)), Conformance.event(account, .deletingAccount),
-                    Conformance.event(account, .detailsChanged(previous: Self.details, new: Self.details)),
+                    Conformance.event(account, Self.changed), Conformance.event(account, .deletingAccount),
+                    Conformance.event(account, Self.reset),
                 ]
                 _ = try await storage.append(Array(events.prefix(2)), at: Self.t0)
                 async let erase = storage.eraseDeletedAccounts(graceCutoff: Self.patient, limit: 10, at: Self.t0)

@@ -127,7 +127,13 @@ extension GatewayAPI {
     static func serverSentEvent(_ event: AccountEvent) -> [UInt8] {
         var data = "{}"
         if let encoded = try? sseEncoder.encode(event), var object = try? JSONSerialization.jsonObject(with: encoded) as? [String: Any] {
+            // What the mailer needs and an app does not: the reset token, and the userIds of a change (which also
+            // ends this stream's other sessions: a stolen one must not learn the new userId from its last event).
             object["sealedToken"] = nil
+            if case .userIdChanged = event.kind {
+                object["previous"] = nil
+                object["new"] = nil
+            }
             if let shown = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) {
                 // JSON has no raw newlines, so the data is one line.
                 data = String(decoding: shown, as: UTF8.self)

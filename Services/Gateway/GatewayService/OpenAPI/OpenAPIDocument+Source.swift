@@ -516,7 +516,9 @@ paths:
       tags: [account]
       summary: >-
         The account's events as Server-Sent Events from the moment the stream opens (never the account's history),
-        or after Last-Event-ID when given; the stream ends when the session does. A reset token is never included.
+        or after Last-Event-ID when given; the stream ends when the session does. Events are thin (a detailsChanged
+        names the changed keys, fetch the details with GET /v1/account); a reset token and a userId change's userIds
+        are never included.
       security:
         - bearer: []
       parameters:
@@ -541,6 +543,14 @@ paths:
                   time:
                     type: string
                   accountId:
+                    type: string
+                  keys:
+                    description: detailsChanged only, the identifiers of the keys set or removed.
+                    type: array
+                    items:
+                      type: string
+                  expiresAt:
+                    description: passwordResetRequested only.
                     type: string
                   code:
                     type: string

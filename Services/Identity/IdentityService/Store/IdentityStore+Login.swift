@@ -71,7 +71,7 @@ extension IdentityStore {
         // since, the session is not created, and the login fails as a wrong password would.
         let (session, token) = makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true, at: now)
         do {
-            try await storage.createSession(session, events: [event(accountId, .associatedAccount(answer), at: now)])
+            try await storage.createSession(session, events: [event(accountId, .associatedAccount, at: now)])
         } catch where error.code == .notFound {
             throw Self.wrongCredentials
         } catch {

@@ -30,9 +30,8 @@ extension IdentityStore {
     public func logout(_ request: IdentitySessionRequest) async throws(IdentityError) -> IdentitySessionsEnded {
         let now = clock()
         let session = try await validSession(request.token, at: now)
-        let details = AccountDetails(values: [AccountIdKey.identifier: .string(session.accountId)], userIdType: configuration.userIdType)
         let ended = try await stored { () async throws(IdentityStorageError) in
-            try await storage.deleteSession(id: session.id, events: [event(session.accountId, .disassociatingAccount(details), at: now)])
+            try await storage.deleteSession(id: session.id, events: [event(session.accountId, .disassociatingAccount, at: now)])
         }
         return IdentitySessionsEnded(sessionsEnded: ended ? 1 : 0)
     }
@@ -42,12 +41,11 @@ extension IdentityStore {
         let now = clock()
         let session = try await validSession(request.token, at: now)
         let accountId = session.accountId
-        let details = AccountDetails(values: [AccountIdKey.identifier: .string(accountId)], userIdType: configuration.userIdType)
         let ended = try await stored { () async throws(IdentityStorageError) in
             try await storage.deleteSessions(accountId: accountId, keeping: nil) { _ in
                 [
                     self.event(accountId, .sessionsRevoked, at: now),
-                    self.event(accountId, .disassociatingAccount(details), at: now),
+                    self.event(accountId, .disassociatingAccount, at: now),
                 ]
             }
         }

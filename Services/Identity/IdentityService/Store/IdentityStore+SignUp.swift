@@ -46,7 +46,7 @@ extension IdentityStore {
             try await storage.activateAccount(
                 accountId: accountId,
                 session: session,
-                events: [event(accountId, .associatedAccount(answer), at: now)]
+                events: [event(accountId, .associatedAccount, at: now)]
             )
         } catch {
             // The reservation may be gone (abandoned as stale) or the database away: drop what is left.
@@ -67,7 +67,7 @@ extension IdentityStore {
         let (session, token) = makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: false, at: now)
         let details = accountDetails(AccountDetails(userIdType: configuration.userIdType), accountId: accountId, userId: nil)
         try await stored { () async throws(IdentityStorageError) in
-            try await storage.createAnonymousAccount(credential, session: session, events: [event(accountId, .associatedAccount(details), at: now)])
+            try await storage.createAnonymousAccount(credential, session: session, events: [event(accountId, .associatedAccount, at: now)])
         }
         logger.info("anonymous account created", metadata: ["konto.account_id": "\(accountId)"])
         return IdentityAccountSession(accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: details)
@@ -112,7 +112,7 @@ extension IdentityStore {
                 normalizedUserId: normalizedUserId,
                 passwordHash: hash.encoded,
                 session: fresh,
-                events: [event(accountId, .associatedAccount(answer), at: now)]
+                events: [event(accountId, .associatedAccount, at: now)]
             )
         } catch {
             // Taken in the meantime, or the database away: the profile just made must go.

@@ -83,7 +83,7 @@ public struct ProfileStore: Sendable {
             }
             let modified = accountDetails(accountId: accountId, values: values)
             // SpeziAccount's detailsChanged, written with the change (the outbox relay publishes it).
-            let event = AccountEvent(accountId: accountId, kind: .detailsChanged(previous: current, new: modified))
+            let event = AccountEvent(accountId: accountId, kind: .detailsChanged(keys: AccountEvent.changedKeys(previous: current, new: modified)))
             let written = try await perform("modify", logger: logger) { storage async throws(ProfileStorageError) in
                 try await storage.replace(accountId: accountId, values: values, ifVersion: stored.version, events: [event])
             }
