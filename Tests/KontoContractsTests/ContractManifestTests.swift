@@ -32,7 +32,7 @@ struct ContractManifestTests {
             try manifest.check(service: "identity", contractVersion: IdentityContract.version)
         }
         #expect(error.description == "identity/contract.json: the examples belong to contract version 2, the contract is at version 1; "
-            + "the examples belong to wire protocol version 7, KontoWire speaks version 1. "
+            + "the examples belong to wire protocol version 7, KontoWire speaks version \(WireProtocolVersion.current). "
             + "Re-record the examples in Tests/Contracts/identity for the current versions, then update contract.json.")
         // The same manifest passes for the versions it names.
         try manifest.check(service: "identity", contractVersion: 2, wireVersion: 7)

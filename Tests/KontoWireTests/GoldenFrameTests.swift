@@ -32,4 +32,22 @@ struct GoldenFrameTests {
         let golden = GoldenFrames.all[index]
         #expect(WireFrameCodec.encodedSize(golden.frame) == golden.hex.count / 2)
     }
+
+    /// The handshake's proofs, computed independently (Python's hmac) from docs/PROTOCOL.md, "Handshake": the
+    /// caller's key from the root secret, then the client's and the server's proof over the transcript of the golden
+    /// challenge and client hello. Changing them is changing the protocol.
+    @Test("the handshake's peer key and proofs match the documented construction")
+    func handshakeProofs() {
+        let root = WireSecret("konto-golden-secret")
+        #expect(ByteBuffer(bytes: root.peerKeyBytes(for: "identity")).hexString == "f76522e34099b3070d659eb1a2b7fc0bd943279e8f269b066909d83a49edd112")
+        let transcript = WireHandshake.Transcript(
+            serverNonce: Array(0..<32), serverVersions: [2], serviceName: "identity", clientVersions: [2], clientNonce: Array(repeating: 0xBB, count: 32)
+        )
+        let key = root.key(forPeer: "identity")
+        #expect(ByteBuffer(bytes: WireHandshake.clientProof(key: key, transcript: transcript)).hexString == "a9f988fd2decdf180d87b2380b2d4d4d791926301e8c17774d2b1a80c6dbbe64")
+        #expect(
+            ByteBuffer(bytes: WireHandshake.serverProof(key: key, transcript: transcript, version: 2, serverName: "profile")).hexString
+                == "a2db6cd25526e238383681b887cd529e3f0925a6a78ae1a6833f6c25d905af4a"
+        )
+    }
 }

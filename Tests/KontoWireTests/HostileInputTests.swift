@@ -226,7 +226,7 @@ struct HostileInputTests {
         try await TestSupport.withRunning([server]) {
             let port = try await TestSupport.port(of: server)
             let attacker = try await RawConnection.connect(port: port)
-            let answer = try await attacker.handshake(versions: [2, 3])
+            let answer = try await attacker.handshake(versions: [3, 4])
             guard case .error(let body) = answer?.message else {
                 Issue.record("expected error, got \(String(describing: answer))")
                 return

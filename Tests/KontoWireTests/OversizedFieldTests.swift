@@ -42,8 +42,8 @@ struct OversizedFieldTests {
     @Test("name fields are cut at 255 bytes by the encoder", arguments: [
         WireFrame(correlationID: 1, message: .error(.init(code: String(repeating: "c", count: 300), message: "m", isRetryable: false))),
         WireFrame(correlationID: 1, message: .event(.init(subscriptionID: 1, topic: String(repeating: "t", count: 70_000), payload: ByteBuffer()))),
-        WireFrame(correlationID: 0, message: .hello(.clientHello(.init(serviceName: String(repeating: "s", count: 70_000), mac: [])))),
-        WireFrame(correlationID: 0, message: .welcome(.init(version: 1, serverName: String(repeating: "n", count: 300), methods: [String(repeating: "m", count: 300)], maxInFlight: 1, maxFrameLength: 1))),
+        WireFrame(correlationID: 0, message: .hello(.clientHello(.init(serviceName: String(repeating: "s", count: 70_000), mac: [], nonce: [UInt8](repeating: 0, count: 32))))),
+        WireFrame(correlationID: 0, message: .welcome(.init(version: 2, serverName: String(repeating: "n", count: 300), methods: [String(repeating: "m", count: 300)], maxInFlight: 1, maxFrameLength: 1, mac: []))),
         WireFrame(correlationID: 1, message: .request(.init(
             method: String(repeating: "m", count: 70_000),
             requestID: String(repeating: "r", count: 70_000),
@@ -72,7 +72,8 @@ struct OversizedFieldTests {
         let frame = WireFrame(correlationID: 0, message: .hello(.clientHello(.init(
             serviceName: "s",
             supportedVersions: [UInt8](repeating: 1, count: 600),
-            mac: [UInt8](repeating: 2, count: 70_000)
+            mac: [UInt8](repeating: 2, count: 70_000),
+            nonce: [UInt8](repeating: 3, count: 32)
         ))))
         guard case .hello(.clientHello(let hello))? = try Self.roundTrip(frame)?.message else {
             Issue.record("not a client hello")
@@ -85,7 +86,7 @@ struct OversizedFieldTests {
     @Test("a welcome listing more than 65,535 methods says how many it wrote")
     func manyMethods() throws {
         let methods = (0..<(WireLimits.maximumMethodCount + 10)).map { "m\($0)" }
-        let frame = WireFrame(correlationID: 0, message: .welcome(.init(version: 1, serverName: "s", methods: methods, maxInFlight: 1, maxFrameLength: 1)))
+        let frame = WireFrame(correlationID: 0, message: .welcome(.init(version: 2, serverName: "s", methods: methods, maxInFlight: 1, maxFrameLength: 1, mac: [])))
         guard case .welcome(let welcome)? = try Self.roundTrip(frame)?.message else {
             Issue.record("not a welcome")
             return

@@ -16,8 +16,8 @@ struct StateMachineTests {
             maxInFlight: maxInFlight
         ))
         _ = machine.channelActive(nonce: nonce)
-        let mac = WireHandshake.mac(secret: secret, nonce: nonce, serviceName: "c")
-        let action = machine.frameReceived(WireFrame(correlationID: 0, message: .hello(.clientHello(.init(serviceName: "c", mac: mac)))))
+        let hello = WireHandshake.clientHello(answering: .init(nonce: nonce), serviceName: "c", secret: secret)
+        let action = machine.frameReceived(WireFrame(correlationID: 0, message: .hello(.clientHello(hello))))
         guard case .write(let frame) = action, case .welcome = frame.message else {
             Issue.record("handshake did not complete: \(action)")
             return machine
@@ -42,13 +42,40 @@ struct StateMachineTests {
         #expect(machine.frameReceived(Self.request(2)) == .none)
     }
 
-    @Test("a proof for another service name is refused")
-    func macBoundToName() {
-        var machine = ServerConnectionStateMachine(configuration: .init(serverName: "s", methods: [], secret: Self.secret, maxInFlight: 1))
-        _ = machine.channelActive(nonce: Self.nonce)
-        let mac = WireHandshake.mac(secret: Self.secret, nonce: Self.nonce, serviceName: "identity")
-        let action = machine.frameReceived(WireFrame(correlationID: 0, message: .hello(.clientHello(.init(serviceName: "gateway", mac: mac)))))
-        #expect(action == .writeAndClose(WireFrame(correlationID: 0, message: .error(.init(WireError.authenticationFailed)))))
+    @Test("a proof for another service name, another challenge, or altered versions is refused")
+    func macBoundToTranscript() {
+        func refused(_ hello: WireHello.ClientHello) -> Bool {
+            var machine = ServerConnectionStateMachine(configuration: .init(serverName: "s", methods: [], secret: Self.secret, maxInFlight: 1))
+            _ = machine.channelActive(nonce: Self.nonce)
+            let action = machine.frameReceived(WireFrame(correlationID: 0, message: .hello(.clientHello(hello))))
+            return action == .writeAndClose(WireFrame(correlationID: 0, message: .error(.init(WireError.authenticationFailed))))
+        }
+        let good = WireHandshake.clientHello(answering: .init(nonce: Self.nonce), serviceName: "identity", secret: Self.secret)
+        #expect(!refused(good))
+        var renamed = good
+        renamed.serviceName = "gateway"
+        #expect(refused(renamed))
+        // Recorded on another connection (another challenge): a relay or a replay.
+        #expect(refused(WireHandshake.clientHello(answering: .init(nonce: [UInt8](repeating: 8, count: 32)), serviceName: "identity", secret: Self.secret)))
+        // The versions are in the proof: a downgrade by a relay is seen.
+        var widened = good
+        widened.supportedVersions = [1, 2]
+        #expect(refused(widened))
+        var otherNonce = good
+        otherNonce.nonce = [UInt8](repeating: 9, count: 32)
+        #expect(refused(otherNonce))
+        // A peer key is its service's alone: the gateway's key does not prove "identity".
+        let gatewayKey = WireSecret(peerKey: Self.secret.peerKeyBytes(for: "gateway"), for: "gateway")
+        #expect(!refused(WireHandshake.clientHello(answering: .init(nonce: Self.nonce), serviceName: "gateway", secret: gatewayKey)))
+        #expect(refused(WireHandshake.clientHello(answering: .init(nonce: Self.nonce), serviceName: "identity", secret: gatewayKey)))
+    }
+
+    @Test("a version 1 hello is refused wire.unsupportedVersion from its header, before anything else is read")
+    func versionOneRefused() {
+        // A version 1 client hello (docs/PROTOCOL.md before mutual authentication): header version byte 1.
+        let hex = "0000003b0101000000000000000000000100086964656e7469747901010020aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+        var buffer = ByteBuffer(hex: hex)
+        #expect(throws: WireError.unsupportedVersion(1)) { try WireFrameCodec.decode(&buffer) }
     }
 
     @Test("reads are held at the in-flight limit and resumed when a slot frees")
@@ -152,9 +179,61 @@ struct StateMachineTests {
             Issue.record("expected client hello")
             return machine
         }
-        #expect(WireHandshake.isValid(mac: body.mac, secret: secret, nonce: nonce, serviceName: "c"))
-        _ = machine.frameReceived(WireFrame(correlationID: 0, message: .welcome(.init(version: 1, serverName: "s", methods: [], maxInFlight: 8, maxFrameLength: 1024))))
+        let transcript = Self.transcript(of: body)
+        #expect(WireHandshake.isValidClientProof(body.mac, key: secret.key(forPeer: "c"), transcript: transcript))
+        _ = machine.frameReceived(Self.welcome(transcript))
         return machine
+    }
+
+    static func transcript(of hello: WireHello.ClientHello) -> WireHandshake.Transcript {
+        WireHandshake.Transcript(
+            serverNonce: nonce, serverVersions: WireProtocolVersion.supported, serviceName: hello.serviceName,
+            clientVersions: hello.supportedVersions, clientNonce: hello.nonce
+        )
+    }
+
+    static func welcome(_ transcript: WireHandshake.Transcript, key: WireSecret = secret.key(forPeer: "c"), serverName: String = "s") -> WireFrame {
+        let version = WireProtocolVersion.current
+        return WireFrame(correlationID: 0, message: .welcome(.init(
+            version: version, serverName: serverName, methods: [], maxInFlight: 8, maxFrameLength: 1024,
+            mac: WireHandshake.serverProof(key: key, transcript: transcript, version: version, serverName: serverName)
+        )))
+    }
+
+    @Test("the client completes the handshake only when the welcome proves its key over this handshake's transcript")
+    func serverMustProve() {
+        func outcome(_ welcome: (WireHandshake.Transcript) -> WireFrame) -> String {
+            var machine = ClientConnectionStateMachine(configuration: .init(serviceName: "c", secret: Self.secret))
+            guard case .write(let frame) = machine.frameReceived(WireFrame(correlationID: 0, message: .hello(.challenge(.init(nonce: Self.nonce))))),
+                  case .hello(.clientHello(let hello)) = frame.message
+            else { return "no hello" }
+            switch machine.frameReceived(welcome(Self.transcript(of: hello))) {
+            case .handshakeCompleted: return "completed"
+            case .closeAndFail(_, let error, _): return error.code
+            default: return "other"
+            }
+        }
+        #expect(outcome { Self.welcome($0) } == "completed")
+        // A server without the secret (any key but the caller's).
+        #expect(outcome { Self.welcome($0, key: WireSecret("another deployment")) } == WireError.Code.serverAuthenticationFailed)
+        // A welcome recorded from another handshake (another client nonce): a relay replaying the real server.
+        #expect(outcome { transcript in
+            var other = transcript
+            other.clientNonce = [UInt8](repeating: 1, count: 32)
+            return Self.welcome(other)
+        } == WireError.Code.serverAuthenticationFailed)
+        // The server's name is covered: a proof for "s" does not vouch for "identity".
+        #expect(outcome { transcript in
+            guard case .welcome(var body) = Self.welcome(transcript).message else { return Self.welcome(transcript) }
+            body.serverName = "identity"
+            return WireFrame(correlationID: 0, message: .welcome(body))
+        } == WireError.Code.serverAuthenticationFailed)
+        // No proof at all.
+        #expect(outcome { transcript in
+            guard case .welcome(var body) = Self.welcome(transcript).message else { return Self.welcome(transcript) }
+            body.mac = []
+            return WireFrame(correlationID: 0, message: .welcome(body))
+        } == WireError.Code.serverAuthenticationFailed)
     }
 
     @Test("responses are matched by correlation id in any order")

@@ -17,8 +17,8 @@ struct SubscriptionStateMachineTests {
             maxCredit: maxCredit
         ))
         _ = machine.channelActive(nonce: StateMachineTests.nonce)
-        let mac = WireHandshake.mac(secret: StateMachineTests.secret, nonce: StateMachineTests.nonce, serviceName: "c")
-        _ = machine.frameReceived(WireFrame(correlationID: 0, message: .hello(.clientHello(.init(serviceName: "c", mac: mac)))))
+        let hello = WireHandshake.clientHello(answering: .init(nonce: StateMachineTests.nonce), serviceName: "c", secret: StateMachineTests.secret)
+        _ = machine.frameReceived(WireFrame(correlationID: 0, message: .hello(.clientHello(hello))))
         return machine
     }
 

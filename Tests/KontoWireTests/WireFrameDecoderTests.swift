@@ -7,7 +7,7 @@ import Testing
 @Suite("Frame decoder")
 struct WireFrameDecoderTests {
     /// Builds raw frame bytes around a body given in hex, so malformed bodies can be expressed.
-    static func rawFrame(kind: UInt8, correlationID: UInt64 = 1, version: UInt8 = 1, flags: UInt16 = 0, body: [UInt8]) -> ByteBuffer {
+    static func rawFrame(kind: UInt8, correlationID: UInt64 = 1, version: UInt8 = WireProtocolVersion.current, flags: UInt16 = 0, body: [UInt8]) -> ByteBuffer {
         var buffer = ByteBuffer()
         buffer.writeInteger(UInt32(WireFrame.headerSize + body.count))
         buffer.writeInteger(version)
@@ -110,7 +110,8 @@ struct WireFrameDecoderTests {
         return [
             // Header-level
             .init(name: "length 0", bytes: ByteBuffer(hex: "00000000"), code: malformed),
-            .init(name: "length shorter than header", bytes: ByteBuffer(hex: "0000000b0108000000000000000000"), code: malformed),
+            .init(name: "length shorter than header", bytes: ByteBuffer(hex: "0000000b0208000000000000000000"), code: malformed),
+            .init(name: "a version 1 frame (before mutual authentication)", bytes: rawFrame(kind: 8, version: 1, body: []), code: WireError.Code.unsupportedVersion),
             .init(name: "unsupported version", bytes: rawFrame(kind: 8, version: 9, body: []), code: WireError.Code.unsupportedVersion),
             .init(name: "unknown kind", bytes: rawFrame(kind: 99, body: []), code: malformed),
             .init(name: "nonzero flags", bytes: rawFrame(kind: 8, flags: 1, body: []), code: malformed),
@@ -119,7 +120,10 @@ struct WireFrameDecoderTests {
             .init(name: "hello: short nonce", bytes: rawFrame(kind: hello, body: [0, 0, 1, 7, 1, 1]), code: malformed),
             .init(name: "hello: client mac runs past frame", bytes: rawFrame(kind: hello, body: [1] + s16("a") + [1, 1, 0, 0x20, 1]), code: malformed),
             .init(name: "hello: trailing byte", bytes: rawFrame(kind: hello, body: [0] + nonce + [1, 1, 0xFF]), code: malformed),
-            .init(name: "hello: invalid UTF-8 service name", bytes: rawFrame(kind: hello, body: [1, 0, 2, 0xC3, 0x28, 1, 1] + mac), code: malformed),
+            .init(name: "hello: invalid UTF-8 service name", bytes: rawFrame(kind: hello, body: [1, 0, 2, 0xC3, 0x28, 1, 2] + mac + nonce), code: malformed),
+            .init(name: "hello: client nonce missing", bytes: rawFrame(kind: hello, body: [1] + s16("a") + [1, 2] + mac), code: malformed),
+            .init(name: "hello: client nonce of 31 bytes", bytes: rawFrame(kind: hello, body: [1] + s16("a") + [1, 2] + mac + [0x00, 0x1F] + [UInt8](repeating: 1, count: 31)), code: malformed),
+            .init(name: "welcome: mac missing", bytes: rawFrame(kind: 2, body: [2] + s16("p") + [0, 0, 0, 0, 0, 1, 0, 0, 4, 0]), code: malformed),
             .init(name: "welcome: method count beyond frame", bytes: rawFrame(kind: 2, body: [1] + s16("p") + [0, 5] + s16("a")), code: malformed),
             .init(name: "request: no method header", bytes: rawFrame(kind: 3, body: [0]), code: malformed),
             .init(name: "request: invalid UTF-8 method", bytes: rawFrame(kind: 3, body: [1, 1, 0, 2, 0xFF, 0xFE]), code: malformed),

@@ -110,7 +110,7 @@ struct WireServerTests {
                 Issue.record("expected welcome, got \(String(describing: answer))")
                 return
             }
-            #expect(welcome.version == 1)
+            #expect(welcome.version == WireProtocolVersion.current)
             #expect(welcome.serverName == "test-server")
             #expect(welcome.methods == ["test.echo", "test.fail", "test.raw"])
             #expect(welcome.maxInFlight == 7)

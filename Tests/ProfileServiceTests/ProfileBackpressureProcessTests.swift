@@ -71,8 +71,8 @@ struct ProfileBackpressureProcessTests {
                 }
                 var hello = ByteBuffer()
                 let name = "greedy-peer"
-                let mac = WireHandshake.mac(secret: WireSecret(ProfileProcessTests.secret), nonce: challenge.nonce, serviceName: name)
-                WireFrameCodec.encode(WireFrame(correlationID: 0, message: .hello(.clientHello(.init(serviceName: name, mac: mac)))), into: &hello)
+                let greeting = WireHandshake.clientHello(answering: challenge, serviceName: name, secret: WireSecret(ProfileProcessTests.secret))
+                WireFrameCodec.encode(WireFrame(correlationID: 0, message: .hello(.clientHello(greeting))), into: &hello)
                 try await greedy.writeAndFlush(hello)
                 guard case .welcome = await received.next()?.message else {
                     Issue.record("expected a welcome")

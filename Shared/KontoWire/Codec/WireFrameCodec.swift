@@ -21,6 +21,7 @@ public enum WireFrameCodec {
             buffer.writeShortString(hello.serviceName, maximum: WireLimits.maximumNameLength)
             buffer.writeByteList(hello.supportedVersions)
             buffer.writeShortBytes(hello.mac)
+            buffer.writeShortBytes(hello.nonce)
         case .welcome(let welcome):
             buffer.writeInteger(welcome.version)
             buffer.writeShortString(welcome.serverName, maximum: WireLimits.maximumNameLength)
@@ -31,6 +32,7 @@ public enum WireFrameCodec {
             }
             buffer.writeInteger(welcome.maxInFlight)
             buffer.writeInteger(welcome.maxFrameLength)
+            buffer.writeShortBytes(welcome.mac)
         case .request(let request):
             var count: UInt8 = 1
             if request.timeoutMilliseconds != nil { count += 1 }
@@ -165,7 +167,11 @@ public enum WireFrameCodec {
                 let name = try body.readShortString("hello service name", maximum: WireLimits.maximumNameLength)
                 let versions = try body.readByteList("hello versions")
                 let mac = try body.readShortBytes("hello mac")
-                message = .hello(.clientHello(.init(serviceName: name, supportedVersions: versions, mac: mac)))
+                let nonce = try body.readShortBytes("hello client nonce")
+                guard nonce.count == WireHello.Challenge.nonceSize else {
+                    throw .malformedFrame("hello client nonce must be \(WireHello.Challenge.nonceSize) bytes")
+                }
+                message = .hello(.clientHello(.init(serviceName: name, supportedVersions: versions, mac: mac, nonce: nonce)))
             case let stage:
                 throw .malformedFrame("unknown hello stage \(stage)")
             }
@@ -180,12 +186,14 @@ public enum WireFrameCodec {
             }
             let maxInFlight = try body.readWireInteger(as: UInt32.self, "welcome max in flight")
             let maxFrameLength = try body.readWireInteger(as: UInt32.self, "welcome max frame length")
+            let mac = try body.readShortBytes("welcome mac")
             message = .welcome(.init(
                 version: version,
                 serverName: name,
                 methods: methods,
                 maxInFlight: maxInFlight,
-                maxFrameLength: maxFrameLength
+                maxFrameLength: maxFrameLength,
+                mac: mac
             ))
         case .request:
             message = .request(try decodeRequest(&body))

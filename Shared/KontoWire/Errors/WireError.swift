@@ -33,6 +33,8 @@ extension WireError {
         public static let malformedFrame = "wire.malformedFrame"
         public static let unsupportedVersion = "wire.unsupportedVersion"
         public static let authenticationFailed = "wire.authenticationFailed"
+        /// The server's welcome did not prove the caller's key: not the service it claims to be, or a relay.
+        public static let serverAuthenticationFailed = "wire.serverAuthenticationFailed"
         public static let handshakeRequired = "wire.handshakeRequired"
         public static let unknownMethod = "wire.unknownMethod"
         public static let deadlineExceeded = "wire.deadlineExceeded"
@@ -63,6 +65,11 @@ extension WireError {
     public static let authenticationFailed = WireError(
         code: Code.authenticationFailed,
         message: "peer authentication failed"
+    )
+
+    public static let serverAuthenticationFailed = WireError(
+        code: Code.serverAuthenticationFailed,
+        message: "the server did not prove the shared secret"
     )
 
     public static let handshakeRequired = WireError(

@@ -31,6 +31,8 @@ public struct WireFrame: Sendable, Hashable {
 
 /// Protocol versions this implementation speaks.
 public enum WireProtocolVersion {
-    public static let current: UInt8 = 1
-    public static let supported: [UInt8] = [1]
+    /// 2: the handshake authenticates both sides over a transcript of both nonces and both version lists, under a
+    /// key per calling service (docs/PROTOCOL.md). Version 1 peers are refused `wire.unsupportedVersion`.
+    public static let current: UInt8 = 2
+    public static let supported: [UInt8] = [2]
 }

@@ -18,18 +18,21 @@ public enum WireHello: Sendable, Hashable {
         }
     }
 
-    /// Client to server: who is calling, which versions it speaks, and proof of the shared secret.
+    /// Client to server: who is calling, which versions it speaks, its own nonce, and its proof: the transcript's
+    /// MAC under the caller's key (``WireHandshake/clientProof(key:transcript:)``).
     public struct ClientHello: Sendable, Hashable {
         public static let macSize = 32
         public var serviceName: String
         public var supportedVersions: [UInt8]
-        /// HMAC-SHA256(secret, nonce ‖ UTF-8(serviceName)).
         public var mac: [UInt8]
+        /// The client's fresh random nonce, which the server's proof covers: a recorded welcome is no good again.
+        public var nonce: [UInt8]
 
-        public init(serviceName: String, supportedVersions: [UInt8] = WireProtocolVersion.supported, mac: [UInt8]) {
+        public init(serviceName: String, supportedVersions: [UInt8] = WireProtocolVersion.supported, mac: [UInt8], nonce: [UInt8]) {
             self.serviceName = serviceName
             self.supportedVersions = supportedVersions
             self.mac = mac
+            self.nonce = nonce
         }
     }
 }

@@ -9,12 +9,16 @@ public struct WireWelcome: Sendable, Hashable {
     public var maxInFlight: UInt32
     /// The largest frame length the server accepts.
     public var maxFrameLength: UInt32
+    /// The server's proof (``WireHandshake/serverProof(key:transcript:version:serverName:)``): it knows the caller's
+    /// key, saw both nonces and both version lists, and chose `version`.
+    public var mac: [UInt8]
 
-    public init(version: UInt8, serverName: String, methods: [String], maxInFlight: UInt32, maxFrameLength: UInt32) {
+    public init(version: UInt8, serverName: String, methods: [String], maxInFlight: UInt32, maxFrameLength: UInt32, mac: [UInt8]) {
         self.version = version
         self.serverName = serverName
         self.methods = methods
         self.maxInFlight = maxInFlight
         self.maxFrameLength = maxFrameLength
+        self.mac = mac
     }
 }

@@ -1,17 +1,46 @@
 import Crypto
 
-/// The shared secret that authenticates services to each other.
+/// The secret that authenticates services to each other: the deployment's root secret, or one calling service's
+/// own key derived from it.
+///
+/// Every handshake runs under the caller's key, `HMAC-SHA256(root, "konto.wire.peer.v1:" ‖ serviceName)`: a server
+/// holds the root and derives the key of whoever calls; a process that only calls (the gateway) can be given just
+/// its own key (``init(peerKey:for:)``), with which it can speak as itself and as no one else.
 ///
 /// Wraps the key so that printing, logging or dumping a configuration never shows it.
 public struct WireSecret: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     let key: SymmetricKey
+    /// The service this is the key of, for a peer key; nil for the root secret.
+    public let peer: String?
 
     public init(_ secret: String) {
         self.key = SymmetricKey(data: Array(secret.utf8))
+        self.peer = nil
     }
 
     public init(bytes: [UInt8]) {
         self.key = SymmetricKey(data: bytes)
+        self.peer = nil
+    }
+
+    /// One calling service's key (32 bytes, as ``peerKeyBytes(for:)`` gives it), for a process that is not to hold
+    /// the root secret.
+    public init(peerKey bytes: [UInt8], for serviceName: String) {
+        self.key = SymmetricKey(data: bytes)
+        self.peer = serviceName
+    }
+
+    /// The key `serviceName` authenticates with: derived from the root, or this peer key itself (a peer key of
+    /// another service derives nothing: its handshakes fail as they should).
+    public func key(forPeer serviceName: String) -> WireSecret {
+        guard peer == nil else { return self }
+        return WireSecret(peerKey: peerKeyBytes(for: serviceName), for: serviceName)
+    }
+
+    /// The bytes of `serviceName`'s key, to hand to that service alone (`konto wire-key`). Only from the root.
+    public func peerKeyBytes(for serviceName: String) -> [UInt8] {
+        precondition(peer == nil, "peer keys derive from the root secret")
+        return Array(HMAC<SHA256>.authenticationCode(for: Array(("konto.wire.peer.v1:" + serviceName).utf8), using: key))
     }
 
     /// A key of its own for `purpose` (HMAC-SHA256 of the purpose under the secret), so one configured secret can
@@ -20,7 +49,7 @@ public struct WireSecret: Sendable, CustomStringConvertible, CustomDebugStringCo
         SymmetricKey(data: Array(HMAC<SHA256>.authenticationCode(for: Array(purpose.utf8), using: key)))
     }
 
-    public var description: String { "WireSecret(<redacted>)" }
+    public var description: String { peer.map { "WireSecret(peer \($0), <redacted>)" } ?? "WireSecret(<redacted>)" }
     public var debugDescription: String { self.description }
     public var customMirror: Mirror { Mirror(self, children: [:]) }
 }

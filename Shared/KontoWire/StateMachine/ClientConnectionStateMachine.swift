@@ -45,21 +45,26 @@ public struct ClientConnectionStateMachine {
 
     enum State {
         case awaitingChallenge
-        case awaitingWelcome
+        /// The hello is sent; the welcome must prove the caller's key over this transcript.
+        case awaitingWelcome(WireHandshake.Transcript)
         case ready(version: UInt8)
         case goingAway(version: UInt8)
         case closed(WireError)
     }
 
     private let configuration: Configuration
+    /// This connection's nonce, which the server's proof must cover.
+    private let nonce: [UInt8]
     private(set) var state: State = .awaitingChallenge
     private var pending: [UInt64: EventLoopPromise<WireResponse>] = [:]
     private var subscriptions: [UInt64: Subscription] = [:]
     private var nextCorrelationID: UInt64 = 1
     private var pingOutstanding = false
 
-    public init(configuration: Configuration) {
+    /// - Parameter nonce: this connection's fresh random nonce (tests give their own).
+    public init(configuration: Configuration, nonce: [UInt8] = WireHandshake.makeNonce()) {
         self.configuration = configuration
+        self.nonce = nonce
     }
 
     public var pendingCount: Int { self.pending.count }
@@ -70,16 +75,20 @@ public struct ClientConnectionStateMachine {
         case .awaitingChallenge:
             switch frame.message {
             case .hello(.challenge(let challenge)):
-                self.state = .awaitingWelcome
-                let mac = WireHandshake.mac(
-                    secret: self.configuration.secret,
-                    nonce: challenge.nonce,
-                    serviceName: self.configuration.serviceName
+                let transcript = WireHandshake.Transcript(
+                    serverNonce: challenge.nonce,
+                    serverVersions: challenge.supportedVersions,
+                    serviceName: self.configuration.serviceName,
+                    clientVersions: self.configuration.supportedVersions,
+                    clientNonce: self.nonce
                 )
+                self.state = .awaitingWelcome(transcript)
+                let key = self.configuration.secret.key(forPeer: self.configuration.serviceName)
                 let hello = WireHello.ClientHello(
                     serviceName: self.configuration.serviceName,
                     supportedVersions: self.configuration.supportedVersions,
-                    mac: mac
+                    mac: WireHandshake.clientProof(key: key, transcript: transcript),
+                    nonce: self.nonce
                 )
                 return .write(WireFrame(correlationID: 0, message: .hello(.clientHello(hello))))
             case .error(let body):
@@ -87,11 +96,16 @@ public struct ClientConnectionStateMachine {
             default:
                 return self.closeAndFail(.protocolViolation("expected a challenge, got \(frame.kind)"))
             }
-        case .awaitingWelcome:
+        case .awaitingWelcome(let transcript):
             switch frame.message {
             case .welcome(let welcome):
-                guard self.configuration.supportedVersions.contains(welcome.version) else {
+                guard self.configuration.supportedVersions.contains(welcome.version), transcript.serverVersions.contains(welcome.version) else {
                     return self.closeAndFail(.unsupportedVersion(welcome.version))
+                }
+                // The server proves it knows this caller's key, over both nonces: a fake server or a relay stops here.
+                let key = self.configuration.secret.key(forPeer: self.configuration.serviceName)
+                guard WireHandshake.isValidServerProof(welcome.mac, key: key, transcript: transcript, version: welcome.version, serverName: welcome.serverName) else {
+                    return self.closeAndFail(.serverAuthenticationFailed)
                 }
                 self.state = .ready(version: welcome.version)
                 return .handshakeCompleted(welcome)

@@ -155,12 +155,15 @@ public struct ServerConnectionStateMachine: Sendable {
                     message: "no common protocol version"
                 ))
             }
-            guard WireHandshake.isValid(
-                mac: hello.mac,
-                secret: self.configuration.secret,
-                nonce: nonce,
-                serviceName: hello.serviceName
-            ) else {
+            let transcript = WireHandshake.Transcript(
+                serverNonce: nonce,
+                serverVersions: self.configuration.supportedVersions,
+                serviceName: hello.serviceName,
+                clientVersions: hello.supportedVersions,
+                clientNonce: hello.nonce
+            )
+            let key = self.configuration.secret.key(forPeer: hello.serviceName)
+            guard WireHandshake.isValidClientProof(hello.mac, key: key, transcript: transcript) else {
                 return self.fail(.authenticationFailed)
             }
             self.state = .ready(peer: hello.serviceName, version: version)
@@ -169,7 +172,8 @@ public struct ServerConnectionStateMachine: Sendable {
                 serverName: self.configuration.serverName,
                 methods: self.configuration.methods,
                 maxInFlight: UInt32(clamping: self.configuration.maxInFlight),
-                maxFrameLength: UInt32(clamping: self.configuration.maxFrameLength)
+                maxFrameLength: UInt32(clamping: self.configuration.maxFrameLength),
+                mac: WireHandshake.serverProof(key: key, transcript: transcript, version: version, serverName: self.configuration.serverName)
             )
             return .write(WireFrame(version: version, correlationID: frame.correlationID, message: .welcome(welcome)))
         case .ready(_, let version), .draining(_, let version):

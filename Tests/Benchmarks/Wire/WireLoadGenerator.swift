@@ -84,6 +84,7 @@ final class LoadConnectionHandler: ChannelInboundHandler {
     private var latencies = LatencyHistogram()
     private var sentAt: UInt64 = 0
     private var nextID: UInt64 = 1
+    private var transcript: WireHandshake.Transcript?
 
     init(
         target: WireLoadGenerator.Target,
@@ -103,10 +104,21 @@ final class LoadConnectionHandler: ChannelInboundHandler {
         let frame = Self.unwrapInboundIn(data)
         switch frame.message {
         case .hello(.challenge(let challenge)):
-            let mac = WireHandshake.mac(secret: WireSecret(self.target.secret), nonce: challenge.nonce, serviceName: self.target.serviceName)
-            let hello = WireHello.ClientHello(serviceName: self.target.serviceName, mac: mac)
+            // The whole handshake, as a real client does it: its proof, and the server's checked below.
+            let hello = WireHandshake.clientHello(answering: challenge, serviceName: self.target.serviceName, secret: WireSecret(self.target.secret))
+            self.transcript = WireHandshake.Transcript(
+                serverNonce: challenge.nonce, serverVersions: challenge.supportedVersions, serviceName: hello.serviceName,
+                clientVersions: hello.supportedVersions, clientNonce: hello.nonce
+            )
             context.writeAndFlush(Self.wrapOutboundOut(WireFrame(correlationID: 0, message: .hello(.clientHello(hello)))), promise: nil)
-        case .welcome:
+        case .welcome(let welcome):
+            let key = WireSecret(self.target.secret).key(forPeer: self.target.serviceName)
+            guard let transcript = self.transcript,
+                  WireHandshake.isValidServerProof(welcome.mac, key: key, transcript: transcript, version: welcome.version, serverName: welcome.serverName)
+            else {
+                context.close(promise: nil)
+                return
+            }
             self.send(context: context)
         case .response(let response):
             let now = NIODeadline.now().uptimeNanoseconds

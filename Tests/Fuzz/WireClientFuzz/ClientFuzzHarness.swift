@@ -16,11 +16,12 @@ struct ClientFuzzHarness {
     static let configuration = ClientConnectionStateMachine.Configuration(serviceName: serviceName, secret: secret)
 
     private let ledger = PromiseLedger()
-    private var machine = ClientConnectionStateMachine(configuration: Self.configuration)
+    private var machine = ClientConnectionStateMachine(configuration: Self.configuration, nonce: Self.clientNonce)
     /// Requests written and not yet answered, by correlation id.
     private var pending: [UInt64: EventLoopPromise<WireResponse>] = [:]
     /// The nonce of the last challenge, to check the hello the client answers with.
     private var challengeNonce: [UInt8]?
+    private var challengeVersions: [UInt8] = []
     /// The machine closed (closeAndFail) and the channel with it.
     private var closed = false
 
@@ -162,7 +163,7 @@ struct ClientFuzzHarness {
         case 1: message = .response(.init(payload: ByteBuffer(string: text)))
         case 2: message = .event(.init(subscriptionID: id, topic: text, payload: ByteBuffer(string: text)))
         case 3: message = .goaway(.init(lastCorrelationID: id, reason: text))
-        case 4: message = .welcome(.init(version: 1, serverName: text, methods: [text], maxInFlight: 1, maxFrameLength: 1))
+        case 4: message = .welcome(.init(version: shape & 1 == 0 ? WireProtocolVersion.current : 1, serverName: text, methods: [text], maxInFlight: 1, maxFrameLength: 1, mac: Array(text.utf8.prefix(32))))
         default: message = .hello(.challenge(.init(nonce: Self.nonce, supportedVersions: Array(text.utf8.prefix(255)))))
         }
         self.transmitToMachine(WireFrame(correlationID: id, message: message))
@@ -215,6 +216,7 @@ struct ClientFuzzHarness {
     private mutating func receive(_ frame: WireFrame) {
         if case .hello(.challenge(let challenge)) = frame.message {
             self.challengeNonce = challenge.nonce
+            self.challengeVersions = challenge.supportedVersions
         }
         let action = self.machine.frameReceived(frame)
         switch action {
@@ -234,7 +236,7 @@ struct ClientFuzzHarness {
     }
 
     private mutating func connect(handshake: Bool) {
-        self.machine = ClientConnectionStateMachine(configuration: Self.configuration)
+        self.machine = ClientConnectionStateMachine(configuration: Self.configuration, nonce: Self.clientNonce)
         self.pending = [:]
         self.closed = false
         self.challengeNonce = nil
@@ -244,13 +246,22 @@ struct ClientFuzzHarness {
         guard case .handshakeCompleted = action else { fatalError("a valid welcome did not complete the handshake") }
     }
 
+    /// The client's nonce, fixed so the harness can prove the server's side of the handshake.
+    static let clientNonce = [UInt8](repeating: 0x5C, count: WireHello.Challenge.nonceSize)
+
+    /// A welcome with the server's proof for the handshake the harness drives (challenge `nonce`, default versions).
     static func welcome(version: UInt8, serverName: String) -> WireFrame {
-        WireFrame(correlationID: 0, message: .welcome(.init(
+        let transcript = WireHandshake.Transcript(
+            serverNonce: Self.nonce, serverVersions: WireProtocolVersion.supported, serviceName: Self.serviceName,
+            clientVersions: Self.configuration.supportedVersions, clientNonce: Self.clientNonce
+        )
+        return WireFrame(correlationID: 0, message: .welcome(.init(
             version: version,
             serverName: serverName,
             methods: ["echo", "profile.load"],
             maxInFlight: 128,
-            maxFrameLength: UInt32(Self.maxFrameLength)
+            maxFrameLength: UInt32(Self.maxFrameLength),
+            mac: WireHandshake.serverProof(key: Self.secret.key(forPeer: Self.serviceName), transcript: transcript, version: version, serverName: serverName)
         )))
     }
 
@@ -299,8 +310,11 @@ struct ClientFuzzHarness {
 
     private func emit(_ frame: WireFrame) {
         if case .hello(.clientHello(let hello)) = frame.message {
-            guard let nonce = self.challengeNonce,
-                  WireHandshake.isValid(mac: hello.mac, secret: Self.secret, nonce: nonce, serviceName: hello.serviceName),
+            guard let challenge = self.challengeNonce,
+                  WireHandshake.isValidClientProof(hello.mac, key: Self.secret.key(forPeer: hello.serviceName), transcript: .init(
+                      serverNonce: challenge, serverVersions: self.challengeVersions, serviceName: hello.serviceName,
+                      clientVersions: hello.supportedVersions, clientNonce: hello.nonce
+                  )),
                   hello.serviceName == Self.serviceName
             else {
                 fatalError("the client's hello does not prove the secret for the challenge")

@@ -110,7 +110,7 @@ enum ClientFuzzSeeds {
         seed("unexpected-frames") { w in
             w.frame(WireFrame(correlationID: 1, message: .request(.init(method: "echo", payload: ByteBuffer()))))
             w.step(ClientFuzzStep.newConnection.rawValue)
-            w.frame(WireFrame(correlationID: 0, message: .welcome(.init(version: 1, serverName: "s", methods: [], maxInFlight: 1, maxFrameLength: 1))))
+            w.frame(WireFrame(correlationID: 0, message: .welcome(.init(version: 1, serverName: "s", methods: [], maxInFlight: 1, maxFrameLength: 1, mac: []))))
         }
         seed("truncated-frame") { w in
             send(&w)

@@ -208,16 +208,12 @@ final class RawConnection: Sendable {
     }
 
     /// Reads the challenge and answers it; returns the server's welcome (or error) frame.
-    func handshake(secret: WireSecret = TestSupport.secret, serviceName: String = "raw", versions: [UInt8] = [1]) async throws -> WireFrame? {
+    func handshake(secret: WireSecret = TestSupport.secret, serviceName: String = "raw", versions: [UInt8] = WireProtocolVersion.supported) async throws -> WireFrame? {
         guard let challengeFrame = try await self.nextFrame(),
               case .hello(.challenge(let challenge)) = challengeFrame.message
         else { return nil }
-        let mac = WireHandshake.mac(secret: secret, nonce: challenge.nonce, serviceName: serviceName)
-        try await self.send(WireFrame(correlationID: 0, message: .hello(.clientHello(.init(
-            serviceName: serviceName,
-            supportedVersions: versions,
-            mac: mac
-        )))))
+        let hello = WireHandshake.clientHello(answering: challenge, serviceName: serviceName, secret: secret, supportedVersions: versions)
+        try await self.send(WireFrame(correlationID: 0, message: .hello(.clientHello(hello))))
         return try await self.nextFrame()
     }
 
