@@ -2,6 +2,7 @@ import Foundation
 @testable import GatewayService
 import KontoRuntime
 import KontoTesting
+import KontoWire
 import NIOHTTP1
 import Testing
 
@@ -77,6 +78,36 @@ struct GatewayLimitsTests {
             let page = try await gateway.request(.GET, "/account/", headers: [("X-Forwarded-Proto", "https")])
             #expect(page.headers["Set-Cookie"].allSatisfy { !$0.contains("Secure") }, "\(page.headers)")
         }
+    }
+
+    @Test("the gateway can hold its own wire key instead of the root secret; a malformed key, or both, is refused naming the variable")
+    func ownWireKey() throws {
+        let logger = GatewayHarness.logger
+        let root = "a-root-secret-of-thirty-two-bytes-0123456789"
+        let key = WireSecret(root).peerKeyBytes(for: "gateway").map { String(format: "%02x", $0) }.joined()
+        // What README and the error message tell an operator to run, run once with openssl for this root:
+        // printf 'konto.wire.peer.v1:gateway' | openssl dgst -sha256 -hmac "$root"
+        #expect(key == "471ba449ca98d92ff814432685fc0dfca0f1deaf7937b0b8911acf1e4af343f0")
+        let configured = try GatewayConfiguration(environment: ServiceEnvironment(["KONTO_GATEWAY_WIRE_KEY": key.uppercased()]), logger: logger)
+        #expect(configured.secret.peer == "gateway")
+        let transcript = WireHandshake.Transcript(serverNonce: [1], serverVersions: [2], serviceName: "gateway", clientVersions: [2], clientNonce: [2])
+        #expect(
+            WireHandshake.clientProof(key: configured.secret.key(forPeer: "gateway"), transcript: transcript)
+                == WireHandshake.clientProof(key: WireSecret(root).key(forPeer: "gateway"), transcript: transcript)
+        )
+        func error(_ settings: [String: String]) -> String? {
+            do {
+                _ = try GatewayConfiguration(environment: ServiceEnvironment(settings), logger: logger)
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        for bad in ["abc", String(repeating: "g", count: 64), String(key.dropLast(2))] {
+            #expect(error(["KONTO_GATEWAY_WIRE_KEY": bad])?.contains("KONTO_GATEWAY_WIRE_KEY must be 64 hexadecimal digits") == true, "\(bad)")
+        }
+        #expect(error(["KONTO_GATEWAY_WIRE_KEY": key, "KONTO_WIRE_SECRET": root])?.contains("KONTO_GATEWAY_WIRE_KEY is set together with KONTO_WIRE_SECRET") == true)
+        #expect(error([:])?.contains("KONTO_WIRE_SECRET") == true)
     }
 
     @Test("the proxy settings are checked at start: a header without trusted proxies, a malformed range")

@@ -1,4 +1,5 @@
 import Foundation
+import KontoWire
 import Synchronization
 
 /// konto-notifications, konto-profile, konto-identity and konto-gateway as separate processes on free loopback
@@ -39,13 +40,25 @@ public final class KontoProcessStack: Sendable {
         var started: [String: ServiceProcess] = [:]
         do {
             for service in Self.services {
-                started[service] = try ServiceProcess.start(try ServiceProcess.executable(named: service), environment: environment)
+                started[service] = try ServiceProcess.start(try ServiceProcess.executable(named: service), environment: Self.environment(environment, for: service))
             }
         } catch {
             for process in started.values { process.signal(SIGKILL) }
             throw error
         }
         processes = Mutex(started)
+    }
+
+    /// What `service` is started with: the gateway gets its own wire key instead of the root secret, as a
+    /// deployment with per-service credentials gives it (unless the caller set the key or the secret for it).
+    static func environment(_ environment: [String: String], for service: String) -> [String: String] {
+        guard service == "konto-gateway", environment["KONTO_GATEWAY_WIRE_KEY"] == nil, let root = environment["KONTO_WIRE_SECRET"] else {
+            return environment
+        }
+        var gateway = environment
+        gateway["KONTO_WIRE_SECRET"] = nil
+        gateway["KONTO_GATEWAY_WIRE_KEY"] = WireSecret(root).peerKeyBytes(for: "gateway").map { String(format: "%02x", $0) }.joined()
+        return gateway
     }
 
     /// The running process of `service` (one of ``services``).
@@ -62,7 +75,7 @@ public final class KontoProcessStack: Sendable {
 
     /// Starts a service again on its port.
     public func restart(_ service: String) throws {
-        let process = try ServiceProcess.start(try ServiceProcess.executable(named: service), environment: environment)
+        let process = try ServiceProcess.start(try ServiceProcess.executable(named: service), environment: Self.environment(environment, for: service))
         processes.withLock { $0[service] = process }
     }
 

@@ -37,7 +37,28 @@ public struct WireSecret: Sendable, CustomStringConvertible, CustomDebugStringCo
         return WireSecret(peerKey: peerKeyBytes(for: serviceName), for: serviceName)
     }
 
-    /// The bytes of `serviceName`'s key, to hand to that service alone (`konto wire-key`). Only from the root.
+    /// The bytes of hexadecimal text (either case), or nil.
+    public static func hexBytes(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count.isMultiple(of: 2) else { return nil }
+        func value(_ digit: UInt8) -> UInt8? {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
+    }
+
+    /// The bytes of `serviceName`'s key, to hand to that service alone. Only from the root.
     public func peerKeyBytes(for serviceName: String) -> [UInt8] {
         precondition(peer == nil, "peer keys derive from the root secret")
         return Array(HMAC<SHA256>.authenticationCode(for: Array(("konto.wire.peer.v1:" + serviceName).utf8), using: key))

@@ -85,6 +85,24 @@ public struct GatewayConfiguration: Sendable {
         self.accounts = accounts
     }
 
+    /// The gateway only calls: it can be given its own wire key (`KONTO_GATEWAY_WIRE_KEY`) instead of the
+    /// deployment's root secret, so that the process facing the internet cannot speak as any other service.
+    static func wireSecret(_ environment: ServiceEnvironment) throws -> WireSecret {
+        guard let text = environment.string("KONTO_GATEWAY_WIRE_KEY") else {
+            return WireSecret(try environment.secret("KONTO_WIRE_SECRET"))
+        }
+        guard environment.string("KONTO_WIRE_SECRET") == nil else {
+            throw ServiceEnvironmentError(variable: "KONTO_GATEWAY_WIRE_KEY", problem: "is set together with KONTO_WIRE_SECRET: give the gateway its own key only")
+        }
+        guard let bytes = WireSecret.hexBytes(text), bytes.count == 32 else {
+            throw ServiceEnvironmentError(
+                variable: "KONTO_GATEWAY_WIRE_KEY",
+                problem: "must be 64 hexadecimal digits: printf 'konto.wire.peer.v1:gateway' | openssl dgst -sha256 -hmac \"$KONTO_WIRE_SECRET\""
+            )
+        }
+        return WireSecret(peerKey: bytes, for: GatewayServer.serviceName)
+    }
+
     /// Reads the variables README lists; every problem names its variable or file.
     public init(environment: ServiceEnvironment, logger: Logger) throws {
         let accounts = try environment.string("KONTO_ACCOUNTS_CONFIG").map { path in
@@ -93,7 +111,7 @@ public struct GatewayConfiguration: Sendable {
         self.init(
             host: environment.string("KONTO_GATEWAY_HOST", default: "127.0.0.1"),
             port: try environment.port("KONTO_GATEWAY_PORT", default: Self.defaultPort),
-            secret: WireSecret(try environment.secret("KONTO_WIRE_SECRET")),
+            secret: try Self.wireSecret(environment),
             identity: Upstream(host: environment.string("KONTO_IDENTITY_HOST", default: "127.0.0.1"), port: try environment.port("KONTO_IDENTITY_PORT", default: 7401)),
             profile: Upstream(host: environment.string("KONTO_PROFILE_HOST", default: "127.0.0.1"), port: try environment.port("KONTO_PROFILE_PORT", default: 7402)),
             notifications: Upstream(

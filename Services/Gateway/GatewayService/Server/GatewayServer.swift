@@ -15,6 +15,8 @@ import ServiceLifecycle
 /// Identity, Profile and Notifications, as a component graph (the clients start before the HTTP server listens
 /// and stop after it).
 public final class GatewayServer: Service {
+    /// The name the gateway calls the services by, and the one its own wire key (`KONTO_GATEWAY_WIRE_KEY`) is for.
+    public static let serviceName = "gateway"
     public let configuration: GatewayConfiguration
     private let identity: WireClient
     private let profile: WireClient
@@ -35,7 +37,7 @@ public final class GatewayServer: Service {
         self.logger = logger
         let timeout = TimeAmount(configuration.upstreamTimeout)
         func client(_ upstream: GatewayConfiguration.Upstream, service: String, connections: Int = configuration.connectionsPerService) -> WireClient {
-            var wire = WireClient.Configuration(host: upstream.host, port: upstream.port, serviceName: "gateway", secret: configuration.secret)
+            var wire = WireClient.Configuration(host: upstream.host, port: upstream.port, serviceName: Self.serviceName, secret: configuration.secret)
             wire.connectionCount = connections
             wire.requestTimeout = timeout
             var logger = logger
