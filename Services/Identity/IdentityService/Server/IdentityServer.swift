@@ -49,7 +49,7 @@ public final class IdentityServer: Service {
         var profile = WireClient.Configuration(
             host: configuration.profileHost,
             port: configuration.profilePort,
-            serviceName: ProfileContract.serviceName,
+            serviceName: IdentityContract.serviceName,  // who calls: Identity (the handshake proves this name)
             secret: configuration.secret
         )
         profile.requestTimeout = .milliseconds(configuration.profileTimeout.milliseconds)
