@@ -1,5 +1,8 @@
 import Foundation
+import KontoContracts
 import KontoTesting
+import KontoWire
+import NIOCore
 import NIOHTTP1
 import Testing
 
@@ -47,6 +50,37 @@ struct GatewayProcessTests {
             let fourth = try #require((try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"meitner@example.org","password":"nuclear fission 1938"}"#).object["session"] as? [String: Any])?["token"] as? String)
             #expect(try await gateway.request(.DELETE, "/v1/account", token: fourth).status == 204)
             #expect(try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"meitner@example.org","password":"nuclear fission 1938"}"#).status == 401)
+        }
+    }
+
+    @Test("with wire TLS on (KONTO_WIRE_TLS_CERT, _KEY, _CA) and the gateway holding only its own key, the four processes serve a sign-up, a change, a login and a deletion")
+    func overTLS() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("konto-process-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // The wire TLS tests' certificate for localhost and 127.0.0.1, its own CA.
+        let certificate = directory.appendingPathComponent("cert.pem").path
+        let key = directory.appendingPathComponent("key.pem").path
+        try TLSTestCertificate.certificatePEM.write(toFile: certificate, atomically: true, encoding: .utf8)
+        try TLSTestCertificate.privateKeyPEM.write(toFile: key, atomically: true, encoding: .utf8)
+        let tls = ["KONTO_WIRE_TLS_CERT": certificate, "KONTO_WIRE_TLS_KEY": key, "KONTO_WIRE_TLS_CA": certificate]
+        try await GatewayHarness.withProcesses(environment: tls) { gateway, stack in
+            let (token, _) = try await gateway.signUp("tls@example.org")
+            #expect(try await gateway.request(.PATCH, "/v1/account", json: #"{"set":{"dateOfBirth":"1815-12-10"}}"#, token: token).status == 200)
+            let login = try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"tls@example.org","password":"correct horse battery"}"#)
+            #expect(login.status == 200)
+            #expect(try await gateway.request(.DELETE, "/v1/account", token: token).status == 204)
+            // The services listen with TLS only: a plaintext wire client is not served.
+            let port = try #require(stack.environment["KONTO_IDENTITY_PORT"].flatMap(Int.init))
+            var configuration = WireClient.Configuration(port: port, serviceName: "gateway", secret: WireSecret(stack.wireSecret))
+            configuration.connectionCount = 1
+            configuration.connectTimeout = .seconds(5)
+            let plain = WireClient(configuration: configuration, logger: GatewayHarness.logger)
+            try await RunningServices.with([plain], logger: GatewayHarness.logger) {
+                await #expect(throws: (any Error).self) {
+                    _ = try await plain.call(HealthContract.check, .init(), timeout: .seconds(5))
+                }
+            }
         }
     }
 

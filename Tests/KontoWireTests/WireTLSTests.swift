@@ -1,3 +1,5 @@
+import Foundation
+import KontoTesting
 import KontoWire
 import NIOCore
 import NIOSSL
@@ -6,27 +8,8 @@ import Testing
 /// TLS is optional and transparent to the protocol: the same handshake runs inside it.
 @Suite("TLS")
 struct WireTLSTests {
-    // A self-signed certificate for localhost/127.0.0.1 made for these tests only (valid until 2126).
-    static let certificatePEM = """
------BEGIN CERTIFICATE-----
-MIIBmzCCAUGgAwIBAgIUaJe5gJ8227cCVOJknSWlUEZr0pswCgYIKoZIzj0EAwIw
-FDESMBAGA1UEAwwJbG9jYWxob3N0MCAXDTI2MTEyMTIzMjcyOFoYDzIxMjYxMDI4
-MjMyNzI4WjAUMRIwEAYDVQQDDAlsb2NhbGhvc3QwWTATBgcqhkjOPQIBBggqhkjO
-PQMBBwNCAAStTsQ7QTyuaJh7YQm4n6bq+2LdGgRNSTa9rgkM3bOdmOzhe6o/LdET
-dWwHsGBfOnJKJZxcZkZthQE7C8Z52igoo28wbTAdBgNVHQ4EFgQUsDkIL3sZzwUm
-GmZD5zd0M5ASIBgwHwYDVR0jBBgwFoAUsDkIL3sZzwUmGmZD5zd0M5ASIBgwDwYD
-VR0TAQH/BAUwAwEB/zAaBgNVHREEEzARgglsb2NhbGhvc3SHBH8AAAEwCgYIKoZI
-zj0EAwIDSAAwRQIhALEn917P8r08xe6djh5c8bTEUZN2KMoI5yRO4MveIF1PAiBH
-VAyFxXZDF7OexKaVXWxkJflu4uugHVudD0Rlnk79Pw==
------END CERTIFICATE-----
-"""
-    static let privateKeyPEM = """
------BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgzZZZatq5nHxoAHc/
-ws1zBJWVhjUUpASSB9l403dWzXGhRANCAAStTsQ7QTyuaJh7YQm4n6bq+2LdGgRN
-STa9rgkM3bOdmOzhe6o/LdETdWwHsGBfOnJKJZxcZkZthQE7C8Z52igo
------END PRIVATE KEY-----
-"""
+    static let certificatePEM = TLSTestCertificate.certificatePEM
+    static let privateKeyPEM = TLSTestCertificate.privateKeyPEM
 
     @Test("a client calls a server over TLS, trusting only the test certificate")
     func callOverTLS() async throws {
@@ -69,6 +52,64 @@ STa9rgkM3bOdmOzhe6o/LdETdWwHsGBfOnJKJZxcZkZthQE7C8Z52igo
             try await raw.send(WireFrame(correlationID: 1, message: .ping(.init())))
             // No wire frame ever comes back: the TLS layer refuses and closes.
             #expect(try await raw.framesUntilClose().isEmpty)
+        }
+    }
+
+    /// The test certificate and key in files, as a deployment mounts them.
+    static func files() throws -> (certificate: String, key: String, directory: URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("konto-wire-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let certificate = directory.appendingPathComponent("cert.pem").path
+        let key = directory.appendingPathComponent("key.pem").path
+        try Self.certificatePEM.write(toFile: certificate, atomically: true, encoding: .utf8)
+        try Self.privateKeyPEM.write(toFile: key, atomically: true, encoding: .utf8)
+        return (certificate, key, directory)
+    }
+
+    @Test("TLS from the environment: none set is plain TCP; each missing or unreadable file is refused naming its variable")
+    func fromEnvironment() throws {
+        let (certificate, key, directory) = try Self.files()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func problem(_ variables: [String: String]) -> String? {
+            do {
+                _ = try WireTLS.fromEnvironment { variables[$0] }
+                return nil
+            } catch {
+                return error.description
+            }
+        }
+        #expect(try WireTLS.fromEnvironment { _ in nil } == nil)
+        let all = ["KONTO_WIRE_TLS_CERT": certificate, "KONTO_WIRE_TLS_KEY": key, "KONTO_WIRE_TLS_CA": certificate]
+        #expect(problem(all) == nil)
+        #expect(problem(["KONTO_WIRE_TLS_CA": certificate]) == nil, "a process that only calls needs only the CA")
+        #expect(problem(["KONTO_WIRE_TLS_CERT": certificate])?.hasPrefix("KONTO_WIRE_TLS_KEY is required") == true)
+        #expect(problem(["KONTO_WIRE_TLS_KEY": key])?.hasPrefix("KONTO_WIRE_TLS_CERT is required") == true)
+        #expect(problem(all.merging(["KONTO_WIRE_TLS_CERT": "/nonexistent.pem"]) { $1 })?.hasPrefix("KONTO_WIRE_TLS_CERT cannot be read") == true)
+        #expect(problem(all.merging(["KONTO_WIRE_TLS_KEY": certificate]) { $1 })?.hasPrefix("KONTO_WIRE_TLS_KEY cannot be read") == true)
+        #expect(problem(all.merging(["KONTO_WIRE_TLS_CA": key]) { $1 })?.hasPrefix("KONTO_WIRE_TLS_CA cannot be read") == true)
+        // A server without a certificate, a client without a CA: refused when they are made.
+        #expect(throws: WireTLS.ConfigurationError.self) { try WireTLS(caPath: certificate).serverContext() }
+        #expect(throws: WireTLS.ConfigurationError.self) { try WireTLS(certificatePath: certificate, privateKeyPath: key).clientContext() }
+        #expect(WireTLS.serverHostname(for: "identity") == "identity")
+        #expect(WireTLS.serverHostname(for: "127.0.0.1") == nil && WireTLS.serverHostname(for: "::1") == nil)
+    }
+
+    @Test("configured from files, a client and a server talk over TLS, the client checking the server's address against its certificate")
+    func fromFiles() async throws {
+        let (certificate, key, directory) = try Self.files()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let tls = WireTLS(certificatePath: certificate, privateKeyPath: key, caPath: certificate)
+        let server = TestSupport.makeServer { try! $0.apply(tls) }
+        try await TestSupport.withRunning([server]) {
+            let port = try await TestSupport.port(of: server)
+            let client = TestSupport.makeClient(port: port) {
+                try! $0.apply(tls)
+                $0.connectTimeout = .seconds(30)
+            }
+            try await TestSupport.withRunning([client]) {
+                let answer = try await client.call(TestSupport.echo, .init(text: "over tls", number: 2))
+                #expect(answer.text == "over tls")
+            }
         }
     }
 }

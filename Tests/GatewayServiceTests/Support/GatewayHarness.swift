@@ -201,14 +201,17 @@ enum GatewayHarness {
 
     /// The four executables as separate processes on loopback and one fresh database, the topology of
     /// docker-compose; `body` gets the gateway and the processes (to stop and restart).
-    static func withProcesses<Result: Sendable>(_ body: @escaping @Sendable (Running, KontoProcessStack) async throws -> Result) async throws -> Result {
+    static func withProcesses<Result: Sendable>(
+        environment additions: [String: String] = [:],
+        _ body: @escaping @Sendable (Running, KontoProcessStack) async throws -> Result
+    ) async throws -> Result {
         try await TestDatabase.withFreshDatabase(logger: logger) { database in
             let stack = try KontoProcessStack(databaseURL: database.url, environment: [
                 "KONTO_NOTIFICATIONS_POLL_MS": "100",
                 "KONTO_GATEWAY_UPSTREAM_TIMEOUT_MS": "3000",
                 "KONTO_GATEWAY_RATE_LIMIT_PER_MINUTE": "0",
                 "KONTO_GATEWAY_CREDENTIALS_RATE_LIMIT_PER_MINUTE": "0",
-            ])
+            ].merging(additions) { $1 })
             let http = HTTPClient(eventLoopGroupProvider: .singleton)
             do {
                 let running = Running(baseURL: stack.gatewayURL, http: http)

@@ -21,6 +21,8 @@ public struct GatewayConfiguration: Sendable {
     public var host: String
     public var port: Int
     public var secret: WireSecret
+    /// TLS on the wire (`KONTO_WIRE_TLS_CERT`, `_KEY`, `_CA`); nil: plain TCP.
+    public var wireTLS: WireTLS?
     public var identity: Upstream
     public var profile: Upstream
     public var notifications: Upstream
@@ -162,6 +164,11 @@ public struct GatewayConfiguration: Sendable {
         case "true": consoleSecureCookies = true
         case "false": consoleSecureCookies = false
         default: throw ServiceEnvironmentError(variable: "KONTO_GATEWAY_CONSOLE_SECURE_COOKIES", problem: "must be auto, true or false")
+        }
+        do {
+            wireTLS = try WireTLS.fromEnvironment { environment.string($0) }
+        } catch {
+            throw ServiceEnvironmentError(variable: error.variable, problem: error.problem)
         }
     }
 

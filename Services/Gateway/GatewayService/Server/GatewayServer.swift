@@ -36,21 +36,22 @@ public final class GatewayServer: Service {
         self.configuration = configuration
         self.logger = logger
         let timeout = TimeAmount(configuration.upstreamTimeout)
-        func client(_ upstream: GatewayConfiguration.Upstream, service: String, connections: Int = configuration.connectionsPerService) -> WireClient {
+        func client(_ upstream: GatewayConfiguration.Upstream, service: String, connections: Int = configuration.connectionsPerService) throws -> WireClient {
             var wire = WireClient.Configuration(host: upstream.host, port: upstream.port, serviceName: Self.serviceName, secret: configuration.secret)
+            try wire.apply(configuration.wireTLS)
             wire.connectionCount = connections
             wire.requestTimeout = timeout
             var logger = logger
             logger[metadataKey: "konto.upstream"] = "\(service)"
             return WireClient(configuration: wire, eventLoopGroup: eventLoopGroup, logger: logger)
         }
-        let identity = client(configuration.identity, service: IdentityContract.serviceName)
-        let profile = client(configuration.profile, service: ProfileContract.serviceName)
-        let notifications = client(configuration.notifications, service: NotificationsContract.serviceName)
+        let identity = try client(configuration.identity, service: IdentityContract.serviceName)
+        let profile = try client(configuration.profile, service: ProfileContract.serviceName)
+        let notifications = try client(configuration.notifications, service: NotificationsContract.serviceName)
         self.identity = identity
         self.profile = profile
         self.notifications = notifications
-        let events = client(configuration.notifications, service: "notifications-events", connections: configuration.eventStreamConnections)
+        let events = try client(configuration.notifications, service: "notifications-events", connections: configuration.eventStreamConnections)
         self.events = events
         let metrics = GatewayMetrics(routes: OpenAPIDocument.paths)
         let upstreams = GatewayUpstreams(identity: identity, profile: profile, notifications: notifications, events: events, timeout: timeout, metrics: metrics)

@@ -53,10 +53,13 @@ public final class IdentityServer: Service {
             secret: configuration.secret
         )
         profile.requestTimeout = .milliseconds(configuration.profileTimeout.milliseconds)
+        try profile.apply(configuration.wireTLS)
         self.profileClient = WireClient(configuration: profile, eventLoopGroup: eventLoopGroup, logger: logger)
         if let host = configuration.notificationsHost {
+            var wire = WireClient.Configuration(host: host, port: configuration.notificationsPort, serviceName: IdentityContract.serviceName, secret: configuration.secret)
+            try wire.apply(configuration.wireTLS)
             let notifications = WireClient(
-                configuration: WireClient.Configuration(host: host, port: configuration.notificationsPort, serviceName: IdentityContract.serviceName, secret: configuration.secret),
+                configuration: wire,
                 eventLoopGroup: eventLoopGroup,
                 logger: logger
             )
@@ -74,13 +77,15 @@ public final class IdentityServer: Service {
             resetTokenSeal: ResetTokenSeal(secret: configuration.secret),
             logger: logger
         )
+        var wire = WireServer.Configuration(
+            host: configuration.host,
+            port: configuration.port,
+            serverName: IdentityContract.serviceName,
+            secret: configuration.secret
+        )
+        try wire.apply(configuration.wireTLS)
         self.wireServer = WireServer(
-            configuration: WireServer.Configuration(
-                host: configuration.host,
-                port: configuration.port,
-                serverName: IdentityContract.serviceName,
-                secret: configuration.secret
-            ),
+            configuration: wire,
             eventLoopGroup: eventLoopGroup,
             logger: logger
         )

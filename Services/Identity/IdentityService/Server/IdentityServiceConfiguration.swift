@@ -11,6 +11,8 @@ public struct IdentityServiceConfiguration: Sendable {
     public var host: String
     public var port: Int
     public var secret: WireSecret
+    /// TLS on the wire (`KONTO_WIRE_TLS_CERT`, `_KEY`, `_CA`); nil: plain TCP.
+    public var wireTLS: WireTLS?
     /// PostgreSQL; `nil` keeps credentials and sessions in memory (dev stack, tests): they are lost at exit.
     public var database: PostgresSettings?
     /// Where the Profile service listens (same shared secret).
@@ -120,6 +122,11 @@ public struct IdentityServiceConfiguration: Sendable {
             hashing: hashing,
             options: options
         )
+        do {
+            self.wireTLS = try WireTLS.fromEnvironment { environment.string($0) }
+        } catch {
+            throw ServiceEnvironmentError(variable: error.variable, problem: error.problem)
+        }
     }
 }
 

@@ -42,13 +42,15 @@ public final class NotificationServer: Service {
             logger.warning("events are kept in memory and lost at exit")
         }
         self.store = NotificationStore(storage: storage, options: configuration.options, logger: logger)
+        var wire = WireServer.Configuration(
+            host: configuration.host,
+            port: configuration.port,
+            serverName: NotificationsContract.serviceName,
+            secret: configuration.secret
+        )
+        try wire.apply(configuration.wireTLS)
         self.wireServer = WireServer(
-            configuration: WireServer.Configuration(
-                host: configuration.host,
-                port: configuration.port,
-                serverName: NotificationsContract.serviceName,
-                secret: configuration.secret
-            ),
+            configuration: wire,
             eventLoopGroup: eventLoopGroup,
             logger: logger
         )

@@ -8,6 +8,8 @@ public struct NotificationServiceConfiguration: Sendable {
     public var host: String
     public var port: Int
     public var secret: WireSecret
+    /// TLS on the wire (`KONTO_WIRE_TLS_CERT`, `_KEY`, `_CA`); nil: plain TCP.
+    public var wireTLS: WireTLS?
     /// PostgreSQL; `nil` keeps events in memory (dev stack, tests): they are lost at exit.
     public var database: PostgresSettings?
     public var options: NotificationOptions
@@ -61,5 +63,10 @@ public struct NotificationServiceConfiguration: Sendable {
             options: options,
             webhooks: try environment.string("KONTO_NOTIFICATIONS_WEBHOOKS").map { try WebhookEndpoint.load(path: $0) } ?? []
         )
+        do {
+            self.wireTLS = try WireTLS.fromEnvironment { environment.string($0) }
+        } catch {
+            throw ServiceEnvironmentError(variable: error.variable, problem: error.problem)
+        }
     }
 }

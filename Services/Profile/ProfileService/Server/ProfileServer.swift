@@ -65,10 +65,13 @@ public final class ProfileServer: Service {
             logger.warning("profile details are kept in memory and lost at exit")
         }
         self.store = ProfileStore(storage: storage, configuration: configuration.accounts, options: configuration.store, logger: logger)
+        try wire.apply(configuration.wireTLS)
         self.wireServer = WireServer(configuration: wire, eventLoopGroup: eventLoopGroup, logger: logger)
         if let host = configuration.notificationsHost {
+            var notifications = WireClient.Configuration(host: host, port: configuration.notificationsPort, serviceName: ProfileContract.serviceName, secret: configuration.secret)
+            try notifications.apply(configuration.wireTLS)
             let client = WireClient(
-                configuration: WireClient.Configuration(host: host, port: configuration.notificationsPort, serviceName: ProfileContract.serviceName, secret: configuration.secret),
+                configuration: notifications,
                 eventLoopGroup: eventLoopGroup,
                 logger: logger
             )

@@ -9,6 +9,8 @@ public struct ProfileServiceConfiguration: Sendable {
     public var host: String
     public var port: Int
     public var secret: WireSecret
+    /// TLS on the wire (`KONTO_WIRE_TLS_CERT`, `_KEY`, `_CA`); nil: plain TCP.
+    public var wireTLS: WireTLS?
     /// PostgreSQL; `nil` keeps details in memory (dev stack, tests): they are lost at exit.
     public var database: PostgresSettings?
     public var accounts: AccountConfiguration
@@ -79,5 +81,10 @@ public struct ProfileServiceConfiguration: Sendable {
             notificationsPort: try environment.port("KONTO_NOTIFICATIONS_PORT", default: 7403)
         )
         self.shutdownGracePeriod = .seconds(try environment.integer("KONTO_PROFILE_SHUTDOWN_GRACE_SECONDS", default: 10, in: 1...3_600))
+        do {
+            self.wireTLS = try WireTLS.fromEnvironment { environment.string($0) }
+        } catch {
+            throw ServiceEnvironmentError(variable: error.variable, problem: error.problem)
+        }
     }
 }
