@@ -84,7 +84,7 @@ struct GatewayLimitsTests {
     func ownWireKey() throws {
         let logger = GatewayHarness.logger
         let root = "a-root-secret-of-thirty-two-bytes-0123456789"
-        let key = WireSecret(root).peerKeyBytes(for: "gateway").map { String(format: "%02x", $0) }.joined()
+        let key = WireSecret(root).peerKeyHex(for: "gateway")
         // What README and the error message tell an operator to run, run once with openssl for this root:
         // printf 'konto.wire.peer.v1:gateway' | openssl dgst -sha256 -hmac "$root"
         #expect(key == "471ba449ca98d92ff814432685fc0dfca0f1deaf7937b0b8911acf1e4af343f0")

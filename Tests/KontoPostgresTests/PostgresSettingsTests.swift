@@ -1,5 +1,6 @@
 import Foundation
 import KontoPostgres
+import KontoTesting
 import NIOSSL
 import PostgresNIO
 import Testing
@@ -124,20 +125,7 @@ struct PostgresSettingsTests {
         try body(path)
     }
 
-    // A self-signed certificate for localhost/127.0.0.1 made for tests only (valid until 2126).
-    static let certificatePEM = """
------BEGIN CERTIFICATE-----
-MIIBmzCCAUGgAwIBAgIUaJe5gJ8227cCVOJknSWlUEZr0pswCgYIKoZIzj0EAwIw
-FDESMBAGA1UEAwwJbG9jYWxob3N0MCAXDTI2MTEyMTIzMjcyOFoYDzIxMjYxMDI4
-MjMyNzI4WjAUMRIwEAYDVQQDDAlsb2NhbGhvc3QwWTATBgcqhkjOPQIBBggqhkjO
-PQMBBwNCAAStTsQ7QTyuaJh7YQm4n6bq+2LdGgRNSTa9rgkM3bOdmOzhe6o/LdET
-dWwHsGBfOnJKJZxcZkZthQE7C8Z52igoo28wbTAdBgNVHQ4EFgQUsDkIL3sZzwUm
-GmZD5zd0M5ASIBgwHwYDVR0jBBgwFoAUsDkIL3sZzwUmGmZD5zd0M5ASIBgwDwYD
-VR0TAQH/BAUwAwEB/zAaBgNVHREEEzARgglsb2NhbGhvc3SHBH8AAAEwCgYIKoZI
-zj0EAwIDSAAwRQIhALEn917P8r08xe6djh5c8bTEUZN2KMoI5yRO4MveIF1PAiBH
-VAyFxXZDF7OexKaVXWxkJflu4uugHVudD0Rlnk79Pw==
------END CERTIFICATE-----
-"""
+    static let certificatePEM = TLSTestCertificate.certificatePEM
 
     @Test("defaults: port 5432, user postgres, database named after the user, TLS off")
     func defaults() throws {

@@ -56,10 +56,15 @@ struct MutualAuthenticationTests {
         try await channel.close()
     }
 
-    static func expectRefused(port: Int, secret: WireSecret = TestSupport.secret) async throws {
-        var configuration = WireClient.Configuration(port: port, serviceName: "identity", secret: secret)
+    /// One connection, calling as `name`.
+    static func client(port: Int, name: String = "identity", secret: WireSecret = TestSupport.secret) -> WireClient {
+        var configuration = WireClient.Configuration(port: port, serviceName: name, secret: secret)
         configuration.connectionCount = 1
-        let client = WireClient(configuration: configuration, logger: TestSupport.logger)
+        return WireClient(configuration: configuration, logger: TestSupport.logger)
+    }
+
+    static func expectRefused(port: Int, secret: WireSecret = TestSupport.secret) async throws {
+        let client = Self.client(port: port, secret: secret)
         try await TestSupport.withRunning([client]) {
             await #expect {
                 _ = try await client.call(TestSupport.echo, .init(text: "", number: 0), timeout: .seconds(20))
@@ -106,9 +111,7 @@ struct MutualAuthenticationTests {
             let mac = WireHandshake.serverProof(key: secret.key(forPeer: hello.serviceName), transcript: transcript, version: version, serverName: "echo")
             return WireWelcome(version: version, serverName: "echo", methods: ["echo"], maxInFlight: 8, maxFrameLength: 1 << 20, mac: mac)
         }) { port in
-            var configuration = WireClient.Configuration(port: port, serviceName: "identity", secret: secret)
-            configuration.connectionCount = 1
-            let client = WireClient(configuration: configuration, logger: TestSupport.logger)
+            let client = Self.client(port: port, secret: secret)
             try await TestSupport.withRunning([client]) {
                 // Welcomed: the request goes out and, unanswered by the fake, times out (not a handshake error).
                 await #expect {
@@ -125,9 +128,7 @@ struct MutualAuthenticationTests {
             let port = try await TestSupport.port(of: server)
             let gatewayKey = WireSecret(peerKey: TestSupport.secret.peerKeyBytes(for: "gateway"), for: "gateway")
             for (name, works) in [("gateway", true), ("identity", false)] {
-                var configuration = WireClient.Configuration(port: port, serviceName: name, secret: gatewayKey)
-                configuration.connectionCount = 1
-                let client = WireClient(configuration: configuration, logger: TestSupport.logger)
+                let client = Self.client(port: port, name: name, secret: gatewayKey)
                 try await TestSupport.withRunning([client]) {
                     if works {
                         _ = try await client.call(TestSupport.echo, .init(text: "hi", number: 1), timeout: .seconds(20))

@@ -57,7 +57,7 @@ public final class KontoProcessStack: Sendable {
         }
         var gateway = environment
         gateway["KONTO_WIRE_SECRET"] = nil
-        gateway["KONTO_GATEWAY_WIRE_KEY"] = WireSecret(root).peerKeyBytes(for: "gateway").map { String(format: "%02x", $0) }.joined()
+        gateway["KONTO_GATEWAY_WIRE_KEY"] = WireSecret(root).peerKeyHex(for: "gateway")
         return gateway
     }
 

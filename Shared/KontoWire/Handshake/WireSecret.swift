@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 
 /// The secret that authenticates services to each other: the deployment's root secret, or one calling service's
 /// own key derived from it.
@@ -62,6 +63,11 @@ public struct WireSecret: Sendable, CustomStringConvertible, CustomDebugStringCo
     public func peerKeyBytes(for serviceName: String) -> [UInt8] {
         precondition(peer == nil, "peer keys derive from the root secret")
         return Array(HMAC<SHA256>.authenticationCode(for: Array(("konto.wire.peer.v1:" + serviceName).utf8), using: key))
+    }
+
+    /// ``peerKeyBytes(for:)`` as the 64 hex digits a process is configured with (`KONTO_GATEWAY_WIRE_KEY`).
+    public func peerKeyHex(for serviceName: String) -> String {
+        peerKeyBytes(for: serviceName).map { String(format: "%02x", $0) }.joined()
     }
 
     /// A key of its own for `purpose` (HMAC-SHA256 of the purpose under the secret), so one configured secret can
