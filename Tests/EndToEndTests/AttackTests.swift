@@ -15,7 +15,7 @@ import Testing
 struct AttackTests {
     static let password = "analytical engine 1843"
 
-    @Test("no reset token at rest or in a log line; a deleted account's personal data is erased; no session outlives the credential it was made with; every authentication rotates the token; reset tokens end with a credential change; answers are not cacheable; limits follow the matched route")
+    @Test("no reset token at rest or in a log line; a deleted account's personal data is erased; no session outlives the credential it was made with; every authentication rotates the token; reset tokens end with a credential change; answers are not cacheable; limits follow the matched route; a service's key calls only what its allow-list names")
     func attacks() async throws {
         try await EndToEndSystem.with(environment: [
             // The login race produces wrong-password failures on purpose; the owner's lock-out is another test.
@@ -38,6 +38,65 @@ struct AttackTests {
             try await Self.headers(http)
             try await Self.serverOwnedKeys(http, system: system)
             try await Self.commonPassword(http)
+            try await Self.servicesCallOnlyWhatTheyMay(http, system: system)
+        }
+    }
+
+    // MARK: 10. A service's key used for what that service may not do
+
+    /// With one service's key (a compromised process), the others refuse every method its allow-list does not name:
+    /// the Gateway cannot publish a forged `deletingAccount` or delete a profile, Profile cannot read an account's feed
+    /// or sign in, an operator's service cannot publish. The same keys still do what they may.
+    static func servicesCallOnlyWhatTheyMay(_ http: RawHTTP, system: EndToEndSystem) async throws {
+        let (accountId, _) = try await http.signUp(userId: "victim@example.org", password: password)
+        let port = { (name: String) in system.stack.environment["KONTO_\(name)_PORT"].flatMap(Int.init) }
+        let identityPort = try #require(port("IDENTITY")), profilePort = try #require(port("PROFILE"))
+        let notificationsPort = try #require(port("NOTIFICATIONS"))
+        let forged = AccountEvent(accountId: accountId, kind: .deletingAccount)
+        func client(_ name: String, _ port: Int) -> WireClient {
+            WireClient(configuration: .init(port: port, serviceName: name, secret: WireSecret(system.stack.wireSecret)), logger: EndToEndSystem.logger)
+        }
+        let gatewayToNotifications = client(WireAllowList.gateway, notificationsPort)
+        let gatewayToProfile = client(WireAllowList.gateway, profilePort)
+        let profileToNotifications = client(ProfileContract.serviceName, notificationsPort)
+        let profileToIdentity = client(ProfileContract.serviceName, identityPort)
+        let operatorToNotifications = client("operator-billing", notificationsPort)
+        let strangerToProfile = client("intruder", profilePort)
+        let clients = [gatewayToNotifications, gatewayToProfile, profileToNotifications, profileToIdentity, operatorToNotifications, strangerToProfile]
+        try await RunningServices.with(clients, logger: EndToEndSystem.logger) {
+            let forbidden = WireError.Code.forbidden
+            let publish = NotificationsPublishRequest(events: [forged])
+            #expect(await Self.wireCode { try await gatewayToNotifications.call(NotificationsContract.publish, publish) } == forbidden)
+            #expect(await Self.wireCode { try await operatorToNotifications.call(NotificationsContract.publish, publish) } == forbidden)
+            #expect(await Self.wireCode { try await gatewayToProfile.call(ProfileContract.delete, ProfileDeleteRequest(accountId: accountId)) } == forbidden)
+            #expect(await Self.wireCode { try await strangerToProfile.call(ProfileContract.load, ProfileLoadRequest(accountId: accountId)) } == forbidden)
+            #expect(await Self.wireCode {
+                try await profileToIdentity.call(IdentityContract.login, IdentityLoginRequest(userId: "victim@example.org", password: SecretString(password)))
+            } == forbidden)
+            #expect(await Self.wireCode {
+                let feed = try await profileToNotifications.subscribe(NotificationsContract.feed, NotificationsFeedRequest(accountId: accountId), credit: 1)
+                for try await _ in feed { break }
+            } == forbidden)
+            // What each may do still works: a health check for anyone, a profile read for the Gateway, the operator's
+            // dead letters.
+            #expect(try await strangerToProfile.call(HealthContract.check, .init()).status == .ready)
+            #expect(try await gatewayToProfile.call(ProfileContract.load, ProfileLoadRequest(accountId: accountId)).accountId == accountId)
+            _ = try await operatorToNotifications.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: "billing"))
+            #expect(try await operatorToNotifications.call(NotificationsContract.deadLetters, NotificationsDeadLettersRequest(group: "billing")).letters.isEmpty)
+        }
+        // The forged deletion never happened.
+        #expect(try await http.send("POST", "/v1/sessions", json: ["userId": "victim@example.org", "password": password]).status == 200)
+    }
+
+    /// The wire error code a call ended with (nil when it succeeded, "not a wire error" for anything else).
+    static func wireCode(_ body: () async throws -> Void) async -> String? {
+        do {
+            try await body()
+            return nil
+        } catch let error as WireError {
+            return error.code
+        } catch {
+            return "not a wire error: \(error)"
         }
     }
 

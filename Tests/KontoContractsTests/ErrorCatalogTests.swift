@@ -14,7 +14,7 @@ struct ErrorCatalogTests {
 
     @Test("the wire layer's errors carry the retryable flag the catalog declares", arguments: [
         WireError.frameTooLarge(2, max: 1), .malformedFrame("m"), .unsupportedVersion(9), .authenticationFailed, .handshakeRequired,
-        .protocolViolation("p"), .unknownMethod("x"), .invalidRequest("r"), .deadlineExceeded, .overloaded, .tooManyConnections,
+        .protocolViolation("p"), .unknownMethod("x"), .forbidden(peer: "p", method: "m"), .invalidRequest("r"), .deadlineExceeded, .overloaded, .tooManyConnections,
         .shuttingDown, .timeout, .serviceUnavailable("s"), .connectionClosed, .cancelled,
     ])
     func wireFlags(_ error: WireError) throws {

@@ -70,7 +70,8 @@ struct ProfileBackpressureProcessTests {
                     return
                 }
                 var hello = ByteBuffer()
-                let name = "greedy-peer"
+                // A name the allow-list lets load profiles: any other would be answered small wire.forbidden frames.
+                let name = WireAllowList.gateway
                 let greeting = WireHandshake.clientHello(answering: challenge, serviceName: name, secret: WireSecret(ProfileProcessTests.secret))
                 WireFrameCodec.encode(WireFrame(correlationID: 0, message: .hello(.clientHello(greeting))), into: &hello)
                 try await greedy.writeAndFlush(hello)

@@ -33,8 +33,9 @@ struct ProfileProcessTests {
         return environment
     }
 
-    static func client(port: Int) -> WireClient {
-        var configuration = WireClient.Configuration(port: port, serviceName: "profile-process-test", secret: WireSecret(secret))
+    /// A client calling as `name` (the process enforces the allow-list: Identity creates, loads and deletes).
+    static func client(port: Int, as name: String = IdentityContract.serviceName) -> WireClient {
+        var configuration = WireClient.Configuration(port: port, serviceName: name, secret: WireSecret(secret))
         configuration.backoffMaximum = .milliseconds(500)
         configuration.requestTimeout = .seconds(10)
         configuration.connectTimeout = .seconds(15)  // the whole suite's load can push a handshake past production's 3 s
@@ -234,23 +235,25 @@ extension ProfileProcessTests {
             let locker = try await PostgresConnection.connect(on: eventLoop, configuration: database.connectionConfiguration, id: 1, logger: logger)
             let observer = try await PostgresConnection.connect(on: eventLoop, configuration: database.connectionConfiguration, id: 2, logger: logger)
             do {
+                // The callers load and modify as the Gateway does; Identity creates their profiles.
+                let creator = Self.client(port: port)
                 let clients = (0..<Self.clients).map { _ in
-                    var configuration = WireClient.Configuration(port: port, serviceName: "profile-process-test", secret: WireSecret(Self.secret))
+                    var configuration = WireClient.Configuration(port: port, serviceName: WireAllowList.gateway, secret: WireSecret(Self.secret))
                     configuration.backoffMaximum = .milliseconds(500)
                     configuration.requestTimeout = .seconds(30)
                     configuration.connectTimeout = .seconds(15)  // the whole suite's load can push a handshake past production's 3 s
                     return WireClient(configuration: configuration, logger: logger)
                 }
                 let sigterm = Flag()
-                let reports = try await RunningServices.with(clients, logger: logger) {
-                    for client in clients {
+                let reports = try await RunningServices.with(clients + [creator], logger: logger) {
+                    for client in clients + [creator] {
                         _ = try await Eventually.answer { try await client.call(HealthContract.check, .init()) }
                     }
                     for caller in 0..<Self.callers {
                         var details = AccountDetails()
                         details[\.name] = PersonName(givenName: "Caller", familyName: "\(caller)")
                         details[identifier: "biography"] = .string("start")
-                        _ = try await clients[0].call(ProfileContract.create, .init(accountId: "caller-\(caller)", details: details))
+                        _ = try await creator.call(ProfileContract.create, .init(accountId: "caller-\(caller)", details: details))
                     }
                     return try await withThrowingTaskGroup(of: CallerReport.self) { group in
                         for caller in 0..<Self.callers {

@@ -16,6 +16,7 @@ public enum ErrorCatalog {
         .init(WireError.Code.handshakeRequired, http: 500),
         .init(WireError.Code.protocolViolation, http: 500),
         .init(WireError.Code.unknownMethod, http: 500),
+        .init(WireError.Code.forbidden, http: 500),
         .init(WireError.Code.badPayload, http: 500),
         .init(WireError.Code.invalidRequest, http: 500),
         .init(WireError.Code.internalError, http: 500),

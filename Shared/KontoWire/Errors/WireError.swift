@@ -37,6 +37,8 @@ extension WireError {
         public static let serverAuthenticationFailed = "wire.serverAuthenticationFailed"
         public static let handshakeRequired = "wire.handshakeRequired"
         public static let unknownMethod = "wire.unknownMethod"
+        /// The server's allow-list does not let the calling service call this method.
+        public static let forbidden = "wire.forbidden"
         public static let deadlineExceeded = "wire.deadlineExceeded"
         public static let serviceUnavailable = "wire.serviceUnavailable"
         public static let timeout = "wire.timeout"
@@ -79,6 +81,10 @@ extension WireError {
 
     public static func unknownMethod(_ method: String) -> WireError {
         WireError(code: Code.unknownMethod, message: "unknown method '\(method)'")
+    }
+
+    public static func forbidden(peer: String, method: String) -> WireError {
+        WireError(code: Code.forbidden, message: "'\(peer)' may not call '\(method)'")
     }
 
     public static let deadlineExceeded = WireError(

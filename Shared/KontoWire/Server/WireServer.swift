@@ -29,6 +29,9 @@ public final class WireServer: Service, Sendable {
         /// A connection that sends nothing for this long is closed (clients heartbeat well within it).
         public var idleTimeout: TimeAmount = .seconds(60)
         public var shutdownGracePeriod: TimeAmount = .seconds(10)
+        /// Which calling service may call which method (a call outside it is answered `wire.forbidden`). Konto's
+        /// services set theirs from KontoContracts' `WireAllowList`; the default admits every authenticated peer.
+        public var authorization: WireAuthorization = .allowingEveryone
         /// Set to serve TLS; the handshake still authenticates the peer with the shared secret.
         public var tlsContext: NIOSSLContext?
         /// Where method handlers run unless registered with their own; the default is safe for any handler.
@@ -167,7 +170,8 @@ public final class WireServer: Service, Sendable {
             maxFrameLength: self.configuration.maxFrameLength,
             subscriptionMethods: Set(handlers.filter { $0.value.subscription != nil }.keys),
             maxSubscriptions: self.configuration.maxSubscriptionsPerConnection,
-            maxCredit: self.configuration.maxCreditPerSubscription
+            maxCredit: self.configuration.maxCreditPerSubscription,
+            authorization: self.configuration.authorization
         )
         let dispatch = ServerConnectionHandler.Dispatch(
             handlers: handlers,

@@ -19,6 +19,8 @@ public struct ServerConnectionStateMachine: Sendable {
         public var maxSubscriptions: Int
         /// The most credit one subscription gets; a larger grant is lowered to it.
         public var maxCredit: Int
+        /// Which peer may call which method; a call outside it is answered `wire.forbidden`.
+        public var authorization: WireAuthorization
 
         public init(
             serverName: String,
@@ -29,7 +31,8 @@ public struct ServerConnectionStateMachine: Sendable {
             supportedVersions: [UInt8] = WireProtocolVersion.supported,
             subscriptionMethods: Set<String> = [],
             maxSubscriptions: Int = WireLimits.defaultMaximumSubscriptions,
-            maxCredit: Int = WireLimits.defaultMaximumCredit
+            maxCredit: Int = WireLimits.defaultMaximumCredit,
+            authorization: WireAuthorization = .allowingEveryone
         ) {
             self.serverName = serverName
             self.methods = methods
@@ -40,6 +43,7 @@ public struct ServerConnectionStateMachine: Sendable {
             self.subscriptionMethods = subscriptionMethods
             self.maxSubscriptions = maxSubscriptions
             self.maxCredit = maxCredit
+            self.authorization = authorization
         }
     }
 
@@ -73,6 +77,8 @@ public struct ServerConnectionStateMachine: Sendable {
 
     private let configuration: Configuration
     private let methods: Set<String>
+    /// The methods the authenticated peer may call, from the allow-list at the handshake.
+    private var permitted: Set<String> = []
     private(set) var state: State = .initial
     /// Correlation ids accepted and not yet answered. The value is true once the deadline has
     /// passed and an error was already sent; the slot stays taken until the handler finishes,
@@ -167,6 +173,7 @@ public struct ServerConnectionStateMachine: Sendable {
                 return self.fail(.authenticationFailed)
             }
             self.state = .ready(peer: hello.serviceName, version: version)
+            self.permitted = self.configuration.authorization.permittedMethods(for: hello.serviceName, among: self.methods)
             let welcome = WireWelcome(
                 version: version,
                 serverName: self.configuration.serverName,
@@ -196,6 +203,9 @@ public struct ServerConnectionStateMachine: Sendable {
             }
             guard self.methods.contains(request.method) else {
                 return .write(Self.errorFrame(.unknownMethod(request.method), id: id, version: version))
+            }
+            guard self.permitted.contains(request.method) else {
+                return .write(Self.errorFrame(.forbidden(peer: self.peerServiceName ?? "", method: request.method), id: id, version: version))
             }
             let opensSubscription = self.configuration.subscriptionMethods.contains(request.method)
             guard (request.credit != nil) == opensSubscription else {

@@ -44,6 +44,9 @@ struct EventsBenchmark: AsyncParsableCommand {
     @Option(help: "pgbench clients (the baseline).")
     var pgbenchClients: Int = 8
 
+    @Flag(help: "Wire TLS between the clients and Notifications (the test certificate), as compose runs it.")
+    var tls = false
+
     func run() async throws {
         guard (1...60).contains(seconds), (1...64).contains(publishers), (1...1_000).contains(batch), (1...64).contains(consumers),
               (1...1_024).contains(credit), (10...100_000).contains(rate), (1...128).contains(pgbenchClients)
@@ -78,7 +81,9 @@ struct EventsBenchmark: AsyncParsableCommand {
             let settings = PostgresSettings(host: database.host, port: database.port, username: database.username, password: database.password, database: database.database)
             var options = NotificationOptions()
             options.pollInterval = .milliseconds(100)
-            let server = try NotificationServer(configuration: NotificationServiceConfiguration(port: 0, secret: WireSecret(Self.secret), database: settings, options: options), logger: logger)
+            var configuration = NotificationServiceConfiguration(port: 0, secret: WireSecret(Self.secret), database: settings, options: options)
+            configuration.wireTLS = try self.wireTLS()
+            let server = try NotificationServer(configuration: configuration, logger: logger)
             let (throughput, latency, rss) = try await RunningServices.with([server], logger: logger) {
                 let port = try await server.localAddress().port!
                 let throughput = try await measureThroughput(port: port, logger: logger)
@@ -133,8 +138,22 @@ struct EventsBenchmark: AsyncParsableCommand {
         var latencies: [Duration] { state.withLock { $0.latencies } }
     }
 
-    static func client(port: Int, logger: Logger) -> WireClient {
-        var configuration = WireClient.Configuration(port: port, serviceName: "konto-bench", secret: WireSecret(secret))
+    /// With `--tls`, the test certificate (written once to a temporary directory) served by Notifications and trusted
+    /// by the clients.
+    func wireTLS() throws -> WireTLS? {
+        guard self.tls else { return nil }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("konto-bench-tls-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let certificate = directory + "/cert.pem", key = directory + "/key.pem"
+        try TLSTestCertificate.certificatePEM.write(toFile: certificate, atomically: true, encoding: .utf8)
+        try TLSTestCertificate.privateKeyPEM.write(toFile: key, atomically: true, encoding: .utf8)
+        return WireTLS(certificatePath: certificate, privateKeyPath: key, caPath: certificate)
+    }
+
+    /// Publishers and consumers call as Profile does (publish, declareGroup, subscribe: its allow-list).
+    func client(port: Int, logger: Logger) throws -> WireClient {
+        var configuration = WireClient.Configuration(port: port, serviceName: ProfileContract.serviceName, secret: WireSecret(Self.secret))
+        try configuration.apply(try self.wireTLS())
         configuration.connectionCount = 1
         configuration.requestTimeout = .seconds(30)
         return WireClient(configuration: configuration, logger: logger)
@@ -142,7 +161,7 @@ struct EventsBenchmark: AsyncParsableCommand {
 
     /// Runs the group's consumers for the duration of `body`.
     private func withConsumers<T: Sendable>(port: Int, group: String, tracker: Tracker, logger: Logger, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        let clients = (0..<consumers).map { _ in Self.client(port: port, logger: logger) }
+        let clients = try (0..<consumers).map { _ in try self.client(port: port, logger: logger) }
         let credit = self.credit
         return try await RunningServices.with(clients, logger: logger) {
             _ = try await clients[0].call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: group))
@@ -171,7 +190,7 @@ struct EventsBenchmark: AsyncParsableCommand {
     /// Publishers as fast as they can, consumers acking at once: events acked per second in the window.
     private func measureThroughput(port: Int, logger: Logger) async throws -> Throughput {
         let tracker = Tracker()
-        let publishers = (0..<self.publishers).map { _ in Self.client(port: port, logger: logger) }
+        let publishers = try (0..<self.publishers).map { _ in try self.client(port: port, logger: logger) }
         let (seconds, batch) = (self.seconds, self.batch)
         return try await withConsumers(port: port, group: "bench-throughput", tracker: tracker, logger: logger) {
             try await RunningServices.with(publishers, logger: logger) {
@@ -211,7 +230,7 @@ struct EventsBenchmark: AsyncParsableCommand {
     /// One publisher at a steady rate (a publish every 10 ms), consumers acking at once: publish-to-ack latencies.
     private func measureLatency(port: Int, logger: Logger) async throws -> [Duration] {
         let tracker = Tracker()
-        let publisher = Self.client(port: port, logger: logger)
+        let publisher = try self.client(port: port, logger: logger)
         let (seconds, rate) = (self.seconds, self.rate)
         return try await withConsumers(port: port, group: "bench-latency", tracker: tracker, logger: logger) {
             try await RunningServices.with([publisher], logger: logger) {
@@ -260,7 +279,7 @@ struct EventsBenchmark: AsyncParsableCommand {
         print(String(format: "  pgbench insert + SKIP LOCKED claim-and-delete: %.0f / %.0f tps (before / after), %d clients", baseline[0], baseline[1], pgbenchClients))
         print(String(format: "  at a steady %d events/s: p50 %.1f ms, p99 %.1f ms over %d events", rate, percentile(0.5), percentile(0.99), milliseconds.count))
         print(String(format: "  RSS of the benchmark process (service, clients and consumers in it): %.0f MiB", rss))
-        print(String(format: "konto-bench events: ratio=%.2f target=0.5 events_per_s=%.0f baseline_tps=%.0f p50_ms=%.1f p99_ms=%.1f p99_target_ms=50 steady_rate=%d rss_mib=%.0f",
+        print(String(format: "konto-bench events: ratio=%.2f target=0.5 tls=\(tls ? "on" : "off") events_per_s=%.0f baseline_tps=%.0f p50_ms=%.1f p99_ms=%.1f p99_target_ms=50 steady_rate=%d rss_mib=%.0f",
                      ratio, throughput.eventsPerSecond, baselineTPS, percentile(0.5), percentile(0.99), rate, rss))
     }
 }

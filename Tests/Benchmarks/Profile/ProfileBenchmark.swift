@@ -150,7 +150,7 @@ struct ProfileBenchmark: AsyncParsableCommand {
     }
 
     private func drive(port: Int, payloads: [ByteBuffer], group: any EventLoopGroup, between: () async throws -> Void) async throws -> [Sample] {
-        let target = WireLoadGenerator.Target(port: port, secret: Self.secret, serviceName: "konto-bench")
+        let target = WireLoadGenerator.Target(port: port, secret: Self.secret, serviceName: WireAllowList.gateway)
         var samples: [Sample] = []
         for run in 0..<runs {
             let result = try await WireLoadGenerator.run(

@@ -24,6 +24,12 @@ struct WireBenchServer: AsyncParsableCommand {
     @Option(help: "Where handlers run: global or event-loop.")
     var handlers: String = "global"
 
+    @Option(help: "Serve TLS with this certificate (PEM), with --tls-key.")
+    var tlsCert: String?
+
+    @Option(help: "The certificate's private key (PEM).")
+    var tlsKey: String?
+
     func run() async throws {
         var logger = Logger(label: "konto.bench.wire-server")
         logger.logLevel = .warning
@@ -36,6 +42,11 @@ struct WireBenchServer: AsyncParsableCommand {
         configuration.maxInFlightPerConnection = 256
         configuration.shutdownGracePeriod = .seconds(2)
         configuration.handlerExecution = self.handlers == "event-loop" ? .eventLoop : .globalExecutor
+        // Authorization on, as in every Konto service: the load generator's name may call the echo, no one else.
+        configuration.authorization = WireAuthorization([WireLoadGenerator.Target.defaultServiceName: [WireBenchmark.method]])
+        if self.tlsCert != nil || self.tlsKey != nil {
+            try configuration.apply(WireTLS(certificatePath: self.tlsCert, privateKeyPath: self.tlsKey))
+        }
         let server = WireServer(configuration: configuration, eventLoopGroup: group, logger: logger)
         server.registerRaw(WireBenchmark.method) { payload, _ in payload }
         let serviceGroup = ServiceGroup(configuration: .init(

@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
+import KontoTesting
 import KontoWire
 import NIOCore
 import NIOPosix
+import NIOSSL
 
 /// `konto-bench wire`: round trips per second and latency of the wire protocol against a server
 /// in its own process, next to `redis-benchmark -t ping` at the same connection counts.
@@ -40,6 +42,10 @@ struct WireBenchmark: AsyncParsableCommand {
     @Flag(help: "Skip the Redis baseline.")
     var noRedis = false
 
+    /// The baseline stays redis-benchmark in plain TCP: the figure then says what TLS costs on top.
+    @Flag(help: "Wire TLS between the load generator and the server (the test certificate).")
+    var tls = false
+
     struct Row {
         var connections: Int
         var rps: Double
@@ -49,11 +55,18 @@ struct WireBenchmark: AsyncParsableCommand {
 
     func run() async throws {
         precondition(self.runs > 0 && self.seconds > 0 && self.seconds <= 60, "bounded runs only")
-        let server = try ChildProcess.start(
-            CommandLine.arguments[0],
-            ["wire-server", "--port", "0", "--threads", "\(self.serverThreads)", "--handlers", self.serverHandlers],
-            readyPrefix: "READY "
-        )
+        var serverArguments = ["wire-server", "--port", "0", "--threads", "\(self.serverThreads)", "--handlers", self.serverHandlers]
+        var tlsContext: NIOSSLContext?
+        if self.tls {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("konto-bench-wire-tls-\(getpid())").path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let certificate = directory + "/cert.pem", key = directory + "/key.pem"
+            try TLSTestCertificate.certificatePEM.write(toFile: certificate, atomically: true, encoding: .utf8)
+            try TLSTestCertificate.privateKeyPEM.write(toFile: key, atomically: true, encoding: .utf8)
+            serverArguments += ["--tls-cert", certificate, "--tls-key", key]
+            tlsContext = try WireTLS(caPath: certificate).clientContext()
+        }
+        let server = try ChildProcess.start(CommandLine.arguments[0], serverArguments, readyPrefix: "READY ")
         defer { server.stop() }
         guard let port = Int(server.readyLine.dropFirst("READY ".count)) else {
             throw ValidationError("wire-server did not report its port")
@@ -74,7 +87,7 @@ struct WireBenchmark: AsyncParsableCommand {
                 var oursSamples: [Row] = []
                 var theirSamples: [Row] = []
                 for _ in 0..<self.runs {
-                    oursSamples.append(try await self.sampleOurs(port: port, connections: count, group: group))
+                    oursSamples.append(try await self.sampleOurs(port: port, tls: tlsContext, connections: count, group: group))
                     if let redis {
                         theirSamples.append(try RedisBaseline.sample(redis, connections: count, seconds: self.seconds))
                     }
@@ -94,9 +107,9 @@ struct WireBenchmark: AsyncParsableCommand {
         self.report(ours: ours, redis: theirs)
     }
 
-    private func sampleOurs(port: Int, connections count: Int, group: any EventLoopGroup) async throws -> Row {
+    private func sampleOurs(port: Int, tls: NIOSSLContext?, connections count: Int, group: any EventLoopGroup) async throws -> Row {
         let result = try await WireLoadGenerator.run(
-            .init(port: port, secret: Self.secret),
+            .init(port: port, secret: Self.secret, tls: tls),
             connections: count,
             warmup: .nanoseconds(Int64(self.seconds * 0.25e9)),
             duration: .nanoseconds(Int64(self.seconds * 1e9)),
@@ -137,7 +150,7 @@ struct WireBenchmark: AsyncParsableCommand {
         let redis64 = redis.first { $0.connections == 64 }
         let ratio = (at64?.rps).flatMap { ours in redis64.map { ours / $0.rps } }
         print(
-            "konto-bench wire: ratio=\(ratio.map { Statistics.format($0, 2) } ?? "n/a") target=1.0"
+            "konto-bench wire: ratio=\(ratio.map { Statistics.format($0, 2) } ?? "n/a") target=1.0 tls=\(self.tls ? "on" : "off")"
                 + " p50_16=\(at16.map { Statistics.format($0.p50, 3) + "ms" } ?? "n/a")"
                 + " p99_16=\(at16.map { Statistics.format($0.p99, 3) + "ms" } ?? "n/a")"
                 + " rps_64=\(at64.map { Statistics.format($0.rps, 0) } ?? "n/a")"

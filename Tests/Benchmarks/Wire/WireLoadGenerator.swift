@@ -1,6 +1,7 @@
 import KontoWire
 import NIOCore
 import NIOPosix
+import NIOSSL
 
 /// What one load connection sends and how it checks the answers. Created per connection and used
 /// only on that connection's event loop.
@@ -17,7 +18,11 @@ enum WireLoadGenerator {
     struct Target: Sendable {
         var port: Int
         var secret: String
-        var serviceName = "bench-load"
+        var serviceName = Target.defaultServiceName
+        /// Set: TLS first, verifying the server against it (`konto-bench wire --tls`).
+        var tls: NIOSSLContext?
+
+        static let defaultServiceName = "bench-load"
     }
 
     struct Result {
@@ -47,6 +52,9 @@ enum WireLoadGenerator {
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         let sync = channel.pipeline.syncOperations
+                        if let tls = target.tls {
+                            try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: nil))
+                        }
                         try sync.addHandler(ByteToMessageHandler(WireFrameDecoder()))
                         try sync.addHandler(MessageToByteHandler(WireFrameEncoder()))
                         try sync.addHandler(LoadConnectionHandler(

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import GatewayService
 import IdentityService
+import KontoContracts
 import KontoModel
 import KontoPostgres
 import KontoTesting
@@ -34,10 +35,11 @@ enum GatewayHarness {
         var profilePort: Int?
         var notificationsPort: Int?
 
-        /// A wire client to a service the gateway calls, running for `body`.
+        /// A wire client to a service the gateway calls, calling as the gateway does (the services enforce their
+        /// allow-lists), running for `body`.
         func withService<Result: Sendable>(port: Int?, _ body: @escaping @Sendable (WireClient) async throws -> Result) async throws -> Result {
             let port = try port ?? { throw HarnessError("no service port") }()
-            let client = WireClient(configuration: .init(port: port, serviceName: "gateway-test", secret: WireSecret(GatewayHarness.secret)), logger: GatewayHarness.logger)
+            let client = WireClient(configuration: .init(port: port, serviceName: WireAllowList.gateway, secret: WireSecret(GatewayHarness.secret)), logger: GatewayHarness.logger)
             return try await RunningServices.with([client], logger: GatewayHarness.logger) { try await body(client) }
         }
 

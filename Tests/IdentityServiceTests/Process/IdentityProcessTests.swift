@@ -39,7 +39,7 @@ struct IdentityProcessTests {
             let profile = try ServiceProcess.start(try ServiceProcess.executable(named: "konto-profile"), environment: environment)
             let identity = try ServiceProcess.start(try ServiceProcess.executable(named: "konto-identity"), environment: environment)
             do {
-                let client = IdentityServiceHarness.client(port: identityPort, service: "identity-process-test")
+                let client = IdentityServiceHarness.client(port: identityPort, as: WireAllowList.gateway)
                 try await RunningServices.with([client], logger: IdentityServiceHarness.logger) {
                     // Identity is ready once Profile, started alongside, answers it too (on a loaded machine that takes a while).
                     let deadline = ContinuousClock.now + .seconds(60)

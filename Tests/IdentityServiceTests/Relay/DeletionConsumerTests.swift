@@ -25,23 +25,26 @@ struct DeletionConsumerTests {
                 configuration.notificationsPort = notificationsPort
                 let profile = try ProfileServer(configuration: configuration, logger: Harness.logger)
                 try await RunningServices.with([profile], logger: Harness.logger) {
-                    let profileClient = Harness.client(port: try await profile.localAddress().port!, service: "profile")
-                    let notificationsClient = Harness.client(port: notificationsPort, service: "notifications")
-                    try await RunningServices.with([profileClient, notificationsClient], logger: Harness.logger) {
+                    let profileClient = Harness.client(port: try await profile.localAddress().port!, as: IdentityContract.serviceName)
+                    // Each call as the service that makes it: the servers enforce their allow-lists.
+                    let profileEditor = Harness.client(port: try await profile.localAddress().port!, as: WireAllowList.gateway)
+                    let notificationsClient = Harness.client(port: notificationsPort, as: WireAllowList.gateway)
+                    let publisher = Harness.client(port: notificationsPort, as: ProfileContract.serviceName)
+                    try await RunningServices.with([profileClient, profileEditor, notificationsClient, publisher], logger: Harness.logger) {
                         _ = try await profileClient.call(ProfileContract.create, ProfileCreateRequest(accountId: "a1", details: AccountDetails(values: ["userId": .string("leland@stanford.edu"), "name": IdentityFixture.name])))
                         // A modification's detailsChanged goes out through Profile's outbox relay.
-                        _ = try await profileClient.call(ProfileContract.modify, ProfileModifyRequest(accountId: "a1", modifications: AccountModifications(set: AccountDetails(values: ["dateOfBirth": .string("1824-01-01")]))))
+                        _ = try await profileEditor.call(ProfileContract.modify, ProfileModifyRequest(accountId: "a1", modifications: AccountModifications(set: AccountDetails(values: ["dateOfBirth": .string("1824-01-01")]))))
                         let changed = try await OutboxRelayTests.feed(notificationsClient, accountId: "a1", count: 1)
                         #expect(changed.first?.kind == .detailsChanged(keys: ["dateOfBirth"]))
                         // The consumer declares its group when it starts, maybe after this publish: declared here too (as
                         // a deployment would, before the first deletion), so the events are queued for it either way.
-                        _ = try await notificationsClient.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: ProfileServer.deletionGroup, types: ["deletingAccount"]))
+                        _ = try await publisher.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: ProfileServer.deletionGroup, types: ["deletingAccount"]))
                         let events = [
                             AccountEvent(accountId: "a1", kind: .deletingAccount),
                             AccountEvent(accountId: "never-had-a-profile", kind: .deletingAccount),
                             AccountEvent(accountId: "a1", kind: .passwordChanged),
                         ]
-                        _ = try await notificationsClient.call(NotificationsContract.publish, NotificationsPublishRequest(events: events))
+                        _ = try await publisher.call(NotificationsContract.publish, NotificationsPublishRequest(events: events))
                         // Removed by the consumer (the test time limit bounds the wait).
                         while await wireErrorCode({ try await profileClient.call(ProfileContract.load, ProfileLoadRequest(accountId: "a1")) }) != AccountError.Code.notFound.rawValue {
                             try await Task.sleep(for: .milliseconds(20))

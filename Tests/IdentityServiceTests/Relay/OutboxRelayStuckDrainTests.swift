@@ -1,4 +1,5 @@
 import Foundation
+import KontoContracts
 import KontoEvents
 import KontoModel
 import KontoTesting
@@ -67,17 +68,22 @@ struct OutboxRelayStuckDrainTests {
         let outbox = StuckOnceOutbox(events: events)
         let notificationsPort = try FreePort.loopback()
         let notifications = try OutboxRelayTests.notificationsServer(port: notificationsPort, database: nil)
-        let relayClient = IdentityServiceHarness.client(port: notificationsPort, service: "relay")
-        let reader = IdentityServiceHarness.client(port: notificationsPort, service: "reader")
+        let relayClient = IdentityServiceHarness.client(port: notificationsPort, as: IdentityContract.serviceName)
+        let reader = IdentityServiceHarness.client(port: notificationsPort, as: WireAllowList.gateway)
         var configuration = OutboxRelay.Configuration()
         configuration.drainTimeout = .milliseconds(300)
         configuration.pollInterval = .milliseconds(50)
         configuration.backoffInitial = .milliseconds(50)
         let relay = OutboxRelay(store: outbox, notifications: relayClient, configuration: configuration, logger: IdentityServiceHarness.logger)
-        try await RunningServices.with([notifications, relayClient, reader, relay], logger: IdentityServiceHarness.logger) {
-            let stored = try await OutboxRelayTests.feed(reader, accountId: "stuck-1", count: 2)
-            #expect(stored.map(\.id) == events.map(\.id))
-            #expect(outbox.drains >= 2, "published by a drain after the stuck one")
+        try await RunningServices.with([notifications], logger: IdentityServiceHarness.logger) {
+            // Listening before the clients start: a first connection refused would have the reader's calls fail fast
+            // (wire.serviceUnavailable) while it backs off, as happened on a loaded machine.
+            _ = try await notifications.localAddress()
+            try await RunningServices.with([relayClient, reader, relay], logger: IdentityServiceHarness.logger) {
+                let stored = try await OutboxRelayTests.feed(reader, accountId: "stuck-1", count: 2)
+                #expect(stored.map(\.id) == events.map(\.id))
+                #expect(outbox.drains >= 2, "published by a drain after the stuck one")
+            }
         }
         outbox.release()
     }

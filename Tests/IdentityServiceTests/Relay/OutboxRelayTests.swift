@@ -46,7 +46,7 @@ struct OutboxRelayTests {
                 configuration.notificationsPort = notificationsPort
                 let identityServer = try IdentityServer(configuration: configuration, logger: Harness.logger)
                 try await RunningServices.with([identityServer], logger: Harness.logger) {
-                    let identity = Harness.client(port: try await identityServer.localAddress().port!, service: "identity")
+                    let identity = Harness.client(port: try await identityServer.localAddress().port!, as: WireAllowList.gateway)
                     try await RunningServices.with([identity], logger: Harness.logger) {
                         // Nothing listens on the Notifications port yet.
                         let account = try await identity.signUp("leland@stanford.edu")
@@ -59,7 +59,7 @@ struct OutboxRelayTests {
                         try await RunningServices.with([notifications], logger: Harness.logger) {
                             // Listening (after its migrations).
                             _ = try await notifications.localAddress()
-                            let client = Harness.client(port: notificationsPort, service: "notifications")
+                            let client = Harness.client(port: notificationsPort, as: WireAllowList.gateway)
                             try await RunningServices.with([client], logger: Harness.logger) {
                                 let stored = try await Self.feed(client, accountId: account.accountId, count: pending.count)
                                 #expect(stored.map(\.id) == pending.map(\.id), "the outbox's events, once each, in order")
@@ -90,8 +90,10 @@ struct OutboxRelayTests {
         try await kind.withStorage { storage in
             let notifications = try Self.notificationsServer(port: 0, database: nil)
             try await RunningServices.with([notifications], logger: Harness.logger) {
-                let client = Harness.client(port: try await notifications.localAddress().port!, service: "notifications")
-                try await RunningServices.with([client], logger: Harness.logger) {
+                // The relay publishes as Identity; the Gateway reads the feed.
+                let client = Harness.client(port: try await notifications.localAddress().port!, as: IdentityContract.serviceName)
+                let reader = Harness.client(port: try await notifications.localAddress().port!, as: WireAllowList.gateway)
+                try await RunningServices.with([client, reader], logger: Harness.logger) {
                     try await IdentityStorageConformanceTests.account(storage, "a1", "leland@stanford.edu", sessionByte: 1)
                     try await storage.createSession(IdentityStorageConformanceTests.session("s2", account: "a1", byte: 2), events: [IdentityStorageConformanceTests.event("a1", .sessionsRevoked)])
                     let pending = try await storage.pendingEvents(limit: 10)
@@ -112,7 +114,7 @@ struct OutboxRelayTests {
                     #expect(answers.all == [NotificationsPublished(stored: 0, duplicates: 2)])
                     #expect(try await storage.pendingEvents(limit: 10).isEmpty)
                     #expect(try await storage.drainOutbox(limit: 10) { _ in Issue.record("published an empty outbox") } == 0)
-                    #expect(try await Self.feed(client, accountId: "a1", count: 2).map(\.id) == pending.map(\.id))
+                    #expect(try await Self.feed(reader, accountId: "a1", count: 2).map(\.id) == pending.map(\.id))
                 }
             }
         }

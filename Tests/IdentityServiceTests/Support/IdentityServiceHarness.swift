@@ -84,8 +84,8 @@ enum IdentityServiceHarness {
             let profilePort = try await profileServer.localAddress().port!
             let identityServer = try IdentityServer(configuration: configuration(database: database, profilePort: profilePort, options: options), logger: logger)
             return try await RunningServices.with([identityServer], logger: logger) {
-                let identity = client(port: try await identityServer.localAddress().port!, service: "identity")
-                let profile = client(port: profilePort, service: "profile")
+                let identity = client(port: try await identityServer.localAddress().port!, as: WireAllowList.gateway)
+                let profile = client(port: profilePort, as: IdentityContract.serviceName)
                 return try await RunningServices.with([identity, profile], logger: logger) {
                     try await body(Running(identity: identity, profile: profile, identityServer: identityServer, profilePort: profilePort))
                 }
@@ -108,8 +108,8 @@ enum IdentityServiceHarness {
                 logger: logger
             )
             let result = try await RunningServices.with([identityServer], logger: logger) {
-                let identity = client(port: try await identityServer.localAddress().port!, service: "identity")
-                let profileClient = client(port: profile.port, service: "profile")
+                let identity = client(port: try await identityServer.localAddress().port!, as: WireAllowList.gateway)
+                let profileClient = client(port: profile.port, as: IdentityContract.serviceName)
                 return try await RunningServices.with([identity, profileClient], logger: logger) {
                     try await body(Running(identity: identity, profile: profileClient, identityServer: identityServer, profilePort: profile.port), profile)
                 }
@@ -122,8 +122,10 @@ enum IdentityServiceHarness {
         }
     }
 
-    static func client(port: Int, service: String) -> WireClient {
-        var configuration = WireClient.Configuration(port: port, serviceName: "\(service)-test", secret: WireSecret(secret))
+    /// A client calling under `caller`'s name: the services here enforce their allow-lists, so a test calls Identity
+    /// as the Gateway does, Profile as Identity does, and so on.
+    static func client(port: Int, as caller: String) -> WireClient {
+        var configuration = WireClient.Configuration(port: port, serviceName: caller, secret: WireSecret(secret))
         configuration.requestTimeout = .seconds(10)
         configuration.connectTimeout = .seconds(15)  // the whole suite's load can push a handshake past production's 3 s
         return WireClient(configuration: configuration, logger: logger)

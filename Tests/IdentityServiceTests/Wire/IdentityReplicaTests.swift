@@ -27,7 +27,7 @@ struct IdentityReplicaTests {
                     logger: IdentityServiceHarness.logger
                 )
                 try await RunningServices.with([second], logger: IdentityServiceHarness.logger) {
-                    let client = IdentityServiceHarness.client(port: try await second.localAddress().port!, service: "identity-2")
+                    let client = IdentityServiceHarness.client(port: try await second.localAddress().port!, as: WireAllowList.gateway)
                     try await RunningServices.with([client], logger: IdentityServiceHarness.logger) {
                         _ = try await first.identity.signUp("leland@stanford.edu")
                         for _ in 0..<3 {
@@ -55,7 +55,7 @@ struct IdentityReplicaTests {
             }
             let identityServer = try IdentityServer(configuration: IdentityServiceHarness.configuration(database: settings, profilePort: profilePort), logger: IdentityServiceHarness.logger)
             try await RunningServices.with([identityServer], logger: IdentityServiceHarness.logger) {
-                let client = IdentityServiceHarness.client(port: try await identityServer.localAddress().port!, service: "identity")
+                let client = IdentityServiceHarness.client(port: try await identityServer.localAddress().port!, as: WireAllowList.gateway)
                 try await RunningServices.with([client], logger: IdentityServiceHarness.logger) {
                     let error = try #require(await wireError { try await client.signUp("leland@stanford.edu") })
                     #expect(error.code == IdentityContract.ErrorCode.profileUnavailable)
@@ -82,7 +82,7 @@ struct IdentityReplicaTests {
             let logger = IdentityServiceHarness.logger
             let profileServer = try ProfileServer(configuration: ProfileServiceConfiguration(port: 0, secret: WireSecret(IdentityServiceHarness.secret), database: settings), logger: logger)
             try await RunningServices.with([profileServer], logger: logger) {
-                let profile = IdentityServiceHarness.client(port: try await profileServer.localAddress().port!, service: "profile")
+                let profile = IdentityServiceHarness.client(port: try await profileServer.localAddress().port!, as: IdentityContract.serviceName)
                 // A Profile in front of the real one whose create commits, then answers after Identity gave up.
                 let slow = LateProfileProxy(upstream: profile, delay: .seconds(30), secret: IdentityServiceHarness.secret, logger: logger)
                 try await RunningServices.with([profile, slow.server], logger: logger) {
@@ -100,7 +100,7 @@ struct IdentityReplicaTests {
                         logger: logger
                     )
                     try await RunningServices.with([identityServer], logger: logger) {
-                        let client = IdentityServiceHarness.client(port: try await identityServer.localAddress().port!, service: "identity")
+                        let client = IdentityServiceHarness.client(port: try await identityServer.localAddress().port!, as: WireAllowList.gateway)
                         try await RunningServices.with([client], logger: logger) {
                             try await TestDatabase.withClient(database, logger: logger) { inspector in
                                 func count(_ table: String) async throws -> Int64 {

@@ -83,6 +83,7 @@ public final class IdentityServer: Service {
             serverName: IdentityContract.serviceName,
             secret: configuration.secret
         )
+        wire.authorization = configuration.authorization
         try wire.apply(configuration.wireTLS)
         self.wireServer = WireServer(
             configuration: wire,

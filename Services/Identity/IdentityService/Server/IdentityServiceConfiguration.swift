@@ -1,4 +1,5 @@
 import Foundation
+import KontoContracts
 import KontoModel
 import KontoPostgres
 import KontoRuntime
@@ -13,6 +14,10 @@ public struct IdentityServiceConfiguration: Sendable {
     public var secret: WireSecret
     /// TLS on the wire (`KONTO_WIRE_TLS_CERT`, `_KEY`, `_CA`); nil: plain TCP.
     public var wireTLS: WireTLS?
+    /// Who may call which method: always the allow-list beside the contracts in a running service (the
+    /// executable and the stack never change it). In-process tests of the service's own behaviour, which call every
+    /// method from one client, may open it; the allow-list itself is tested on the service as configured here.
+    public var authorization: WireAuthorization = WireAllowList.identity
     /// PostgreSQL; `nil` keeps credentials and sessions in memory (dev stack, tests): they are lost at exit.
     public var database: PostgresSettings?
     /// Where the Profile service listens (same shared secret).

@@ -48,6 +48,7 @@ public final class NotificationServer: Service {
             serverName: NotificationsContract.serviceName,
             secret: configuration.secret
         )
+        wire.authorization = configuration.authorization
         try wire.apply(configuration.wireTLS)
         self.wireServer = WireServer(
             configuration: wire,

@@ -1,3 +1,4 @@
+import KontoContracts
 import KontoPostgres
 import KontoRuntime
 import KontoWire
@@ -10,6 +11,10 @@ public struct NotificationServiceConfiguration: Sendable {
     public var secret: WireSecret
     /// TLS on the wire (`KONTO_WIRE_TLS_CERT`, `_KEY`, `_CA`); nil: plain TCP.
     public var wireTLS: WireTLS?
+    /// Who may call which method: always the allow-list beside the contracts in a running service (the
+    /// executable and the stack never change it). In-process tests of the service's own behaviour, which call every
+    /// method from one client, may open it; the allow-list itself is tested on the service as configured here.
+    public var authorization: WireAuthorization = WireAllowList.notifications
     /// PostgreSQL; `nil` keeps events in memory (dev stack, tests): they are lost at exit.
     public var database: PostgresSettings?
     public var options: NotificationOptions

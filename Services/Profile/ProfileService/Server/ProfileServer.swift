@@ -43,6 +43,7 @@ public final class ProfileServer: Service {
             serverName: ProfileContract.serviceName,
             secret: configuration.secret
         )
+        wire.authorization = configuration.authorization
         // Profile handlers only await the database and do small JSON work, so they may run on the
         // connection's event loop and save the hops to and from the global executor.
         wire.handlerExecution = .eventLoop

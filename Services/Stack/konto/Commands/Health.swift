@@ -9,11 +9,12 @@ import NIOCore
 import NIOHTTP1
 
 /// `konto health`: is a service ready? The images' healthcheck (no curl in them): a wire service's `health.check`
-/// with the shared secret from `KONTO_WIRE_SECRET`, or the gateway's `/health/ready`.
+/// with the shared secret from `KONTO_WIRE_SECRET` (over TLS, checked against `KONTO_WIRE_TLS_CA`, when that is set),
+/// or the gateway's `/health/ready`.
 struct Health: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check that a service is ready (exit 0) or not (1); unreachable: 3.",
-        discussion: "--wire HOST:PORT asks a service over the wire, with the secret in KONTO_WIRE_SECRET; --http URL asks a gateway's /health/ready."
+        discussion: "--wire HOST:PORT asks a service over the wire, with the secret in KONTO_WIRE_SECRET (and over TLS when KONTO_WIRE_TLS_CA names the CA); --http URL asks a gateway's /health/ready."
     )
 
     @Option(help: ArgumentHelp("A service's wire address.", valueName: "host:port")) var wire: String?
@@ -57,6 +58,13 @@ struct Health: AsyncParsableCommand {
             throw CommandFailure(usage: "KONTO_WIRE_SECRET must hold the services' shared secret")
         }
         var configuration = WireClient.Configuration(host: host, port: port, serviceName: "konto-health", secret: WireSecret(secret))
+        if let ca = ProcessInfo.processInfo.environment[WireTLS.caVariable], !ca.isEmpty {
+            do {
+                try configuration.apply(WireTLS(caPath: ca))
+            } catch {
+                throw CommandFailure(usage: error.description)
+            }
+        }
         configuration.connectionCount = 1
         configuration.connectTimeout = timeout
         let client = WireClient(configuration: configuration, logger: Logger(label: "konto.health", factory: { _ in SwiftLogNoOpLogHandler() }))

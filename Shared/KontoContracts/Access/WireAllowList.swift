@@ -1,0 +1,47 @@
+import KontoWire
+
+/// Who may call what: each server's allow-list, written once beside the contracts (docs/PROTOCOL.md, "Who may call
+/// what"). The names are the callers' service names, which the handshake proves (each service holds its own key).
+///
+/// Least privilege: the Gateway (the internet-facing process) cannot publish events, read the dead letters or create
+/// and delete profiles; Profile cannot call Identity; Identity cannot read another service's feed. An operator's own
+/// service (`operator-…`, e.g. `operator-billing`) may write the server-owned keys and consume events, never publish
+/// them. Every caller may ask `health.check`.
+public enum WireAllowList {
+    /// The name the Gateway calls under.
+    public static let gateway = "gateway"
+    /// The family of an operator's own services: `operator-` and a name.
+    public static let operators = "operator-*"
+
+    /// Identity's server: only the Gateway signs in, and so on.
+    public static let identity = WireAuthorization([
+        "*": [HealthContract.check.name],
+        gateway: Set(IdentityContract.methods),
+    ])
+
+    /// Profile's server.
+    public static let profile = WireAuthorization([
+        "*": [HealthContract.check.name],
+        gateway: [ProfileContract.load.name, ProfileContract.modify.name],
+        IdentityContract.serviceName: [ProfileContract.create.name, ProfileContract.load.name, ProfileContract.delete.name],
+        operators: [ProfileContract.load.name, ProfileContract.modify.name],
+    ])
+
+    /// Notifications' server.
+    public static let notifications = WireAuthorization([
+        "*": [HealthContract.check.name],
+        gateway: [NotificationsContract.feed.name, NotificationsContract.tailCursor.name, NotificationsContract.tail.name],
+        IdentityContract.serviceName: [NotificationsContract.publish.name],
+        ProfileContract.serviceName: [
+            NotificationsContract.publish.name, NotificationsContract.declareGroup.name, NotificationsContract.subscribe.name,
+        ],
+        operators: NotificationsContract.consumerMethods,
+    ])
+}
+
+extension NotificationsContract {
+    /// What a consumer of events does: declare its group, subscribe, look at and replay its dead letters.
+    public static let consumerMethods: Set<String> = [
+        declareGroup.name, subscribe.name, deadLetters.name, replayDeadLetters.name, replay.name,
+    ]
+}
