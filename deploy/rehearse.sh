@@ -8,7 +8,8 @@
 #      (deploy/rehearsal/), the service images from deploy/Dockerfile on that base with host-built release binaries;
 #      deploy/compose.rehearsal.yml swaps the images in;
 #   3. up, in any order (podman-compose ignores `condition: service_healthy`; the services' own retries carry it),
-#      waiting on the gateway's /health/ready;
+#      waiting on the gateway's /health/ready; with a CA and certificates made for the run (deploy/make-tls.sh):
+#      every PostgreSQL connection is TLS (verify-full), the wire is TLS only, the gateway holds its own key only;
 #   4. the journey through the published port with the `konto` command: signup, login, a profile change, the
 #      events, delete;
 #   5. Profile's container killed: the gateway answers 503 (never a hang, never a 500) and recovers once it is
@@ -46,9 +47,12 @@ sudo_prefix=()
 # (containernetworking-plugins brings the bridge and portmap plugins and iptables; dnsname brings dnsmasq-base).
 missing=()
 for package in podman runc containernetworking-plugins golang-github-containernetworking-plugin-dnsname \
-    debootstrap curl; do
+    debootstrap curl openssl; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
+# podman-compose goes into a virtual environment: Debian's python3 makes one only with python3-venv (as in
+# scripts/test.sh).
+python3 -c 'import ensurepip' 2>/dev/null || missing+=(python3-venv)
 if ((${#missing[@]})); then
     say "installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
@@ -144,7 +148,14 @@ export KONTO_GATEWAY_PUBLISH=127.0.0.1:$gateway_port KONTO_REPLICA_PUBLISH=127.0
 secret() { python3 -c 'import secrets; print(secrets.token_hex(24))'; }
 KONTO_WIRE_SECRET=$(secret) POSTGRES_PASSWORD=$(secret) KONTO_IDENTITY_DB_PASSWORD=$(secret)
 KONTO_PROFILE_DB_PASSWORD=$(secret) KONTO_NOTIFICATIONS_DB_PASSWORD=$(secret)
+# The gateway gets its own wire key only, derived as .env.example and docs/CONFIGURATION.md say.
+KONTO_GATEWAY_WIRE_KEY=$(printf 'konto.wire.peer.v1:gateway' | openssl dgst -sha256 -hmac "$KONTO_WIRE_SECRET" | sed 's/.*= //')
 export KONTO_WIRE_SECRET POSTGRES_PASSWORD KONTO_IDENTITY_DB_PASSWORD KONTO_PROFILE_DB_PASSWORD KONTO_NOTIFICATIONS_DB_PASSWORD
+export KONTO_GATEWAY_WIRE_KEY
+# A new CA and certificates for this run (the wire between the services and PostgreSQL both use them).
+export KONTO_TLS_DIR=$work/tls
+rm -rf "$KONTO_TLS_DIR"
+deploy/make-tls.sh "$KONTO_TLS_DIR" postgres identity identity-replica profile notifications >/dev/null
 
 down() {
     "${compose[@]}" down -t 0 -v >/dev/null 2>&1 || true
@@ -163,7 +174,8 @@ on_exit() {
 trap on_exit EXIT
 down
 
-"${compose[@]}" up -d --no-build >/dev/null 2>&1 || fail "podman-compose up"
+# Bounded: podman-compose waits for each dependency to be running, for ever if one exited at start (a bad setting).
+timeout 300 "${compose[@]}" up -d --no-build >/dev/null 2>&1 || fail "podman-compose up (a container that exited at start is named below)"
 step "podman-compose up"
 gateway=http://127.0.0.1:$gateway_port
 replica=http://127.0.0.1:$replica_port
@@ -185,6 +197,20 @@ for service in postgres notifications profile identity gateway; do
     podman healthcheck run "$container" >/dev/null || fail "$service's image healthcheck fails"
 done
 step "every image's healthcheck passes"
+# Every service's connection to PostgreSQL is encrypted (verify-full against the run's CA), and the wire only
+# speaks TLS: a plaintext handshake with Identity gets no challenge.
+postgres_container=$(podman ps --filter "label=io.podman.compose.project=$project" --filter "label=io.podman.compose.service=postgres" --format '{{.Names}}')
+connections=$(podman exec "$postgres_container" psql -U postgres -At -c \
+    "select usename, bool_and(ssl) from pg_stat_ssl join pg_stat_activity using (pid) where usename like 'konto_%' group by usename order by 1")
+[[ $connections == $'konto_identity|t\nkonto_notifications|t\nkonto_profile|t' ]] || fail "PostgreSQL connections not all TLS: $connections"
+identity_container=$(podman ps --filter "label=io.podman.compose.project=$project" --filter "label=io.podman.compose.service=identity" --format '{{.Names}}')
+podman exec "$identity_container" konto health --quiet --wire 127.0.0.1:7401 || fail "Identity does not answer over TLS"
+if podman exec -e KONTO_WIRE_TLS_CA= "$identity_container" konto health --quiet --timeout 3 --wire 127.0.0.1:7401; then
+    fail "Identity answered a plaintext wire client"
+fi
+gateway_container=$(podman ps --filter "label=io.podman.compose.project=$project" --filter "label=io.podman.compose.service=gateway" --format '{{.Names}}')
+[[ -z $(podman exec "$gateway_container" printenv KONTO_WIRE_SECRET || true) ]] || fail "the gateway holds the root secret"
+step "TLS: every PostgreSQL connection and the wire; the gateway holds its own key only"
 
 # ---- 4. the journey ----
 export KONTO_GATEWAY=$gateway KONTO_SESSION_FILE=$work/sessions.json

@@ -1,7 +1,7 @@
 import Foundation
 import KontoModel
 
-/// An async Swift client for the gateway's HTTP API (README, "HTTP API at a glance"): sign-up, log-in, anonymous
+/// An async Swift client for the gateway's HTTP API (docs/API.md): sign-up, log-in, anonymous
 /// accounts, the account's details with typed keys, changes, security-related operations, password reset and the
 /// schema. The session lives in a ``KontoSessionStore``; every refusal is a ``KontoClientError`` with the API's
 /// stable code and per-field errors.

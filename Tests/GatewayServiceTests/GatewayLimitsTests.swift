@@ -85,7 +85,7 @@ struct GatewayLimitsTests {
         let logger = GatewayHarness.logger
         let root = "a-root-secret-of-thirty-two-bytes-0123456789"
         let key = WireSecret(root).peerKeyHex(for: "gateway")
-        // What README and the error message tell an operator to run, run once with openssl for this root:
+        // What docs/CONFIGURATION.md and the error message tell an operator to run, run once with openssl for this root:
         // printf 'konto.wire.peer.v1:gateway' | openssl dgst -sha256 -hmac "$root"
         #expect(key == "471ba449ca98d92ff814432685fc0dfca0f1deaf7937b0b8911acf1e4af343f0")
         let configured = try GatewayConfiguration(environment: ServiceEnvironment(["KONTO_GATEWAY_WIRE_KEY": key.uppercased()]), logger: logger)

@@ -2,7 +2,7 @@ import GatewayService
 import KontoRuntime
 import Logging
 
-/// `konto-gateway`: the HTTP API as a process. Configuration comes from the environment (README lists it); SIGTERM
+/// `konto-gateway`: the HTTP API as a process. Configuration comes from the environment (docs/CONFIGURATION.md lists it); SIGTERM
 /// and SIGINT shut it down gracefully (the HTTP server stops accepting and finishes its requests first).
 @main
 enum KontoGateway {

@@ -2,7 +2,7 @@ import IdentityService
 import KontoRuntime
 import Logging
 
-/// `konto-identity`: the Identity service as a process. Configuration comes from the environment (README lists
+/// `konto-identity`: the Identity service as a process. Configuration comes from the environment (docs/CONFIGURATION.md lists
 /// it); SIGTERM and SIGINT shut it down gracefully, its parts in reverse start order.
 @main
 enum KontoIdentity {

@@ -2,7 +2,7 @@ import KontoRuntime
 import Logging
 import NotificationService
 
-/// `konto-notifications`: the Notifications service as a process. Configuration comes from the environment (README
+/// `konto-notifications`: the Notifications service as a process. Configuration comes from the environment (docs/CONFIGURATION.md
 /// lists it); SIGTERM and SIGINT shut it down gracefully, its parts in reverse start order.
 @main
 enum KontoNotifications {

@@ -3,7 +3,7 @@ import Logging
 import ProfileService
 
 /// `konto-profile`: the Profile service as a process. Configuration comes from the environment
-/// (README lists it); SIGTERM and SIGINT shut it down gracefully, its parts in reverse start order.
+/// (docs/CONFIGURATION.md lists it); SIGTERM and SIGINT shut it down gracefully, its parts in reverse start order.
 @main
 enum KontoProfile {
     static func main() async {

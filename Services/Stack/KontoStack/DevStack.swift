@@ -19,7 +19,7 @@ import UnixSignals
 /// every service library; the services still meet only over the wire.
 ///
 /// Each service reads its settings from ``Configuration/environment`` as its own executable reads them from the
-/// process environment (README's table, with production's defaults); the stack then sets what makes it one stack
+/// process environment (docs/CONFIGURATION.md, with production's defaults); the stack then sets what makes it one stack
 /// on loopback: the listen address, the ports, the shared secret, the database and the key schema.
 public struct DevStack: Sendable {
     public struct Configuration: Sendable {

@@ -5,7 +5,7 @@ import KontoRuntime
 import KontoWire
 import Logging
 
-/// Where the gateway listens, where the services are, and its limits; from the environment (README lists the
+/// Where the gateway listens, where the services are, and its limits; from the environment (docs/CONFIGURATION.md lists the
 /// variables) or built directly by tests and the dev stack.
 public struct GatewayConfiguration: Sendable {
     public struct Upstream: Sendable {
@@ -105,7 +105,7 @@ public struct GatewayConfiguration: Sendable {
         return WireSecret(peerKey: bytes, for: GatewayServer.serviceName)
     }
 
-    /// Reads the variables README lists; every problem names its variable or file.
+    /// Reads the variables docs/CONFIGURATION.md lists; every problem names its variable or file.
     public init(environment: ServiceEnvironment, logger: Logger) throws {
         let accounts = try environment.string("KONTO_ACCOUNTS_CONFIG").map { path in
             try AccountConfigurationLoader(logger: logger).load(path: path)

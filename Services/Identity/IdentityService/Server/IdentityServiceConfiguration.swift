@@ -62,7 +62,7 @@ public struct IdentityServiceConfiguration: Sendable {
 
     public static let defaultPort = 7401
 
-    /// Reads the variables README lists; every problem names its variable or file.
+    /// Reads the variables docs/CONFIGURATION.md lists; every problem names its variable or file.
     public init(environment: ServiceEnvironment, logger: Logger) throws {
         let database: PostgresSettings?
         if let url = environment.string("KONTO_IDENTITY_DATABASE_URL") {

@@ -39,7 +39,7 @@ public struct NotificationServiceConfiguration: Sendable {
 
     public static let defaultPort = 7403
 
-    /// Reads the variables README lists; every problem names its variable.
+    /// Reads the variables docs/CONFIGURATION.md lists; every problem names its variable.
     public init(environment: ServiceEnvironment, logger: Logger) throws {
         let database: PostgresSettings?
         if let url = environment.string("KONTO_NOTIFICATIONS_DATABASE_URL") {

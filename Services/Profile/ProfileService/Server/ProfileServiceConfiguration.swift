@@ -49,7 +49,7 @@ public struct ProfileServiceConfiguration: Sendable {
 
     public static let defaultPort = 7402
 
-    /// Reads the variables README lists; every problem names its variable or file.
+    /// Reads the variables docs/CONFIGURATION.md lists; every problem names its variable or file.
     public init(environment: ServiceEnvironment, logger: Logger) throws {
         let defaults = ProfileStoreOptions()
         var limits = defaults.limits

@@ -14,7 +14,7 @@ struct Stack: AsyncParsableCommand {
 
     @Option(help: "PostgreSQL for every service (postgres://user:password@host:port/db); in memory when absent.")
     var databaseURL: String?
-    // Every setting README's table names is read from the environment as the services read it; an option given
+    // Every setting docs/CONFIGURATION.md names is read from the environment as the services read it; an option given
     // here wins over its variable.
     @Option(help: "The gateway's HTTP port (else KONTO_GATEWAY_PORT, else 8080).") var port: Int?
     @Option(help: "Identity's wire port (else KONTO_IDENTITY_PORT, else 7401).") var identityPort: Int?
