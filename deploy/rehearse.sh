@@ -113,17 +113,31 @@ step "containers resolve each other by name"
 podman build -q --format docker -t localhost/konto-postgres:15 -f deploy/rehearsal/Postgres.Containerfile deploy/rehearsal >/dev/null
 step "built the PostgreSQL image"
 
-say "building the release binaries"
+# The binaries: by default the debug build the tests already made (`scripts/test.sh` before it in CI, so nothing is
+# compiled twice: a second, release, build of everything took 13 of CI's 24 minutes), with the Swift runtime
+# libraries they link beside them; KONTO_REHEARSAL_BUILD=release rehearses what deploy/Dockerfile's build stage makes
+# (release, the standard library linked in), at the cost of that build.
+configuration=${KONTO_REHEARSAL_BUILD:-debug}
+[[ $configuration == debug || $configuration == release ]] || fail "KONTO_REHEARSAL_BUILD is debug or release, not $configuration"
+build_flags=(-c "$configuration")
+[[ $configuration == release ]] && build_flags+=(--static-swift-stdlib)
+say "building the $configuration binaries"
 products=(konto-identity konto-profile konto-notifications konto-gateway konto)
 for product in "${products[@]}"; do
-    swift build -c release --static-swift-stdlib --product "$product" 2>&1 | grep -E 'error|warning: unre' || true
+    swift build "${build_flags[@]}" --product "$product" 2>&1 | grep -E 'error|warning: unre' || true
 done
-bin=$(swift build -c release --static-swift-stdlib --show-bin-path)
+bin=$(swift build "${build_flags[@]}" --show-bin-path)
 context=$work/context
-rm -rf "$context" && mkdir -p "$context"
+rm -rf "$context" && mkdir -p "$context/lib"
 # Without DWARF (a third of the size); the symbol table stays, so crash backtraces still name functions.
 for product in "${products[@]}"; do strip --strip-debug -o "$context/$product" "$bin/$product"; done
 swift_root=$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")
+if [[ $configuration == debug ]]; then
+    # The toolchain's libraries the programs load (deploy/Dockerfile puts /staging/lib on the library path).
+    for product in "${products[@]}"; do ldd "$bin/$product"; done | awk -v runtime="$swift_root/lib/swift/linux/" \
+        'index($3, runtime) == 1 { print $3 }' | sort -u | while read -r library; do cp "$library" "$context/lib/"; done
+    [[ -n $(ls "$context/lib") ]] || fail "no Swift runtime library found for the debug binaries"
+fi
 cp "$swift_root/libexec/swift/linux/swift-backtrace-static" "$context/"
 cp deploy/accounts.yaml "$context/"
 printf 'FROM scratch\nCOPY . /staging/\n' > "$context/Containerfile"
@@ -138,7 +152,7 @@ for service in identity profile notifications gateway; do
         -t "localhost/konto/$service:$KONTO_VERSION" -f deploy/Dockerfile . >/dev/null
 done
 konto=$context/konto
-step "built the release binaries and the service images"
+step "built the $configuration binaries and the service images"
 
 # ---- 3. up ----
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
