@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "KontoRuntime", targets: ["KontoRuntime"]),
         .library(name: "KontoWire", targets: ["KontoWire"]),
         .library(name: "KontoContracts", targets: ["KontoContracts"]),
+        .library(name: "KontoTestSupport", targets: ["KontoTestSupport"]),
         .library(name: "KontoTesting", targets: ["KontoTesting"]),
         .library(name: "KontoClient", targets: ["KontoClient"]),
         .library(name: "KontoPostgres", targets: ["KontoPostgres"]),
@@ -99,19 +100,31 @@ let package = Package(
             path: "Shared/KontoClient",
             swiftSettings: swiftSettings
         ),
+        // Test support that depends on no service: temporary PostgreSQL, free ports, service processes, running
+        // services, contract replay, a webhook receiver.
         .target(
-            name: "KontoTesting",
+            name: "KontoTestSupport",
             dependencies: [
                 "KontoWire",
-                // withStack: the whole stack in process, driven through the client (a downstream project's kit).
-                "KontoStack",
-                "KontoClient",
-                "KontoModel",
-                "KontoPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Shared/KontoTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        // The stack kit: withStack, the whole stack in process driven through the client (a downstream project's kit).
+        .target(
+            name: "KontoTesting",
+            dependencies: [
+                "KontoTestSupport",
+                "KontoStack",
+                "KontoClient",
+                "KontoModel",
+                "KontoPostgres",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -345,7 +358,7 @@ let package = Package(
             name: "KontoWireTests",
             dependencies: [
                 "KontoWire",
-                "KontoTesting",
+                "KontoTestSupport",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ],
@@ -358,7 +371,7 @@ let package = Package(
                 "KontoContracts",
                 "KontoModel",
                 "KontoWire",
-                "KontoTesting",
+                "KontoTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -369,6 +382,7 @@ let package = Package(
             name: "KontoTestingTests",
             dependencies: [
                 "KontoTesting",
+                "KontoTestSupport",
                 "KontoClient",
                 "KontoModel",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -381,7 +395,7 @@ let package = Package(
             name: "KontoPostgresTests",
             dependencies: [
                 "KontoPostgres",
-                "KontoTesting",
+                "KontoTestSupport",
                 // EventLoopTaskExecutor, for PostgresConnection.executeIfOpen.
                 "KontoWire",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -402,7 +416,7 @@ let package = Package(
                 "ProfileService",
                 "KontoModel",
                 "KontoPostgres",
-                "KontoTesting",
+                "KontoTestSupport",
                 "KontoContracts",
                 "KontoRuntime",
                 "KontoWire",
@@ -422,7 +436,7 @@ let package = Package(
                 "KontoContracts",
                 "KontoModel",
                 "KontoPostgres",
-                "KontoTesting",
+                "KontoTestSupport",
                 "KontoWire",
                 // The tests' composition root runs a real Profile (and Notifications) next to Identity; the services
                 // never import each other.
@@ -447,7 +461,7 @@ let package = Package(
                 "KontoContracts",
                 "KontoModel",
                 "KontoPostgres",
-                "KontoTesting",
+                "KontoTestSupport",
                 "KontoWire",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -496,7 +510,7 @@ let package = Package(
                 "KontoClient",
                 "KontoContracts",
                 "KontoModel",
-                "KontoTesting",
+                "KontoTestSupport",
                 "KontoWire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -516,7 +530,7 @@ let package = Package(
                 "KontoContracts",
                 "KontoModel",
                 "KontoPostgres",
-                "KontoTesting",
+                "KontoTestSupport",
                 "IdentityService",
                 "ProfileService",
                 "NotificationService",

@@ -1,5 +1,5 @@
 import Foundation
-import KontoTesting
+import KontoTestSupport
 import Testing
 
 /// What the running system keeps (issue 28): searched in every table of every schema and in every log line. Run

@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import KontoContracts
 import KontoModel
-import KontoTesting
+import KontoTestSupport
 import KontoWire
 import NIOCore
 import NIOHTTP1

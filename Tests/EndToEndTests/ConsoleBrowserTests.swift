@@ -1,5 +1,5 @@
 import Foundation
-import KontoTesting
+import KontoTestSupport
 import Testing
 
 /// The web console (/account/) in a real browser: Tests/Browser/console_journey.py drives headless Chromium through

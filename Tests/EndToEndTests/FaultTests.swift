@@ -1,7 +1,7 @@
 import Foundation
 import KontoClient
 import KontoModel
-import KontoTesting
+import KontoTestSupport
 import Testing
 
 /// Each service SIGKILLed in turn under a steady load of mixed calls and started again, then PostgreSQL restarted:

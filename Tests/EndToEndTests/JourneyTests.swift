@@ -1,7 +1,7 @@
 import Foundation
 import KontoClient
 import KontoModel
-import KontoTesting
+import KontoTestSupport
 import Testing
 
 /// A user's whole life with an account, through the gateway to the four services as processes on PostgreSQL.

@@ -1,5 +1,5 @@
 import KontoPostgres
-import KontoTesting
+import KontoTestSupport
 import Logging
 import PostgresNIO
 import Testing

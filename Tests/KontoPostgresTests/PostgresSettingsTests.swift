@@ -1,6 +1,6 @@
 import Foundation
 import KontoPostgres
-import KontoTesting
+import KontoTestSupport
 import NIOSSL
 import PostgresNIO
 import Testing

@@ -1,6 +1,6 @@
 import Foundation
 import KontoPostgres
-import KontoTesting
+import KontoTestSupport
 import Logging
 import NIOSSL
 import PostgresNIO

@@ -1,5 +1,5 @@
 import Foundation
-@testable import KontoTesting
+@testable import KontoTestSupport
 import Testing
 
 @Suite("FreePort")

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import KontoTesting
+@testable import KontoTestSupport
 
 @Suite("Database settings and binaries")
 struct PostgresTestDatabaseTests {

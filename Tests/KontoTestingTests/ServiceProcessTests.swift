@@ -5,7 +5,7 @@ import Testing
 import Glibc
 #endif
 
-@testable import KontoTesting
+@testable import KontoTestSupport
 
 @Suite("Service processes")
 struct ServiceProcessTests {

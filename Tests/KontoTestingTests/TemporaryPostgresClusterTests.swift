@@ -3,7 +3,7 @@ import Logging
 import PostgresNIO
 import Testing
 
-@testable import KontoTesting
+@testable import KontoTestSupport
 
 #if canImport(Glibc)
 import Glibc

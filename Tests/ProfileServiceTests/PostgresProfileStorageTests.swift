@@ -2,7 +2,7 @@ import Foundation
 import KontoContracts
 import KontoModel
 import KontoPostgres
-import KontoTesting
+import KontoTestSupport
 import Logging
 import PostgresNIO
 import ProfileService

@@ -1,6 +1,6 @@
 import KontoContracts
 import KontoModel
-import KontoTesting
+import KontoTestSupport
 import Logging
 import PostgresNIO
 import ProfileService

@@ -4,7 +4,7 @@ import IdentityService
 import KontoContracts
 import KontoModel
 import KontoPostgres
-import KontoTesting
+import KontoTestSupport
 import KontoWire
 import Logging
 import NIOCore

@@ -3,7 +3,7 @@ import Foundation
 import IdentityService
 import KontoContracts
 import KontoPostgres
-import KontoTesting
+import KontoTestSupport
 import KontoWire
 import Logging
 import NIOCore

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import KontoContracts
 import KontoModel
-import KontoTesting
+import KontoTestSupport
 import KontoWire
 import Logging
 import NIOCore

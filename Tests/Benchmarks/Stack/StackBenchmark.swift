@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import KontoTesting
+import KontoTestSupport
 
 /// `konto-bench stack`: how long `konto stack` (release build, in memory) takes from being spawned until the
 /// gateway listens and it says so, beside the cost of spawning the same binary to do nothing (`konto --help`).

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import KontoTesting
+import KontoTestSupport
 import KontoWire
 import NIOCore
 import NIOPosix

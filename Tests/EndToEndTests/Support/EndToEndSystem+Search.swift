@@ -1,5 +1,5 @@
 import Foundation
-import KontoTesting
+import KontoTestSupport
 import PostgresNIO
 
 extension EndToEndSystem {

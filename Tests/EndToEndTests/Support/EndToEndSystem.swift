@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import KontoClient
 import KontoContracts
-import KontoTesting
+import KontoTestSupport
 import Logging
 import NIOCore
 import NIOHTTP1

@@ -3,7 +3,7 @@ import Foundation
 import KontoContracts
 import KontoModel
 import KontoPostgres
-import KontoTesting
+import KontoTestSupport
 import KontoWire
 import Synchronization
 import Testing

@@ -2,7 +2,7 @@ import Foundation
 import KontoContracts
 import KontoEvents
 import KontoModel
-import KontoTesting
+import KontoTestSupport
 import KontoWire
 import NIOCore
 import Synchronization

@@ -2,7 +2,7 @@ import Foundation
 @testable import IdentityService
 import KontoContracts
 import KontoModel
-import KontoTesting
+import KontoTestSupport
 import KontoWire
 import NIOCore
 import Synchronization

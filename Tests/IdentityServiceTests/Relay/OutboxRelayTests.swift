@@ -4,7 +4,7 @@ import KontoContracts
 import KontoEvents
 import KontoModel
 import KontoPostgres
-import KontoTesting
+import KontoTestSupport
 import KontoWire
 import NIOCore
 import NotificationService

@@ -1,5 +1,5 @@
 import IdentityService
-import KontoTesting
+import KontoTestSupport
 import Logging
 import NIOPosix
 import PostgresNIO

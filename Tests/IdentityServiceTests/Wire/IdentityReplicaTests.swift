@@ -2,7 +2,7 @@ import IdentityService
 import KontoContracts
 import KontoModel
 import KontoPostgres
-import KontoTesting
+import KontoTestSupport
 import KontoWire
 import Logging
 import PostgresNIO

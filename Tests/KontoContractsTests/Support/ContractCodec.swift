@@ -1,6 +1,6 @@
 import Foundation
 import KontoContracts
-import KontoTesting
+import KontoTestSupport
 import KontoWire
 import Testing
 

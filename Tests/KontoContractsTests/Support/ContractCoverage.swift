@@ -1,5 +1,5 @@
 import KontoContracts
-import KontoTesting
+import KontoTestSupport
 import Testing
 
 /// One contract as the coverage check sees it: its methods, the codes each declares, its exemptions and examples.

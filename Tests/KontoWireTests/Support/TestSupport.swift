@@ -1,4 +1,4 @@
-import KontoTesting
+import KontoTestSupport
 import KontoWire
 import Logging
 import NIOCore

@@ -1,6 +1,6 @@
 import KontoContracts
 import KontoPostgres
-import KontoTesting
+import KontoTestSupport
 import Testing
 
 /// The provider side of the Notifications contract: a running Notifications answers every recorded request, and

@@ -1,7 +1,7 @@
 import Foundation
 import KontoContracts
 import KontoModel
-import KontoTesting
+import KontoTestSupport
 import KontoWire
 import NIOCore
 import Synchronization

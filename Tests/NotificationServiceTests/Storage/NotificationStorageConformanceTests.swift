@@ -1,6 +1,6 @@
 import Foundation
 import KontoModel
-import KontoTesting
+import KontoTestSupport
 import PostgresNIO
 @testable import NotificationService
 import Testing

@@ -1,6 +1,6 @@
 import Foundation
 import KontoModel
-import KontoTesting
+import KontoTestSupport
 @testable import NotificationService
 import Testing
 

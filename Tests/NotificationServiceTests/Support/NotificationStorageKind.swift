@@ -1,5 +1,5 @@
 import NotificationService
-import KontoTesting
+import KontoTestSupport
 import Logging
 import NIOPosix
 import PostgresNIO

@@ -1,7 +1,7 @@
 import Foundation
 import KontoContracts
 import KontoModel
-import KontoTesting
+import KontoTestSupport
 import KontoWire
 @testable import NotificationService
 import NIOHTTP1

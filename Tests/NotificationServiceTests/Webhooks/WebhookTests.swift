@@ -2,7 +2,7 @@ import Foundation
 import KontoContracts
 import KontoModel
 import KontoRuntime
-import KontoTesting
+import KontoTestSupport
 import KontoWire
 @testable import NotificationService
 import NIOHTTP1

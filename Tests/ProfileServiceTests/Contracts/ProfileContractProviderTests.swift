@@ -1,7 +1,7 @@
 import Foundation
 import KontoContracts
 import KontoPostgres
-import KontoTesting
+import KontoTestSupport
 import KontoWire
 import ProfileService
 import Testing

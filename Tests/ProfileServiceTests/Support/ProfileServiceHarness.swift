@@ -3,7 +3,7 @@ import KontoContracts
 import KontoModel
 import KontoPostgres
 import KontoRuntime
-import KontoTesting
+import KontoTestSupport
 import KontoWire
 import Logging
 import NIOCore

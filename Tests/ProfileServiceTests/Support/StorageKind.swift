@@ -1,4 +1,4 @@
-import KontoTesting
+import KontoTestSupport
 import Logging
 import PostgresNIO
 import ProfileService
