@@ -13,7 +13,7 @@ public enum WireAllowList {
     /// The family of an operator's own services: `operator-` and a name.
     public static let operators = "operator-*"
 
-    /// Identity's server: only the Gateway signs in, and so on.
+    /// Identity's server: every Identity method is the Gateway's to call.
     public static let identity = WireAuthorization([
         "*": [HealthContract.check.name],
         gateway: Set(IdentityContract.methods),

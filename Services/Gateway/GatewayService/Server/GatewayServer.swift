@@ -16,7 +16,7 @@ import ServiceLifecycle
 /// and stop after it).
 public final class GatewayServer: Service {
     /// The name the gateway calls the services by, and the one its own wire key (`KONTO_GATEWAY_WIRE_KEY`) is for.
-    public static let serviceName = "gateway"
+    public static let serviceName = WireAllowList.gateway
     public let configuration: GatewayConfiguration
     private let identity: WireClient
     private let profile: WireClient
