@@ -56,13 +56,10 @@ struct GatewayProcessTests {
     @Test("with wire TLS on (KONTO_WIRE_TLS_CERT, _KEY, _CA) and the gateway holding only its own key, the four processes serve a sign-up, a change, a login and a deletion")
     func overTLS() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("konto-process-tls-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         // The wire TLS tests' certificate for localhost and 127.0.0.1, its own CA.
-        let certificate = directory.appendingPathComponent("cert.pem").path
-        let key = directory.appendingPathComponent("key.pem").path
-        try TLSTestCertificate.certificatePEM.write(toFile: certificate, atomically: true, encoding: .utf8)
-        try TLSTestCertificate.privateKeyPEM.write(toFile: key, atomically: true, encoding: .utf8)
+        let files = try TLSTestCertificate.files(in: directory)
+        let certificate = try #require(files.certificatePath), key = try #require(files.privateKeyPath)
         let tls = ["KONTO_WIRE_TLS_CERT": certificate, "KONTO_WIRE_TLS_KEY": key, "KONTO_WIRE_TLS_CA": certificate]
         try await GatewayHarness.withProcesses(environment: tls) { gateway, stack in
             let (token, _) = try await gateway.signUp("tls@example.org")

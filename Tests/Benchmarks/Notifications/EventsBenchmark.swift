@@ -82,12 +82,13 @@ struct EventsBenchmark: AsyncParsableCommand {
             var options = NotificationOptions()
             options.pollInterval = .milliseconds(100)
             var configuration = NotificationServiceConfiguration(port: 0, secret: WireSecret(Self.secret), database: settings, options: options)
-            configuration.wireTLS = try self.wireTLS()
+            let tls = try self.wireTLS()
+            configuration.wireTLS = tls
             let server = try NotificationServer(configuration: configuration, logger: logger)
             let (throughput, latency, rss) = try await RunningServices.with([server], logger: logger) {
                 let port = try await server.localAddress().port!
-                let throughput = try await measureThroughput(port: port, logger: logger)
-                let latency = try await measureLatency(port: port, logger: logger)
+                let throughput = try await measureThroughput(port: port, tls: tls, logger: logger)
+                let latency = try await measureLatency(port: port, tls: tls, logger: logger)
                 return (throughput, latency, Self.residentMiB())
             }
             let after = try await baseline.sample()
@@ -138,30 +139,25 @@ struct EventsBenchmark: AsyncParsableCommand {
         var latencies: [Duration] { state.withLock { $0.latencies } }
     }
 
-    /// With `--tls`, the test certificate (written once to a temporary directory) served by Notifications and trusted
-    /// by the clients.
+    /// With `--tls`, the test certificate (written to a temporary directory once, at the start) served by
+    /// Notifications and trusted by the clients.
     func wireTLS() throws -> WireTLS? {
         guard self.tls else { return nil }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("konto-bench-tls-\(getpid())").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let certificate = directory + "/cert.pem", key = directory + "/key.pem"
-        try TLSTestCertificate.certificatePEM.write(toFile: certificate, atomically: true, encoding: .utf8)
-        try TLSTestCertificate.privateKeyPEM.write(toFile: key, atomically: true, encoding: .utf8)
-        return WireTLS(certificatePath: certificate, privateKeyPath: key, caPath: certificate)
+        return try TLSTestCertificate.files(in: FileManager.default.temporaryDirectory.appendingPathComponent("konto-bench-tls-\(getpid())"))
     }
 
     /// Publishers and consumers call as Profile does (publish, declareGroup, subscribe: its allow-list).
-    func client(port: Int, logger: Logger) throws -> WireClient {
+    static func client(port: Int, tls: WireTLS?, logger: Logger) throws -> WireClient {
         var configuration = WireClient.Configuration(port: port, serviceName: ProfileContract.serviceName, secret: WireSecret(Self.secret))
-        try configuration.apply(try self.wireTLS())
+        try configuration.apply(tls)
         configuration.connectionCount = 1
         configuration.requestTimeout = .seconds(30)
         return WireClient(configuration: configuration, logger: logger)
     }
 
     /// Runs the group's consumers for the duration of `body`.
-    private func withConsumers<T: Sendable>(port: Int, group: String, tracker: Tracker, logger: Logger, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        let clients = try (0..<consumers).map { _ in try self.client(port: port, logger: logger) }
+    private func withConsumers<T: Sendable>(port: Int, tls: WireTLS?, group: String, tracker: Tracker, logger: Logger, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let clients = try (0..<consumers).map { _ in try Self.client(port: port, tls: tls, logger: logger) }
         let credit = self.credit
         return try await RunningServices.with(clients, logger: logger) {
             _ = try await clients[0].call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: group))
@@ -188,11 +184,11 @@ struct EventsBenchmark: AsyncParsableCommand {
     }
 
     /// Publishers as fast as they can, consumers acking at once: events acked per second in the window.
-    private func measureThroughput(port: Int, logger: Logger) async throws -> Throughput {
+    private func measureThroughput(port: Int, tls: WireTLS?, logger: Logger) async throws -> Throughput {
         let tracker = Tracker()
-        let publishers = try (0..<self.publishers).map { _ in try self.client(port: port, logger: logger) }
+        let publishers = try (0..<self.publishers).map { _ in try Self.client(port: port, tls: tls, logger: logger) }
         let (seconds, batch) = (self.seconds, self.batch)
-        return try await withConsumers(port: port, group: "bench-throughput", tracker: tracker, logger: logger) {
+        return try await withConsumers(port: port, tls: tls, group: "bench-throughput", tracker: tracker, logger: logger) {
             try await RunningServices.with(publishers, logger: logger) {
                 let stop = StopFlag()
                 return try await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -228,11 +224,11 @@ struct EventsBenchmark: AsyncParsableCommand {
     }
 
     /// One publisher at a steady rate (a publish every 10 ms), consumers acking at once: publish-to-ack latencies.
-    private func measureLatency(port: Int, logger: Logger) async throws -> [Duration] {
+    private func measureLatency(port: Int, tls: WireTLS?, logger: Logger) async throws -> [Duration] {
         let tracker = Tracker()
-        let publisher = try self.client(port: port, logger: logger)
+        let publisher = try Self.client(port: port, tls: tls, logger: logger)
         let (seconds, rate) = (self.seconds, self.rate)
-        return try await withConsumers(port: port, group: "bench-latency", tracker: tracker, logger: logger) {
+        return try await withConsumers(port: port, tls: tls, group: "bench-latency", tracker: tracker, logger: logger) {
             try await RunningServices.with([publisher], logger: logger) {
                 let tick = Duration.milliseconds(10)
                 let perTick = max(1, rate / 100)

@@ -58,13 +58,9 @@ struct WireBenchmark: AsyncParsableCommand {
         var serverArguments = ["wire-server", "--port", "0", "--threads", "\(self.serverThreads)", "--handlers", self.serverHandlers]
         var tlsContext: NIOSSLContext?
         if self.tls {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("konto-bench-wire-tls-\(getpid())").path
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let certificate = directory + "/cert.pem", key = directory + "/key.pem"
-            try TLSTestCertificate.certificatePEM.write(toFile: certificate, atomically: true, encoding: .utf8)
-            try TLSTestCertificate.privateKeyPEM.write(toFile: key, atomically: true, encoding: .utf8)
-            serverArguments += ["--tls-cert", certificate, "--tls-key", key]
-            tlsContext = try WireTLS(caPath: certificate).clientContext()
+            let files = try TLSTestCertificate.files(in: FileManager.default.temporaryDirectory.appendingPathComponent("konto-bench-wire-tls-\(getpid())"))
+            serverArguments += ["--tls-cert", files.certificatePath ?? "", "--tls-key", files.privateKeyPath ?? ""]
+            tlsContext = try files.clientContext()
         }
         let server = try ChildProcess.start(CommandLine.arguments[0], serverArguments, readyPrefix: "READY ")
         defer { server.stop() }
