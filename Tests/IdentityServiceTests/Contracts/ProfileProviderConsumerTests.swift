@@ -62,7 +62,7 @@ struct ProfileProviderConsumerTests {
                         outcome = await Self.outcome { () async throws(ProfileProviderError) in
                             let stored = try await provider.create(accountId: request.accountId, details: request.details)
                             if let response = example.response {
-                                #expect(stored == (try? JSONDecoder().decode(ProfileRecord.self, from: Data(response.utf8)))?.details)
+                                #expect(stored == (try? JSONDecoder().decode(ProfileRecord.self, from: Data(response.utf8))))
                             }
                         }
                     case ProfileContract.load.name:

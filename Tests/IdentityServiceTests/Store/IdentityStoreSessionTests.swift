@@ -162,33 +162,41 @@ struct IdentityStoreSessionTests {
         #expect(try await fixture.events().map(\.kind.name).contains("sessionsRevoked"))
     }
 
-    @Test("delete records deletingAccount, then the user cannot log in and the profile is gone")
+    @Test("delete records deletingAccount and ends the account; the profile is left to that event's consumer")
     func delete() async throws {
         let fixture = try IdentityFixture()
         let session = try await fixture.signUp()
         let other = try await fixture.login()
         _ = try await fixture.store.delete(IdentityDeleteRequest(token: Self.token(session)))
-        #expect(fixture.profile.profiles[session.accountId] == nil)
         #expect(await identityError { try await fixture.login() }?.code == AccountError.Code.wrongCredentials.rawValue)
         #expect(await identityError { try await fixture.validate(Self.token(other)) }?.code == AccountError.Code.unauthenticated.rawValue)
         #expect(try await fixture.events().last?.kind == .deletingAccount)
+        // One deletion path: Identity does not call Profile itself; Profile consumes the event (DeletionPathTests).
+        #expect(fixture.profile.deletes == 0)
+        #expect(fixture.profile.profiles[session.accountId] != nil)
+        // The repair is scheduled, not due yet.
         #expect(try await fixture.storage.dueProfileCleanups(at: fixture.clock.now, limit: 10).isEmpty)
         // The userId is free for a new account.
         #expect(try await fixture.signUp().accountId != session.accountId)
     }
 
-    @Test("a deletion while Profile is down still ends the account; the clean-up job deletes the profile later")
-    func deleteWhileProfileDown() async throws {
+    @Test("a profile the deletion event did not reach is deleted by the repair after the clean-up delay, even with Profile down meanwhile")
+    func deleteRepair() async throws {
         let fixture = try IdentityFixture()
         let session = try await fixture.signUp()
-        fixture.profile.mode = .unavailable
         _ = try await fixture.store.delete(IdentityDeleteRequest(token: Self.token(session)))
-        #expect(await identityError { try await fixture.login() }?.code == AccountError.Code.wrongCredentials.rawValue)
-        #expect(fixture.profile.profiles[session.accountId] != nil)
         #expect(await fixture.store.runCleanups() == 0)
+        #expect(fixture.profile.profiles[session.accountId] != nil)
+        fixture.profile.mode = .unavailable
+        fixture.clock.advance(by: .seconds(31))
+        #expect(await fixture.store.runCleanups() == 0)
+        #expect(fixture.profile.profiles[session.accountId] != nil)
         fixture.profile.mode = .normal
         fixture.clock.advance(by: .seconds(31))
         #expect(await fixture.store.runCleanups() == 1)
         #expect(fixture.profile.profiles[session.accountId] == nil)
+        // Done: nothing is due any more.
+        fixture.clock.advance(by: .seconds(31))
+        #expect(await fixture.store.runCleanups() == 0)
     }
 }

@@ -34,7 +34,7 @@ final class TestProfileProvider: ProfileProvider {
         mode == .normal ? nil : "profile is unavailable"
     }
 
-    func create(accountId: String, details: AccountDetails) throws(ProfileProviderError) -> AccountDetails {
+    func create(accountId: String, details: AccountDetails) throws(ProfileProviderError) -> ProfileRecord {
         try state.withLock { state throws(ProfileProviderError) in
             switch state.mode {
             case .unavailable:
@@ -47,15 +47,15 @@ final class TestProfileProvider: ProfileProvider {
                     throw .refused(IdentityError(code: ProfileContract.ErrorCode.alreadyExists, message: "exists"))
                 }
                 state.profiles[accountId] = details
-                return details
+                return ProfileRecord(accountId: accountId, details: details, version: 1)
             }
         }
     }
 
-    func load(accountId: String) throws(ProfileProviderError) -> AccountDetails? {
+    func load(accountId: String) throws(ProfileProviderError) -> ProfileRecord? {
         try state.withLock { state throws(ProfileProviderError) in
             guard state.mode != .unavailable else { throw .unavailable }
-            return state.profiles[accountId]
+            return state.profiles[accountId].map { ProfileRecord(accountId: accountId, details: $0, version: 1) }
         }
     }
 

@@ -17,10 +17,10 @@ extension GatewayAPI {
         } catch {
             // An anonymous account has no details until it signs up (not cached: its sign-up creates them).
             guard session.isAnonymous, error.code == AccountError.Code.notFound.rawValue else { throw error }
-            let empty = ProfileRecord(accountId: session.accountId, details: AccountDetails(), version: 0)
-            return .ok(.init(headers: .init(eTag: Self.etag(empty.version)), body: .json(try account(empty, session: session))))
+            let empty = try account(profile: nil, session: session)
+            return .ok(.init(headers: .init(eTag: Self.etag(empty.version)), body: .json(empty)))
         }
-        let account = try account(record, session: session)
+        let account = try account(profile: record, session: session)
         if let ticket {
             metrics.cache("account", hit: false)
             cache.store(try AccountCache.CachedAccount(account: account, version: record.version, userId: session.userId), ticket: ticket)
@@ -38,7 +38,7 @@ extension GatewayAPI {
         let request = ProfileModifyRequest(accountId: session.accountId, modifications: modifications, expectedVersion: expectedVersion)
         defer { cache.invalidate(accountId: session.accountId) }
         let record = try await upstreams.profile(ProfileContract.modify, request)
-        return .ok(.init(headers: .init(eTag: Self.etag(record.version)), body: .json(try account(record, session: session))))
+        return .ok(.init(headers: .init(eTag: Self.etag(record.version)), body: .json(try account(profile: record, session: session))))
     }
 
     func deleteAccount(_ input: Operations.DeleteAccount.Input) async throws -> Operations.DeleteAccount.Output {
@@ -117,16 +117,15 @@ extension GatewayAPI {
         throw GatewayProblem(AccountError(code: .validationFailed, fields: fields))
     }
 
-    /// Profile's details with the userId Identity keeps (as login's answer has it), so a client reads every key
-    /// of the account from one answer.
-    private func account(_ record: ProfileRecord, session: IdentitySessionInfo) throws -> Components.Schemas.Account {
-        var details = record.details
-        details[identifier: UserIdKey.identifier] = session.userId.map(AccountValue.string)
+    /// The account as ``AccountAssembler`` puts it together from Profile's record and the session's userId, in the
+    /// document's shape.
+    private func account(profile: ProfileRecord?, session: IdentitySessionInfo) throws -> Components.Schemas.Account {
+        let account = assembler.account(accountId: session.accountId, profile: profile, userId: session.userId, isAnonymous: session.isAnonymous)
         return Components.Schemas.Account(
-            accountId: record.accountId,
-            version: record.version,
-            isAnonymous: session.isAnonymous,
-            details: try Self.details(details)
+            accountId: account.accountId,
+            version: account.version,
+            isAnonymous: account.isAnonymous,
+            details: try Self.details(account.details)
         )
     }
 }

@@ -10,6 +10,8 @@ import OpenAPIRuntime
 struct GatewayAPI: APIProtocol {
     let upstreams: GatewayUpstreams
     let accounts: AccountConfiguration
+    /// Puts every account answer together (``AccountAssembler``).
+    let assembler: AccountAssembler
     /// `GET /v1/schema`'s body, built once from the configuration.
     let schema: Components.Schemas.Schema
     /// How often an event stream sends a comment and checks its session.
@@ -21,6 +23,7 @@ struct GatewayAPI: APIProtocol {
     init(upstreams: GatewayUpstreams, accounts: AccountConfiguration, eventStreamHeartbeat: Duration, metrics: GatewayMetrics, cache: AccountCache) throws {
         self.upstreams = upstreams
         self.accounts = accounts
+        self.assembler = AccountAssembler(configuration: accounts)
         self.cache = cache
         self.metrics = metrics
         self.eventStreamHeartbeat = eventStreamHeartbeat

@@ -3,12 +3,12 @@ import KontoModel
 
 /// Where Identity keeps every non-credential key: the Profile service over the wire, or a stand-in in unit tests.
 public protocol ProfileProvider: Sendable {
-    /// Stores the account's details; Profile validates them again.
+    /// Stores the account's details (Profile validates them again), and answers with what it stored.
     /// - Throws: ``ProfileProviderError``.
-    func create(accountId: String, details: AccountDetails) async throws(ProfileProviderError) -> AccountDetails
+    func create(accountId: String, details: AccountDetails) async throws(ProfileProviderError) -> ProfileRecord
 
     /// Every stored key of the account; nil when Profile holds nothing for it.
-    func load(accountId: String) async throws(ProfileProviderError) -> AccountDetails?
+    func load(accountId: String) async throws(ProfileProviderError) -> ProfileRecord?
 
     /// Removes the account's details; false when there were none. Idempotent.
     func delete(accountId: String) async throws(ProfileProviderError) -> Bool

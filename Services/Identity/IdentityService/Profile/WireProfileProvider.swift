@@ -14,13 +14,13 @@ public struct WireProfileProvider: ProfileProvider {
         self.timeout = timeout
     }
 
-    public func create(accountId: String, details: AccountDetails) async throws(ProfileProviderError) -> AccountDetails {
-        try await call(ProfileContract.create, ProfileCreateRequest(accountId: accountId, details: details)).details
+    public func create(accountId: String, details: AccountDetails) async throws(ProfileProviderError) -> ProfileRecord {
+        try await call(ProfileContract.create, ProfileCreateRequest(accountId: accountId, details: details))
     }
 
-    public func load(accountId: String) async throws(ProfileProviderError) -> AccountDetails? {
+    public func load(accountId: String) async throws(ProfileProviderError) -> ProfileRecord? {
         do {
-            return try await call(ProfileContract.load, ProfileLoadRequest(accountId: accountId)).details
+            return try await call(ProfileContract.load, ProfileLoadRequest(accountId: accountId))
         } catch let .refused(error) where error.code == AccountError.Code.notFound.rawValue {
             return nil
         }

@@ -13,8 +13,9 @@ public struct IdentityOptions: Sendable, Equatable {
     public var resetTokenLifetime: Duration = .seconds(3_600)
     /// Failed logins per userId and per client address.
     public var throttle = ThrottlePolicy()
-    /// How long after a failed or abandoned sign-up (or a deletion) its profile is deleted: longer than a Profile
-    /// call may take, so a `profile.create` that answered late but committed is deleted after it committed.
+    /// How long after a failed or abandoned sign-up its profile is deleted: longer than a Profile call may take, so a
+    /// `profile.create` that answered late but committed is deleted after it committed. After a deletion, when the
+    /// repair deletes the profile should Profile not have consumed the `deletingAccount` event by then.
     public var profileCleanupDelay: Duration = .seconds(30)
     /// How often the clean-up job looks for due clean-ups and stale reservations.
     public var cleanupInterval: Duration = .seconds(1)

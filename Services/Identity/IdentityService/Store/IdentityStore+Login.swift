@@ -59,14 +59,14 @@ extension IdentityStore {
         if hashing.hasher.needsRehash(hash) {
             await rehash(request.password, of: credential)
         }
-        let details: AccountDetails
+        let stored: ProfileRecord?
         do {
-            details = try await profile.load(accountId: accountId) ?? AccountDetails(userIdType: configuration.userIdType)
+            stored = try await profile.load(accountId: accountId)
         } catch {
             // No session without the account's details: the caller retries the whole login.
             throw .profileUnavailable
         }
-        let answer = accountDetails(details, accountId: accountId, userId: credential.userId)
+        let answer = assembler.account(accountId: accountId, profile: stored, userId: credential.userId, isAnonymous: false).details
         // Under the credential version whose password was checked: should the password (or userId) have changed
         // since, the session is not created, and the login fails as a wrong password would.
         let (session, token) = makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true, at: now)

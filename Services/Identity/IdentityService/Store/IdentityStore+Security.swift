@@ -54,10 +54,13 @@ extension IdentityStore {
     }
 
     /// Deletes the account: `deletingAccount` is recorded first, then the credentials, sessions and reset tokens go
-    /// in the same transaction, then the profile. Needs a privileged session or the current password.
+    /// in the same transaction. Needs a privileged session or the current password.
     ///
-    /// The profile's deletion is scheduled in that transaction too, so should Profile be unreachable right now, the
-    /// clean-up job deletes it later; the caller is told the account is gone either way, since it can no longer log in.
+    /// The profile goes the one way every deletion takes: Profile consumes the durable `deletingAccount` event
+    /// (relayed from the outbox this transaction wrote it to) and deletes idempotently. The same transaction schedules
+    /// a repair after ``IdentityOptions/profileCleanupDelay``, should the event not get there (events switched off,
+    /// Notifications down for long): the clean-up job's `profile.delete` then finds nothing or removes what is left.
+    /// The caller is told the account is gone at once, since it can no longer log in.
     public func delete(_ request: IdentityDeleteRequest) async throws(IdentityError) -> IdentityDone {
         let now = clock()
         let session = try await validSession(request.token, at: now)
@@ -65,18 +68,16 @@ extension IdentityStore {
         let accountId = session.accountId
         let normalizedUserId = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }?.normalizedUserId
         let deleted = try await stored { () async throws(IdentityStorageError) in
-            try await storage.deleteAccount(accountId: accountId, events: [event(accountId, .deletingAccount, at: now)], profileCleanupAt: now)
+            try await storage.deleteAccount(
+                accountId: accountId,
+                events: [event(accountId, .deletingAccount, at: now)],
+                profileCleanupAt: now.adding(options.profileCleanupDelay)
+            )
         }
         guard deleted else { throw IdentityError(AccountError(code: .notFound)) }
         if let normalizedUserId {
             // The failure count under the userId's digest goes too (it would expire with its window anyway).
             try? await storage.clearFailures(key: throttleKeys(normalizedUserId: normalizedUserId, clientAddress: nil)[0])
-        }
-        do {
-            _ = try await profile.delete(accountId: accountId)
-            try await storage.finishProfileCleanup(accountId: accountId)
-        } catch {
-            logger.warning("profile not deleted yet; the clean-up job retries", metadata: ["konto.account_id": "\(accountId)"])
         }
         logger.info("account deleted", metadata: ["konto.account_id": "\(accountId)"])
         return IdentityDone()

@@ -34,14 +34,14 @@ extension IdentityStore {
             createdAt: now
         )
         try await stored { () async throws(IdentityStorageError) in try await storage.reserveAccount(credential) }
-        let storedDetails: AccountDetails
+        let stored: ProfileRecord
         do {
-            storedDetails = try await profile.create(accountId: accountId, details: details)
+            stored = try await profile.create(accountId: accountId, details: details)
         } catch {
             try await abandon(accountId: accountId, after: error)
         }
         let (session, token) = makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true, at: clock())
-        let answer = accountDetails(storedDetails, accountId: accountId, userId: userId)
+        let answer = assembler.account(accountId: accountId, profile: stored, userId: userId, isAnonymous: false).details
         do {
             try await storage.activateAccount(
                 accountId: accountId,
@@ -65,7 +65,7 @@ extension IdentityStore {
         let accountId = UUID().uuidString.lowercased()
         let credential = StoredCredential(accountId: accountId, userId: nil, normalizedUserId: nil, passwordHash: nil, createdAt: now)
         let (session, token) = makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: false, at: now)
-        let details = accountDetails(AccountDetails(userIdType: configuration.userIdType), accountId: accountId, userId: nil)
+        let details = assembler.account(accountId: accountId, profile: nil, userId: nil, isAnonymous: true).details
         try await stored { () async throws(IdentityStorageError) in
             try await storage.createAnonymousAccount(credential, session: session, events: [event(accountId, .associatedAccount, at: now)])
         }
@@ -92,18 +92,18 @@ extension IdentityStore {
         }
         let hash = try await hashing { try await hashing.hash(password.value) }
         let accountId = session.accountId
-        let storedDetails: AccountDetails
+        let stored: ProfileRecord
         do {
             // An anonymous account holds no profile: one found here is what an earlier upgrade left when its create
             // answered late but committed. It goes first, or this retry would be refused as profile.alreadyExists.
             _ = try await profile.delete(accountId: accountId)
-            storedDetails = try await profile.create(accountId: accountId, details: details)
+            stored = try await profile.create(accountId: accountId, details: details)
         } catch let .refused(refusal) {
             throw refusal
         } catch {
             throw .profileUnavailable
         }
-        let answer = accountDetails(storedDetails, accountId: accountId, userId: userId)
+        let answer = assembler.account(accountId: accountId, profile: stored, userId: userId, isAnonymous: false).details
         let (fresh, freshToken) = makeSession(accountId: accountId, credentialVersion: session.credentialVersion + 1, privileged: true, at: clock())
         do {
             try await storage.upgradeAnonymous(
@@ -179,16 +179,5 @@ extension IdentityStore {
             throw IdentityError(AccountError(code: onlyMissing ? .missingAccountValue : .validationFailed, fields: fields.sorted { $0.key < $1.key }))
         }
         return AccountDetails(values: profileValues, userIdType: configuration.userIdType)
-    }
-
-    /// What callers see of an account: Profile's details with the accountId and userId (which Identity holds).
-    func accountDetails(_ details: AccountDetails, accountId: String, userId: String?) -> AccountDetails {
-        var values = details.storedValues
-        values[AccountIdKey.identifier] = .string(accountId)
-        if let userId {
-            values[UserIdKey.identifier] = .string(userId)
-        }
-        values[PasswordKey.identifier] = nil
-        return AccountDetails(values: values, userIdType: configuration.userIdType)
     }
 }

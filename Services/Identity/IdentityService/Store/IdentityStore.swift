@@ -20,6 +20,8 @@ public final class IdentityStore: Sendable {
     let storage: any IdentityStorage
     let hashing: PasswordHashingPool
     let profile: any ProfileProvider
+    /// What login and sign-up answer with: the account as every path puts it together.
+    let assembler: AccountAssembler
     /// Seals each reset token into its event for the delivering channel.
     let resetTokenSeal: ResetTokenSeal
     let clock: @Sendable () -> Timestamp
@@ -41,6 +43,7 @@ public final class IdentityStore: Sendable {
         self.hashing = hashing
         self.profile = profile
         self.configuration = configuration
+        self.assembler = AccountAssembler(configuration: configuration)
         self.options = options
         self.clock = clock
         self.logger = logger

@@ -82,7 +82,7 @@ public final class ProfileServer: Service {
                 configuration: EventConsumer.Configuration(group: Self.deletionGroup, types: ["deletingAccount"]),
                 logger: logger
             ) { event in
-                // Idempotent: deleting what Identity's direct call already removed is fine.
+                // Idempotent: a redelivered event, or one whose profile Identity's repair removed first, finds nothing.
                 try await store.delete(accountId: event.accountId)
             }
             self.events = (client, consumer, OutboxRelay(store: storage, notifications: client, logger: logger))

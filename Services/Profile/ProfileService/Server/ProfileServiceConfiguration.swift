@@ -20,8 +20,8 @@ public struct ProfileServiceConfiguration: Sendable {
     public var database: PostgresSettings?
     public var accounts: AccountConfiguration
     public var store: ProfileStoreOptions
-    /// Where Notifications listens, to consume `deletingAccount`; nil consumes nothing (Identity's direct
-    /// `profile.delete` still removes the details).
+    /// Where Notifications listens, to consume `deletingAccount` (how a deleted account's details go); nil consumes
+    /// nothing, and only Identity's repair, after its clean-up delay, removes them.
     public var notificationsHost: String?
     public var notificationsPort: Int
     /// How long a graceful shutdown waits for accepted requests before closing their connections.

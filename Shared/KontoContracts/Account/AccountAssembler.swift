@@ -1,0 +1,36 @@
+import KontoModel
+
+/// The one place an account is put together from what its two owners hold: Profile's stored details and their
+/// version, and what Identity keeps (the userId, whether the account is anonymous).
+///
+/// Sign-up, anonymous sign-in and login (in Identity), `GET` and `PATCH /v1/account` (in the gateway) and the web
+/// console (through the gateway's handlers) all answer with what it makes; a key added to the answer is added here.
+/// It lives beside the contracts because both services use it and neither may import the other.
+public struct AccountAssembler: Sendable {
+    public let userIdType: UserIdType
+
+    public init(userIdType: UserIdType) {
+        self.userIdType = userIdType
+    }
+
+    public init(configuration: AccountConfiguration) {
+        self.init(userIdType: configuration.userIdType)
+    }
+
+    /// - Parameters:
+    ///   - profile: what Profile holds, or nil when it holds nothing (an anonymous account before its sign-up).
+    ///   - userId: Identity's, as it was given; nil for an anonymous account.
+    public func account(accountId: String, profile: ProfileRecord?, userId: String?, isAnonymous: Bool) -> AssembledAccount {
+        var values = profile?.details.storedValues ?? [:]
+        values[AccountIdKey.identifier] = .string(accountId)
+        values[UserIdKey.identifier] = userId.map(AccountValue.string)
+        // Profile never stores one; none is ever shown even so.
+        values[PasswordKey.identifier] = nil
+        return AssembledAccount(
+            accountId: accountId,
+            version: profile?.version ?? 0,
+            isAnonymous: isAnonymous,
+            details: AccountDetails(values: values, userIdType: userIdType)
+        )
+    }
+}

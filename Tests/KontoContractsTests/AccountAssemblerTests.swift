@@ -1,0 +1,39 @@
+import KontoContracts
+import KontoModel
+import Testing
+
+@Suite("The account assembler")
+struct AccountAssemblerTests {
+    let assembler = AccountAssembler(userIdType: .emailAddress)
+
+    @Test("Profile's details, the accountId and Identity's userId as given, at Profile's version; never a password")
+    func signedUp() {
+        let profile = ProfileRecord(
+            accountId: "a1",
+            details: AccountDetails(values: ["name": .string("Ada"), PasswordKey.identifier: .string("secret"), AccountIdKey.identifier: .string("stale")]),
+            version: 7
+        )
+        let account = assembler.account(accountId: "a1", profile: profile, userId: "Ada@Example.org", isAnonymous: false)
+        #expect(account.accountId == "a1")
+        #expect(account.version == 7)
+        #expect(!account.isAnonymous)
+        #expect(account.details.storedValues == [
+            "name": .string("Ada"),
+            AccountIdKey.identifier: .string("a1"),
+            UserIdKey.identifier: .string("Ada@Example.org"),
+        ])
+    }
+
+    @Test("an anonymous account before its sign-up: version 0, its accountId alone")
+    func anonymous() {
+        let account = assembler.account(accountId: "a2", profile: nil, userId: nil, isAnonymous: true)
+        #expect(account == AssembledAccount(accountId: "a2", version: 0, isAnonymous: true, details: AccountDetails(values: [AccountIdKey.identifier: .string("a2")])))
+    }
+
+    @Test("a userId Profile holds (it never should) gives way to Identity's, and none for an account without one")
+    func identityOwnsTheUserId() {
+        let profile = ProfileRecord(accountId: "a3", details: AccountDetails(values: [UserIdKey.identifier: .string("old@example.org")]), version: 1)
+        #expect(assembler.account(accountId: "a3", profile: profile, userId: "new@example.org", isAnonymous: false).details.userId == "new@example.org")
+        #expect(assembler.account(accountId: "a3", profile: profile, userId: nil, isAnonymous: true).details.storedValues[UserIdKey.identifier] == nil)
+    }
+}
