@@ -11,6 +11,7 @@ let package = Package(
     name: "konto",
     platforms: [.macOS(.v15)],
     products: [
+        .library(name: "KontoErrors", targets: ["KontoErrors"]),
         .library(name: "KontoModel", targets: ["KontoModel"]),
         .library(name: "KontoRuntime", targets: ["KontoRuntime"]),
         .library(name: "KontoWire", targets: ["KontoWire"]),
@@ -53,8 +54,15 @@ let package = Package(
     ],
     targets: [
         // MARK: Shared libraries
+        // Every error code, declared once, with its family and whether it is retryable: the floor below everything.
+        .target(
+            name: "KontoErrors",
+            path: "Shared/KontoErrors",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "KontoModel",
+            dependencies: ["KontoErrors"],
             path: "Shared/KontoModel",
             swiftSettings: swiftSettings
         ),
@@ -73,6 +81,7 @@ let package = Package(
         .target(
             name: "KontoWire",
             dependencies: [
+                "KontoErrors",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -85,7 +94,7 @@ let package = Package(
         ),
         .target(
             name: "KontoContracts",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto"), "KontoModel", "KontoWire", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: [.product(name: "Crypto", package: "swift-crypto"), "KontoErrors", "KontoModel", "KontoWire", .product(name: "NIOCore", package: "swift-nio")],
             path: "Shared/KontoContracts",
             swiftSettings: swiftSettings
         ),
@@ -105,6 +114,7 @@ let package = Package(
         .target(
             name: "KontoTestSupport",
             dependencies: [
+                "KontoErrors",
                 "KontoWire",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

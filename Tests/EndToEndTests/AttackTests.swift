@@ -89,14 +89,14 @@ struct AttackTests {
     }
 
     /// The wire error code a call ended with (nil when it succeeded, "not a wire error" for anything else).
-    static func wireCode(_ body: () async throws -> Void) async -> String? {
+    static func wireCode(_ body: () async throws -> Void) async -> KontoErrorCode? {
         do {
             try await body()
             return nil
         } catch let error as WireError {
             return error.code
         } catch {
-            return "not a wire error: \(error)"
+            return KontoErrorCode(rawValue: "not a wire error: \(error)")
         }
     }
 

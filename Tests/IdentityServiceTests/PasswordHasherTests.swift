@@ -1,6 +1,7 @@
 import Foundation
 @testable import IdentityService
 import KontoContracts
+import KontoErrors
 import Synchronization
 import Testing
 
@@ -102,7 +103,7 @@ struct PasswordHashingPoolTests {
         let queued = Task { try await pool.submit { gate.wait() } }
         try await waitUntil(timeout: .seconds(30)) { pool.load == 2 }
         let error = await #expect(throws: IdentityError.self) { try await pool.hash("a password") }
-        #expect(error?.code == IdentityContract.ErrorCode.busy)
+        #expect(error?.code == KontoErrorCode.identityBusy)
         #expect(error?.isRetryable == true)
         gate.open()
         try await running.value

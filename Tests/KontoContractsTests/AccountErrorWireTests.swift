@@ -18,7 +18,7 @@ struct AccountErrorWireTests {
             isRetryable: error.wireErrorIsRetryable,
             details: error.wireErrorDetails
         )
-        #expect(wire.code == "account.validationFailed")
+        #expect(wire.code == .validationFailed)
         #expect(!wire.isRetryable)
         let details = try #require(try JSONSerialization.jsonObject(with: Data(wire.details)) as? [String: Any])
         #expect((details["fields"] as? [Any])?.count == 2)
@@ -37,15 +37,15 @@ struct AccountErrorWireTests {
     }
 
     @Test("wire and service errors are not account errors", arguments: [
-        WireError.Code.timeout, WireError.Code.serviceUnavailable, ProfileContract.ErrorCode.storageUnavailable,
+        WireError.Code.timeout, WireError.Code.serviceUnavailable, KontoErrorCode.profileStorageUnavailable,
     ])
-    func otherFamilies(code: String) {
+    func otherFamilies(code: KontoErrorCode) {
         #expect(AccountError(WireError(code: code, message: "m")) == nil)
     }
 
     @Test("unreadable details lose the fields, not the error")
     func unreadableDetails() throws {
-        let decoded = try #require(AccountError(WireError(code: "account.validationFailed", message: "m", details: Array("not json".utf8))))
+        let decoded = try #require(AccountError(WireError(code: .validationFailed, message: "m", details: Array("not json".utf8))))
         #expect(decoded.code == .validationFailed)
         #expect(decoded.fields.isEmpty)
     }

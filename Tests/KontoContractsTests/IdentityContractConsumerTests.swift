@@ -42,8 +42,8 @@ struct IdentityContractConsumerTests {
         #expect(IdentityContract.errorCodesByMethod[example.method]?.contains(error.code) == true, "see ContractCoverageTests")
         let wire = WireError(code: error.code, message: "m", isRetryable: error.retryable, details: error.details.map { Array($0.utf8) } ?? [])
         let identity = try #require(IdentityError(wire))
-        #expect(identity.isRetryable == ErrorCatalog.isRetryable(error.code))
-        if error.code == AccountError.Code.throttled.rawValue {
+        #expect(identity.isRetryable == error.code.isRetryable)
+        if error.code == AccountError.Code.throttled {
             #expect(identity.retryAfterSeconds != nil)
         } else if error.details != nil {
             #expect(!identity.fields.isEmpty, "details of \(example.name) do not decode as field errors")

@@ -1,4 +1,5 @@
 import Foundation
+import KontoErrors
 @testable import KontoTestSupport
 import Testing
 
@@ -11,7 +12,7 @@ struct ContractMatchingTests {
         var object: [String: Any] = ["method": "m", "request": try ContractExample.parse(request)]
         if let response { object["response"] = try ContractExample.parse(response) }
         if let error {
-            var errorObject: [String: Any] = ["code": error.code, "retryable": error.retryable]
+            var errorObject: [String: Any] = ["code": error.code.rawValue, "retryable": error.retryable]
             if let details = error.details { errorObject["details"] = try ContractExample.parse(details) }
             object["error"] = errorObject
         }
@@ -68,11 +69,11 @@ struct ContractMatchingTests {
         let example = try Self.example(
             "01",
             request: "{}",
-            error: .init(code: "account.throttled", retryable: true, details: #"{"retryAfterSeconds":"$match:integer"}"#)
+            error: .init(code: KontoErrorCode(rawValue: "account.throttled"), retryable: true, details: #"{"retryAfterSeconds":"$match:integer"}"#)
         )
         var bindings = ContractBindings()
-        #expect(try example.mismatches(inError: .init(code: "account.throttled", retryable: true, details: #"{"retryAfterSeconds":30}"#), bindings: &bindings).isEmpty)
-        let wrong = try example.mismatches(inError: .init(code: "account.throttled", retryable: false, details: #"{"retryAfterSeconds":"soon"}"#), bindings: &bindings)
+        #expect(try example.mismatches(inError: .init(code: .throttled, retryable: true, details: #"{"retryAfterSeconds":30}"#), bindings: &bindings).isEmpty)
+        let wrong = try example.mismatches(inError: .init(code: .throttled, retryable: false, details: #"{"retryAfterSeconds":"soon"}"#), bindings: &bindings)
         #expect(wrong.count == 2)
     }
 

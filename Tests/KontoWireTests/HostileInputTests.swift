@@ -9,7 +9,7 @@ import Testing
 struct HostileInputTests {
     enum Outcome: Sendable {
         /// An error frame with this code (correlation id 0), then close.
-        case errorAndClose(String)
+        case errorAndClose(KontoErrorCode)
         /// Closed without an error frame (after the challenge, which every peer gets first).
         case plainClose
     }

@@ -17,7 +17,7 @@ struct OversizedFieldTests {
 
     @Test("an error message over 65,535 bytes is cut on a character boundary, and still decodes")
     func longErrorMessage() throws {
-        let frame = WireFrame(correlationID: 7, message: .error(.init(code: "x.y", message: Self.longText, isRetryable: true, details: [1, 2])))
+        let frame = WireFrame(correlationID: 7, message: .error(.init(code: KontoErrorCode(rawValue: "x.y"), message: Self.longText, isRetryable: true, details: [1, 2])))
         guard case .error(let body)? = try Self.roundTrip(frame)?.message else {
             Issue.record("not an error frame")
             return
@@ -26,7 +26,7 @@ struct OversizedFieldTests {
         #expect(body.message.utf8.count > WireLimits.maximumShortFieldLength - 4)
         #expect(Self.longText.hasPrefix(body.message))
         #expect(body.details == [1, 2])
-        #expect(body.code == "x.y")
+        #expect(body.code.rawValue == "x.y")
     }
 
     @Test("a goaway reason over 65,535 bytes is cut, and still decodes")
@@ -40,7 +40,7 @@ struct OversizedFieldTests {
     }
 
     @Test("name fields are cut at 255 bytes by the encoder", arguments: [
-        WireFrame(correlationID: 1, message: .error(.init(code: String(repeating: "c", count: 300), message: "m", isRetryable: false))),
+        WireFrame(correlationID: 1, message: .error(.init(code: KontoErrorCode(rawValue: String(repeating: "c", count: 300)), message: "m", isRetryable: false))),
         WireFrame(correlationID: 1, message: .event(.init(subscriptionID: 1, topic: String(repeating: "t", count: 70_000), payload: ByteBuffer()))),
         WireFrame(correlationID: 0, message: .hello(.clientHello(.init(serviceName: String(repeating: "s", count: 70_000), mac: [], nonce: [UInt8](repeating: 0, count: 32))))),
         WireFrame(correlationID: 0, message: .welcome(.init(version: 2, serverName: String(repeating: "n", count: 300), methods: [String(repeating: "m", count: 300)], maxInFlight: 1, maxFrameLength: 1, mac: []))),
@@ -54,7 +54,7 @@ struct OversizedFieldTests {
     func namesCut(_ frame: WireFrame) throws {
         let decoded = try #require(try Self.roundTrip(frame))
         let names: [String] = switch decoded.message {
-        case .error(let body): [body.code]
+        case .error(let body): [body.code.rawValue]
         case .event(let event): [event.topic]
         case .hello(.clientHello(let hello)): [hello.serviceName]
         case .welcome(let welcome): [welcome.serverName] + welcome.methods

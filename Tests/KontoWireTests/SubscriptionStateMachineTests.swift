@@ -30,7 +30,7 @@ struct SubscriptionStateMachineTests {
         WireFrame(correlationID: id, message: .ack(.init(disposition)))
     }
 
-    static func errorCode(_ action: ServerConnectionStateMachine.Action, id: UInt64) -> String? {
+    static func errorCode(_ action: ServerConnectionStateMachine.Action, id: UInt64) -> KontoErrorCode? {
         guard case .write(let frame) = action, frame.correlationID == id, case .error(let body) = frame.message else { return nil }
         return body.code
     }

@@ -94,7 +94,7 @@ struct WireFrameDecoderTests {
     struct Malformed: Sendable, CustomTestStringConvertible {
         var name: String
         var bytes: ByteBuffer
-        var code: String
+        var code: KontoErrorCode
         var testDescription: String { self.name }
     }
 

@@ -128,7 +128,7 @@ struct WireServerTests {
                     _ = try await client.call(TestSupport.fail, .init(text: "", number: 0))
                 } throws: { error in
                     let error = error as? WireError
-                    return error?.code == "account.credentialsTaken" && error?.isRetryable == false
+                    return error?.code == .credentialsTaken && error?.isRetryable == false
                         && error?.message == "user id already taken"
                         && error?.details == Array(#"{"fields":[{"key":"userId"}]}"#.utf8)
                 }
@@ -349,7 +349,7 @@ struct WireServerTests {
         // Before the fix a thrown WireError went out whole: a frame over the peer's limit, which closes the
         // connection and fails every request sharing it (found by konto-wire-fuzz).
         let frame = await Self.answer(maxFrameLength: 1024) {
-            throw WireError(code: "test.rejected", message: "rejected", details: Array(repeating: 7, count: 2048))
+            throw WireError(code: KontoErrorCode(rawValue: "test.rejected"), message: "rejected", details: Array(repeating: 7, count: 2048))
         }
         #expect(WireFrameCodec.encodedSize(frame) - WireFrame.lengthFieldSize <= 1024)
         guard case .error(let body) = frame.message else {
@@ -357,23 +357,23 @@ struct WireServerTests {
             return
         }
         #expect(frame.correlationID == 4)
-        #expect(body.code == "test.rejected" && body.message == "rejected" && !body.isRetryable)
+        #expect(body.code.rawValue == "test.rejected" && body.message == "rejected" && !body.isRetryable)
         #expect(body.details.isEmpty)
     }
 
     @Test("a WireErrorConvertible whose details would not fit in a frame is sent without them")
     func oversizedConvertibleErrorDetails() async {
         struct Rejected: WireErrorConvertible {
-            var wireErrorCode: String { "test.rejected" }
+            var wireErrorCode: KontoErrorCode { KontoErrorCode(rawValue: "test.rejected") }
             var wireErrorMessage: String { "rejected" }
             var wireErrorIsRetryable: Bool { true }
             var wireErrorDetails: [UInt8] { Array(repeating: 7, count: 2048) }
         }
         let frame = await Self.answer(maxFrameLength: 1024) { throw Rejected() }
-        #expect(frame == WireFrame(correlationID: 4, message: .error(.init(code: "test.rejected", message: "rejected", isRetryable: true))))
+        #expect(frame == WireFrame(correlationID: 4, message: .error(.init(code: KontoErrorCode(rawValue: "test.rejected"), message: "rejected", isRetryable: true))))
         let fitting = await Self.answer(maxFrameLength: 4096) { throw Rejected() }
         #expect(fitting == WireFrame(correlationID: 4, message: .error(.init(
-            code: "test.rejected", message: "rejected", isRetryable: true, details: Array(repeating: 7, count: 2048)
+            code: KontoErrorCode(rawValue: "test.rejected"), message: "rejected", isRetryable: true, details: Array(repeating: 7, count: 2048)
         ))))
     }
 

@@ -50,7 +50,7 @@ struct WireSubscriptionTests {
         func didEnd(error: (any Error)?) {
             let waiters = self.state.withLock { state in
                 let acknowledged = Set(state.outcomes.map(\.deliveryID))
-                state.ended = ((error as? WireError)?.code ?? error.map { "\(type(of: $0))" }, state.pushed.filter { !acknowledged.contains($0) })
+                state.ended = ((error as? WireError)?.code.rawValue ?? error.map { "\(type(of: $0))" }, state.pushed.filter { !acknowledged.contains($0) })
                 defer { state.endWaiters.removeAll() }
                 return state.endWaiters
             }

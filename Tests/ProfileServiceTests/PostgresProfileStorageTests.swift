@@ -98,7 +98,7 @@ struct PostgresProfileStorageTests {
             let error = await #expect(throws: ProfileError.self) {
                 try await store.load(accountId: "odd")
             }
-            #expect(error?.code == .storageFailure)
+            #expect(error?.code == .profileStorageFailure)
             #expect(error?.isRetryable == false)
         }
     }
@@ -142,7 +142,7 @@ struct PostgresProfileStorageTests {
                     #expect(loaded == created)
                     served += 1
                 } catch {
-                    #expect(error.code == .storageUnavailable)
+                    #expect(error.code == .profileStorageUnavailable)
                     // A closed connection is noticed, not waited out until the operation timeout.
                     #expect(clock.now - start < Fixtures.options.operationTimeout)
                 }
@@ -251,7 +251,7 @@ struct PostgresProfileStorageTests {
                 let queued = Task { try await storage.fetch(accountId: "a1", keys: nil, timeout: .seconds(20)) }
 
                 let error = await #expect(throws: ProfileError.self) { try await stuck.value }
-                #expect(error?.code == .storageUnavailable)
+                #expect(error?.code == .profileStorageUnavailable)
                 #expect(clock.now - start < timeout + .seconds(2))
                 // The read behind the stuck batch goes out when that batch is abandoned, on a fresh connection, and
                 // is answered soon after, not at its own deadline.
@@ -323,7 +323,7 @@ struct PostgresProfileStorageTests {
                 let store = ProfileStore(storage: storage, configuration: try AccountConfigurationChoice.standard.make(), options: Fixtures.options, logger: Fixtures.logger)
                 // Before the migration the database answers, but the service cannot work.
                 let error = await #expect(throws: ProfileError.self) { try await store.checkHealth() }
-                #expect(error?.code == .storageFailure)
+                #expect(error?.code == .profileStorageFailure)
 
                 try await storage.migrate()
                 try await storage.migrate()

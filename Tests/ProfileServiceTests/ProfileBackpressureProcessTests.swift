@@ -16,7 +16,7 @@ struct ProfileBackpressureProcessTests {
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
               let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
-        else { throw WireError(code: "test.noRSS", message: "no VmRSS in /proc/\(pid)/status") }
+        else { throw WireError(code: KontoErrorCode(rawValue: "test.noRSS"), message: "no VmRSS in /proc/\(pid)/status") }
         return kilobytes * 1024
     }
 

@@ -66,7 +66,7 @@ struct ProfileProcessTests {
                 let error = await #expect(throws: WireError.self) {
                     _ = try await client.call(ProfileContract.load, .init(accountId: "acc-1"))
                 }
-                #expect(error?.code == ProfileContract.ErrorCode.storageUnavailable)
+                #expect(error?.code == KontoErrorCode.profileStorageUnavailable)
                 #expect(error?.isRetryable == true)
                 // Fails fast: bounded by the 1.5 s database timeout, not the 10 s request timeout.
                 #expect(ContinuousClock.now - started < .seconds(8))
@@ -78,7 +78,7 @@ struct ProfileProcessTests {
                 let loaded = try await Eventually.answer {
                     do {
                         return try await client.call(ProfileContract.load, .init(accountId: "acc-1", keys: ["name"]))
-                    } catch let error as WireError where error.code == ProfileContract.ErrorCode.storageUnavailable {
+                    } catch let error as WireError where error.code == KontoErrorCode.profileStorageUnavailable {
                         throw error
                     }
                 }
@@ -168,7 +168,7 @@ extension ProfileProcessTests {
                     report.answeredAfterSIGTERM += 1
                 }
             } catch let error as WireError where error.code == WireError.Code.shuttingDown || error.code == WireError.Code.serviceUnavailable {
-                report.refusal = error.code
+                report.refusal = error.code.rawValue
                 return report
             } catch {
                 report.failure = "\(accountId) call \(call) (\(isLoad ? "load" : "modify")): \(error)"

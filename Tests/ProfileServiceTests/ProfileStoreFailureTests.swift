@@ -30,7 +30,7 @@ struct ProfileStoreFailureTests {
         let store = try store(.fail(.unavailable))
         for call in Self.everyCall(store) {
             let error = await #expect(throws: ProfileError.self) { try await call() }
-            #expect(error?.code == .storageUnavailable)
+            #expect(error?.code == .profileStorageUnavailable)
             #expect(error?.code.rawValue == "profile.storageUnavailable")
             #expect(error?.isRetryable == true)
         }
@@ -42,7 +42,7 @@ struct ProfileStoreFailureTests {
         let store = try store(.fail(.failure))
         for call in Self.everyCall(store) {
             let error = await #expect(throws: ProfileError.self) { try await call() }
-            #expect(error?.code == .storageFailure)
+            #expect(error?.code == .profileStorageFailure)
             #expect(error?.isRetryable == false)
         }
     }
@@ -55,7 +55,7 @@ struct ProfileStoreFailureTests {
         for call in Self.everyCall(store) {
             let start = clock.now
             let error = await #expect(throws: ProfileError.self) { try await call() }
-            #expect(error?.code == .storageUnavailable)
+            #expect(error?.code == .profileStorageUnavailable)
             #expect(error?.isRetryable == true)
             // Generous slack for a loaded machine; without the timeout this would take 10 s.
             #expect(clock.now - start < timeout + .seconds(3))

@@ -28,7 +28,7 @@ struct ProfileStoreLimitTests {
             let atCreate = await #expect(throws: ProfileError.self) {
                 try await store.create(accountId: "a2", details: details)
             }
-            #expect(atCreate?.code == .valueTooLarge)
+            #expect(atCreate?.code == .profileValueTooLarge)
             #expect(atCreate?.code.rawValue == "profile.valueTooLarge")
             #expect(atCreate?.fields == [AccountFieldError(key: "biography", code: .valueTooLarge, message: "This value is larger than the limit of 65536 bytes.")])
             #expect(atCreate?.message.contains("biography") == true)
@@ -36,7 +36,7 @@ struct ProfileStoreLimitTests {
             let atModify = await #expect(throws: ProfileError.self) {
                 try await store.modify(accountId: "a1", modifications: Fixtures.modifications(set: ["phoneNumbers": .array([Self.string(encodedBytes: 65_535)])]))
             }
-            #expect(atModify?.code == .valueTooLarge)
+            #expect(atModify?.code == .profileValueTooLarge)
             #expect(atModify?.fields.map(\.key) == ["phoneNumbers"])
             #expect(try await store.load(accountId: "a1").version == 1)
         }
@@ -55,7 +55,7 @@ struct ProfileStoreLimitTests {
             let modify = await #expect(throws: ProfileError.self) {
                 try await store.modify(accountId: "a1", modifications: Fixtures.modifications(set: ["email": .string(longEmail)]))
             }
-            #expect(modify?.code == .accountTooLarge)
+            #expect(modify?.code == .profileAccountTooLarge)
             #expect(modify?.code.rawValue == "profile.accountTooLarge")
             #expect(modify?.message.contains("2000 bytes") == true)
             #expect(modify?.isRetryable == false)
@@ -64,7 +64,7 @@ struct ProfileStoreLimitTests {
             let create = await #expect(throws: ProfileError.self) {
                 try await store.create(accountId: "a2", details: details)
             }
-            #expect(create?.code == .accountTooLarge)
+            #expect(create?.code == .profileAccountTooLarge)
             #expect(try await store.load(accountId: "a1").version == 1)
             // Shrinking is always possible.
             #expect(try await store.modify(accountId: "a1", modifications: Fixtures.modifications(remove: ["phoneNumbers"])).version == 2)

@@ -58,7 +58,7 @@ struct ProfileStoreOutageTests {
                 let error = await #expect(throws: ProfileError.self, "\(name)") { try await call() }
                 let elapsed = clock.now - start
                 slowest = max(slowest, elapsed)
-                #expect(error?.code == .storageUnavailable, "\(name)")
+                #expect(error?.code == .profileStorageUnavailable, "\(name)")
                 #expect(error?.isRetryable == true, "\(name)")
                 #expect(elapsed < failFastBound, "\(name) took \(elapsed)")
             }
@@ -83,7 +83,7 @@ struct ProfileStoreOutageTests {
         while clock.now < deadline {
             do {
                 return try await store.load(accountId: accountId)
-            } catch where error.code == .storageUnavailable {
+            } catch where error.code == .profileStorageUnavailable {
                 // A poll interval, so failures that come back at once do not spin the CPU.
                 try await Task.sleep(for: .milliseconds(100))
             }

@@ -63,7 +63,7 @@ struct ProfileStoreTests {
             let error = await #expect(throws: ProfileError.self) {
                 try await store.create(accountId: "a1", details: Fixtures.details(userId: "grace@example.org"))
             }
-            #expect(error?.code == .alreadyExists)
+            #expect(error?.code == .profileAlreadyExists)
             #expect(error?.code.rawValue == "profile.alreadyExists")
             #expect(try await store.load(accountId: "a1") == first)
         }

@@ -49,7 +49,7 @@ struct ProfileStoreValidationTests {
             details[identifier: "userId"] = nil
             _ = try await store.create(accountId: "new", details: details)
         }
-        #expect(error?.code == ProfileError.Code(AccountError.Code.missingAccountValue))
+        #expect(error?.code == AccountError.Code.missingAccountValue)
         #expect(error?.fields == [AccountFieldError(key: "biography", code: .missingAccountValue, message: "This field is required.")])
     }
 
@@ -111,7 +111,7 @@ struct ProfileStoreValidationTests {
         let error = try await refusal { store in
             _ = try await store.modify(accountId: "existing", modifications: Fixtures.modifications(remove: ["biography", "email"]))
         }
-        #expect(error?.code == ProfileError.Code(AccountError.Code.missingAccountValue))
+        #expect(error?.code == AccountError.Code.missingAccountValue)
         #expect(error?.fields == [AccountFieldError(key: "biography", code: .missingAccountValue, message: "This field is required.")])
     }
 
@@ -120,7 +120,7 @@ struct ProfileStoreValidationTests {
         let error = try await refusal { store in
             _ = try await store.modify(accountId: "existing", modifications: Fixtures.modifications(remove: ["userId"]))
         }
-        #expect(error?.code == ProfileError.Code(AccountError.Code.userIdNotRemovable))
+        #expect(error?.code == AccountError.Code.userIdNotRemovable)
     }
 
     @Test("changing the accountId is refused, in a modification and at create", arguments: StorageKind.allCases)
@@ -128,20 +128,20 @@ struct ProfileStoreValidationTests {
         let inModify = try await refusal(kind) { store in
             _ = try await store.modify(accountId: "existing", modifications: Fixtures.modifications(set: ["accountId": .string("other")]))
         }
-        #expect(inModify?.code == ProfileError.Code(AccountError.Code.accountIdChanged))
+        #expect(inModify?.code == AccountError.Code.accountIdChanged)
         #expect(Fixtures.codes(inModify) == ["accountIdChanged"])
 
         let removed = try await refusal(kind) { store in
             _ = try await store.modify(accountId: "existing", modifications: Fixtures.modifications(remove: ["accountId"]))
         }
-        #expect(removed?.code == ProfileError.Code(AccountError.Code.accountIdChanged))
+        #expect(removed?.code == AccountError.Code.accountIdChanged)
 
         let atCreate = try await refusal(kind) { store in
             var details = Fixtures.details()
             details[identifier: "accountId"] = .string("other")
             _ = try await store.create(accountId: "new", details: details)
         }
-        #expect(atCreate?.code == ProfileError.Code(AccountError.Code.accountIdChanged))
+        #expect(atCreate?.code == AccountError.Code.accountIdChanged)
     }
 
     @Test("a non-mutable key cannot change once set; sending its current value again is fine")
@@ -153,7 +153,7 @@ struct ProfileStoreValidationTests {
             let error = await #expect(throws: ProfileError.self) {
                 try await store.modify(accountId: "a1", modifications: Fixtures.modifications(set: ["memberSince": .string("2020-01-01")]))
             }
-            #expect(error?.code == ProfileError.Code(AccountError.Code.mutatingNonMutableAccountKeys))
+            #expect(error?.code == AccountError.Code.mutatingNonMutableAccountKeys)
             #expect(error?.fields.map(\.key) == ["memberSince"])
             let same = try await store.modify(accountId: "a1", modifications: Fixtures.modifications(set: ["memberSince": .string("2024-01-31")]))
             #expect(same.version == 1)

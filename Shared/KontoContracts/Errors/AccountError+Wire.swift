@@ -5,7 +5,7 @@ import KontoWire
 /// Account errors cross the wire with their code and message, and their per-field errors as the
 /// error frame's details: `{"fields":[{"key":…,"code":…,"message":…}]}`.
 extension AccountError: WireErrorConvertible {
-    public var wireErrorCode: String { code.rawValue }
+    public var wireErrorCode: KontoErrorCode { code }
     public var wireErrorMessage: String { message }
 
     public var wireErrorDetails: [UInt8] {
@@ -15,8 +15,8 @@ extension AccountError: WireErrorConvertible {
     /// The account error a remote service answered with; nil for errors of another family
     /// (`wire.*`, service-specific codes), which callers handle as ``WireError``.
     public init?(_ error: WireError) {
-        guard error.code.hasPrefix("account.") else { return nil }
-        self.init(code: Code(rawValue: error.code), message: error.message, fields: AccountFieldError.fields(fromWireDetails: error.details))
+        guard error.code.family == .account else { return nil }
+        self.init(code: error.code, message: error.message, fields: AccountFieldError.fields(fromWireDetails: error.details))
     }
 }
 

@@ -1,3 +1,5 @@
+import KontoErrors
+
 /// A (method, error code) pair a contract declares but whose example cannot be recorded, with the reason.
 ///
 /// A method's declared codes are what its implementation can answer with; every pair needs a recorded example that
@@ -5,10 +7,10 @@
 /// pair, and refuses a listed pair that is not declared or that has an example after all.
 public struct ContractExemption: Sendable, Hashable, CustomStringConvertible {
     public let method: String
-    public let code: String
+    public let code: KontoErrorCode
     public let reason: String
 
-    public init(_ method: String, _ code: String, reason: String) {
+    public init(_ method: String, _ code: KontoErrorCode, reason: String) {
         self.method = method
         self.code = code
         self.reason = reason
@@ -23,7 +25,7 @@ extension ContractExemption {
     static func concurrentDeletion(_ method: String) -> ContractExemption {
         ContractExemption(
             method,
-            "account.notFound",
+            .notFound,
             reason: "only when the account is deleted by another request between two of this one's statements; a replay sends one request at a time"
         )
     }
@@ -33,7 +35,7 @@ extension ContractExemption {
     static func emptyCredentialPassingRules(_ method: String) -> ContractExemption {
         ContractExemption(
             method,
-            "account.missingAccountValue",
+            .missingAccountValue,
             reason: "only for an empty value that passes the key's rules; the contract's configuration refuses empty credentials by rule first (account.validationFailed: identity/13a-change-password-empty, identity/18aa-request-reset-empty)"
         )
     }

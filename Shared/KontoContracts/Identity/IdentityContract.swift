@@ -31,49 +31,49 @@ public enum IdentityContract {
     ]
 
     /// Every code an Identity method may answer with (besides the wire layer's).
-    public static let errorCodes: [String] = [
-        AccountError.Code.credentialsTaken.rawValue,
-        AccountError.Code.alreadySignedUp.rawValue,
-        AccountError.Code.wrongCredentials.rawValue,
-        AccountError.Code.validationFailed.rawValue,
-        AccountError.Code.missingAccountValue.rawValue,
-        AccountError.Code.unauthenticated.rawValue,
-        AccountError.Code.reauthenticationRequired.rawValue,
-        AccountError.Code.invalidResetToken.rawValue,
-        AccountError.Code.throttled.rawValue,
-        AccountError.Code.notFound.rawValue,
-    ] + ErrorCatalog.identity.map(\.code)
+    public static let errorCodes: [KontoErrorCode] = [
+        AccountError.Code.credentialsTaken,
+        AccountError.Code.alreadySignedUp,
+        AccountError.Code.wrongCredentials,
+        AccountError.Code.validationFailed,
+        AccountError.Code.missingAccountValue,
+        AccountError.Code.unauthenticated,
+        AccountError.Code.reauthenticationRequired,
+        AccountError.Code.invalidResetToken,
+        AccountError.Code.throttled,
+        AccountError.Code.notFound,
+    ] + KontoErrorCode.codes(of: .identity)
 
     /// The codes each method answers with (besides the wire layer's), as its implementation raises them; the union
     /// is ``errorCodes``. Each pair has a recorded example in `Tests/Contracts/identity`, or an entry in
     /// ``exemptions``. The storage codes come from Identity's database, `identity.busy` from a full hashing pool
     /// (only methods that hash a password), `identity.profileUnavailable` from Profile (only the methods that wait for
     /// it: deletion schedules Profile's part and succeeds without it).
-    public static let errorCodesByMethod: [String: [String]] = {
-        let taken = AccountError.Code.credentialsTaken.rawValue
-        let alreadySignedUp = AccountError.Code.alreadySignedUp.rawValue
-        let wrong = AccountError.Code.wrongCredentials.rawValue
-        let invalid = AccountError.Code.validationFailed.rawValue
-        let missing = AccountError.Code.missingAccountValue.rawValue
-        let unauthenticated = AccountError.Code.unauthenticated.rawValue
-        let reauthenticationRequired = AccountError.Code.reauthenticationRequired.rawValue
-        let invalidToken = AccountError.Code.invalidResetToken.rawValue
-        let throttled = AccountError.Code.throttled.rawValue
-        let notFound = AccountError.Code.notFound.rawValue
-        let storage = [ErrorCode.storageUnavailable, ErrorCode.storageFailure]
+    public static let errorCodesByMethod: [String: [KontoErrorCode]] = {
+        let taken = AccountError.Code.credentialsTaken
+        let alreadySignedUp = AccountError.Code.alreadySignedUp
+        let wrong = AccountError.Code.wrongCredentials
+        let invalid = AccountError.Code.validationFailed
+        let missing = AccountError.Code.missingAccountValue
+        let unauthenticated = AccountError.Code.unauthenticated
+        let reauthenticationRequired = AccountError.Code.reauthenticationRequired
+        let invalidToken = AccountError.Code.invalidResetToken
+        let throttled = AccountError.Code.throttled
+        let notFound = AccountError.Code.notFound
+        let storage = [KontoErrorCode.identityStorageUnavailable, KontoErrorCode.identityStorageFailure]
         return [
-            signUp.name: [invalid, missing, unauthenticated, alreadySignedUp, taken, notFound, ErrorCode.busy, ErrorCode.profileUnavailable] + storage,
+            signUp.name: [invalid, missing, unauthenticated, alreadySignedUp, taken, notFound, KontoErrorCode.identityBusy, KontoErrorCode.identityProfileUnavailable] + storage,
             signInAnonymously.name: storage,
-            login.name: [invalid, throttled, wrong, notFound, ErrorCode.busy, ErrorCode.profileUnavailable] + storage,
+            login.name: [invalid, throttled, wrong, notFound, KontoErrorCode.identityBusy, KontoErrorCode.identityProfileUnavailable] + storage,
             validateSession.name: [unauthenticated] + storage,
             logout.name: [unauthenticated] + storage,
             logoutEverywhere.name: [unauthenticated] + storage,
-            reauthenticate.name: [unauthenticated, invalid, throttled, wrong, notFound, ErrorCode.busy] + storage,
-            changePassword.name: [unauthenticated, invalid, missing, reauthenticationRequired, throttled, wrong, notFound, ErrorCode.busy] + storage,
-            changeUserId.name: [unauthenticated, invalid, missing, reauthenticationRequired, throttled, wrong, taken, notFound, ErrorCode.busy] + storage,
+            reauthenticate.name: [unauthenticated, invalid, throttled, wrong, notFound, KontoErrorCode.identityBusy] + storage,
+            changePassword.name: [unauthenticated, invalid, missing, reauthenticationRequired, throttled, wrong, notFound, KontoErrorCode.identityBusy] + storage,
+            changeUserId.name: [unauthenticated, invalid, missing, reauthenticationRequired, throttled, wrong, taken, notFound, KontoErrorCode.identityBusy] + storage,
             requestPasswordReset.name: [invalid, missing, throttled, notFound] + storage,
-            confirmPasswordReset.name: [invalid, missing, invalidToken, ErrorCode.busy] + storage,
-            delete.name: [unauthenticated, invalid, reauthenticationRequired, throttled, wrong, notFound, ErrorCode.busy] + storage,
+            confirmPasswordReset.name: [invalid, missing, invalidToken, KontoErrorCode.identityBusy] + storage,
+            delete.name: [unauthenticated, invalid, reauthenticationRequired, throttled, wrong, notFound, KontoErrorCode.identityBusy] + storage,
             // A report, never an error: an unready dependency is a check with status notReady.
             HealthContract.check.name: [],
         ]
@@ -94,15 +94,4 @@ public enum IdentityContract {
         .emptyCredentialPassingRules(confirmPasswordReset.name),
     ]
 
-    /// Identity's own codes.
-    public enum ErrorCode {
-        /// Every password-hashing thread is busy and the queue is full (a login flood); retryable.
-        public static let busy = "identity.busy"
-        /// Identity's database cannot be reached right now; retryable.
-        public static let storageUnavailable = "identity.storageUnavailable"
-        /// Identity's database failed unexpectedly.
-        public static let storageFailure = "identity.storageFailure"
-        /// The Profile service could not be reached or answered late; nothing was half-made, retryable.
-        public static let profileUnavailable = "identity.profileUnavailable"
-    }
 }

@@ -2,28 +2,29 @@ import Foundation
 import KontoModel
 import KontoWire
 
-/// A refused or failed Identity operation, with a stable code and whether retrying may help (from ``ErrorCatalog``).
+/// A refused or failed Identity operation, with a stable code and whether retrying may help (the code's, unless
+/// said otherwise).
 /// Messages and field errors never carry submitted values: a password cannot leak through an error.
 public struct IdentityError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let code: String
+    public let code: KontoErrorCode
     public let message: String
     public let fields: [AccountFieldError]
     public let isRetryable: Bool
     /// For `account.throttled`: whole seconds until the next attempt may succeed (the Gateway's `Retry-After`).
     public let retryAfterSeconds: Int?
 
-    /// - Parameter isRetryable: by default what ``ErrorCatalog`` declares for the code.
-    public init(code: String, message: String, fields: [AccountFieldError] = [], isRetryable: Bool? = nil, retryAfterSeconds: Int? = nil) {
+    /// - Parameter isRetryable: by default the code's (``KontoErrorCode/isRetryable``).
+    public init(code: KontoErrorCode, message: String, fields: [AccountFieldError] = [], isRetryable: Bool? = nil, retryAfterSeconds: Int? = nil) {
         self.code = code
         self.message = message
         self.fields = fields
-        self.isRetryable = isRetryable ?? ErrorCatalog.isRetryable(code)
+        self.isRetryable = isRetryable ?? code.isRetryable
         self.retryAfterSeconds = retryAfterSeconds
     }
 
     /// The same refusal under its account-model code.
     public init(_ error: AccountError) {
-        self.init(code: error.code.rawValue, message: error.message, fields: error.fields)
+        self.init(code: error.code, message: error.message, fields: error.fields)
     }
 
     public var description: String {
@@ -40,14 +41,14 @@ public struct IdentityError: Error, Sendable, Equatable, CustomStringConvertible
         return text
     }
 
-    public static let busy = IdentityError(code: IdentityContract.ErrorCode.busy, message: "The service is busy; try again shortly.")
+    public static let busy = IdentityError(code: KontoErrorCode.identityBusy, message: "The service is busy; try again shortly.")
     public static let storageUnavailable = IdentityError(
-        code: IdentityContract.ErrorCode.storageUnavailable,
+        code: KontoErrorCode.identityStorageUnavailable,
         message: "Account storage is unavailable; try again shortly."
     )
-    public static let storageFailure = IdentityError(code: IdentityContract.ErrorCode.storageFailure, message: "Account storage failed.")
+    public static let storageFailure = IdentityError(code: KontoErrorCode.identityStorageFailure, message: "Account storage failed.")
     public static let profileUnavailable = IdentityError(
-        code: IdentityContract.ErrorCode.profileUnavailable,
+        code: KontoErrorCode.identityProfileUnavailable,
         message: "Account details are unavailable; nothing was changed, try again shortly."
     )
 
@@ -69,7 +70,7 @@ extension IdentityError: WireErrorConvertible {
         var retryAfter: Int?
     }
 
-    public var wireErrorCode: String { code }
+    public var wireErrorCode: KontoErrorCode { code }
     public var wireErrorMessage: String { message }
     public var wireErrorIsRetryable: Bool { isRetryable }
 
@@ -84,7 +85,7 @@ extension IdentityError: WireErrorConvertible {
     /// The Identity (or account) error a remote Identity service answered with; nil for other families (`wire.*`),
     /// which callers handle as ``WireError``.
     public init?(_ error: WireError) {
-        guard error.code.hasPrefix("identity.") || error.code.hasPrefix("account.") else { return nil }
+        guard error.code.family == .identity || error.code.family == .account else { return nil }
         let details = error.details.isEmpty ? nil : try? JSONDecoder().decode(WireDetails.self, from: Data(error.details))
         self.init(
             code: error.code,

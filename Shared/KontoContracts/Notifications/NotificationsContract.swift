@@ -41,24 +41,24 @@ public enum NotificationsContract {
     ]
 
     /// Every code a Notifications method may answer with (besides the wire layer's).
-    public static let errorCodes: [String] = ErrorCatalog.notifications.map(\.code)
+    public static let errorCodes: [KontoErrorCode] = KontoErrorCode.codes(of: .notifications)
 
     /// The codes each method answers with (besides the wire layer's), as the store raises them; the union is
     /// ``errorCodes``. A subscription answers with its error by ending at once. Each pair has a recorded example in
     /// `Tests/Contracts/notifications` (the storage codes with the database stopped or its tables gone).
-    public static let errorCodesByMethod: [String: [String]] = {
-        let invalid = ErrorCode.invalidRequest
-        let storage = [ErrorCode.storageUnavailable, ErrorCode.storageFailure]
+    public static let errorCodesByMethod: [String: [KontoErrorCode]] = {
+        let invalid = KontoErrorCode.notificationsInvalidRequest
+        let storage = [KontoErrorCode.notificationsStorageUnavailable, KontoErrorCode.notificationsStorageFailure]
         return [
             publish.name: [invalid] + storage,
-            declareGroup.name: [invalid, ErrorCode.groupMismatch] + storage,
-            subscribe.name: [invalid, ErrorCode.groupMismatch] + storage,
-            feed.name: [invalid, ErrorCode.unknownEvent] + storage,
+            declareGroup.name: [invalid, KontoErrorCode.notificationsGroupMismatch] + storage,
+            subscribe.name: [invalid, KontoErrorCode.notificationsGroupMismatch] + storage,
+            feed.name: [invalid, KontoErrorCode.notificationsUnknownEvent] + storage,
             tailCursor.name: storage,
             tail.name: [invalid] + storage,
-            deadLetters.name: [invalid, ErrorCode.unknownGroup] + storage,
-            replayDeadLetters.name: [invalid, ErrorCode.unknownGroup] + storage,
-            replay.name: [invalid, ErrorCode.unknownGroup] + storage,
+            deadLetters.name: [invalid, KontoErrorCode.notificationsUnknownGroup] + storage,
+            replayDeadLetters.name: [invalid, KontoErrorCode.notificationsUnknownGroup] + storage,
+            replay.name: [invalid, KontoErrorCode.notificationsUnknownGroup] + storage,
             // A report, never an error: an unreachable database is a check with status notReady.
             HealthContract.check.name: [],
         ]
@@ -68,27 +68,11 @@ public enum NotificationsContract {
     public static let exemptions: [ContractExemption] = [
         ContractExemption(
             tailCursor.name,
-            ErrorCode.storageFailure,
+            KontoErrorCode.notificationsStorageFailure,
             reason: "it reads no table (SELECT pg_current_snapshot()): only an unexpected server error, such as the server running out of memory, fails it other than as unavailable, which a replay cannot bring about without breaking the server itself"
         ),
     ]
 
-    /// Notifications' own codes.
-    public enum ErrorCode {
-        /// A request outside its bounds (an empty or over-long group name, too many events, a limit out of range, a
-        /// tail cursor this service did not give).
-        public static let invalidRequest = "notifications.invalidRequest"
-        /// The group has never been subscribed to.
-        public static let unknownGroup = "notifications.unknownGroup"
-        /// The group exists with other event types than the subscription asks for.
-        public static let groupMismatch = "notifications.groupMismatch"
-        /// The feed's starting event is not stored (or belongs to another account).
-        public static let unknownEvent = "notifications.unknownEvent"
-        /// Notifications' database cannot be reached right now; retryable.
-        public static let storageUnavailable = "notifications.storageUnavailable"
-        /// Notifications' database failed unexpectedly.
-        public static let storageFailure = "notifications.storageFailure"
-    }
 
     /// The event types a group may ask for (``AccountEvent/Kind/name``).
     public static let eventTypes: Set<String> = [

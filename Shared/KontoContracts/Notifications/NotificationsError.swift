@@ -1,21 +1,20 @@
 import KontoWire
 
-/// A refused or failed Notifications operation, with a stable code and whether retrying may help (from
-/// ``ErrorCatalog``). Messages name what was wrong with a request, never an event's contents.
+/// A refused or failed Notifications operation, with a stable code and whether retrying may help (the code's). Messages name what was wrong with a request, never an event's contents.
 public struct NotificationsError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let code: String
+    public let code: KontoErrorCode
     public let message: String
     public let isRetryable: Bool
 
-    public init(code: String, message: String) {
+    public init(code: KontoErrorCode, message: String) {
         self.code = code
         self.message = message
-        self.isRetryable = ErrorCatalog.isRetryable(code)
+        self.isRetryable = code.isRetryable
     }
 
     /// A Notifications error read back from the wire; nil for another service's or the wire layer's code.
     public init?(_ error: WireError) {
-        guard error.code.hasPrefix("notifications.") else { return nil }
+        guard error.code.family == .notifications else { return nil }
         self.init(code: error.code, message: error.message)
     }
 
@@ -24,24 +23,24 @@ public struct NotificationsError: Error, Sendable, Equatable, CustomStringConver
     }
 
     public static func invalidRequest(_ message: String) -> NotificationsError {
-        NotificationsError(code: NotificationsContract.ErrorCode.invalidRequest, message: message)
+        NotificationsError(code: KontoErrorCode.notificationsInvalidRequest, message: message)
     }
 
     public static func unknownGroup(_ group: String) -> NotificationsError {
-        NotificationsError(code: NotificationsContract.ErrorCode.unknownGroup, message: "no consumer group '\(group)'")
+        NotificationsError(code: KontoErrorCode.notificationsUnknownGroup, message: "no consumer group '\(group)'")
     }
 
     public static func groupMismatch(_ group: String) -> NotificationsError {
-        NotificationsError(code: NotificationsContract.ErrorCode.groupMismatch, message: "consumer group '\(group)' receives other event types")
+        NotificationsError(code: KontoErrorCode.notificationsGroupMismatch, message: "consumer group '\(group)' receives other event types")
     }
 
-    public static let unknownEvent = NotificationsError(code: NotificationsContract.ErrorCode.unknownEvent, message: "no such event for this account")
-    public static let storageUnavailable = NotificationsError(code: NotificationsContract.ErrorCode.storageUnavailable, message: "event storage unavailable")
-    public static let storageFailure = NotificationsError(code: NotificationsContract.ErrorCode.storageFailure, message: "event storage failed")
+    public static let unknownEvent = NotificationsError(code: KontoErrorCode.notificationsUnknownEvent, message: "no such event for this account")
+    public static let storageUnavailable = NotificationsError(code: KontoErrorCode.notificationsStorageUnavailable, message: "event storage unavailable")
+    public static let storageFailure = NotificationsError(code: KontoErrorCode.notificationsStorageFailure, message: "event storage failed")
 }
 
 extension NotificationsError: WireErrorConvertible {
-    public var wireErrorCode: String { code }
+    public var wireErrorCode: KontoErrorCode { code }
     public var wireErrorMessage: String { message }
     public var wireErrorIsRetryable: Bool { isRetryable }
 }

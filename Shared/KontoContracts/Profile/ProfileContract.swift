@@ -22,32 +22,32 @@ public enum ProfileContract {
 
     public static let methods = [create.name, load.name, modify.name, delete.name, HealthContract.check.name]
 
-    /// Every code a Profile method may answer with, besides the wire layer's own (`wire.*`); each is in ``ErrorCatalog``.
-    public static let errorCodes: [String] = [
-        AccountError.Code.notFound.rawValue,
-        AccountError.Code.validationFailed.rawValue,
-        AccountError.Code.accountIdChanged.rawValue,
-        AccountError.Code.mutatingNonMutableAccountKeys.rawValue,
-        AccountError.Code.missingAccountValue.rawValue,
-        AccountError.Code.userIdNotRemovable.rawValue,
-        AccountError.Code.versionConflict.rawValue,
-    ] + ErrorCatalog.profile.map(\.code)
+    /// Every code a Profile method may answer with, besides the wire layer's own (`wire.*`); each declared in KontoErrors.
+    public static let errorCodes: [KontoErrorCode] = [
+        AccountError.Code.notFound,
+        AccountError.Code.validationFailed,
+        AccountError.Code.accountIdChanged,
+        AccountError.Code.mutatingNonMutableAccountKeys,
+        AccountError.Code.missingAccountValue,
+        AccountError.Code.userIdNotRemovable,
+        AccountError.Code.versionConflict,
+    ] + KontoErrorCode.codes(of: .profile)
 
     /// The codes each method answers with (besides the wire layer's), as the store raises them; the union is
     /// ``errorCodes``. Each pair has a recorded example in `Tests/Contracts/profile` (the storage codes with the database
     /// stopped or its tables gone). Load and delete check nothing but the account's existence.
-    public static let errorCodesByMethod: [String: [String]] = {
-        let notFound = AccountError.Code.notFound.rawValue
-        let invalid = AccountError.Code.validationFailed.rawValue
-        let accountIdChanged = AccountError.Code.accountIdChanged.rawValue
-        let nonMutable = AccountError.Code.mutatingNonMutableAccountKeys.rawValue
-        let missing = AccountError.Code.missingAccountValue.rawValue
-        let userIdNotRemovable = AccountError.Code.userIdNotRemovable.rawValue
-        let conflict = AccountError.Code.versionConflict.rawValue
-        let limits = [ErrorCode.valueTooLarge, ErrorCode.accountTooLarge]
-        let storage = [ErrorCode.storageUnavailable, ErrorCode.storageFailure]
+    public static let errorCodesByMethod: [String: [KontoErrorCode]] = {
+        let notFound = AccountError.Code.notFound
+        let invalid = AccountError.Code.validationFailed
+        let accountIdChanged = AccountError.Code.accountIdChanged
+        let nonMutable = AccountError.Code.mutatingNonMutableAccountKeys
+        let missing = AccountError.Code.missingAccountValue
+        let userIdNotRemovable = AccountError.Code.userIdNotRemovable
+        let conflict = AccountError.Code.versionConflict
+        let limits = [KontoErrorCode.profileValueTooLarge, KontoErrorCode.profileAccountTooLarge]
+        let storage = [KontoErrorCode.profileStorageUnavailable, KontoErrorCode.profileStorageFailure]
         return [
-            create.name: [invalid, accountIdChanged, missing, ErrorCode.alreadyExists] + limits + storage,
+            create.name: [invalid, accountIdChanged, missing, KontoErrorCode.profileAlreadyExists] + limits + storage,
             load.name: [notFound] + storage,
             modify.name: [notFound, conflict, invalid, accountIdChanged, userIdNotRemovable, nonMutable, missing] + limits + storage,
             delete.name: storage,
@@ -59,14 +59,4 @@ public enum ProfileContract {
     /// Declared pairs without a recorded example: none.
     public static let exemptions: [ContractExemption] = []
 
-    /// Profile's own codes.
-    public enum ErrorCode {
-        public static let alreadyExists = "profile.alreadyExists"
-        public static let valueTooLarge = "profile.valueTooLarge"
-        public static let accountTooLarge = "profile.accountTooLarge"
-        /// The database cannot be reached; retryable.
-        public static let storageUnavailable = "profile.storageUnavailable"
-        /// The database refused an operation for a reason other than reachability; not retryable.
-        public static let storageFailure = "profile.storageFailure"
-    }
 }

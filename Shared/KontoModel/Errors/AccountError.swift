@@ -1,41 +1,11 @@
+@_exported import KontoErrors
+
 /// An account operation that was refused, with a stable ``Code`` clients can switch on.
 ///
 /// Messages and field errors never carry submitted values, so a password can never leak through an error.
 public struct AccountError: Error, Sendable, Equatable, Codable, CustomStringConvertible {
-    /// A stable code such as `account.validationFailed`.
-    public struct Code: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
-        public let rawValue: String
-
-        public init(rawValue: String) {
-            self.rawValue = rawValue
-        }
-
-        public var description: String { rawValue }
-
-        /// The userId (or another unique credential) belongs to another account.
-        public static let credentialsTaken = Code(rawValue: "account.credentialsTaken")
-        /// Wrong password or unknown user; deliberately the same code for both.
-        public static let wrongCredentials = Code(rawValue: "account.wrongCredentials")
-        /// One or more values were refused; see ``AccountError/fields``.
-        public static let validationFailed = Code(rawValue: "account.validationFailed")
-        public static let accountIdChanged = Code(rawValue: "account.accountIdChanged")
-        public static let mutatingNonMutableAccountKeys = Code(rawValue: "account.mutatingNonMutableAccountKeys")
-        public static let missingAccountValue = Code(rawValue: "account.missingAccountValue")
-        public static let userIdNotRemovable = Code(rawValue: "account.userIdNotRemovable")
-        /// A security-related operation needs a recent authentication.
-        public static let reauthenticationRequired = Code(rawValue: "account.reauthenticationRequired")
-        public static let notFound = Code(rawValue: "account.notFound")
-        /// No valid session was presented.
-        public static let unauthenticated = Code(rawValue: "account.unauthenticated")
-        /// Too many failed attempts (per userId or client address); the error says when to retry.
-        public static let throttled = Code(rawValue: "account.throttled")
-        /// The details changed since the version the client read.
-        public static let versionConflict = Code(rawValue: "account.versionConflict")
-        /// Signing up with a session whose account already has credentials (only anonymous accounts are upgraded).
-        public static let alreadySignedUp = Code(rawValue: "account.alreadySignedUp")
-        /// A password reset token that is unknown, used or expired.
-        public static let invalidResetToken = Code(rawValue: "account.invalidResetToken")
-    }
+    /// A stable code such as `account.validationFailed` (declared with every other code in KontoErrors).
+    public typealias Code = KontoErrorCode
 
     public let code: Code
     /// A human-readable summary.

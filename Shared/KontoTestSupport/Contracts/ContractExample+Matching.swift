@@ -1,4 +1,5 @@
 import Foundation
+import KontoErrors
 import KontoWire
 
 extension ContractExample {
@@ -10,7 +11,7 @@ extension ContractExample {
     /// Compares the answer a provider gave with the recorded one, placeholders matching by kind; records captures.
     /// - Returns: one line per difference, with its JSON path; empty when the answer matches.
     public func mismatches(inResponse answer: some Collection<UInt8>, bindings: inout ContractBindings) throws -> [String] {
-        guard let response else { return ["expected the error \(error?.code ?? "?"), got a response: \(try Self.canonical(json: answer))"] }
+        guard let response else { return ["expected the error \(error?.code.rawValue ?? "?"), got a response: \(try Self.canonical(json: answer))"] }
         let actual = try JSONSerialization.jsonObject(with: Data(answer), options: [.fragmentsAllowed])
         var differences: [String] = []
         try Self.match(Self.parse(response), actual, path: "$", bindings: &bindings, example: name, differences: &differences)
@@ -20,7 +21,7 @@ extension ContractExample {
     /// Compares an error a provider answered with against the recorded one (code, retryable flag, details).
     public func mismatches(inError actual: ExpectedError, bindings: inout ContractBindings) throws -> [String] {
         // A method the provider does not know answers every request alike: that is the one difference worth naming.
-        if actual.code == WireError.Code.unknownMethod, error?.code != actual.code {
+        if actual.code == .unknownMethod, error?.code != actual.code {
             return ["the provider has no method \(method) (\(actual.code)): removed or renamed?"]
         }
         guard let error else { return ["expected a response, got the error \(actual.code)"] }

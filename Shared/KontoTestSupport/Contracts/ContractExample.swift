@@ -1,4 +1,5 @@
 import Foundation
+import KontoErrors
 
 /// One recorded exchange of a service's contract: a request and the response or error it gets.
 ///
@@ -10,12 +11,12 @@ import Foundation
 /// placeholders (``ContractPlaceholder``: `$match:KIND`, `$capture:NAME:KIND`, `$ref:NAME`).
 public struct ContractExample: Sendable {
     public struct ExpectedError: Sendable, Equatable {
-        public var code: String
+        public var code: KontoErrorCode
         public var retryable: Bool
         /// Canonical JSON of the error's details, or nil when it has none.
         public var details: String?
 
-        public init(code: String, retryable: Bool, details: String?) {
+        public init(code: KontoErrorCode, retryable: Bool, details: String?) {
             self.code = code
             self.retryable = retryable
             self.details = details
@@ -77,7 +78,7 @@ public struct ContractExample: Sendable {
         if let error = example["error"] as? [String: Any] {
             guard let code = error["code"] as? String else { throw ContractExampleError("\(name): error without code") }
             self.error = ExpectedError(
-                code: code,
+                code: KontoErrorCode(rawValue: code),
                 retryable: error["retryable"] as? Bool ?? false,
                 details: try error["details"].map(Self.canonical)
             )

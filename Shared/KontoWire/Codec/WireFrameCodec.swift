@@ -61,7 +61,7 @@ public enum WireFrameCodec {
         case .response(let response):
             buffer.writeImmutableBuffer(response.payload)
         case .error(let error):
-            buffer.writeShortString(error.code, maximum: WireLimits.maximumNameLength)
+            buffer.writeShortString(error.code.rawValue, maximum: WireLimits.maximumNameLength)
             buffer.writeShortString(error.message, maximum: WireLimits.maximumShortFieldLength)
             buffer.writeInteger(error.isRetryable ? UInt8(1) : UInt8(0))
             buffer.writeBytes(error.details)
@@ -205,7 +205,7 @@ public enum WireFrameCodec {
             let retryable = try body.readWireInteger(as: UInt8.self, "error retryable flag")
             guard retryable <= 1 else { throw .malformedFrame("error retryable flag must be 0 or 1") }
             let details = body.readBytes(length: body.readableBytes) ?? []
-            message = .error(.init(code: code, message: text, isRetryable: retryable == 1, details: details))
+            message = .error(.init(code: KontoErrorCode(rawValue: code), message: text, isRetryable: retryable == 1, details: details))
         case .event:
             let subscription = try body.readWireInteger(as: UInt64.self, "event subscription id")
             let topic = try body.readShortString("event topic", maximum: WireLimits.maximumNameLength)

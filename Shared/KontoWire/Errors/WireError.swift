@@ -1,3 +1,5 @@
+@_exported import KontoErrors
+
 /// An error of the wire layer or a remote handler, identified by a stable code.
 ///
 /// Codes are part of the protocol (they travel in error frames), so callers match on ``code``,
@@ -5,19 +7,21 @@
 /// protocol facts, never from configuration.
 public struct WireError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Stable, dotted identifier such as `wire.timeout` or `account.credentialsTaken`.
-    public var code: String
+    public var code: KontoErrorCode
     /// Human-readable explanation, for logs. Not meant to be parsed.
     public var message: String
-    /// Whether the same request may succeed if sent again (possibly to another instance).
+    /// Whether the same request may succeed if sent again (possibly to another instance): as the answer said, which
+    /// is the code's own unless the answer says otherwise.
     public var isRetryable: Bool
     /// Structured detail for the caller (by convention JSON, e.g. per-field validation errors);
     /// empty for most errors.
     public var details: [UInt8]
 
-    public init(code: String, message: String, isRetryable: Bool = false, details: [UInt8] = []) {
+    /// - Parameter isRetryable: by default the code's (``KontoErrorCode/isRetryable``).
+    public init(code: KontoErrorCode, message: String, isRetryable: Bool? = nil, details: [UInt8] = []) {
         self.code = code
         self.message = message
-        self.isRetryable = isRetryable
+        self.isRetryable = isRetryable ?? code.isRetryable
         self.details = details
     }
 
@@ -27,30 +31,8 @@ public struct WireError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 extension WireError {
-    /// The codes the wire layer itself produces. Application codes use their own prefix.
-    public enum Code {
-        public static let frameTooLarge = "wire.frameTooLarge"
-        public static let malformedFrame = "wire.malformedFrame"
-        public static let unsupportedVersion = "wire.unsupportedVersion"
-        public static let authenticationFailed = "wire.authenticationFailed"
-        /// The server's welcome did not prove the caller's key: not the service it claims to be, or a relay.
-        public static let serverAuthenticationFailed = "wire.serverAuthenticationFailed"
-        public static let handshakeRequired = "wire.handshakeRequired"
-        public static let unknownMethod = "wire.unknownMethod"
-        /// The server's allow-list does not let the calling service call this method.
-        public static let forbidden = "wire.forbidden"
-        public static let deadlineExceeded = "wire.deadlineExceeded"
-        public static let serviceUnavailable = "wire.serviceUnavailable"
-        public static let timeout = "wire.timeout"
-        public static let shuttingDown = "wire.shuttingDown"
-        public static let overloaded = "wire.overloaded"
-        public static let connectionClosed = "wire.connectionClosed"
-        public static let protocolViolation = "wire.protocolViolation"
-        public static let internalError = "wire.internalError"
-        public static let badPayload = "wire.badPayload"
-        public static let invalidRequest = "wire.invalidRequest"
-        public static let cancelled = "wire.cancelled"
-    }
+    /// The wire layer's codes are declared with every other in KontoErrors (`KontoErrorCode.timeout`, …).
+    public typealias Code = KontoErrorCode
 
     public static func frameTooLarge(_ length: Int, max: Int) -> WireError {
         WireError(code: Code.frameTooLarge, message: "frame length \(length) exceeds maximum \(max)")
@@ -89,38 +71,33 @@ extension WireError {
 
     public static let deadlineExceeded = WireError(
         code: Code.deadlineExceeded,
-        message: "request deadline exceeded",
-        isRetryable: true
+        message: "request deadline exceeded"
     )
 
     public static func serviceUnavailable(_ reason: String) -> WireError {
-        WireError(code: Code.serviceUnavailable, message: reason, isRetryable: true)
+        WireError(code: Code.serviceUnavailable, message: reason)
     }
 
-    public static let timeout = WireError(code: Code.timeout, message: "request timed out", isRetryable: true)
+    public static let timeout = WireError(code: Code.timeout, message: "request timed out")
 
     public static let shuttingDown = WireError(
         code: Code.shuttingDown,
-        message: "peer is shutting down",
-        isRetryable: true
+        message: "peer is shutting down"
     )
 
     public static let overloaded = WireError(
         code: Code.overloaded,
-        message: "too many requests in flight on this connection",
-        isRetryable: true
+        message: "too many requests in flight on this connection"
     )
 
     public static let tooManyConnections = WireError(
         code: Code.overloaded,
-        message: "too many connections to this server",
-        isRetryable: true
+        message: "too many connections to this server"
     )
 
     public static let connectionClosed = WireError(
         code: Code.connectionClosed,
-        message: "connection closed before a response arrived",
-        isRetryable: true
+        message: "connection closed before a response arrived"
     )
 
     /// A request the client refuses to send (an empty or over-long header); nothing was sent.

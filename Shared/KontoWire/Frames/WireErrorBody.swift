@@ -1,12 +1,12 @@
 /// An error frame's body. With correlation id 0 it concerns the whole connection.
 public struct WireErrorBody: Sendable, Hashable {
-    public var code: String
+    public var code: KontoErrorCode
     public var message: String
     public var isRetryable: Bool
     /// Opaque structured detail (JSON by convention); empty when there is none.
     public var details: [UInt8]
 
-    public init(code: String, message: String, isRetryable: Bool, details: [UInt8] = []) {
+    public init(code: KontoErrorCode, message: String, isRetryable: Bool, details: [UInt8] = []) {
         self.code = code
         self.message = message
         self.isRetryable = isRetryable

@@ -4,7 +4,7 @@
 /// retryable flag; the caller receives a ``WireError`` with the same values. Any other error
 /// becomes `wire.internalError` with a generic message, so internals never leak to callers.
 public protocol WireErrorConvertible: Error {
-    var wireErrorCode: String { get }
+    var wireErrorCode: KontoErrorCode { get }
     var wireErrorMessage: String { get }
     var wireErrorIsRetryable: Bool { get }
     /// Structured detail for the caller (JSON by convention), e.g. per-field validation errors.
@@ -12,6 +12,6 @@ public protocol WireErrorConvertible: Error {
 }
 
 extension WireErrorConvertible {
-    public var wireErrorIsRetryable: Bool { false }
+    public var wireErrorIsRetryable: Bool { wireErrorCode.isRetryable }
     public var wireErrorDetails: [UInt8] { [] }
 }

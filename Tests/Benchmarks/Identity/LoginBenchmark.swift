@@ -186,7 +186,7 @@ struct LoginBenchmark: AsyncParsableCommand {
                     do {
                         _ = try await client.call(IdentityContract.login, IdentityLoginRequest(userId: target, password: SecretString("not the password")))
                         throw ValidationError("a wrong login succeeded")
-                    } catch let error as WireError where error.code == AccountError.Code.wrongCredentials.rawValue {
+                    } catch let error as WireError where error.code == .wrongCredentials {
                         let elapsed = ContinuousClock.now - start
                         let milliseconds = Double(elapsed.components.seconds) * 1_000 + Double(elapsed.components.attoseconds) / 1e15
                         if isUnknown { unknown.append(milliseconds) } else { wrong.append(milliseconds) }

@@ -74,7 +74,7 @@ public enum FrameRoundTrip {
                 && clamped(d.requestID, o.requestID, name) && clamped(d.traceParent, o.traceParent, name) && d.credit == o.credit
                 && d.payload == o.payload
         case (.error(let d), .error(let o)):
-            return clamped(d.code, o.code, name) && clamped(d.message, o.message, text)
+            return clamped(d.code.rawValue, o.code.rawValue, name) && clamped(d.message, o.message, text)
                 && d.isRetryable == o.isRetryable && d.details == o.details
         case (.event(let d), .event(let o)):
             return d.subscriptionID == o.subscriptionID && clamped(d.topic, o.topic, name) && d.payload == o.payload

@@ -123,7 +123,7 @@ struct ClientFuzzHarness {
             let retryable = input.byte() & 1 == 1
             let code = input.shortString()
             let message = input.shortString()
-            self.transmitToMachine(WireFrame(correlationID: id, message: .error(.init(code: code, message: message, isRetryable: retryable))))
+            self.transmitToMachine(WireFrame(correlationID: id, message: .error(.init(code: KontoErrorCode(rawValue: code), message: message, isRetryable: retryable))))
         case .bigFrame:
             self.receiveBigFrame(&input)
         case .goaway:
@@ -159,7 +159,7 @@ struct ClientFuzzHarness {
         let id = self.pick(input.byte(), other: UInt64(shape))
         let message: WireMessage
         switch shape % 6 {
-        case 0: message = .error(.init(code: text, message: text, isRetryable: shape & 8 != 0, details: Array(text.utf8)))
+        case 0: message = .error(.init(code: KontoErrorCode(rawValue: text), message: text, isRetryable: shape & 8 != 0, details: Array(text.utf8)))
         case 1: message = .response(.init(payload: ByteBuffer(string: text)))
         case 2: message = .event(.init(subscriptionID: id, topic: text, payload: ByteBuffer(string: text)))
         case 3: message = .goaway(.init(lastCorrelationID: id, reason: text))

@@ -35,17 +35,17 @@ enum ClientFuzzSeeds {
         seed("error-answers") { w in
             send(&w)
             send(&w)
-            w.frame(WireFrame(correlationID: 2, message: .error(.init(code: "account.notFound", message: "no such account", isRetryable: false, details: Array(#"{"id":"x"}"#.utf8)))))
+            w.frame(WireFrame(correlationID: 2, message: .error(.init(code: KontoErrorCode(rawValue: "account.notFound"), message: "no such account", isRetryable: false, details: Array(#"{"id":"x"}"#.utf8)))))
             w.step(ClientFuzzStep.respondWithError.rawValue, [0, 0, 1] + FuzzInputWriter.shortBytes("wire.overloaded") + FuzzInputWriter.shortBytes("busy"))
         }
         seed("connection-error") { w in
             send(&w)
-            w.frame(WireFrame(correlationID: 0, message: .error(.init(code: "wire.shuttingDown", message: "bye", isRetryable: true))))
+            w.frame(WireFrame(correlationID: 0, message: .error(.init(code: KontoErrorCode(rawValue: "wire.shuttingDown"), message: "bye", isRetryable: true))))
             send(&w)
         }
         seed("answer-for-unknown-id") { w in
             w.frame(response(42))
-            w.frame(WireFrame(correlationID: 43, message: .error(.init(code: "c", message: "m", isRetryable: false))))
+            w.frame(WireFrame(correlationID: 43, message: .error(.init(code: KontoErrorCode(rawValue: "c"), message: "m", isRetryable: false))))
             send(&w)
             w.frame(response(1))
             w.frame(response(1))
@@ -102,7 +102,7 @@ enum ClientFuzzSeeds {
         }
         seed("handshake-refused") { w in
             w.step(ClientFuzzStep.newConnectionAwaitingChallenge.rawValue)
-            w.frame(WireFrame(correlationID: 0, message: .error(.init(code: "wire.authenticationFailed", message: "peer authentication failed", isRetryable: false))))
+            w.frame(WireFrame(correlationID: 0, message: .error(.init(code: KontoErrorCode(rawValue: "wire.authenticationFailed"), message: "peer authentication failed", isRetryable: false))))
             w.step(ClientFuzzStep.newConnectionAwaitingChallenge.rawValue)
             w.step(ClientFuzzStep.challenge.rawValue, Array(repeating: 7, count: 32))
             w.step(ClientFuzzStep.welcome.rawValue, [2] + FuzzInputWriter.shortBytes("server"))

@@ -187,7 +187,7 @@ struct ServerFuzzHarness {
         case 4:
             message = .event(.init(subscriptionID: UInt64(shape), topic: text, payload: ByteBuffer(string: text)))
         case 5:
-            message = .error(.init(code: text, message: text, isRetryable: shape & 1 == 1))
+            message = .error(.init(code: KontoErrorCode(rawValue: text), message: text, isRetryable: shape & 1 == 1))
         case 6:
             message = .goaway(.init(lastCorrelationID: id, reason: text))
         default:
@@ -309,7 +309,7 @@ struct ServerFuzzHarness {
         case .failure(let error as WireError):
             expected = WireErrorBody(error)
         case .failure(let error as FuzzApplicationError):
-            expected = WireErrorBody(code: error.code, message: error.message, isRetryable: error.isRetryable, details: error.details)
+            expected = WireErrorBody(code: KontoErrorCode(rawValue: error.code), message: error.message, isRetryable: error.isRetryable, details: error.details)
         case .failure(is CancellationError):
             expected = WireErrorBody(.shuttingDown)
         case .failure:
@@ -346,7 +346,7 @@ struct FuzzApplicationError: WireErrorConvertible {
     var isRetryable: Bool
     var details: [UInt8]
 
-    var wireErrorCode: String { self.code }
+    var wireErrorCode: KontoErrorCode { KontoErrorCode(rawValue: self.code) }
     var wireErrorMessage: String { self.message }
     var wireErrorIsRetryable: Bool { self.isRetryable }
     var wireErrorDetails: [UInt8] { self.details }

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayService
+import HTTPTypes
 import KontoContracts
 import KontoModel
 import KontoTesting
@@ -48,7 +49,7 @@ struct GatewayContractConsumerTests {
                     let info = IdentitySessionInfo(accountId: accountId, sessionId: "session-0", expiresAt: now, privilegedUntil: nil, isAnonymous: false, userId: "user@example.org")
                     return ByteBuffer(bytes: try JSONEncoder().encode(info))
                 }
-                guard let answer = fixed[method] else { throw WireError(code: "test.unexpected", message: "no answer for \(method)") }
+                guard let answer = fixed[method] else { throw WireError(code: KontoErrorCode(rawValue: "test.unexpected"), message: "no answer for \(method)") }
                 return ByteBuffer(string: answer)
             }
             if let error = example.error {
@@ -164,10 +165,9 @@ struct GatewayContractConsumerTests {
                     checked += 1
                     #expect(standIn.received == [example.request], "\(service)/\(example.name): sent \(standIn.received)")
                     if let error = example.error {
-                        let info = ErrorCatalog.info(for: error.code)
-                        let expected = error.code == AccountError.Code.notFound.rawValue && example.method == ProfileContract.load.name ? 404 : info.httpStatus
+                        let expected = error.code == AccountError.Code.notFound && example.method == ProfileContract.load.name ? 404 : Int(error.code.httpStatus.code)
                         #expect(answer.status == expected, "\(service)/\(example.name): \(answer.status) \(answer.text)")
-                        #expect(answer.code == error.code, "\(service)/\(example.name)")
+                        #expect(answer.code == error.code.rawValue, "\(service)/\(example.name)")
                     } else {
                         #expect((200..<300).contains(answer.status), "\(service)/\(example.name): \(answer.status) \(answer.text)")
                     }

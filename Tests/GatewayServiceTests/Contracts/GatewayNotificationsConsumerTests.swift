@@ -150,7 +150,7 @@ struct GatewayNotificationsConsumerTests {
                 let events = await reader.events
                 #expect(standIn.received(NotificationsContract.feed.name) == [example.request], "\(example.label)")
                 if let error = example.error {
-                    #expect(events.last?.event == "error" && events.last?.object["code"] as? String == error.code, "\(example.label): \(events.map(\.data))")
+                    #expect(events.last?.event == "error" && events.last?.object["code"] as? String == error.code.rawValue, "\(example.label): \(events.map(\.data))")
                 } else {
                     #expect(events.map(\.event) == recorded.map(\.topic), "\(example.label)")
                     for (shown, delivery) in zip(events, recorded) {

@@ -28,7 +28,7 @@ struct ProfileProviderConsumerTests {
                 state.received.append(try ContractExample.canonical(json: payload.readableBytesView))
                 return state.example
             }
-            guard let example else { throw WireError(code: "test.noExample", message: "no example") }
+            guard let example else { throw WireError(code: KontoErrorCode(rawValue: "test.noExample"), message: "no example") }
             if let error = example.error {
                 throw WireError(code: error.code, message: "recorded", isRetryable: error.retryable, details: error.details.map { Array($0.utf8) } ?? [])
             }
@@ -82,17 +82,17 @@ struct ProfileProviderConsumerTests {
                     case (nil, .success):
                         break
                     case let (error?, .failure(.refused(refusal))):
-                        #expect(error.code.hasPrefix("account."), "\(example.name): \(error.code) should not reach the caller")
+                        #expect(error.code.family == .account, "\(example.name): \(error.code) should not reach the caller")
                         #expect(refusal.code == error.code)
                     case let (error?, .failure(.unavailable)):
                         // A Profile-specific refusal (an existing account) is a defect between the services to Identity: it
                         // compensates as for an outage.
-                        #expect(!error.code.hasPrefix("account.") || error.code == AccountError.Code.notFound.rawValue, "\(example.name)")
+                        #expect(error.code.family != .account || error.code == AccountError.Code.notFound, "\(example.name)")
                     case let (nil, .failure(failure)):
                         Issue.record("\(example.name): failed with \(failure)")
                     case (_?, .success):
                         // load of a missing account: not found is an answer (nil), not an error.
-                        #expect(example.error?.code == AccountError.Code.notFound.rawValue && example.method == ProfileContract.load.name, "\(example.name)")
+                        #expect(example.error?.code == AccountError.Code.notFound && example.method == ProfileContract.load.name, "\(example.name)")
                     }
                 }
                 return checked

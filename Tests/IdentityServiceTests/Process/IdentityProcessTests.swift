@@ -57,8 +57,8 @@ struct IdentityProcessTests {
                     #expect(session.details[\.name]?.familyName == "Lovelace")
                     #expect(try await client.validate(session.session.token).accountId == signedUp.accountId)
                     _ = try await client.call(IdentityContract.delete, IdentityDeleteRequest(token: session.session.token))
-                    #expect(await wireErrorCode { try await client.login("ada@example.org", password: "analytical engine") } == AccountError.Code.wrongCredentials.rawValue)
-                    #expect(await wireErrorCode { try await client.validate(signedUp.session.token) } == AccountError.Code.unauthenticated.rawValue)
+                    #expect(await wireErrorCode { try await client.login("ada@example.org", password: "analytical engine") } == AccountError.Code.wrongCredentials)
+                    #expect(await wireErrorCode { try await client.validate(signedUp.session.token) } == AccountError.Code.unauthenticated)
                 }
                 for process in [identity, profile] {
                     process.signal(SIGTERM)

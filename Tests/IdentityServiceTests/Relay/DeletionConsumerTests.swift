@@ -46,7 +46,7 @@ struct DeletionConsumerTests {
                         ]
                         _ = try await publisher.call(NotificationsContract.publish, NotificationsPublishRequest(events: events))
                         // Removed by the consumer (the test time limit bounds the wait).
-                        while await wireErrorCode({ try await profileClient.call(ProfileContract.load, ProfileLoadRequest(accountId: "a1")) }) != AccountError.Code.notFound.rawValue {
+                        while await wireErrorCode({ try await profileClient.call(ProfileContract.load, ProfileLoadRequest(accountId: "a1")) }) != AccountError.Code.notFound {
                             try await Task.sleep(for: .milliseconds(20))
                         }
                     }

@@ -31,7 +31,7 @@ struct IdentityStoreAccountTests {
         let fixture = try IdentityFixture()
         _ = try await fixture.signUp("Leland@Stanford.edu")
         let error = await identityError { try await fixture.signUp(" leland@STANFORD.edu ") }
-        #expect(error?.code == AccountError.Code.credentialsTaken.rawValue)
+        #expect(error?.code == AccountError.Code.credentialsTaken)
         // Stored as given, logged in with any case.
         let session = try await fixture.login("LELAND@stanford.EDU")
         #expect(session.details.userId == "Leland@Stanford.edu")
@@ -58,7 +58,7 @@ struct IdentityStoreAccountTests {
             ))
         }
         let fields = try #require(error).fields
-        #expect(error?.code == AccountError.Code.validationFailed.rawValue)
+        #expect(error?.code == AccountError.Code.validationFailed)
         #expect(Set(fields.map(\.key)) == ["userId", "password", "name", "dateOfBirth", "favouriteColour"])
         #expect(fields.contains { $0.key == "password" && $0.code == .credentialNotAccepted })
         #expect(fields.contains { $0.key == "password" && $0.code == .rule("mediumPassword") })
@@ -77,7 +77,7 @@ struct IdentityStoreAccountTests {
     func missingCredentials() async throws {
         let fixture = try IdentityFixture()
         let error = await identityError { try await fixture.signUp("", password: "") }
-        #expect(error?.code == AccountError.Code.missingAccountValue.rawValue)
+        #expect(error?.code == AccountError.Code.missingAccountValue)
         #expect(Set(error?.fields.map(\.key) ?? []) == ["userId", "password"])
     }
 
@@ -88,7 +88,7 @@ struct IdentityStoreAccountTests {
         let common = "PassWord1"
         #expect(CommonPasswords.builtIn.contains(common))
         let atSignUp = await identityError { try await fixture.signUp(password: common) }
-        #expect(atSignUp?.code == AccountError.Code.validationFailed.rawValue)
+        #expect(atSignUp?.code == AccountError.Code.validationFailed)
         #expect(atSignUp?.fields.map(\.code) == [.commonPassword])
         let session = try await fixture.signUp()
         let atChange = await identityError {
@@ -125,12 +125,12 @@ struct IdentityStoreAccountTests {
         defer { gate.open(); blocker.cancel() }
         try await waitUntil { fixture.hashing.load == 1 }
         let atSignUp = await identityError { try await fixture.signUp("other@stanford.edu", password: huge) }
-        #expect(atSignUp?.code == AccountError.Code.validationFailed.rawValue)
+        #expect(atSignUp?.code == AccountError.Code.validationFailed)
         #expect(atSignUp?.fields.map(\.code) == [.valueTooLarge])
         let atLogin = await identityError { try await fixture.login(password: huge) }
-        #expect(atLogin?.code == AccountError.Code.validationFailed.rawValue)
+        #expect(atLogin?.code == AccountError.Code.validationFailed)
         // The pool really was full: a normal login is busy.
-        #expect(await identityError { try await fixture.login() }?.code == IdentityContract.ErrorCode.busy)
+        #expect(await identityError { try await fixture.login() }?.code == KontoErrorCode.identityBusy)
     }
 
     @Test("a wrong password and an unknown userId answer exactly the same")
@@ -140,7 +140,7 @@ struct IdentityStoreAccountTests {
         let wrongPassword = try #require(await identityError { try await fixture.login(password: "not the password") })
         let unknownUser = try #require(await identityError { try await fixture.login("nobody@stanford.edu", password: "not the password") })
         #expect(wrongPassword == unknownUser)
-        #expect(wrongPassword.code == AccountError.Code.wrongCredentials.rawValue)
+        #expect(wrongPassword.code == AccountError.Code.wrongCredentials)
         #expect(wrongPassword.wireErrorDetails == unknownUser.wireErrorDetails)
         #expect(wrongPassword.wireErrorMessage == unknownUser.wireErrorMessage)
     }
@@ -152,20 +152,20 @@ struct IdentityStoreAccountTests {
         let fixture = try IdentityFixture(options: options)
         _ = try await fixture.signUp()
         for _ in 0..<3 {
-            #expect(await identityError { try await fixture.login(password: "wrong password") }?.code == AccountError.Code.wrongCredentials.rawValue)
+            #expect(await identityError { try await fixture.login(password: "wrong password") }?.code == AccountError.Code.wrongCredentials)
         }
         let throttled = try #require(await identityError { try await fixture.login() })
-        #expect(throttled.code == AccountError.Code.throttled.rawValue)
+        #expect(throttled.code == AccountError.Code.throttled)
         #expect(throttled.retryAfterSeconds == 10)
         #expect(throttled.isRetryable)
         // An unknown userId is throttled the same way (no enumeration through the throttle either).
         for _ in 0..<3 {
             _ = await identityError { try await fixture.login("nobody@stanford.edu", password: "wrong password", address: nil) }
         }
-        #expect(await identityError { try await fixture.login("nobody@stanford.edu", address: nil) }?.code == AccountError.Code.throttled.rawValue)
+        #expect(await identityError { try await fixture.login("nobody@stanford.edu", address: nil) }?.code == AccountError.Code.throttled)
 
         fixture.clock.advance(by: .seconds(11))
-        #expect(await identityError { try await fixture.login(password: "wrong again") }?.code == AccountError.Code.wrongCredentials.rawValue)
+        #expect(await identityError { try await fixture.login(password: "wrong again") }?.code == AccountError.Code.wrongCredentials)
         // Four failures: the window doubles.
         #expect(await identityError { try await fixture.login() }?.retryAfterSeconds == 20)
         fixture.clock.advance(by: .seconds(21))
@@ -181,7 +181,7 @@ struct IdentityStoreAccountTests {
         let fixture = try IdentityFixture()
         _ = try await fixture.signUp()
         _ = try await fixture.login(address: "198.51.100.10")
-        let throttled = AccountError.Code.throttled.rawValue
+        let throttled = AccountError.Code.throttled
         // A guess-storm from one address, then from many: the userId is locked.
         for attempt in 0..<12 {
             _ = await identityError { try await fixture.login(password: "guess number \(attempt)", address: "203.0.113.\(attempt % 3)") }
@@ -235,7 +235,7 @@ struct IdentityStoreAccountTests {
             _ = await identityError { try await fixture.login("guess\(index)@stanford.edu", password: "wrong password", address: "198.51.100.7") }
         }
         let error = await identityError { try await fixture.login(address: "198.51.100.7") }
-        #expect(error?.code == AccountError.Code.throttled.rawValue)
+        #expect(error?.code == AccountError.Code.throttled)
         // Another address is not affected.
         _ = try await fixture.login(address: "198.51.100.8")
     }
@@ -272,7 +272,7 @@ struct IdentityStoreAccountTests {
         ))
         #expect(upgraded.accountId == anonymous.accountId)
         #expect(upgraded.session.token != anonymous.session.token)
-        #expect(await identityError { try await fixture.validate(anonymous.session.token) }?.code == AccountError.Code.unauthenticated.rawValue)
+        #expect(await identityError { try await fixture.validate(anonymous.session.token) }?.code == AccountError.Code.unauthenticated)
         let info = try await fixture.validate(upgraded.session.token)
         #expect(!info.isAnonymous)
         #expect(info.privilegedUntil != nil)

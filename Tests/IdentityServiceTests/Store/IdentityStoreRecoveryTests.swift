@@ -47,13 +47,13 @@ struct IdentityStoreRecoveryTests {
         let token = BearerToken(try await Self.resetToken(fixture))
         // A weak password does not use the token up.
         let weak = await identityError { try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: token, newPassword: SecretString("short"))) }
-        #expect(weak?.code == AccountError.Code.validationFailed.rawValue)
+        #expect(weak?.code == AccountError.Code.validationFailed)
         let ended = try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: token, newPassword: SecretString("a fresh password")))
         #expect(ended.sessionsEnded == 1)
         #expect(await identityError { try await fixture.validate(session.session.token) } != nil)
         _ = try await fixture.login(password: "a fresh password")
         let again = await identityError { try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: token, newPassword: SecretString("yet another one"))) }
-        #expect(again?.code == AccountError.Code.invalidResetToken.rawValue)
+        #expect(again?.code == AccountError.Code.invalidResetToken)
     }
 
     @Test("a reset ends every other outstanding token; so does a password change")
@@ -67,7 +67,7 @@ struct IdentityStoreRecoveryTests {
         #expect(first != second)
         _ = try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: first, newPassword: SecretString("a fresh password")))
         let stale = await identityError { try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: second, newPassword: SecretString("an attacker's one"))) }
-        #expect(stale?.code == AccountError.Code.invalidResetToken.rawValue)
+        #expect(stale?.code == AccountError.Code.invalidResetToken)
 
         let again = try await fixture.login(password: "a fresh password")
         _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland@stanford.edu"))
@@ -76,7 +76,7 @@ struct IdentityStoreRecoveryTests {
             token: again.session.token, currentPassword: SecretString("a fresh password"), newPassword: SecretString("changed by the owner")
         ))
         let afterChange = await identityError { try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: outstanding, newPassword: SecretString("an attacker's one"))) }
-        #expect(afterChange?.code == AccountError.Code.invalidResetToken.rawValue)
+        #expect(afterChange?.code == AccountError.Code.invalidResetToken)
         _ = try await fixture.login(password: "changed by the owner")
         _ = session
     }
@@ -93,12 +93,12 @@ struct IdentityStoreRecoveryTests {
         let refused = await identityError {
             try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: BearerToken("made-up-token"), newPassword: SecretString("a fresh password")))
         }
-        #expect(refused?.code == AccountError.Code.invalidResetToken.rawValue)
+        #expect(refused?.code == AccountError.Code.invalidResetToken)
         // A real token does need the pool (busy here): the refusal above really came before the hash.
         _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland@stanford.edu"))
         let real = BearerToken(try await Self.resetToken(fixture))
         let busy = await identityError { try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: real, newPassword: SecretString("a fresh password"))) }
-        #expect(busy?.code == IdentityContract.ErrorCode.busy)
+        #expect(busy?.code == KontoErrorCode.identityBusy)
     }
 
     @Test("a reset token does not work after it expired")
@@ -109,7 +109,7 @@ struct IdentityStoreRecoveryTests {
         let token = BearerToken(try await Self.resetToken(fixture))
         fixture.clock.advance(by: .seconds(3_601))
         let expired = await identityError { try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: token, newPassword: SecretString("a fresh password"))) }
-        #expect(expired?.code == AccountError.Code.invalidResetToken.rawValue)
+        #expect(expired?.code == AccountError.Code.invalidResetToken)
         _ = try await fixture.login()
     }
 
@@ -123,7 +123,7 @@ struct IdentityStoreRecoveryTests {
         #expect(health.checks.contains(.init(name: "profile", status: .notReady, message: "profile is unavailable")))
         #expect(health.checks.contains(.init(name: "storage", status: .ready)))
         let error = await identityError { try await fixture.signUp() }
-        #expect(error?.code == IdentityContract.ErrorCode.profileUnavailable)
+        #expect(error?.code == KontoErrorCode.identityProfileUnavailable)
         #expect(error?.isRetryable == true)
         #expect(fixture.profile.profiles.isEmpty)
         #expect(try await fixture.events().isEmpty)
@@ -136,9 +136,9 @@ struct IdentityStoreRecoveryTests {
     func profileLate() async throws {
         let fixture = try IdentityFixture()
         fixture.profile.mode = .commitsButAnswersLate
-        #expect(await identityError { try await fixture.signUp() }?.code == IdentityContract.ErrorCode.profileUnavailable)
+        #expect(await identityError { try await fixture.signUp() }?.code == KontoErrorCode.identityProfileUnavailable)
         let orphan = try #require(fixture.profile.profiles.keys.first)
-        #expect(await identityError { try await fixture.login() }?.code == AccountError.Code.wrongCredentials.rawValue)
+        #expect(await identityError { try await fixture.login() }?.code == AccountError.Code.wrongCredentials)
         fixture.profile.mode = .normal
         #expect(await fixture.store.runCleanups() == 0)
         fixture.clock.advance(by: .seconds(31))
@@ -159,7 +159,7 @@ struct IdentityStoreRecoveryTests {
             anonymousSession: anonymous.session.token
         )
         fixture.profile.mode = .unavailable
-        #expect(await identityError { try await fixture.store.signUp(request) }?.code == IdentityContract.ErrorCode.profileUnavailable)
+        #expect(await identityError { try await fixture.store.signUp(request) }?.code == KontoErrorCode.identityProfileUnavailable)
         // The create that timed out commits after Identity gave up (and after anything it sent to undo it).
         fixture.profile.mode = .normal
         _ = try fixture.profile.create(accountId: anonymous.accountId, details: AccountDetails())
@@ -180,7 +180,7 @@ struct IdentityStoreRecoveryTests {
         )
         try await fixture.storage.reserveAccount(credential)
         _ = try fixture.profile.create(accountId: "dead-process", details: AccountDetails())
-        #expect(await identityError { try await fixture.signUp() }?.code == AccountError.Code.credentialsTaken.rawValue)
+        #expect(await identityError { try await fixture.signUp() }?.code == AccountError.Code.credentialsTaken)
         fixture.clock.advance(by: .seconds(601))
         _ = await fixture.store.runCleanups()
         fixture.clock.advance(by: .seconds(31))

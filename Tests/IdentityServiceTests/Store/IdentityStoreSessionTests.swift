@@ -34,7 +34,7 @@ struct IdentityStoreSessionTests {
         }
         fixture.clock.advance(by: .seconds(300))
         let absolute = await identityError { try await fixture.validate(Self.token(first)) }
-        #expect(absolute?.code == AccountError.Code.unauthenticated.rawValue)
+        #expect(absolute?.code == AccountError.Code.unauthenticated)
 
         let second = try await fixture.login()
         fixture.clock.advance(by: .seconds(601))
@@ -69,7 +69,7 @@ struct IdentityStoreSessionTests {
         #expect(try await fixture.store.logout(IdentitySessionRequest(token: Self.token(a))).sessionsEnded == 1)
         #expect(try await fixture.store.logoutEverywhere(IdentitySessionRequest(token: Self.token(b))).sessionsEnded == 2)
         for session in [a, b, c] {
-            #expect(await identityError { try await fixture.validate(Self.token(session)) }?.code == AccountError.Code.unauthenticated.rawValue)
+            #expect(await identityError { try await fixture.validate(Self.token(session)) }?.code == AccountError.Code.unauthenticated)
         }
         #expect(try await fixture.events().map(\.kind.name).suffix(3) == ["disassociatingAccount", "sessionsRevoked", "disassociatingAccount"])
     }
@@ -80,7 +80,7 @@ struct IdentityStoreSessionTests {
         let session = try await fixture.signUp()
         fixture.clock.advance(by: .seconds(301))
         let token = Self.token(session)
-        let required = AccountError.Code.reauthenticationRequired.rawValue
+        let required = AccountError.Code.reauthenticationRequired
         #expect(await identityError { try await fixture.store.delete(IdentityDeleteRequest(token: token)) }?.code == required)
         #expect(await identityError { try await fixture.store.changeUserId(IdentityChangeUserIdRequest(token: token, userId: "new@stanford.edu")) }?.code == required)
         #expect(await identityError {
@@ -89,7 +89,7 @@ struct IdentityStoreSessionTests {
         // A wrong current password is wrong credentials, counted like a failed login.
         #expect(await identityError {
             try await fixture.store.changeUserId(IdentityChangeUserIdRequest(token: token, userId: "new@stanford.edu", currentPassword: SecretString("nope nope nope")))
-        }?.code == AccountError.Code.wrongCredentials.rawValue)
+        }?.code == AccountError.Code.wrongCredentials)
         // The right one works, and so does reauthenticating first, which replaces the session by a fresh one.
         _ = try await fixture.store.changeUserId(IdentityChangeUserIdRequest(token: token, userId: "new@stanford.edu", currentPassword: SecretString("correct horse battery")))
         let privilege = try await fixture.store.reauthenticate(IdentityReauthenticateRequest(token: token, password: SecretString("correct horse battery")))
@@ -97,7 +97,7 @@ struct IdentityStoreSessionTests {
         let fresh = try #require(privilege.session?.token)
         #expect(fresh != token)
         #expect(privilege.session?.expiresAt == session.session.expiresAt, "the sign-in's absolute end is kept")
-        #expect(await identityError { try await fixture.validate(token) }?.code == AccountError.Code.unauthenticated.rawValue, "the presented token stopped")
+        #expect(await identityError { try await fixture.validate(token) }?.code == AccountError.Code.unauthenticated, "the presented token stopped")
         #expect(try await fixture.validate(fresh).privilegedUntil != nil)
         _ = try await fixture.store.changePassword(IdentityChangePasswordRequest(token: fresh, newPassword: SecretString("another good password")))
     }
@@ -113,12 +113,12 @@ struct IdentityStoreSessionTests {
         }.last)
         _ = try await fixture.store.changeUserId(IdentityChangeUserIdRequest(token: Self.token(current), userId: "stanford@stanford.edu"))
         _ = try await fixture.validate(Self.token(current))
-        #expect(await identityError { try await fixture.validate(Self.token(other)) }?.code == AccountError.Code.unauthenticated.rawValue)
+        #expect(await identityError { try await fixture.validate(Self.token(other)) }?.code == AccountError.Code.unauthenticated)
         #expect(try await fixture.events().contains { $0.kind == .sessionsRevoked })
         let reset = await identityError {
             try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: BearerToken(resetToken), newPassword: SecretString("a fresh password")))
         }
-        #expect(reset?.code == AccountError.Code.invalidResetToken.rawValue)
+        #expect(reset?.code == AccountError.Code.invalidResetToken)
     }
 
     @Test("changeUserId to a taken id fails; after a change the old id no longer logs in and the new one does")
@@ -129,14 +129,14 @@ struct IdentityStoreSessionTests {
         let taken = await identityError {
             try await fixture.store.changeUserId(IdentityChangeUserIdRequest(token: Self.token(leland), userId: "JANE@stanford.edu"))
         }
-        #expect(taken?.code == AccountError.Code.credentialsTaken.rawValue)
+        #expect(taken?.code == AccountError.Code.credentialsTaken)
         let invalid = await identityError {
             try await fixture.store.changeUserId(IdentityChangeUserIdRequest(token: Self.token(leland), userId: "   "))
         }
         #expect(invalid?.fields.map(\.key) == ["userId"])
         _ = try await fixture.store.changeUserId(IdentityChangeUserIdRequest(token: Self.token(leland), userId: "stanford@stanford.edu"))
         #expect(try await fixture.validate(Self.token(leland)).userId == "stanford@stanford.edu", "the session names the new userId")
-        #expect(await identityError { try await fixture.login() }?.code == AccountError.Code.wrongCredentials.rawValue)
+        #expect(await identityError { try await fixture.login() }?.code == AccountError.Code.wrongCredentials)
         #expect(try await fixture.login("stanford@stanford.edu").accountId == leland.accountId)
         // The old id is free again.
         _ = try await fixture.signUp("leland@stanford.edu")
@@ -156,7 +156,7 @@ struct IdentityStoreSessionTests {
         #expect(ended.sessionsEnded == 1)
         _ = try await fixture.validate(Self.token(current))
         #expect(await identityError { try await fixture.validate(Self.token(other)) } != nil)
-        #expect(await identityError { try await fixture.login() }?.code == AccountError.Code.wrongCredentials.rawValue)
+        #expect(await identityError { try await fixture.login() }?.code == AccountError.Code.wrongCredentials)
         _ = try await fixture.login(password: "a brand new password")
         #expect(try await fixture.events().map(\.kind.name).contains("passwordChanged"))
         #expect(try await fixture.events().map(\.kind.name).contains("sessionsRevoked"))
@@ -168,8 +168,8 @@ struct IdentityStoreSessionTests {
         let session = try await fixture.signUp()
         let other = try await fixture.login()
         _ = try await fixture.store.delete(IdentityDeleteRequest(token: Self.token(session)))
-        #expect(await identityError { try await fixture.login() }?.code == AccountError.Code.wrongCredentials.rawValue)
-        #expect(await identityError { try await fixture.validate(Self.token(other)) }?.code == AccountError.Code.unauthenticated.rawValue)
+        #expect(await identityError { try await fixture.login() }?.code == AccountError.Code.wrongCredentials)
+        #expect(await identityError { try await fixture.validate(Self.token(other)) }?.code == AccountError.Code.unauthenticated)
         #expect(try await fixture.events().last?.kind == .deletingAccount)
         // One deletion path: Identity does not call Profile itself; Profile consumes the event (DeletionPathTests).
         #expect(fixture.profile.deletes == 0)

@@ -147,7 +147,7 @@ extension WireClient {
 }
 
 /// The code of the wire error a call ended with (nil when it succeeded).
-func wireErrorCode(_ body: () async throws -> some Any) async -> String? {
+func wireErrorCode(_ body: () async throws -> some Any) async -> KontoErrorCode? {
     await wireError(body)?.code
 }
 
@@ -158,6 +158,6 @@ func wireError(_ body: () async throws -> some Any) async -> WireError? {
     } catch let error as WireError {
         return error
     } catch {
-        return WireError(code: "not-a-wire-error", message: "\(error)")
+        return WireError(code: KontoErrorCode(rawValue: "not-a-wire-error"), message: "\(error)")
     }
 }

@@ -31,10 +31,10 @@ struct IdentityReplicaTests {
                     try await RunningServices.with([client], logger: IdentityServiceHarness.logger) {
                         _ = try await first.identity.signUp("leland@stanford.edu")
                         for _ in 0..<3 {
-                            #expect(await wireErrorCode { try await first.identity.login("leland@stanford.edu", password: "wrong password") } == AccountError.Code.wrongCredentials.rawValue)
+                            #expect(await wireErrorCode { try await first.identity.login("leland@stanford.edu", password: "wrong password") } == AccountError.Code.wrongCredentials)
                         }
                         let throttled = try #require(await wireError { try await client.login("leland@stanford.edu") })
-                        #expect(throttled.code == AccountError.Code.throttled.rawValue)
+                        #expect(throttled.code == AccountError.Code.throttled)
                         #expect(throttled.isRetryable)
                         let retryAfter = try #require(IdentityError(throttled)?.retryAfterSeconds)
                         #expect((1...60).contains(retryAfter))
@@ -58,7 +58,7 @@ struct IdentityReplicaTests {
                 let client = IdentityServiceHarness.client(port: try await identityServer.localAddress().port!, as: WireAllowList.gateway)
                 try await RunningServices.with([client], logger: IdentityServiceHarness.logger) {
                     let error = try #require(await wireError { try await client.signUp("leland@stanford.edu") })
-                    #expect(error.code == IdentityContract.ErrorCode.profileUnavailable)
+                    #expect(error.code == KontoErrorCode.identityProfileUnavailable)
                     #expect(error.isRetryable)
                 }
             }
@@ -111,7 +111,7 @@ struct IdentityReplicaTests {
                                     }
                                     return total
                                 }
-                                #expect(await wireErrorCode { try await client.signUp("leland@stanford.edu") } == IdentityContract.ErrorCode.profileUnavailable)
+                                #expect(await wireErrorCode { try await client.signUp("leland@stanford.edu") } == KontoErrorCode.identityProfileUnavailable)
                                 // The late create committed; the userId is free at once (no credentials row, pending or not).
                                 #expect(try await count("profile.accounts") == 1)
                                 #expect(try await count("identity.credentials") == 0)

@@ -26,10 +26,10 @@ struct IdentityWireTests {
             let info = try await identity.validate(session.session.token)
             #expect(info.accountId == signedUp.accountId)
             #expect(try await identity.call(IdentityContract.logout, IdentitySessionRequest(token: session.session.token)).sessionsEnded == 1)
-            #expect(await wireErrorCode { try await identity.validate(session.session.token) } == AccountError.Code.unauthenticated.rawValue)
+            #expect(await wireErrorCode { try await identity.validate(session.session.token) } == AccountError.Code.unauthenticated)
 
             _ = try await identity.call(IdentityContract.delete, IdentityDeleteRequest(token: signedUp.session.token))
-            #expect(await wireErrorCode { try await identity.login("leland@stanford.edu") } == AccountError.Code.wrongCredentials.rawValue)
+            #expect(await wireErrorCode { try await identity.login("leland@stanford.edu") } == AccountError.Code.wrongCredentials)
             // Identity leaves the profile to Profile's consumer of deletingAccount (no Notifications here; the end-to-end
             // journey sees it go): it calls no profile.delete of its own.
             #expect(try await running.profile.call(ProfileContract.load, ProfileLoadRequest(accountId: signedUp.accountId)).accountId == signedUp.accountId)
@@ -46,7 +46,7 @@ struct IdentityWireTests {
             }
             let wrongPassword = try await attempt("leland@stanford.edu")
             let unknownUser = try await attempt("nobody@stanford.edu")
-            #expect(wrongPassword.code == AccountError.Code.wrongCredentials.rawValue)
+            #expect(wrongPassword.code == AccountError.Code.wrongCredentials)
             #expect(wrongPassword.code == unknownUser.code)
             #expect(wrongPassword.message == unknownUser.message)
             #expect(wrongPassword.isRetryable == unknownUser.isRetryable)
@@ -59,9 +59,9 @@ struct IdentityWireTests {
         try await IdentityServiceHarness.withServices(kind) { running in
             let huge = String(repeating: "p", count: 10_000)
             let error = try #require(await wireError { try await running.identity.signUp("leland@stanford.edu", password: huge) })
-            #expect(error.code == AccountError.Code.validationFailed.rawValue)
+            #expect(error.code == AccountError.Code.validationFailed)
             #expect(AccountFieldError.fields(fromWireDetails: error.details).map(\.code) == [.valueTooLarge])
-            #expect(await wireErrorCode { try await running.identity.login("leland@stanford.edu", password: huge) } == AccountError.Code.validationFailed.rawValue)
+            #expect(await wireErrorCode { try await running.identity.login("leland@stanford.edu", password: huge) } == AccountError.Code.validationFailed)
         }
     }
 
@@ -70,19 +70,19 @@ struct IdentityWireTests {
         try await IdentityServiceHarness.withServices(kind) { running in
             let huge = String(repeating: "u", count: 65_536) + "@example.org"
             let error = try #require(await wireError { try await running.identity.signUp(huge) })
-            #expect(error.code == AccountError.Code.validationFailed.rawValue)
+            #expect(error.code == AccountError.Code.validationFailed)
             #expect(AccountFieldError.fields(fromWireDetails: error.details).map(\.code) == [.valueTooLarge])
             for _ in 0..<2 {
-                #expect(await wireErrorCode { try await running.identity.login(huge, address: String(repeating: "a", count: 65_536)) } == AccountError.Code.wrongCredentials.rawValue)
+                #expect(await wireErrorCode { try await running.identity.login(huge, address: String(repeating: "a", count: 65_536)) } == AccountError.Code.wrongCredentials)
             }
             let signedUp = try await running.identity.signUp("leland@stanford.edu")
             #expect(await wireErrorCode {
                 try await running.identity.call(IdentityContract.changeUserId, IdentityChangeUserIdRequest(token: signedUp.session.token, userId: huge))
-            } == AccountError.Code.validationFailed.rawValue)
+            } == AccountError.Code.validationFailed)
             // A reset request for a malformed userId is refused as such (it says nothing about which accounts exist).
             #expect(await wireErrorCode {
                 try await running.identity.call(IdentityContract.requestPasswordReset, IdentityPasswordResetRequest(userId: huge))
-            } == AccountError.Code.validationFailed.rawValue)
+            } == AccountError.Code.validationFailed)
         }
     }
 
@@ -93,7 +93,7 @@ struct IdentityWireTests {
                 try await running.identity.signUp("", password: "short", details: ["dateOfBirth": .bool(true), "shoeSize": .integer(44)])
             })
             let identity = IdentityError(error)
-            #expect(identity?.code == AccountError.Code.validationFailed.rawValue)
+            #expect(identity?.code == AccountError.Code.validationFailed)
             #expect(Set(identity?.fields.map(\.key) ?? []) == ["userId", "password", "name", "dateOfBirth", "shoeSize"])
         }
     }

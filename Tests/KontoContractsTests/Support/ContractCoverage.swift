@@ -1,4 +1,5 @@
 import KontoContracts
+import KontoErrors
 import KontoTestSupport
 import Testing
 
@@ -6,8 +7,8 @@ import Testing
 struct ContractCoverage: Sendable, CustomTestStringConvertible {
     var service: String
     var methods: [String]
-    var errorCodes: [String]
-    var errorCodesByMethod: [String: [String]]
+    var errorCodes: [KontoErrorCode]
+    var errorCodesByMethod: [String: [KontoErrorCode]]
     var exemptions: [ContractExemption]
     var examples: [ContractExample]
 
@@ -63,7 +64,7 @@ struct ContractCoverage: Sendable, CustomTestStringConvertible {
 
     private struct Pair: Hashable {
         var method: String
-        var code: String
+        var code: KontoErrorCode
     }
 }
 

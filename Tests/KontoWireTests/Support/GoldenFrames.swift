@@ -59,7 +59,7 @@ enum GoldenFrames {
         (
             "error",
             WireFrame(correlationID: 7, message: .error(.init(
-                code: "wire.unknownMethod",
+                code: KontoErrorCode(rawValue: "wire.unknownMethod"),
                 message: "unknown method 'x'",
                 isRetryable: false
             ))),
@@ -68,7 +68,7 @@ enum GoldenFrames {
         (
             "error with details",
             WireFrame(correlationID: 9, message: .error(.init(
-                code: "account.validationFailed",
+                code: KontoErrorCode(rawValue: "account.validationFailed"),
                 message: "invalid",
                 isRetryable: false,
                 details: Array(#"{"fields":[]}"#.utf8)

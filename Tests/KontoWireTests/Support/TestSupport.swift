@@ -21,7 +21,7 @@ enum TestSupport {
     }
 
     struct AppError: WireErrorConvertible {
-        var wireErrorCode: String { "account.credentialsTaken" }
+        var wireErrorCode: KontoErrorCode { .credentialsTaken }
         var wireErrorMessage: String { "user id already taken" }
         var wireErrorDetails: [UInt8] { Array(#"{"fields":[{"key":"userId"}]}"#.utf8) }
     }

@@ -86,13 +86,13 @@ enum NotificationServiceHarness {
 }
 
 /// The code of the wire error a call ended with (nil when it succeeded).
-func wireErrorCode(_ body: () async throws -> some Any) async -> String? {
+func wireErrorCode(_ body: () async throws -> some Any) async -> KontoErrorCode? {
     do {
         _ = try await body()
         return nil
     } catch let error as WireError {
         return error.code
     } catch {
-        return "not-a-wire-error: \(error)"
+        return KontoErrorCode(rawValue: "not-a-wire-error: \(error)")
     }
 }

@@ -220,7 +220,7 @@ struct NotificationWireTests {
                 #expect(try await Self.take(4, from: whole).map(\.event) == [history[0], history[2], history[3], live])
                 whole.cancel()
                 let unknown = try await client.subscribe(NotificationsContract.feed, NotificationsFeedRequest(accountId: "a2", after: history[0].id), credit: 1)
-                #expect(await wireErrorCode { try await Self.take(1, from: unknown) } == NotificationsContract.ErrorCode.unknownEvent)
+                #expect(await wireErrorCode { try await Self.take(1, from: unknown) } == KontoErrorCode.notificationsUnknownEvent)
             }
         }
     }
@@ -255,7 +255,7 @@ struct NotificationWireTests {
                 // A cursor the service did not give, and unknown types.
                 for request in [NotificationsTailRequest(after: "not a cursor"), NotificationsTailRequest(after: cursor.cursor, types: ["noSuchEvent"])] {
                     let bad = try await client.subscribe(NotificationsContract.tail, request, credit: 1)
-                    #expect(await wireErrorCode { try await Self.take(1, from: bad) } == NotificationsContract.ErrorCode.invalidRequest, "\(request)")
+                    #expect(await wireErrorCode { try await Self.take(1, from: bad) } == KontoErrorCode.notificationsInvalidRequest, "\(request)")
                 }
             }
         }
@@ -266,11 +266,11 @@ struct NotificationWireTests {
         try await Harness.withService(kind) { running in
             let client = running.client()
             try await Harness.with(client) {
-                let invalid = NotificationsContract.ErrorCode.invalidRequest
+                let invalid = KontoErrorCode.notificationsInvalidRequest
                 let tooMany = (0...NotificationsContract.maximumPublishBatch).map { Harness.event("a\($0)") }
                 #expect(await wireErrorCode { try await client.call(NotificationsContract.publish, NotificationsPublishRequest(events: tooMany)) } == invalid)
-                #expect(await wireErrorCode { try await client.call(NotificationsContract.deadLetters, NotificationsDeadLettersRequest(group: "never")) } == NotificationsContract.ErrorCode.unknownGroup)
-                #expect(await wireErrorCode { try await client.call(NotificationsContract.replay, NotificationsReplayRequest(group: "never", from: .now)) } == NotificationsContract.ErrorCode.unknownGroup)
+                #expect(await wireErrorCode { try await client.call(NotificationsContract.deadLetters, NotificationsDeadLettersRequest(group: "never")) } == KontoErrorCode.notificationsUnknownGroup)
+                #expect(await wireErrorCode { try await client.call(NotificationsContract.replay, NotificationsReplayRequest(group: "never", from: .now)) } == KontoErrorCode.notificationsUnknownGroup)
                 #expect(await wireErrorCode { try await client.call(NotificationsContract.replayDeadLetters, NotificationsReplayDeadLettersRequest(group: "")) } == invalid)
                 #expect(await wireErrorCode { try await client.call(NotificationsContract.deadLetters, NotificationsDeadLettersRequest(group: "g", limit: 0)) } == invalid)
                 for request in [
@@ -283,10 +283,10 @@ struct NotificationWireTests {
                     #expect(await wireErrorCode { try await Self.take(1, from: subscription) } == invalid, "\(request)")
                 }
                 _ = try await client.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: "g", types: ["deletingAccount"]))
-                #expect(await wireErrorCode { try await client.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: "g", types: nil)) } == NotificationsContract.ErrorCode.groupMismatch)
+                #expect(await wireErrorCode { try await client.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: "g", types: nil)) } == KontoErrorCode.notificationsGroupMismatch)
                 let first = try await client.subscribe(NotificationsContract.subscribe, NotificationsSubscribeRequest(group: "g", types: ["deletingAccount"]), credit: 1)
                 let mismatched = try await client.subscribe(NotificationsContract.subscribe, NotificationsSubscribeRequest(group: "g", types: ["passwordChanged"]), credit: 1)
-                #expect(await wireErrorCode { try await Self.take(1, from: mismatched) } == NotificationsContract.ErrorCode.groupMismatch)
+                #expect(await wireErrorCode { try await Self.take(1, from: mismatched) } == KontoErrorCode.notificationsGroupMismatch)
                 first.cancel()
                 let badFeed = try await client.subscribe(NotificationsContract.feed, NotificationsFeedRequest(accountId: ""), credit: 1)
                 #expect(await wireErrorCode { try await Self.take(1, from: badFeed) } == invalid)

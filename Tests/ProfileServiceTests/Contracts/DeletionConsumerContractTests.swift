@@ -86,7 +86,7 @@ struct DeletionConsumerContractTests {
                         let error = await #expect(throws: WireError.self) {
                             try await client.call(ProfileContract.load, ProfileLoadRequest(accountId: accountId))
                         }
-                        #expect(error?.code == AccountError.Code.notFound.rawValue, "\(accountId) was not deleted")
+                        #expect(error?.code == AccountError.Code.notFound, "\(accountId) was not deleted")
                     }
                 }
             }

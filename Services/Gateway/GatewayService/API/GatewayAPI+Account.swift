@@ -16,7 +16,7 @@ extension GatewayAPI {
             record = try await upstreams.profile(ProfileContract.load, ProfileLoadRequest(accountId: session.accountId))
         } catch {
             // An anonymous account has no details until it signs up (not cached: its sign-up creates them).
-            guard session.isAnonymous, error.code == AccountError.Code.notFound.rawValue else { throw error }
+            guard session.isAnonymous, error.code == AccountError.Code.notFound else { throw error }
             let empty = try account(profile: nil, session: session)
             return .ok(.init(headers: .init(eTag: Self.etag(empty.version)), body: .json(empty)))
         }

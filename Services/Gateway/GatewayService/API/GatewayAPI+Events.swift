@@ -75,7 +75,7 @@ extension GatewayAPI {
                 } catch {
                     // The feed failed (Notifications went away, or Last-Event-ID names no event of this account): tell
                     // the client why; it reconnects, as SSE clients do.
-                    let code = (error as? WireError)?.code ?? GatewayProblem.Code.serviceUnavailable
+                    let code = (error as? WireError)?.code ?? KontoErrorCode.gatewayServiceUnavailable
                     continuation.yield(ArraySlice("event: error\ndata: {\"code\":\"\(code)\"}\n\n".utf8))
                     logger.info("event stream ended by its feed", metadata: ["konto.error_code": "\(code)"])
                 }

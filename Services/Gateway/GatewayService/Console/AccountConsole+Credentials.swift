@@ -110,11 +110,11 @@ extension AccountConsole {
             if problem.status == .unauthorized, current == nil { return redirect("/", visit: visit, session: .some(nil)) }
             guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }
             switch problem.code {
-            case AccountError.Code.reauthenticationRequired.rawValue:
+            case AccountError.Code.reauthenticationRequired:
                 return securityPage(change, visit, value: value, asksCurrent: true, formError: Self.currentPasswordNeeded, status: problem.status)
-            case AccountError.Code.wrongCredentials.rawValue:
+            case AccountError.Code.wrongCredentials:
                 return securityPage(change, visit, value: value, errors: ["currentPassword": Self.wrongPassword], asksCurrent: true, status: problem.status)
-            case AccountError.Code.credentialsTaken.rawValue:
+            case AccountError.Code.credentialsTaken:
                 return securityPage(change, visit, value: value, errors: [change.input: problem.detail ?? problem.title], asksCurrent: asked, status: problem.status)
             default:
                 var errors: [String: String] = [:]
@@ -156,7 +156,7 @@ extension AccountConsole {
             try await asSession(session) { try await api.deleteAccount(currentPassword: SecretString(password)) }
         } catch {
             let problem = consoleProblem(error)
-            if problem.code == AccountError.Code.wrongCredentials.rawValue {
+            if problem.code == AccountError.Code.wrongCredentials {
                 return deletePage(visit, confirmed: confirmed, errors: ["currentPassword": Self.wrongPassword], status: problem.status)
             }
             if problem.status == .unauthorized { return redirect("/", visit: visit, session: .some(nil)) }

@@ -253,7 +253,7 @@ extension AccountConsole {
             let problem = consoleProblem(error)
             guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }
             var errors = Self.fieldErrors(problem)
-            if problem.code == AccountError.Code.credentialsTaken.rawValue {
+            if problem.code == AccountError.Code.credentialsTaken {
                 errors[UserIdKey.identifier] = problem.detail ?? problem.title
             }
             return signUpPage(visit, values: shown, errors: errors, formError: errors.isEmpty ? problem.detail : nil, status: problem.status)
@@ -309,7 +309,7 @@ extension AccountConsole {
             let problem = consoleProblem(error)
             if problem.status == .unauthorized { return redirect("/", visit: visit, session: .some(nil)) }
             guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }
-            if problem.status == .preconditionFailed || problem.code == AccountError.Code.versionConflict.rawValue {
+            if problem.status == .preconditionFailed || problem.code == AccountError.Code.versionConflict {
                 // Someone else changed the account: say so, keep the input, and let a second save apply it.
                 let latest = (try? await currentAccount(session))?.version ?? version
                 return editForm(visit, values: values, errors: [:], version: latest, formError: "Your account changed in the meantime. Check your changes and save again.", status: .conflict)

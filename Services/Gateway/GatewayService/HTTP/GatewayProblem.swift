@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import KontoContracts
+import KontoErrors
 import KontoModel
 import KontoWire
 
@@ -9,7 +10,7 @@ import KontoWire
 /// Handlers throw it; ``ProblemMiddleware`` renders it. `detail` and the field errors never carry submitted values.
 public struct GatewayProblem: Error, Sendable, Equatable, CustomStringConvertible {
     public var status: HTTPResponse.Status
-    public var code: String
+    public var code: KontoErrorCode
     public var title: String
     public var detail: String?
     public var fields: [AccountFieldError]
@@ -20,7 +21,7 @@ public struct GatewayProblem: Error, Sendable, Equatable, CustomStringConvertibl
 
     public init(
         status: HTTPResponse.Status,
-        code: String,
+        code: KontoErrorCode,
         title: String? = nil,
         detail: String? = nil,
         fields: [AccountFieldError] = [],
@@ -51,27 +52,13 @@ public struct GatewayProblem: Error, Sendable, Equatable, CustomStringConvertibl
         "\(status.code) \(code)" + (detail.map { ": \($0)" } ?? "")
     }
 
-    /// Stable codes of the gateway's own problems (the services' codes pass through unchanged).
-    public enum Code {
-        public static let malformedRequest = "request.malformed"
-        public static let unsupportedMediaType = "request.unsupportedMediaType"
-        public static let bodyTooLarge = "request.bodyTooLarge"
-        public static let notFound = "request.notFound"
-        public static let methodNotAllowed = "request.methodNotAllowed"
-        public static let rateLimited = "request.rateLimited"
-        public static let preconditionFailed = "request.preconditionFailed"
-        public static let serviceUnavailable = "gateway.serviceUnavailable"
-        public static let upstreamFailed = "gateway.upstreamFailed"
-        public static let internalError = "gateway.internalError"
-    }
-
     static func malformed(_ detail: String) -> GatewayProblem {
-        GatewayProblem(status: .badRequest, code: Code.malformedRequest, detail: detail)
+        GatewayProblem(status: .badRequest, code: .requestMalformed, detail: detail)
     }
 
     static let unauthenticated = GatewayProblem(
         status: .unauthorized,
-        code: AccountError.Code.unauthenticated.rawValue,
+        code: .unauthenticated,
         detail: AccountError(code: .unauthenticated).message,
         headers: [.wwwAuthenticate: "Bearer"]
     )
@@ -79,26 +66,25 @@ public struct GatewayProblem: Error, Sendable, Equatable, CustomStringConvertibl
     static func unavailable(_ service: String) -> GatewayProblem {
         GatewayProblem(
             status: .serviceUnavailable,
-            code: Code.serviceUnavailable,
+            code: .gatewayServiceUnavailable,
             detail: "The \(service) service is unavailable or late; try again shortly.",
             retryAfter: 1
         )
     }
 
     /// What a service's error means for the HTTP caller: the account model's and the services' codes keep their
-    /// code and get their status from ``ErrorCatalog``; retryable failures (the service down, busy or late) are 503
-    /// with `Retry-After`.
+    /// code and get their status from the gateway's table (``KontoErrorCode/httpStatus``); retryable failures (the
+    /// service down, busy or late) are 503 with `Retry-After`.
     init(upstream error: WireError, service: String) {
-        let info = ErrorCatalog.info(for: error.code)
-        if error.code.hasPrefix("wire.") {
+        if error.code.family == .wire {
             // The wire's own failures: whether the service could be reached, not what it answered.
-            self = error.isRetryable || info.isRetryable
+            self = error.isRetryable || error.code.isRetryable
                 ? .unavailable(service)
-                : GatewayProblem(status: .internalServerError, code: Code.upstreamFailed, detail: "The \(service) service failed.")
+                : GatewayProblem(status: .internalServerError, code: .gatewayUpstreamFailed, detail: "The \(service) service failed.")
             return
         }
         let identity = IdentityError(error)
-        let status = HTTPResponse.Status(code: info.httpStatus)
+        let status = error.code.httpStatus
         var retryAfter = identity?.retryAfterSeconds
         if status == .serviceUnavailable, retryAfter == nil {
             retryAfter = 1
@@ -109,12 +95,11 @@ public struct GatewayProblem: Error, Sendable, Equatable, CustomStringConvertibl
             detail: error.message,
             fields: identity?.fields ?? AccountFieldError.fields(fromWireDetails: error.details),
             retryAfter: retryAfter,
-            headers: status == .unauthorized && error.code == AccountError.Code.unauthenticated.rawValue ? [.wwwAuthenticate: "Bearer"] : [:]
+            headers: error.code == .unauthenticated ? [.wwwAuthenticate: "Bearer"] : [:]
         )
     }
 
     init(_ error: AccountError) {
-        let info = ErrorCatalog.info(for: error.code.rawValue)
-        self.init(status: HTTPResponse.Status(code: info.httpStatus), code: error.code.rawValue, detail: error.message, fields: error.fields)
+        self.init(status: error.code.httpStatus, code: error.code, detail: error.message, fields: error.fields)
     }
 }

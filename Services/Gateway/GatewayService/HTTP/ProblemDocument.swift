@@ -18,7 +18,7 @@ struct ProblemDocument: Encodable {
         self.title = problem.title
         self.status = problem.status.code
         self.detail = problem.detail
-        self.code = problem.code
+        self.code = problem.code.rawValue
         self.errors = problem.fields.isEmpty ? nil : problem.fields
         self.requestId = requestID
     }

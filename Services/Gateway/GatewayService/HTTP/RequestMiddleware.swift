@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import KontoErrors
 import Hummingbird
 import Logging
 import NIOCore
@@ -67,7 +68,7 @@ struct RequestMiddleware: RouterMiddleware {
             response = Self.render(
                 GatewayProblem(
                     status: .methodNotAllowed,
-                    code: GatewayProblem.Code.methodNotAllowed,
+                    code: KontoErrorCode.requestMethodNotAllowed,
                     detail: "The route takes \(allowed.joined(separator: ", ")).",
                     headers: [.allow: allowed.joined(separator: ", ")]
                 ),
@@ -104,27 +105,27 @@ struct RequestMiddleware: RouterMiddleware {
             }
             switch error.httpStatus {
             case .unsupportedMediaType:
-                return GatewayProblem(status: .unsupportedMediaType, code: GatewayProblem.Code.unsupportedMediaType, detail: "The body must be application/json.")
+                return GatewayProblem(status: .unsupportedMediaType, code: KontoErrorCode.requestUnsupportedMediaType, detail: "The body must be application/json.")
             case .badRequest:
                 return .malformed(Self.describe(error.underlyingError, cause: error.causeDescription))
             default:
                 logger.error("request failed", metadata: ["konto.operation": "\(error.operationID)", "konto.error": "\(String(describing: type(of: error.underlyingError)))"])
-                return GatewayProblem(status: .internalServerError, code: GatewayProblem.Code.internalError, detail: "The request failed.")
+                return GatewayProblem(status: .internalServerError, code: KontoErrorCode.gatewayInternalError, detail: "The request failed.")
             }
         case let error as HTTPError:
             switch error.status {
             case .notFound:
-                return GatewayProblem(status: .notFound, code: GatewayProblem.Code.notFound, detail: "No such route.")
+                return GatewayProblem(status: .notFound, code: KontoErrorCode.requestNotFound, detail: "No such route.")
             case .methodNotAllowed:
-                return GatewayProblem(status: .methodNotAllowed, code: GatewayProblem.Code.methodNotAllowed, detail: "The route does not take this method.", headers: error.headers)
+                return GatewayProblem(status: .methodNotAllowed, code: KontoErrorCode.requestMethodNotAllowed, detail: "The route does not take this method.", headers: error.headers)
             case .contentTooLarge:
-                return GatewayProblem(status: .contentTooLarge, code: GatewayProblem.Code.bodyTooLarge, detail: "The body is too large.")
+                return GatewayProblem(status: .contentTooLarge, code: KontoErrorCode.requestBodyTooLarge, detail: "The body is too large.")
             default:
-                return GatewayProblem(status: error.status, code: error.status.kind == .clientError ? GatewayProblem.Code.malformedRequest : GatewayProblem.Code.internalError)
+                return GatewayProblem(status: error.status, code: error.status.kind == .clientError ? KontoErrorCode.requestMalformed : KontoErrorCode.gatewayInternalError)
             }
         default:
             logger.error("request failed", metadata: ["konto.error": "\(String(describing: type(of: error)))"])
-            return GatewayProblem(status: .internalServerError, code: GatewayProblem.Code.internalError, detail: "The request failed.")
+            return GatewayProblem(status: .internalServerError, code: KontoErrorCode.gatewayInternalError, detail: "The request failed.")
         }
     }
 
@@ -175,6 +176,6 @@ struct RequestMiddleware: RouterMiddleware {
 
 extension GatewayProblem {
     static func bodyTooLarge(_ limit: Int) -> GatewayProblem {
-        GatewayProblem(status: .contentTooLarge, code: Code.bodyTooLarge, detail: "The body is larger than \(limit) bytes.")
+        GatewayProblem(status: .contentTooLarge, code: .requestBodyTooLarge, detail: "The body is larger than \(limit) bytes.")
     }
 }

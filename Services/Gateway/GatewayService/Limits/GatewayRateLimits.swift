@@ -1,4 +1,5 @@
 import HTTPTypes
+import KontoErrors
 import Synchronization
 
 /// The gateway's rate limits per client address: one for every route, and a stricter one for the routes that take
@@ -37,7 +38,7 @@ final class GatewayRateLimits: Sendable {
 
     /// The refusal for a request over a limit.
     static func refusal(retryAfter: Int) -> GatewayProblem {
-        GatewayProblem(status: .tooManyRequests, code: GatewayProblem.Code.rateLimited, detail: "Too many requests from this address.", retryAfter: retryAfter)
+        GatewayProblem(status: .tooManyRequests, code: KontoErrorCode.requestRateLimited, detail: "Too many requests from this address.", retryAfter: retryAfter)
     }
 
     private func take(_ rule: RateLimiter.Rule, address: String?, now: ContinuousClock.Instant) -> RateLimiter.Decision {

@@ -41,7 +41,7 @@ struct GatewayUpstreams: Sendable {
         do {
             return try await client.call(method, request, timeout: timeout, requestID: scope.requestID, traceParent: scope.traceParent)
         } catch let error as WireError {
-            errorCode = error.code
+            errorCode = error.code.rawValue
             let problem = GatewayProblem(upstream: error, service: service)
             if problem.status.kind == .serverError {
                 scope.logger.warning("service call failed", metadata: [

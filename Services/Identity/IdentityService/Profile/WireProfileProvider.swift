@@ -21,7 +21,7 @@ public struct WireProfileProvider: ProfileProvider {
     public func load(accountId: String) async throws(ProfileProviderError) -> ProfileRecord? {
         do {
             return try await call(ProfileContract.load, ProfileLoadRequest(accountId: accountId))
-        } catch let .refused(error) where error.code == AccountError.Code.notFound.rawValue {
+        } catch let .refused(error) where error.code == .notFound {
             return nil
         }
     }
@@ -37,7 +37,7 @@ public struct WireProfileProvider: ProfileProvider {
             let report = try await client.call(HealthContract.check, HealthCheckRequest(), timeout: .seconds(2))
             return report.status == .ready ? nil : "profile is not ready"
         } catch let error as WireError {
-            return error.code
+            return error.code.rawValue
         } catch {
             return "profile cannot be reached"
         }
@@ -46,7 +46,7 @@ public struct WireProfileProvider: ProfileProvider {
     private func call<Request, Response>(_ method: WireMethod<Request, Response>, _ request: Request) async throws(ProfileProviderError) -> Response {
         do {
             return try await client.call(method, request, timeout: timeout)
-        } catch let error as WireError where error.code.hasPrefix("account.") {
+        } catch let error as WireError where error.code.family == .account {
             throw .refused(IdentityError(code: error.code, message: error.message, fields: AccountFieldError.fields(fromWireDetails: error.details)))
         } catch {
             throw .unavailable

@@ -120,7 +120,7 @@ extension ProfileStore {
         if !oversized.isEmpty {
             let keys = oversized.map(\.key).joined(separator: ", ")
             throw ProfileError(
-                code: .valueTooLarge,
+                code: .profileValueTooLarge,
                 message: "Values of \(keys) are larger than the limit of \(limits.maximumValueBytes) bytes per value.",
                 fields: oversized
             )
@@ -130,7 +130,7 @@ extension ProfileStore {
         }
         if size > limits.maximumAccountBytes {
             throw ProfileError(
-                code: .accountTooLarge,
+                code: .profileAccountTooLarge,
                 message: "The account's details would take \(size) bytes, over the limit of \(limits.maximumAccountBytes) bytes per account."
             )
         }

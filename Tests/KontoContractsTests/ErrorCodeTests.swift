@@ -1,0 +1,82 @@
+import Foundation
+import KontoContracts
+import KontoModel
+import KontoWire
+import Testing
+
+@Suite("Error codes")
+struct ErrorCodeTests {
+    @Test("every declared code has a family of its own prefix, and only the families' codes are declared")
+    func families() {
+        for code in KontoErrorCode.all {
+            #expect(code.family != .unknown, "\(code)")
+            #expect(code.rawValue.hasPrefix(code.family.rawValue + "."), "\(code)")
+        }
+        #expect(KontoErrorCode(rawValue: "future.code").family == .unknown)
+        #expect(KontoErrorCode(rawValue: "nodot").family == .unknown)
+        #expect(!KontoErrorCode(rawValue: "future.code").isRetryable)
+        #expect(KontoErrorCode.retryableCodes.isSubset(of: KontoErrorCode.all))
+    }
+
+    @Test("the wire layer's errors carry their code's retryable flag", arguments: [
+        WireError.frameTooLarge(2, max: 1), .malformedFrame("m"), .unsupportedVersion(9), .authenticationFailed, .handshakeRequired,
+        .protocolViolation("p"), .unknownMethod("x"), .forbidden(peer: "p", method: "m"), .invalidRequest("r"), .deadlineExceeded, .overloaded, .tooManyConnections,
+        .shuttingDown, .timeout, .serviceUnavailable("s"), .connectionClosed, .cancelled, .serverAuthenticationFailed,
+    ])
+    func wireFlags(_ error: WireError) throws {
+        #expect(error.code.isKnown, "\(error.code) is not declared")
+        #expect(error.code.family == .wire)
+        #expect(error.code.isRetryable == error.isRetryable)
+    }
+
+    @Test("the wire's retryable codes are the unreachable, busy, late and leaving ones")
+    func wireRetryable() {
+        #expect(Set(KontoErrorCode.codes(of: .wire).filter(\.isRetryable)) == [
+            .deadlineExceeded, .overloaded, .shuttingDown, .timeout, .serviceUnavailable, .connectionClosed,
+        ])
+    }
+
+    @Test("every code a contract declares is declared in KontoErrors, in the contract's families")
+    func contractCodes() {
+        let contracts: [(codes: [KontoErrorCode], family: KontoErrorCode.Family)] = [
+            (IdentityContract.errorCodes, .identity), (ProfileContract.errorCodes, .profile), (NotificationsContract.errorCodes, .notifications),
+        ]
+        for (codes, family) in contracts {
+            for code in codes {
+                #expect(code.isKnown, "\(code)")
+                #expect(code.family == family || code.family == .account, "\(code)")
+            }
+            #expect(Set(KontoErrorCode.codes(of: family)).isSubset(of: codes), "a \(family) code no method answers with")
+        }
+    }
+
+    @Test("Profile errors take their retryable flag from their code unless they say otherwise")
+    func profileFlags() {
+        for code: ProfileError.Code in [.notFound, .versionConflict, .validationFailed, .profileAlreadyExists, .profileValueTooLarge, .profileAccountTooLarge, .profileStorageUnavailable, .profileStorageFailure] {
+            #expect(ProfileError(code: code, message: "m").isRetryable == code.isRetryable)
+        }
+        #expect(ProfileError.storageUnavailable.isRetryable)
+        #expect(!ProfileError.storageFailure.isRetryable)
+        // A modify that lost too many races: a conflict that may well succeed again, unlike a stale If-Match.
+        #expect(ProfileError.versionConflict(retryable: true).isRetryable)
+        #expect(!ProfileError.versionConflict().isRetryable)
+    }
+
+    @Test("a Profile error read back from the wire keeps its code, flag and fields")
+    func profileErrorFromWire() throws {
+        let sent = ProfileError(code: .profileValueTooLarge, message: "too big", fields: [AccountFieldError(key: "biography", code: .invalidType, message: "m")])
+        let wire = WireError(code: sent.wireErrorCode, message: sent.wireErrorMessage, isRetryable: sent.wireErrorIsRetryable, details: sent.wireErrorDetails)
+        let received = try #require(ProfileError(wire))
+        #expect(received == sent)
+        #expect(ProfileError(WireError.timeout) == nil)
+        #expect(IdentityError(WireError.timeout) == nil)
+        #expect(NotificationsError(WireError(code: .profileStorageFailure, message: "m")) == nil)
+    }
+
+    @Test("a code travels through JSON as its bare string")
+    func json() throws {
+        let data = try JSONEncoder().encode([KontoErrorCode.throttled])
+        #expect(String(decoding: data, as: UTF8.self) == #"["account.throttled"]"#)
+        #expect(try JSONDecoder().decode([KontoErrorCode].self, from: Data(#"["future.code"]"#.utf8)) == [KontoErrorCode(rawValue: "future.code")])
+    }
+}
