@@ -1,7 +1,8 @@
 import KontoModel
 
-/// An account as every caller sees it, made by ``AccountAssembler`` alone.
-public struct AssembledAccount: Sendable, Equatable {
+/// An account as every caller sees it, made by ``AccountAssembler`` alone. It is also the gateway's `Account` schema
+/// (the OpenAPI generator's type override), so the answer is encoded straight from it.
+public struct AssembledAccount: Codable, Sendable, Hashable {
     public var accountId: String
     /// The version of Profile's details (what If-Match names); 0 while Profile holds none (an anonymous account).
     public var version: Int64

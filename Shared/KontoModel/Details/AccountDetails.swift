@@ -87,9 +87,13 @@ public struct AccountDetails: Sendable {
     }
 }
 
-extension AccountDetails: Equatable {
+extension AccountDetails: Hashable {
     /// Equal when the values are equal; the userId type is context, not content.
     public static func == (lhs: AccountDetails, rhs: AccountDetails) -> Bool {
         lhs.values == rhs.values
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(values)
     }
 }

@@ -93,3 +93,23 @@ extension AccountValue: Equatable {
         }
     }
 }
+
+extension AccountValue: Hashable {
+    /// Consistent with ``==``: a number hashes as the double it equals when there is one, so `1` and `1.0` hash alike.
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case let .string(value): hasher.combine(0); hasher.combine(value)
+        case let .bool(value): hasher.combine(1); hasher.combine(value)
+        case let .integer(value):
+            if let double = Double(exactly: value) {
+                hasher.combine(2); hasher.combine(double)
+            } else {
+                hasher.combine(3); hasher.combine(value)
+            }
+        case let .double(value): hasher.combine(2); hasher.combine(value)
+        case let .array(values): hasher.combine(4); hasher.combine(values)
+        case let .object(values): hasher.combine(5); hasher.combine(values)
+        case .null: hasher.combine(6)
+        }
+    }
+}

@@ -17,10 +17,10 @@ extension GatewayAPI {
         } catch {
             // An anonymous account has no details until it signs up (not cached: its sign-up creates them).
             guard session.isAnonymous, error.code == AccountError.Code.notFound else { throw error }
-            let empty = try account(profile: nil, session: session)
+            let empty = account(profile: nil, session: session)
             return .ok(.init(headers: .init(eTag: Self.etag(empty.version)), body: .json(empty)))
         }
-        let account = try account(profile: record, session: session)
+        let account = account(profile: record, session: session)
         if let ticket {
             metrics.cache("account", hit: false)
             cache.store(try AccountCache.CachedAccount(account: account, version: record.version, userId: session.userId), ticket: ticket)
@@ -32,13 +32,13 @@ extension GatewayAPI {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
         let (_, session) = try await authenticate()
         let expectedVersion = try Self.expectedVersion(ifMatch: input.headers.ifMatch)
-        let modifications = AccountModifications(set: try Self.details(body.set), remove: Set(body.remove ?? []))
+        let modifications = AccountModifications(set: body.set ?? AccountDetails(), remove: Set(body.remove ?? []))
         try Self.checkNoCredentials(modifications)
         try checkUserWritable(modifications)
         let request = ProfileModifyRequest(accountId: session.accountId, modifications: modifications, expectedVersion: expectedVersion)
         defer { cache.invalidate(accountId: session.accountId) }
         let record = try await upstreams.profile(ProfileContract.modify, request)
-        return .ok(.init(headers: .init(eTag: Self.etag(record.version)), body: .json(try account(profile: record, session: session))))
+        return .ok(.init(headers: .init(eTag: Self.etag(record.version)), body: .json(account(profile: record, session: session))))
     }
 
     func deleteAccount(_ input: Operations.DeleteAccount.Input) async throws -> Operations.DeleteAccount.Output {
@@ -117,15 +117,9 @@ extension GatewayAPI {
         throw GatewayProblem(AccountError(code: .validationFailed, fields: fields))
     }
 
-    /// The account as ``AccountAssembler`` puts it together from Profile's record and the session's userId, in the
-    /// document's shape.
-    private func account(profile: ProfileRecord?, session: IdentitySessionInfo) throws -> Components.Schemas.Account {
-        let account = assembler.account(accountId: session.accountId, profile: profile, userId: session.userId, isAnonymous: session.isAnonymous)
-        return Components.Schemas.Account(
-            accountId: account.accountId,
-            version: account.version,
-            isAnonymous: account.isAnonymous,
-            details: try Self.details(account.details)
-        )
+    /// The account as ``AccountAssembler`` puts it together from Profile's record and the session's userId (the
+    /// document's `Account` is the assembler's type).
+    private func account(profile: ProfileRecord?, session: IdentitySessionInfo) -> AssembledAccount {
+        assembler.account(accountId: session.accountId, profile: profile, userId: session.userId, isAnonymous: session.isAnonymous)
     }
 }

@@ -10,7 +10,7 @@ extension GatewayAPI {
         let request = IdentitySignUpRequest(
             userId: body.userId,
             password: SecretString(body.password),
-            details: try Self.details(body.details),
+            details: body.details ?? AccountDetails(),
             clientAddress: Self.clientAddress,
             // Signing up with an anonymous account's session upgrades that account.
             anonymousSession: RequestScope.scope.bearerToken.map(BearerToken.init)

@@ -6,7 +6,7 @@ import OpenAPIRuntime
 
 /// The handlers of the operations openapi.yaml declares (the generated `APIProtocol`): each checks what only the
 /// gateway can (the bearer token is present, If-Match is well-formed), calls the service that owns the operation,
-/// and maps its answer. Refusals are thrown as ``GatewayProblem``s and rendered by ``RequestMiddleware``.
+/// and maps its answer. Refusals are thrown as ``GatewayProblem``s and rendered by ``ProblemMiddleware``.
 struct GatewayAPI: APIProtocol {
     let upstreams: GatewayUpstreams
     let accounts: AccountConfiguration
@@ -43,25 +43,11 @@ struct GatewayAPI: APIProtocol {
         try JSONDecoder().decode(Target.self, from: encoder.encode(value))
     }
 
-    static func details(_ details: AccountDetails) throws -> Components.Schemas.Details {
-        try convert(details, to: Components.Schemas.Details.self)
-    }
-
-    /// Details as the client sent them; the services check them against the configured keys (422 per field).
-    static func details(_ details: Components.Schemas.Details?) throws(GatewayProblem) -> AccountDetails {
-        guard let details else { return AccountDetails() }
-        do {
-            return try convert(details, to: AccountDetails.self)
-        } catch {
-            throw .malformed("'details' must be an object of account values.")
-        }
-    }
-
     static func accountSession(_ session: IdentityAccountSession) throws -> Components.Schemas.AccountSession {
         Components.Schemas.AccountSession(
             accountId: session.accountId,
             session: .init(token: session.session.token.value, expiresAt: session.session.expiresAt.date),
-            details: try details(session.details)
+            details: session.details
         )
     }
 

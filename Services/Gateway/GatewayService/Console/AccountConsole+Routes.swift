@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import KontoContracts
 import KontoModel
 
 extension AccountConsole {
@@ -72,7 +73,7 @@ extension AccountConsole {
     }
 
     func consoleProblem(_ error: any Error) -> GatewayProblem {
-        RequestMiddleware.problem(for: error, logger: RequestScope.scope.logger)
+        ProblemMiddleware.problem(for: error, logger: RequestScope.scope.logger)
     }
 
     /// The page for a failure no form field explains (a service away, throttling, an unexpected error).
@@ -243,7 +244,7 @@ extension AccountConsole {
         if password.isEmpty { errors[PasswordKey.identifier] = Self.required }
         guard errors.isEmpty else { return signUpPage(visit, values: shown, errors: errors, status: .unprocessableContent) }
         do {
-            let details = try GatewayAPI.details(AccountDetails(values: values))
+            let details = AccountDetails(values: values)
             let output = try await asSession(visit.session) {
                 try await api.signUp(.init(body: .json(.init(userId: userId, password: password, details: details))))
             }
@@ -265,7 +266,7 @@ extension AccountConsole {
     private func currentAccount(_ session: String) async throws -> (details: AccountDetails, version: Int64, isAnonymous: Bool) {
         let output = try await asSession(session) { try await api.getAccount(.init()) }
         let account = try output.ok.body.json
-        return (try GatewayAPI.convert(account.details, to: AccountDetails.self), account.version, account.isAnonymous ?? false)
+        return (account.details, account.version, account.isAnonymous)
     }
 
     private func editPage(_ request: Request) async -> Response {
@@ -298,9 +299,7 @@ extension AccountConsole {
             let current = try await currentAccount(session).details
             // A key the form offers that had a value and was emptied is removed.
             let removed = schema.editKeys.map(\.0.identifier).filter { values[$0] == nil && current.contains($0) }
-            let modifications = try GatewayAPI.convert(
-                AccountModifications(set: AccountDetails(values: values), remove: Set(removed)), to: Components.Schemas.Modifications.self
-            )
+            let modifications = Components.Schemas.Modifications(set: AccountDetails(values: values), remove: removed)
             _ = try await asSession(session) {
                 try await api.modifyAccount(.init(headers: .init(ifMatch: GatewayAPI.etag(version)), body: .json(modifications)))
             }

@@ -2,7 +2,7 @@ import Hummingbird
 
 /// A submitted console form (`application/x-www-form-urlencoded`), decoded by Hummingbird's form decoder into its
 /// fields: `key=value`, `key[]=a&key[]=b` (a list), `key[part]=value` (an object's members, the name's parts).
-/// The body was already bounded by ``RequestMiddleware``.
+/// The body was already bounded by ``BodyLimitMiddleware``.
 struct ConsoleForm: Decodable, Sendable {
     enum Value: Sendable, Equatable {
         case text(String)

@@ -3,7 +3,7 @@ import Hummingbird
 
 /// CORS for browser apps: Hummingbird's CORSMiddleware (echoing the request's origin) for the configured origins
 /// only; a request from any other origin gets no CORS headers, so the browser keeps its response from the page.
-/// Runs outside ``RequestMiddleware``, so problem responses carry the headers too.
+/// Runs outside ``ProblemMiddleware``, so problem responses carry the headers too.
 struct CORSPolicy: RouterMiddleware {
     typealias Context = GatewayRequestContext
 
@@ -13,7 +13,7 @@ struct CORSPolicy: RouterMiddleware {
     let origins: Set<String>?
     private let cors = CORSMiddleware<GatewayRequestContext>(
         allowOrigin: .originBased,
-        allowHeaders: [.accept, .authorization, .contentType, .ifMatch, HTTPField.Name("Last-Event-ID")!, RequestMiddleware.requestIDHeader, RequestMiddleware.traceParentHeader],
+        allowHeaders: [.accept, .authorization, .contentType, .ifMatch, HTTPField.Name("Last-Event-ID")!, RequestScopeMiddleware.requestIDHeader, RequestScopeMiddleware.traceParentHeader],
         allowMethods: [.get, .post, .put, .patch, .delete, .options],
         exposedHeaders: Self.exposedHeaders,
         maxAge: .seconds(600)

@@ -34,7 +34,7 @@ struct RequestScope: Sendable {
 
     @TaskLocal static var current: RequestScope?
 
-    /// The current scope; a handler always runs inside one (``RequestMiddleware``), this default only serves
+    /// The current scope; a handler always runs inside one (``RequestScopeMiddleware``), this default only serves
     /// calls made outside a request (tests of a handler alone).
     static var scope: RequestScope {
         current ?? RequestScope(requestID: UUID().uuidString.lowercased(), logger: Logger(label: "konto.gateway"))

@@ -85,15 +85,17 @@ public final class GatewayServer: Service {
                 secret: configuration.secret
             )
         }
-        router.middlewares.add(RequestMiddleware(
-            maximumBodyBytes: configuration.maximumBodyBytes,
+        // Outermost first: every answer is counted, carries its request id, and every failure inside becomes one.
+        router.middlewares.add(MetricsMiddleware(metrics: metrics))
+        router.middlewares.add(RequestScopeMiddleware(
             clientAddressHeader: configuration.clientAddressHeader.flatMap { HTTPField.Name($0) },
             trustedProxies: configuration.trustedProxies,
-            rateLimits: rateLimits,
-            metrics: metrics,
-            logger: logger,
-            htmlPages: console.map { console in (console.options.basePath, { problem in console.refusalPage(problem) }) }
+            logger: logger
         ))
+        router.middlewares.add(ProblemMiddleware(htmlPages: console.map { console in (console.options.basePath, { problem in console.refusalPage(problem) }) }))
+        router.middlewares.add(ETagMiddleware())
+        router.middlewares.add(RateLimitMiddleware(rateLimits: rateLimits))
+        router.middlewares.add(BodyLimitMiddleware(maximumBodyBytes: configuration.maximumBodyBytes))
         router.middlewares.add(CachedAccountMiddleware(cache: cache, metrics: metrics))
         // Compact JSON (the runtime pretty-prints by default), keys sorted so answers are stable.
         try api.registerHandlers(

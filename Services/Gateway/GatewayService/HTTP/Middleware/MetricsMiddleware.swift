@@ -1,0 +1,16 @@
+import Hummingbird
+
+/// Counts and times every answer by route, method and status (refusals included: it runs outside
+/// ``ProblemMiddleware``, which turns them into answers).
+struct MetricsMiddleware: RouterMiddleware {
+    typealias Context = GatewayRequestContext
+
+    let metrics: GatewayMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        let response = try await next(request, context)
+        metrics.request(path: request.uri.path, method: request.method.rawValue, status: response.status.code, duration: .now - start)
+        return response
+    }
+}
