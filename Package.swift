@@ -213,6 +213,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Services/Identity/IdentityService",
+            // The built-in list of refused passwords, in the binary (no bundle beside it).
+            resources: [.embedInCode("Passwords/common-passwords.txt")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -282,6 +284,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Services/Gateway/GatewayService",
+            // Served as /openapi.json: in the binary, so a slim image needs no resource bundle beside it.
+            resources: [.embedInCode("openapi.yaml")],
             swiftSettings: swiftSettings,
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),

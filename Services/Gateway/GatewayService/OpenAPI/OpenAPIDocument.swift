@@ -4,6 +4,9 @@ import Yams
 /// The OpenAPI document the gateway serves at `/openapi.json`: openapi.yaml (the source the server interface is
 /// generated from) as JSON, converted once.
 enum OpenAPIDocument {
+    /// openapi.yaml itself, embedded by SwiftPM (`.embedInCode`).
+    static let yaml = String(decoding: PackageResources.openapi_yaml, as: UTF8.self)
+
     /// The document as JSON, keys sorted.
     static let json: Data = {
         do {
