@@ -69,6 +69,7 @@ let package = Package(
         .target(
             name: "KontoRuntime",
             dependencies: [
+                "KontoErrors",
                 "KontoModel",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),

@@ -16,8 +16,8 @@ public struct EventConsumer: Service {
         public var types: [String]?
         /// Events handled at once at most (the subscription's credit).
         public var credit = 16
-        public var backoffInitial: Duration = .milliseconds(100)
-        public var backoffMaximum: Duration = .seconds(5)
+        /// Between subscriptions, while Notifications cannot be reached.
+        public var backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(5))
 
         public init(group: String, types: [String]?) {
             self.group = group
@@ -47,7 +47,7 @@ public struct EventConsumer: Service {
 
     private func consume() async {
         let request = NotificationsSubscribeRequest(group: configuration.group, types: configuration.types)
-        var delay = configuration.backoffInitial
+        var attempts = configuration.backoff.attempts()
         var failing = false
         var declared = false
         while !Task.isCancelled {
@@ -62,7 +62,7 @@ public struct EventConsumer: Service {
                         logger.info("event consumer receiving again", metadata: ["konto.group": "\(configuration.group)"])
                         failing = false
                     }
-                    delay = configuration.backoffInitial
+                    attempts.succeeded()
                     subscription.acknowledge(delivery, await outcome(of: delivery.event))
                 }
             } catch {
@@ -72,8 +72,7 @@ public struct EventConsumer: Service {
                     failing = true
                 }
             }
-            try? await Task.sleep(for: delay)
-            delay = min(delay * 2, configuration.backoffMaximum)
+            try? await Task.sleep(for: attempts.failed())
         }
     }
 

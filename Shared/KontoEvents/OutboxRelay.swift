@@ -18,8 +18,8 @@ public struct OutboxRelay: Service {
         public var batchSize = 100
         /// The longest the relay sleeps when nothing told it about new events.
         public var pollInterval: Duration = .seconds(1)
-        public var backoffInitial: Duration = .milliseconds(100)
-        public var backoffMaximum: Duration = .seconds(5)
+        /// While the outbox cannot be watched or Notifications reached.
+        public var backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(5))
         /// A drain (lease, select, publish, delete) not finished by then is abandoned and tried again: a query stuck
         /// on a connection that PostgreSQL's restart left half-dead must not stop the relay for good (the end-to-end
         /// fault tests found relays silent after a restart). Longer than a publish may take (the wire's deadline).
@@ -53,17 +53,16 @@ public struct OutboxRelay: Service {
 
     /// Keeps watching the outbox for changes, restarting after failures.
     private func watch(_ changed: Wakeup) async {
-        var delay = configuration.backoffInitial
+        var attempts = configuration.backoff.attempts()
         while !Task.isCancelled {
             do {
                 try await store.watchOutbox { changed.notify() }
-                delay = configuration.backoffInitial
+                attempts.succeeded()
             } catch {
                 if Task.isCancelled { return }
                 logger.debug("outbox watch failed; polling meanwhile", metadata: ["konto.error": "\(error)"])
             }
-            try? await Task.sleep(for: delay)
-            delay = min(delay * 2, configuration.backoffMaximum)
+            try? await Task.sleep(for: attempts.failed())
         }
     }
 
@@ -71,7 +70,7 @@ public struct OutboxRelay: Service {
     private func relay(_ changed: Wakeup) async {
         let client = notifications
         await cancelWhenGracefulShutdown {
-            var delay = configuration.backoffInitial
+            var attempts = configuration.backoff.attempts()
             var failing = false
             while !Task.isCancelled {
                 let generation = changed.generation
@@ -86,7 +85,7 @@ public struct OutboxRelay: Service {
                         logger.info("outbox relay publishing again")
                         failing = false
                     }
-                    delay = configuration.backoffInitial
+                    attempts.succeeded()
                     if published == configuration.batchSize { continue }
                     await changed.wait(after: generation, timeout: configuration.pollInterval)
                 } catch {
@@ -96,8 +95,7 @@ public struct OutboxRelay: Service {
                         logger.warning("outbox relay cannot publish; events wait in the outbox", metadata: ["konto.error": "\(error)"])
                         failing = true
                     }
-                    try? await Task.sleep(for: delay)
-                    delay = min(delay * 2, configuration.backoffMaximum)
+                    try? await Task.sleep(for: attempts.failed())
                 }
             }
         }

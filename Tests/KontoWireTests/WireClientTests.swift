@@ -60,7 +60,7 @@ struct WireClientTests {
             let probe = TestSupport.makeServer()
             return try await TestSupport.withRunning([probe]) { try await TestSupport.port(of: probe) }
         }()
-        let client = TestSupport.makeClient(port: port) { $0.backoffMaximum = .seconds(1) }
+        let client = TestSupport.makeClient(port: port) { $0.backoff.maximum = .seconds(1) }
         try await TestSupport.withRunning([client]) {
             // Generous bound: "fast" means an error instead of waiting for the request timeout.
             let error = await #expect(throws: WireError.self) {
@@ -87,8 +87,7 @@ struct WireClientTests {
         do {
             let port = try await TestSupport.port(of: first)
             let client = TestSupport.makeClient(port: port) {
-                $0.backoffInitial = .milliseconds(20)
-                $0.backoffMaximum = .milliseconds(200)
+                $0.backoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(200), jitter: .equal)
             }
             try await TestSupport.withRunning([client]) {
                 // Warm up, then start a request that will never be answered.
@@ -213,20 +212,10 @@ struct WireClientTests {
         }
     }
 
-    @Test("backoff grows exponentially, is capped and jittered")
+    @Test("reconnects back off with equal jitter by default, so reconnecting clients spread out")
     func backoff() {
-        let client = TestSupport.makeClient(port: 1) {
-            $0.backoffInitial = .milliseconds(100)
-            $0.backoffMaximum = .seconds(2)
-        }
-        #expect(client.backoff(failures: 0) == .zero)
-        for _ in 0..<50 {
-            let first = client.backoff(failures: 1)
-            #expect(first >= .milliseconds(50) && first <= .milliseconds(100))
-            let third = client.backoff(failures: 3)
-            #expect(third >= .milliseconds(200) && third <= .milliseconds(400))
-            let capped = client.backoff(failures: 40)
-            #expect(capped >= .seconds(1) && capped <= .seconds(2))
-        }
+        let backoff = WireClient.Configuration(port: 1, serviceName: "c", secret: WireSecret("s")).backoff
+        #expect(backoff.jitter == .equal)
+        #expect(backoff.initial == .milliseconds(50) && backoff.maximum == .seconds(5))
     }
 }

@@ -1,3 +1,4 @@
+import KontoErrors
 import Logging
 
 /// A start-up step that waits for a dependency (migrations while the database is not reachable yet): tried again
@@ -8,23 +9,22 @@ public enum SetupRetry {
     public static func untilSuccess(
         _ step: String,
         logger: Logger,
-        initialDelay: Duration = .milliseconds(100),
-        maximumDelay: Duration = .seconds(5),
+        backoff: Backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(5)),
         _ body: () async throws -> Void
     ) async throws {
-        var delay = initialDelay
+        var attempts = backoff.attempts()
         while true {
             do {
                 try await body()
                 return
             } catch where !Task.isCancelled {
+                let delay = attempts.failed()
                 logger.warning("start-up step failed; retrying", metadata: [
                     "konto.step": "\(step)",
                     "konto.error": "\(String(reflecting: type(of: error)))",
                     "konto.retry_in_ms": "\(delay.components.seconds * 1_000 + delay.components.attoseconds / 1_000_000_000_000_000)",
                 ])
                 try await Task.sleep(for: delay)
-                delay = min(delay * 2, maximumDelay)
             } catch {
                 throw CancellationError()
             }

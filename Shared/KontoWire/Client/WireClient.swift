@@ -24,8 +24,8 @@ public final class WireClient: Service, Sendable {
         public var connectTimeout: TimeAmount = .seconds(3)
         /// A ping is sent after this long without input; no answer by the next interval closes the connection.
         public var heartbeatInterval: TimeAmount = .seconds(15)
-        public var backoffInitial: TimeAmount = .milliseconds(50)
-        public var backoffMaximum: TimeAmount = .seconds(5)
+        /// Between reconnect attempts, jittered so that reconnecting clients spread out.
+        public var backoff = Backoff(initial: .milliseconds(50), maximum: .seconds(5), jitter: .equal)
         public var maxFrameLength: Int = WireFrame.defaultMaximumLength
         public var tlsContext: NIOSSLContext?
         public var tlsServerHostname: String?
@@ -361,18 +361,8 @@ public final class WireClient: Service, Sendable {
                     ? .serviceUnavailable("service is unavailable") : wireError)
             }
             guard !Task.isCancelled else { break }
-            try? await Task.sleep(nanoseconds: UInt64(self.backoff(failures: failures).nanoseconds))
+            try? await Task.sleep(for: self.configuration.backoff.delay(afterFailures: failures))
         }
-    }
-
-    /// Exponential backoff with jitter in [delay/2, delay], so reconnecting clients spread out.
-    func backoff(failures: Int) -> TimeAmount {
-        guard failures > 0 else { return .zero }
-        let initial = self.configuration.backoffInitial.nanoseconds
-        let ceiling = self.configuration.backoffMaximum.nanoseconds
-        let exponent = min(failures - 1, 30)
-        let delay = min(ceiling, initial.multipliedReportingOverflow(by: 1 << exponent).overflow ? ceiling : initial << exponent)
-        return .nanoseconds(Int64.random(in: (delay / 2)...max(delay / 2, delay)))
     }
 
     private func connect() async throws -> PooledConnection {

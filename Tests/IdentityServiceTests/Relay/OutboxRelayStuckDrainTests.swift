@@ -73,7 +73,7 @@ struct OutboxRelayStuckDrainTests {
         var configuration = OutboxRelay.Configuration()
         configuration.drainTimeout = .milliseconds(300)
         configuration.pollInterval = .milliseconds(50)
-        configuration.backoffInitial = .milliseconds(50)
+        configuration.backoff.initial = .milliseconds(50)
         let relay = OutboxRelay(store: outbox, notifications: relayClient, configuration: configuration, logger: IdentityServiceHarness.logger)
         try await RunningServices.with([notifications], logger: IdentityServiceHarness.logger) {
             // Listening before the clients start: a first connection refused would have the reader's calls fail fast

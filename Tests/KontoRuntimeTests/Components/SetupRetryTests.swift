@@ -1,3 +1,4 @@
+import KontoErrors
 import KontoRuntime
 import Logging
 import Synchronization
@@ -10,7 +11,7 @@ struct SetupRetryTests {
     @Test("a failing step is tried again until it succeeds")
     func retriesUntilSuccess() async throws {
         let attempts = Atomic(0)
-        try await SetupRetry.untilSuccess("test", logger: Logger(label: "test"), initialDelay: .milliseconds(1), maximumDelay: .milliseconds(4)) {
+        try await SetupRetry.untilSuccess("test", logger: Logger(label: "test"), backoff: Backoff(initial: .milliseconds(1), maximum: .milliseconds(4))) {
             if attempts.add(1, ordering: .relaxed).newValue < 4 {
                 throw Unreachable()
             }
@@ -22,7 +23,7 @@ struct SetupRetryTests {
     func cancelled() async throws {
         let attempts = Atomic(0)
         let task = Task {
-            try await SetupRetry.untilSuccess("test", logger: Logger(label: "test"), initialDelay: .milliseconds(1), maximumDelay: .milliseconds(2)) {
+            try await SetupRetry.untilSuccess("test", logger: Logger(label: "test"), backoff: Backoff(initial: .milliseconds(1), maximum: .milliseconds(2))) {
                 attempts.add(1, ordering: .relaxed)
                 throw Unreachable()
             }

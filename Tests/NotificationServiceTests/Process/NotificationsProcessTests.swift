@@ -76,7 +76,7 @@ struct NotificationsProcessTests {
                 let identityClient = WireClient(configuration: identityConfiguration, logger: Harness.logger)
                 let consumers = ["mailer", "audit"].map { _ in
                     var configuration = WireClient.Configuration(port: ports.notifications, serviceName: "operator-consumer", secret: WireSecret(Harness.secret))
-                    configuration.backoffMaximum = .milliseconds(200)
+                    configuration.backoff.maximum = .milliseconds(200)
                     return WireClient(configuration: configuration, logger: Harness.logger)
                 }
                 try await RunningServices.with([identityClient] + consumers, logger: Harness.logger) {

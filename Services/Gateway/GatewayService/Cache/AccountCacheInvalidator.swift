@@ -13,8 +13,8 @@ struct AccountCacheInvalidator: Service {
     let metrics: GatewayMetrics
     let logger: Logger
     var credit = 256
-    var backoffInitial: Duration = .milliseconds(100)
-    var backoffMaximum: Duration = .seconds(5)
+    /// While the tail cannot be followed (the cache is off meanwhile).
+    var backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(5))
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
@@ -24,7 +24,7 @@ struct AccountCacheInvalidator: Service {
     }
 
     private func follow() async {
-        var delay = backoffInitial
+        var attempts = backoff.attempts()
         var failing = false
         while !Task.isCancelled {
             do {
@@ -41,7 +41,7 @@ struct AccountCacheInvalidator: Service {
                 for try await delivery in tail {
                     cache.invalidate(accountId: delivery.event.accountId)
                     tail.acknowledge(delivery)
-                    delay = backoffInitial
+                    attempts.succeeded()
                 }
             } catch {
                 if Task.isCancelled { break }
@@ -52,8 +52,7 @@ struct AccountCacheInvalidator: Service {
             }
             cache.setLive(false)
             metrics.cacheLive(false)
-            try? await Task.sleep(for: delay)
-            delay = min(delay * 2, backoffMaximum)
+            try? await Task.sleep(for: attempts.failed())
         }
         cache.setLive(false)
         metrics.cacheLive(false)

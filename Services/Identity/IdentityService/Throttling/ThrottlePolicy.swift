@@ -22,9 +22,7 @@ public struct ThrottlePolicy: Sendable, Equatable {
     /// How long a key with `failures` failures must wait after its last one; zero below the threshold.
     public func delay(afterFailures failures: Int) -> Duration {
         guard failures >= threshold else { return .zero }
-        let exponent = min(failures - threshold, 30)
-        let delay = baseDelay * (1 << exponent)
-        return min(delay, maximumDelay)
+        return Backoff(initial: baseDelay, maximum: maximumDelay).delay(afterFailures: failures - threshold + 1)
     }
 
     /// Whole seconds to wait before the next attempt, or nil when none of the keys is locked at `now`.

@@ -1,3 +1,4 @@
+import KontoErrors
 /// How Notifications delivers: claim visibility, retries and their back-off, dead letters, and how often an idle
 /// consumer looks again for deliveries that became due by time (a retry's back-off, a timed-out claim).
 public struct NotificationOptions: Sendable {
@@ -25,8 +26,6 @@ public struct NotificationOptions: Sendable {
 
     /// The delay before attempt `attempts + 1`, after `attempts` failed ones.
     public func retryDelay(afterAttempts attempts: Int) -> Duration {
-        let exponent = min(max(attempts - 1, 0), 30)
-        let delay = retryBase * (1 << exponent)
-        return min(delay, retryMaximum)
+        Backoff(initial: retryBase, maximum: retryMaximum).delay(afterFailures: max(attempts, 1))
     }
 }

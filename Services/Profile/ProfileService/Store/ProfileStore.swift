@@ -158,7 +158,9 @@ public struct ProfileStore: Sendable {
     /// Contention back-off: a short random pause so racing writers spread out instead of colliding again at once.
     /// Correctness never depends on it; the compare-and-set does.
     private static func backOff(attempt: Int) async {
-        let ceiling = min(attempt, 8)
-        try? await Task.sleep(for: .microseconds(Int.random(in: 0...(ceiling * 500))))
+        try? await Task.sleep(for: contention.delay(afterFailures: attempt))
     }
+
+    /// Short and fully jittered: racing writers only need to stop colliding.
+    private static let contention = Backoff(initial: .microseconds(500), maximum: .milliseconds(4), jitter: .full)
 }
