@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GatewayService
 import IdentityService
+import KontoContracts
 import KontoModel
 import KontoPostgres
 import KontoRuntime
@@ -25,9 +26,9 @@ public struct DevStack: Sendable {
     public struct Configuration: Sendable {
         public var host = "127.0.0.1"
         public var gatewayPort = GatewayConfiguration.defaultPort
-        public var identityPort = 7401
-        public var profilePort = 7402
-        public var notificationsPort = 7403
+        public var identityPort = IdentityContract.defaultPort
+        public var profilePort = ProfileContract.defaultPort
+        public var notificationsPort = NotificationsContract.defaultPort
         /// nil: in memory.
         public var database: PostgresSettings?
         /// nil: the services' own (`KONTO_ACCOUNTS_CONFIG` in ``environment``, else the built-in schema).

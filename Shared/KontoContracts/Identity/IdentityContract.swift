@@ -8,6 +8,8 @@ import KontoWire
 /// and a password reset request is answered the same whether or not the account exists.
 public enum IdentityContract {
     public static let serviceName = "identity"
+    /// Where the service listens unless configured otherwise, and where its callers look for it.
+    public static let defaultPort = 7401
     /// Raised when a method's request or response changes incompatibly.
     public static let version = 1
 

@@ -9,6 +9,8 @@ import KontoWire
 /// streams one account's events through ``feed``, and operators look at and replay dead letters.
 public enum NotificationsContract {
     public static let serviceName = "notifications"
+    /// Where the service listens unless configured otherwise, and where its callers look for it.
+    public static let defaultPort = 7403
     /// Raised when a method's request or response changes incompatibly.
     public static let version = 1
 

@@ -8,6 +8,8 @@ import KontoWire
 /// sides, are in `Tests/Contracts/profile`.
 public enum ProfileContract {
     public static let serviceName = "profile"
+    /// Where the service listens unless configured otherwise, and where its callers look for it.
+    public static let defaultPort = 7402
     /// Raised when a method's request or response changes incompatibly.
     public static let version = 1
 

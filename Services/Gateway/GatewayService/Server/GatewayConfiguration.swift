@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import KontoContracts
 import KontoModel
 import KontoRuntime
 import KontoWire
@@ -73,9 +74,9 @@ public struct GatewayConfiguration: Sendable {
         host: String = "127.0.0.1",
         port: Int = Self.defaultPort,
         secret: WireSecret,
-        identity: Upstream = Upstream(host: "127.0.0.1", port: 7401),
-        profile: Upstream = Upstream(host: "127.0.0.1", port: 7402),
-        notifications: Upstream = Upstream(host: "127.0.0.1", port: 7403),
+        identity: Upstream = Upstream(host: "127.0.0.1", port: IdentityContract.defaultPort),
+        profile: Upstream = Upstream(host: "127.0.0.1", port: ProfileContract.defaultPort),
+        notifications: Upstream = Upstream(host: "127.0.0.1", port: NotificationsContract.defaultPort),
         accounts: AccountConfiguration = .default
     ) {
         self.host = host
@@ -114,11 +115,11 @@ public struct GatewayConfiguration: Sendable {
             host: environment.string("KONTO_GATEWAY_HOST", default: "127.0.0.1"),
             port: try environment.port("KONTO_GATEWAY_PORT", default: Self.defaultPort),
             secret: try Self.wireSecret(environment),
-            identity: Upstream(host: environment.string("KONTO_IDENTITY_HOST", default: "127.0.0.1"), port: try environment.port("KONTO_IDENTITY_PORT", default: 7401)),
-            profile: Upstream(host: environment.string("KONTO_PROFILE_HOST", default: "127.0.0.1"), port: try environment.port("KONTO_PROFILE_PORT", default: 7402)),
+            identity: Upstream(host: environment.string("KONTO_IDENTITY_HOST", default: "127.0.0.1"), port: try environment.port("KONTO_IDENTITY_PORT", default: IdentityContract.defaultPort)),
+            profile: Upstream(host: environment.string("KONTO_PROFILE_HOST", default: "127.0.0.1"), port: try environment.port("KONTO_PROFILE_PORT", default: ProfileContract.defaultPort)),
             notifications: Upstream(
                 host: environment.string("KONTO_NOTIFICATIONS_HOST", default: "127.0.0.1"),
-                port: try environment.port("KONTO_NOTIFICATIONS_PORT", default: 7403)
+                port: try environment.port("KONTO_NOTIFICATIONS_PORT", default: NotificationsContract.defaultPort)
             ),
             accounts: accounts
         )

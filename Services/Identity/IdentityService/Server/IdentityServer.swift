@@ -101,41 +101,21 @@ public final class IdentityServer: Service {
 
     /// The parts of the service, to run as one ServiceGroup.
     public func componentGraph() throws(ComponentGraphError) -> ComponentGraph {
-        var components: [Component] = [
-            .service("hashing", hashing),
-            .service("profile-client", profileClient),
-        ]
-        var wireDependencies = ["hashing", "profile-client"]
+        var host = ServiceHost("identity", logger: logger)
+        host.add("hashing", hashing)
+        host.add("profile-client", profileClient)
         if let client, let postgresStorage {
-            components += [
-                .service("postgres", client),
-                .setup("migrations", dependsOn: ["postgres"]) { try await self.migrate(postgresStorage) },
-            ]
-            wireDependencies += ["postgres", "migrations"]
+            host.database(client) { try await postgresStorage.migrate(logger: self.logger) }
         }
         if let relay {
-            let storageReady = wireDependencies.filter { $0 == "postgres" || $0 == "migrations" }
-            components += [
-                .service("notifications-client", relay.client),
-                .service("outbox-relay", dependsOn: storageReady + ["notifications-client"], relay.relay),
-            ]
+            host.add("notifications-client", relay.client, servesWire: false)
+            host.addJob("outbox-relay", needs: ["notifications-client"], relay.relay)
         }
-        components += [
-            .service("cleanup", dependsOn: wireDependencies.filter { $0 != "hashing" }, ProfileCleanupJob(store: store)),
-            .service("wire", dependsOn: wireDependencies, wireServer),
-        ]
-        return try ComponentGraph(components)
+        host.addJob("cleanup", needs: ["profile-client"], ProfileCleanupJob(store: store))
+        return try host.graph(wire: wireServer)
     }
 
     public func run() async throws {
         try await self.componentGraph().run(logger: self.logger)
-    }
-
-    /// Applies the migrations, retrying with backoff while the database cannot be reached.
-    /// - Throws: `CancellationError` when cancelled (shutdown) first.
-    private func migrate(_ storage: PostgresIdentityStorage) async throws {
-        try await SetupRetry.untilSuccess("identity migrations", logger: logger) {
-            try await storage.migrate(logger: logger)
-        }
     }
 }

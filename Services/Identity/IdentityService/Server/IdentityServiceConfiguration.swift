@@ -34,14 +34,14 @@ public struct IdentityServiceConfiguration: Sendable {
 
     public init(
         host: String = "127.0.0.1",
-        port: Int = Self.defaultPort,
+        port: Int = IdentityContract.defaultPort,
         secret: WireSecret,
         database: PostgresSettings? = nil,
         profileHost: String = "127.0.0.1",
-        profilePort: Int = 7402,
+        profilePort: Int = ProfileContract.defaultPort,
         profileTimeout: Duration = .seconds(5),
         notificationsHost: String? = nil,
-        notificationsPort: Int = 7403,
+        notificationsPort: Int = NotificationsContract.defaultPort,
         accounts: AccountConfiguration = .default,
         hashing: PasswordHashingPool.Configuration = PasswordHashingPool.Configuration(),
         options: IdentityOptions = IdentityOptions()
@@ -59,8 +59,6 @@ public struct IdentityServiceConfiguration: Sendable {
         self.hashing = hashing
         self.options = options
     }
-
-    public static let defaultPort = 7401
 
     /// Reads the variables docs/CONFIGURATION.md lists; every problem names its variable or file.
     public init(environment: ServiceEnvironment, logger: Logger) throws {
@@ -115,14 +113,14 @@ public struct IdentityServiceConfiguration: Sendable {
         options.pruneInterval = try environment.seconds("KONTO_IDENTITY_PRUNE_SECONDS", default: options.pruneInterval, in: 1...86_400)
         self.init(
             host: environment.string("KONTO_IDENTITY_HOST", default: "127.0.0.1"),
-            port: try environment.port("KONTO_IDENTITY_PORT", default: Self.defaultPort),
+            port: try environment.port("KONTO_IDENTITY_PORT", default: IdentityContract.defaultPort),
             secret: WireSecret(try environment.secret("KONTO_WIRE_SECRET")),
             database: database,
             profileHost: environment.string("KONTO_PROFILE_HOST", default: "127.0.0.1"),
-            profilePort: try environment.port("KONTO_PROFILE_PORT", default: 7402),
+            profilePort: try environment.port("KONTO_PROFILE_PORT", default: ProfileContract.defaultPort),
             profileTimeout: profileTimeout,
             notificationsHost: try environment.flag("KONTO_IDENTITY_RELAY", default: true) ? environment.string("KONTO_NOTIFICATIONS_HOST", default: "127.0.0.1") : nil,
-            notificationsPort: try environment.port("KONTO_NOTIFICATIONS_PORT", default: 7403),
+            notificationsPort: try environment.port("KONTO_NOTIFICATIONS_PORT", default: NotificationsContract.defaultPort),
             accounts: accounts,
             hashing: hashing,
             options: options

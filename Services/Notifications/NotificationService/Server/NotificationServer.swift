@@ -69,29 +69,16 @@ public final class NotificationServer: Service {
 
     /// The parts of the service, to run as one ServiceGroup.
     public func componentGraph() throws(ComponentGraphError) -> ComponentGraph {
-        var components: [Component] = []
-        var wireDependencies: [String] = []
+        var host = ServiceHost("notifications", logger: logger)
         if let client, let postgresStorage {
-            components += [
-                .service("postgres", client),
-                .setup("migrations", dependsOn: ["postgres"]) { try await self.migrate(postgresStorage) },
-            ]
-            wireDependencies += ["postgres", "migrations"]
+            host.database(client) { try await postgresStorage.migrate(logger: self.logger) }
         }
-        components.append(.service("webhooks", dependsOn: wireDependencies, webhooks))
-        components.append(.service("retention", dependsOn: wireDependencies, EventRetentionJob(store: store)))
-        components.append(.service("wire", dependsOn: wireDependencies, wireServer))
-        return try ComponentGraph(components)
+        host.addJob("webhooks", webhooks)
+        host.addJob("retention", EventRetentionJob(store: store))
+        return try host.graph(wire: wireServer)
     }
 
     public func run() async throws {
         try await self.componentGraph().run(logger: self.logger)
-    }
-
-    /// Applies the migrations, retrying with backoff while the database cannot be reached.
-    private func migrate(_ storage: PostgresNotificationStorage) async throws {
-        try await SetupRetry.untilSuccess("notifications migrations", logger: logger) {
-            try await storage.migrate(logger: logger)
-        }
     }
 }

@@ -23,7 +23,7 @@ public struct NotificationServiceConfiguration: Sendable {
 
     public init(
         host: String = "127.0.0.1",
-        port: Int = Self.defaultPort,
+        port: Int = NotificationsContract.defaultPort,
         secret: WireSecret,
         database: PostgresSettings? = nil,
         options: NotificationOptions = NotificationOptions(),
@@ -36,8 +36,6 @@ public struct NotificationServiceConfiguration: Sendable {
         self.options = options
         self.webhooks = webhooks
     }
-
-    public static let defaultPort = 7403
 
     /// Reads the variables docs/CONFIGURATION.md lists; every problem names its variable.
     public init(environment: ServiceEnvironment, logger: Logger) throws {
@@ -62,7 +60,7 @@ public struct NotificationServiceConfiguration: Sendable {
         options.sweepInterval = try environment.milliseconds("KONTO_NOTIFICATIONS_SWEEP_MS", default: options.sweepInterval, in: 10...3_600_000)
         self.init(
             host: environment.string("KONTO_NOTIFICATIONS_HOST", default: "127.0.0.1"),
-            port: try environment.port("KONTO_NOTIFICATIONS_PORT", default: Self.defaultPort),
+            port: try environment.port("KONTO_NOTIFICATIONS_PORT", default: NotificationsContract.defaultPort),
             secret: WireSecret(try environment.secret("KONTO_WIRE_SECRET")),
             database: database,
             options: options,

@@ -105,35 +105,19 @@ public final class ProfileServer: Service {
     /// server sends goaway and lets its accepted requests finish (their reads included) before the migrations step
     /// and the pool stop, so no accepted request loses its database.
     public func componentGraph() throws(ComponentGraphError) -> ComponentGraph {
-        var components: [Component] = []
-        var storageReady: [String] = []
+        var host = ServiceHost("profile", logger: logger)
         if let client, let postgresStorage {
-            components += [
-                .service("postgres", client),
-                .setup("migrations", dependsOn: ["postgres"]) { try await self.migrate(postgresStorage) },
-            ]
-            storageReady = ["postgres", "migrations"]
+            host.database(client) { try await postgresStorage.migrate(logger: self.logger) }
         }
         if let events {
-            components += [
-                .service("notifications-client", events.client),
-                .service("deletion-consumer", dependsOn: storageReady + ["notifications-client"], events.consumer),
-                .service("outbox-relay", dependsOn: storageReady + ["notifications-client"], events.relay),
-            ]
+            host.add("notifications-client", events.client, servesWire: false)
+            host.addJob("deletion-consumer", needs: ["notifications-client"], events.consumer)
+            host.addJob("outbox-relay", needs: ["notifications-client"], events.relay)
         }
-        components.append(.service("wire", dependsOn: storageReady, self.wireServer))
-        return try ComponentGraph(components)
+        return try host.graph(wire: wireServer)
     }
 
     public func run() async throws {
         try await self.componentGraph().run(logger: self.logger)
-    }
-
-    /// Applies the migrations, retrying with backoff while the database cannot be reached.
-    /// - Throws: `CancellationError` when cancelled (shutdown) first.
-    private func migrate(_ storage: PostgresProfileStorage) async throws {
-        try await SetupRetry.untilSuccess("profile migrations", logger: logger) {
-            try await storage.migrate(logger: logger)
-        }
     }
 }

@@ -29,13 +29,13 @@ public struct ProfileServiceConfiguration: Sendable {
 
     public init(
         host: String = "127.0.0.1",
-        port: Int = Self.defaultPort,
+        port: Int = ProfileContract.defaultPort,
         secret: WireSecret,
         database: PostgresSettings? = nil,
         accounts: AccountConfiguration = .default,
         store: ProfileStoreOptions = ProfileStoreOptions(),
         notificationsHost: String? = nil,
-        notificationsPort: Int = 7403
+        notificationsPort: Int = NotificationsContract.defaultPort
     ) {
         self.host = host
         self.port = port
@@ -46,8 +46,6 @@ public struct ProfileServiceConfiguration: Sendable {
         self.notificationsHost = notificationsHost
         self.notificationsPort = notificationsPort
     }
-
-    public static let defaultPort = 7402
 
     /// Reads the variables docs/CONFIGURATION.md lists; every problem names its variable or file.
     public init(environment: ServiceEnvironment, logger: Logger) throws {
@@ -77,13 +75,13 @@ public struct ProfileServiceConfiguration: Sendable {
         } ?? .default
         self.init(
             host: environment.string("KONTO_PROFILE_HOST", default: "127.0.0.1"),
-            port: try environment.port("KONTO_PROFILE_PORT", default: Self.defaultPort),
+            port: try environment.port("KONTO_PROFILE_PORT", default: ProfileContract.defaultPort),
             secret: WireSecret(try environment.secret("KONTO_WIRE_SECRET")),
             database: database,
             accounts: accounts,
             store: store,
             notificationsHost: try environment.flag("KONTO_PROFILE_EVENTS", default: true) ? environment.string("KONTO_NOTIFICATIONS_HOST", default: "127.0.0.1") : nil,
-            notificationsPort: try environment.port("KONTO_NOTIFICATIONS_PORT", default: 7403)
+            notificationsPort: try environment.port("KONTO_NOTIFICATIONS_PORT", default: NotificationsContract.defaultPort)
         )
         self.shutdownGracePeriod = .seconds(try environment.integer("KONTO_PROFILE_SHUTDOWN_GRACE_SECONDS", default: 10, in: 1...3_600))
         do {
