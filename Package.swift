@@ -1,10 +1,35 @@
 // swift-tools-version:6.2
 import PackageDescription
 
-// One settings array for every target, so the whole package is held to the same rules.
+// One settings array for every target (applied at the end), so the whole package is held to the same rules.
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+// Products several targets use, each named once.
+extension Target.Dependency {
+    static let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+    static let nioCore = Target.Dependency.product(name: "NIOCore", package: "swift-nio")
+    static let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+    static let postgresNIO = Target.Dependency.product(name: "PostgresNIO", package: "postgres-nio")
+    static let nioPosix = Target.Dependency.product(name: "NIOPosix", package: "swift-nio")
+    static let nioHTTP1 = Target.Dependency.product(name: "NIOHTTP1", package: "swift-nio")
+    static let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
+    static let asyncHTTPClient = Target.Dependency.product(name: "AsyncHTTPClient", package: "async-http-client")
+    static let yams = Target.Dependency.product(name: "Yams", package: "Yams")
+    static let nioSSL = Target.Dependency.product(name: "NIOSSL", package: "swift-nio-ssl")
+    static let unixSignals = Target.Dependency.product(name: "UnixSignals", package: "swift-service-lifecycle")
+    static let nioEmbedded = Target.Dependency.product(name: "NIOEmbedded", package: "swift-nio")
+    static let httpTypes = Target.Dependency.product(name: "HTTPTypes", package: "swift-http-types")
+    static let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
+}
+
+/// What a service library (Identity, Profile, Notifications) stands on: the shared floors and the runtime every
+/// service runs on (docs/ARCHITECTURE.md, "Floors").
+let serviceFoundation: [Target.Dependency] = [
+    "KontoModel", "KontoContracts", "KontoEvents", "KontoPostgres", "KontoRuntime", "KontoWire",
+    .postgresNIO, .logging, .nioCore, .nioPosix, .serviceLifecycle,
 ]
 
 let package = Package(
@@ -57,138 +82,71 @@ let package = Package(
         // Every error code, declared once, with its family and whether it is retryable: the floor below everything.
         .target(
             name: "KontoErrors",
-            path: "Shared/KontoErrors",
-            swiftSettings: swiftSettings
+            path: "Shared/KontoErrors"
         ),
         .target(
             name: "KontoModel",
             dependencies: ["KontoErrors"],
-            path: "Shared/KontoModel",
-            swiftSettings: swiftSettings
+            path: "Shared/KontoModel"
         ),
         .target(
             name: "KontoRuntime",
-            dependencies: [
-                "KontoErrors",
-                "KontoModel",
-                .product(name: "Yams", package: "Yams"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            ],
-            path: "Shared/KontoRuntime",
-            swiftSettings: swiftSettings
+            dependencies: ["KontoErrors", "KontoModel", .yams, .logging, .serviceLifecycle, .unixSignals],
+            path: "Shared/KontoRuntime"
         ),
         .target(
             name: "KontoWire",
-            dependencies: [
-                "KontoErrors",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            path: "Shared/KontoWire",
-            swiftSettings: swiftSettings
+            dependencies: ["KontoErrors", .nioCore, .nioPosix, .nioSSL, .crypto, .logging, .serviceLifecycle],
+            path: "Shared/KontoWire"
         ),
         .target(
             name: "KontoContracts",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto"), "KontoErrors", "KontoModel", "KontoWire", .product(name: "NIOCore", package: "swift-nio")],
-            path: "Shared/KontoContracts",
-            swiftSettings: swiftSettings
+            dependencies: [.crypto, "KontoErrors", "KontoModel", "KontoWire", .nioCore],
+            path: "Shared/KontoContracts"
         ),
         .target(
             name: "KontoClient",
-            dependencies: [
-                "KontoModel",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-            ],
-            path: "Shared/KontoClient",
-            swiftSettings: swiftSettings
+            dependencies: ["KontoModel", .asyncHTTPClient, .nioCore, .nioHTTP1],
+            path: "Shared/KontoClient"
         ),
         // Test support that depends on no service: temporary PostgreSQL, free ports, service processes, running
         // services, contract replay, a webhook receiver.
         .target(
             name: "KontoTestSupport",
             dependencies: [
-                "KontoErrors",
-                "KontoWire",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "KontoErrors", "KontoWire", .postgresNIO, .nioCore, .nioPosix, .nioHTTP1, .logging,
+                .serviceLifecycle,
             ],
-            path: "Shared/KontoTestSupport",
-            swiftSettings: swiftSettings
+            path: "Shared/KontoTestSupport"
         ),
         // The stack kit: withStack, the whole stack in process driven through the client (a downstream project's kit).
         .target(
             name: "KontoTesting",
             dependencies: [
-                "KontoTestSupport",
-                "KontoStack",
-                "KontoClient",
-                "KontoModel",
-                "KontoPostgres",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "KontoTestSupport", "KontoStack", "KontoClient", "KontoModel", "KontoPostgres", .logging,
+                .serviceLifecycle,
             ],
-            path: "Shared/KontoTesting",
-            swiftSettings: swiftSettings
+            path: "Shared/KontoTesting"
         ),
         .target(
             name: "KontoPostgres",
-            dependencies: [
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            path: "Shared/KontoPostgres",
-            swiftSettings: swiftSettings
+            dependencies: [.postgresNIO, .nioCore, .nioPosix, .nioSSL, .logging, .serviceLifecycle],
+            path: "Shared/KontoPostgres"
         ),
         .target(
             name: "KontoEvents",
             dependencies: [
-                "KontoModel",
-                "KontoContracts",
-                "KontoPostgres",
-                "KontoRuntime",
-                "KontoWire",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "KontoModel", "KontoContracts", "KontoPostgres", "KontoRuntime", "KontoWire", .logging, .postgresNIO,
+                .serviceLifecycle,
             ],
-            path: "Shared/KontoEvents",
-            swiftSettings: swiftSettings
+            path: "Shared/KontoEvents"
         ),
 
         // MARK: Services
         .target(
             name: "ProfileService",
-            dependencies: [
-                "KontoEvents",
-                "KontoModel",
-                "KontoPostgres",
-                "KontoContracts",
-                "KontoRuntime",
-                "KontoWire",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            path: "Services/Profile/ProfileService",
-            swiftSettings: swiftSettings
+            dependencies: serviceFoundation,
+            path: "Services/Profile/ProfileService"
         ),
         .systemLibrary(
             name: "CArgon2",
@@ -198,213 +156,103 @@ let package = Package(
         ),
         .target(
             name: "IdentityService",
-            dependencies: [
-                "CArgon2",
-                "KontoModel",
-                "KontoContracts",
-                "KontoEvents",
-                "KontoPostgres",
-                "KontoRuntime",
-                "KontoWire",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
+            dependencies: serviceFoundation + ["CArgon2", .crypto],
             path: "Services/Identity/IdentityService",
             // The built-in list of refused passwords, in the binary (no bundle beside it).
-            resources: [.embedInCode("Passwords/common-passwords.txt")],
-            swiftSettings: swiftSettings
+            resources: [.embedInCode("Passwords/common-passwords.txt")]
         ),
         .executableTarget(
             name: "konto-identity",
-            dependencies: [
-                "IdentityService",
-                "KontoRuntime",
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Services/Identity/konto-identity",
-            swiftSettings: swiftSettings
+            dependencies: ["IdentityService", "KontoRuntime", .logging],
+            path: "Services/Identity/konto-identity"
         ),
         .target(
             name: "NotificationService",
-            dependencies: [
-                "KontoEvents",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Yams", package: "Yams"),
-                "KontoModel",
-                "KontoContracts",
-                "KontoPostgres",
-                "KontoRuntime",
-                "KontoWire",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            path: "Services/Notifications/NotificationService",
-            swiftSettings: swiftSettings
+            dependencies: serviceFoundation + [.asyncHTTPClient, .crypto, .yams],
+            path: "Services/Notifications/NotificationService"
         ),
         .executableTarget(
             name: "konto-notifications",
-            dependencies: [
-                "NotificationService",
-                "KontoRuntime",
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Services/Notifications/konto-notifications",
-            swiftSettings: swiftSettings
+            dependencies: ["NotificationService", "KontoRuntime", .logging],
+            path: "Services/Notifications/konto-notifications"
         ),
         // The HTTP API. openapi.yaml is the source: swift-openapi-generator derives the server interface from it
         // at build time, so the routes, bodies and responses served cannot drift from the document.
         .target(
             name: "GatewayService",
             dependencies: [
-                "KontoModel",
-                "KontoContracts",
-                "KontoRuntime",
-                "KontoWire",
+                "KontoModel", "KontoContracts", "KontoRuntime", "KontoWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Mustache", package: "swift-mustache"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Yams", package: "Yams"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .httpTypes, .crypto, .yams, .logging, .nioCore, .nioPosix, .serviceLifecycle,
             ],
             path: "Services/Gateway/GatewayService",
             // Served as /openapi.json: in the binary, so a slim image needs no resource bundle beside it.
             resources: [.embedInCode("openapi.yaml")],
-            swiftSettings: swiftSettings,
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
         // MARK: The dev stack (the composition root) and the konto command
         .target(
             name: "KontoStack",
             dependencies: [
-                "GatewayService",
-                "IdentityService",
-                "NotificationService",
-                "ProfileService",
-                "KontoModel",
-                "KontoPostgres",
-                "KontoRuntime",
-                "KontoWire",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                "GatewayService", "IdentityService", "NotificationService", "ProfileService", "KontoModel",
+                "KontoPostgres", "KontoRuntime", "KontoWire", .crypto, .logging, .serviceLifecycle, .unixSignals,
+                .nioCore,
             ],
-            path: "Services/Stack/KontoStack",
-            swiftSettings: swiftSettings
+            path: "Services/Stack/KontoStack"
         ),
         .executableTarget(
             name: "konto",
             dependencies: [
-                "KontoStack",
-                "KontoClient",
-                "KontoModel",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                "KontoContracts",
-                "KontoWire",
-                "KontoPostgres",
-                "KontoRuntime",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                "KontoStack", "KontoClient", "KontoModel", .asyncHTTPClient, .nioCore, .nioHTTP1, "KontoContracts",
+                "KontoWire", "KontoPostgres", "KontoRuntime", .argumentParser, .logging,
             ],
-            path: "Services/Stack/konto",
-            swiftSettings: swiftSettings
+            path: "Services/Stack/konto"
         ),
         .executableTarget(
             name: "konto-gateway",
-            dependencies: [
-                "GatewayService",
-                "KontoRuntime",
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Services/Gateway/konto-gateway",
-            swiftSettings: swiftSettings
+            dependencies: ["GatewayService", "KontoRuntime", .logging],
+            path: "Services/Gateway/konto-gateway"
         ),
         .executableTarget(
             name: "konto-profile",
-            dependencies: [
-                "ProfileService",
-                "KontoRuntime",
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Services/Profile/konto-profile",
-            swiftSettings: swiftSettings
+            dependencies: ["ProfileService", "KontoRuntime", .logging],
+            path: "Services/Profile/konto-profile"
         ),
 
         // MARK: Tests
         .testTarget(
             name: "KontoModelTests",
             dependencies: ["KontoModel"],
-            path: "Tests/KontoModelTests",
-            swiftSettings: swiftSettings
+            path: "Tests/KontoModelTests"
         ),
         .testTarget(
             name: "KontoRuntimeTests",
-            dependencies: [
-                "KontoRuntime",
-                "KontoModel",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            path: "Tests/KontoRuntimeTests",
-            swiftSettings: swiftSettings
+            dependencies: ["KontoRuntime", "KontoModel", .logging, .serviceLifecycle],
+            path: "Tests/KontoRuntimeTests"
         ),
         .testTarget(
             name: "KontoWireTests",
             dependencies: [
-                "KontoWire",
-                "KontoTestSupport",
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOTestUtils", package: "swift-nio"),
+                "KontoWire", "KontoTestSupport", .nioEmbedded, .product(name: "NIOTestUtils", package: "swift-nio"),
             ],
-            path: "Tests/KontoWireTests",
-            swiftSettings: swiftSettings
+            path: "Tests/KontoWireTests"
         ),
         .testTarget(
             name: "KontoContractsTests",
-            dependencies: [
-                "KontoContracts",
-                "KontoModel",
-                "KontoWire",
-                "KontoTestSupport",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Tests/KontoContractsTests",
-            swiftSettings: swiftSettings
+            dependencies: ["KontoContracts", "KontoModel", "KontoWire", "KontoTestSupport", .nioCore, .logging],
+            path: "Tests/KontoContractsTests"
         ),
         .testTarget(
             name: "KontoTestingTests",
-            dependencies: [
-                "KontoTesting",
-                "KontoTestSupport",
-                "KontoClient",
-                "KontoModel",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-            ],
-            path: "Tests/KontoTestingTests",
-            swiftSettings: swiftSettings
+            dependencies: ["KontoTesting", "KontoTestSupport", "KontoClient", "KontoModel", .nioCore, .postgresNIO],
+            path: "Tests/KontoTestingTests"
         ),
         .testTarget(
             name: "KontoPostgresTests",
@@ -413,35 +261,23 @@ let package = Package(
                 "KontoTestSupport",
                 // EventLoopTaskExecutor, for PostgresConnection.executeIfOpen.
                 "KontoWire",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .postgresNIO,
                 // Only to check that the pool's own errors are still recognised by name (PostgresFailure).
                 .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .nioSSL,
+                .logging,
+                .nioCore,
+                .nioPosix,
             ],
-            path: "Tests/KontoPostgresTests",
-            swiftSettings: swiftSettings
+            path: "Tests/KontoPostgresTests"
         ),
         .testTarget(
             name: "ProfileServiceTests",
             dependencies: [
-                "KontoEvents",
-                "ProfileService",
-                "KontoModel",
-                "KontoPostgres",
-                "KontoTestSupport",
-                "KontoContracts",
-                "KontoRuntime",
-                "KontoWire",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                "KontoEvents", "ProfileService", "KontoModel", "KontoPostgres", "KontoTestSupport", "KontoContracts",
+                "KontoRuntime", "KontoWire", .postgresNIO, .logging, .nioCore, .nioPosix,
             ],
-            path: "Tests/ProfileServiceTests",
-            swiftSettings: swiftSettings
+            path: "Tests/ProfileServiceTests"
         ),
 
         .testTarget(
@@ -458,33 +294,21 @@ let package = Package(
                 "ProfileService",
                 "NotificationService",
                 "KontoEvents",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .logging,
+                .nioCore,
+                .nioPosix,
+                .postgresNIO,
+                .serviceLifecycle,
             ],
-            path: "Tests/IdentityServiceTests",
-            swiftSettings: swiftSettings
+            path: "Tests/IdentityServiceTests"
         ),
         .testTarget(
             name: "NotificationServiceTests",
             dependencies: [
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                "NotificationService",
-                "KontoContracts",
-                "KontoModel",
-                "KontoPostgres",
-                "KontoTestSupport",
-                "KontoWire",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .nioHTTP1, .nioPosix, "NotificationService", "KontoContracts", "KontoModel", "KontoPostgres",
+                "KontoTestSupport", "KontoWire", .logging, .nioCore, .postgresNIO, .serviceLifecycle,
             ],
-            path: "Tests/NotificationServiceTests",
-            swiftSettings: swiftSettings
+            path: "Tests/NotificationServiceTests"
         ),
 
         .testTarget(
@@ -494,7 +318,7 @@ let package = Package(
                 // AccountConfigurationLoader: the console's pages for deploy/accounts.yaml.
                 "KontoRuntime",
                 "KontoClient",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .httpTypes,
                 // The tests' composition root runs the real services behind the gateway.
                 "IdentityService",
                 "ProfileService",
@@ -504,96 +328,59 @@ let package = Package(
                 "KontoPostgres",
                 "KontoTesting",
                 "KontoWire",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Yams", package: "Yams"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .asyncHTTPClient,
+                .yams,
+                .logging,
+                .nioCore,
+                .nioHTTP1,
+                .nioPosix,
+                .serviceLifecycle,
             ],
             path: "Tests/GatewayServiceTests",
             // Run by the tests from the source tree, not bundled.
-            exclude: ["Stack/Resources", "Schemathesis/schemathesis.toml"],
-            swiftSettings: swiftSettings
+            exclude: ["Stack/Resources", "Schemathesis/schemathesis.toml"]
         ),
 
         // The four executables as processes on a temporary PostgreSQL, driven through the gateway with KontoClient.
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "KontoClient",
-                "KontoContracts",
-                "KontoModel",
-                "KontoTestSupport",
-                "KontoWire",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                "KontoClient", "KontoContracts", "KontoModel", "KontoTestSupport", "KontoWire", .asyncHTTPClient,
+                .logging, .nioCore, .nioHTTP1, .postgresNIO,
             ],
-            path: "Tests/EndToEndTests",
-            swiftSettings: swiftSettings
+            path: "Tests/EndToEndTests"
         ),
 
         // MARK: Benchmarks and fuzzing (executables; not run by `swift test`)
         .executableTarget(
             name: "konto-bench",
             dependencies: [
-                "KontoWire",
-                "KontoContracts",
-                "KontoModel",
-                "KontoPostgres",
-                "KontoTestSupport",
-                "IdentityService",
-                "ProfileService",
-                "NotificationService",
-                "GatewayService",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                "KontoWire", "KontoContracts", "KontoModel", "KontoPostgres", "KontoTestSupport", "IdentityService",
+                "ProfileService", "NotificationService", "GatewayService", .postgresNIO, .argumentParser, .nioCore,
+                .nioPosix, .logging, .serviceLifecycle, .unixSignals, .nioSSL,
             ],
-            path: "Tests/Benchmarks",
-            swiftSettings: swiftSettings
+            path: "Tests/Benchmarks"
         ),
         // Built with `-sanitize=fuzzer -DFUZZING` by scripts/fuzz-wire.sh; a plain build links a
         // corpus replayer instead, so `swift build` never needs libFuzzer. See Tests/Fuzz/README.md.
         .target(
             name: "KontoWireFuzzSupport",
-            dependencies: [
-                "KontoWire",
-                .product(name: "NIOCore", package: "swift-nio"),
-            ],
-            path: "Tests/Fuzz/Support",
-            swiftSettings: swiftSettings
+            dependencies: ["KontoWire", .nioCore],
+            path: "Tests/Fuzz/Support"
         ),
         .executableTarget(
             name: "konto-wire-fuzz",
-            dependencies: [
-                "KontoWire",
-                "KontoWireFuzzSupport",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-            ],
-            path: "Tests/Fuzz/WireFuzz",
-            swiftSettings: swiftSettings
+            dependencies: ["KontoWire", "KontoWireFuzzSupport", .logging, .nioCore],
+            path: "Tests/Fuzz/WireFuzz"
         ),
         .executableTarget(
             name: "konto-wire-client-fuzz",
-            dependencies: [
-                "KontoWire",
-                "KontoWireFuzzSupport",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-            ],
-            path: "Tests/Fuzz/WireClientFuzz",
-            swiftSettings: swiftSettings
+            dependencies: ["KontoWire", "KontoWireFuzzSupport", .nioCore, .nioEmbedded],
+            path: "Tests/Fuzz/WireClientFuzz"
         ),
     ]
 )
+
+for target in package.targets where target.type != .system && target.type != .plugin {
+    target.swiftSettings = swiftSettings
+}
