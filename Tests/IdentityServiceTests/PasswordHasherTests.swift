@@ -102,7 +102,7 @@ struct PasswordHashingPoolTests {
         let running = Task { try await pool.submit { gate.wait() } }
         let queued = Task { try await pool.submit { gate.wait() } }
         try await waitUntil(timeout: .seconds(30)) { pool.load == 2 }
-        let error = await #expect(throws: IdentityError.self) { try await pool.hash("a password") }
+        let error = await #expect(throws: ServiceError.self) { try await pool.hash("a password") }
         #expect(error?.code == KontoErrorCode.identityBusy)
         #expect(error?.isRetryable == true)
         gate.open()

@@ -50,27 +50,35 @@ struct ErrorCodeTests {
         }
     }
 
-    @Test("Profile errors take their retryable flag from their code unless they say otherwise")
+    @Test("service errors take their retryable flag from their code unless they say otherwise")
     func profileFlags() {
-        for code: ProfileError.Code in [.notFound, .versionConflict, .validationFailed, .profileAlreadyExists, .profileValueTooLarge, .profileAccountTooLarge, .profileStorageUnavailable, .profileStorageFailure] {
-            #expect(ProfileError(code: code, message: "m").isRetryable == code.isRetryable)
+        for code: ServiceError.Code in [.notFound, .versionConflict, .validationFailed, .profileAlreadyExists, .profileValueTooLarge, .profileAccountTooLarge, .profileStorageUnavailable, .profileStorageFailure] {
+            #expect(ServiceError(code: code, message: "m").isRetryable == code.isRetryable)
         }
-        #expect(ProfileError.storageUnavailable.isRetryable)
-        #expect(!ProfileError.storageFailure.isRetryable)
+        #expect(ServiceError.profileStorageUnavailable.isRetryable)
+        #expect(!ServiceError.profileStorageFailure.isRetryable)
         // A modify that lost too many races: a conflict that may well succeed again, unlike a stale If-Match.
-        #expect(ProfileError.versionConflict(retryable: true).isRetryable)
-        #expect(!ProfileError.versionConflict().isRetryable)
+        #expect(ServiceError.versionConflict(retryable: true).isRetryable)
+        #expect(!ServiceError.versionConflict().isRetryable)
     }
 
-    @Test("a Profile error read back from the wire keeps its code, flag and fields")
+    @Test("a service error read back from the wire keeps its code, flag, fields and retry-after")
     func profileErrorFromWire() throws {
-        let sent = ProfileError(code: .profileValueTooLarge, message: "too big", fields: [AccountFieldError(key: "biography", code: .invalidType, message: "m")])
+        let sent = ServiceError(code: .profileValueTooLarge, message: "too big", fields: [AccountFieldError(key: "biography", code: .invalidType, message: "m")])
         let wire = WireError(code: sent.wireErrorCode, message: sent.wireErrorMessage, isRetryable: sent.wireErrorIsRetryable, details: sent.wireErrorDetails)
-        let received = try #require(ProfileError(wire))
+        let received = try #require(ServiceError(wire))
         #expect(received == sent)
-        #expect(ProfileError(WireError.timeout) == nil)
-        #expect(IdentityError(WireError.timeout) == nil)
-        #expect(NotificationsError(WireError(code: .profileStorageFailure, message: "m")) == nil)
+        // The same details bytes Profile sent before its error and Identity's became one.
+        #expect(sent.wireErrorDetails == AccountFieldError.wireDetails(sent.fields))
+        let throttled = ServiceError.throttled(retryAfterSeconds: 30)
+        #expect(String(decoding: throttled.wireErrorDetails, as: UTF8.self) == #"{"retryAfter":30}"#)
+        let back = try #require(ServiceError(WireError(code: throttled.code, message: throttled.message, details: throttled.wireErrorDetails)))
+        #expect(back.retryAfterSeconds == 30 && back.isRetryable)
+        // The wire's own failures, and codes of no service, are not service errors.
+        #expect(ServiceError(WireError.timeout) == nil)
+        #expect(ServiceError(WireError(code: .gatewayInternalError, message: "m")) == nil)
+        #expect(ServiceError(WireError(code: KontoErrorCode(rawValue: "future.code"), message: "m")) == nil)
+        #expect(ServiceError(WireError(code: .notificationsStorageFailure, message: "m"))?.code == .notificationsStorageFailure)
     }
 
     @Test("a code travels through JSON as its bare string")

@@ -36,12 +36,12 @@ struct IdentityContractConsumerTests {
         }
     }
 
-    @Test("every recorded error is one the contract declares, and reads back as an IdentityError", arguments: examples.filter { $0.error != nil })
+    @Test("every recorded error is one the contract declares, and reads back as an ServiceError", arguments: examples.filter { $0.error != nil })
     func errors(_ example: ContractExample) throws {
         let error = try #require(example.error)
         #expect(IdentityContract.errorCodesByMethod[example.method]?.contains(error.code) == true, "see ContractCoverageTests")
         let wire = WireError(code: error.code, message: "m", isRetryable: error.retryable, details: error.details.map { Array($0.utf8) } ?? [])
-        let identity = try #require(IdentityError(wire))
+        let identity = try #require(ServiceError(wire))
         #expect(identity.isRetryable == error.code.isRetryable)
         if error.code == AccountError.Code.throttled {
             #expect(identity.retryAfterSeconds != nil)

@@ -39,11 +39,11 @@ struct NotificationsContractConsumerTests {
         }
     }
 
-    @Test("every recorded error is one the contract declares, and reads back as a NotificationsError", arguments: examples.filter { $0.error != nil })
+    @Test("every recorded error is one the contract declares, and reads back as a ServiceError", arguments: examples.filter { $0.error != nil })
     func errors(_ example: ContractExample) throws {
         let error = try #require(example.error)
         #expect(NotificationsContract.errorCodesByMethod[example.method]?.contains(error.code) == true, "see ContractCoverageTests")
-        let notifications = try #require(NotificationsError(WireError(code: error.code, message: "m", isRetryable: error.retryable)))
+        let notifications = try #require(ServiceError(WireError(code: error.code, message: "m", isRetryable: error.retryable)))
         #expect(notifications.isRetryable == error.retryable)
     }
 

@@ -58,7 +58,7 @@ struct UnknownFieldToleranceTests {
         let doctored = try ContractExample.canonical(Self.adding(to: JSONSerialization.jsonObject(with: Data(details.utf8)), insideAccountDetails: false, everywhere: true))
         func read(_ details: String) -> (fields: [AccountFieldError], retryAfter: Int?) {
             let wire = WireError(code: error.code, message: "m", isRetryable: error.retryable, details: Array(details.utf8))
-            if let identity = IdentityError(wire) { return (identity.fields, identity.retryAfterSeconds) }
+            if let identity = ServiceError(wire) { return (identity.fields, identity.retryAfterSeconds) }
             return (AccountFieldError.fields(fromWireDetails: wire.details), nil)
         }
         let (fields, retryAfter) = read(details)

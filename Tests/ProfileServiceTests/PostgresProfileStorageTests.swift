@@ -95,7 +95,7 @@ struct PostgresProfileStorageTests {
         try await withStore { store, client in
             // Valid jsonb, but a number no Swift type holds.
             try await client.query("INSERT INTO profile.accounts (account_id, version, details) VALUES ('odd', 1, '{\"n\": 1e400}'::jsonb)")
-            let error = await #expect(throws: ProfileError.self) {
+            let error = await #expect(throws: ServiceError.self) {
                 try await store.load(accountId: "odd")
             }
             #expect(error?.code == .profileStorageFailure)
@@ -137,7 +137,7 @@ struct PostgresProfileStorageTests {
             var served = 0
             for _ in 0..<200 where served < 8 {
                 let start = clock.now
-                do throws(ProfileError) {
+                do throws(ServiceError) {
                     let loaded = try await store.load(accountId: "a1")
                     #expect(loaded == created)
                     served += 1
@@ -250,7 +250,7 @@ struct PostgresProfileStorageTests {
                 }
                 let queued = Task { try await storage.fetch(accountId: "a1", keys: nil, timeout: .seconds(20)) }
 
-                let error = await #expect(throws: ProfileError.self) { try await stuck.value }
+                let error = await #expect(throws: ServiceError.self) { try await stuck.value }
                 #expect(error?.code == .profileStorageUnavailable)
                 #expect(clock.now - start < timeout + .seconds(2))
                 // The read behind the stuck batch goes out when that batch is abandoned, on a fresh connection, and
@@ -322,7 +322,7 @@ struct PostgresProfileStorageTests {
             try await PostgresStorageFixture.withStorage(database) { storage, client in
                 let store = ProfileStore(storage: storage, configuration: try AccountConfigurationChoice.standard.make(), options: Fixtures.options, logger: Fixtures.logger)
                 // Before the migration the database answers, but the service cannot work.
-                let error = await #expect(throws: ProfileError.self) { try await store.checkHealth() }
+                let error = await #expect(throws: ServiceError.self) { try await store.checkHealth() }
                 #expect(error?.code == .profileStorageFailure)
 
                 try await storage.migrate()

@@ -33,10 +33,10 @@ struct ProfileStoreConcurrencyTests {
     func racingExpectedVersions(kind: StorageKind) async throws {
         try await kind.withStore { store in
             _ = try await store.create(accountId: "a1", details: Fixtures.details())
-            let outcomes = await withTaskGroup(of: Result<Int64, ProfileError>.self) { group in
+            let outcomes = await withTaskGroup(of: Result<Int64, ServiceError>.self) { group in
                 for plan in ["free", "pro"] {
                     group.addTask {
-                        do throws(ProfileError) {
+                        do throws(ServiceError) {
                             let modifications = Fixtures.modifications(set: ["plan": .string(plan)])
                             return .success(try await store.modify(accountId: "a1", modifications: modifications, expectedVersion: 1).version)
                         } catch {
@@ -44,10 +44,10 @@ struct ProfileStoreConcurrencyTests {
                         }
                     }
                 }
-                return await group.reduce(into: [Result<Int64, ProfileError>]()) { $0.append($1) }
+                return await group.reduce(into: [Result<Int64, ServiceError>]()) { $0.append($1) }
             }
             let successes = outcomes.compactMap { try? $0.get() }
-            let failures = outcomes.compactMap { outcome -> ProfileError? in
+            let failures = outcomes.compactMap { outcome -> ServiceError? in
                 if case let .failure(error) = outcome { return error }
                 return nil
             }
@@ -72,7 +72,7 @@ struct ProfileStoreConcurrencyTests {
 
         let strict = ProfileStore(storage: InterleavingStorage(otherWriter: ["plan": .string("free")]), configuration: configuration, options: Fixtures.options, logger: Fixtures.logger)
         _ = try await strict.create(accountId: "a1", details: Fixtures.details())
-        let error = await #expect(throws: ProfileError.self) {
+        let error = await #expect(throws: ServiceError.self) {
             try await strict.modify(accountId: "a1", modifications: Fixtures.modifications(set: ["email": .string("ada@home.example")]), expectedVersion: 1)
         }
         #expect(error?.code.rawValue == "account.versionConflict")
@@ -91,7 +91,7 @@ struct ProfileStoreConcurrencyTests {
             logger: Fixtures.logger
         )
         _ = try await store.create(accountId: "a1", details: Fixtures.details())
-        let error = await #expect(throws: ProfileError.self) {
+        let error = await #expect(throws: ServiceError.self) {
             try await store.modify(accountId: "a1", modifications: Fixtures.modifications(set: ["plan": .string("pro")]))
         }
         #expect(error?.code == .versionConflict)

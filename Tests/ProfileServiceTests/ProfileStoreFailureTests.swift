@@ -29,7 +29,7 @@ struct ProfileStoreFailureTests {
     func unavailable() async throws {
         let store = try store(.fail(.unavailable))
         for call in Self.everyCall(store) {
-            let error = await #expect(throws: ProfileError.self) { try await call() }
+            let error = await #expect(throws: ServiceError.self) { try await call() }
             #expect(error?.code == .profileStorageUnavailable)
             #expect(error?.code.rawValue == "profile.storageUnavailable")
             #expect(error?.isRetryable == true)
@@ -41,7 +41,7 @@ struct ProfileStoreFailureTests {
     func failure() async throws {
         let store = try store(.fail(.failure))
         for call in Self.everyCall(store) {
-            let error = await #expect(throws: ProfileError.self) { try await call() }
+            let error = await #expect(throws: ServiceError.self) { try await call() }
             #expect(error?.code == .profileStorageFailure)
             #expect(error?.isRetryable == false)
         }
@@ -54,7 +54,7 @@ struct ProfileStoreFailureTests {
         let clock = ContinuousClock()
         for call in Self.everyCall(store) {
             let start = clock.now
-            let error = await #expect(throws: ProfileError.self) { try await call() }
+            let error = await #expect(throws: ServiceError.self) { try await call() }
             #expect(error?.code == .profileStorageUnavailable)
             #expect(error?.isRetryable == true)
             // Generous slack for a loaded machine; without the timeout this would take 10 s.

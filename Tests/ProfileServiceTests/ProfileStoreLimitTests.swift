@@ -25,7 +25,7 @@ struct ProfileStoreLimitTests {
             _ = try await store.create(accountId: "a1", details: details)
 
             details[identifier: "biography"] = Self.string(encodedBytes: 65_537)
-            let atCreate = await #expect(throws: ProfileError.self) {
+            let atCreate = await #expect(throws: ServiceError.self) {
                 try await store.create(accountId: "a2", details: details)
             }
             #expect(atCreate?.code == .profileValueTooLarge)
@@ -33,7 +33,7 @@ struct ProfileStoreLimitTests {
             #expect(atCreate?.fields == [AccountFieldError(key: "biography", code: .valueTooLarge, message: "This value is larger than the limit of 65536 bytes.")])
             #expect(atCreate?.message.contains("biography") == true)
 
-            let atModify = await #expect(throws: ProfileError.self) {
+            let atModify = await #expect(throws: ServiceError.self) {
                 try await store.modify(accountId: "a1", modifications: Fixtures.modifications(set: ["phoneNumbers": .array([Self.string(encodedBytes: 65_535)])]))
             }
             #expect(atModify?.code == .profileValueTooLarge)
@@ -52,7 +52,7 @@ struct ProfileStoreLimitTests {
             details[identifier: "phoneNumbers"] = .array([Self.string(encodedBytes: 400), Self.string(encodedBytes: 400)])
             _ = try await store.create(accountId: "a1", details: details)
 
-            let modify = await #expect(throws: ProfileError.self) {
+            let modify = await #expect(throws: ServiceError.self) {
                 try await store.modify(accountId: "a1", modifications: Fixtures.modifications(set: ["email": .string(longEmail)]))
             }
             #expect(modify?.code == .profileAccountTooLarge)
@@ -61,7 +61,7 @@ struct ProfileStoreLimitTests {
             #expect(modify?.isRetryable == false)
 
             details[identifier: "email"] = .string(longEmail)
-            let create = await #expect(throws: ProfileError.self) {
+            let create = await #expect(throws: ServiceError.self) {
                 try await store.create(accountId: "a2", details: details)
             }
             #expect(create?.code == .profileAccountTooLarge)
@@ -76,7 +76,7 @@ struct ProfileStoreLimitTests {
         try await StorageKind.inMemory.withStore(configuration: .keepingUnknownKeys) { store in
             var details = Fixtures.details()
             details[identifier: "ratio"] = .double(.infinity)
-            let error = await #expect(throws: ProfileError.self) {
+            let error = await #expect(throws: ServiceError.self) {
                 try await store.create(accountId: "a1", details: details)
             }
             #expect(error?.code == .validationFailed)

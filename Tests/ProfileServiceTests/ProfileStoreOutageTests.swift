@@ -55,7 +55,7 @@ struct ProfileStoreOutageTests {
             var slowest = Duration.zero
             for (name, call) in calls {
                 let start = clock.now
-                let error = await #expect(throws: ProfileError.self, "\(name)") { try await call() }
+                let error = await #expect(throws: ServiceError.self, "\(name)") { try await call() }
                 let elapsed = clock.now - start
                 slowest = max(slowest, elapsed)
                 #expect(error?.code == .profileStorageUnavailable, "\(name)")

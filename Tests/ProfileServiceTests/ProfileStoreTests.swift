@@ -46,7 +46,7 @@ struct ProfileStoreTests {
     func loadUnknown(kind: StorageKind) async throws {
         try await kind.withStore { store in
             for accountId in ["nobody", "", "nul\u{0}inside"] {
-                let error = await #expect(throws: ProfileError.self) {
+                let error = await #expect(throws: ServiceError.self) {
                     try await store.load(accountId: accountId)
                 }
                 #expect(error?.code == .notFound)
@@ -60,7 +60,7 @@ struct ProfileStoreTests {
     func createTwice(kind: StorageKind) async throws {
         try await kind.withStore { store in
             let first = try await store.create(accountId: "a1", details: Fixtures.details())
-            let error = await #expect(throws: ProfileError.self) {
+            let error = await #expect(throws: ServiceError.self) {
                 try await store.create(accountId: "a1", details: Fixtures.details(userId: "grace@example.org"))
             }
             #expect(error?.code == .profileAlreadyExists)
@@ -90,7 +90,7 @@ struct ProfileStoreTests {
             _ = try await store.create(accountId: "a1", details: Fixtures.details())
             let second = try await store.modify(accountId: "a1", modifications: Fixtures.modifications(set: ["plan": .string("pro")]), expectedVersion: 1)
             #expect(second.version == 2)
-            let error = await #expect(throws: ProfileError.self) {
+            let error = await #expect(throws: ServiceError.self) {
                 try await store.modify(accountId: "a1", modifications: Fixtures.modifications(set: ["plan": .string("free")]), expectedVersion: 1)
             }
             #expect(error?.code == .versionConflict)
@@ -114,7 +114,7 @@ struct ProfileStoreTests {
     func modifyUnknown(kind: StorageKind) async throws {
         try await kind.withStore { store in
             for expectedVersion: Int64? in [nil, 1] {
-                let error = await #expect(throws: ProfileError.self) {
+                let error = await #expect(throws: ServiceError.self) {
                     try await store.modify(accountId: "nobody", modifications: Fixtures.modifications(set: ["plan": .string("pro")]), expectedVersion: expectedVersion)
                 }
                 #expect(error?.code == .notFound)
@@ -130,7 +130,7 @@ struct ProfileStoreTests {
             #expect(try await store.delete(accountId: "a1"))
             #expect(try await store.delete(accountId: "a1") == false)
             #expect(try await store.delete(accountId: "") == false)
-            await #expect(throws: ProfileError.self) {
+            await #expect(throws: ServiceError.self) {
                 try await store.load(accountId: "a1")
             }
             #expect(try await store.load(accountId: "a2").version == 1)

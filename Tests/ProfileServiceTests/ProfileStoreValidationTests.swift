@@ -10,14 +10,14 @@ struct ProfileStoreValidationTests {
         _ kind: StorageKind = .inMemory,
         configuration: AccountConfigurationChoice = .standard,
         _ operation: @escaping @Sendable (ProfileStore) async throws -> Void
-    ) async throws -> ProfileError? {
+    ) async throws -> ServiceError? {
         try await kind.withStore(configuration: configuration) { store in
             _ = try await store.create(accountId: "existing", details: Fixtures.details())
-            let error = await #expect(throws: ProfileError.self) {
+            let error = await #expect(throws: ServiceError.self) {
                 try await operation(store)
             }
             // A refused create leaves no account; a refused modify leaves the account as it was.
-            await #expect(throws: ProfileError.self) { try await store.load(accountId: "new") }
+            await #expect(throws: ServiceError.self) { try await store.load(accountId: "new") }
             #expect(try await store.load(accountId: "existing").version == 1)
             return error
         }
@@ -150,7 +150,7 @@ struct ProfileStoreValidationTests {
             var details = Fixtures.details()
             details[identifier: "memberSince"] = .string("2024-01-31")
             _ = try await store.create(accountId: "a1", details: details)
-            let error = await #expect(throws: ProfileError.self) {
+            let error = await #expect(throws: ServiceError.self) {
                 try await store.modify(accountId: "a1", modifications: Fixtures.modifications(set: ["memberSince": .string("2020-01-01")]))
             }
             #expect(error?.code == AccountError.Code.mutatingNonMutableAccountKeys)
@@ -188,7 +188,7 @@ struct ProfileStoreValidationTests {
 
         try await kind.withStore { store in
             for accountId in ["", "a\u{0}b"] {
-                let error = await #expect(throws: ProfileError.self) {
+                let error = await #expect(throws: ServiceError.self) {
                     try await store.create(accountId: accountId, details: Fixtures.details())
                 }
                 #expect(error?.code == .validationFailed)

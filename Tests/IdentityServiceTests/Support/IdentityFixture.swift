@@ -61,12 +61,12 @@ struct IdentityFixture {
     }
 }
 
-/// The error a call threw, as an IdentityError (nil when it succeeded or threw something else).
-func identityError(_ body: () async throws -> some Any) async -> IdentityError? {
+/// The error a call threw, as an ServiceError (nil when it succeeded or threw something else).
+func identityError(_ body: () async throws -> some Any) async -> ServiceError? {
     do {
         _ = try await body()
         return nil
-    } catch let error as IdentityError {
+    } catch let error as ServiceError {
         return error
     } catch {
         return nil

@@ -44,7 +44,7 @@ final class TestProfileProvider: ProfileProvider {
                 throw .unavailable
             case .normal:
                 guard state.profiles[accountId] == nil else {
-                    throw .refused(IdentityError(code: KontoErrorCode.profileAlreadyExists, message: "exists"))
+                    throw .refused(ServiceError(code: KontoErrorCode.profileAlreadyExists, message: "exists"))
                 }
                 state.profiles[accountId] = details
                 return ProfileRecord(accountId: accountId, details: details, version: 1)

@@ -36,7 +36,7 @@ struct IdentityReplicaTests {
                         let throttled = try #require(await wireError { try await client.login("leland@stanford.edu") })
                         #expect(throttled.code == AccountError.Code.throttled)
                         #expect(throttled.isRetryable)
-                        let retryAfter = try #require(IdentityError(throttled)?.retryAfterSeconds)
+                        let retryAfter = try #require(ServiceError(throttled)?.retryAfterSeconds)
                         #expect((1...60).contains(retryAfter))
                     }
                 }

@@ -92,7 +92,7 @@ struct IdentityWireTests {
             let error = try #require(await wireError {
                 try await running.identity.signUp("", password: "short", details: ["dateOfBirth": .bool(true), "shoeSize": .integer(44)])
             })
-            let identity = IdentityError(error)
+            let identity = ServiceError(error)
             #expect(identity?.code == AccountError.Code.validationFailed)
             #expect(Set(identity?.fields.map(\.key) ?? []) == ["userId", "password", "name", "dateOfBirth", "shoeSize"])
         }

@@ -34,7 +34,7 @@ enum Fixtures {
 
 extension Fixtures {
     /// The field codes of an error, as strings: cheap for the type checker, readable in a failure.
-    static func codes(_ error: ProfileError?) -> [String]? {
+    static func codes(_ error: ServiceError?) -> [String]? {
         error?.fields.map(\.code.rawValue)
     }
 }

@@ -83,7 +83,7 @@ public struct GatewayProblem: Error, Sendable, Equatable, CustomStringConvertibl
                 : GatewayProblem(status: .internalServerError, code: .gatewayUpstreamFailed, detail: "The \(service) service failed.")
             return
         }
-        let identity = IdentityError(error)
+        let identity = ServiceError(error)
         let status = error.code.httpStatus
         var retryAfter = identity?.retryAfterSeconds
         if status == .serviceUnavailable, retryAfter == nil {

@@ -86,7 +86,7 @@ public final class PasswordHashingPool: Service, Sendable {
         let limit = configuration.threads + configuration.maxQueued
         guard admitted.wrappingAdd(1, ordering: .relaxed).newValue <= limit else {
             admitted.wrappingSubtract(1, ordering: .relaxed)
-            throw IdentityError.busy
+            throw ServiceError.identityBusy
         }
         defer { admitted.wrappingSubtract(1, ordering: .relaxed) }
         return try await threadPool.runIfActive(body)

@@ -26,7 +26,7 @@ extension ProfileProvider {
 public enum ProfileProviderError: Error, Sendable {
     /// Profile refused the request for what it contains (an account-model error such as a validation failure);
     /// nothing was stored, and the caller should see the refusal.
-    case refused(IdentityError)
+    case refused(ServiceError)
     /// Profile could not be reached, failed or answered late: the outcome is unknown (a late create may still
     /// commit), so whatever the call may have made must be cleaned up.
     case unavailable

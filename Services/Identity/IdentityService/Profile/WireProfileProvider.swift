@@ -47,7 +47,7 @@ public struct WireProfileProvider: ProfileProvider {
         do {
             return try await client.call(method, request, timeout: timeout)
         } catch let error as WireError where error.code.family == .account {
-            throw .refused(IdentityError(code: error.code, message: error.message, fields: AccountFieldError.fields(fromWireDetails: error.details)))
+            throw .refused(ServiceError(code: error.code, message: error.message, fields: AccountFieldError.fields(fromWireDetails: error.details)))
         } catch {
             throw .unavailable
         }

@@ -11,7 +11,7 @@ extension IdentityStore {
     /// count against the userId and the client address in the shared storage; past the policy's threshold further
     /// attempts are refused with `account.throttled` and its retry-after, before any hashing. A success clears
     /// the userId's count, and rehashes a password stored with weaker parameters than today's.
-    public func login(_ request: IdentityLoginRequest) async throws(IdentityError) -> IdentityAccountSession {
+    public func login(_ request: IdentityLoginRequest) async throws(ServiceError) -> IdentityAccountSession {
         guard PasswordHashingPool.acceptsLength(of: request.password) else { throw Self.passwordTooLong }
         let normalizedUserId = UserIdNormalization.normalized(request.userId, type: configuration.userIdType)
         let clients = clientHashes(address: request.clientAddress, device: request.clientDevice)
@@ -64,7 +64,7 @@ extension IdentityStore {
             stored = try await profile.load(accountId: accountId)
         } catch {
             // No session without the account's details: the caller retries the whole login.
-            throw .profileUnavailable
+            throw .identityProfileUnavailable
         }
         let answer = assembler.account(accountId: accountId, profile: stored, userId: credential.userId, isAnonymous: false).details
         // Under the credential version whose password was checked: should the password (or userId) have changed
@@ -118,7 +118,7 @@ extension IdentityStore {
     /// Refuses the attempt with `account.throttled` while any key is locked.
     /// Returns the keys' current counts.
     @discardableResult
-    func checkThrottle(_ keys: [String], at now: Timestamp) async throws(IdentityError) -> [FailureCount] {
+    func checkThrottle(_ keys: [String], at now: Timestamp) async throws(ServiceError) -> [FailureCount] {
         let counts = try await stored { () async throws(IdentityStorageError) in
             try await storage.failures(keys: keys, at: now, window: options.throttle.window)
         }
@@ -129,7 +129,7 @@ extension IdentityStore {
     }
 
     /// Counts a failed password check (login, reauthentication, a security-related operation's current password).
-    func recordFailure(_ keys: [String], at now: Timestamp) async throws(IdentityError) {
+    func recordFailure(_ keys: [String], at now: Timestamp) async throws(ServiceError) {
         try await stored { () async throws(IdentityStorageError) in
             try await storage.recordFailures(keys: keys, at: now, window: options.throttle.window)
         }

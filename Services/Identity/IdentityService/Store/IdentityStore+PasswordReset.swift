@@ -11,7 +11,7 @@ extension IdentityStore {
     /// limited: ``IdentityOptions/resetMailsPerHour`` for all unknown clients together (a mailbox cannot be
     /// flooded), and as many again for each client that signed in to the account before (the owner's requests are
     /// not used up by a stranger's). A request past its allowance is answered the same and sends nothing.
-    public func requestPasswordReset(_ request: IdentityPasswordResetRequest) async throws(IdentityError) -> IdentityDone {
+    public func requestPasswordReset(_ request: IdentityPasswordResetRequest) async throws(ServiceError) -> IdentityDone {
         // A malformed userId is refused as such (it says nothing about which accounts exist).
         try checkUserId(request.userId)
         let now = clock()
@@ -60,7 +60,7 @@ extension IdentityStore {
     /// Sets a new password with a reset token: once, before it expires. Every session of the account ends.
     /// - Throws: `account.invalidResetToken` for an unknown, used or expired token; the password's field errors
     ///   (checked first, so a weak password does not use the token up).
-    public func confirmPasswordReset(_ request: IdentityConfirmPasswordResetRequest) async throws(IdentityError) -> IdentitySessionsEnded {
+    public func confirmPasswordReset(_ request: IdentityConfirmPasswordResetRequest) async throws(ServiceError) -> IdentitySessionsEnded {
         guard request.token.value.utf8.count <= 256 else { throw Self.invalidResetToken }
         try checkNewPassword(request.newPassword)
         let now = clock()
@@ -89,5 +89,5 @@ extension IdentityStore {
         return IdentitySessionsEnded(sessionsEnded: confirmed.sessionsEnded, accountId: accountId)
     }
 
-    static let invalidResetToken = IdentityError(AccountError(code: .invalidResetToken))
+    static let invalidResetToken = ServiceError(AccountError(code: .invalidResetToken))
 }

@@ -5,7 +5,7 @@ import Logging
 extension IdentityStore {
     /// Sets a new password and ends every other session of the account. Needs a privileged session or the current
     /// password.
-    public func changePassword(_ request: IdentityChangePasswordRequest) async throws(IdentityError) -> IdentitySessionsEnded {
+    public func changePassword(_ request: IdentityChangePasswordRequest) async throws(ServiceError) -> IdentitySessionsEnded {
         let now = clock()
         let session = try await validSession(request.token, at: now)
         try checkNewPassword(request.newPassword)
@@ -28,7 +28,7 @@ extension IdentityStore {
     /// Gives the account a new userId; the old one no longer logs in, and, as after a password change, every other
     /// session and every reset token of the account ends. Needs a privileged session or the current password.
     /// - Throws: `account.credentialsTaken` when another account has it.
-    public func changeUserId(_ request: IdentityChangeUserIdRequest) async throws(IdentityError) -> IdentityDone {
+    public func changeUserId(_ request: IdentityChangeUserIdRequest) async throws(ServiceError) -> IdentityDone {
         let now = clock()
         let session = try await validSession(request.token, at: now)
         let userId = UserIdNormalization.trimmed(request.userId)
@@ -37,7 +37,7 @@ extension IdentityStore {
         let accountId = session.accountId
         let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
         guard let credential, let previous = credential.userId else {
-            throw IdentityError(AccountError(code: .notFound, message: "An anonymous account has no userId; sign up instead."))
+            throw ServiceError(AccountError(code: .notFound, message: "An anonymous account has no userId; sign up instead."))
         }
         let normalizedUserId = UserIdNormalization.normalized(userId, type: configuration.userIdType)
         let ended = try await stored { () async throws(IdentityStorageError) in
@@ -61,7 +61,7 @@ extension IdentityStore {
     /// a repair after ``IdentityOptions/profileCleanupDelay``, should the event not get there (events switched off,
     /// Notifications down for long): the clean-up job's `profile.delete` then finds nothing or removes what is left.
     /// The caller is told the account is gone at once, since it can no longer log in.
-    public func delete(_ request: IdentityDeleteRequest) async throws(IdentityError) -> IdentityDone {
+    public func delete(_ request: IdentityDeleteRequest) async throws(ServiceError) -> IdentityDone {
         let now = clock()
         let session = try await validSession(request.token, at: now)
         try await authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
@@ -74,7 +74,7 @@ extension IdentityStore {
                 profileCleanupAt: now.adding(options.profileCleanupDelay)
             )
         }
-        guard deleted else { throw IdentityError(AccountError(code: .notFound)) }
+        guard deleted else { throw ServiceError(AccountError(code: .notFound)) }
         if let normalizedUserId {
             // The failure count under the userId's digest goes too (it would expire with its window anyway).
             try? await storage.clearFailures(key: throttleKeys(normalizedUserId: normalizedUserId, clientAddress: nil)[0])
@@ -84,11 +84,11 @@ extension IdentityStore {
     }
 
     /// A new password must pass the configured password rules and the length limit, and not be a common one.
-    func checkNewPassword(_ password: SecretString) throws(IdentityError) {
+    func checkNewPassword(_ password: SecretString) throws(ServiceError) {
         guard PasswordHashingPool.acceptsLength(of: password) else { throw Self.passwordTooLong }
         try checkValue(.string(password.value), identifier: PasswordKey.identifier)
         if let common = commonPasswordError(password) {
-            throw IdentityError(AccountError(code: .validationFailed, fields: [common]))
+            throw ServiceError(AccountError(code: .validationFailed, fields: [common]))
         }
     }
 
@@ -102,22 +102,22 @@ extension IdentityStore {
         )
     }
 
-    func checkUserId(_ userId: String) throws(IdentityError) {
+    func checkUserId(_ userId: String) throws(ServiceError) {
         guard UserIdNormalization.acceptsLength(of: userId) else {
-            throw IdentityError(AccountError(code: .validationFailed, fields: [UserIdNormalization.tooLongField]))
+            throw ServiceError(AccountError(code: .validationFailed, fields: [UserIdNormalization.tooLongField]))
         }
         try checkValue(.string(userId), identifier: UserIdKey.identifier)
     }
 
     /// One credential checked against its configured rules (nonEmpty when it has none).
-    private func checkValue(_ value: AccountValue, identifier: String) throws(IdentityError) {
+    private func checkValue(_ value: AccountValue, identifier: String) throws(ServiceError) {
         do {
             try configuration.validate(AccountDetails(values: [identifier: value], userIdType: configuration.userIdType), requiring: [identifier])
         } catch {
-            throw IdentityError(error)
+            throw ServiceError(error)
         }
         if case let .string(string) = value, string.isEmpty {
-            throw IdentityError(AccountError(code: .missingAccountValue, fields: [
+            throw ServiceError(AccountError(code: .missingAccountValue, fields: [
                 AccountFieldError(key: identifier, code: .missingAccountValue, message: "This field is required."),
             ]))
         }

@@ -7,7 +7,7 @@ extension IdentityStore {
     /// Who a token belongs to. One indexed lookup; the idle expiry is pushed forward at most once per
     /// ``IdentityOptions/sessionTouchInterval``, so almost every validation only reads.
     /// - Throws: `account.unauthenticated` for an unknown, ended or expired token, the same for each.
-    public func validateSession(_ request: IdentitySessionRequest) async throws(IdentityError) -> IdentitySessionInfo {
+    public func validateSession(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentitySessionInfo {
         let now = clock()
         let session = try await validSession(request.token, at: now)
         let idleExpiresAt = min(now.adding(options.sessionIdleTimeout), session.absoluteExpiresAt)
@@ -27,7 +27,7 @@ extension IdentityStore {
     }
 
     /// Ends the presented session.
-    public func logout(_ request: IdentitySessionRequest) async throws(IdentityError) -> IdentitySessionsEnded {
+    public func logout(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentitySessionsEnded {
         let now = clock()
         let session = try await validSession(request.token, at: now)
         let ended = try await stored { () async throws(IdentityStorageError) in
@@ -37,7 +37,7 @@ extension IdentityStore {
     }
 
     /// Ends every session of the account, the presented one included.
-    public func logoutEverywhere(_ request: IdentitySessionRequest) async throws(IdentityError) -> IdentitySessionsEnded {
+    public func logoutEverywhere(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentitySessionsEnded {
         let now = clock()
         let session = try await validSession(request.token, at: now)
         let accountId = session.accountId
@@ -56,7 +56,7 @@ extension IdentityStore {
     /// Enters the password again: a fresh session, privileged for the window, replaces the presented one (whose
     /// token stops working at once), keeping its expiry.
     /// - Throws: `account.wrongCredentials` (counted like a failed login), `account.throttled`.
-    public func reauthenticate(_ request: IdentityReauthenticateRequest) async throws(IdentityError) -> IdentityPrivilege {
+    public func reauthenticate(_ request: IdentityReauthenticateRequest) async throws(ServiceError) -> IdentityPrivilege {
         let now = clock()
         let session = try await validSession(request.token, at: now)
         try await verifyPassword(request.password, accountId: session.accountId, at: now)
@@ -75,7 +75,7 @@ extension IdentityStore {
 
     /// Checks the account's password for a signed-in caller, throttled and counted like a login.
     /// - Throws: `account.wrongCredentials` (an anonymous account has no password), `account.throttled`.
-    func verifyPassword(_ password: SecretString, accountId: String, at now: Timestamp) async throws(IdentityError) {
+    func verifyPassword(_ password: SecretString, accountId: String, at now: Timestamp) async throws(ServiceError) {
         guard PasswordHashingPool.acceptsLength(of: password) else { throw Self.passwordTooLong }
         let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
         guard let credential, let normalizedUserId = credential.normalizedUserId else { throw Self.wrongCredentials }
@@ -90,7 +90,7 @@ extension IdentityStore {
 
     /// A security-related operation's gate: the session is privileged, or the request carries the right password.
     /// - Throws: `account.reauthenticationRequired` when neither, `account.wrongCredentials` for a wrong password.
-    func authorizeSecurityOperation(_ session: StoredSession, currentPassword: SecretString?, at now: Timestamp) async throws(IdentityError) {
+    func authorizeSecurityOperation(_ session: StoredSession, currentPassword: SecretString?, at now: Timestamp) async throws(ServiceError) {
         // A current password that is given is checked, even within the privileged window: a wrong one is never
         // silently ignored.
         if let currentPassword {
@@ -98,7 +98,7 @@ extension IdentityStore {
             return
         }
         guard session.isPrivileged(at: now) else {
-            throw IdentityError(AccountError(code: .reauthenticationRequired))
+            throw ServiceError(AccountError(code: .reauthenticationRequired))
         }
     }
 }

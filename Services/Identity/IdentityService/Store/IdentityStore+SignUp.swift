@@ -12,7 +12,7 @@ extension IdentityStore {
     /// does the account become usable. When Profile fails, the reservation is dropped at once (the userId is free
     /// again) and the profile is deleted after ``IdentityOptions/profileCleanupDelay``, in case a late create
     /// committed; the caller gets the retryable `identity.profileUnavailable`.
-    public func signUp(_ request: IdentitySignUpRequest) async throws(IdentityError) -> IdentityAccountSession {
+    public func signUp(_ request: IdentitySignUpRequest) async throws(ServiceError) -> IdentityAccountSession {
         let userId = UserIdNormalization.trimmed(request.userId)
         let details = try checkSignUp(userId: userId, password: request.password, details: request.details)
         let normalizedUserId = UserIdNormalization.normalized(userId, type: configuration.userIdType)
@@ -22,7 +22,7 @@ extension IdentityStore {
         }
         // Cheap refusal of a taken userId before the expensive hash; the reservation below is what guarantees it.
         if try await stored({ () async throws(IdentityStorageError) in try await storage.credential(normalizedUserId: normalizedUserId) }) != nil {
-            throw IdentityError(AccountError(code: .credentialsTaken))
+            throw ServiceError(AccountError(code: .credentialsTaken))
         }
         let hash = try await hashing { try await hashing.hash(request.password.value) }
         let accountId = UUID().uuidString.lowercased()
@@ -60,7 +60,7 @@ extension IdentityStore {
     }
 
     /// Creates an anonymous account and its session; it has no details until it signs up.
-    public func signInAnonymously(_ request: IdentityClientRequest) async throws(IdentityError) -> IdentityAccountSession {
+    public func signInAnonymously(_ request: IdentityClientRequest) async throws(ServiceError) -> IdentityAccountSession {
         let now = clock()
         let accountId = UUID().uuidString.lowercased()
         let credential = StoredCredential(accountId: accountId, userId: nil, normalizedUserId: nil, passwordHash: nil, createdAt: now)
@@ -81,14 +81,14 @@ extension IdentityStore {
         normalizedUserId: String,
         password: SecretString,
         details: AccountDetails
-    ) async throws(IdentityError) -> IdentityAccountSession {
+    ) async throws(ServiceError) -> IdentityAccountSession {
         let now = clock()
         let session = try await validSession(token, at: now)
         guard session.accountIsAnonymous else {
-            throw IdentityError(AccountError(code: .alreadySignedUp))
+            throw ServiceError(AccountError(code: .alreadySignedUp))
         }
         if try await stored({ () async throws(IdentityStorageError) in try await storage.credential(normalizedUserId: normalizedUserId) }) != nil {
-            throw IdentityError(AccountError(code: .credentialsTaken))
+            throw ServiceError(AccountError(code: .credentialsTaken))
         }
         let hash = try await hashing { try await hashing.hash(password.value) }
         let accountId = session.accountId
@@ -101,7 +101,7 @@ extension IdentityStore {
         } catch let .refused(refusal) {
             throw refusal
         } catch {
-            throw .profileUnavailable
+            throw .identityProfileUnavailable
         }
         let answer = assembler.account(accountId: accountId, profile: stored, userId: userId, isAnonymous: false).details
         let (fresh, freshToken) = makeSession(accountId: accountId, credentialVersion: session.credentialVersion + 1, privileged: true, at: clock())
@@ -128,7 +128,7 @@ extension IdentityStore {
     }
 
     /// Drops a reservation after Profile failed, and answers with Profile's refusal or `identity.profileUnavailable`.
-    private func abandon(accountId: String, after error: ProfileProviderError) async throws(IdentityError) -> Never {
+    private func abandon(accountId: String, after error: ProfileProviderError) async throws(ServiceError) -> Never {
         switch error {
         case let .refused(refusal):
             // Nothing was stored: Profile refused the details.
@@ -138,13 +138,13 @@ extension IdentityStore {
             let cleanupAt = clock().adding(options.profileCleanupDelay)
             try await stored { () async throws(IdentityStorageError) in try await storage.abandonAccount(accountId: accountId, profileCleanupAt: cleanupAt) }
             logger.warning("sign-up abandoned: profile unavailable", metadata: ["konto.account_id": "\(accountId)"])
-            throw .profileUnavailable
+            throw .identityProfileUnavailable
         }
     }
 
     /// Validates the credentials and details together, with every violation in one answer, and returns the details
     /// to store in Profile.
-    func checkSignUp(userId: String, password: SecretString, details: AccountDetails) throws(IdentityError) -> AccountDetails {
+    func checkSignUp(userId: String, password: SecretString, details: AccountDetails) throws(ServiceError) -> AccountDetails {
         var fields: [AccountFieldError] = []
         var values = details.storedValues
         for identifier in [UserIdKey.identifier, PasswordKey.identifier, AccountIdKey.identifier] where values[identifier] != nil {
@@ -176,7 +176,7 @@ extension IdentityStore {
         }
         guard fields.isEmpty else {
             let onlyMissing = fields.allSatisfy { $0.code == .missingAccountValue }
-            throw IdentityError(AccountError(code: onlyMissing ? .missingAccountValue : .validationFailed, fields: fields.sorted { $0.key < $1.key }))
+            throw ServiceError(AccountError(code: onlyMissing ? .missingAccountValue : .validationFailed, fields: fields.sorted { $0.key < $1.key }))
         }
         return AccountDetails(values: profileValues, userIdType: configuration.userIdType)
     }

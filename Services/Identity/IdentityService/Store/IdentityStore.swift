@@ -52,7 +52,7 @@ public final class IdentityStore: Sendable {
     // MARK: Helpers shared by the operations
 
     /// A storage call, its failures turned into the service's errors.
-    func stored<T>(_ body: () async throws(IdentityStorageError) -> T) async throws(IdentityError) -> T {
+    func stored<T>(_ body: () async throws(IdentityStorageError) -> T) async throws(ServiceError) -> T {
         do {
             return try await body()
         } catch {
@@ -60,12 +60,12 @@ public final class IdentityStore: Sendable {
         }
     }
 
-    static func error(for error: IdentityStorageError) -> IdentityError {
+    static func error(for error: IdentityStorageError) -> ServiceError {
         switch error.code {
-        case .unavailable: .storageUnavailable
-        case .notFound: IdentityError(AccountError(code: .notFound))
-        case .userIdTaken: IdentityError(AccountError(code: .credentialsTaken))
-        case .failure: .storageFailure
+        case .unavailable: .identityStorageUnavailable
+        case .notFound: ServiceError(AccountError(code: .notFound))
+        case .userIdTaken: ServiceError(AccountError(code: .credentialsTaken))
+        case .failure: .identityStorageFailure
         }
     }
 
@@ -89,7 +89,7 @@ public final class IdentityStore: Sendable {
 
     /// The session a token names, valid at `now`.
     /// - Throws: `account.unauthenticated` for an unknown, ended or expired session (the same for each).
-    func validSession(_ token: BearerToken, at now: Timestamp) async throws(IdentityError) -> StoredSession {
+    func validSession(_ token: BearerToken, at now: Timestamp) async throws(ServiceError) -> StoredSession {
         // A token is 43 characters; anything far longer is not one and is not hashed.
         guard token.value.utf8.count <= 256 else { throw Self.unauthenticated }
         let hash = SecretToken.hash(token.value)
@@ -99,24 +99,24 @@ public final class IdentityStore: Sendable {
         return session
     }
 
-    static let unauthenticated = IdentityError(AccountError(code: .unauthenticated))
-    static let wrongCredentials = IdentityError(AccountError(code: .wrongCredentials))
+    static let unauthenticated = ServiceError(AccountError(code: .unauthenticated))
+    static let wrongCredentials = ServiceError(AccountError(code: .wrongCredentials))
 
     /// Runs a password hash or verification on the pool; a full pool is `identity.busy`.
-    func hashing<T>(_ body: () async throws -> T) async throws(IdentityError) -> T {
+    func hashing<T>(_ body: () async throws -> T) async throws(ServiceError) -> T {
         do {
             return try await body()
-        } catch let error as IdentityError {
+        } catch let error as ServiceError {
             throw error
         } catch is PasswordTooLong {
             throw Self.passwordTooLong
         } catch {
             logger.error("password hashing failed", metadata: ["konto.error": "\(String(reflecting: type(of: error)))"])
-            throw IdentityError(code: WireError.Code.internalError, message: "Password hashing failed.")
+            throw ServiceError(code: WireError.Code.internalError, message: "Password hashing failed.")
         }
     }
 
-    static let passwordTooLong = IdentityError(AccountError(code: .validationFailed, fields: [passwordTooLongField]))
+    static let passwordTooLong = ServiceError(AccountError(code: .validationFailed, fields: [passwordTooLongField]))
     static let passwordTooLongField = AccountFieldError(
         key: PasswordKey.identifier,
         code: .valueTooLarge,

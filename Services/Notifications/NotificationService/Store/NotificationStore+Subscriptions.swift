@@ -49,7 +49,7 @@ extension NotificationStore {
     }
 
     /// Creates the group, or checks that it exists with the same types.
-    public func declareGroup(_ request: NotificationsSubscribeRequest) async throws(NotificationsError) -> NotificationsGroupDeclared {
+    public func declareGroup(_ request: NotificationsSubscribeRequest) async throws(ServiceError) -> NotificationsGroupDeclared {
         try Self.checkGroupName(request.group)
         let types = try Self.checkTypes(request.types)
         let outcome = try await stored { () async throws(NotificationStorageError) in
@@ -167,11 +167,11 @@ extension NotificationStore {
     }
 
     /// The types sorted and deduplicated; nil (every type) stays nil.
-    static func checkTypes(_ types: [String]?) throws(NotificationsError) -> [String]? {
+    static func checkTypes(_ types: [String]?) throws(ServiceError) -> [String]? {
         guard let types else { return nil }
-        guard !types.isEmpty else { throw .invalidRequest("types is nil for every type, or lists at least one") }
+        guard !types.isEmpty else { throw .notificationsInvalidRequest("types is nil for every type, or lists at least one") }
         for type in types where !NotificationsContract.eventTypes.contains(type) {
-            throw .invalidRequest("unknown event type '\(type.prefix(64))'")
+            throw .notificationsInvalidRequest("unknown event type '\(type.prefix(64))'")
         }
         return Array(Set(types)).sorted()
     }
@@ -183,17 +183,17 @@ extension NotificationStore {
     /// is not skipped).
     public func serveFeed(_ request: NotificationsFeedRequest, subscriber: WireSubscriber<AccountEvent>) async throws {
         guard !request.accountId.isEmpty, request.accountId.utf8.count <= 255 else {
-            throw NotificationsError.invalidRequest("an accountId has 1 to 255 bytes")
+            throw ServiceError.notificationsInvalidRequest("an accountId has 1 to 255 bytes")
         }
         var start: TailCursor? = nil
         if let after = request.after {
             start = try await stored { () async throws(NotificationStorageError) in
                 try await storage.cursor(ofEvent: after, accountId: request.accountId)
             }
-            guard start != nil else { throw NotificationsError.unknownEvent }
+            guard start != nil else { throw ServiceError.unknownEvent }
         } else if let text = request.afterCursor {
             guard let cursor = TailCursor(text) else {
-                throw NotificationsError.invalidRequest("afterCursor must be a cursor from notifications.tailCursor")
+                throw ServiceError.notificationsInvalidRequest("afterCursor must be a cursor from notifications.tailCursor")
             }
             start = cursor
         }
@@ -206,7 +206,7 @@ extension NotificationStore {
 extension NotificationStore {
     // MARK: Tail
 
-    public func tailCursor() async throws(NotificationsError) -> NotificationsTailCursor {
+    public func tailCursor() async throws(ServiceError) -> NotificationsTailCursor {
         let cursor = try await stored { () async throws(NotificationStorageError) in try await storage.tailCursor() }
         return NotificationsTailCursor(cursor: cursor.description)
     }
@@ -215,7 +215,7 @@ extension NotificationStore {
     /// credit. Nothing is recorded for the subscriber: a tail that ends is started again from a new cursor.
     public func serveTail(_ request: NotificationsTailRequest, subscriber: WireSubscriber<AccountEvent>) async throws {
         guard let start = TailCursor(request.after) else {
-            throw NotificationsError.invalidRequest("after must be a cursor from notifications.tailCursor")
+            throw ServiceError.notificationsInvalidRequest("after must be a cursor from notifications.tailCursor")
         }
         let types = try Self.checkTypes(request.types)
         try await serveStream(from: start, to: subscriber, recheckAfterPublish: true) { cursor, limit async throws(NotificationStorageError) in

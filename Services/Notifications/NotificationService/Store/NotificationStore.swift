@@ -24,9 +24,9 @@ public final class NotificationStore: Sendable {
 
     // MARK: Publishing
 
-    public func publish(_ request: NotificationsPublishRequest) async throws(NotificationsError) -> NotificationsPublished {
+    public func publish(_ request: NotificationsPublishRequest) async throws(ServiceError) -> NotificationsPublished {
         guard request.events.count <= NotificationsContract.maximumPublishBatch else {
-            throw .invalidRequest("at most \(NotificationsContract.maximumPublishBatch) events per publish")
+            throw .notificationsInvalidRequest("at most \(NotificationsContract.maximumPublishBatch) events per publish")
         }
         let outcome = try await stored { () async throws(NotificationStorageError) in
             try await storage.append(request.events, at: clock())
@@ -40,10 +40,10 @@ public final class NotificationStore: Sendable {
 
     // MARK: Dead letters and replay
 
-    public func deadLetters(_ request: NotificationsDeadLettersRequest) async throws(NotificationsError) -> NotificationsDeadLetters {
+    public func deadLetters(_ request: NotificationsDeadLettersRequest) async throws(ServiceError) -> NotificationsDeadLetters {
         try Self.checkGroupName(request.group)
         guard (1...NotificationsContract.maximumListing).contains(request.limit) else {
-            throw .invalidRequest("limit must be 1 to \(NotificationsContract.maximumListing)")
+            throw .notificationsInvalidRequest("limit must be 1 to \(NotificationsContract.maximumListing)")
         }
         try await requireGroup(request.group)
         let letters = try await stored { () async throws(NotificationStorageError) in
@@ -54,10 +54,10 @@ public final class NotificationStore: Sendable {
         })
     }
 
-    public func replayDeadLetters(_ request: NotificationsReplayDeadLettersRequest) async throws(NotificationsError) -> NotificationsReplayed {
+    public func replayDeadLetters(_ request: NotificationsReplayDeadLettersRequest) async throws(ServiceError) -> NotificationsReplayed {
         try Self.checkGroupName(request.group)
         if let ids = request.eventIds, ids.count > NotificationsContract.maximumListing {
-            throw .invalidRequest("at most \(NotificationsContract.maximumListing) event ids")
+            throw .notificationsInvalidRequest("at most \(NotificationsContract.maximumListing) event ids")
         }
         try await requireGroup(request.group)
         let count = try await stored { () async throws(NotificationStorageError) in
@@ -68,7 +68,7 @@ public final class NotificationStore: Sendable {
         return NotificationsReplayed(replayed: count)
     }
 
-    public func replay(_ request: NotificationsReplayRequest) async throws(NotificationsError) -> NotificationsReplayed {
+    public func replay(_ request: NotificationsReplayRequest) async throws(ServiceError) -> NotificationsReplayed {
         try Self.checkGroupName(request.group)
         try await requireGroup(request.group)
         let count = try await stored { () async throws(NotificationStorageError) in
@@ -81,25 +81,25 @@ public final class NotificationStore: Sendable {
 
     // MARK: Helpers
 
-    static func checkGroupName(_ group: String) throws(NotificationsError) {
+    static func checkGroupName(_ group: String) throws(ServiceError) {
         guard !group.isEmpty, group.utf8.count <= NotificationsContract.maximumGroupNameLength else {
-            throw .invalidRequest("a group name has 1 to \(NotificationsContract.maximumGroupNameLength) bytes")
+            throw .notificationsInvalidRequest("a group name has 1 to \(NotificationsContract.maximumGroupNameLength) bytes")
         }
     }
 
-    private func requireGroup(_ group: String) async throws(NotificationsError) {
+    private func requireGroup(_ group: String) async throws(ServiceError) {
         let exists = try await stored { () async throws(NotificationStorageError) in try await storage.groupExists(group) }
         guard exists else { throw .unknownGroup(group) }
     }
 
     /// Runs a storage call, turning its failure into the service's error.
-    func stored<T: Sendable>(_ body: () async throws(NotificationStorageError) -> T) async throws(NotificationsError) -> T {
+    func stored<T: Sendable>(_ body: () async throws(NotificationStorageError) -> T) async throws(ServiceError) -> T {
         do {
             return try await body()
         } catch {
             switch error.code {
-            case .unavailable: throw .storageUnavailable
-            case .failure: throw .storageFailure
+            case .unavailable: throw .notificationsStorageUnavailable
+            case .failure: throw .notificationsStorageFailure
             }
         }
     }

@@ -20,7 +20,7 @@ extension ProfileStore {
     // MARK: Create
 
     /// The values to store for a new account (without `accountId`), or every problem at once.
-    func checkedCreation(accountId: String, details: AccountDetails) throws(ProfileError) -> [String: AccountValue] {
+    func checkedCreation(accountId: String, details: AccountDetails) throws(ServiceError) -> [String: AccountValue] {
         var values = details.storedValues
         var fields: [AccountFieldError] = []
         if !Self.isStorableAccountId(accountId) {
@@ -48,7 +48,7 @@ extension ProfileStore {
             code = .accountIdChanged
         }
         guard fields.isEmpty else {
-            throw ProfileError(AccountError(code: code, fields: Self.sorted(fields)))
+            throw ServiceError(AccountError(code: code, fields: Self.sorted(fields)))
         }
         try checkLimits(values, checkingValuesOf: values.keys)
         return values
@@ -73,7 +73,7 @@ extension ProfileStore {
     }
 
     /// The values after applying the modification to `current`, without `accountId`, or every problem at once.
-    func modifiedValues(current: AccountDetails, applying modifications: AccountModifications, requestErrors: [AccountFieldError]) throws(ProfileError) -> [String: AccountValue] {
+    func modifiedValues(current: AccountDetails, applying modifications: AccountModifications, requestErrors: [AccountFieldError]) throws(ServiceError) -> [String: AccountValue] {
         var fields = requestErrors
         var code = AccountError.Code.validationFailed
         var updated = current
@@ -84,7 +84,7 @@ extension ProfileStore {
             fields += error.fields
         }
         guard fields.isEmpty else {
-            throw ProfileError(AccountError(code: code, fields: Self.sorted(fields)))
+            throw ServiceError(AccountError(code: code, fields: Self.sorted(fields)))
         }
         var values = updated.storedValues
         values[AccountIdKey.identifier] = nil
@@ -96,7 +96,7 @@ extension ProfileStore {
     // MARK: Limits
 
     /// Measures the JSON encoding of the given keys' values and of the whole account.
-    func checkLimits(_ values: [String: AccountValue], checkingValuesOf identifiers: some Sequence<String>) throws(ProfileError) {
+    func checkLimits(_ values: [String: AccountValue], checkingValuesOf identifiers: some Sequence<String>) throws(ServiceError) {
         let limits = options.limits
         var oversized: [AccountFieldError] = []
         var unencodable: [AccountFieldError] = []
@@ -115,21 +115,21 @@ extension ProfileStore {
             }
         }
         if !unencodable.isEmpty {
-            throw ProfileError(AccountError(code: .validationFailed, fields: unencodable))
+            throw ServiceError(AccountError(code: .validationFailed, fields: unencodable))
         }
         if !oversized.isEmpty {
             let keys = oversized.map(\.key).joined(separator: ", ")
-            throw ProfileError(
+            throw ServiceError(
                 code: .profileValueTooLarge,
                 message: "Values of \(keys) are larger than the limit of \(limits.maximumValueBytes) bytes per value.",
                 fields: oversized
             )
         }
         guard let size = try? ProfileDocument.encode(values).count else {
-            throw ProfileError(AccountError(code: .validationFailed))
+            throw ServiceError(AccountError(code: .validationFailed))
         }
         if size > limits.maximumAccountBytes {
-            throw ProfileError(
+            throw ServiceError(
                 code: .profileAccountTooLarge,
                 message: "The account's details would take \(size) bytes, over the limit of \(limits.maximumAccountBytes) bytes per account."
             )

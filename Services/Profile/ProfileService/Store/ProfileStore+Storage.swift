@@ -3,12 +3,12 @@ import KontoPostgres
 import Logging
 
 extension ProfileStore {
-    /// Runs one storage call within the operation timeout and maps its failures to ``ProfileError``s.
+    /// Runs one storage call within the operation timeout and maps its failures to ``ServiceError``s.
     func perform<Value: Sendable>(
         _ operation: String,
         logger: Logger,
         _ body: @escaping @Sendable (any ProfileStorage) async throws(ProfileStorageError) -> Value
-    ) async throws(ProfileError) -> Value {
+    ) async throws(ServiceError) -> Value {
         let storage = storage
         do {
             return try await OperationTimeout.run(options.operationTimeout) {
@@ -21,7 +21,7 @@ extension ProfileStore {
 
     /// The storage's `fetch(accountId:keys:timeout:)`, which bounds itself, with its failures mapped.
     /// Loads are the hot path, so the account's logger is only made when there is something to log.
-    func fetch(_ accountId: String, keys: [String]?) async throws(ProfileError) -> StoredProfile? {
+    func fetch(_ accountId: String, keys: [String]?) async throws(ServiceError) -> StoredProfile? {
         do {
             return try await storage.fetch(accountId: accountId, keys: keys, timeout: options.operationTimeout)
         } catch {
@@ -29,27 +29,27 @@ extension ProfileStore {
         }
     }
 
-    private func mapped(_ error: any Error, operation: String, logger: Logger) -> ProfileError {
+    private func mapped(_ error: any Error, operation: String, logger: Logger) -> ServiceError {
         let storageError = error as? ProfileStorageError
         if error is OperationTimeoutError || storageError?.underlying is OperationTimeoutError {
             logger.warning("profile storage timed out", metadata: [
                 "konto.operation": "\(operation)",
                 "konto.timeout": "\(options.operationTimeout)",
             ])
-            return ProfileError.storageUnavailable
+            return ServiceError.profileStorageUnavailable
         }
         switch storageError?.code {
         case .alreadyExists:
-            return ProfileError.alreadyExists
+            return ServiceError.profileAlreadyExists
         case .unavailable:
             logger.warning("profile storage unavailable", metadata: ["konto.operation": "\(operation)"])
-            return ProfileError.storageUnavailable
+            return ServiceError.profileStorageUnavailable
         case .failure:
             logger.error("profile storage failed", metadata: ["konto.operation": "\(operation)"])
-            return ProfileError.storageFailure
+            return ServiceError.profileStorageFailure
         case nil:
             // Only cancellation of the caller is left; the request is abandoned, so it may be retried.
-            return ProfileError.storageUnavailable
+            return ServiceError.profileStorageUnavailable
         }
     }
 }

@@ -30,7 +30,7 @@ public struct ProfileStore: Sendable {
     /// An `accountId` inside `details` must match the parameter. Required keys other than credentials must be present.
     /// - Throws: `account.validationFailed` (and the other `account.*` refusals) with every field,
     ///   `profile.valueTooLarge`, `profile.accountTooLarge`, `profile.alreadyExists`, `profile.storageUnavailable`.
-    public func create(accountId: String, details: AccountDetails) async throws(ProfileError) -> VersionedAccountDetails {
+    public func create(accountId: String, details: AccountDetails) async throws(ServiceError) -> VersionedAccountDetails {
         let logger = logger(for: accountId)
         let values = try checkedCreation(accountId: accountId, details: details)
         let version = try await perform("create", logger: logger) { storage async throws(ProfileStorageError) in
@@ -42,9 +42,9 @@ public struct ProfileStore: Sendable {
 
     /// The account's details (only `keys` when given, never secrets) and their version.
     /// - Throws: `account.notFound`, `profile.storageUnavailable`.
-    public func load(accountId: String, keys: [String]? = nil) async throws(ProfileError) -> VersionedAccountDetails {
+    public func load(accountId: String, keys: [String]? = nil) async throws(ServiceError) -> VersionedAccountDetails {
         guard let stored = try await fetch(accountId: accountId, keys: keys) else {
-            throw ProfileError.notFound()
+            throw ServiceError.notFound()
         }
         guard let keys else {
             return VersionedAccountDetails(details: accountDetails(accountId: accountId, values: stored.values), version: stored.version)
@@ -66,15 +66,15 @@ public struct ProfileStore: Sendable {
     /// - Throws: `account.notFound`, `account.versionConflict`, the `account.*` refusals of
     ///   ``AccountConfiguration/apply(_:to:)`` with every field, `profile.valueTooLarge`, `profile.accountTooLarge`,
     ///   `profile.storageUnavailable`.
-    public func modify(accountId: String, modifications: AccountModifications, expectedVersion: Int64? = nil) async throws(ProfileError) -> VersionedAccountDetails {
+    public func modify(accountId: String, modifications: AccountModifications, expectedVersion: Int64? = nil) async throws(ServiceError) -> VersionedAccountDetails {
         let logger = logger(for: accountId)
         let (requestErrors, applicable) = checkedModifications(modifications)
         for attempt in 1...options.maximumModifyAttempts {
             guard let stored = try await fetch(accountId: accountId) else {
-                throw ProfileError.notFound()
+                throw ServiceError.notFound()
             }
             if let expectedVersion, expectedVersion != stored.version {
-                throw ProfileError.versionConflict()
+                throw ServiceError.versionConflict()
             }
             let current = accountDetails(accountId: accountId, values: stored.values)
             let values = try modifiedValues(current: current, applying: applicable, requestErrors: requestErrors)
@@ -92,18 +92,18 @@ public struct ProfileStore: Sendable {
                 return VersionedAccountDetails(details: modified, version: version)
             }
             if expectedVersion != nil {
-                throw ProfileError.versionConflict()
+                throw ServiceError.versionConflict()
             }
             logger.debug("profile modify lost a race; retrying", metadata: ["konto.attempt": "\(attempt)"])
             await Self.backOff(attempt: attempt)
         }
         logger.warning("profile modify gave up after repeated lost races", metadata: ["konto.attempts": "\(options.maximumModifyAttempts)"])
-        throw ProfileError.versionConflict(retryable: true, message: "The account is being changed by too many requests at once; try again.")
+        throw ServiceError.versionConflict(retryable: true, message: "The account is being changed by too many requests at once; try again.")
     }
 
     /// Removes the account's details. Idempotent: returns whether there were any.
     @discardableResult
-    public func delete(accountId: String) async throws(ProfileError) -> Bool {
+    public func delete(accountId: String) async throws(ServiceError) -> Bool {
         let logger = logger(for: accountId)
         guard Self.isStorableAccountId(accountId) else {
             return false
@@ -116,7 +116,7 @@ public struct ProfileStore: Sendable {
     }
 
     /// Throws `profile.storageUnavailable` (or `profile.storageFailure`) when the storage cannot serve.
-    public func checkHealth() async throws(ProfileError) {
+    public func checkHealth() async throws(ServiceError) {
         try await perform("checkHealth", logger: logger) { storage async throws(ProfileStorageError) in
             try await storage.checkHealth()
         }
@@ -134,7 +134,7 @@ public struct ProfileStore: Sendable {
 
     // MARK: Helpers
 
-    private func fetch(accountId: String, keys: [String]? = nil) async throws(ProfileError) -> StoredProfile? {
+    private func fetch(accountId: String, keys: [String]? = nil) async throws(ServiceError) -> StoredProfile? {
         // An identifier that could never have been stored (empty, NUL) is simply not there.
         guard Self.isStorableAccountId(accountId) else {
             return nil
