@@ -163,8 +163,7 @@ public final class KontoClient: Sendable {
     }
 
     private func account(from answer: KontoHTTPResponse) throws -> KontoAccount {
-        let body = try decode(AccountBody.self, answer)
-        return KontoAccount(accountId: body.accountId, version: body.version, isAnonymous: body.isAnonymous, details: body.details)
+        try decode(KontoAccount.self, answer)
     }
 
     private func exchange(
@@ -252,5 +251,4 @@ private struct AccountSessionBody: Decodable {
     var session: Session
     var details: AccountDetails?
 }
-private struct AccountBody: Decodable { var accountId: String; var version: Int64; var isAnonymous: Bool; var details: AccountDetails }
 private struct Problem: Decodable { var code: String; var detail: String?; var errors: [AccountFieldError]?; var requestId: String? }

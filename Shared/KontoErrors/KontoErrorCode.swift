@@ -15,15 +15,6 @@ public struct KontoErrorCode: RawRepresentable, Sendable, Hashable, Comparable, 
         self.rawValue = rawValue
     }
 
-    public init(from decoder: any Decoder) throws {
-        self.rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-
     public var description: String { rawValue }
 
     /// By their text, for stable listings.

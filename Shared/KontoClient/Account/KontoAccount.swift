@@ -1,21 +1,11 @@
 import KontoModel
 
-/// The signed-in account as `GET /v1/account` gives it, with typed access to its details by key path:
-/// `try await client.account()[\.dateOfBirth]`.
-public struct KontoAccount: Sendable, Equatable {
-    public var accountId: String
-    /// The details' version; pass it to ``KontoClient/modify(set:remove:ifVersion:)`` to refuse a lost update.
-    public var version: Int64
-    public var isAnonymous: Bool
-    public var details: AccountDetails
+/// The signed-in account as `GET /v1/account` gives it (the model's ``AssembledAccount``: the gateway encodes that
+/// very type), with typed access to its details by key path: `try await client.account()[\.dateOfBirth]`.
+/// Its `version` is what ``KontoClient/modify(set:remove:ifVersion:)`` takes to refuse a lost update.
+public typealias KontoAccount = AssembledAccount
 
-    public init(accountId: String, version: Int64, isAnonymous: Bool, details: AccountDetails) {
-        self.accountId = accountId
-        self.version = version
-        self.isAnonymous = isAnonymous
-        self.details = details
-    }
-
+extension AssembledAccount {
     public subscript<Key: AccountKey>(_ keyPath: KeyPath<AccountKeys, Key.Type>) -> Key.Value? {
         details[keyPath]
     }

@@ -34,16 +34,16 @@ public enum IdentityContract {
 
     /// Every code an Identity method may answer with (besides the wire layer's).
     public static let errorCodes: [KontoErrorCode] = [
-        AccountError.Code.credentialsTaken,
-        AccountError.Code.alreadySignedUp,
-        AccountError.Code.wrongCredentials,
-        AccountError.Code.validationFailed,
-        AccountError.Code.missingAccountValue,
-        AccountError.Code.unauthenticated,
-        AccountError.Code.reauthenticationRequired,
-        AccountError.Code.invalidResetToken,
-        AccountError.Code.throttled,
-        AccountError.Code.notFound,
+        .credentialsTaken,
+        .alreadySignedUp,
+        .wrongCredentials,
+        .validationFailed,
+        .missingAccountValue,
+        .unauthenticated,
+        .reauthenticationRequired,
+        .invalidResetToken,
+        .throttled,
+        .notFound,
     ] + KontoErrorCode.codes(of: .identity)
 
     /// The codes each method answers with (besides the wire layer's), as its implementation raises them; the union
@@ -52,30 +52,20 @@ public enum IdentityContract {
     /// (only methods that hash a password), `identity.profileUnavailable` from Profile (only the methods that wait for
     /// it: deletion schedules Profile's part and succeeds without it).
     public static let errorCodesByMethod: [String: [KontoErrorCode]] = {
-        let taken = AccountError.Code.credentialsTaken
-        let alreadySignedUp = AccountError.Code.alreadySignedUp
-        let wrong = AccountError.Code.wrongCredentials
-        let invalid = AccountError.Code.validationFailed
-        let missing = AccountError.Code.missingAccountValue
-        let unauthenticated = AccountError.Code.unauthenticated
-        let reauthenticationRequired = AccountError.Code.reauthenticationRequired
-        let invalidToken = AccountError.Code.invalidResetToken
-        let throttled = AccountError.Code.throttled
-        let notFound = AccountError.Code.notFound
-        let storage = [KontoErrorCode.identityStorageUnavailable, KontoErrorCode.identityStorageFailure]
+        let storage: [KontoErrorCode] = [.identityStorageUnavailable, .identityStorageFailure]
         return [
-            signUp.name: [invalid, missing, unauthenticated, alreadySignedUp, taken, notFound, KontoErrorCode.identityBusy, KontoErrorCode.identityProfileUnavailable] + storage,
+            signUp.name: [.validationFailed, .missingAccountValue, .unauthenticated, .alreadySignedUp, .credentialsTaken, .notFound, .identityBusy, .identityProfileUnavailable] + storage,
             signInAnonymously.name: storage,
-            login.name: [invalid, throttled, wrong, notFound, KontoErrorCode.identityBusy, KontoErrorCode.identityProfileUnavailable] + storage,
-            validateSession.name: [unauthenticated] + storage,
-            logout.name: [unauthenticated] + storage,
-            logoutEverywhere.name: [unauthenticated] + storage,
-            reauthenticate.name: [unauthenticated, invalid, throttled, wrong, notFound, KontoErrorCode.identityBusy] + storage,
-            changePassword.name: [unauthenticated, invalid, missing, reauthenticationRequired, throttled, wrong, notFound, KontoErrorCode.identityBusy] + storage,
-            changeUserId.name: [unauthenticated, invalid, missing, reauthenticationRequired, throttled, wrong, taken, notFound, KontoErrorCode.identityBusy] + storage,
-            requestPasswordReset.name: [invalid, missing, throttled, notFound] + storage,
-            confirmPasswordReset.name: [invalid, missing, invalidToken, KontoErrorCode.identityBusy] + storage,
-            delete.name: [unauthenticated, invalid, reauthenticationRequired, throttled, wrong, notFound, KontoErrorCode.identityBusy] + storage,
+            login.name: [.validationFailed, .throttled, .wrongCredentials, .notFound, .identityBusy, .identityProfileUnavailable] + storage,
+            validateSession.name: [.unauthenticated] + storage,
+            logout.name: [.unauthenticated] + storage,
+            logoutEverywhere.name: [.unauthenticated] + storage,
+            reauthenticate.name: [.unauthenticated, .validationFailed, .throttled, .wrongCredentials, .notFound, .identityBusy] + storage,
+            changePassword.name: [.unauthenticated, .validationFailed, .missingAccountValue, .reauthenticationRequired, .throttled, .wrongCredentials, .notFound, .identityBusy] + storage,
+            changeUserId.name: [.unauthenticated, .validationFailed, .missingAccountValue, .reauthenticationRequired, .throttled, .wrongCredentials, .credentialsTaken, .notFound, .identityBusy] + storage,
+            requestPasswordReset.name: [.validationFailed, .missingAccountValue, .throttled, .notFound] + storage,
+            confirmPasswordReset.name: [.validationFailed, .missingAccountValue, .invalidResetToken, .identityBusy] + storage,
+            delete.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .throttled, .wrongCredentials, .notFound, .identityBusy] + storage,
             // A report, never an error: an unready dependency is a check with status notReady.
             HealthContract.check.name: [],
         ]

@@ -26,32 +26,25 @@ public enum ProfileContract {
 
     /// Every code a Profile method may answer with, besides the wire layer's own (`wire.*`); each declared in KontoErrors.
     public static let errorCodes: [KontoErrorCode] = [
-        AccountError.Code.notFound,
-        AccountError.Code.validationFailed,
-        AccountError.Code.accountIdChanged,
-        AccountError.Code.mutatingNonMutableAccountKeys,
-        AccountError.Code.missingAccountValue,
-        AccountError.Code.userIdNotRemovable,
-        AccountError.Code.versionConflict,
+        .notFound,
+        .validationFailed,
+        .accountIdChanged,
+        .mutatingNonMutableAccountKeys,
+        .missingAccountValue,
+        .userIdNotRemovable,
+        .versionConflict,
     ] + KontoErrorCode.codes(of: .profile)
 
     /// The codes each method answers with (besides the wire layer's), as the store raises them; the union is
     /// ``errorCodes``. Each pair has a recorded example in `Tests/Contracts/profile` (the storage codes with the database
     /// stopped or its tables gone). Load and delete check nothing but the account's existence.
     public static let errorCodesByMethod: [String: [KontoErrorCode]] = {
-        let notFound = AccountError.Code.notFound
-        let invalid = AccountError.Code.validationFailed
-        let accountIdChanged = AccountError.Code.accountIdChanged
-        let nonMutable = AccountError.Code.mutatingNonMutableAccountKeys
-        let missing = AccountError.Code.missingAccountValue
-        let userIdNotRemovable = AccountError.Code.userIdNotRemovable
-        let conflict = AccountError.Code.versionConflict
-        let limits = [KontoErrorCode.profileValueTooLarge, KontoErrorCode.profileAccountTooLarge]
-        let storage = [KontoErrorCode.profileStorageUnavailable, KontoErrorCode.profileStorageFailure]
+        let limits: [KontoErrorCode] = [.profileValueTooLarge, .profileAccountTooLarge]
+        let storage: [KontoErrorCode] = [.profileStorageUnavailable, .profileStorageFailure]
         return [
-            create.name: [invalid, accountIdChanged, missing, KontoErrorCode.profileAlreadyExists] + limits + storage,
-            load.name: [notFound] + storage,
-            modify.name: [notFound, conflict, invalid, accountIdChanged, userIdNotRemovable, nonMutable, missing] + limits + storage,
+            create.name: [.validationFailed, .accountIdChanged, .missingAccountValue, .profileAlreadyExists] + limits + storage,
+            load.name: [.notFound] + storage,
+            modify.name: [.notFound, .versionConflict, .validationFailed, .accountIdChanged, .userIdNotRemovable, .mutatingNonMutableAccountKeys, .missingAccountValue] + limits + storage,
             delete.name: storage,
             // A report, never an error: an unreachable database is a check with status notReady.
             HealthContract.check.name: [],

@@ -1,7 +1,5 @@
-import KontoModel
-
-/// An account as every caller sees it, made by ``AccountAssembler`` alone. It is also the gateway's `Account` schema
-/// (the OpenAPI generator's type override), so the answer is encoded straight from it.
+/// An account as every caller sees it: made by KontoContracts' `AccountAssembler` alone, encoded by the gateway
+/// straight from it (its `Account` schema's type override), and read by KontoClient as `KontoAccount`.
 public struct AssembledAccount: Codable, Sendable, Hashable {
     public var accountId: String
     /// The version of Profile's details (what If-Match names); 0 while Profile holds none (an anonymous account).
