@@ -22,6 +22,7 @@ extension Target.Dependency {
     static let unixSignals = Target.Dependency.product(name: "UnixSignals", package: "swift-service-lifecycle")
     static let nioEmbedded = Target.Dependency.product(name: "NIOEmbedded", package: "swift-nio")
     static let httpTypes = Target.Dependency.product(name: "HTTPTypes", package: "swift-http-types")
+    static let openAPIRuntime = Target.Dependency.product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")
     static let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
 }
 
@@ -70,6 +71,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
         .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
@@ -106,8 +108,13 @@ let package = Package(
         ),
         .target(
             name: "KontoClient",
-            dependencies: ["KontoModel", .asyncHTTPClient, .nioCore, .nioHTTP1],
-            path: "Shared/KontoClient"
+            dependencies: [
+                "KontoModel", .asyncHTTPClient, .nioCore, .httpTypes, .openAPIRuntime,
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+            ],
+            path: "Shared/KontoClient",
+            // The HTTP exchanges are generated from the gateway's openapi.yaml (linked here), as the server's are.
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
         // Test support that depends on no service: temporary PostgreSQL, free ports, service processes, running
         // services, contract replay, a webhook receiver.
@@ -185,7 +192,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .openAPIRuntime,
                 .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -319,6 +326,7 @@ let package = Package(
                 "KontoRuntime",
                 "KontoClient",
                 .httpTypes,
+                .openAPIRuntime,
                 // The tests' composition root runs the real services behind the gateway.
                 "IdentityService",
                 "ProfileService",

@@ -1,22 +1,58 @@
-import Foundation
+import AsyncHTTPClient
+import HTTPTypes
 import KontoModel
+import NIOCore
+import OpenAPIAsyncHTTPClient
+import OpenAPIRuntime
 
-/// An async Swift client for the gateway's HTTP API (docs/API.md): sign-up, log-in, anonymous
-/// accounts, the account's details with typed keys, changes, security-related operations, password reset and the
-/// schema. The session lives in a ``KontoSessionStore``; every refusal is a ``KontoClientError`` with the API's
-/// stable code and per-field errors.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// An async Swift client for the gateway's HTTP API (docs/API.md): sign-up, log-in, anonymous accounts, the account's
+/// details with typed keys, changes, security-related operations, password reset and the schema. The session lives
+/// in a ``KontoSessionStore``; every refusal is a ``KontoClientError`` with the API's stable code and per-field
+/// errors.
+///
+/// The HTTP exchanges are the client swift-openapi-generator derives from the gateway's own `openapi.yaml`, over any
+/// OpenAPI `ClientTransport` (async-http-client by default; URLSession's on an Apple platform); this type adds the
+/// session, the typed keys and one error type on top.
 public final class KontoClient: Sendable {
-    public let transport: any KontoTransport
     public let sessions: any KontoSessionStore
+    /// The generated client, or why there is none (a gateway URL that is not one).
+    private let api: Result<Client, KontoClientError>
 
-    public init(transport: any KontoTransport, sessions: any KontoSessionStore = InMemorySessionStore()) {
-        self.transport = transport
+    private init(api: Result<Client, KontoClientError>, sessions: any KontoSessionStore) {
+        self.api = api
         self.sessions = sessions
     }
 
-    /// A client of the gateway at `gatewayURL` (e.g. `http://127.0.0.1:8080`) over async-http-client.
-    public convenience init(gatewayURL: String, sessions: any KontoSessionStore = InMemorySessionStore()) {
-        self.init(transport: AsyncHTTPClientTransport(baseURL: gatewayURL), sessions: sessions)
+    /// A client of the gateway at `gatewayURL` over `transport`. Answers are read up to `maximumResponseBytes`; an
+    /// event stream's lines up to 1 MiB each.
+    public convenience init(gatewayURL: URL, transport: any ClientTransport, sessions: any KontoSessionStore = InMemorySessionStore(), maximumResponseBytes: Int = 4 << 20) {
+        let limit = ResponseLimitMiddleware(maximumBytes: maximumResponseBytes, maximumLineBytes: 1 << 20, streamingOperations: ["accountEvents"])
+        let client = Client(
+            serverURL: gatewayURL,
+            configuration: Configuration(dateTranscoder: RFC3339DateTranscoder(), jsonEncodingOptions: []),
+            transport: transport,
+            middlewares: [BearerTokenMiddleware(), limit]
+        )
+        self.init(api: .success(client), sessions: sessions)
+    }
+
+    /// A client of the gateway at `gatewayURL` (e.g. `http://127.0.0.1:8080`) over async-http-client: `httpClient`
+    /// defaults to the shared one (which needs no shutdown); `timeout` bounds each exchange until its answer begins
+    /// (an event stream then lasts as long as the session).
+    public convenience init(gatewayURL: String, httpClient: HTTPClient = .shared, timeout: TimeAmount = .seconds(30), sessions: any KontoSessionStore = InMemorySessionStore(), maximumResponseBytes: Int = 4 << 20) {
+        guard let url = URL(string: gatewayURL), url.scheme != nil, url.host != nil else {
+            let error = KontoClientError(code: KontoClientError.Code.unreachable, status: 0, detail: "'\(gatewayURL.prefix(200))' is not a gateway URL (http://host:port).")
+            self.init(api: .failure(error), sessions: sessions)
+            return
+        }
+        let transport = AsyncHTTPClientTransport(configuration: .init(client: httpClient, timeout: timeout))
+        self.init(gatewayURL: url, transport: transport, sessions: sessions, maximumResponseBytes: maximumResponseBytes)
     }
 
     // MARK: Sessions
@@ -26,29 +62,39 @@ public final class KontoClient: Sendable {
     @discardableResult
     public func signUp(userId: String, password: String, details: AccountDetails = AccountDetails()) async throws -> KontoSignIn {
         let anonymous = try await sessions.load().flatMap { $0.isAnonymous ? $0 : nil }
-        let answer = try await exchange("POST", "/v1/accounts", body: SignUpBody(userId: userId, password: password, details: details), token: anonymous?.token, expect: 201)
-        return try await signedIn(answer, userId: userId)
+        let body = Components.Schemas.SignUpRequest(userId: userId, password: password, details: details)
+        let answer = try await call(token: anonymous?.token) { try await $0.signUp(body: .json(body)) }
+        switch answer {
+        case .created(let created): return try await signedIn(try created.body.json, userId: userId)
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
     }
 
     @discardableResult
     public func logIn(userId: String, password: String) async throws -> KontoSignIn {
-        let answer = try await exchange("POST", "/v1/sessions", body: Credentials(userId: userId, password: password), expect: 200)
-        return try await signedIn(answer, userId: userId)
+        let body = Components.Schemas.LoginRequest(userId: userId, password: password)
+        switch try await call({ try await $0.logIn(body: .json(body)) }) {
+        case .ok(let ok): return try await signedIn(try ok.body.json, userId: userId)
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
     }
 
     /// A new anonymous account and its session (a later ``signUp(userId:password:details:)`` keeps the account).
     @discardableResult
     public func signInAnonymously() async throws -> KontoSignIn {
-        let answer = try await exchange("POST", "/v1/sessions/anonymous", body: Empty(), expect: 201)
-        return try await signedIn(answer, userId: nil)
+        switch try await call({ try await $0.signInAnonymously() }) {
+        case .created(let created): return try await signedIn(try created.body.json, userId: nil)
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
     }
 
     /// Ends this session. The stored session is forgotten even if the gateway had ended it already.
     public func logOut() async throws {
         let session = try await requireSession()
-        do {
-            _ = try await exchange("DELETE", "/v1/sessions/current", token: session.token, expect: 204)
-        } catch let error as KontoClientError where error.status == 401 {
+        switch try await call(token: session.token, { try await $0.logOut() }) {
+        case .noContent: break
+        case .default(401, _): break
+        case .default(let status, let problem): throw Self.refusal(status, problem)
         }
         try await sessions.clear()
     }
@@ -57,9 +103,13 @@ public final class KontoClient: Sendable {
     @discardableResult
     public func logOutEverywhere() async throws -> Int {
         let session = try await requireSession()
-        let answer = try await exchange("DELETE", "/v1/sessions", token: session.token, expect: 200)
-        try await sessions.clear()
-        return try decode(SessionsEnded.self, answer).sessionsEnded
+        switch try await call(token: session.token, { try await $0.logOutEverywhere() }) {
+        case .ok(let ok):
+            let ended = try ok.body.json.sessionsEnded
+            try await sessions.clear()
+            return ended
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
     }
 
     /// The stored session, if any (it may have ended at the gateway since).
@@ -71,7 +121,10 @@ public final class KontoClient: Sendable {
 
     public func account() async throws -> KontoAccount {
         let session = try await requireSession()
-        return try account(from: try await exchange("GET", "/v1/account", token: session.token, expect: 200))
+        switch try await call(token: session.token, { try await $0.getAccount() }) {
+        case .ok(let ok): return try ok.body.json
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
     }
 
     /// Sets and removes details in one change. With `ifVersion`, the change is refused (`account.versionConflict`,
@@ -79,9 +132,12 @@ public final class KontoClient: Sendable {
     @discardableResult
     public func modify(set: AccountDetails = AccountDetails(), remove: Set<String> = [], ifVersion: Int64? = nil) async throws -> KontoAccount {
         let session = try await requireSession()
-        let body = Modification(set: set, remove: remove.sorted())
-        let headers = ifVersion.map { ["If-Match": "\"\($0)\""] } ?? [:]
-        return try account(from: try await exchange("PATCH", "/v1/account", body: body, token: session.token, headers: headers, expect: 200))
+        let body = Components.Schemas.Modifications(set: set, remove: remove.sorted())
+        let headers = Operations.ModifyAccount.Input.Headers(ifMatch: ifVersion.map { "\"\($0)\"" })
+        switch try await call(token: session.token, { try await $0.modifyAccount(headers: headers, body: .json(body)) }) {
+        case .ok(let ok): return try ok.body.json
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
     }
 
     /// Changes the password (security-related: within the privileged window, or with `currentPassword`); every other
@@ -89,14 +145,21 @@ public final class KontoClient: Sendable {
     @discardableResult
     public func changePassword(to newPassword: String, currentPassword: String? = nil) async throws -> Int {
         let session = try await requireSession()
-        let answer = try await exchange("PUT", "/v1/account/password", body: PasswordChange(currentPassword: currentPassword, newPassword: newPassword), token: session.token, expect: 200)
-        return try decode(SessionsEnded.self, answer).sessionsEnded
+        let body = Components.Schemas.PasswordChange(currentPassword: currentPassword, newPassword: newPassword)
+        switch try await call(token: session.token, { try await $0.changePassword(body: .json(body)) }) {
+        case .ok(let ok): return try ok.body.json.sessionsEnded
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
     }
 
     /// Changes the userId (security-related, as ``changePassword(to:currentPassword:)``).
     public func changeUserId(to userId: String, currentPassword: String? = nil) async throws {
         let session = try await requireSession()
-        _ = try await exchange("PUT", "/v1/account/user-id", body: UserIdChange(userId: userId, currentPassword: currentPassword), token: session.token, expect: 204)
+        let body = Components.Schemas.UserIdChange(userId: userId, currentPassword: currentPassword)
+        switch try await call(token: session.token, { try await $0.changeUserId(body: .json(body)) }) {
+        case .noContent: break
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
         var renamed = session
         renamed.userId = userId
         try await sessions.save(renamed)
@@ -107,40 +170,67 @@ public final class KontoClient: Sendable {
     @discardableResult
     public func reauthenticate(password: String) async throws -> Date {
         let session = try await requireSession()
-        let answer = try await exchange("POST", "/v1/account/reauthenticate", body: Reauthentication(password: password), token: session.token, expect: 200)
-        let privilege = try decode(Privilege.self, answer)
-        if let fresh = privilege.session {
-            var renewed = session
-            renewed.token = fresh.token
-            renewed.expiresAt = fresh.expiresAt
-            try await sessions.save(renewed)
+        let body = Components.Schemas.Reauthentication(password: password)
+        switch try await call(token: session.token, { try await $0.reauthenticate(body: .json(body)) }) {
+        case .ok(let ok):
+            let privilege = try ok.body.json
+            if let fresh = privilege.session {
+                var renewed = session
+                renewed.token = fresh.token
+                renewed.expiresAt = fresh.expiresAt
+                try await sessions.save(renewed)
+            }
+            return privilege.privilegedUntil
+        case .default(let status, let problem): throw Self.refusal(status, problem)
         }
-        return privilege.privilegedUntil
     }
 
     /// Deletes the account (security-related, as ``changePassword(to:currentPassword:)``); the stored session is
     /// forgotten.
     public func deleteAccount(currentPassword: String? = nil) async throws {
         let session = try await requireSession()
-        let body = currentPassword.map { AccountDeletion(currentPassword: $0) }
-        _ = try await exchange("DELETE", "/v1/account", body: body, token: session.token, expect: 204)
+        let body = currentPassword.map { Operations.DeleteAccount.Input.Body.json(Components.Schemas.AccountDeletion(currentPassword: $0)) }
+        switch try await call(token: session.token, { try await $0.deleteAccount(body: body) }) {
+        case .noContent: break
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
         try await sessions.clear()
     }
 
-    // MARK: Password reset and schema
+    // MARK: Password reset, schema, health
 
     /// Asks for a reset; the answer is the same whether or not the account exists.
     public func requestPasswordReset(userId: String) async throws {
-        _ = try await exchange("POST", "/v1/password-resets", body: ResetRequest(userId: userId), expect: 202)
+        let body = Components.Schemas.PasswordResetRequest(userId: userId)
+        switch try await call({ try await $0.requestPasswordReset(body: .json(body)) }) {
+        case .accepted: break
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
     }
 
     /// Sets a new password with the token the reset sent; every session of the account ends.
     public func confirmPasswordReset(token: String, newPassword: String) async throws {
-        _ = try await exchange("POST", "/v1/password-resets/confirm", body: ResetConfirmation(token: token, newPassword: newPassword), expect: 204)
+        let body = Components.Schemas.PasswordResetConfirmation(token: token, newPassword: newPassword)
+        switch try await call({ try await $0.confirmPasswordReset(body: .json(body)) }) {
+        case .noContent: break
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
     }
 
     public func schema() async throws -> KontoSchema {
-        try decode(KontoSchema.self, try await exchange("GET", "/v1/schema", expect: 200))
+        switch try await call({ try await $0.getSchema() }) {
+        case .ok(let ok): return try ok.body.json
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
+    }
+
+    /// Whether the gateway and every service behind it are ready (`GET /health/ready`).
+    public func health() async throws -> KontoHealth {
+        switch try await call({ try await $0.ready() }) {
+        case .ok(let ok): return KontoHealth(status: 200, body: try ok.body.json)
+        case .serviceUnavailable(let unavailable): return KontoHealth(status: 503, body: try unavailable.body.json)
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
     }
 
     // MARK: Exchanges
@@ -152,103 +242,47 @@ public final class KontoClient: Sendable {
         return session
     }
 
+    /// One exchange through the generated client, with `token` presented; its failures as ``KontoClientError``s
+    /// (no answer: unreachable; an answer that is not what the document says: unexpected).
+    func call<Output>(token: String? = nil, _ exchange: (Client) async throws -> Output) async throws -> Output {
+        let client = try api.get()
+        do {
+            return try await BearerTokenMiddleware.$token.withValue(token) { try await exchange(client) }
+        } catch let error as ClientError {
+            guard let response = error.response else {
+                throw KontoClientError(code: KontoClientError.Code.unreachable, status: 0, detail: "The gateway could not be reached (\(error.underlyingError)).")
+            }
+            throw KontoClientError(
+                code: KontoClientError.Code.unexpectedAnswer, status: response.status.code,
+                detail: "The answer (HTTP \(response.status.code)) is not what the API promises (\(error.underlyingError))."
+            )
+        } catch let error as KontoClientError {
+            throw error
+        } catch {
+            // Reading a body the generated code handed over (`.json` on an answer of another content type).
+            throw KontoClientError(code: KontoClientError.Code.unexpectedAnswer, status: 0, detail: "The answer could not be read (\(error)).")
+        }
+    }
+
     /// Keeps the new session; `userId` nil: an anonymous account's.
-    private func signedIn(_ answer: KontoHTTPResponse, userId: String?) async throws -> KontoSignIn {
-        let body = try decode(AccountSessionBody.self, answer)
+    private func signedIn(_ body: Components.Schemas.AccountSession, userId: String?) async throws -> KontoSignIn {
         let session = KontoSession(
             accountId: body.accountId, token: body.session.token, expiresAt: body.session.expiresAt, isAnonymous: userId == nil, userId: userId
         )
         try await sessions.save(session)
-        return KontoSignIn(session: session, details: body.details ?? AccountDetails())
+        return KontoSignIn(session: session, details: body.details)
     }
 
-    private func account(from answer: KontoHTTPResponse) throws -> KontoAccount {
-        try decode(KontoAccount.self, answer)
+    /// The problem document of a refusal.
+    static func refusal(_ status: Int, _ problem: Components.Responses.Problem) -> KontoClientError {
+        let retryAfter = problem.headers.retryAfter
+        guard case .applicationProblemJson(let document) = problem.body else {
+            return KontoClientError(code: KontoClientError.Code.unexpectedAnswer, status: status, detail: "HTTP \(status) without a problem document.", retryAfter: retryAfter)
+        }
+        return KontoClientError(
+            code: document.code, status: status, detail: document.detail,
+            fields: (document.errors ?? []).map { AccountFieldError(key: $0.key, code: AccountFieldError.Code(rawValue: $0.code), message: $0.message) },
+            retryAfter: retryAfter, requestId: document.requestId
+        )
     }
-
-    private func exchange(
-        _ method: String,
-        _ path: String,
-        body: (some Encodable)? = Empty?.none,
-        token: String? = nil,
-        headers: [String: String] = [:],
-        expect status: Int
-    ) async throws -> KontoHTTPResponse {
-        var request = KontoHTTPRequest(method: method, path: path, headers: headers)
-        request.headers["Accept"] = "application/json"
-        if let body {
-            request.body = Array(try Self.encoder.encode(body))
-            request.headers["Content-Type"] = "application/json"
-        }
-        if let token {
-            request.headers["Authorization"] = "Bearer \(token)"
-        }
-        let answer: KontoHTTPResponse
-        do {
-            answer = try await transport.send(request)
-        } catch let error as KontoClientError {
-            throw error
-        } catch {
-            throw Self.unreachable(error)
-        }
-        guard answer.status == status else { throw Self.refusal(answer) }
-        return answer
-    }
-
-    static func unreachable(_ error: any Error) -> KontoClientError {
-        KontoClientError(code: KontoClientError.Code.unreachable, status: 0, detail: "The gateway could not be reached (\(error)).")
-    }
-
-    /// The problem document of a refusal (or what can be said of an answer that is none).
-    static func refusal(_ answer: KontoHTTPResponse) -> KontoClientError {
-        let retryAfter = answer.headers["retry-after"].flatMap { Int($0) }
-        guard let problem = try? JSONDecoder().decode(Problem.self, from: Data(answer.body)) else {
-            return KontoClientError(code: KontoClientError.Code.unexpectedAnswer, status: answer.status, detail: "HTTP \(answer.status) without a problem document.", retryAfter: retryAfter)
-        }
-        return KontoClientError(code: problem.code, status: answer.status, detail: problem.detail, fields: problem.errors ?? [], retryAfter: retryAfter, requestId: problem.requestId)
-    }
-
-    private func decode<T: Decodable>(_ type: T.Type, _ answer: KontoHTTPResponse) throws -> T {
-        do {
-            return try Self.decoder.decode(T.self, from: Data(answer.body))
-        } catch {
-            throw KontoClientError(code: KontoClientError.Code.unexpectedAnswer, status: answer.status, detail: "The answer could not be read as \(T.self).")
-        }
-    }
-
-    static let encoder = JSONEncoder()
-
-    /// RFC 3339 times, with or without fractional seconds.
-    static let decoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .custom { decoder in
-            let text = try decoder.singleValueContainer().decode(String.self)
-            if let date = try? Date(text, strategy: .iso8601) { return date }
-            if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not an RFC 3339 time"))
-        }
-        return decoder
-    }()
 }
-
-// MARK: Bodies
-
-private struct Empty: Codable {}
-private struct SignUpBody: Encodable { var userId: String; var password: String; var details: AccountDetails }
-private struct Credentials: Encodable { var userId: String; var password: String }
-private struct Modification: Encodable { var set: AccountDetails; var remove: [String] }
-private struct PasswordChange: Encodable { var currentPassword: String?; var newPassword: String }
-private struct UserIdChange: Encodable { var userId: String; var currentPassword: String? }
-private struct AccountDeletion: Encodable { var currentPassword: String }
-private struct Reauthentication: Encodable { var password: String }
-private struct ResetRequest: Encodable { var userId: String }
-private struct ResetConfirmation: Encodable { var token: String; var newPassword: String }
-private struct SessionsEnded: Decodable { var sessionsEnded: Int }
-private struct Privilege: Decodable { var privilegedUntil: Date; var session: AccountSessionBody.Session? }
-private struct AccountSessionBody: Decodable {
-    struct Session: Decodable { var token: String; var expiresAt: Date }
-    var accountId: String
-    var session: Session
-    var details: AccountDetails?
-}
-private struct Problem: Decodable { var code: String; var detail: String?; var errors: [AccountFieldError]?; var requestId: String? }

@@ -35,7 +35,7 @@ struct KontoTestStackTests {
             return stack.gatewayURL
         }
         // Stopped: nothing answers there any more (a short deadline: async-http-client retries refused connections).
-        let stopped = KontoClient(transport: AsyncHTTPClientTransport(baseURL: url, timeout: .seconds(2)))
+        let stopped = KontoClient(gatewayURL: url, timeout: .seconds(2))
         await #expect(throws: KontoClientError.self) { try await stopped.schema() }
         try await withStack { client in
             await #expect {

@@ -1,5 +1,11 @@
-import Foundation
 import KontoModel
+import OpenAPIRuntime
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// One event of the account's stream (`GET /v1/account/events`).
 public struct KontoEvent: Sendable, Equatable {
@@ -17,43 +23,39 @@ extension KontoClient {
     /// The account's events, oldest first (after `lastEventId` when resuming), then new ones as they happen. The
     /// sequence ends when the session ends or the gateway closes the stream, and throws a ``KontoClientError`` when
     /// the stream is refused or ends with an error event (reconnect with the last id then; nothing is lost).
+    ///
+    /// The stream is read by the OpenAPI runtime's Server-Sent Events decoder, each line bounded by the client (the
+    /// decoder's own buffer is not); events without data (the gateway's heartbeats) are skipped.
     public func events(after lastEventId: String? = nil) async throws -> AsyncThrowingStream<KontoEvent, any Error> {
         let session = try await requireSession()
-        var request = KontoHTTPRequest(method: "GET", path: "/v1/account/events", headers: ["Accept": "text/event-stream", "Authorization": "Bearer \(session.token)"])
-        if let lastEventId {
-            request.headers["Last-Event-ID"] = lastEventId
+        let headers = Operations.AccountEvents.Input.Headers(lastEventID: lastEventId)
+        let body: HTTPBody
+        switch try await call(token: session.token, { try await $0.accountEvents(headers: headers) }) {
+        case .ok(let ok): body = try ok.body.textEventStream
+        case .default(let status, let problem): throw Self.refusal(status, problem)
         }
-        let answer: KontoHTTPStream
-        do {
-            answer = try await transport.stream(request)
-        } catch {
-            throw Self.unreachable(error)
-        }
-        guard answer.status == 200 else {
-            let body = try await answer.collect(upTo: 64 * 1024)
-            throw Self.refusal(KontoHTTPResponse(status: answer.status, headers: answer.headers, body: body))
-        }
-        let bytes = KontoByteSequence(chunks: answer.body)
         return AsyncThrowingStream { continuation in
             let reader = Task {
                 do {
-                    var parser = ServerSentEventParser()
-                    for try await byte in bytes {
-                        guard let event = parser.feed(byte) else { continue }
-                        if event.type == "error" {
-                            let code = (try? JSONDecoder().decode(StreamError.self, from: Data(event.data.utf8)))?.code ?? KontoClientError.Code.unexpectedAnswer
+                    for try await event in body.asDecodedServerSentEvents() {
+                        guard let data = event.data else { continue }
+                        let type = event.event ?? "message"
+                        if type == "error" {
+                            let code = (try? JSONDecoder().decode(StreamError.self, from: Data(data.utf8)))?.code ?? KontoClientError.Code.unexpectedAnswer
                             throw KontoClientError(code: code, status: 200, detail: "The event stream ended with \(code); resume after the last event id.")
                         }
                         continuation.yield(KontoEvent(
-                            id: event.id ?? "",
-                            type: event.type,
-                            data: event.data,
-                            accountEvent: try? JSONDecoder().decode(AccountEvent.self, from: Data(event.data.utf8))
+                            id: event.id ?? "", type: type, data: data,
+                            accountEvent: try? JSONDecoder().decode(AccountEvent.self, from: Data(data.utf8))
                         ))
                     }
                     continuation.finish()
-                } catch {
+                } catch let error as KontoClientError {
                     continuation.finish(throwing: error)
+                } catch {
+                    continuation.finish(throwing: KontoClientError(
+                        code: KontoClientError.Code.unreachable, status: 200, detail: "The event stream broke off (\(error)); resume after the last event id."
+                    ))
                 }
             }
             continuation.onTermination = { _ in reader.cancel() }

@@ -1,8 +1,8 @@
 import KontoModel
 
 /// `GET /v1/schema`: the deployment's configured keys in order, enough to build forms.
-public struct KontoSchema: Codable, Sendable, Equatable {
-    public struct Key: Codable, Sendable, Equatable {
+public struct KontoSchema: Codable, Sendable, Hashable {
+    public struct Key: Codable, Sendable, Hashable {
         public var identifier: String
         public var name: String
         public var category: AccountKeyCategory

@@ -83,7 +83,9 @@ public struct FileSessionStore: KontoSessionStore {
         }
         guard filled > 0 else { return [:] }
         do {
-            return try KontoClient.decoder.decode(File.self, from: Data(bytes[..<filled])).sessions
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
+            return try decoder.decode(File.self, from: Data(bytes[..<filled])).sessions
         } catch {
             throw Self.failure("the session file \(path) is not a Konto session file: remove it and log in again")
         }

@@ -1,7 +1,7 @@
 /// A rule a string value must satisfy: a regular expression that must match the whole string.
 ///
 /// The pattern is compiled once, when the rule is made (at configuration load), not per validation.
-public struct ValidationRule: Sendable, Equatable, CustomStringConvertible {
+public struct ValidationRule: Sendable, Hashable, CustomStringConvertible {
     /// A stable name; built-in rules use their own (e.g. `nonEmpty`), custom rules default to `custom`.
     public let name: String
     /// The regular expression (Swift `Regex` syntax) that must match the whole value.
@@ -50,5 +50,12 @@ public struct ValidationRule: Sendable, Equatable, CustomStringConvertible {
 
     public static func == (lhs: ValidationRule, rhs: ValidationRule) -> Bool {
         lhs.name == rhs.name && lhs.pattern == rhs.pattern && lhs.message == rhs.message && lhs.maximumLength == rhs.maximumLength
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(pattern)
+        hasher.combine(message)
+        hasher.combine(maximumLength)
     }
 }

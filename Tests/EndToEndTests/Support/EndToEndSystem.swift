@@ -34,7 +34,7 @@ struct EndToEndSystem: Sendable {
     /// A client of the gateway with a session of its own. A call that gets no answer within 15 s fails
     /// (`client.unreachable`) instead of hanging, and a refused connection fails at once (no retries).
     func client() -> KontoClient {
-        KontoClient(transport: AsyncHTTPClientTransport(baseURL: gatewayURL, client: http, timeout: .seconds(15)))
+        KontoClient(gatewayURL: gatewayURL, httpClient: http, timeout: .seconds(15))
     }
 
     /// Starts everything, runs `body`, and stops everything (also when `body` throws). `environment` is added to

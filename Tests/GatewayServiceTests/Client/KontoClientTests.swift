@@ -2,7 +2,11 @@ import Foundation
 import KontoClient
 import KontoModel
 import KontoTesting
+import HTTPTypes
+import NIOCore
 import NIOHTTP1
+import OpenAPIRuntime
+import Synchronization
 import Testing
 
 /// KontoClient against a running gateway with the real services on PostgreSQL, and its error decoding against a
@@ -161,27 +165,106 @@ struct KontoClientTests {
     @Test("a gateway that is not there is one clear error, not a hang")
     func unreachable() async throws {
         let port = try FreePort.loopback()
-        let client = KontoClient(gatewayURL: "http://127.0.0.1:\(port)")
+        // async-http-client retries a refused connection until the exchange's deadline: 3 s here, not the default 30.
+        let client = KontoClient(gatewayURL: "http://127.0.0.1:\(port)", timeout: .seconds(3))
         let error = await Self.refusal { _ = try await client.logIn(userId: "ada@example.org", password: "correct horse battery") }
         #expect(error?.code == KontoClientError.Code.unreachable)
         #expect(error?.status == 0)
     }
 
-    /// Answers every request with one canned response.
-    struct CannedTransport: KontoTransport {
-        let answer: KontoHTTPResponse
-        func send(_ request: KontoHTTPRequest) async throws -> KontoHTTPResponse { answer }
+    /// Answers every request with one canned response, and remembers what it was asked.
+    final class CannedTransport: ClientTransport, Sendable {
+        let status: Int
+        let headers: HTTPFields
+        let body: String
+        let asked = Mutex<[HTTPRequest]>([])
+
+        init(status: Int = 200, headers: HTTPFields = [:], body: String) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+        }
+
+        func send(_ request: HTTPRequest, body requestBody: HTTPBody?, baseURL: URL, operationID: String) async throws -> (HTTPResponse, HTTPBody?) {
+            asked.withLock { $0.append(request) }
+            return (HTTPResponse(status: .init(code: status), headerFields: headers), HTTPBody(body))
+        }
     }
+
+    static let problemJSON: HTTPFields = [.contentType: "application/problem+json"]
+    static let json: HTTPFields = [.contentType: "application/json"]
+    static let base = URL(string: "http://gateway.test")!
 
     @Test("a throttled answer's Retry-After and request id are kept; an answer that is no problem document is named so")
     func decoding() async throws {
         let problem = #"{"type":"/problems/account.throttled","title":"Too Many Requests","status":429,"detail":"Too many failed logins.","code":"account.throttled","requestId":"r-1"}"#
-        let throttled = KontoClient(transport: CannedTransport(answer: KontoHTTPResponse(status: 429, headers: ["Retry-After": "42"], body: Array(problem.utf8))))
+        var headers = Self.problemJSON
+        headers[.retryAfter] = "42"
+        let throttled = KontoClient(gatewayURL: Self.base, transport: CannedTransport(status: 429, headers: headers, body: problem))
         let error = await Self.refusal { _ = try await throttled.logIn(userId: "ada@example.org", password: "correct horse battery") }
         #expect(error == KontoClientError(code: "account.throttled", status: 429, detail: "Too many failed logins.", retryAfter: 42, requestId: "r-1"))
-        let garbled = KontoClient(transport: CannedTransport(answer: KontoHTTPResponse(status: 502, body: Array("<html>bad gateway</html>".utf8))))
-        #expect(await Self.refusal { _ = try await garbled.logIn(userId: "a@b.c", password: "whatever password") }?.code == KontoClientError.Code.unexpectedAnswer)
-        let wrongShape = KontoClient(transport: CannedTransport(answer: KontoHTTPResponse(status: 200, body: Array(#"{"accountId":1}"#.utf8))))
+        let garbled = KontoClient(gatewayURL: Self.base, transport: CannedTransport(status: 502, headers: [.contentType: "text/html"], body: "<html>bad gateway</html>"))
+        let bad = await Self.refusal { _ = try await garbled.logIn(userId: "a@b.c", password: "whatever password") }
+        #expect(bad?.code == KontoClientError.Code.unexpectedAnswer)
+        #expect(bad?.status == 502)
+        let wrongShape = KontoClient(gatewayURL: Self.base, transport: CannedTransport(headers: Self.json, body: #"{"accountId":1}"#))
         #expect(await Self.refusal { _ = try await wrongShape.logIn(userId: "a@b.c", password: "whatever password") }?.code == KontoClientError.Code.unexpectedAnswer)
+        // A field error's code and message survive.
+        let invalid = #"{"type":"about:blank","title":"Unprocessable","status":422,"code":"account.validationFailed","errors":[{"key":"password","code":"tooShort","message":"too short"}]}"#
+        let refused = KontoClient(gatewayURL: Self.base, transport: CannedTransport(status: 422, headers: Self.problemJSON, body: invalid))
+        let fields = await Self.refusal { _ = try await refused.signUp(userId: "a@b.c", password: "x") }?.fields
+        #expect(fields == [AccountFieldError(key: "password", code: AccountFieldError.Code(rawValue: "tooShort"), message: "too short")])
+    }
+
+    @Test("a session's token is presented as a bearer token, and only on the calls made with it")
+    func bearerToken() async throws {
+        let sessions = InMemorySessionStore(KontoSession(accountId: "a-1", token: "the-token", expiresAt: .distantFuture))
+        let ending = CannedTransport(status: 204, body: "")
+        try await KontoClient(gatewayURL: Self.base, transport: ending, sessions: sessions).logOut()
+        let loggedOut = try #require(ending.asked.withLock { $0.first })
+        #expect(loggedOut.method == .delete && loggedOut.path == "/v1/sessions/current")
+        #expect(loggedOut.headerFields[.authorization] == "Bearer the-token")
+        // A call without a session's token presents none, even with a session stored.
+        try await sessions.save(KontoSession(accountId: "a-1", token: "the-token", expiresAt: .distantFuture))
+        let accepting = CannedTransport(status: 202, headers: Self.json, body: "{}")
+        try await KontoClient(gatewayURL: Self.base, transport: accepting, sessions: sessions).requestPasswordReset(userId: "ada@example.org")
+        let reset = try #require(accepting.asked.withLock { $0.first })
+        #expect(reset.path == "/v1/password-resets")
+        #expect(reset.headerFields[.authorization] == nil)
+    }
+
+    @Test("answers are read no further than the client's bound; an event stream's lines are bounded, not its length")
+    func bounds() async throws {
+        let big = #"{"userIdType":"emailAddress","keys":[],"padding":""# + String(repeating: "x", count: 10_000) + #""}"#
+        let bounded = KontoClient(gatewayURL: Self.base, transport: CannedTransport(headers: Self.json, body: big), maximumResponseBytes: 4_096)
+        let tooBig = await Self.refusal { _ = try await bounded.schema() }
+        #expect(tooBig?.code == KontoClientError.Code.unexpectedAnswer)
+        let roomy = KontoClient(gatewayURL: Self.base, transport: CannedTransport(headers: Self.json, body: big), maximumResponseBytes: 64 * 1024)
+        #expect(try await roomy.schema().keys.isEmpty)
+
+        // Many events, far beyond the response bound, arrive; one endless line does not.
+        let session = KontoSession(accountId: "a-1", token: "t", expiresAt: .distantFuture)
+        let events = (1...100).map { "id: \($0)\nevent: detailsChanged\ndata: {\"n\":\($0)}\n\n" }.joined()
+        let streamed = KontoClient(
+            gatewayURL: Self.base, transport: CannedTransport(headers: [.contentType: "text/event-stream"], body: ": heartbeat\n\n" + events),
+            sessions: InMemorySessionStore(session), maximumResponseBytes: 1_024
+        )
+        var seen: [String] = []
+        for try await event in try await streamed.events() { seen.append(event.id) }
+        #expect(seen == (1...100).map(String.init))
+        let endless = KontoClient(
+            gatewayURL: Self.base, transport: CannedTransport(headers: [.contentType: "text/event-stream"], body: "data: " + String(repeating: "x", count: (1 << 20) + 10)),
+            sessions: InMemorySessionStore(session)
+        )
+        let broken = await Self.refusal { for try await _ in try await endless.events() {} }
+        #expect(broken?.code == KontoClientError.Code.unreachable)
+    }
+
+    @Test("a gateway URL that is none is one clear error")
+    func notAURL() async throws {
+        let client = KontoClient(gatewayURL: "not a url")
+        let error = await Self.refusal { _ = try await client.logIn(userId: "ada@example.org", password: "correct horse battery") }
+        #expect(error?.code == KontoClientError.Code.unreachable)
+        #expect(error?.detail?.contains("not a gateway URL") == true)
     }
 }

@@ -79,9 +79,15 @@ struct Health: AsyncParsableCommand {
 
     private static func checkHTTP(_ url: String, timeout: TimeAmount) async throws -> (Bool, String) {
         try await GatewayOptions.withHTTPClient { http in
-            let transport = AsyncHTTPClientTransport(baseURL: url, client: http, timeout: timeout, maximumResponseBytes: 64 * 1024)
-            let response = try await transport.send(KontoHTTPRequest(method: "GET", path: "/health/ready"))
-            return (response.status == 200, "\(url) \(response.status): \(String(decoding: response.body, as: UTF8.self))")
+            let client = KontoClient(gatewayURL: url, httpClient: http, timeout: timeout, maximumResponseBytes: 64 * 1024)
+            do {
+                let health = try await client.health()
+                let services = health.services.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+                return (health.isReady, "\(url) \(health.status): " + (health.isReady ? "ready" : "not ready") + (services.isEmpty ? "" : " (\(services.joined(separator: ", ")))"))
+            } catch let refusal as KontoClientError where refusal.status > 0 {
+                // An answer, but no health document: not ready (1), not unreachable (3).
+                return (false, "\(url) \(refusal)")
+            }
         }
     }
 }

@@ -67,7 +67,7 @@ struct GatewayOptions: ParsableArguments {
         let sessions = FileSessionStore(path: sessionPath, gateway: gatewayURL)
         do {
             try await Self.withHTTPClient { http in
-                try await work(KontoClient(transport: AsyncHTTPClientTransport(baseURL: gatewayURL, client: http), sessions: sessions), output)
+                try await work(KontoClient(gatewayURL: gatewayURL, httpClient: http, sessions: sessions), output)
             }
         } catch {
             let failure = CommandFailure(error, gateway: gatewayURL, passwordOnly: passwordOnly)
