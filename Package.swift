@@ -54,6 +54,7 @@ let package = Package(
         .library(name: "NotificationService", targets: ["NotificationService"]),
         .executable(name: "konto-notifications", targets: ["konto-notifications"]),
         .library(name: "GatewayService", targets: ["GatewayService"]),
+        .library(name: "GatewayConsole", targets: ["GatewayConsole"]),
         .executable(name: "konto-gateway", targets: ["konto-gateway"]),
         .library(name: "KontoStack", targets: ["KontoStack"]),
         .executable(name: "konto", targets: ["konto"]),
@@ -196,7 +197,6 @@ let package = Package(
                 .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Mustache", package: "swift-mustache"),
                 .httpTypes, .crypto, .yams, .logging, .nioCore, .nioPosix, .serviceLifecycle,
             ],
             path: "Services/Gateway/GatewayService",
@@ -204,11 +204,22 @@ let package = Package(
             resources: [.embedInCode("openapi.yaml")],
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
+        // The web account console: server-rendered pages over the gateway's own operations, called in process.
+        .target(
+            name: "GatewayConsole",
+            dependencies: [
+                "GatewayService", "KontoModel", "KontoWire",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .openAPIRuntime, .httpTypes, .crypto, .nioCore,
+            ],
+            path: "Services/Gateway/GatewayConsole"
+        ),
         // MARK: The dev stack (the composition root) and the konto command
         .target(
             name: "KontoStack",
             dependencies: [
-                "GatewayService", "IdentityService", "NotificationService", "ProfileService", "KontoModel",
+                "GatewayService", "GatewayConsole", "IdentityService", "NotificationService", "ProfileService", "KontoModel",
                 "KontoPostgres", "KontoRuntime", "KontoWire", .crypto, .logging, .serviceLifecycle, .unixSignals,
                 .nioCore,
             ],
@@ -224,7 +235,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "konto-gateway",
-            dependencies: ["GatewayService", "KontoRuntime", .logging],
+            dependencies: ["GatewayService", "GatewayConsole", "KontoRuntime", .logging],
             path: "Services/Gateway/konto-gateway"
         ),
         .executableTarget(
@@ -322,6 +333,7 @@ let package = Package(
             name: "GatewayServiceTests",
             dependencies: [
                 "GatewayService",
+                "GatewayConsole",
                 // AccountConfigurationLoader: the console's pages for deploy/accounts.yaml.
                 "KontoRuntime",
                 "KontoClient",

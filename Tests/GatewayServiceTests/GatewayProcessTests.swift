@@ -73,7 +73,7 @@ struct GatewayProcessTests {
             configuration.connectionCount = 1
             configuration.connectTimeout = .seconds(5)
             let plain = WireClient(configuration: configuration, logger: GatewayHarness.logger)
-            try await RunningServices.with([plain], logger: GatewayHarness.logger) {
+            _ = try await RunningServices.with([plain], logger: GatewayHarness.logger) {
                 await #expect(throws: (any Error).self) {
                     _ = try await plain.call(HealthContract.check, .init(), timeout: .seconds(5))
                 }

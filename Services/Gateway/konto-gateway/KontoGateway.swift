@@ -1,3 +1,4 @@
+import GatewayConsole
 import GatewayService
 import KontoRuntime
 import Logging
@@ -9,7 +10,7 @@ enum KontoGateway {
     static func main() async {
         await ServiceMain.run(service: "gateway") { environment, logger in
             let configuration = try GatewayConfiguration(environment: environment, logger: logger)
-            let server = try GatewayServer(configuration: configuration, logger: logger)
+            let server = try GatewayServer.withConsole(configuration: configuration, logger: logger)
             return ServiceMain.Assembly(graph: try server.componentGraph(), metadata: [
                 "konto.host": "\(configuration.host)",
                 "konto.port": "\(configuration.port)",

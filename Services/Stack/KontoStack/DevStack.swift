@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatewayConsole
 import GatewayService
 import IdentityService
 import KontoContracts
@@ -101,7 +102,7 @@ public struct DevStack: Sendable {
         if environment.string("KONTO_GATEWAY_CONSOLE_ANONYMOUS") == nil {
             gatewayConfiguration.consoleAllowsAnonymous = configuration.consoleAllowsAnonymous
         }
-        gateway = try GatewayServer(configuration: gatewayConfiguration, logger: Self.logger(logger, "gateway"))
+        gateway = try GatewayServer.withConsole(configuration: gatewayConfiguration, logger: Self.logger(logger, "gateway"))
         graph = try ComponentGraph([
             .service("notifications", notifications),
             .service("profile", dependsOn: ["notifications"], profile),

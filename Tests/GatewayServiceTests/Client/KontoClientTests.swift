@@ -38,7 +38,7 @@ struct KontoClientTests {
             let client = KontoClient(gatewayURL: gateway.baseURL)
             var details = AccountDetails()
             details[\.name] = PersonName(givenName: "Ada", familyName: "Lovelace")
-            details[\.dateOfBirth] = try #require(CalendarDate("1815-12-10"))
+            details[\.dateOfBirth] = CalendarDate("1815-12-10")
             let signedUp = try await client.signUp(userId: "ada@example.org", password: "correct horse battery", details: details)
             #expect(signedUp[\.name]?.givenName == "Ada")
             var account = try await client.account()
@@ -225,7 +225,7 @@ struct KontoClientTests {
         #expect(loggedOut.method == .delete && loggedOut.path == "/v1/sessions/current")
         #expect(loggedOut.headerFields[.authorization] == "Bearer the-token")
         // A call without a session's token presents none, even with a session stored.
-        try await sessions.save(KontoSession(accountId: "a-1", token: "the-token", expiresAt: .distantFuture))
+        await sessions.save(KontoSession(accountId: "a-1", token: "the-token", expiresAt: .distantFuture))
         let accepting = CannedTransport(status: 202, headers: Self.json, body: "{}")
         try await KontoClient(gatewayURL: Self.base, transport: accepting, sessions: sessions).requestPasswordReset(userId: "ada@example.org")
         let reset = try #require(accepting.asked.withLock { $0.first })

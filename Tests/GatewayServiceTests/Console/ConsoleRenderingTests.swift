@@ -1,4 +1,5 @@
 import Foundation
+@testable import GatewayConsole
 @testable import GatewayService
 import KontoModel
 import KontoRuntime

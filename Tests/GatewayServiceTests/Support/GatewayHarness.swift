@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import GatewayConsole
 import GatewayService
 import IdentityService
 import KontoContracts
@@ -185,7 +186,7 @@ enum GatewayHarness {
         _ configuration: GatewayConfiguration,
         _ body: @escaping @Sendable (Running) async throws -> Result
     ) async throws -> Result {
-        let gateway = try GatewayServer(configuration: configuration, logger: logger)
+        let gateway = try GatewayServer.withConsole(configuration: configuration, logger: logger)
         return try await RunningServices.with([gateway], logger: logger) {
             let port = try await gateway.localAddress().port!
             let http = HTTPClient(eventLoopGroupProvider: .singleton)

@@ -28,10 +28,22 @@ public final class GatewayServer: Service {
     private let boundAddress: EventLoopPromise<SocketAddress>
     private let logger: Logger
 
-    public init(
+    /// The gateway's API alone. The executable and the dev stack serve the web console too:
+    /// `GatewayServer.withConsole(configuration:logger:)` in GatewayConsole.
+    public convenience init(
         configuration: GatewayConfiguration,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger
+    ) throws {
+        try self.init(configuration: configuration, eventLoopGroup: eventLoopGroup, logger: logger, pages: nil)
+    }
+
+    /// The API and the `pages` (the console) beside it.
+    package init(
+        configuration: GatewayConfiguration,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger,
+        pages makePages: GatewayPagesFactory?
     ) throws {
         self.configuration = configuration
         self.logger = logger
@@ -70,21 +82,7 @@ public final class GatewayServer: Service {
         if !configuration.corsOrigins.isEmpty {
             router.middlewares.add(CORSPolicy(origins: configuration.corsOrigins.contains("*") ? nil : Set(configuration.corsOrigins)))
         }
-        var console: AccountConsole?
-        if let consolePath = configuration.consolePath {
-            console = try AccountConsole(
-                api: api,
-                accounts: configuration.accounts,
-                options: .init(
-                    basePath: consolePath,
-                    allowsAnonymous: configuration.consoleAllowsAnonymous,
-                    secureCookies: configuration.consoleSecureCookies,
-                    maximumBodyBytes: configuration.maximumBodyBytes
-                ),
-                rateLimits: rateLimits,
-                secret: configuration.secret
-            )
-        }
+        let pages = try makePages?(GatewayPagesContext(operations: GatewayOperations(api: api, rateLimits: rateLimits), configuration: configuration))
         // Outermost first: every answer is counted, carries its request id, and every failure inside becomes one.
         router.middlewares.add(MetricsMiddleware(metrics: metrics))
         router.middlewares.add(RequestScopeMiddleware(
@@ -92,7 +90,7 @@ public final class GatewayServer: Service {
             trustedProxies: configuration.trustedProxies,
             logger: logger
         ))
-        router.middlewares.add(ProblemMiddleware(htmlPages: console.map { console in (console.options.basePath, { problem in console.refusalPage(problem) }) }))
+        router.middlewares.add(ProblemMiddleware(htmlPages: pages.map { pages in (pages.basePath, { problem in pages.refusalPage(problem) }) }))
         router.middlewares.add(ETagMiddleware())
         router.middlewares.add(RateLimitMiddleware(rateLimits: rateLimits))
         router.middlewares.add(BodyLimitMiddleware(maximumBodyBytes: configuration.maximumBodyBytes))
@@ -103,7 +101,7 @@ public final class GatewayServer: Service {
             configuration: Configuration(jsonEncodingOptions: [.sortedKeys]),
             middlewares: [CredentialRateLimitMiddleware(limits: rateLimits), AbsentBodyMiddleware()]
         )
-        console?.register(on: router)
+        pages?.register(on: router)
         let document = OpenAPIDocument.served(for: configuration.accounts)
         router.get("/openapi.json") { _, _ in
             Response(

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatewayService
 import HTTPTypes
 import Hummingbird
 import KontoModel
@@ -10,13 +11,13 @@ import NIOCore
 /// The web account console: SpeziAccount's AccountSetup, SignupForm and AccountOverview (and the password reset) as
 /// server-rendered pages under a base path (`/account` unless configured), built from the configured keys.
 ///
-/// It is a client of the gateway's own operations (``GatewayAPI``), called in process with the session the browser
+/// It is a client of the gateway's own operations (``GatewayOperations``), called in process with the session the browser
 /// holds, so the console and the HTTP API cannot disagree. Browser security: the session token lives in an
 /// `HttpOnly`, `SameSite=Lax` cookie scoped to the console's path (`Secure` over TLS); every form carries a CSRF
 /// token bound to a second cookie (HMAC under a key derived from the wire secret, so any gateway replica checks
 /// it); pages allow scripts and styles from the gateway only (no inline script), can't be framed, aren't cached and
 /// send no referrer (a reset link's token stays out of other sites' logs).
-struct AccountConsole: Sendable {
+struct AccountConsole: GatewayPages {
     struct Options: Sendable {
         /// Where the console is served, e.g. `/account`.
         var basePath: String
@@ -27,9 +28,7 @@ struct AccountConsole: Sendable {
         var maximumBodyBytes: Int
     }
 
-    let api: GatewayAPI
-    /// The credential limit is taken by the credential forms' handlers: their route is the one matched.
-    let rateLimits: GatewayRateLimits
+    let operations: GatewayOperations
     let schema: ConsoleSchema
     let options: Options
     let library: MustacheLibrary
@@ -42,9 +41,27 @@ struct AccountConsole: Sendable {
     static let deviceCookie = "konto_device"
     static let deviceCookieSeconds = 90 * 86_400
 
-    init(api: GatewayAPI, accounts: AccountConfiguration, options: Options, rateLimits: GatewayRateLimits, secret: WireSecret) throws {
-        self.api = api
-        self.rateLimits = rateLimits
+    /// The console for a gateway whose configuration has a console path; none when it is off.
+    static let pages: GatewayPagesFactory = { context in
+        let configuration = context.configuration
+        guard let basePath = configuration.consolePath else { return nil }
+        return try AccountConsole(
+            operations: context.operations,
+            accounts: configuration.accounts,
+            options: Options(
+                basePath: basePath,
+                allowsAnonymous: configuration.consoleAllowsAnonymous,
+                secureCookies: configuration.consoleSecureCookies,
+                maximumBodyBytes: configuration.maximumBodyBytes
+            ),
+            secret: configuration.secret
+        )
+    }
+
+    var basePath: String { options.basePath }
+
+    init(operations: GatewayOperations, accounts: AccountConfiguration, options: Options, secret: WireSecret) throws {
+        self.operations = operations
         self.schema = ConsoleSchema(configuration: accounts)
         self.options = options
         self.library = try ConsoleTemplates.library()
@@ -80,7 +97,7 @@ struct AccountConsole: Sendable {
         let session = cookies[Self.sessionCookie].map(\.value).flatMap { (1...512).contains($0.utf8.count) ? $0 : nil }
         // X-Forwarded-Proto is believed from a trusted proxy only.
         let secure = options.secureCookies
-            ?? (RequestScope.scope.viaTrustedProxy && request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() == "https")
+            ?? (operations.viaTrustedProxy && request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() == "https")
         let device = cookies[Self.deviceCookie].map(\.value).flatMap { Self.isWellFormedCookieToken($0) ? $0 : nil }
         return Visit(csrfCookie: valid ?? Self.randomToken(), isNewCSRFCookie: valid == nil, session: session, secure: secure, device: device)
     }

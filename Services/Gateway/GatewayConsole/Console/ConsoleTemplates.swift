@@ -1,3 +1,4 @@
+import GatewayService
 import Mustache
 
 /// The console's pages as Mustache templates, compiled into the gateway (no files to ship beside the binary).

@@ -1,3 +1,4 @@
+import GatewayService
 import KontoModel
 
 /// One input of a console form, built from a configured key (what `GET /v1/schema` publishes), ready for the

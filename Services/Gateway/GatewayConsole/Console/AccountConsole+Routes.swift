@@ -1,3 +1,4 @@
+import GatewayService
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -44,8 +45,7 @@ extension AccountConsole {
     /// Reads a form POST, refuses it without a valid CSRF token, and hands it to `handle`. A form that takes a password
     /// or starts a reset (`credentials`) counts against the credential rate limit first.
     private func form(_ request: Request, credentials: Bool = false, _ handle: (Visit, ConsoleForm) async -> Response) async -> Response {
-        if credentials, case .limited(let retryAfter) = rateLimits.checkCredentials(address: RequestScope.scope.clientAddress) {
-            let problem = GatewayRateLimits.refusal(retryAfter: retryAfter)
+        if credentials, let problem = operations.credentialAttempt(), let retryAfter = problem.retryAfter {
             var response = refusalPage(problem)
             response.headers[.retryAfter] = String(retryAfter)
             return response
@@ -64,16 +64,8 @@ extension AccountConsole {
         return await handle(visit, form)
     }
 
-    /// Runs a gateway operation as the browser's session.
-    func asSession<T: Sendable>(_ token: String?, device: String? = nil, _ operation: () async throws -> T) async throws -> T {
-        var scope = RequestScope.scope
-        scope.bearerToken = token
-        scope.clientDevice = device
-        return try await RequestScope.$current.withValue(scope) { try await operation() }
-    }
-
     func consoleProblem(_ error: any Error) -> GatewayProblem {
-        ProblemMiddleware.problem(for: error, logger: RequestScope.scope.logger)
+        operations.problem(for: error)
     }
 
     /// The page for a failure no form field explains (a service away, throttling, an unexpected error).
@@ -178,8 +170,7 @@ extension AccountConsole {
         do {
             // A browser without a device marker gets one with this login, so Identity remembers it.
             let device = visit.device ?? Self.randomToken()
-            let output = try await asSession(nil, device: device) { try await api.logIn(.init(body: .json(.init(userId: userId, password: password)))) }
-            let session = try output.ok.body.json.session
+            let session = try await operations.asSession(nil, device: device) { try await operations.logIn(userId: userId, password: password) }
             var response = redirect("/", visit: visit, session: (session.token, session.expiresAt))
             if visit.device == nil { response.setCookie(deviceCookie(device, visit: visit)) }
             return response
@@ -194,8 +185,7 @@ extension AccountConsole {
     private func continueAnonymously(_ visit: Visit, _ form: ConsoleForm) async -> Response {
         guard options.allowsAnonymous else { return redirect("/", visit: visit) }
         do {
-            let output = try await asSession(nil) { try await api.signInAnonymously(.init()) }
-            let session = try output.created.body.json.session
+            let session = try await operations.asSession(nil) { try await operations.signInAnonymously() }
             return redirect("/", visit: visit, session: (session.token, session.expiresAt))
         } catch {
             return problemPage(consoleProblem(error), visit: visit)
@@ -205,7 +195,7 @@ extension AccountConsole {
     private func logOut(_ visit: Visit, _ form: ConsoleForm) async -> Response {
         if let session = visit.session {
             // An ended session is as good as logged out; the cookie goes either way.
-            _ = try? await asSession(session) { try await api.logOut(.init()) }
+            _ = try? await operations.asSession(session) { try await operations.logOut() }
         }
         return redirect("/?done=loggedOut", visit: visit, session: .some(nil))
     }
@@ -213,7 +203,7 @@ extension AccountConsole {
     private func logOutEverywhere(_ visit: Visit, _ form: ConsoleForm) async -> Response {
         guard let session = visit.session else { return redirect("/", visit: visit, session: .some(nil)) }
         do {
-            _ = try await asSession(session) { try await api.logOutEverywhere(.init()) }
+            try await operations.asSession(session) { try await operations.logOutEverywhere() }
             return redirect("/?done=loggedOutEverywhere", visit: visit, session: .some(nil))
         } catch {
             let problem = consoleProblem(error)
@@ -245,10 +235,9 @@ extension AccountConsole {
         guard errors.isEmpty else { return signUpPage(visit, values: shown, errors: errors, status: .unprocessableContent) }
         do {
             let details = AccountDetails(values: values)
-            let output = try await asSession(visit.session) {
-                try await api.signUp(.init(body: .json(.init(userId: userId, password: password, details: details))))
+            let session = try await operations.asSession(visit.session) {
+                try await operations.signUp(userId: userId, password: password, details: details)
             }
-            let session = try output.created.body.json.session
             return redirect("/?done=welcome", visit: visit, session: (session.token, session.expiresAt))
         } catch {
             let problem = consoleProblem(error)
@@ -264,8 +253,7 @@ extension AccountConsole {
     // MARK: Edit
 
     private func currentAccount(_ session: String) async throws -> (details: AccountDetails, version: Int64, isAnonymous: Bool) {
-        let output = try await asSession(session) { try await api.getAccount(.init()) }
-        let account = try output.ok.body.json
+        let account = try await operations.asSession(session) { try await operations.account() }
         return (account.details, account.version, account.isAnonymous)
     }
 
@@ -299,9 +287,8 @@ extension AccountConsole {
             let current = try await currentAccount(session).details
             // A key the form offers that had a value and was emptied is removed.
             let removed = schema.editKeys.map(\.0.identifier).filter { values[$0] == nil && current.contains($0) }
-            let modifications = Components.Schemas.Modifications(set: AccountDetails(values: values), remove: removed)
-            _ = try await asSession(session) {
-                try await api.modifyAccount(.init(headers: .init(ifMatch: GatewayAPI.etag(version)), body: .json(modifications)))
+            try await operations.asSession(session) {
+                try await operations.modify(set: AccountDetails(values: values), remove: removed, ifVersion: version)
             }
             return redirect("/?done=saved", visit: visit)
         } catch {

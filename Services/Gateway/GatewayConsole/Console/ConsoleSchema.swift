@@ -1,3 +1,4 @@
+import GatewayService
 import Foundation
 import KontoModel
 

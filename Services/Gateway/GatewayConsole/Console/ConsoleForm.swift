@@ -1,3 +1,4 @@
+import GatewayService
 import Hummingbird
 
 /// A submitted console form (`application/x-www-form-urlencoded`), decoded by Hummingbird's form decoder into its

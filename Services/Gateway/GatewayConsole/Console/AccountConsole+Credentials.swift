@@ -1,3 +1,4 @@
+import GatewayService
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -75,7 +76,7 @@ extension AccountConsole {
             form: .init(mainId: "password", heading: "Change password", formId: "password-form", action: "/password", submitId: "password-submit", submitLabel: "Change password"),
             input: "newPassword", key: PasswordKey.identifier, field: { newPasswordField(value: $0, error: $1) }, done: "password"
         ) { value, current in
-            _ = try await api.changePassword(.init(body: .json(.init(currentPassword: current, newPassword: value))))
+            try await operations.changePassword(to: value, currentPassword: current)
         }
     }
 
@@ -84,7 +85,7 @@ extension AccountConsole {
             form: .init(mainId: "user-id", heading: "Change user identifier", formId: "userid-form", action: "/user-id", submitId: "userid-submit", submitLabel: "Change"),
             input: "userId", key: UserIdKey.identifier, field: { newUserIdField(value: $0, error: $1) }, done: "userId"
         ) { value, current in
-            _ = try await api.changeUserId(.init(body: .json(.init(userId: value, currentPassword: current))))
+            try await operations.changeUserId(to: value, currentPassword: current)
         }
     }
 
@@ -103,7 +104,7 @@ extension AccountConsole {
             return securityPage(change, visit, errors: [change.input: Self.required], asksCurrent: asked, status: .unprocessableContent)
         }
         do {
-            try await asSession(session) { try await change.change(value, current) }
+            try await operations.asSession(session) { try await change.change(value, current) }
             return redirect("/?done=\(change.done)", visit: visit)
         } catch {
             let problem = consoleProblem(error)
@@ -153,7 +154,7 @@ extension AccountConsole {
         do {
             // Always asked here and checked with the deletion itself: it cannot be undone, whatever the privileged
             // window says (a reauthentication first could see the window close before the deletion).
-            try await asSession(session) { try await api.deleteAccount(currentPassword: SecretString(password)) }
+            try await operations.asSession(session) { try await operations.deleteAccount(currentPassword: password) }
         } catch {
             let problem = consoleProblem(error)
             if problem.code == AccountError.Code.wrongCredentials {
@@ -192,7 +193,7 @@ extension AccountConsole {
             return resetRequestPage(visit, errors: ["userId": Self.required], status: .unprocessableContent)
         }
         do {
-            _ = try await asSession(nil, device: visit.device) { try await api.requestPasswordReset(.init(body: .json(.init(userId: userId)))) }
+            try await operations.asSession(nil, device: visit.device) { try await operations.requestPasswordReset(userId: userId) }
         } catch {
             // Identity answers alike for known and unknown users; what is left is throttling or an outage.
             let problem = consoleProblem(error)
@@ -232,7 +233,7 @@ extension AccountConsole {
             return resetConfirmPage(visit, token: token, errors: ["newPassword": Self.required], status: .unprocessableContent)
         }
         do {
-            _ = try await asSession(nil) { try await api.confirmPasswordReset(.init(body: .json(.init(token: token, newPassword: newPassword)))) }
+            try await operations.asSession(nil) { try await operations.confirmPasswordReset(token: token, newPassword: newPassword) }
         } catch {
             let problem = consoleProblem(error)
             guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }

@@ -1,0 +1,105 @@
+import Foundation
+import KontoModel
+import OpenAPIRuntime
+
+/// The gateway's operations for a caller in the same process (the web console, in GatewayConsole): each goes
+/// through the very handler the HTTP API serves, as the session and device the caller names, so the console and the
+/// API cannot disagree. The generated HTTP shapes stay inside this target; a caller sees the model's types, and each
+/// refusal as the ``GatewayProblem`` the API would have answered (``problem(for:)``).
+package struct GatewayOperations: Sendable {
+    let api: GatewayAPI
+    let rateLimits: GatewayRateLimits
+
+    /// A new session: its bearer token and when it ends.
+    package struct NewSession: Sendable, Equatable {
+        package var token: String
+        package var expiresAt: Date
+    }
+
+    // MARK: The current request
+
+    /// Runs `operation` as the session `token` (nil: none) from the browser marked `device`, within the request
+    /// being served (its id, client address and logger stay).
+    package func asSession<T: Sendable>(_ token: String?, device: String? = nil, _ operation: () async throws -> T) async throws -> T {
+        var scope = RequestScope.scope
+        scope.bearerToken = token
+        scope.clientDevice = device
+        return try await RequestScope.$current.withValue(scope) { try await operation() }
+    }
+
+    /// The refusal `error` stands for, as the API would answer it (unexpected errors are logged and hidden).
+    package func problem(for error: any Error) -> GatewayProblem {
+        ProblemMiddleware.problem(for: error, logger: RequestScope.scope.logger)
+    }
+
+    /// Takes one of the client address's credential attempts (a form that takes a password or starts a reset); the
+    /// refusal, with its Retry-After, when none is left.
+    package func credentialAttempt() -> GatewayProblem? {
+        guard case .limited(let retryAfter) = rateLimits.checkCredentials(address: RequestScope.scope.clientAddress) else { return nil }
+        return GatewayRateLimits.refusal(retryAfter: retryAfter)
+    }
+
+    /// Whether the request came through a trusted proxy (whose forwarded headers count).
+    package var viaTrustedProxy: Bool { RequestScope.scope.viaTrustedProxy }
+
+    // MARK: Sessions
+
+    package func logIn(userId: String, password: String) async throws -> NewSession {
+        try Self.session(try await api.logIn(.init(body: .json(.init(userId: userId, password: password)))).ok.body.json.session)
+    }
+
+    /// Signs up (upgrading the anonymous account whose session is presented, if any).
+    package func signUp(userId: String, password: String, details: AccountDetails) async throws -> NewSession {
+        try Self.session(try await api.signUp(.init(body: .json(.init(userId: userId, password: password, details: details)))).created.body.json.session)
+    }
+
+    package func signInAnonymously() async throws -> NewSession {
+        try Self.session(try await api.signInAnonymously(.init()).created.body.json.session)
+    }
+
+    package func logOut() async throws {
+        _ = try await api.logOut(.init()).noContent
+    }
+
+    package func logOutEverywhere() async throws {
+        _ = try await api.logOutEverywhere(.init()).ok
+    }
+
+    // MARK: The account
+
+    package func account() async throws -> AssembledAccount {
+        try await api.getAccount(.init()).ok.body.json
+    }
+
+    /// Sets and removes details, refused (`account.versionConflict`) when the account is no longer at `version`.
+    package func modify(set: AccountDetails, remove: [String], ifVersion version: Int64) async throws {
+        let modifications = Components.Schemas.Modifications(set: set, remove: remove)
+        _ = try await api.modifyAccount(.init(headers: .init(ifMatch: GatewayAPI.etag(version)), body: .json(modifications))).ok
+    }
+
+    package func changePassword(to newPassword: String, currentPassword: String?) async throws {
+        _ = try await api.changePassword(.init(body: .json(.init(currentPassword: currentPassword, newPassword: newPassword)))).ok
+    }
+
+    package func changeUserId(to userId: String, currentPassword: String?) async throws {
+        _ = try await api.changeUserId(.init(body: .json(.init(userId: userId, currentPassword: currentPassword)))).noContent
+    }
+
+    package func deleteAccount(currentPassword: String) async throws {
+        try await api.deleteAccount(currentPassword: SecretString(currentPassword))
+    }
+
+    // MARK: Password reset
+
+    package func requestPasswordReset(userId: String) async throws {
+        _ = try await api.requestPasswordReset(.init(body: .json(.init(userId: userId)))).accepted
+    }
+
+    package func confirmPasswordReset(token: String, newPassword: String) async throws {
+        _ = try await api.confirmPasswordReset(.init(body: .json(.init(token: token, newPassword: newPassword)))).noContent
+    }
+
+    private static func session(_ session: Components.Schemas.Session) -> NewSession {
+        NewSession(token: session.token, expiresAt: session.expiresAt)
+    }
+}
