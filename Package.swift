@@ -73,6 +73,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        .package(url: "https://github.com/swift-extras/swift-extras-base64.git", from: "1.2.0"),
         .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
@@ -123,7 +125,7 @@ let package = Package(
             name: "KontoTestSupport",
             dependencies: [
                 "KontoErrors", "KontoWire", .postgresNIO, .nioCore, .nioPosix, .nioHTTP1, .logging,
-                .serviceLifecycle,
+                .serviceLifecycle, .crypto,
             ],
             path: "Shared/KontoTestSupport"
         ),
@@ -164,7 +166,12 @@ let package = Package(
         ),
         .target(
             name: "IdentityService",
-            dependencies: serviceFoundation + ["CArgon2", .crypto],
+            dependencies: serviceFoundation + [
+                "CArgon2", .crypto,
+                // RFC 4226/6238 one-time passwords for the TOTP second factor.
+                .product(name: "HummingbirdOTP", package: "hummingbird-auth"),
+                .product(name: "ExtrasBase64", package: "swift-extras-base64"),
+            ],
             path: "Services/Identity/IdentityService",
             // The built-in list of refused passwords, in the binary (no bundle beside it).
             resources: [.embedInCode("Passwords/common-passwords.txt")]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command (README, "Run the tests"): installs what a fresh Debian machine lacks (PostgreSQL's server
-# programs, the -dev packages the build links, chromium and its driver; schemathesis, Selenium and standardwebhooks
+# programs, the -dev packages the build links, chromium and its driver; schemathesis, Selenium, standardwebhooks and pyotp
 # from PyPI), then runs the whole suite. Extra arguments go to `swift test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -72,7 +72,10 @@ export SE_OFFLINE=true SE_AVOID_STATS=true
 # (StandardWebhooksJudgeTests).
 standardwebhooks=$(python_tool standardwebhooks 1.1.0 standardwebhooks)
 export KONTO_STANDARDWEBHOOKS_PYTHON="$standardwebhooks/bin/python"
-phase "the Python tools (schemathesis, Selenium, standardwebhooks)"
+# pyotp, the foreign judge of TOTP (TOTPAuthenticatorTests, the second factor over HTTP).
+pyotp=$(python_tool pyotp 2.9.0 pyotp)
+export KONTO_PYOTP_PYTHON="$pyotp/bin/python"
+phase "the Python tools (schemathesis, Selenium, standardwebhooks, pyotp)"
 
 # At most three tests at once (KONTO_TEST_PARALLELISM to change it): the suite starts PostgreSQL clusters, service
 # processes, Chromium, Python judges and load, and on two cores unbounded parallelism failed 2 of 4 full runs on timing

@@ -70,11 +70,90 @@ public final class KontoClient: Sendable {
         }
     }
 
+    /// Logs in. For an account with a second factor the password alone gives no session: this throws
+    /// ``KontoClientError/Code/secondFactorRequired`` with the error's ``KontoClientError/challenge``, answered with
+    /// ``completeLogIn(challenge:code:recoveryCode:)``.
     @discardableResult
     public func logIn(userId: String, password: String) async throws -> KontoSignIn {
         let body = Components.Schemas.LoginRequest(userId: userId, password: password)
         switch try await call({ try await $0.logIn(body: .json(body)) }) {
         case .ok(let ok): return try await signedIn(try ok.body.json, userId: userId)
+        case .accepted(let accepted):
+            let challenge = try accepted.body.json.challenge
+            var error = KontoClientError(code: KontoClientError.Code.secondFactorRequired, status: 202, detail: "Enter a code from the authenticator app, or a recovery code.")
+            error.challenge = KontoSecondFactorChallenge(token: challenge.token, expiresAt: challenge.expiresAt, factors: challenge.factors, userId: userId)
+            throw error
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
+    }
+
+    /// Completes a login with the second factor: a code from the authenticator app, or a recovery code. The session
+    /// is kept.
+    @discardableResult
+    public func completeLogIn(challenge: KontoSecondFactorChallenge, code: String? = nil, recoveryCode: String? = nil) async throws -> KontoSignIn {
+        let body = Components.Schemas.SecondFactorLogin(challenge: challenge.token, code: code, recoveryCode: recoveryCode)
+        switch try await call({ try await $0.completeSecondFactor(body: .json(body)) }) {
+        case .ok(let ok): return try await signedIn(try ok.body.json, userId: challenge.userId)
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
+    }
+
+    // MARK: Second factors
+
+    /// The account's second factors, oldest first.
+    public func factors() async throws -> [KontoFactor] {
+        let session = try await requireSession()
+        switch try await call(token: session.token, { try await $0.listFactors() }) {
+        case .ok(let ok):
+            return try ok.body.json.factors.map {
+                KontoFactor(id: $0.id, type: $0._type, name: $0.name, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt, isPending: $0.pending, remaining: $0.remaining)
+            }
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
+    }
+
+    /// Starts a TOTP enrolment (security-related, as ``changePassword(to:currentPassword:)``).
+    public func enrollTOTP(currentPassword: String? = nil) async throws -> KontoTOTPEnrolment {
+        let session = try await requireSession()
+        let body = currentPassword.map { Operations.EnrollTOTP.Input.Body.json(.init(currentPassword: $0)) }
+        switch try await call(token: session.token, { try await $0.enrollTOTP(body: body) }) {
+        case .created(let created):
+            let enrolment = try created.body.json
+            return KontoTOTPEnrolment(factorId: enrolment.factorId, secret: enrolment.secret, otpauthURI: enrolment.otpauthUri)
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
+    }
+
+    /// Confirms a TOTP enrolment with a code from the app; from then on a login asks for the second factor.
+    @discardableResult
+    public func confirmTOTP(factorId: String, code: String) async throws -> KontoFactor {
+        let session = try await requireSession()
+        switch try await call(token: session.token, { try await $0.confirmTOTP(path: .init(factorId: factorId), body: .json(.init(code: code))) }) {
+        case .ok(let ok):
+            let factor = try ok.body.json
+            return KontoFactor(id: factor.id, type: factor._type, name: factor.name, createdAt: factor.createdAt, lastUsedAt: factor.lastUsedAt, isPending: factor.pending, remaining: factor.remaining)
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
+    }
+
+    /// Removes a second factor (security-related; with second factors, after ``reauthenticate(password:code:recoveryCode:)``
+    /// with one). How many second factors are left (0: the password alone signs in again).
+    @discardableResult
+    public func removeFactor(id factorId: String, currentPassword: String? = nil) async throws -> Int {
+        let session = try await requireSession()
+        let body = currentPassword.map { Operations.RemoveFactor.Input.Body.json(.init(currentPassword: $0)) }
+        switch try await call(token: session.token, { try await $0.removeFactor(path: .init(factorId: factorId), body: body) }) {
+        case .ok(let ok): return try ok.body.json.remainingFactors
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
+    }
+
+    /// Ten new recovery codes, replacing every earlier one (security-related). Shown once: keep them safe.
+    public func regenerateRecoveryCodes(currentPassword: String? = nil) async throws -> [String] {
+        let session = try await requireSession()
+        let body = currentPassword.map { Operations.RegenerateRecoveryCodes.Input.Body.json(.init(currentPassword: $0)) }
+        switch try await call(token: session.token, { try await $0.regenerateRecoveryCodes(body: body) }) {
+        case .created(let created): return try created.body.json.codes
         case .default(let status, let problem): throw Self.refusal(status, problem)
         }
     }
@@ -167,10 +246,11 @@ public final class KontoClient: Sendable {
 
     /// Opens the privileged window by entering the password again; until when it is open. The gateway answers with a
     /// fresh session that replaces the stored one (whose token stopped working).
+    /// With a second factor enrolled, security-related operations need it here (`code` or `recoveryCode`).
     @discardableResult
-    public func reauthenticate(password: String) async throws -> Date {
+    public func reauthenticate(password: String? = nil, code: String? = nil, recoveryCode: String? = nil) async throws -> Date {
         let session = try await requireSession()
-        let body = Components.Schemas.Reauthentication(password: password)
+        let body = Components.Schemas.Reauthentication(password: password, code: code, recoveryCode: recoveryCode)
         switch try await call(token: session.token, { try await $0.reauthenticate(body: .json(body)) }) {
         case .ok(let ok):
             let privilege = try ok.body.json

@@ -51,6 +51,13 @@ extension KontoErrorCode {
     public static let alreadySignedUp = Self(rawValue: "account.alreadySignedUp")
     /// A password reset token that is unknown, used or expired.
     public static let invalidResetToken = Self(rawValue: "account.invalidResetToken")
+    /// A security-related operation of an account with a second factor needs a privileged window opened with it
+    /// (reauthentication with a code or passkey): the password alone is not enough.
+    public static let secondFactorRequired = Self(rawValue: "account.secondFactorRequired")
+    /// A login's second-factor challenge that is unknown, used or expired: log in with the password again.
+    public static let invalidChallenge = Self(rawValue: "account.invalidChallenge")
+    /// A second factor that is not the account's (an unknown factor id, or one not awaiting confirmation).
+    public static let factorNotFound = Self(rawValue: "account.factorNotFound")
 
     // MARK: identity
 
@@ -106,7 +113,7 @@ extension KontoErrorCode {
         .overloaded, .connectionClosed, .protocolViolation, .internalError, .badPayload, .invalidRequest, .cancelled,
         .credentialsTaken, .wrongCredentials, .validationFailed, .accountIdChanged, .mutatingNonMutableAccountKeys,
         .missingAccountValue, .userIdNotRemovable, .reauthenticationRequired, .notFound, .unauthenticated, .throttled,
-        .versionConflict, .alreadySignedUp, .invalidResetToken,
+        .versionConflict, .alreadySignedUp, .invalidResetToken, .secondFactorRequired, .invalidChallenge, .factorNotFound,
         .identityBusy, .identityStorageUnavailable, .identityStorageFailure, .identityProfileUnavailable,
         .profileAlreadyExists, .profileValueTooLarge, .profileAccountTooLarge, .profileStorageUnavailable, .profileStorageFailure,
         .notificationsInvalidRequest, .notificationsUnknownGroup, .notificationsGroupMismatch, .notificationsUnknownEvent,

@@ -26,16 +26,16 @@ struct ContractManifestTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("contract-manifest-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        try Data(#"{"service":"identity","contractVersion":2,"wireVersion":7}"#.utf8).write(to: directory.appendingPathComponent(ContractManifest.fileName))
+        try Data(#"{"service":"identity","contractVersion":1,"wireVersion":7}"#.utf8).write(to: directory.appendingPathComponent(ContractManifest.fileName))
         let manifest = try ContractManifest.load(from: directory)
         let error = try #require(throws: ContractExampleError.self) {
             try manifest.check(service: "identity", contractVersion: IdentityContract.version)
         }
-        #expect(error.description == "identity/contract.json: the examples belong to contract version 2, the contract is at version 1; "
+        #expect(error.description == "identity/contract.json: the examples belong to contract version 1, the contract is at version \(IdentityContract.version); "
             + "the examples belong to wire protocol version 7, KontoWire speaks version \(WireProtocolVersion.current). "
             + "Re-record the examples in Tests/Contracts/identity for the current versions, then update contract.json.")
         // The same manifest passes for the versions it names.
-        try manifest.check(service: "identity", contractVersion: 2, wireVersion: 7)
+        try manifest.check(service: "identity", contractVersion: 1, wireVersion: 7)
     }
 
     @Test("a folder without a manifest is refused")

@@ -63,6 +63,12 @@ struct IdentityContractConsumerTests {
         ContractCodec.entry(IdentityContract.requestPasswordReset),
         ContractCodec.entry(IdentityContract.confirmPasswordReset),
         ContractCodec.entry(IdentityContract.delete),
+        ContractCodec.entry(IdentityContract.completeSecondFactor),
+        ContractCodec.entry(IdentityContract.listFactors),
+        ContractCodec.entry(IdentityContract.enrollTOTP),
+        ContractCodec.entry(IdentityContract.confirmTOTP),
+        ContractCodec.entry(IdentityContract.removeFactor),
+        ContractCodec.entry(IdentityContract.regenerateRecoveryCodes),
         ContractCodec.entry(HealthContract.check),
     ])
 }

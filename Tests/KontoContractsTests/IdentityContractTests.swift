@@ -12,16 +12,18 @@ struct IdentityContractTests {
             IdentityContract.signUp.carriesSecrets, IdentityContract.login.carriesSecrets,
             IdentityContract.reauthenticate.carriesSecrets, IdentityContract.changePassword.carriesSecrets,
             IdentityContract.changeUserId.carriesSecrets, IdentityContract.confirmPasswordReset.carriesSecrets,
-            IdentityContract.delete.carriesSecrets,
+            IdentityContract.delete.carriesSecrets, IdentityContract.completeSecondFactor.carriesSecrets,
+            IdentityContract.enrollTOTP.carriesSecrets, IdentityContract.confirmTOTP.carriesSecrets,
+            IdentityContract.removeFactor.carriesSecrets, IdentityContract.regenerateRecoveryCodes.carriesSecrets,
         ]
         #expect(carrying.allSatisfy { $0 })
         let plain = [
             IdentityContract.signInAnonymously.carriesSecrets, IdentityContract.validateSession.carriesSecrets,
             IdentityContract.logout.carriesSecrets, IdentityContract.logoutEverywhere.carriesSecrets,
-            IdentityContract.requestPasswordReset.carriesSecrets,
+            IdentityContract.requestPasswordReset.carriesSecrets, IdentityContract.listFactors.carriesSecrets,
         ]
         #expect(plain.allSatisfy { !$0 })
-        #expect(Set(IdentityContract.methods).count == 13)
+        #expect(Set(IdentityContract.methods).count == 19)
     }
 
     @Test("a login request carries its password only as the contract encodes it")

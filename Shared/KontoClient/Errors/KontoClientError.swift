@@ -14,6 +14,8 @@ public struct KontoClientError: Error, Sendable, Equatable, CustomStringConverti
     public var retryAfter: Int?
     /// The gateway's request id, to find the request in its logs.
     public var requestId: String?
+    /// ``Code/secondFactorRequired``: the challenge to answer with ``KontoClient/completeLogIn(challenge:code:recoveryCode:)``.
+    public var challenge: KontoSecondFactorChallenge?
 
     /// Codes the client itself gives.
     public enum Code {
@@ -25,6 +27,9 @@ public struct KontoClientError: Error, Sendable, Equatable, CustomStringConverti
         public static let unexpectedAnswer = "client.unexpectedAnswer"
         /// The session file could not be read or written, or may have been seen by others.
         public static let sessionFile = "client.sessionFile"
+        /// The password was right and the account has a second factor: the error's ``KontoClientError/challenge``
+        /// is answered with a code (``KontoClient/completeLogIn(challenge:code:recoveryCode:)``).
+        public static let secondFactorRequired = "client.secondFactorRequired"
     }
 
     public init(code: String, status: Int, detail: String? = nil, fields: [AccountFieldError] = [], retryAfter: Int? = nil, requestId: String? = nil) {

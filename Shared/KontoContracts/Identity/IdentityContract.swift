@@ -11,11 +11,18 @@ public enum IdentityContract {
     /// Where the service listens unless configured otherwise, and where its callers look for it.
     public static let defaultPort = 7401
     /// Raised when a method's request or response changes incompatibly.
-    public static let version = 1
+    /// 2: login answers ``IdentityLoginAnswer`` (a session, or a second-factor challenge).
+    public static let version = 2
 
     public static let signUp = WireMethod<IdentitySignUpRequest, IdentityAccountSession>.carryingSecrets("identity.signUp")
     public static let signInAnonymously = WireMethod<IdentityClientRequest, IdentityAccountSession>("identity.signInAnonymously")
-    public static let login = WireMethod<IdentityLoginRequest, IdentityAccountSession>.carryingSecrets("identity.login")
+    public static let login = WireMethod<IdentityLoginRequest, IdentityLoginAnswer>.carryingSecrets("identity.login")
+    public static let completeSecondFactor = WireMethod<IdentitySecondFactorRequest, IdentityAccountSession>.carryingSecrets("identity.completeSecondFactor")
+    public static let listFactors = WireMethod<IdentitySessionRequest, IdentityFactors>("identity.listFactors")
+    public static let enrollTOTP = WireMethod<IdentitySecuredRequest, IdentityTOTPEnrolment>.carryingSecrets("identity.enrollTOTP")
+    public static let confirmTOTP = WireMethod<IdentityConfirmFactorRequest, IdentityFactor>.carryingSecrets("identity.confirmTOTP")
+    public static let removeFactor = WireMethod<IdentityRemoveFactorRequest, IdentityFactorRemoved>.carryingSecrets("identity.removeFactor")
+    public static let regenerateRecoveryCodes = WireMethod<IdentitySecuredRequest, IdentityRecoveryCodes>.carryingSecrets("identity.regenerateRecoveryCodes")
     public static let validateSession = WireMethod<IdentitySessionRequest, IdentitySessionInfo>("identity.validateSession")
     public static let logout = WireMethod<IdentitySessionRequest, IdentitySessionsEnded>("identity.logout")
     public static let logoutEverywhere = WireMethod<IdentitySessionRequest, IdentitySessionsEnded>("identity.logoutEverywhere")
@@ -29,7 +36,8 @@ public enum IdentityContract {
     public static let methods = [
         signUp.name, signInAnonymously.name, login.name, validateSession.name, logout.name, logoutEverywhere.name,
         reauthenticate.name, changePassword.name, changeUserId.name, requestPasswordReset.name,
-        confirmPasswordReset.name, delete.name, HealthContract.check.name,
+        confirmPasswordReset.name, delete.name, completeSecondFactor.name, listFactors.name, enrollTOTP.name,
+        confirmTOTP.name, removeFactor.name, regenerateRecoveryCodes.name, HealthContract.check.name,
     ]
 
     /// Every code an Identity method may answer with (besides the wire layer's).
@@ -42,6 +50,9 @@ public enum IdentityContract {
         .unauthenticated,
         .reauthenticationRequired,
         .invalidResetToken,
+        .secondFactorRequired,
+        .invalidChallenge,
+        .factorNotFound,
         .throttled,
         .notFound,
     ] + KontoErrorCode.codes(of: .identity)
@@ -61,11 +72,17 @@ public enum IdentityContract {
             logout.name: [.unauthenticated] + storage,
             logoutEverywhere.name: [.unauthenticated] + storage,
             reauthenticate.name: [.unauthenticated, .validationFailed, .throttled, .wrongCredentials, .notFound, .identityBusy] + storage,
-            changePassword.name: [.unauthenticated, .validationFailed, .missingAccountValue, .reauthenticationRequired, .throttled, .wrongCredentials, .notFound, .identityBusy] + storage,
-            changeUserId.name: [.unauthenticated, .validationFailed, .missingAccountValue, .reauthenticationRequired, .throttled, .wrongCredentials, .credentialsTaken, .notFound, .identityBusy] + storage,
+            completeSecondFactor.name: [.validationFailed, .invalidChallenge, .throttled, .wrongCredentials, .identityProfileUnavailable] + storage,
+            listFactors.name: [.unauthenticated] + storage,
+            enrollTOTP.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .notFound, .identityBusy] + storage,
+            confirmTOTP.name: [.unauthenticated, .factorNotFound, .throttled, .wrongCredentials] + storage,
+            removeFactor.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .factorNotFound, .identityBusy] + storage,
+            regenerateRecoveryCodes.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .notFound, .identityBusy] + storage,
+            changePassword.name: [.unauthenticated, .validationFailed, .missingAccountValue, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .notFound, .identityBusy] + storage,
+            changeUserId.name: [.unauthenticated, .validationFailed, .missingAccountValue, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .credentialsTaken, .notFound, .identityBusy] + storage,
             requestPasswordReset.name: [.validationFailed, .missingAccountValue, .throttled, .notFound] + storage,
             confirmPasswordReset.name: [.validationFailed, .missingAccountValue, .invalidResetToken, .identityBusy] + storage,
-            delete.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .throttled, .wrongCredentials, .notFound, .identityBusy] + storage,
+            delete.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .notFound, .identityBusy] + storage,
             // A report, never an error: an unready dependency is a check with status notReady.
             HealthContract.check.name: [],
         ]
@@ -80,6 +97,8 @@ public enum IdentityContract {
         .concurrentDeletion(changeUserId.name),
         .concurrentDeletion(requestPasswordReset.name),
         .concurrentDeletion(delete.name),
+        .concurrentDeletion(enrollTOTP.name),
+        .concurrentDeletion(regenerateRecoveryCodes.name),
         .emptyCredentialPassingRules(changePassword.name),
         .emptyCredentialPassingRules(changeUserId.name),
         .emptyCredentialPassingRules(requestPasswordReset.name),

@@ -57,14 +57,21 @@ public struct IdentitySessionRequest: Codable, Sendable, Equatable {
     }
 }
 
-/// A session and a password: reauthenticate (opens the privileged window).
+/// A session and a password, a second factor's code, or both: reauthenticate (opens the privileged window; with a
+/// second factor, an `aal2` one that security-related operations of an account with second factors need).
 public struct IdentityReauthenticateRequest: Codable, Sendable {
     public var token: BearerToken
-    public var password: SecretString
+    public var password: SecretString?
+    /// A TOTP code (6 digits).
+    public var code: SecretString?
+    /// One of the account's recovery codes (used up).
+    public var recoveryCode: SecretString?
 
-    public init(token: BearerToken, password: SecretString) {
+    public init(token: BearerToken, password: SecretString? = nil, code: SecretString? = nil, recoveryCode: SecretString? = nil) {
         self.token = token
         self.password = password
+        self.code = code
+        self.recoveryCode = recoveryCode
     }
 }
 

@@ -18,11 +18,14 @@ public struct IdentityAccountSession: Codable, Sendable, Equatable {
     public var session: IdentitySession
     /// The account's details as Profile holds them (empty for an anonymous account); never the password.
     public var details: AccountDetails
+    /// After a login completed with a recovery code: how many unused ones are left.
+    public var recoveryCodesRemaining: Int?
 
-    public init(accountId: String, session: IdentitySession, details: AccountDetails) {
+    public init(accountId: String, session: IdentitySession, details: AccountDetails, recoveryCodesRemaining: Int? = nil) {
         self.accountId = accountId
         self.session = session
         self.details = details
+        self.recoveryCodesRemaining = recoveryCodesRemaining
     }
 }
 
@@ -38,14 +41,18 @@ public struct IdentitySessionInfo: Codable, Sendable, Equatable {
     /// The account's userId as it was given (nil for an anonymous account); added in a compatible way, so an older
     /// Identity's answer without it still decodes.
     public var userId: String?
+    /// How the session was authenticated: 1 (a password, or none for an anonymous account), 2 (with a second
+    /// factor). Optional: an older Identity's answer without it decodes.
+    public var assuranceLevel: Int?
 
-    public init(accountId: String, sessionId: String, expiresAt: Timestamp, privilegedUntil: Timestamp?, isAnonymous: Bool, userId: String?) {
+    public init(accountId: String, sessionId: String, expiresAt: Timestamp, privilegedUntil: Timestamp?, isAnonymous: Bool, userId: String?, assuranceLevel: Int? = nil) {
         self.accountId = accountId
         self.sessionId = sessionId
         self.expiresAt = expiresAt
         self.privilegedUntil = privilegedUntil
         self.isAnonymous = isAnonymous
         self.userId = userId
+        self.assuranceLevel = assuranceLevel
     }
 }
 

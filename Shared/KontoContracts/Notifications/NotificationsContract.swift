@@ -79,7 +79,7 @@ public enum NotificationsContract {
     /// The event types a group may ask for (``AccountEvent/Kind/name``).
     public static let eventTypes: Set<String> = [
         "associatedAccount", "detailsChanged", "disassociatingAccount", "deletingAccount", "passwordResetRequested",
-        "passwordChanged", "userIdChanged", "sessionsRevoked",
+        "passwordChanged", "userIdChanged", "sessionsRevoked", "factorAdded", "factorRemoved", "recoveryCodeUsed",
     ]
 
     /// The most events one publish may carry.

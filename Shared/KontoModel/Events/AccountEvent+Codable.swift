@@ -13,6 +13,9 @@ extension AccountEvent: Codable {
         case userId
         case sealedToken
         case expiresAt
+        case factorId
+        case factorType
+        case remaining
     }
 
     public init(from decoder: any Decoder) throws {
@@ -43,6 +46,15 @@ extension AccountEvent: Codable {
         case "userIdChanged":
             .userIdChanged(previous: try container.decode(String.self, forKey: .previous), new: try container.decode(String.self, forKey: .new))
         case "sessionsRevoked": .sessionsRevoked
+        case "factorAdded":
+            .factorAdded(factorId: try container.decode(String.self, forKey: .factorId), factorType: try container.decode(String.self, forKey: .factorType))
+        case "factorRemoved":
+            .factorRemoved(
+                factorId: try container.decode(String.self, forKey: .factorId),
+                factorType: try container.decode(String.self, forKey: .factorType),
+                remaining: try container.decode(Int.self, forKey: .remaining)
+            )
+        case "recoveryCodeUsed": .recoveryCodeUsed(remaining: try container.decode(Int.self, forKey: .remaining))
         default:
             throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "Unknown event type \"\(type)\".")
         }
@@ -70,6 +82,15 @@ extension AccountEvent: Codable {
         case let .userIdChanged(previous, new):
             try container.encode(previous, forKey: .previous)
             try container.encode(new, forKey: .new)
+        case let .factorAdded(factorId, factorType):
+            try container.encode(factorId, forKey: .factorId)
+            try container.encode(factorType, forKey: .factorType)
+        case let .factorRemoved(factorId, factorType, remaining):
+            try container.encode(factorId, forKey: .factorId)
+            try container.encode(factorType, forKey: .factorType)
+            try container.encode(remaining, forKey: .remaining)
+        case let .recoveryCodeUsed(remaining):
+            try container.encode(remaining, forKey: .remaining)
         case .associatedAccount, .disassociatingAccount, .deletingAccount, .passwordChanged, .sessionsRevoked:
             break
         }
@@ -111,6 +132,9 @@ extension AccountEvent: CustomStringConvertible {
         case let .detailsChanged(keys): "keys: \(keys)"
         case let .passwordResetRequested(userId, _, expiresAt): "userId: \(userId), token: <sealed>, expiresAt: \(Self.timestamp(expiresAt))"
         case let .userIdChanged(previous, new): "previous: \(previous), new: \(new)"
+        case let .factorAdded(factorId, factorType): "factorId: \(factorId), factorType: \(factorType)"
+        case let .factorRemoved(factorId, factorType, remaining): "factorId: \(factorId), factorType: \(factorType), remaining: \(remaining)"
+        case let .recoveryCodeUsed(remaining): "remaining: \(remaining)"
         case .associatedAccount, .disassociatingAccount, .deletingAccount, .passwordChanged, .sessionsRevoked: ""
         }
         return "AccountEvent(\(kind.name), id: \(id), accountId: \(accountId), time: \(Self.timestamp(time))\(payload.isEmpty ? "" : ", " + payload))"

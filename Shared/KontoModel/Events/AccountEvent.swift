@@ -25,6 +25,12 @@ public struct AccountEvent: Sendable, Equatable, Identifiable {
         case userIdChanged(previous: String, new: String)
         /// Sessions were ended (logout everywhere, password change or reset).
         case sessionsRevoked
+        /// A second factor was enrolled (a TOTP confirmed, a passkey registered, recovery codes made): its id and type.
+        case factorAdded(factorId: String, factorType: String)
+        /// A second factor was removed; how many second factors the account has left (0: the password alone).
+        case factorRemoved(factorId: String, factorType: String, remaining: Int)
+        /// A recovery code was used to sign in or reauthenticate; how many unused ones are left.
+        case recoveryCodeUsed(remaining: Int)
 
         /// The stable type name on the wire.
         public var name: String {
@@ -37,6 +43,9 @@ public struct AccountEvent: Sendable, Equatable, Identifiable {
             case .passwordChanged: "passwordChanged"
             case .userIdChanged: "userIdChanged"
             case .sessionsRevoked: "sessionsRevoked"
+            case .factorAdded: "factorAdded"
+            case .factorRemoved: "factorRemoved"
+            case .recoveryCodeUsed: "recoveryCodeUsed"
             }
         }
     }

@@ -67,6 +67,11 @@ extension ContractExample {
         switch try ContractPlaceholder.parse(value) {
         case .reference(let name)?, .given(let name, _)?:
             return try bindings.value(of: name, in: example)
+        case .totp(let name, let offset)?:
+            guard let secret = try bindings.value(of: name, in: example) as? String, let code = ContractTOTP.code(base32Secret: secret, at: Date(), offset: offset) else {
+                throw ContractExampleError("\(example): $totp:\(name) needs a base32 secret captured as \(name)")
+            }
+            return code
         case .match?, .capture?:
             throw ContractExampleError("\(example): $match and $capture belong in expected answers, not in requests")
         case nil:
@@ -104,8 +109,8 @@ extension ContractExample {
             let bound = try canonical(bindings.value(of: name, in: example))
             if bound != (try canonical(actual)) { differences.append("\(path): expected $ref:\(name) = \(bound), got \(try canonical(actual))") }
             return
-        case .given?:
-            throw ContractExampleError("\(example): $given belongs in requests, not in expected answers")
+        case .given?, .totp?:
+            throw ContractExampleError("\(example): $given and $totp belong in requests, not in expected answers")
         case nil:
             break
         }
@@ -157,6 +162,8 @@ extension ContractExample {
             return sample
         case .given(_, let kind)?:
             return kind.sample
+        case .totp?:
+            return "123456"
         case nil:
             break
         }

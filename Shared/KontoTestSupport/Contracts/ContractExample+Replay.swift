@@ -39,6 +39,11 @@ extension ContractExample {
             }
         } catch {
             if let current { try? await conditions[current]?.end() }
+            // An example that cannot be sent (a value an earlier one should have captured) usually follows an earlier
+            // answer that differed: say both.
+            guard differences.isEmpty else {
+                throw ContractExampleError("\(error)\nafter these differences:\n" + differences.joined(separator: "\n"))
+            }
             throw error
         }
         if let current { try await conditions[current]?.end() }

@@ -9,6 +9,10 @@ import Foundation
 /// - `"$given:NAME:KIND"` in a request: a value the example's `given` condition supplies (e.g. a reset token as it was
 ///   mailed), of that kind; consumers get a sample of the kind.
 ///
+/// - `"$totp:NAME:OFFSET"` in a request: the TOTP code (RFC 6238, 6 digits, 30 s) of the base32 secret captured as
+///   NAME, for the step OFFSET (-1, 0 or 1) away from the replay's present; consumers get `123456`. Each use of a
+///   secret takes a later step than the one before (a code is accepted once), so a sequence uses -1, then 0, then 1.
+///
 /// Kinds: `string` (non-empty), `uuid`, `token` (at least 32 URL-safe base64 characters), `timestamp` (ISO 8601
 /// date and time with a zone), `integer`, `number`, `bool`, `any`.
 enum ContractPlaceholder: Equatable {
@@ -16,6 +20,7 @@ enum ContractPlaceholder: Equatable {
     case capture(name: String, kind: Kind)
     case reference(name: String)
     case given(name: String, kind: Kind)
+    case totp(name: String, offset: Int64)
 
     enum Kind: String, CaseIterable {
         case string, uuid, token, timestamp, integer, number, bool, any
@@ -40,7 +45,12 @@ enum ContractPlaceholder: Equatable {
             return .reference(name: parts[1])
         case "given" where parts.count == 3 && !parts[1].isEmpty:
             return .given(name: parts[1], kind: try kind(parts[2]))
-        case "match", "capture", "ref", "given":
+        case "totp" where parts.count == 3 && !parts[1].isEmpty:
+            guard let offset = Int64(parts[2]), (-1...1).contains(offset) else {
+                throw ContractExampleError("malformed placeholder \(text): the offset is -1, 0 or 1")
+            }
+            return .totp(name: parts[1], offset: offset)
+        case "match", "capture", "ref", "given", "totp":
             throw ContractExampleError("malformed placeholder \(text)")
         default:
             // Some other string that starts with "$": an ordinary value.

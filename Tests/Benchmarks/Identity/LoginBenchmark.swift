@@ -159,8 +159,10 @@ struct LoginBenchmark: AsyncParsableCommand {
                         var index = caller
                         while ContinuousClock.now < end {
                             let user = users[index % users.count]
-                            let session = try await client.call(IdentityContract.login, IdentityLoginRequest(userId: user, password: SecretString(Self.password)))
-                            guard session.details.userId == user else { throw ValidationError("login answered for \(session.accountId)") }
+                            let answer = try await client.call(IdentityContract.login, IdentityLoginRequest(userId: user, password: SecretString(Self.password)))
+                            guard let session = answer.accountSession, session.details.userId == user else {
+                                throw ValidationError("login answered for \(answer.accountSession?.accountId ?? "no session")")
+                            }
                             count += 1
                             index += clients
                         }

@@ -84,7 +84,19 @@ struct GatewayContractConsumerTests {
         case IdentityContract.logoutEverywhere.name:
             return (.DELETE, "/v1/sessions", nil, token, headers)
         case IdentityContract.reauthenticate.name:
-            return (.POST, "/v1/account/reauthenticate", try body(["password"]), token, headers)
+            return (.POST, "/v1/account/reauthenticate", try body(["password", "code", "recoveryCode"]), token, headers)
+        case IdentityContract.completeSecondFactor.name:
+            return (.POST, "/v1/sessions/mfa", try body(["challenge", "code", "recoveryCode"]), nil, headers)
+        case IdentityContract.listFactors.name:
+            return (.GET, "/v1/account/factors", nil, token, headers)
+        case IdentityContract.enrollTOTP.name:
+            return (.POST, "/v1/account/factors/totp", try body(["currentPassword"]), token, headers)
+        case IdentityContract.confirmTOTP.name:
+            return (.POST, "/v1/account/factors/totp/\(request["factorId"] ?? "")/confirm", try body(["code"]), token, headers)
+        case IdentityContract.removeFactor.name:
+            return (.DELETE, "/v1/account/factors/\(request["factorId"] ?? "")", try body(["currentPassword"]), token, headers)
+        case IdentityContract.regenerateRecoveryCodes.name:
+            return (.POST, "/v1/account/recovery-codes", try body(["currentPassword"]), token, headers)
         case IdentityContract.changePassword.name:
             return (.PUT, "/v1/account/password", try body(["currentPassword", "newPassword"]), token, headers)
         case IdentityContract.changeUserId.name:

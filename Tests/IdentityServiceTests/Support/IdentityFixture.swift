@@ -3,6 +3,7 @@ import KontoContracts
 import KontoModel
 import KontoWire
 import Logging
+import Testing
 
 /// An ``IdentityStore`` over in-memory storage, a test Profile and a hand-moved clock, with cheap hashing.
 struct IdentityFixture {
@@ -14,6 +15,7 @@ struct IdentityFixture {
 
     /// The seal of the tests' deployment secret (IdentityServiceHarness.secret), so tests open the tokens they read.
     static let seal = ResetTokenSeal(secret: WireSecret(IdentityServiceHarness.secret))
+    static let factorSecrets = FactorSecretBox(secret: WireSecret(IdentityServiceHarness.secret))
     static let cheap = Argon2Parameters(memoryKiB: 1_024, iterations: 1, parallelism: 1)
     /// The built-in configuration (SpeziAccount's default) requires a name.
     static let name: AccountValue = .object(["givenName": .string("Leland"), "familyName": .string("Stanford")])
@@ -35,6 +37,7 @@ struct IdentityFixture {
             configuration: configuration,
             options: options,
             resetTokenSeal: Self.seal,
+            factorSecrets: Self.factorSecrets,
             clock: clock.function,
             logger: Logger(label: "test.identity")
         )
@@ -49,6 +52,12 @@ struct IdentityFixture {
     }
 
     func login(_ userId: String = "leland@stanford.edu", password: String = "correct horse battery", address: String? = "192.0.2.1") async throws -> IdentityAccountSession {
+        let answer = try await store.login(IdentityLoginRequest(userId: userId, password: SecretString(password), clientAddress: address))
+        return try #require(answer.accountSession, "the login asked for a second factor")
+    }
+
+    /// A login's answer as it is: a session, or a second-factor challenge.
+    func loginAnswer(_ userId: String = "leland@stanford.edu", password: String = "correct horse battery", address: String? = "192.0.2.1") async throws -> IdentityLoginAnswer {
         try await store.login(IdentityLoginRequest(userId: userId, password: SecretString(password), clientAddress: address))
     }
 

@@ -8,6 +8,7 @@ import KontoWire
 import Logging
 import NIOCore
 import ProfileService
+import Testing
 
 /// Identity and Profile running in-process on real TCP sockets, on one PostgreSQL database (each in its own schema)
 /// or in memory, with a wire client of Identity. The tests' composition root: the services themselves never
@@ -138,7 +139,8 @@ extension WireClient {
     }
 
     func login(_ userId: String, password: String = "correct horse battery", address: String? = nil) async throws -> IdentityAccountSession {
-        try await call(IdentityContract.login, IdentityLoginRequest(userId: userId, password: SecretString(password), clientAddress: address))
+        let answer = try await call(IdentityContract.login, IdentityLoginRequest(userId: userId, password: SecretString(password), clientAddress: address))
+        return try #require(answer.accountSession, "the login asked for a second factor")
     }
 
     func validate(_ token: BearerToken) async throws -> IdentitySessionInfo {

@@ -84,7 +84,12 @@ extension GatewayAPI {
     func reauthenticate(_ input: Operations.Reauthenticate.Input) async throws -> Operations.Reauthenticate.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
         let privilege = try await changingAccount { token, _ in
-            try await upstreams.identity(IdentityContract.reauthenticate, IdentityReauthenticateRequest(token: token, password: SecretString(body.password)))
+            try await upstreams.identity(IdentityContract.reauthenticate, IdentityReauthenticateRequest(
+                token: token,
+                password: body.password.map(SecretString.init),
+                code: body.code.map(SecretString.init),
+                recoveryCode: body.recoveryCode.map(SecretString.init)
+            ))
         }
         // The presented token was replaced by a fresh one (an older Identity keeps it: then none is sent).
         return .ok(.init(body: .json(.init(

@@ -29,7 +29,15 @@ extension GatewayAPI {
         let request = IdentityLoginRequest(
             userId: body.userId, password: SecretString(body.password), clientAddress: Self.clientAddress, clientDevice: RequestScope.scope.clientDevice
         )
-        let session = try await upstreams.identity(IdentityContract.login, request)
+        let answer = try await upstreams.identity(IdentityContract.login, request)
+        if let challenge = answer.challenge {
+            return .accepted(.init(body: .json(.init(challenge: .init(
+                token: challenge.token.value, expiresAt: challenge.expiresAt.date, factors: challenge.factors
+            )))))
+        }
+        guard let session = answer.accountSession else {
+            throw GatewayProblem(status: .badGateway, code: .gatewayUpstreamFailed, detail: "Identity answered the login with neither a session nor a challenge.")
+        }
         return .ok(.init(body: .json(try Self.accountSession(session))))
     }
 

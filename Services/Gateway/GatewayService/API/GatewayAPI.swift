@@ -47,7 +47,8 @@ struct GatewayAPI: APIProtocol {
         Components.Schemas.AccountSession(
             accountId: session.accountId,
             session: .init(token: session.session.token.value, expiresAt: session.session.expiresAt.date),
-            details: session.details
+            details: session.details,
+            recoveryCodesRemaining: session.recoveryCodesRemaining
         )
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import KontoModel
 import OpenAPIRuntime
 
@@ -44,8 +45,20 @@ package struct GatewayOperations: Sendable {
 
     // MARK: Sessions
 
+    /// - Throws: `account.secondFactorRequired` for an account with a second factor: the console cannot complete that
+    ///   login yet (the API can: `POST /v1/sessions/mfa`).
     package func logIn(userId: String, password: String) async throws -> NewSession {
-        try Self.session(try await api.logIn(.init(body: .json(.init(userId: userId, password: password)))).ok.body.json.session)
+        switch try await api.logIn(.init(body: .json(.init(userId: userId, password: password)))) {
+        case .ok(let ok):
+            return Self.session(try ok.body.json.session)
+        case .accepted:
+            throw GatewayProblem(
+                status: .forbidden, code: .secondFactorRequired,
+                detail: "This account signs in with a second factor, which this console cannot ask for yet: sign in with the app."
+            )
+        case .default(let status, _):
+            throw GatewayProblem(status: .badGateway, code: .gatewayUpstreamFailed, detail: "The login answered \(status).")
+        }
     }
 
     /// Signs up (upgrading the anonymous account whose session is presented, if any).

@@ -47,6 +47,9 @@ extension KontoErrorCode {
         .userIdNotRemovable: .unprocessableContent,
         // 403, not 400: the request is well formed, the token grants nothing (unknown, used or expired).
         .invalidResetToken: .forbidden,
+        .secondFactorRequired: .forbidden,
+        .invalidChallenge: .unauthorized,
+        .factorNotFound: .notFound,
         .throttled: .tooManyRequests,
         // The services' own.
         .identityBusy: .serviceUnavailable,

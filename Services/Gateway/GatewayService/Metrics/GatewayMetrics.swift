@@ -36,7 +36,9 @@ final class GatewayMetrics: Sendable {
     }
 
     func route(_ path: String) -> String {
-        routes.contains(path) ? path : "unmatched"
+        if routes.contains(path) { return path }
+        // A path with parameters is counted under its template, so label values stay bounded.
+        return OpenAPIDocument.template(matching: path).flatMap { routes.contains($0) ? $0 : nil } ?? "unmatched"
     }
 
     func request(path: String, method: String, status: Int, duration: Duration) {

@@ -18,7 +18,7 @@ enum OpenAPIDocument {
         }
     }()
 
-    /// The document's paths (all literal: the API has no path parameters) and their methods, upper case.
+    /// The document's paths (templates such as `/v1/account/factors/{factorId}`) and their methods, upper case.
     static let methods: [String: [String]] = {
         guard let object = try? JSONSerialization.jsonObject(with: json) as? [String: Any], let paths = object["paths"] as? [String: Any] else { return [:] }
         let verbs: Set<String> = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
@@ -26,4 +26,21 @@ enum OpenAPIDocument {
     }()
 
     static var paths: Set<String> { Set(methods.keys) }
+
+    /// The document's path a request path is an instance of: itself when literal, else the template whose `{…}`
+    /// segments each stand for one non-empty segment; nil when none.
+    static func template(matching path: String) -> String? {
+        if methods[path] != nil { return path }
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        return templates.first { template in
+            template.count == segments.count && zip(template, segments).allSatisfy { pattern, segment in
+                pattern.hasPrefix("{") ? !segment.isEmpty : pattern == segment
+            }
+        }.map { $0.joined(separator: "/") }
+    }
+
+    /// The paths with parameters, split into segments.
+    private static let templates: [[Substring]] = methods.keys.filter { $0.contains("{") }.sorted().map {
+        $0.split(separator: "/", omittingEmptySubsequences: false)
+    }
 }

@@ -75,6 +75,7 @@ public final class IdentityServer: Service {
             configuration: configuration.accounts,
             options: configuration.options,
             resetTokenSeal: ResetTokenSeal(secret: configuration.secret),
+            factorSecrets: FactorSecretBox(secret: configuration.secret),
             logger: logger
         )
         var wire = WireServer.Configuration(

@@ -180,6 +180,57 @@ public protocol IdentityStorage: OutboxStore {
         events: @escaping @Sendable (_ accountId: String) -> [AccountEvent]
     ) async throws(IdentityStorageError) -> PrunedRecords
 
+    // MARK: Second factors
+
+    /// The account's factors (pending TOTP enrolments included), oldest first; recovery codes with how many are unused.
+    func factors(accountId: String) async throws(IdentityStorageError) -> [StoredFactor]
+
+    /// Stores a pending TOTP enrolment, dropping the account's other pending ones (one enrolment at a time).
+    /// - Throws: `notFound` when the account is gone.
+    func addPendingFactor(_ factor: StoredFactor) async throws(IdentityStorageError)
+
+    /// Confirms a pending enrolment of the account with the step of its first code (which is used up), with `events`.
+    /// Returns false when there is no such pending factor.
+    func confirmFactor(accountId: String, factorId: String, step: Int64, at now: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError) -> Bool
+
+    /// Uses a confirmed TOTP's `step`: only when it is later than the last step used (a code is accepted once, and no
+    /// earlier one after it), atomically, so two concurrent uses of one code cannot both succeed.
+    func useFactorStep(accountId: String, factorId: String, step: Int64, at now: Timestamp) async throws(IdentityStorageError) -> Bool
+
+    /// Removes a factor of the account (its recovery codes with it), with the events `events` gives for its kind and
+    /// the number of confirmed factors demanding a second factor left. Returns the kind removed, nil when there is no
+    /// such factor.
+    func removeFactor(
+        accountId: String,
+        factorId: String,
+        events: @escaping @Sendable (_ kind: StoredFactor.Kind, _ remaining: Int) -> [AccountEvent]
+    ) async throws(IdentityStorageError) -> StoredFactor.Kind?
+
+    /// Replaces the account's recovery codes (every earlier one stops working) by `factor` and the codes' hashes.
+    /// - Throws: `notFound` when the account is gone.
+    func replaceRecoveryCodes(_ factor: StoredFactor, codeHashes: [[UInt8]], events: [AccountEvent]) async throws(IdentityStorageError)
+
+    /// Uses one unused recovery code of the account, atomically (a code works once, also under concurrent uses),
+    /// with the events `events` gives for the number left. Returns that number, nil when no unused code has this hash.
+    func useRecoveryCode(
+        accountId: String,
+        codeHash: [UInt8],
+        at now: Timestamp,
+        events: @escaping @Sendable (_ remaining: Int) -> [AccountEvent]
+    ) async throws(IdentityStorageError) -> Int?
+
+    // MARK: Login challenges
+
+    func createChallenge(_ challenge: StoredChallenge) async throws(IdentityStorageError)
+
+    /// The challenge with this token hash, unexpired at `now`; nil otherwise.
+    func challenge(tokenHash: [UInt8], at now: Timestamp) async throws(IdentityStorageError) -> StoredChallenge?
+
+    /// Uses the challenge (it is removed) and creates the session it leads to, in one transaction: the challenge
+    /// works once. Returns false when it is gone or expired.
+    /// - Throws: `notFound` when the account is gone or its credential changed since the password was checked.
+    func completeChallenge(tokenHash: [UInt8], at now: Timestamp, session: StoredSession, events: [AccountEvent]) async throws(IdentityStorageError) -> Bool
+
     // MARK: Outbox and health
 
     /// The events not yet published, oldest first (the relay's and the tests' view).

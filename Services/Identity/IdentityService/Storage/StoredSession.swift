@@ -18,6 +18,9 @@ public struct StoredSession: Sendable, Equatable {
     /// The account's userId as given, nil when the account is anonymous; filled in by
     /// ``IdentityStorage/session(tokenHash:)``, ignored when stored.
     public var accountUserId: String?
+    /// How it was authenticated: 1 (password, or an anonymous account), 2 (with a second factor). A privileged window
+    /// of an `aal2` session is what security-related operations of an account with second factors need.
+    public var assuranceLevel: Int
 
     public init(
         id: String,
@@ -28,7 +31,8 @@ public struct StoredSession: Sendable, Equatable {
         absoluteExpiresAt: Timestamp,
         privilegedUntil: Timestamp?,
         credentialVersion: Int64 = 1,
-        accountUserId: String? = nil
+        accountUserId: String? = nil,
+        assuranceLevel: Int = 1
     ) {
         self.id = id
         self.accountId = accountId
@@ -39,6 +43,7 @@ public struct StoredSession: Sendable, Equatable {
         self.privilegedUntil = privilegedUntil
         self.credentialVersion = credentialVersion
         self.accountUserId = accountUserId
+        self.assuranceLevel = assuranceLevel
     }
 
     /// Whether the account is anonymous: it has no userId (as looked up).

@@ -28,6 +28,15 @@ public struct IdentityOptions: Sendable, Equatable {
     public var knownClientAge: Duration = .seconds(90 * 86_400)
     /// Reset mails an account gets per hour from unknown clients together, and from each known client.
     public var resetMailsPerHour = 3
+    /// How long a correct password's second-factor challenge works.
+    public var challengeLifetime: Duration = .seconds(5 * 60)
+    /// Wrong second-factor codes per account (shared by every replica): five, then 30 s doubling to 15 minutes, so a
+    /// 6-digit code is not guessed within a challenge's lifetime (nor in a year of trying).
+    public var secondFactorThrottle = ThrottlePolicy(threshold: 5, baseDelay: .seconds(30), maximumDelay: .seconds(900), window: .seconds(3_600))
+    /// The name an authenticator app shows beside the account (the otpauth URI's issuer).
+    public var totpIssuer = "Konto"
+    /// The most second factors an account may have (TOTPs and its set of recovery codes).
+    public var maximumFactors = 10
     /// Passwords refused at sign-up, change and reset however well they pass the rules.
     public var commonPasswords = CommonPasswords.builtIn
 

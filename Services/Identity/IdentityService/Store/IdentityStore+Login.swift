@@ -11,7 +11,10 @@ extension IdentityStore {
     /// count against the userId and the client address in the shared storage; past the policy's threshold further
     /// attempts are refused with `account.throttled` and its retry-after, before any hashing. A success clears
     /// the userId's count, and rehashes a password stored with weaker parameters than today's.
-    public func login(_ request: IdentityLoginRequest) async throws(ServiceError) -> IdentityAccountSession {
+    ///
+    /// With a second factor enrolled, a correct password gives no session but a challenge (``IdentityLoginAnswer``):
+    /// the session comes from ``completeSecondFactor(_:)``.
+    public func login(_ request: IdentityLoginRequest) async throws(ServiceError) -> IdentityLoginAnswer {
         guard PasswordHashingPool.acceptsLength(of: request.password) else { throw Self.passwordTooLong }
         let normalizedUserId = UserIdNormalization.normalized(request.userId, type: configuration.userIdType)
         let clients = clientHashes(address: request.clientAddress, device: request.clientDevice)
@@ -59,6 +62,10 @@ extension IdentityStore {
         if hashing.hasher.needsRehash(hash) {
             await rehash(request.password, of: credential)
         }
+        if let challenge = try await secondFactorChallenge(for: credential, at: now) {
+            logger.debug("second factor asked for", metadata: ["konto.account_id": "\(accountId)"])
+            return IdentityLoginAnswer(challenge: challenge)
+        }
         let stored: ProfileRecord?
         do {
             stored = try await profile.load(accountId: accountId)
@@ -80,7 +87,9 @@ extension IdentityStore {
         // Known from now on (a failure here only means the next lockout may hold this client too).
         try? await storage.rememberClients(accountId: accountId, clients: clients, at: now)
         logger.debug("logged in", metadata: ["konto.account_id": "\(accountId)", "konto.session_id": "\(session.id)"])
-        return IdentityAccountSession(accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: answer)
+        return IdentityLoginAnswer(accountSession: IdentityAccountSession(
+            accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: answer
+        ))
     }
 
     /// The throttling keys of an attempt: the userId's first (a success clears it), then the client address's.

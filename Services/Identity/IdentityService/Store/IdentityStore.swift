@@ -24,6 +24,8 @@ public final class IdentityStore: Sendable {
     let assembler: AccountAssembler
     /// Seals each reset token into its event for the delivering channel.
     let resetTokenSeal: ResetTokenSeal
+    /// Seals TOTP secrets for storage.
+    let factorSecrets: FactorSecretBox
     let clock: @Sendable () -> Timestamp
     let logger: Logger
 
@@ -35,10 +37,12 @@ public final class IdentityStore: Sendable {
         configuration: AccountConfiguration,
         options: IdentityOptions = IdentityOptions(),
         resetTokenSeal: ResetTokenSeal,
+        factorSecrets: FactorSecretBox,
         clock: @escaping @Sendable () -> Timestamp = { .now },
         logger: Logger
     ) {
         self.resetTokenSeal = resetTokenSeal
+        self.factorSecrets = factorSecrets
         self.storage = storage
         self.hashing = hashing
         self.profile = profile
@@ -71,7 +75,7 @@ public final class IdentityStore: Sendable {
 
     /// A new session for the account under its credential's version, privileged for the window when a password was
     /// just entered.
-    func makeSession(accountId: String, credentialVersion: Int64, privileged: Bool, at now: Timestamp) -> (session: StoredSession, token: String) {
+    func makeSession(accountId: String, credentialVersion: Int64, privileged: Bool, assuranceLevel: Int = 1, at now: Timestamp) -> (session: StoredSession, token: String) {
         let token = SecretToken.generate()
         let absolute = now.adding(options.sessionLifetime)
         let session = StoredSession(
@@ -82,7 +86,8 @@ public final class IdentityStore: Sendable {
             idleExpiresAt: min(now.adding(options.sessionIdleTimeout), absolute),
             absoluteExpiresAt: absolute,
             privilegedUntil: privileged ? now.adding(options.privilegedWindow) : nil,
-            credentialVersion: credentialVersion
+            credentialVersion: credentialVersion,
+            assuranceLevel: assuranceLevel
         )
         return (session, token)
     }

@@ -21,6 +21,12 @@ extension IdentityStore {
         server.register(IdentityContract.requestPasswordReset) { request, _ in try await self.requestPasswordReset(request) }
         server.register(IdentityContract.confirmPasswordReset) { request, _ in try await self.confirmPasswordReset(request) }
         server.register(IdentityContract.delete) { request, _ in try await self.delete(request) }
+        server.register(IdentityContract.completeSecondFactor) { request, _ in try await self.completeSecondFactor(request) }
+        server.register(IdentityContract.listFactors) { request, _ in try await self.listFactors(request) }
+        server.register(IdentityContract.enrollTOTP) { request, _ in try await self.enrollTOTP(request) }
+        server.register(IdentityContract.confirmTOTP) { request, _ in try await self.confirmTOTP(request) }
+        server.register(IdentityContract.removeFactor) { request, _ in try await self.removeFactor(request) }
+        server.register(IdentityContract.regenerateRecoveryCodes) { request, _ in try await self.regenerateRecoveryCodes(request) }
         server.register(HealthContract.check) { _, _ in await self.healthReport() }
     }
 

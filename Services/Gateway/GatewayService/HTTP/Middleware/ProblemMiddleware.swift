@@ -51,7 +51,7 @@ struct ProblemMiddleware: RouterMiddleware {
         case let error as HTTPError:
             switch error.status {
             case .notFound:
-                if let path, let allowed = OpenAPIDocument.methods[path] {
+                if let path, let allowed = OpenAPIDocument.template(matching: path).flatMap({ OpenAPIDocument.methods[$0] }) {
                     // The path exists, the method does not.
                     return GatewayProblem(
                         status: .methodNotAllowed,

@@ -5,12 +5,12 @@ import Synchronization
 /// Keeps Identity's records in process memory, for the dev stack and unit tests; gone when the process ends.
 /// One lock over everything makes each call atomic, as a transaction would.
 public final class InMemoryIdentityStorage: IdentityStorage {
-    private struct ResetToken {
+    struct ResetToken {
         var accountId: String
         var expiresAt: Timestamp
     }
 
-    private struct State {
+    struct State {
         var credentials: [String: StoredCredential] = [:]
         var accountByUserId: [String: String] = [:]
         var sessions: [String: StoredSession] = [:]
@@ -21,6 +21,11 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         var knownClients: [String: [[UInt8]: Timestamp]] = [:]
         /// accountId → when its profile may be deleted.
         var profileCleanups: [String: Timestamp] = [:]
+        /// factorId → the factor.
+        var factors: [String: StoredFactor] = [:]
+        /// Recovery codes' factorId → code hash → when it was used (nil: unused).
+        var recoveryCodes: [String: [[UInt8]: Timestamp?]] = [:]
+        var challenges: [[UInt8]: StoredChallenge] = [:]
         var outbox: [AccountEvent] = [] {
             didSet {
                 if outbox.count > oldValue.count { outboxChanged.notify() }
@@ -45,6 +50,11 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         mutating func removeCredential(_ accountId: String) -> StoredCredential? {
             guard let credential = credentials.removeValue(forKey: accountId) else { return nil }
             knownClients[accountId] = nil
+            for factor in factors.values where factor.accountId == accountId {
+                factors[factor.id] = nil
+                recoveryCodes[factor.id] = nil
+            }
+            challenges = challenges.filter { $0.value.accountId != accountId }
             if let userId = credential.normalizedUserId {
                 accountByUserId[userId] = nil
             }
@@ -75,7 +85,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         }
     }
 
-    private let state: Mutex<State>
+    let state: Mutex<State>
     private let outboxChanged = Wakeup()
 
     public init() {
@@ -395,6 +405,8 @@ public final class InMemoryIdentityStorage: IdentityStorage {
                 _ = state.removeSession(session.id)
                 pruned.sessions += 1
             }
+            // Expired challenges go with expired tokens (not counted: nothing outlives its expiry).
+            state.challenges = state.challenges.filter { $0.value.expiresAt > now }
             let tokens = state.resetTokens.filter { $0.value.expiresAt <= now }.map(\.key).prefix(limit)
             for token in tokens { state.resetTokens[token] = nil }
             pruned.resetTokens = tokens.count

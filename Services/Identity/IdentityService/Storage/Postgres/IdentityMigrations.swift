@@ -126,5 +126,49 @@ public enum IdentityMigrations {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 5,
+            name: "second factors: TOTP, recovery codes, login challenges, sessions' assurance level",
+            statements: [
+                """
+                ALTER TABLE sessions ADD COLUMN assurance_level smallint NOT NULL DEFAULT 1 CHECK (assurance_level IN (1, 2))
+                """,
+                """
+                CREATE TABLE factors (
+                    id text PRIMARY KEY,
+                    account_id text NOT NULL REFERENCES credentials (account_id) ON DELETE CASCADE,
+                    kind text NOT NULL CHECK (kind IN ('totp', 'recoveryCodes')),
+                    name text NOT NULL,
+                    sealed_secret bytea,
+                    confirmed boolean NOT NULL,
+                    created_at timestamptz NOT NULL,
+                    last_used_at timestamptz,
+                    last_used_step bigint
+                )
+                """,
+                """
+                CREATE INDEX factors_account ON factors (account_id)
+                """,
+                """
+                CREATE TABLE recovery_codes (
+                    factor_id text NOT NULL REFERENCES factors (id) ON DELETE CASCADE,
+                    code_hash bytea NOT NULL CHECK (length(code_hash) = 32),
+                    used_at timestamptz,
+                    PRIMARY KEY (factor_id, code_hash)
+                )
+                """,
+                """
+                CREATE TABLE login_challenges (
+                    token_hash bytea PRIMARY KEY CHECK (length(token_hash) = 32),
+                    account_id text NOT NULL REFERENCES credentials (account_id) ON DELETE CASCADE,
+                    credential_version bigint NOT NULL,
+                    expires_at timestamptz NOT NULL
+                )
+                """,
+                """
+                CREATE INDEX login_challenges_expiry ON login_challenges (expires_at)
+                """,
+            ]
+        ),
     ]
 }

@@ -228,10 +228,10 @@ public struct PostgresIdentityStorage: IdentityStorage {
                     FOR SHARE
                 ), created AS (
                     INSERT INTO identity.sessions (id, account_id, token_hash, created_at, idle_expires_at, absolute_expires_at, privileged_until,
-                                                   credential_version)
+                                                   credential_version, assurance_level)
                     SELECT \(session.id), account_id, \(ByteBuffer(bytes: session.tokenHash)), \(session.createdAt.date),
                            \(session.idleExpiresAt.date), \(session.absoluteExpiresAt.date), \(session.privilegedUntil?.date),
-                           \(session.credentialVersion)
+                           \(session.credentialVersion), \(Int16(session.assuranceLevel))
                     FROM account
                     RETURNING account_id
                 ), events AS (
@@ -280,8 +280,21 @@ public struct PostgresIdentityStorage: IdentityStorage {
 
     public func session(tokenHash: [UInt8]) async throws(IdentityStorageError) -> StoredSession? {
         try await run { client, logger in
-            let rows = try await client.execute(SessionLookupStatement(tokenHash: ByteBuffer(bytes: tokenHash)), logger: logger)
-            for try await (id, accountId, createdAt, idle, absolute, privileged, version, userId) in rows {
+            let statement = SessionLookupStatement(tokenHash: ByteBuffer(bytes: tokenHash))
+            var found: [SessionLookupStatement.Row] = []
+            do {
+                for try await row in try await client.execute(statement, logger: logger) { found.append(row) }
+            } catch let error as PSQLError where error.code == .server {
+                // postgres-nio remembers a failed preparation per connection for the connection's life and answers
+                // every later execution on it with that error, without asking the server: after a passing outage of
+                // the schema (a migration, a restore), the lookup would fail on that connection for good. The same SQL
+                // unprepared answers for the server as it is now (IdentityContractProviderTests replays exactly this:
+                // validation with the tables gone, then with them back).
+                let rows = try await client.query(PostgresQuery(unsafeSQL: SessionLookupStatement.sql, binds: try statement.makeBindings()), logger: logger)
+                found = []
+                for try await row in rows { found.append(try statement.decodeRow(row)) }
+            }
+            for (id, accountId, createdAt, idle, absolute, privileged, version, userId, assuranceLevel) in found {
                 return StoredSession(
                     id: id,
                     accountId: accountId,
@@ -291,7 +304,8 @@ public struct PostgresIdentityStorage: IdentityStorage {
                     absoluteExpiresAt: Timestamp(absolute),
                     privilegedUntil: privileged.map(Timestamp.init),
                     credentialVersion: version,
-                    accountUserId: userId
+                    accountUserId: userId,
+                    assuranceLevel: Int(assuranceLevel)
                 )
             }
             return nil
@@ -575,6 +589,15 @@ public struct PostgresIdentityStorage: IdentityStorage {
                 logger: logger
             )
             pruned.resetTokens = try await tokens.decode(Int.self).all().count
+            // Expired login challenges go with expired tokens (not counted: nothing outlives its expiry).
+            try await connection.query(
+                """
+                DELETE FROM identity.login_challenges WHERE token_hash IN (
+                    SELECT token_hash FROM identity.login_challenges WHERE expires_at <= \(now.date) LIMIT \(limit)
+                )
+                """,
+                logger: logger
+            )
             // Created with its session in one transaction, so an anonymous account without one has lost its last.
             let anonymous = try await connection.query(
                 """
@@ -627,14 +650,14 @@ public struct PostgresIdentityStorage: IdentityStorage {
 
     // MARK: Helpers
 
-    private static func insert(_ session: StoredSession, on connection: PostgresConnection, logger: Logger) async throws {
+    static func insert(_ session: StoredSession, on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(
             """
             INSERT INTO identity.sessions (id, account_id, token_hash, created_at, idle_expires_at, absolute_expires_at, privileged_until,
-                                           credential_version)
+                                           credential_version, assurance_level)
             VALUES (\(session.id), \(session.accountId), \(ByteBuffer(bytes: session.tokenHash)), \(session.createdAt.date),
                     \(session.idleExpiresAt.date), \(session.absoluteExpiresAt.date), \(session.privilegedUntil?.date),
-                    \(session.credentialVersion))
+                    \(session.credentialVersion), \(Int16(session.assuranceLevel)))
             """,
             logger: logger
         )
@@ -677,7 +700,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
     }
 
     /// Every event in one statement, in order (the outbox's position follows the insert order).
-    private static func append(_ events: [AccountEvent], on connection: PostgresConnection, logger: Logger) async throws {
+    static func append(_ events: [AccountEvent], on connection: PostgresConnection, logger: Logger) async throws {
         try await PostgresOutbox.append(events, schema: "identity", on: connection, logger: logger)
     }
 
@@ -687,7 +710,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
 
     /// One statement on the pool, its failures classified.
     @discardableResult
-    private func run<T: Sendable>(_ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T) async throws(IdentityStorageError) -> T {
+    func run<T: Sendable>(_ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T) async throws(IdentityStorageError) -> T {
         let (client, logger) = (client, logger)
         do {
             return try await OperationTimeout.run(operationTimeout) { try await body(client, logger) }
@@ -697,7 +720,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
     }
 
     /// One transaction; an ``IdentityStorageError`` thrown inside rolls it back and is passed on as it is.
-    private func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws(IdentityStorageError) -> T {
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws(IdentityStorageError) -> T {
         let (client, logger) = (client, logger)
         do {
             return try await OperationTimeout.run(operationTimeout) {
@@ -734,7 +757,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
 
 extension AsyncSequence {
     /// Every element (the queries here return a handful of rows at most).
-    fileprivate func all() async throws -> [Element] {
+    func all() async throws -> [Element] {
         var elements: [Element] = []
         for try await element in self {
             elements.append(element)

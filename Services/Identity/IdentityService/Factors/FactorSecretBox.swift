@@ -1,0 +1,34 @@
+import Crypto
+import Foundation
+import KontoWire
+
+/// Seals a TOTP secret for storage (AES-GCM under a key derived from the deployment's secret for this purpose
+/// alone), bound to its account and factor: a database dump holds no usable secret, and a sealed secret moved to
+/// another row does not open.
+public struct FactorSecretBox: Sendable {
+    private let key: SymmetricKey
+
+    public init(secret: WireSecret) {
+        key = secret.derivedKey(purpose: "konto.identity.factor-secrets.v1")
+    }
+
+    func seal(_ secret: String, accountId: String, factorId: String) -> [UInt8] {
+        do {
+            let box = try AES.GCM.seal(Array(secret.utf8), using: key, authenticating: Array((accountId + "\u{0}" + factorId).utf8))
+            // `combined` is nil only for nonces of another size than 12 bytes; seal(_:using:) makes 12-byte ones.
+            guard let combined = box.combined else { preconditionFailure("AES-GCM box without its combined form") }
+            return Array(combined)
+        } catch {
+            // AES.GCM.seal fails only for a key that is not 128, 192 or 256 bits; the derived key is 256.
+            preconditionFailure("AES-GCM sealing failed: \(error)")
+        }
+    }
+
+    /// The secret; nil when the box was not sealed for this account and factor under this deployment's secret.
+    func open(_ sealed: [UInt8], accountId: String, factorId: String) -> String? {
+        guard let box = try? AES.GCM.SealedBox(combined: sealed),
+              let plain = try? AES.GCM.open(box, using: key, authenticating: Array((accountId + "\u{0}" + factorId).utf8))
+        else { return nil }
+        return String(bytes: plain, encoding: .utf8)
+    }
+}

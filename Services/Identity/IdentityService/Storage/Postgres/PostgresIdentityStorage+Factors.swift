@@ -1,0 +1,221 @@
+import Foundation
+import KontoModel
+import KontoPostgres
+import NIOCore
+import PostgresNIO
+
+extension PostgresIdentityStorage {
+    public func factors(accountId: String) async throws(IdentityStorageError) -> [StoredFactor] {
+        try await run { client, logger in
+            let rows = try await client.query(
+                """
+                SELECT f.id, f.kind, f.name, f.sealed_secret, f.confirmed, f.created_at, f.last_used_at, f.last_used_step,
+                       (SELECT count(*) FROM identity.recovery_codes r WHERE r.factor_id = f.id AND r.used_at IS NULL)
+                FROM identity.factors f WHERE f.account_id = \(accountId)
+                ORDER BY f.created_at, f.id
+                """,
+                logger: logger
+            )
+            var factors: [StoredFactor] = []
+            for try await (id, kind, name, secret, confirmed, createdAt, lastUsedAt, lastUsedStep, unused) in rows.decode((String, String, String, ByteBuffer?, Bool, Date, Date?, Int64?, Int64).self) {
+                guard let kind = StoredFactor.Kind(rawValue: kind) else { continue }
+                factors.append(StoredFactor(
+                    id: id, accountId: accountId, kind: kind, name: name, sealedSecret: secret.map { Array($0.readableBytesView) },
+                    confirmed: confirmed, createdAt: Timestamp(createdAt), lastUsedAt: lastUsedAt.map(Timestamp.init),
+                    lastUsedStep: lastUsedStep, remaining: kind == .recoveryCodes ? Int(unused) : nil
+                ))
+            }
+            return factors
+        }
+    }
+
+    public func addPendingFactor(_ factor: StoredFactor) async throws(IdentityStorageError) {
+        try await transaction { connection, logger in
+            let account = try await connection.query(
+                "SELECT 1 FROM identity.credentials WHERE account_id = \(factor.accountId) AND NOT pending FOR SHARE",
+                logger: logger
+            )
+            guard try await account.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
+            try await connection.query("DELETE FROM identity.factors WHERE account_id = \(factor.accountId) AND NOT confirmed", logger: logger)
+            try await connection.query(
+                """
+                INSERT INTO identity.factors (id, account_id, kind, name, sealed_secret, confirmed, created_at)
+                VALUES (\(factor.id), \(factor.accountId), \(factor.kind.rawValue), \(factor.name),
+                        \(factor.sealedSecret.map { ByteBuffer(bytes: $0) }), false, \(factor.createdAt.date))
+                """,
+                logger: logger
+            )
+        }
+    }
+
+    public func confirmFactor(accountId: String, factorId: String, step: Int64, at now: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError) -> Bool {
+        try await transaction { connection, logger in
+            let rows = try await connection.query(
+                """
+                UPDATE identity.factors SET confirmed = true, last_used_step = \(step), last_used_at = \(now.date)
+                WHERE id = \(factorId) AND account_id = \(accountId) AND NOT confirmed
+                RETURNING 1
+                """,
+                logger: logger
+            )
+            guard try await rows.decode(Int.self).all().count == 1 else { return false }
+            try await Self.append(events, on: connection, logger: logger)
+            return true
+        }
+    }
+
+    public func useFactorStep(accountId: String, factorId: String, step: Int64, at now: Timestamp) async throws(IdentityStorageError) -> Bool {
+        try await run { client, logger in
+            // One conditional update: of two concurrent uses of one step, the second finds it used.
+            let rows = try await client.query(
+                """
+                UPDATE identity.factors SET last_used_step = \(step), last_used_at = \(now.date)
+                WHERE id = \(factorId) AND account_id = \(accountId) AND confirmed
+                  AND (last_used_step IS NULL OR last_used_step < \(step))
+                RETURNING 1
+                """,
+                logger: logger
+            )
+            return try await rows.decode(Int.self).all().count == 1
+        }
+    }
+
+    public func removeFactor(
+        accountId: String,
+        factorId: String,
+        events: @escaping @Sendable (StoredFactor.Kind, Int) -> [AccountEvent]
+    ) async throws(IdentityStorageError) -> StoredFactor.Kind? {
+        try await transaction { connection, logger in
+            let removed = try await connection.query(
+                "DELETE FROM identity.factors WHERE id = \(factorId) AND account_id = \(accountId) RETURNING kind, confirmed",
+                logger: logger
+            )
+            guard let (kindName, confirmed) = try await removed.decode((String, Bool).self).all().first,
+                  let kind = StoredFactor.Kind(rawValue: kindName)
+            else { return nil }
+            if confirmed {
+                let left = try await connection.query(
+                    "SELECT count(*) FROM identity.factors WHERE account_id = \(accountId) AND confirmed AND kind = 'totp'",
+                    logger: logger
+                )
+                let remaining = Int(try await left.decode(Int64.self).all().first ?? 0)
+                try await Self.append(events(kind, remaining), on: connection, logger: logger)
+            }
+            return kind
+        }
+    }
+
+    public func replaceRecoveryCodes(_ factor: StoredFactor, codeHashes: [[UInt8]], events: [AccountEvent]) async throws(IdentityStorageError) {
+        try await transaction { connection, logger in
+            let account = try await connection.query(
+                "SELECT 1 FROM identity.credentials WHERE account_id = \(factor.accountId) AND NOT pending FOR SHARE",
+                logger: logger
+            )
+            guard try await account.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
+            try await connection.query(
+                "DELETE FROM identity.factors WHERE account_id = \(factor.accountId) AND kind = 'recoveryCodes'",
+                logger: logger
+            )
+            try await connection.query(
+                """
+                INSERT INTO identity.factors (id, account_id, kind, name, confirmed, created_at)
+                VALUES (\(factor.id), \(factor.accountId), 'recoveryCodes', \(factor.name), true, \(factor.createdAt.date))
+                """,
+                logger: logger
+            )
+            try await connection.query(
+                """
+                INSERT INTO identity.recovery_codes (factor_id, code_hash)
+                SELECT \(factor.id), hash FROM unnest(\(codeHashes.map { ByteBuffer(bytes: $0) })::bytea[]) AS hash
+                """,
+                logger: logger
+            )
+            try await Self.append(events, on: connection, logger: logger)
+        }
+    }
+
+    public func useRecoveryCode(
+        accountId: String,
+        codeHash: [UInt8],
+        at now: Timestamp,
+        events: @escaping @Sendable (Int) -> [AccountEvent]
+    ) async throws(IdentityStorageError) -> Int? {
+        try await transaction { connection, logger in
+            // The conditional update is the single use: a concurrent use of the same code waits for this row's lock
+            // and then finds it used.
+            let used = try await connection.query(
+                """
+                UPDATE identity.recovery_codes r SET used_at = \(now.date)
+                FROM identity.factors f
+                WHERE r.factor_id = f.id AND f.account_id = \(accountId) AND f.kind = 'recoveryCodes'
+                  AND r.code_hash = \(ByteBuffer(bytes: codeHash)) AND r.used_at IS NULL
+                RETURNING f.id
+                """,
+                logger: logger
+            )
+            guard let factorId = try await used.decode(String.self).all().first else { return nil }
+            try await connection.query("UPDATE identity.factors SET last_used_at = \(now.date) WHERE id = \(factorId)", logger: logger)
+            let left = try await connection.query(
+                "SELECT count(*) FROM identity.recovery_codes WHERE factor_id = \(factorId) AND used_at IS NULL",
+                logger: logger
+            )
+            let remaining = Int(try await left.decode(Int64.self).all().first ?? 0)
+            try await Self.append(events(remaining), on: connection, logger: logger)
+            return remaining
+        }
+    }
+
+    public func createChallenge(_ challenge: StoredChallenge) async throws(IdentityStorageError) {
+        try await run { client, logger in
+            try await client.query(
+                """
+                INSERT INTO identity.login_challenges (token_hash, account_id, credential_version, expires_at)
+                VALUES (\(ByteBuffer(bytes: challenge.tokenHash)), \(challenge.accountId), \(challenge.credentialVersion), \(challenge.expiresAt.date))
+                """,
+                logger: logger
+            )
+        }
+    }
+
+    public func challenge(tokenHash: [UInt8], at now: Timestamp) async throws(IdentityStorageError) -> StoredChallenge? {
+        try await run { client, logger in
+            let rows = try await client.query(
+                """
+                SELECT account_id, credential_version, expires_at FROM identity.login_challenges
+                WHERE token_hash = \(ByteBuffer(bytes: tokenHash)) AND expires_at > \(now.date)
+                """,
+                logger: logger
+            )
+            guard let (accountId, version, expiresAt) = try await rows.decode((String, Int64, Date).self).all().first else { return nil }
+            return StoredChallenge(tokenHash: tokenHash, accountId: accountId, credentialVersion: version, expiresAt: Timestamp(expiresAt))
+        }
+    }
+
+    public func completeChallenge(tokenHash: [UInt8], at now: Timestamp, session: StoredSession, events: [AccountEvent]) async throws(IdentityStorageError) -> Bool {
+        try await transaction { connection, logger in
+            // The account's row first, FOR SHARE as a login's insert (a concurrent credential change waits, then
+            // ends this session with the rest, or came first and this finds the version changed).
+            let account = try await connection.query(
+                """
+                SELECT 1 FROM identity.credentials
+                WHERE account_id = \(session.accountId) AND NOT pending AND credential_version = \(session.credentialVersion)
+                FOR SHARE
+                """,
+                logger: logger
+            )
+            guard try await account.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
+            let used = try await connection.query(
+                """
+                DELETE FROM identity.login_challenges
+                WHERE token_hash = \(ByteBuffer(bytes: tokenHash)) AND account_id = \(session.accountId) AND expires_at > \(now.date)
+                RETURNING 1
+                """,
+                logger: logger
+            )
+            guard try await used.decode(Int.self).all().count == 1 else { return false }
+            try await Self.insert(session, on: connection, logger: logger)
+            try await Self.append(events, on: connection, logger: logger)
+            return true
+        }
+    }
+}

@@ -1,0 +1,271 @@
+import Foundation
+import KontoContracts
+import KontoModel
+import Logging
+
+extension IdentityStore {
+    // MARK: The login's second step
+
+    /// A correct password's challenge when the account has a second factor that demands one; nil otherwise.
+    func secondFactorChallenge(for credential: StoredCredential, at now: Timestamp) async throws(ServiceError) -> IdentitySecondFactorChallenge? {
+        let accountId = credential.accountId
+        let factors = try await stored { () async throws(IdentityStorageError) in try await storage.factors(accountId: accountId) }
+        guard factors.contains(where: \.demandsSecondFactor) else { return nil }
+        let token = SecretToken.generate()
+        let challenge = StoredChallenge(
+            tokenHash: SecretToken.hash(token), accountId: accountId, credentialVersion: credential.credentialVersion,
+            expiresAt: now.adding(options.challengeLifetime)
+        )
+        try await stored { () async throws(IdentityStorageError) in try await storage.createChallenge(challenge) }
+        return IdentitySecondFactorChallenge(token: BearerToken(token), expiresAt: challenge.expiresAt, factors: Self.available(factors))
+    }
+
+    /// Completes a login with the second factor: the challenge a correct password gave and a TOTP or recovery code.
+    /// The session is `aal2` and privileged for the window.
+    /// - Throws: `account.invalidChallenge` (unknown, used or expired), `account.wrongCredentials` (a wrong, replayed
+    ///   or out-of-window code), `account.throttled` (wrong codes per account, across replicas).
+    public func completeSecondFactor(_ request: IdentitySecondFactorRequest) async throws(ServiceError) -> IdentityAccountSession {
+        let now = clock()
+        guard request.challenge.value.utf8.count <= 256 else { throw Self.invalidChallenge }
+        let tokenHash = SecretToken.hash(request.challenge.value)
+        guard let challenge = try await stored({ () async throws(IdentityStorageError) in try await storage.challenge(tokenHash: tokenHash, at: now) }) else {
+            throw Self.invalidChallenge
+        }
+        let accountId = challenge.accountId
+        let remaining = try await verifySecondFactor(accountId: accountId, code: request.code, recoveryCode: request.recoveryCode, at: now)
+        let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
+        guard let credential, credential.credentialVersion == challenge.credentialVersion else { throw Self.invalidChallenge }
+        let record: ProfileRecord?
+        do {
+            record = try await profile.load(accountId: accountId)
+        } catch {
+            throw .identityProfileUnavailable
+        }
+        let details = assembler.account(accountId: accountId, profile: record, userId: credential.userId, isAnonymous: false).details
+        let (session, token) = makeSession(accountId: accountId, credentialVersion: challenge.credentialVersion, privileged: true, assuranceLevel: 2, at: now)
+        let completed: Bool
+        do {
+            completed = try await storage.completeChallenge(tokenHash: tokenHash, at: now, session: session, events: [event(accountId, .associatedAccount, at: now)])
+        } catch where error.code == .notFound {
+            throw Self.invalidChallenge
+        } catch {
+            throw Self.error(for: error)
+        }
+        // Used by a concurrent completion in the meantime: one challenge, one session.
+        guard completed else { throw Self.invalidChallenge }
+        try? await storage.rememberClients(accountId: accountId, clients: clientHashes(address: request.clientAddress, device: request.clientDevice), at: now)
+        logger.debug("logged in with a second factor", metadata: ["konto.account_id": "\(accountId)", "konto.session_id": "\(session.id)"])
+        return IdentityAccountSession(
+            accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt),
+            details: details, recoveryCodesRemaining: remaining
+        )
+    }
+
+    /// Checks a TOTP code or a recovery code of the account, each accepted once, wrong ones throttled per account.
+    /// Returns the recovery codes left when one was used, nil for a TOTP code.
+    /// - Throws: `account.validationFailed` (neither given, or too long), `account.wrongCredentials`, `account.throttled`.
+    func verifySecondFactor(accountId: String, code: SecretString?, recoveryCode: SecretString?, at now: Timestamp) async throws(ServiceError) -> Int? {
+        guard (code == nil) != (recoveryCode == nil) else {
+            throw ServiceError(AccountError(code: .validationFailed, fields: [
+                AccountFieldError(key: "code", code: .missingAccountValue, message: "Give one code: from the authenticator app, or a recovery code."),
+            ]))
+        }
+        guard (code?.value.utf8.count ?? 0) <= 16, (recoveryCode?.value.utf8.count ?? 0) <= 64 else {
+            throw ServiceError(AccountError(code: .validationFailed, fields: [
+                AccountFieldError(key: "code", code: .valueTooLarge, message: "This is not a code."),
+            ]))
+        }
+        let keys = ["factor:" + Self.digest(accountId)]
+        let policy = options.secondFactorThrottle
+        let counts = try await stored { () async throws(IdentityStorageError) in try await storage.failures(keys: keys, at: now, window: policy.window) }
+        if let seconds = policy.retryAfter(counts, at: now) {
+            throw .throttled(retryAfterSeconds: seconds)
+        }
+        var remaining: Int?
+        var accepted = false
+        if let code {
+            accepted = try await useTOTPCode(code.value, accountId: accountId, at: now)
+        } else if let recoveryCode {
+            let hash = RecoveryCodes.hash(recoveryCode.value)
+            remaining = try await stored { () async throws(IdentityStorageError) in
+                try await storage.useRecoveryCode(accountId: accountId, codeHash: hash, at: now) { left in
+                    [self.event(accountId, .recoveryCodeUsed(remaining: left), at: now)]
+                }
+            }
+            accepted = remaining != nil
+        }
+        guard accepted else {
+            try await stored { () async throws(IdentityStorageError) in try await storage.recordFailures(keys: keys, at: now, window: policy.window) }
+            throw Self.wrongCredentials
+        }
+        if counts[0].count > 0 {
+            try await stored { () async throws(IdentityStorageError) in try await storage.clearFailures(key: keys[0]) }
+        }
+        return remaining
+    }
+
+    /// Uses the step of a TOTP code with any of the account's confirmed TOTPs; false for a code none accepts now.
+    private func useTOTPCode(_ code: String, accountId: String, at now: Timestamp) async throws(ServiceError) -> Bool {
+        let factors = try await stored { () async throws(IdentityStorageError) in try await storage.factors(accountId: accountId) }
+        for factor in factors where factor.demandsSecondFactor {
+            guard let sealed = factor.sealedSecret, let secret = factorSecrets.open(sealed, accountId: accountId, factorId: factor.id),
+                  let step = TOTPAuthenticator.matchingStep(of: code, secret: secret, at: now)
+            else { continue }
+            // Accepted once: a replay, or a code of a step before the last one used, finds the step used.
+            if try await stored({ () async throws(IdentityStorageError) in
+                try await storage.useFactorStep(accountId: accountId, factorId: factor.id, step: step, at: now)
+            }) {
+                return true
+            }
+        }
+        return false
+    }
+
+    /// Whether the account has a factor that demands a second factor (and so security-related operations need an
+    /// `aal2` privileged window).
+    func demandsSecondFactor(_ accountId: String) async throws(ServiceError) -> Bool {
+        try await stored { () async throws(IdentityStorageError) in try await storage.factors(accountId: accountId) }.contains(where: \.demandsSecondFactor)
+    }
+
+    static let invalidChallenge = ServiceError(AccountError(code: .invalidChallenge))
+    static let factorNotFound = ServiceError(AccountError(code: .factorNotFound))
+
+    /// What a challenge may be answered with.
+    static func available(_ factors: [StoredFactor]) -> [String] {
+        var available: [String] = []
+        if factors.contains(where: \.demandsSecondFactor) { available.append("totp") }
+        if factors.contains(where: { $0.kind == .recoveryCodes && ($0.remaining ?? 0) > 0 }) { available.append("recoveryCode") }
+        return available
+    }
+
+    // MARK: Managing factors
+
+    /// The account's factors, pending TOTP enrolments included.
+    public func listFactors(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentityFactors {
+        let session = try await validSession(request.token, at: clock())
+        let accountId = session.accountId
+        let factors = try await stored { () async throws(IdentityStorageError) in try await storage.factors(accountId: accountId) }
+        return IdentityFactors(factors: factors.map(Self.answer))
+    }
+
+    /// Starts a TOTP enrolment (security-related): the secret and the otpauth URI, shown once. It is not asked for at
+    /// login until ``confirmTOTP(_:)`` confirms it with a first code; a new enrolment replaces an unconfirmed one.
+    public func enrollTOTP(_ request: IdentitySecuredRequest) async throws(ServiceError) -> IdentityTOTPEnrolment {
+        let now = clock()
+        let session = try await validSession(request.token, at: now)
+        try await authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
+        let credential = try await signedUpCredential(session.accountId)
+        let accountId = session.accountId
+        let factors = try await stored { () async throws(IdentityStorageError) in try await storage.factors(accountId: accountId) }
+        guard factors.filter(\.confirmed).count < options.maximumFactors else { throw Self.tooManyFactors(options.maximumFactors) }
+        let secret = TOTPAuthenticator.generateSecret()
+        let factorId = UUID().uuidString.lowercased()
+        let factor = StoredFactor(
+            id: factorId, accountId: accountId, kind: .totp, name: "Authenticator app",
+            sealedSecret: factorSecrets.seal(secret, accountId: accountId, factorId: factorId), confirmed: false, createdAt: now
+        )
+        try await stored { () async throws(IdentityStorageError) in try await storage.addPendingFactor(factor) }
+        let authenticator = TOTPAuthenticator(issuer: options.totpIssuer)
+        let base32 = TOTPAuthenticator.base32(secret)
+        return IdentityTOTPEnrolment(
+            factorId: factorId, secret: BearerToken(base32),
+            otpauthURI: BearerToken(authenticator.provisioningURI(secret: secret, label: credential.userId ?? accountId))
+        )
+    }
+
+    /// Confirms a pending TOTP enrolment with a first valid code: from now on a login asks for it. `factorAdded`.
+    public func confirmTOTP(_ request: IdentityConfirmFactorRequest) async throws(ServiceError) -> IdentityFactor {
+        let now = clock()
+        let session = try await validSession(request.token, at: now)
+        let accountId = session.accountId
+        let factors = try await stored { () async throws(IdentityStorageError) in try await storage.factors(accountId: accountId) }
+        guard let factor = factors.first(where: { $0.id == request.factorId && $0.kind == .totp && !$0.confirmed }),
+              let sealed = factor.sealedSecret, let secret = factorSecrets.open(sealed, accountId: accountId, factorId: factor.id)
+        else { throw Self.factorNotFound }
+        let keys = ["factor:" + Self.digest(accountId)]
+        let policy = options.secondFactorThrottle
+        let counts = try await stored { () async throws(IdentityStorageError) in try await storage.failures(keys: keys, at: now, window: policy.window) }
+        if let seconds = policy.retryAfter(counts, at: now) { throw .throttled(retryAfterSeconds: seconds) }
+        guard request.code.value.utf8.count <= 16, let step = TOTPAuthenticator.matchingStep(of: request.code.value, secret: secret, at: now) else {
+            try await stored { () async throws(IdentityStorageError) in try await storage.recordFailures(keys: keys, at: now, window: policy.window) }
+            throw Self.wrongCredentials
+        }
+        let confirmed = try await stored { () async throws(IdentityStorageError) in
+            try await storage.confirmFactor(
+                accountId: accountId, factorId: factor.id, step: step, at: now,
+                events: [event(accountId, .factorAdded(factorId: factor.id, factorType: StoredFactor.Kind.totp.rawValue), at: now)]
+            )
+        }
+        guard confirmed else { throw Self.factorNotFound }
+        if counts[0].count > 0 {
+            try await stored { () async throws(IdentityStorageError) in try await storage.clearFailures(key: keys[0]) }
+        }
+        logger.info("second factor added", metadata: ["konto.account_id": "\(accountId)", "konto.factor_type": "totp"])
+        var answer = factor
+        answer.confirmed = true
+        answer.lastUsedAt = now
+        return Self.answer(answer)
+    }
+
+    /// Removes a factor (security-related; with second factors, an `aal2` window). `factorRemoved` says how many are
+    /// left; removing the last is allowed, and the answer says so (0).
+    public func removeFactor(_ request: IdentityRemoveFactorRequest) async throws(ServiceError) -> IdentityFactorRemoved {
+        let now = clock()
+        let session = try await validSession(request.token, at: now)
+        try await authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
+        let accountId = session.accountId
+        let factorId = request.factorId
+        guard factorId.utf8.count <= 64 else { throw Self.factorNotFound }
+        var left = 0
+        let removed = try await stored { () async throws(IdentityStorageError) in
+            try await storage.removeFactor(accountId: accountId, factorId: factorId) { kind, remaining in
+                [self.event(accountId, .factorRemoved(factorId: factorId, factorType: kind.rawValue, remaining: remaining), at: now)]
+            }
+        }
+        guard removed != nil else { throw Self.factorNotFound }
+        left = try await stored { () async throws(IdentityStorageError) in try await storage.factors(accountId: accountId) }.filter(\.demandsSecondFactor).count
+        logger.info("second factor removed", metadata: ["konto.account_id": "\(accountId)", "konto.factors_left": "\(left)"])
+        return IdentityFactorRemoved(remainingFactors: left)
+    }
+
+    /// Ten new recovery codes (security-related), replacing every earlier one; shown once. `factorAdded`.
+    public func regenerateRecoveryCodes(_ request: IdentitySecuredRequest) async throws(ServiceError) -> IdentityRecoveryCodes {
+        let now = clock()
+        let session = try await validSession(request.token, at: now)
+        try await authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
+        _ = try await signedUpCredential(session.accountId)
+        let accountId = session.accountId
+        let codes = RecoveryCodes.generate()
+        let factor = StoredFactor(id: UUID().uuidString.lowercased(), accountId: accountId, kind: .recoveryCodes, name: "Recovery codes", confirmed: true, createdAt: now)
+        try await stored { () async throws(IdentityStorageError) in
+            try await storage.replaceRecoveryCodes(
+                factor, codeHashes: codes.map(RecoveryCodes.hash),
+                events: [event(accountId, .factorAdded(factorId: factor.id, factorType: StoredFactor.Kind.recoveryCodes.rawValue), at: now)]
+            )
+        }
+        logger.info("recovery codes made", metadata: ["konto.account_id": "\(accountId)"])
+        return IdentityRecoveryCodes(codes: codes.map(BearerToken.init))
+    }
+
+    /// The account's credential, which must have a userId: an anonymous account has no second factors.
+    private func signedUpCredential(_ accountId: String) async throws(ServiceError) -> StoredCredential {
+        let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
+        guard let credential, credential.userId != nil else {
+            throw ServiceError(AccountError(code: .notFound, message: "An anonymous account has no second factors; sign up first."))
+        }
+        return credential
+    }
+
+    private static func tooManyFactors(_ limit: Int) -> ServiceError {
+        ServiceError(AccountError(code: .validationFailed, fields: [
+            AccountFieldError(key: "factor", code: .valueTooLarge, message: "An account has at most \(limit) second factors; remove one first."),
+        ]))
+    }
+
+    static func answer(_ factor: StoredFactor) -> IdentityFactor {
+        IdentityFactor(
+            id: factor.id, type: factor.kind.rawValue, name: factor.name, createdAt: factor.createdAt, lastUsedAt: factor.lastUsedAt,
+            pending: !factor.confirmed, remaining: factor.kind == .recoveryCodes ? factor.remaining : nil
+        )
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+@testable import IdentityService
+import KontoModel
+import Testing
+
+/// The second factors' storage, on memory and PostgreSQL alike: each code and challenge works once, also when
+/// several threads try at the same moment.
+@Suite("Identity storage: second factors")
+struct IdentityStorageFactorTests {
+    typealias Conformance = IdentityStorageConformanceTests
+    static let t0 = Conformance.t0
+
+    static func totp(_ id: String, account: String = "a1", at time: Timestamp = t0) -> StoredFactor {
+        StoredFactor(id: id, accountId: account, kind: .totp, name: "Authenticator app", sealedSecret: [1, 2, 3], confirmed: false, createdAt: time)
+    }
+
+    @Test("a TOTP enrolment is pending until confirmed; a new one replaces it; confirming announces it and uses its step", arguments: IdentityStorageKind.allCases)
+    func enrolment(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await Conformance.account(storage, "a1", "ada@example.org", sessionByte: 1)
+            let before = try await storage.pendingEvents(limit: 100).count
+            try await storage.addPendingFactor(Self.totp("f1"))
+            try await storage.addPendingFactor(Self.totp("f2", at: Self.t0.adding(.seconds(1))))
+            var factors = try await storage.factors(accountId: "a1")
+            #expect(factors.map(\.id) == ["f2"])
+            #expect(factors.first?.confirmed == false && factors.first?.sealedSecret == [1, 2, 3])
+            #expect(factors.allSatisfy { !$0.demandsSecondFactor })
+            let added = Conformance.event("a1", .factorAdded(factorId: "f2", factorType: "totp"))
+            #expect(try await storage.confirmFactor(accountId: "a2", factorId: "f2", step: 10, at: Self.t0, events: [added]) == false)
+            #expect(try await storage.confirmFactor(accountId: "a1", factorId: "f1", step: 10, at: Self.t0, events: [added]) == false)
+            #expect(try await storage.confirmFactor(accountId: "a1", factorId: "f2", step: 10, at: Self.t0, events: [added]))
+            #expect(try await storage.confirmFactor(accountId: "a1", factorId: "f2", step: 11, at: Self.t0, events: [added]) == false)
+            factors = try await storage.factors(accountId: "a1")
+            #expect(factors.first?.demandsSecondFactor == true && factors.first?.lastUsedStep == 10 && factors.first?.lastUsedAt == Self.t0)
+            #expect(try await storage.pendingEvents(limit: 100).count == before + 1)
+            // The confirming step is used; later steps are not, earlier ones never again.
+            #expect(try await storage.useFactorStep(accountId: "a1", factorId: "f2", step: 10, at: Self.t0) == false)
+            #expect(try await storage.useFactorStep(accountId: "a1", factorId: "f2", step: 9, at: Self.t0) == false)
+            #expect(try await storage.useFactorStep(accountId: "a2", factorId: "f2", step: 11, at: Self.t0) == false)
+            #expect(try await storage.useFactorStep(accountId: "a1", factorId: "f2", step: 11, at: Self.t0))
+            #expect(try await storage.useFactorStep(accountId: "a1", factorId: "f2", step: 11, at: Self.t0) == false)
+            // A pending enrolment of an account that is gone is refused.
+            await #expect(throws: IdentityStorageError.self) { try await storage.addPendingFactor(Self.totp("f3", account: "nobody")) }
+        }
+    }
+
+    @Test("removing a factor says what it was and how many are left; removing another account's does nothing", arguments: IdentityStorageKind.allCases)
+    func removal(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await Conformance.account(storage, "a1", "ada@example.org", sessionByte: 1)
+            for id in ["f1", "f2"] {
+                try await storage.addPendingFactor(Self.totp(id))
+                _ = try await storage.confirmFactor(accountId: "a1", factorId: id, step: 1, at: Self.t0, events: [])
+            }
+            #expect(try await storage.removeFactor(accountId: "a2", factorId: "f1") { _, _ in [] } == nil)
+            #expect(try await storage.removeFactor(accountId: "a1", factorId: "f1") { kind, remaining in
+                [Conformance.event("a1", .factorRemoved(factorId: "f1", factorType: kind.rawValue, remaining: remaining))]
+            } == .totp)
+            let events = try await storage.pendingEvents(limit: 100)
+            #expect(events.last?.kind == .factorRemoved(factorId: "f1", factorType: "totp", remaining: 1))
+            #expect(try await storage.removeFactor(accountId: "a1", factorId: "f1") { _, _ in [] } == nil)
+            #expect(try await storage.factors(accountId: "a1").map(\.id) == ["f2"])
+        }
+    }
+
+    @Test("recovery codes: replaced as a set, each used once, counted down; gone with the account", arguments: IdentityStorageKind.allCases)
+    func recoveryCodes(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await Conformance.account(storage, "a1", "ada@example.org", sessionByte: 1)
+            let first = (0..<3).map { Conformance.token(UInt8(10 + $0)) }
+            try await storage.replaceRecoveryCodes(StoredFactor(id: "r1", accountId: "a1", kind: .recoveryCodes, name: "Recovery codes", confirmed: true, createdAt: Self.t0), codeHashes: first, events: [])
+            let second = (0..<3).map { Conformance.token(UInt8(20 + $0)) }
+            try await storage.replaceRecoveryCodes(StoredFactor(id: "r2", accountId: "a1", kind: .recoveryCodes, name: "Recovery codes", confirmed: true, createdAt: Self.t0), codeHashes: second, events: [])
+            #expect(try await storage.factors(accountId: "a1").map(\.id) == ["r2"])
+            #expect(try await storage.factors(accountId: "a1").first?.remaining == 3)
+            // The first set stopped working.
+            #expect(try await storage.useRecoveryCode(accountId: "a1", codeHash: first[0], at: Self.t0) { _ in [] } == nil)
+            #expect(try await storage.useRecoveryCode(accountId: "a2", codeHash: second[0], at: Self.t0) { _ in [] } == nil)
+            #expect(try await storage.useRecoveryCode(accountId: "a1", codeHash: second[0], at: Self.t0) { [Conformance.event("a1", .recoveryCodeUsed(remaining: $0))] } == 2)
+            #expect(try await storage.useRecoveryCode(accountId: "a1", codeHash: second[0], at: Self.t0) { _ in [] } == nil)
+            #expect(try await storage.pendingEvents(limit: 100).last?.kind == .recoveryCodeUsed(remaining: 2))
+            let factor = try #require(try await storage.factors(accountId: "a1").first)
+            #expect(factor.remaining == 2 && factor.lastUsedAt == Self.t0 && !factor.demandsSecondFactor)
+            #expect(try await storage.deleteAccount(accountId: "a1", events: [], profileCleanupAt: Self.t0))
+            #expect(try await storage.factors(accountId: "a1").isEmpty)
+        }
+    }
+
+    @Test("a challenge works once, until it expires, and only under the credential the password was checked for", arguments: IdentityStorageKind.allCases)
+    func challenges(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await Conformance.account(storage, "a1", "ada@example.org", sessionByte: 1)
+            let challenge = StoredChallenge(tokenHash: Conformance.token(50), accountId: "a1", credentialVersion: 1, expiresAt: Self.t0.adding(.seconds(300)))
+            try await storage.createChallenge(challenge)
+            #expect(try await storage.challenge(tokenHash: Conformance.token(50), at: Self.t0) == challenge)
+            #expect(try await storage.challenge(tokenHash: Conformance.token(50), at: Self.t0.adding(.seconds(300))) == nil)
+            #expect(try await storage.challenge(tokenHash: Conformance.token(51), at: Self.t0) == nil)
+            var session = Conformance.session("s2", account: "a1", byte: 2)
+            session.assuranceLevel = 2
+            // Expired: not used.
+            #expect(try await storage.completeChallenge(tokenHash: Conformance.token(50), at: Self.t0.adding(.seconds(301)), session: session, events: []) == false)
+            #expect(try await storage.completeChallenge(tokenHash: Conformance.token(50), at: Self.t0, session: session, events: [Conformance.event("a1", .associatedAccount)]))
+            #expect(try await storage.session(tokenHash: Conformance.token(2))?.assuranceLevel == 2)
+            var again = Conformance.session("s3", account: "a1", byte: 3)
+            again.assuranceLevel = 2
+            #expect(try await storage.completeChallenge(tokenHash: Conformance.token(50), at: Self.t0, session: again, events: []) == false)
+            #expect(try await storage.session(tokenHash: Conformance.token(3)) == nil)
+            // A credential change since the password was checked: no session from the challenge.
+            try await storage.createChallenge(StoredChallenge(tokenHash: Conformance.token(52), accountId: "a1", credentialVersion: 1, expiresAt: Self.t0.adding(.seconds(300))))
+            _ = try await storage.changePassword(accountId: "a1", passwordHash: "$argon2id$other", keeping: nil) { _ in [] }
+            await #expect(throws: IdentityStorageError.self) {
+                try await storage.completeChallenge(tokenHash: Conformance.token(52), at: Self.t0, session: again, events: [])
+            }
+        }
+    }
+
+    /// Many rounds of several tasks at once, each on the global executor's threads (and, on PostgreSQL, its own
+    /// pooled connection): exactly one wins every time.
+    @Test("under concurrency a TOTP step, a recovery code and a challenge each work exactly once", arguments: IdentityStorageKind.allCases)
+    func races(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await Conformance.account(storage, "a1", "ada@example.org", sessionByte: 1)
+            try await storage.addPendingFactor(Self.totp("f1"))
+            _ = try await storage.confirmFactor(accountId: "a1", factorId: "f1", step: 0, at: Self.t0, events: [])
+            let contenders = 6
+            for round in 1...20 {
+                let step = Int64(round)
+                let stepWins = try await withThrowingTaskGroup(of: Bool.self) { group in
+                    for _ in 0..<contenders { group.addTask { try await storage.useFactorStep(accountId: "a1", factorId: "f1", step: step, at: Self.t0) } }
+                    return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+                }
+                #expect(stepWins == 1, "round \(round): the step was accepted \(stepWins) times")
+
+                let code = Conformance.token(UInt8(100 + round))
+                try await storage.replaceRecoveryCodes(
+                    StoredFactor(id: "r\(round)", accountId: "a1", kind: .recoveryCodes, name: "Recovery codes", confirmed: true, createdAt: Self.t0),
+                    codeHashes: [code, Conformance.token(UInt8(200 + round))], events: []
+                )
+                let codeWins = try await withThrowingTaskGroup(of: Bool.self) { group in
+                    for _ in 0..<contenders { group.addTask { try await storage.useRecoveryCode(accountId: "a1", codeHash: code, at: Self.t0) { _ in [] } != nil } }
+                    return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+                }
+                #expect(codeWins == 1, "round \(round): the recovery code was used \(codeWins) times")
+
+                let challengeHash = Conformance.token(UInt8(round))
+                try await storage.createChallenge(StoredChallenge(tokenHash: challengeHash, accountId: "a1", credentialVersion: 1, expiresAt: Self.t0.adding(.seconds(300))))
+                let sessionWins = try await withThrowingTaskGroup(of: Bool.self) { group in
+                    for contender in 0..<contenders {
+                        group.addTask {
+                            var session = Conformance.session("s-\(round)-\(contender)", account: "a1", byte: 0)
+                            session.tokenHash = Array("\(round)-\(contender)".utf8) + [UInt8](repeating: 7, count: 32 - "\(round)-\(contender)".utf8.count)
+                            return try await storage.completeChallenge(tokenHash: challengeHash, at: Self.t0, session: session, events: [])
+                        }
+                    }
+                    return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+                }
+                #expect(sessionWins == 1, "round \(round): the challenge gave \(sessionWins) sessions")
+            }
+        }
+    }
+}
