@@ -91,6 +91,27 @@ struct JourneyTests {
             let reused = await #expect(throws: KontoClientError.self) { try await forgetful.confirmPasswordReset(token: token, newPassword: "another password 1844") }
             #expect(reused?.code == "account.invalidResetToken")
 
+            // A second factor: the test plays the authenticator app. A password reset does not bypass it; the
+            // challenge works once.
+            let hopper = system.client()
+            try await hopper.signUp(userId: "hopper@example.org", password: Self.password, details: try schema.details(fromAssignments: ["name=Grace Hopper", "handle=grace"]))
+            let enrolment = try await hopper.enrollTOTP(currentPassword: Self.password)
+            try await hopper.confirmTOTP(factorId: enrolment.factorId, code: try #require(TOTPTestCode.code(base32Secret: enrolment.secret)))
+            try await hopper.requestPasswordReset(userId: "hopper@example.org")
+            let hopperToken = try await system.resetToken(for: "hopper@example.org")
+            try await hopper.confirmPasswordReset(token: hopperToken, newPassword: "nanosecond wire 1952")
+            let stolen = system.client()
+            let challenged = await #expect(throws: KontoClientError.self) { try await stolen.logIn(userId: "hopper@example.org", password: "nanosecond wire 1952") }
+            #expect(challenged?.status == 202, "after a reset the login still asks for the second factor")
+            let challenge = try #require(challenged?.challenge)
+            #expect(try await stolen.currentSession() == nil, "the password alone yields no session")
+            try await stolen.completeLogIn(challenge: challenge, code: try #require(TOTPTestCode.code(base32Secret: enrolment.secret, offset: 1)))
+            #expect(try await stolen.account()[\.userId] == "hopper@example.org")
+            let again = await #expect(throws: KontoClientError.self) {
+                try await system.client().completeLogIn(challenge: challenge, recoveryCode: "abcd-efgh-jkmn")
+            }
+            #expect(again?.code == "account.invalidChallenge", "a challenge works once")
+
             // Delete: deletingAccount reaches the audit endpoint, the profile is gone (by the event alone), the login fails.
             let last = system.client()
             // With the password in the deletion itself: the 3 s window that login opens can close on a loaded machine

@@ -68,7 +68,7 @@ extension ContractExample {
         case .reference(let name)?, .given(let name, _)?:
             return try bindings.value(of: name, in: example)
         case .totp(let name, let offset)?:
-            guard let secret = try bindings.value(of: name, in: example) as? String, let code = ContractTOTP.code(base32Secret: secret, at: Date(), offset: offset) else {
+            guard let secret = try bindings.value(of: name, in: example) as? String, let code = TOTPTestCode.code(base32Secret: secret, at: Date(), offset: offset) else {
                 throw ContractExampleError("\(example): $totp:\(name) needs a base32 secret captured as \(name)")
             }
             return code

@@ -44,6 +44,43 @@ struct IdentityReplicaTests {
         }
     }
 
+    @Test("wrong second-factor codes sent to one Identity throttle the account's codes at a second one on the same database")
+    func sharedSecondFactorThrottle() async throws {
+        try await TestDatabase.withFreshDatabase { database in
+            let settings = IdentityServiceHarness.settings(database)
+            try await IdentityServiceHarness.run(database: settings, options: IdentityOptions()) { first in
+                let second = try IdentityServer(
+                    configuration: IdentityServiceHarness.configuration(database: settings, profilePort: first.profilePort, options: IdentityOptions()),
+                    logger: IdentityServiceHarness.logger
+                )
+                try await RunningServices.with([second], logger: IdentityServiceHarness.logger) {
+                    let client = IdentityServiceHarness.client(port: try await second.localAddress().port!, as: WireAllowList.gateway)
+                    try await RunningServices.with([client], logger: IdentityServiceHarness.logger) {
+                        let signedUp = try await first.identity.signUp("leland@stanford.edu")
+                        let enrolment = try await first.identity.call(IdentityContract.enrollTOTP, IdentitySecuredRequest(token: signedUp.session.token))
+                        let code = try #require(TOTPTestCode.code(base32Secret: enrolment.secret.value))
+                        _ = try await first.identity.call(IdentityContract.confirmTOTP, IdentityConfirmFactorRequest(token: signedUp.session.token, factorId: enrolment.factorId, code: SecretString(code)))
+                        let challenge = try #require(try await first.identity.call(IdentityContract.login, IdentityLoginRequest(userId: "leland@stanford.edu", password: SecretString("correct horse battery"))).challenge)
+                        // Five wrong codes through the first replica…
+                        for _ in 0..<5 {
+                            let wrong = await wireErrorCode {
+                                try await first.identity.call(IdentityContract.completeSecondFactor, IdentitySecondFactorRequest(challenge: challenge.token, code: SecretString("abcdef")))
+                            }
+                            #expect(wrong == AccountError.Code.wrongCredentials)
+                        }
+                        // …and the right one through the second waits.
+                        let next = try #require(TOTPTestCode.code(base32Secret: enrolment.secret.value, offset: 1))
+                        let throttled = try #require(await wireError {
+                            try await client.call(IdentityContract.completeSecondFactor, IdentitySecondFactorRequest(challenge: challenge.token, code: SecretString(next)))
+                        })
+                        #expect(throttled.code == AccountError.Code.throttled)
+                        #expect((ServiceError(throttled)?.retryAfterSeconds ?? 0) >= 1)
+                    }
+                }
+            }
+        }
+    }
+
     @Test("with Profile stopped, sign-up fails retryably and leaves the userId free and no profile row")
     func profileStopped() async throws {
         try await TestDatabase.withFreshDatabase { database in

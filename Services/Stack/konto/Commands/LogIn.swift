@@ -7,7 +7,7 @@ struct LogIn: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "login",
         abstract: "Log in and keep the session for the other commands.",
-        discussion: "The password is read from the terminal without echo, or from standard input's first line."
+        discussion: "The password is read from the terminal without echo, or from standard input's first line. An account with a second factor is then asked for a code from its authenticator app (or a recovery code), the same way (the next line of standard input)."
     )
 
     @OptionGroup var options: GatewayOptions
@@ -32,7 +32,17 @@ struct LogIn: AsyncParsableCommand {
             }
             let userId = userId ?? ""
             let password = try Terminal.readSecret(prompt: "Password for \(userId): ")
-            let signIn = try await client.logIn(userId: userId, password: password)
+            let signIn: KontoSignIn
+            do {
+                signIn = try await client.logIn(userId: userId, password: password)
+            } catch let challenged as KontoClientError where challenged.code == KontoClientError.Code.secondFactorRequired {
+                let challenge = try challenged.challenge ?? { throw challenged }()
+                let code = try Terminal.readSecret(prompt: challenge.factors.contains("recoveryCode")
+                    ? "Code from the authenticator app (or a recovery code): " : "Code from the authenticator app: ")
+                // Six digits are an app's code; anything else (`xxxx-xxxx-xxxx`) a recovery code.
+                let isAppCode = code.count == 6 && code.allSatisfy(\.isNumber)
+                signIn = try await client.completeLogIn(challenge: challenge, code: isAppCode ? code : nil, recoveryCode: isAppCode ? nil : code)
+            }
             output.answer(
                 "Logged in as \(userId) (account \(signIn.session.accountId)).",
                 SignedIn(accountId: signIn.session.accountId, userId: userId, expiresAt: signIn.session.expiresAt)

@@ -1,10 +1,12 @@
 import Crypto
 import Foundation
 
-/// TOTP codes (RFC 6238: HMAC-SHA-1, 6 digits, 30-second steps) for the examples' `$totp` placeholder, written here
-/// apart from Identity's own (which uses hummingbird-auth's OTP), so a replay checks one against the other.
-enum ContractTOTP {
-    static func code(base32Secret: String, at date: Date, offset: Int64) -> String? {
+/// TOTP codes (RFC 6238: HMAC-SHA-1, 6 digits, 30-second steps) as an authenticator app computes them from the base32
+/// secret it was given, for the examples' `$totp` placeholder and tests that play the app. Written here apart from
+/// Identity's own (which uses hummingbird-auth's OTP), so each checks the other.
+public enum TOTPTestCode {
+    /// The code for the step `offset` steps from `date`'s; nil for a secret that is not base32.
+    public static func code(base32Secret: String, at date: Date = Date(), offset: Int64 = 0) -> String? {
         guard let key = decode(base32: base32Secret) else { return nil }
         let step = UInt64(max(0, Int64(date.timeIntervalSince1970) / 30 + offset))
         let counter = (0..<8).map { UInt8(truncatingIfNeeded: step >> (56 - 8 * $0)) }
