@@ -37,7 +37,7 @@ extension AccountConsole {
     }
 
     /// A page of one form (``ConsoleTemplates/form``).
-    private func formPage(
+    func formPage(
         _ form: ConsolePage.Form,
         title: String,
         fields: [ConsoleField],

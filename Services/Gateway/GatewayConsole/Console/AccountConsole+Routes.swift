@@ -13,6 +13,11 @@ extension AccountConsole {
         router.get(RouterPath(base + "/console.js")) { _, _ in Self.asset(ConsoleAssets.script, contentType: "text/javascript; charset=utf-8") }
         router.get(RouterPath(base + "/favicon.svg")) { _, _ in Self.asset(ConsoleAssets.icon, contentType: "image/svg+xml") }
         router.post(RouterPath(base + "/login")) { request, _ in await self.form(request, credentials: true, self.logIn) }
+        router.get(RouterPath(base + "/second-factor")) { request, _ in self.secondFactorPage(self.visit(request), challenge: request.cookies[Self.challengeCookie]?.value) }
+        router.post(RouterPath(base + "/second-factor")) { request, _ in
+            let challenge = request.cookies[Self.challengeCookie]?.value
+            return await self.form(request, credentials: true) { await self.completeSecondFactor($0, $1, challenge: challenge) }
+        }
         router.get(RouterPath(base + "/signup")) { request, _ in self.signUpPage(self.visit(request), values: [:], errors: [:]) }
         router.post(RouterPath(base + "/signup")) { request, _ in await self.form(request, credentials: true, self.signUp) }
         router.post(RouterPath(base + "/anonymous")) { request, _ in await self.form(request, self.continueAnonymously) }
@@ -146,7 +151,7 @@ extension AccountConsole {
         }
     }
 
-    private func setupPage(_ visit: Visit, userId: String, error: String?, notice: String?, fieldErrors: [String: String] = [:], status: HTTPResponse.Status = .ok) -> Response {
+    func setupPage(_ visit: Visit, userId: String, error: String?, notice: String?, fieldErrors: [String: String] = [:], status: HTTPResponse.Status = .ok) -> Response {
         page("setup", title: "Log in", visit: visit, status: status) { page in
             page.notice = notice
             page.formError = error
@@ -170,8 +175,16 @@ extension AccountConsole {
         do {
             // A browser without a device marker gets one with this login, so Identity remembers it.
             let device = visit.device ?? Self.randomToken()
-            let session = try await operations.asSession(nil, device: device) { try await operations.logIn(userId: userId, password: password) }
-            var response = redirect("/", visit: visit, session: (session.token, session.expiresAt))
+            let answer = try await operations.asSession(nil, device: device) { try await operations.logIn(userId: userId, password: password) }
+            var response: Response
+            switch answer {
+            case .signedIn(let session):
+                response = redirect("/", visit: visit, session: (session.token, session.expiresAt))
+            case .secondFactor(let token, let expiresAt, _):
+                // No session yet: the challenge waits in a cookie of its own for the code.
+                response = redirect("/second-factor", visit: visit)
+                response.setCookie(challengeCookie(token, expiresAt: expiresAt, visit: visit))
+            }
             if visit.device == nil { response.setCookie(deviceCookie(device, visit: visit)) }
             return response
         } catch {

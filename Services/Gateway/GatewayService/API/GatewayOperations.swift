@@ -45,20 +45,28 @@ package struct GatewayOperations: Sendable {
 
     // MARK: Sessions
 
-    /// - Throws: `account.secondFactorRequired` for an account with a second factor: the console cannot complete that
-    ///   login yet (the API can: `POST /v1/sessions/mfa`).
-    package func logIn(userId: String, password: String) async throws -> NewSession {
+    /// A login's answer: a session, or (a second factor enrolled) the challenge to complete with a code.
+    package enum LogInAnswer: Sendable {
+        case signedIn(NewSession)
+        case secondFactor(token: String, expiresAt: Date, factors: [String])
+    }
+
+    package func logIn(userId: String, password: String) async throws -> LogInAnswer {
         switch try await api.logIn(.init(body: .json(.init(userId: userId, password: password)))) {
         case .ok(let ok):
-            return Self.session(try ok.body.json.session)
-        case .accepted:
-            throw GatewayProblem(
-                status: .forbidden, code: .secondFactorRequired,
-                detail: "This account signs in with a second factor, which this console cannot ask for yet: sign in with the app."
-            )
+            return .signedIn(Self.session(try ok.body.json.session))
+        case .accepted(let accepted):
+            let challenge = try accepted.body.json.challenge
+            return .secondFactor(token: challenge.token, expiresAt: challenge.expiresAt, factors: challenge.factors)
         case .default(let status, _):
             throw GatewayProblem(status: .badGateway, code: .gatewayUpstreamFailed, detail: "The login answered \(status).")
         }
+    }
+
+    /// Completes a login with an app's code or a recovery code.
+    package func completeSecondFactor(challenge: String, code: String?, recoveryCode: String?) async throws -> NewSession {
+        let body = Components.Schemas.SecondFactorLogin(challenge: challenge, code: code, recoveryCode: recoveryCode)
+        return Self.session(try await api.completeSecondFactor(.init(body: .json(body))).ok.body.json.session)
     }
 
     /// Signs up (upgrading the anonymous account whose session is presented, if any).

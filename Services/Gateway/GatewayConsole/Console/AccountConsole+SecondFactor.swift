@@ -1,0 +1,64 @@
+import Foundation
+import GatewayService
+import HTTPTypes
+import Hummingbird
+import KontoModel
+
+/// The login's second step: after a correct password of an account with a second factor, a code from the
+/// authenticator app or a recovery code. The challenge waits in an HttpOnly, SameSite=Strict cookie of the console's
+/// path for its five minutes; the session comes only with a valid code.
+extension AccountConsole {
+    static let challengeCookie = "konto_challenge"
+
+    static let secondFactorForm = ConsolePage.Form(
+        mainId: "second-factor", heading: "Second factor", formId: "second-factor-form", action: "/second-factor",
+        submitId: "second-factor-submit", submitLabel: "Continue"
+    )
+
+    func challengeCookie(_ token: String, expiresAt: Date, visit: Visit) -> Cookie {
+        Cookie(
+            name: Self.challengeCookie, value: token, maxAge: max(1, Int(expiresAt.timeIntervalSinceNow)), path: options.basePath,
+            secure: visit.secure, httpOnly: true, sameSite: .strict
+        )
+    }
+
+    private func endedChallengeCookie(_ visit: Visit) -> Cookie {
+        Cookie(name: Self.challengeCookie, value: "", maxAge: 0, path: options.basePath, secure: visit.secure, httpOnly: true, sameSite: .strict)
+    }
+
+    private func codeField(error: String?) -> ConsoleField {
+        ConsoleField(name: "code", label: "Code from your authenticator app, or a recovery code", type: "text", error: error, autocomplete: "one-time-code")
+    }
+
+    func secondFactorPage(_ visit: Visit, challenge: String?, error: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
+        guard challenge != nil else { return redirect("/", visit: visit) }
+        return formPage(Self.secondFactorForm, title: "Second factor", fields: [codeField(error: error)], formError: nil, visit: visit, status: status)
+    }
+
+    func completeSecondFactor(_ visit: Visit, _ form: ConsoleForm, challenge: String?) async -> Response {
+        guard let challenge, (1...256).contains(challenge.utf8.count) else { return redirect("/", visit: visit) }
+        let typed = (form["code"] ?? "").trimmingCharacters(in: .whitespaces)
+        guard !typed.isEmpty else { return secondFactorPage(visit, challenge: challenge, error: Self.required, status: .unprocessableContent) }
+        // Six digits are an app's code; anything else (`xxxx-xxxx-xxxx`) a recovery code.
+        let isAppCode = typed.count == 6 && typed.allSatisfy(\.isNumber)
+        do {
+            let session = try await operations.asSession(nil, device: visit.device) {
+                try await operations.completeSecondFactor(challenge: challenge, code: isAppCode ? typed : nil, recoveryCode: isAppCode ? nil : typed)
+            }
+            var response = redirect("/", visit: visit, session: (session.token, session.expiresAt))
+            response.setCookie(endedChallengeCookie(visit))
+            return response
+        } catch {
+            let problem = consoleProblem(error)
+            if problem.code == AccountError.Code.invalidChallenge {
+                // Too late (or used): the password again.
+                var response = setupPage(visit, userId: "", error: "That took too long: log in again.", notice: nil, status: .unauthorized)
+                response.setCookie(endedChallengeCookie(visit))
+                return response
+            }
+            guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }
+            let message = problem.code == AccountError.Code.wrongCredentials ? "The code is wrong, or was used already." : (problem.detail ?? problem.title)
+            return secondFactorPage(visit, challenge: challenge, error: message, status: problem.status)
+        }
+    }
+}
