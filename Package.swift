@@ -45,6 +45,7 @@ let package = Package(
         .library(name: "KontoTestSupport", targets: ["KontoTestSupport"]),
         .library(name: "KontoTesting", targets: ["KontoTesting"]),
         .library(name: "KontoClient", targets: ["KontoClient"]),
+        .library(name: "KontoQRCode", targets: ["KontoQRCode"]),
         .library(name: "KontoPostgres", targets: ["KontoPostgres"]),
         .library(name: "KontoEvents", targets: ["KontoEvents"]),
         .library(name: "ProfileService", targets: ["ProfileService"]),
@@ -119,6 +120,8 @@ let package = Package(
             // The HTTP exchanges are generated from the gateway's openapi.yaml (linked here), as the server's are.
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
+        // QR codes of otpauth URIs, for the console (SVG) and konto (the terminal); no dependencies.
+        .target(name: "KontoQRCode", path: "Shared/KontoQRCode"),
         // Test support that depends on no service: temporary PostgreSQL, free ports, service processes, running
         // services, contract replay, a webhook receiver.
         .target(
@@ -215,7 +218,7 @@ let package = Package(
         .target(
             name: "GatewayConsole",
             dependencies: [
-                "GatewayService", "KontoModel", "KontoWire",
+                "GatewayService", "KontoModel", "KontoQRCode", "KontoWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .openAPIRuntime, .httpTypes, .crypto, .nioCore,
@@ -235,7 +238,7 @@ let package = Package(
         .executableTarget(
             name: "konto",
             dependencies: [
-                "KontoStack", "KontoClient", "KontoModel", .asyncHTTPClient, .nioCore, .nioHTTP1, "KontoContracts",
+                "KontoStack", "KontoClient", "KontoModel", "KontoQRCode", .asyncHTTPClient, .nioCore, .nioHTTP1, "KontoContracts",
                 "KontoWire", "KontoPostgres", "KontoRuntime", .argumentParser, .logging,
             ],
             path: "Services/Stack/konto"
@@ -252,6 +255,11 @@ let package = Package(
         ),
 
         // MARK: Tests
+        .testTarget(
+            name: "KontoQRCodeTests",
+            dependencies: ["KontoQRCode", "KontoTestSupport"],
+            path: "Tests/KontoQRCodeTests"
+        ),
         .testTarget(
             name: "KontoModelTests",
             dependencies: ["KontoModel"],

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command (README, "Run the tests"): installs what a fresh Debian machine lacks (PostgreSQL's server
-# programs, the -dev packages the build links, chromium and its driver; schemathesis, Selenium, standardwebhooks and pyotp
-# from PyPI), then runs the whole suite. Extra arguments go to `swift test`.
+# programs, the -dev packages the build links, chromium and its driver; schemathesis, Selenium, standardwebhooks, pyotp
+# and zxing-cpp from PyPI), then runs the whole suite. Extra arguments go to `swift test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -75,7 +75,11 @@ export KONTO_STANDARDWEBHOOKS_PYTHON="$standardwebhooks/bin/python"
 # pyotp, the foreign judge of TOTP (TOTPAuthenticatorTests, the second factor over HTTP).
 pyotp=$(python_tool pyotp 2.9.0 pyotp)
 export KONTO_PYOTP_PYTHON="$pyotp/bin/python"
-phase "the Python tools (schemathesis, Selenium, standardwebhooks, pyotp)"
+# zxing-cpp (with numpy, which it reads images from), the foreign judge of the QR codes (QRCodeTests).
+zxing=$(python_tool zxing-cpp 2.3.0 zxingcpp)
+"$zxing/bin/python" -c 'import numpy' 2>/dev/null || "$zxing/bin/pip" install -q numpy==2.4.6 >&2
+export KONTO_ZXING_PYTHON="$zxing/bin/python"
+phase "the Python tools (schemathesis, Selenium, standardwebhooks, pyotp, zxing-cpp)"
 
 # At most three tests at once (KONTO_TEST_PARALLELISM to change it): the suite starts PostgreSQL clusters, service
 # processes, Chromium, Python judges and load, and on two cores unbounded parallelism failed 2 of 4 full runs on timing

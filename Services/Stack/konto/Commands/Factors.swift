@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KontoClient
+import KontoQRCode
 
 /// `konto factors`: the account's second factors; `konto factors totp` enrols an authenticator app, `konto factors
 /// recovery-codes` makes new recovery codes, `konto factors remove ID` removes one.
@@ -59,7 +60,11 @@ struct Factors: AsyncParsableCommand {
                 _ = try await client.requireStoredSession()
                 let current = currentPassword ? try Terminal.readSecret(prompt: "Current password: ") : nil
                 let enrolment = try await client.enrollTOTP(currentPassword: current)
-                Output.note("Add this to your authenticator app (scan the URI as a QR code, or type the secret in):\n  \(enrolment.otpauthURI)\n  secret: \(enrolment.secret)\n")
+                // The QR code at a terminal only: a script reads the URI and the secret.
+                if Terminal.isInteractive, let code = try? QRCode(enrolment.otpauthURI) {
+                    Output.note("Scan this with your authenticator app:\n\(code.terminal())\n")
+                }
+                Output.note("Or add it by hand:\n  \(enrolment.otpauthURI)\n  secret: \(enrolment.secret)\n")
                 let code = try Terminal.ask("Code from the app, to confirm: ")
                 try await client.confirmTOTP(factorId: enrolment.factorId, code: code.trimmingCharacters(in: .whitespaces))
                 output.answer(
