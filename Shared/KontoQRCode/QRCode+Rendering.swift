@@ -1,14 +1,21 @@
 extension QRCode {
-    /// An SVG of the code: one path of the dark modules on a white square with a quiet zone of `quietZone` modules
-    /// (the standard asks for four), scaled to `pixels` across.
-    public func svg(pixels: Int = 232, quietZone: Int = 4) -> String {
-        let extent = size + 2 * quietZone
+    /// The modules as an SVG path's `d` (a unit square per dark module, offset by `quietZone`): letters and digits
+    /// only, so a page template may write it escaped.
+    public func svgPath(quietZone: Int = 4) -> String {
         var path = ""
         for (y, row) in modules.enumerated() {
             for (x, dark) in row.enumerated() where dark {
                 path += "M\(x + quietZone) \(y + quietZone)h1v1h-1z"
             }
         }
+        return path
+    }
+
+    /// An SVG of the code: one path of the dark modules on a white square with a quiet zone of `quietZone` modules
+    /// (the standard asks for four), scaled to `pixels` across.
+    public func svg(pixels: Int = 232, quietZone: Int = 4) -> String {
+        let extent = size + 2 * quietZone
+        let path = svgPath(quietZone: quietZone)
         return """
             <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 \(extent) \(extent)" width="\(pixels)" height="\(pixels)" \
             shape-rendering="crispEdges" role="img" aria-label="QR code"><rect width="\(extent)" height="\(extent)" fill="#fff"/>\

@@ -62,4 +62,51 @@ struct ConsoleSecondFactorTests {
             }
         }
     }
+
+    @Test("the factors page: enrol an app from its QR code, confirm it, reauthenticate with a code for recovery codes, remove it")
+    func management() async throws {
+        try await GatewayHarness.withGateway { gateway in
+            try await ConsoleBrowser.withClient { http in
+                var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                _ = try await browser.get("/account/signup")
+                _ = try await browser.post("/account/signup", [
+                    ("userId", "ada@example.org"), ("password", Self.password), ("name[givenName]", "Ada"), ("name[familyName]", "Lovelace"),
+                ])
+                let overview = try await browser.get("/account/")
+                #expect(overview.html.contains(#"id="factors-link""#))
+                let empty = try await browser.get("/account/factors")
+                #expect(empty.html.contains(#"<p id="no-factors">"#))
+
+                let enrol = try await browser.post("/account/factors/totp", [])
+                #expect(enrol.status == 200)
+                #expect(enrol.html.contains(#"<figure id="totp-qr"><svg xmlns="http://www.w3.org/2000/svg""#))
+                let secret = try #require(enrol.html.firstMatch(of: /<code id="totp-secret">([A-Z2-7]+)<\/code>/).map { String($0.1) })
+                let factorId = try #require(enrol.html.firstMatch(of: /name="factorId" value="([^"]+)"/).map { String($0.1) })
+                let wrong = try await browser.post("/account/factors/totp/confirm", [("factorId", factorId), ("code", "abcdef")])
+                #expect(wrong.status == 401)
+                #expect(wrong.html.contains(#"id="error-code""#) && !wrong.html.contains("totp-qr"))
+                let confirmed = try await browser.post("/account/factors/totp/confirm", [("factorId", factorId), ("code", try #require(TOTPTestCode.code(base32Secret: secret)))])
+                #expect(confirmed.status == 303)
+                #expect(confirmed.location == "/account/factors?done=totp")
+                let listed = try await browser.get("/account/factors?done=totp")
+                #expect(listed.html.contains(#"id="factor-\#(factorId)""#))
+
+                // The sign-up's session is aal1: new recovery codes need the code first.
+                let refused = try await browser.post("/account/recovery-codes", [])
+                #expect(refused.status == 303)
+                #expect(refused.location == "/account/reauthenticate")
+                let reauthenticated = try await browser.post("/account/reauthenticate", [("code", try #require(TOTPTestCode.code(base32Secret: secret, offset: 1)))])
+                #expect(reauthenticated.status == 303, "\(reauthenticated.html)")
+                #expect(reauthenticated.setCookie("konto_session") != nil, "a fresh session replaces the one presented")
+                let codes = try await browser.post("/account/recovery-codes", [])
+                #expect(codes.status == 200)
+                #expect(codes.html.matches(of: /<li><code>[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}<\/code><\/li>/).count == 10)
+
+                let removed = try await browser.post("/account/factors/remove", [("factorId", factorId)])
+                #expect(removed.status == 303)
+                // Recovery codes alone are no second factor: none is left.
+                #expect(removed.location == "/account/factors?done=removedLast")
+            }
+        }
+    }
 }

@@ -13,6 +13,7 @@ extension AccountConsole {
         router.get(RouterPath(base + "/console.js")) { _, _ in Self.asset(ConsoleAssets.script, contentType: "text/javascript; charset=utf-8") }
         router.get(RouterPath(base + "/favicon.svg")) { _, _ in Self.asset(ConsoleAssets.icon, contentType: "image/svg+xml") }
         router.post(RouterPath(base + "/login")) { request, _ in await self.form(request, credentials: true, self.logIn) }
+        registerFactors(on: router)
         router.get(RouterPath(base + "/second-factor")) { request, _ in self.secondFactorPage(self.visit(request), challenge: request.cookies[Self.challengeCookie]?.value) }
         router.post(RouterPath(base + "/second-factor")) { request, _ in
             let challenge = request.cookies[Self.challengeCookie]?.value
@@ -49,7 +50,7 @@ extension AccountConsole {
 
     /// Reads a form POST, refuses it without a valid CSRF token, and hands it to `handle`. A form that takes a password
     /// or starts a reset (`credentials`) counts against the credential rate limit first.
-    private func form(_ request: Request, credentials: Bool = false, _ handle: (Visit, ConsoleForm) async -> Response) async -> Response {
+    func form(_ request: Request, credentials: Bool = false, _ handle: (Visit, ConsoleForm) async -> Response) async -> Response {
         if credentials, let problem = operations.credentialAttempt(), let retryAfter = problem.retryAfter {
             var response = refusalPage(problem)
             response.headers[.retryAfter] = String(retryAfter)
@@ -97,7 +98,7 @@ extension AccountConsole {
         return page("problem", title: problem.title, visit: visit, status: problem.status) { $0.formError = message }
     }
 
-    private func signedInPage(_ request: Request, _ render: (Visit) -> Response) -> Response {
+    func signedInPage(_ request: Request, _ render: (Visit) -> Response) -> Response {
         let visit = visit(request)
         guard visit.session != nil else { return redirect("/", visit: visit) }
         return render(visit)

@@ -20,6 +20,30 @@ struct ConsolePage: Sendable {
     var form: Form?
     /// A page that says what happened (``ConsoleTemplates/done``).
     var done: Done?
+    /// The second factors (``ConsoleTemplates/factors``).
+    var factors: [FactorRow] = []
+    var hasFactors = false
+    /// A TOTP enrolment awaiting its first code (``ConsoleTemplates/totp``).
+    var totp: TOTPEnrolment?
+    /// New recovery codes, shown once (``ConsoleTemplates/codes``).
+    var codes: [String] = []
+
+    struct FactorRow: Sendable {
+        var id: String
+        var name: String
+        var detail: String
+    }
+
+    struct TOTPEnrolment: Sendable {
+        var factorId: String
+        /// The otpauth URI's QR code as an SVG path and its extent in modules (quiet zone included); none on a retry.
+        var hasQR: Bool
+        var qrPath: String
+        var qrExtent: Int
+        var secret: String
+        var uri: String
+        var error: String?
+    }
 
     struct Form: Sendable {
         var mainId: String

@@ -22,6 +22,7 @@ enum ConsoleTemplates {
     static let all: [(String, String)] = [
         ("layout", layout), ("messages", messages), ("field", field), ("csrf", csrf), ("categories", categories),
         ("setup", setup), ("signup", signup), ("overview", overview), ("edit", edit), ("form", form), ("done", done),
+        ("factors", factors), ("totp", totp), ("codes", codes),
         ("problem", problem),
     ]
 
@@ -169,6 +170,7 @@ enum ConsoleTemplates {
     <a id="edit-link" class="button" href="{{base}}/edit">Edit details</a>
     <a id="password-link" class="button secondary" href="{{base}}/password">Change password</a>
     <a id="userid-link" class="button secondary" href="{{base}}/user-id">Change user identifier</a>
+    <a id="factors-link" class="button secondary" href="{{base}}/factors">Second factor</a>
     {{/isAnonymous}}
     </nav>
     <form id="logout-form" class="inline" method="post" action="{{base}}/logout">
@@ -233,6 +235,67 @@ enum ConsoleTemplates {
     <p><a id="{{linkId}}" class="button" href="{{base}}{{linkPath}}">{{linkLabel}}</a></p>
     </main>
     {{/done}}
+    {{/main}}{{/layout}}
+    """
+
+    /// The account's second factors, with what can be done with them.
+    static let factors = """
+    {{<layout}}{{$main}}
+    <main id="factors">
+    <h1>Second factor</h1>
+    {{>messages}}
+    {{^hasFactors}}<p id="no-factors">No second factor: your password alone signs in.</p>{{/hasFactors}}
+    {{#hasFactors}}
+    <ul id="factor-list">
+    {{#factors}}
+    <li id="factor-{{id}}"><span class="factor-name">{{name}}</span> <span class="hint">{{detail}}</span>
+    <form class="inline" method="post" action="{{base}}/factors/remove">{{>csrf}}<input type="hidden" name="factorId" value="{{id}}">
+    <button type="submit" class="secondary" id="remove-{{id}}">Remove</button></form></li>
+    {{/factors}}
+    </ul>
+    {{/hasFactors}}
+    <form id="totp-start-form" class="inline" method="post" action="{{base}}/factors/totp">{{>csrf}}
+    <button type="submit" id="totp-start-submit">Add an authenticator app</button></form>
+    <form id="codes-form" class="inline" method="post" action="{{base}}/recovery-codes">{{>csrf}}
+    <button type="submit" id="codes-submit" class="secondary">New recovery codes</button></form>
+    <p><a id="home-link" href="{{base}}/">Back to your account</a></p>
+    </main>
+    {{/main}}{{/layout}}
+    """
+
+    /// A TOTP enrolment: the QR code and the secret, then the first code.
+    static let totp = """
+    {{<layout}}{{$main}}
+    {{#totp}}
+    <main id="totp">
+    <h1>Add an authenticator app</h1>
+    {{>messages}}
+    {{#hasQR}}<p>Scan this with your authenticator app, or type the secret in.</p>
+    <figure id="totp-qr"><svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {{qrExtent}} {{qrExtent}}" width="232" height="232" shape-rendering="crispEdges" role="img" aria-label="QR code of the authenticator app's link"><rect width="{{qrExtent}}" height="{{qrExtent}}" fill="#fff"/><path d="{{qrPath}}" fill="#000"/></svg></figure>
+    <p>Secret: <code id="totp-secret">{{secret}}</code></p>{{/hasQR}}
+    <form id="totp-form" method="post" action="{{base}}/factors/totp/confirm" novalidate>
+    {{>csrf}}
+    <input type="hidden" name="factorId" value="{{factorId}}">
+    <label for="field-code">Code from the app</label>
+    <input id="field-code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code"{{#error}} aria-invalid="true" aria-describedby="error-code"{{/error}}>
+    {{#error}}<p class="field-error" id="error-code">{{error}}</p>{{/error}}
+    <button type="submit" id="totp-submit">Confirm</button>
+    <a href="{{base}}/factors" class="button secondary">Cancel</a>
+    </form>
+    </main>
+    {{/totp}}
+    {{/main}}{{/layout}}
+    """
+
+    /// New recovery codes, shown this once.
+    static let codes = """
+    {{<layout}}{{$main}}
+    <main id="codes">
+    <h1>Recovery codes</h1>
+    <p role="status" id="notice">Keep these somewhere safe: each signs you in once if you lose your authenticator app. They are shown only now; every earlier code stopped working.</p>
+    <ol id="code-list">{{#codes}}<li><code>{{.}}</code></li>{{/codes}}</ol>
+    <p><a id="factors-link" class="button" href="{{base}}/factors">Done</a></p>
+    </main>
     {{/main}}{{/layout}}
     """
 

@@ -120,6 +120,50 @@ package struct GatewayOperations: Sendable {
         _ = try await api.confirmPasswordReset(.init(body: .json(.init(token: token, newPassword: newPassword)))).noContent
     }
 
+    // MARK: Second factors
+
+    /// One of the account's second factors, as a page shows it.
+    package struct Factor: Sendable {
+        package var id: String
+        package var type: String
+        package var name: String
+        package var createdAt: Date
+        package var lastUsedAt: Date?
+        package var pending: Bool
+        package var remaining: Int?
+    }
+
+    package func factors() async throws -> [Factor] {
+        try await api.listFactors(.init()).ok.body.json.factors.map {
+            Factor(id: $0.id, type: $0._type, name: $0.name, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt, pending: $0.pending, remaining: $0.remaining)
+        }
+    }
+
+    /// A TOTP enrolment: its id, the secret (base32) and the otpauth URI.
+    package func enrollTOTP() async throws -> (factorId: String, secret: String, otpauthURI: String) {
+        let enrolment = try await api.enrollTOTP(.init()).created.body.json
+        return (enrolment.factorId, enrolment.secret, enrolment.otpauthUri)
+    }
+
+    package func confirmTOTP(factorId: String, code: String) async throws {
+        _ = try await api.confirmTOTP(.init(path: .init(factorId: factorId), body: .json(.init(code: code)))).ok
+    }
+
+    /// How many second factors are left.
+    package func removeFactor(id factorId: String) async throws -> Int {
+        try await api.removeFactor(.init(path: .init(factorId: factorId))).ok.body.json.remainingFactors
+    }
+
+    package func regenerateRecoveryCodes() async throws -> [String] {
+        try await api.regenerateRecoveryCodes(.init()).created.body.json.codes
+    }
+
+    /// Opens the privileged window with the password or a code; the fresh session that replaced the presented one.
+    package func reauthenticate(password: String?, code: String?, recoveryCode: String?) async throws -> NewSession? {
+        let privilege = try await api.reauthenticate(.init(body: .json(.init(password: password, code: code, recoveryCode: recoveryCode)))).ok.body.json
+        return privilege.session.map(Self.session)
+    }
+
     private static func session(_ session: Components.Schemas.Session) -> NewSession {
         NewSession(token: session.token, expiresAt: session.expiresAt)
     }

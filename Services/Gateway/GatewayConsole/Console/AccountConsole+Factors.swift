@@ -1,0 +1,159 @@
+import Foundation
+import GatewayService
+import HTTPTypes
+import Hummingbird
+import KontoModel
+import KontoQRCode
+
+/// The second factors in the console: the list, an authenticator app's enrolment (its otpauth URI as a QR code the
+/// console draws itself), recovery codes shown once, removal, and the reauthentication they need (the password, or
+/// a code once the account has a second factor).
+extension AccountConsole {
+    static let reauthenticateForm = ConsolePage.Form(
+        mainId: "reauthenticate", heading: "Confirm it is you",
+        intro: "Enter your password, or a code from your authenticator app or a recovery code if your account has one.",
+        formId: "reauthenticate-form", action: "/reauthenticate", submitId: "reauthenticate-submit", submitLabel: "Continue"
+    )
+
+    func registerFactors(on router: Router<GatewayRequestContext>) {
+        let base = options.basePath
+        router.get(RouterPath(base + "/factors")) { request, _ in await self.factorsPage(self.visit(request), notice: Self.factorNotice(request)) }
+        router.post(RouterPath(base + "/factors/totp")) { request, _ in await self.form(request, self.startTOTP) }
+        router.post(RouterPath(base + "/factors/totp/confirm")) { request, _ in await self.form(request, credentials: true, self.confirmTOTP) }
+        router.post(RouterPath(base + "/recovery-codes")) { request, _ in await self.form(request, self.newRecoveryCodes) }
+        router.post(RouterPath(base + "/factors/remove")) { request, _ in await self.form(request, self.removeFactor) }
+        router.get(RouterPath(base + "/reauthenticate")) { request, _ in self.signedInPage(request) { self.reauthenticatePage($0) } }
+        router.post(RouterPath(base + "/reauthenticate")) { request, _ in await self.form(request, credentials: true, self.reauthenticate) }
+    }
+
+    private static func factorNotice(_ request: Request) -> String? {
+        switch request.uri.queryParameters.get("done") {
+        case "totp": "Authenticator app added: from now on a login asks for its code."
+        case "removed": "Removed."
+        case "removedLast": "Removed. No second factor is left: your password alone signs in again."
+        case "reauthenticated": "Confirmed. You can change your second factors now."
+        default: nil
+        }
+    }
+
+    func factorsPage(_ visit: Visit, notice: String? = nil) async -> Response {
+        guard let session = visit.session else { return redirect("/", visit: visit) }
+        do {
+            let factors = try await operations.asSession(session) { try await operations.factors() }
+            return page("factors", title: "Second factor", visit: visit) { page in
+                page.notice = notice
+                page.factors = factors.filter { !$0.pending }.map { factor in
+                    let detail = factor.type == "recoveryCodes" ? "\(factor.remaining ?? 0) unused" : "added \(factor.createdAt.formatted(date: .abbreviated, time: .omitted))"
+                    return ConsolePage.FactorRow(id: factor.id, name: factor.name, detail: detail)
+                }
+                page.hasFactors = !page.factors.isEmpty
+            }
+        } catch {
+            return factorProblem(error, visit: visit)
+        }
+    }
+
+    private func startTOTP(_ visit: Visit, _ form: ConsoleForm) async -> Response {
+        guard let session = visit.session else { return redirect("/", visit: visit) }
+        do {
+            let enrolment = try await operations.asSession(session) { try await operations.enrollTOTP() }
+            let code = try? QRCode(enrolment.otpauthURI)
+            return totpPage(visit, ConsolePage.TOTPEnrolment(
+                factorId: enrolment.factorId, hasQR: code != nil, qrPath: code?.svgPath() ?? "", qrExtent: (code?.size ?? 0) + 8,
+                secret: enrolment.secret, uri: enrolment.otpauthURI
+            ))
+        } catch {
+            return factorProblem(error, visit: visit)
+        }
+    }
+
+    private func totpPage(_ visit: Visit, _ enrolment: ConsolePage.TOTPEnrolment, status: HTTPResponse.Status = .ok) -> Response {
+        page("totp", title: "Add an authenticator app", visit: visit, status: status) { $0.totp = enrolment }
+    }
+
+    private func confirmTOTP(_ visit: Visit, _ form: ConsoleForm) async -> Response {
+        guard let session = visit.session else { return redirect("/", visit: visit) }
+        let factorId = form["factorId"] ?? ""
+        let code = (form["code"] ?? "").trimmingCharacters(in: .whitespaces)
+        // A retry shows the form alone: the secret was shown once.
+        let retry = ConsolePage.TOTPEnrolment(factorId: factorId, hasQR: false, qrPath: "", qrExtent: 0, secret: "", uri: "", error: nil)
+        guard !code.isEmpty else {
+            var page = retry
+            page.error = Self.required
+            return totpPage(visit, page, status: .unprocessableContent)
+        }
+        do {
+            try await operations.asSession(session) { try await operations.confirmTOTP(factorId: factorId, code: code) }
+            return redirect("/factors?done=totp", visit: visit)
+        } catch {
+            let problem = consoleProblem(error)
+            guard problem.status.code < 500, problem.status != .unauthorized || problem.code == AccountError.Code.wrongCredentials else {
+                return factorProblem(error, visit: visit)
+            }
+            var page = retry
+            page.error = problem.code == AccountError.Code.wrongCredentials ? "The code is wrong: enter the one the app shows now." : (problem.detail ?? problem.title)
+            return totpPage(visit, page, status: problem.status)
+        }
+    }
+
+    private func newRecoveryCodes(_ visit: Visit, _ form: ConsoleForm) async -> Response {
+        guard let session = visit.session else { return redirect("/", visit: visit) }
+        do {
+            let codes = try await operations.asSession(session) { try await operations.regenerateRecoveryCodes() }
+            return page("codes", title: "Recovery codes", visit: visit) { $0.codes = codes }
+        } catch {
+            return factorProblem(error, visit: visit)
+        }
+    }
+
+    private func removeFactor(_ visit: Visit, _ form: ConsoleForm) async -> Response {
+        guard let session = visit.session else { return redirect("/", visit: visit) }
+        let factorId = form["factorId"] ?? ""
+        do {
+            let left = try await operations.asSession(session) { try await operations.removeFactor(id: factorId) }
+            return redirect(left == 0 ? "/factors?done=removedLast" : "/factors?done=removed", visit: visit)
+        } catch {
+            return factorProblem(error, visit: visit)
+        }
+    }
+
+    func reauthenticatePage(_ visit: Visit, error: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
+        formPage(Self.reauthenticateForm, title: "Confirm it is you", fields: [
+            ConsoleField(name: "password", label: "Password", type: "password", error: error, autocomplete: "current-password"),
+            ConsoleField(name: "code", label: "Or a code from your authenticator app, or a recovery code", type: "text", autocomplete: "one-time-code"),
+        ], formError: nil, visit: visit, status: status)
+    }
+
+    private func reauthenticate(_ visit: Visit, _ form: ConsoleForm) async -> Response {
+        guard let session = visit.session else { return redirect("/", visit: visit) }
+        let password = form["password"].flatMap { $0.isEmpty ? nil : $0 }
+        let typed = form["code"].map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
+        guard password != nil || typed != nil else { return reauthenticatePage(visit, error: Self.required, status: .unprocessableContent) }
+        let isAppCode = typed.map { $0.count == 6 && $0.allSatisfy(\.isNumber) } ?? false
+        do {
+            let fresh = try await operations.asSession(session) {
+                try await operations.reauthenticate(password: password, code: isAppCode ? typed : nil, recoveryCode: isAppCode ? nil : typed)
+            }
+            return redirect("/factors?done=reauthenticated", visit: visit, session: fresh.map { ($0.token, $0.expiresAt) })
+        } catch {
+            let problem = consoleProblem(error)
+            if problem.code == AccountError.Code.unauthenticated { return redirect("/", visit: visit, session: .some(nil)) }
+            guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }
+            let message = problem.code == AccountError.Code.wrongCredentials ? "That is not right." : (problem.detail ?? problem.title)
+            return reauthenticatePage(visit, error: message, status: problem.status)
+        }
+    }
+
+    /// A refusal on the factor pages: the password (or, with a second factor, a code) again, or back to the login.
+    private func factorProblem(_ error: any Error, visit: Visit) -> Response {
+        let problem = consoleProblem(error)
+        switch problem.code {
+        case AccountError.Code.reauthenticationRequired, AccountError.Code.secondFactorRequired:
+            return redirect("/reauthenticate", visit: visit)
+        case AccountError.Code.unauthenticated:
+            return redirect("/", visit: visit, session: .some(nil))
+        default:
+            return problemPage(problem, visit: visit)
+        }
+    }
+}
