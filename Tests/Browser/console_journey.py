@@ -16,10 +16,14 @@ except a form answered with a 4xx status for a refused submission (Chromium logs
 step expects one. Exit 0 when the whole journey passed, 1 (with failure.png and failure.html) when not.
 """
 
+import base64
+import hashlib
+import hmac
 import os
 import re
 import secrets
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -580,6 +584,61 @@ def journey(console):
     console.fill("login-password", passwords[2])
     console.submit("login-submit", "main#account-setup", refused=True)
     console.element("form-error")
+
+    second_factor(console, suffix)
+
+
+def totp(secret, offset=0):
+    """The authenticator app: RFC 6238's code of the base32 secret for the step `offset` steps from now."""
+    key = base64.b32decode(secret + "=" * (-len(secret) % 8))
+    counter = int(time.time()) // 30 + offset
+    mac = hmac.new(key, struct.pack(">Q", counter), hashlib.sha1).digest()
+    start = mac[-1] & 0x0F
+    return "%06d" % ((struct.unpack(">I", mac[start:start + 4])[0] & 0x7FFFFFFF) % 1000000)
+
+
+def second_factor(console, suffix):
+    """A second account adds an authenticator app from the console's QR code; its next login asks for a code."""
+    driver = console.driver
+    user_id = f"grace.{suffix}@example.org"
+    password = "nanosecond wire 1952"
+    step(f"sign up {user_id}, then add an authenticator app: the window has closed, so the password is asked first")
+    console.follow("signup-link", "main#signup")
+    console.fill("field-userId", user_id)
+    console.fill("field-password", password)
+    console.fill("field-name-givenName", "Grace")
+    console.fill("field-name-familyName", "Hopper")
+    console.fill("field-handle", f"grace_{suffix}")
+    console.submit("signup-submit", "main#overview")
+    console.follow("factors-link", "main#factors")
+    console.present("no-factors")
+    console.submit("totp-start-submit", "form#totp-password-form", refused=True)
+    console.fill("field-currentPassword", password)
+    console.submit("totp-password-submit", "form#totp-form")
+    modules = driver.find_elements(By.CSS_SELECTOR, "#totp-qr svg path")
+    expect(modules and len(modules[0].get_attribute("d")) > 100, "no QR code on the enrolment page")
+    console.screenshot("totp")
+    secret = console.text("totp-secret")
+
+    step("a wrong code is refused next to the field; the app's code confirms the app")
+    console.fill("field-code", "000000" if totp(secret) != "000000" else "111111")
+    console.submit("totp-submit", "form#totp-form", refused=True)
+    console.element("error-code")
+    console.fill("field-code", totp(secret))
+    console.submit("totp-submit", "main#factors")
+    console.present("factor-list")
+    console.element("notice")
+
+    step("log out and in: the password alone leads to the code page; the app's next code signs in")
+    console.follow("home-link", "main#overview")
+    console.submit("logout-submit", "main#account-setup")
+    console.fill("login-userId", user_id)
+    console.fill("login-password", password)
+    console.submit("login-submit", "form#second-factor-form")
+    console.screenshot("second-factor")
+    console.fill("field-code", totp(secret, 1))
+    console.submit("second-factor-submit", "main#overview")
+    expect(console.text("value-userId") == user_id, "the overview after the second factor shows another account")
 
 
 def main():

@@ -53,17 +53,36 @@ extension AccountConsole {
         }
     }
 
+    /// The enrolment's first step asks for the current password on its own page once the privileged window has closed
+    /// (an account without a second factor yet; with one, reauthentication with a code is needed instead).
+    static let totpPasswordForm = ConsolePage.Form(
+        mainId: "totp-password", heading: "Add an authenticator app", intro: "For your security, enter your current password first.",
+        formId: "totp-password-form", action: "/factors/totp", submitId: "totp-password-submit", submitLabel: "Continue"
+    )
+
     private func startTOTP(_ visit: Visit, _ form: ConsoleForm) async -> Response {
         guard let session = visit.session else { return redirect("/", visit: visit) }
+        let current = form["currentPassword"].flatMap { $0.isEmpty ? nil : $0 }
         do {
-            let enrolment = try await operations.asSession(session) { try await operations.enrollTOTP() }
+            let enrolment = try await operations.asSession(session) { try await operations.enrollTOTP(currentPassword: current) }
             let code = try? QRCode(enrolment.otpauthURI)
             return totpPage(visit, ConsolePage.TOTPEnrolment(
                 factorId: enrolment.factorId, hasQR: code != nil, qrPath: code?.svgPath() ?? "", qrExtent: (code?.size ?? 0) + 8,
                 secret: enrolment.secret, uri: enrolment.otpauthURI
             ))
         } catch {
-            return factorProblem(error, visit: visit)
+            let problem = consoleProblem(error)
+            let passwordField = { (error: String?) in
+                ConsoleField(name: "currentPassword", label: "Current password", type: "password", error: error, autocomplete: "current-password")
+            }
+            switch problem.code {
+            case AccountError.Code.reauthenticationRequired:
+                return formPage(Self.totpPasswordForm, title: "Add an authenticator app", fields: [passwordField(nil)], formError: nil, visit: visit, status: problem.status)
+            case AccountError.Code.wrongCredentials where current != nil:
+                return formPage(Self.totpPasswordForm, title: "Add an authenticator app", fields: [passwordField("The password is wrong.")], formError: nil, visit: visit, status: problem.status)
+            default:
+                return factorProblem(error, visit: visit)
+            }
         }
     }
 

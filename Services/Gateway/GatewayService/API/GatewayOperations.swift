@@ -140,8 +140,9 @@ package struct GatewayOperations: Sendable {
     }
 
     /// A TOTP enrolment: its id, the secret (base32) and the otpauth URI.
-    package func enrollTOTP() async throws -> (factorId: String, secret: String, otpauthURI: String) {
-        let enrolment = try await api.enrollTOTP(.init()).created.body.json
+    package func enrollTOTP(currentPassword: String? = nil) async throws -> (factorId: String, secret: String, otpauthURI: String) {
+        let body = currentPassword.map { Operations.EnrollTOTP.Input.Body.json(.init(currentPassword: $0)) }
+        let enrolment = try await api.enrollTOTP(.init(body: body)).created.body.json
         return (enrolment.factorId, enrolment.secret, enrolment.otpauthUri)
     }
 
