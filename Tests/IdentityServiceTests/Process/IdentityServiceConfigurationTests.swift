@@ -43,4 +43,19 @@ struct IdentityServiceConfigurationTests {
             }
         }
     }
+
+    @Test("the TOTP issuer: Konto by default, a name, and a refusal naming the variable for one too long or with a colon")
+    func totpIssuer() throws {
+        #expect(try Self.configuration([:]).options.totpIssuer == "Konto")
+        #expect(try Self.configuration(["KONTO_IDENTITY_TOTP_ISSUER": "Example Health"]).options.totpIssuer == "Example Health")
+        // An empty value is no value (the default), as for every setting.
+        #expect(try Self.configuration(["KONTO_IDENTITY_TOTP_ISSUER": ""]).options.totpIssuer == "Konto")
+        for bad in ["Example:Health", String(repeating: "x", count: 65)] {
+            #expect {
+                try Self.configuration(["KONTO_IDENTITY_TOTP_ISSUER": bad])
+            } throws: { error in
+                "\(error)".contains("KONTO_IDENTITY_TOTP_ISSUER must be 1 to 64 characters without a colon")
+            }
+        }
+    }
 }
