@@ -25,6 +25,7 @@ struct IdentityStorageFactorTests {
             #expect(factors.map(\.id) == ["f2"])
             #expect(factors.first?.confirmed == false && factors.first?.sealedSecret == [1, 2, 3])
             #expect(factors.allSatisfy { !$0.demandsSecondFactor })
+            #expect(try await storage.loginLookup(normalizedUserId: "ada@example.org", keys: [], at: Self.t0, window: .seconds(60)).demandsSecondFactor == false)
             let added = Conformance.event("a1", .factorAdded(factorId: "f2", factorType: "totp"))
             #expect(try await storage.confirmFactor(accountId: "a2", factorId: "f2", step: 10, at: Self.t0, events: [added]) == false)
             #expect(try await storage.confirmFactor(accountId: "a1", factorId: "f1", step: 10, at: Self.t0, events: [added]) == false)
@@ -32,6 +33,7 @@ struct IdentityStorageFactorTests {
             #expect(try await storage.confirmFactor(accountId: "a1", factorId: "f2", step: 11, at: Self.t0, events: [added]) == false)
             factors = try await storage.factors(accountId: "a1")
             #expect(factors.first?.demandsSecondFactor == true && factors.first?.lastUsedStep == 10 && factors.first?.lastUsedAt == Self.t0)
+            #expect(try await storage.loginLookup(normalizedUserId: "ada@example.org", keys: [], at: Self.t0, window: .seconds(60)).demandsSecondFactor)
             #expect(try await storage.pendingEvents(limit: 100).count == before + 1)
             // The confirming step is used; later steps are not, earlier ones never again.
             #expect(try await storage.useFactorStep(accountId: "a1", factorId: "f2", step: 10, at: Self.t0) == false)
@@ -55,7 +57,7 @@ struct IdentityStorageFactorTests {
             #expect(try await storage.removeFactor(accountId: "a2", factorId: "f1") { _, _ in [] } == nil)
             #expect(try await storage.removeFactor(accountId: "a1", factorId: "f1") { kind, remaining in
                 [Conformance.event("a1", .factorRemoved(factorId: "f1", factorType: kind.rawValue, remaining: remaining))]
-            } == .totp)
+            }.map { "\($0.kind) \($0.remaining)" } == "totp 1")
             let events = try await storage.pendingEvents(limit: 100)
             #expect(events.last?.kind == .factorRemoved(factorId: "f1", factorType: "totp", remaining: 1))
             #expect(try await storage.removeFactor(accountId: "a1", factorId: "f1") { _, _ in [] } == nil)

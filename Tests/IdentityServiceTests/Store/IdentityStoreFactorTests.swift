@@ -52,9 +52,9 @@ struct IdentityStoreFactorTests {
         #expect(try await fixture.loginAnswer().accountSession != nil)
         let secret = try Self.key(of: enrolment)
         let wrong = await identityError {
-            try await fixture.store.confirmTOTP(IdentityConfirmFactorRequest(token: signedUp.session.token, factorId: enrolment.factorId, code: SecretString("000000")))
+            try await fixture.store.confirmTOTP(IdentityConfirmFactorRequest(token: signedUp.session.token, factorId: enrolment.factorId, code: SecretString("abcdef")))
         }
-        #expect(wrong?.code == AccountError.Code.wrongCredentials || TOTPAuthenticator.code(secret: secret, step: TOTPAuthenticator.step(at: fixture.clock.now)) == "000000")
+        #expect(wrong?.code == AccountError.Code.wrongCredentials)
         let unknown = await identityError {
             try await fixture.store.confirmTOTP(IdentityConfirmFactorRequest(token: signedUp.session.token, factorId: "no-such-factor", code: Self.code(secret, fixture)))
         }
@@ -80,7 +80,7 @@ struct IdentityStoreFactorTests {
         let info = try await fixture.validate(session.session.token)
         #expect(info.assuranceLevel == 2)
         #expect(info.privilegedUntil != nil)
-        #expect(session.details[\.name] != nil || session.details.storedValues["name"] != nil)
+        #expect(session.details.storedValues["name"] != nil)
         // The challenge worked once.
         fixture.clock.advance(by: .seconds(30))
         let again = await identityError {

@@ -111,8 +111,9 @@ public protocol IdentityStorage: OutboxStore {
     /// failure.
     func failures(keys: [String], at now: Timestamp, window: Duration) async throws(IdentityStorageError) -> [FailureCount]
 
-    /// What a login reads before hashing, in one go: the keys' current counts (as ``failures(keys:at:window:)``) and
-    /// the account with this normalized userId (as ``credential(normalizedUserId:)``).
+    /// What a login reads before hashing, in one go: the keys' current counts (as ``failures(keys:at:window:)``), the
+    /// account with this normalized userId (as ``credential(normalizedUserId:)``) and whether it has a second factor
+    /// that a login must ask for.
     func loginLookup(normalizedUserId: String, keys: [String], at now: Timestamp, window: Duration) async throws(IdentityStorageError) -> LoginLookup
 
     /// Forgets a key's failures (after a successful login).
@@ -198,13 +199,13 @@ public protocol IdentityStorage: OutboxStore {
     func useFactorStep(accountId: String, factorId: String, step: Int64, at now: Timestamp) async throws(IdentityStorageError) -> Bool
 
     /// Removes a factor of the account (its recovery codes with it), with the events `events` gives for its kind and
-    /// the number of confirmed factors demanding a second factor left. Returns the kind removed, nil when there is no
-    /// such factor.
+    /// the number of confirmed factors demanding a second factor left. Returns the kind removed and that number, nil
+    /// when there is no such factor.
     func removeFactor(
         accountId: String,
         factorId: String,
         events: @escaping @Sendable (_ kind: StoredFactor.Kind, _ remaining: Int) -> [AccountEvent]
-    ) async throws(IdentityStorageError) -> StoredFactor.Kind?
+    ) async throws(IdentityStorageError) -> (kind: StoredFactor.Kind, remaining: Int)?
 
     /// Replaces the account's recovery codes (every earlier one stops working) by `factor` and the codes' hashes.
     /// - Throws: `notFound` when the account is gone.
@@ -244,7 +245,12 @@ extension IdentityStorage {
     /// per login, which the login benchmark measures).
     public func loginLookup(normalizedUserId: String, keys: [String], at now: Timestamp, window: Duration) async throws(IdentityStorageError) -> LoginLookup {
         let counts = try await failures(keys: keys, at: now, window: window)
-        return LoginLookup(counts: counts, credential: try await credential(normalizedUserId: normalizedUserId))
+        let credential = try await credential(normalizedUserId: normalizedUserId)
+        var demands = false
+        if let credential {
+            demands = try await factors(accountId: credential.accountId).contains(where: \.demandsSecondFactor)
+        }
+        return LoginLookup(counts: counts, credential: credential, demandsSecondFactor: demands)
     }
 }
 
@@ -254,10 +260,13 @@ public struct LoginLookup: Sendable, Equatable {
     public var counts: [FailureCount]
     /// Nil when there is no such account or it is still pending.
     public var credential: StoredCredential?
+    /// The account has a confirmed second factor: a correct password gives a challenge, not a session.
+    public var demandsSecondFactor: Bool
 
-    public init(counts: [FailureCount], credential: StoredCredential?) {
+    public init(counts: [FailureCount], credential: StoredCredential?, demandsSecondFactor: Bool = false) {
         self.counts = counts
         self.credential = credential
+        self.demandsSecondFactor = demandsSecondFactor
     }
 }
 

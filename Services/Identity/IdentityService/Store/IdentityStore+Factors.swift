@@ -6,11 +6,10 @@ import Logging
 extension IdentityStore {
     // MARK: The login's second step
 
-    /// A correct password's challenge when the account has a second factor that demands one; nil otherwise.
-    func secondFactorChallenge(for credential: StoredCredential, at now: Timestamp) async throws(ServiceError) -> IdentitySecondFactorChallenge? {
+    /// A correct password's challenge, for an account with a second factor, naming what may answer it.
+    func secondFactorChallenge(for credential: StoredCredential, at now: Timestamp) async throws(ServiceError) -> IdentitySecondFactorChallenge {
         let accountId = credential.accountId
         let factors = try await stored { () async throws(IdentityStorageError) in try await storage.factors(accountId: accountId) }
-        guard factors.contains(where: \.demandsSecondFactor) else { return nil }
         let token = SecretToken.generate()
         let challenge = StoredChallenge(
             tokenHash: SecretToken.hash(token), accountId: accountId, credentialVersion: credential.credentialVersion,
@@ -75,12 +74,7 @@ extension IdentityStore {
                 AccountFieldError(key: "code", code: .valueTooLarge, message: "This is not a code."),
             ]))
         }
-        let keys = ["factor:" + Self.digest(accountId)]
-        let policy = options.secondFactorThrottle
-        let counts = try await stored { () async throws(IdentityStorageError) in try await storage.failures(keys: keys, at: now, window: policy.window) }
-        if let seconds = policy.retryAfter(counts, at: now) {
-            throw .throttled(retryAfterSeconds: seconds)
-        }
+        let failures = try await checkCodeThrottle(accountId, at: now)
         var remaining: Int?
         var accepted = false
         if let code {
@@ -94,14 +88,39 @@ extension IdentityStore {
             }
             accepted = remaining != nil
         }
-        guard accepted else {
-            try await stored { () async throws(IdentityStorageError) in try await storage.recordFailures(keys: keys, at: now, window: policy.window) }
-            throw Self.wrongCredentials
-        }
-        if counts[0].count > 0 {
-            try await stored { () async throws(IdentityStorageError) in try await storage.clearFailures(key: keys[0]) }
-        }
+        guard accepted else { throw try await codeRefused(accountId, at: now) }
+        try await codeAccepted(accountId, failures: failures)
         return remaining
+    }
+
+    /// Wrong codes count per account in the shared failures table (every replica sees them), apart from passwords.
+    private static func codeThrottleKey(_ accountId: String) -> String {
+        "factor:" + digest(accountId)
+    }
+
+    /// Refuses a code while the account's wrong codes hold it; the count so far.
+    private func checkCodeThrottle(_ accountId: String, at now: Timestamp) async throws(ServiceError) -> FailureCount {
+        let policy = options.secondFactorThrottle
+        let counts = try await stored { () async throws(IdentityStorageError) in
+            try await storage.failures(keys: [Self.codeThrottleKey(accountId)], at: now, window: policy.window)
+        }
+        if let seconds = policy.retryAfter(counts, at: now) { throw .throttled(retryAfterSeconds: seconds) }
+        return counts[0]
+    }
+
+    /// Counts a wrong code; the error to answer with.
+    private func codeRefused(_ accountId: String, at now: Timestamp) async throws(ServiceError) -> ServiceError {
+        let window = options.secondFactorThrottle.window
+        try await stored { () async throws(IdentityStorageError) in
+            try await storage.recordFailures(keys: [Self.codeThrottleKey(accountId)], at: now, window: window)
+        }
+        return Self.wrongCredentials
+    }
+
+    /// A right code forgets the account's wrong ones (only when there are some: most uses write nothing).
+    private func codeAccepted(_ accountId: String, failures: FailureCount) async throws(ServiceError) {
+        guard failures.count > 0 else { return }
+        try await stored { () async throws(IdentityStorageError) in try await storage.clearFailures(key: Self.codeThrottleKey(accountId)) }
     }
 
     /// Uses the step of a TOTP code with any of the account's confirmed TOTPs; false for a code none accepts now.
@@ -182,13 +201,9 @@ extension IdentityStore {
         guard let factor = factors.first(where: { $0.id == request.factorId && $0.kind == .totp && !$0.confirmed }),
               let sealed = factor.sealedSecret, let secret = factorSecrets.open(sealed, accountId: accountId, factorId: factor.id)
         else { throw Self.factorNotFound }
-        let keys = ["factor:" + Self.digest(accountId)]
-        let policy = options.secondFactorThrottle
-        let counts = try await stored { () async throws(IdentityStorageError) in try await storage.failures(keys: keys, at: now, window: policy.window) }
-        if let seconds = policy.retryAfter(counts, at: now) { throw .throttled(retryAfterSeconds: seconds) }
+        let failures = try await checkCodeThrottle(accountId, at: now)
         guard request.code.value.utf8.count <= 16, let step = TOTPAuthenticator.matchingStep(of: request.code.value, secret: secret, at: now) else {
-            try await stored { () async throws(IdentityStorageError) in try await storage.recordFailures(keys: keys, at: now, window: policy.window) }
-            throw Self.wrongCredentials
+            throw try await codeRefused(accountId, at: now)
         }
         let confirmed = try await stored { () async throws(IdentityStorageError) in
             try await storage.confirmFactor(
@@ -197,9 +212,7 @@ extension IdentityStore {
             )
         }
         guard confirmed else { throw Self.factorNotFound }
-        if counts[0].count > 0 {
-            try await stored { () async throws(IdentityStorageError) in try await storage.clearFailures(key: keys[0]) }
-        }
+        try await codeAccepted(accountId, failures: failures)
         logger.info("second factor added", metadata: ["konto.account_id": "\(accountId)", "konto.factor_type": "totp"])
         var answer = factor
         answer.confirmed = true
@@ -216,14 +229,12 @@ extension IdentityStore {
         let accountId = session.accountId
         let factorId = request.factorId
         guard factorId.utf8.count <= 64 else { throw Self.factorNotFound }
-        var left = 0
         let removed = try await stored { () async throws(IdentityStorageError) in
             try await storage.removeFactor(accountId: accountId, factorId: factorId) { kind, remaining in
                 [self.event(accountId, .factorRemoved(factorId: factorId, factorType: kind.rawValue, remaining: remaining), at: now)]
             }
         }
-        guard removed != nil else { throw Self.factorNotFound }
-        left = try await stored { () async throws(IdentityStorageError) in try await storage.factors(accountId: accountId) }.filter(\.demandsSecondFactor).count
+        guard let left = removed?.remaining else { throw Self.factorNotFound }
         logger.info("second factor removed", metadata: ["konto.account_id": "\(accountId)", "konto.factors_left": "\(left)"])
         return IdentityFactorRemoved(remainingFactors: left)
     }

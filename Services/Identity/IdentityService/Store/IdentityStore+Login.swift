@@ -62,9 +62,10 @@ extension IdentityStore {
         if hashing.hasher.needsRehash(hash) {
             await rehash(request.password, of: credential)
         }
-        if let challenge = try await secondFactorChallenge(for: credential, at: now) {
+        // Known from the lookup: a login without a second factor reads nothing more for it.
+        if lookup.demandsSecondFactor {
             logger.debug("second factor asked for", metadata: ["konto.account_id": "\(accountId)"])
-            return IdentityLoginAnswer(challenge: challenge)
+            return IdentityLoginAnswer(challenge: try await secondFactorChallenge(for: credential, at: now))
         }
         let stored: ProfileRecord?
         do {

@@ -54,7 +54,7 @@ extension InMemoryIdentityStorage {
         accountId: String,
         factorId: String,
         events: @escaping @Sendable (StoredFactor.Kind, Int) -> [AccountEvent]
-    ) -> StoredFactor.Kind? {
+    ) -> (kind: StoredFactor.Kind, remaining: Int)? {
         state.withLock { state in
             guard let factor = state.factors[factorId], factor.accountId == accountId else { return nil }
             state.factors[factorId] = nil
@@ -62,7 +62,7 @@ extension InMemoryIdentityStorage {
             let remaining = state.factors.values.filter { $0.accountId == accountId && $0.demandsSecondFactor }.count
             // A pending enrolment was never announced: its removal is not either.
             if factor.confirmed { state.outbox += events(factor.kind, remaining) }
-            return factor.kind
+            return (factor.kind, remaining)
         }
     }
 

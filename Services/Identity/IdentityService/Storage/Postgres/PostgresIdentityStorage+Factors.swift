@@ -31,11 +31,7 @@ extension PostgresIdentityStorage {
 
     public func addPendingFactor(_ factor: StoredFactor) async throws(IdentityStorageError) {
         try await transaction { connection, logger in
-            let account = try await connection.query(
-                "SELECT 1 FROM identity.credentials WHERE account_id = \(factor.accountId) AND NOT pending FOR SHARE",
-                logger: logger
-            )
-            guard try await account.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
+            try await Self.lockAccount(factor.accountId, on: connection, logger: logger)
             try await connection.query("DELETE FROM identity.factors WHERE account_id = \(factor.accountId) AND NOT confirmed", logger: logger)
             try await connection.query(
                 """
@@ -84,7 +80,7 @@ extension PostgresIdentityStorage {
         accountId: String,
         factorId: String,
         events: @escaping @Sendable (StoredFactor.Kind, Int) -> [AccountEvent]
-    ) async throws(IdentityStorageError) -> StoredFactor.Kind? {
+    ) async throws(IdentityStorageError) -> (kind: StoredFactor.Kind, remaining: Int)? {
         try await transaction { connection, logger in
             let removed = try await connection.query(
                 "DELETE FROM identity.factors WHERE id = \(factorId) AND account_id = \(accountId) RETURNING kind, confirmed",
@@ -93,25 +89,20 @@ extension PostgresIdentityStorage {
             guard let (kindName, confirmed) = try await removed.decode((String, Bool).self).all().first,
                   let kind = StoredFactor.Kind(rawValue: kindName)
             else { return nil }
-            if confirmed {
-                let left = try await connection.query(
-                    "SELECT count(*) FROM identity.factors WHERE account_id = \(accountId) AND confirmed AND kind = 'totp'",
-                    logger: logger
-                )
-                let remaining = Int(try await left.decode(Int64.self).all().first ?? 0)
-                try await Self.append(events(kind, remaining), on: connection, logger: logger)
-            }
-            return kind
+            let left = try await connection.query(
+                "SELECT count(*) FROM identity.factors WHERE account_id = \(accountId) AND confirmed AND kind = 'totp'",
+                logger: logger
+            )
+            let remaining = Int(try await left.decode(Int64.self).all().first ?? 0)
+            // A pending enrolment was never announced: its removal is not either.
+            if confirmed { try await Self.append(events(kind, remaining), on: connection, logger: logger) }
+            return (kind, remaining)
         }
     }
 
     public func replaceRecoveryCodes(_ factor: StoredFactor, codeHashes: [[UInt8]], events: [AccountEvent]) async throws(IdentityStorageError) {
         try await transaction { connection, logger in
-            let account = try await connection.query(
-                "SELECT 1 FROM identity.credentials WHERE account_id = \(factor.accountId) AND NOT pending FOR SHARE",
-                logger: logger
-            )
-            guard try await account.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
+            try await Self.lockAccount(factor.accountId, on: connection, logger: logger)
             try await connection.query(
                 "DELETE FROM identity.factors WHERE account_id = \(factor.accountId) AND kind = 'recoveryCodes'",
                 logger: logger
@@ -193,17 +184,9 @@ extension PostgresIdentityStorage {
 
     public func completeChallenge(tokenHash: [UInt8], at now: Timestamp, session: StoredSession, events: [AccountEvent]) async throws(IdentityStorageError) -> Bool {
         try await transaction { connection, logger in
-            // The account's row first, FOR SHARE as a login's insert (a concurrent credential change waits, then
-            // ends this session with the rest, or came first and this finds the version changed).
-            let account = try await connection.query(
-                """
-                SELECT 1 FROM identity.credentials
-                WHERE account_id = \(session.accountId) AND NOT pending AND credential_version = \(session.credentialVersion)
-                FOR SHARE
-                """,
-                logger: logger
-            )
-            guard try await account.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
+            // The account's row first (a concurrent credential change waits, then ends this session with the rest,
+            // or came first and this finds the version changed).
+            try await Self.lockAccount(session.accountId, credentialVersion: session.credentialVersion, on: connection, logger: logger)
             let used = try await connection.query(
                 """
                 DELETE FROM identity.login_challenges

@@ -256,15 +256,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
             // The account's row first, FOR SHARE as a login's insert: a concurrent credential change either waits
             // for this transaction (and then ends the replacement with the rest) or comes first (and this finds the
             // version changed).
-            let account = try await connection.query(
-                """
-                SELECT 1 FROM identity.credentials
-                WHERE account_id = \(replacement.accountId) AND NOT pending AND credential_version = \(replacement.credentialVersion)
-                FOR SHARE
-                """,
-                logger: logger
-            )
-            guard try await account.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
+            try await Self.lockAccount(replacement.accountId, credentialVersion: replacement.credentialVersion, on: connection, logger: logger)
             let rows = try await connection.query(
                 """
                 DELETE FROM identity.sessions WHERE id = \(id) AND account_id = \(replacement.accountId)
@@ -383,7 +375,8 @@ public struct PostgresIdentityStorage: IdentityStorage {
         return try await run { client, logger in
             let rows = try await client.query(
                 """
-                SELECT f.keys, f.counts, f.lasts, c.account_id, c.user_id, c.password_hash, c.created_at, c.credential_version
+                SELECT f.keys, f.counts, f.lasts, c.account_id, c.user_id, c.password_hash, c.created_at, c.credential_version,
+                       EXISTS (SELECT 1 FROM identity.factors fa WHERE fa.account_id = c.account_id AND fa.confirmed AND fa.kind = 'totp')
                 FROM (
                     SELECT array_agg(key) AS keys, array_agg(count) AS counts, array_agg(last_failure_at) AS lasts
                     FROM identity.login_failures WHERE key = ANY(\(keys)) AND last_failure_at >= \(windowStart.date)
@@ -394,8 +387,10 @@ public struct PostgresIdentityStorage: IdentityStorage {
             )
             var found: [String: FailureCount] = [:]
             var credential: StoredCredential?
-            for try await (failedKeys, counts, lasts, accountId, userId, passwordHash, createdAt, version)
-                in rows.decode(([String]?, [Int32]?, [Date]?, String?, String?, String?, Date?, Int64?).self) {
+            var demandsSecondFactor = false
+            for try await (failedKeys, counts, lasts, accountId, userId, passwordHash, createdAt, version, secondFactor)
+                in rows.decode(([String]?, [Int32]?, [Date]?, String?, String?, String?, Date?, Int64?, Bool).self) {
+                demandsSecondFactor = secondFactor
                 for (index, key) in (failedKeys ?? []).enumerated() {
                     guard let counts, let lasts, index < counts.count, index < lasts.count else { break }
                     found[key] = FailureCount(count: Int(counts[index]), lastFailureAt: Timestamp(lasts[index]))
@@ -411,7 +406,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
                     )
                 }
             }
-            return LoginLookup(counts: keys.map { found[$0] ?? .none }, credential: credential)
+            return LoginLookup(counts: keys.map { found[$0] ?? .none }, credential: credential, demandsSecondFactor: demandsSecondFactor)
         }
     }
 
@@ -649,6 +644,20 @@ public struct PostgresIdentityStorage: IdentityStorage {
     }
 
     // MARK: Helpers
+
+    /// Locks the account's row FOR SHARE (as a login's session insert does), so a concurrent credential change or
+    /// deletion waits for this transaction; `notFound` when it is gone, pending, or (given a version) changed since.
+    static func lockAccount(_ accountId: String, credentialVersion: Int64? = nil, on connection: PostgresConnection, logger: Logger) async throws {
+        let rows = try await connection.query(
+            """
+            SELECT 1 FROM identity.credentials
+            WHERE account_id = \(accountId) AND NOT pending AND (\(credentialVersion)::bigint IS NULL OR credential_version = \(credentialVersion))
+            FOR SHARE
+            """,
+            logger: logger
+        )
+        guard try await rows.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
+    }
 
     static func insert(_ session: StoredSession, on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(
