@@ -104,9 +104,11 @@ public struct DevStack: Sendable {
         }
         gateway = try GatewayServer.withConsole(configuration: gatewayConfiguration, logger: Self.logger(logger, "gateway"))
         graph = try ComponentGraph([
-            .service("notifications", notifications),
-            .service("profile", dependsOn: ["notifications"], profile),
-            .service("identity", dependsOn: ["profile", "notifications"], identity),
+            // Each service is ready for the next once it listens: a client connecting to a service that has started
+            // but not yet bound its socket would find it down and fail its first callers fast.
+            .server("notifications", notifications) { _ = try await notifications.localAddress() },
+            .server("profile", dependsOn: ["notifications"], profile) { _ = try await profile.localAddress() },
+            .server("identity", dependsOn: ["profile", "notifications"], identity) { _ = try await identity.localAddress() },
             .service("gateway", dependsOn: ["identity", "profile", "notifications"], gateway),
         ])
     }

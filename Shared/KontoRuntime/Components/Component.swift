@@ -11,6 +11,10 @@ public struct Component: Sendable {
         /// A long-running part; ready for its dependants as soon as it has started (they may call it at once:
         /// e.g. a connection pool, which connects on first use).
         case service(any Service)
+        /// A long-running part that others reach over the network: ready for its dependants once `listening`
+        /// returns (its socket is bound), so a client among them connects at its first attempt instead of finding
+        /// nothing there and failing its callers fast until it retries.
+        case server(any Service, listening: @Sendable () async throws -> Void)
         /// A step that must finish before its dependants start (e.g. migrations). A graceful shutdown cancels it
         /// while it runs; it should then throw (`CancellationError`) or return, and its dependants never start.
         case setup(@Sendable () async throws -> Void)
@@ -29,6 +33,16 @@ public struct Component: Sendable {
     /// A long-running part.
     public static func service(_ name: String, dependsOn dependencies: [String] = [], _ service: any Service) -> Component {
         Component(name: name, dependsOn: dependencies, role: .service(service))
+    }
+
+    /// A long-running part that listens: its dependants start once `listening` returns (e.g. `localAddress()`).
+    public static func server(
+        _ name: String,
+        dependsOn dependencies: [String] = [],
+        _ service: any Service,
+        listening: @escaping @Sendable () async throws -> Void
+    ) -> Component {
+        Component(name: name, dependsOn: dependencies, role: .server(service, listening: listening))
     }
 
     /// A step that must finish before its dependants start.

@@ -27,6 +27,21 @@ struct ComponentService: Service, CustomStringConvertible {
                 throw ComponentGraphError.finishedUnexpectedly(self.component.name)
             }
             logger.debug("component stopped")
+        case .server(let service, let listening):
+            logger.debug("component starting")
+            // The probe runs beside the server: a server that stops before it listens never becomes ready (its
+            // group is ending then), and a probe still waiting when the server has stopped is told to give up.
+            let readiness = self.readiness
+            let probe = Task {
+                guard (try? await listening()) != nil, !Task.isCancelled else { return }
+                readiness.markReady()
+            }
+            defer { probe.cancel() }
+            try await service.run()
+            guard Task.isShuttingDownGracefully || Task.isCancelled else {
+                throw ComponentGraphError.finishedUnexpectedly(self.component.name)
+            }
+            logger.debug("component stopped")
         case .setup(let body):
             logger.debug("component setup starting")
             do {

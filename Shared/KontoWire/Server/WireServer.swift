@@ -158,6 +158,8 @@ public final class WireServer: Service, Sendable {
     }
 
     public func run() async throws {
+        // Whoever waits for the address learns that it never comes (a no-op once it has).
+        defer { self.boundAddress.fail(WireError.serviceUnavailable("the wire server stopped before it listened")) }
         let handlers = self.state.withLock { state in
             state.isRunning = true
             return state.handlers

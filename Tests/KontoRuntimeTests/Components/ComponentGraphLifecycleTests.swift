@@ -90,6 +90,45 @@ struct ComponentGraphLifecycleTests {
         #expect(events.since("postgres stopping") == ["postgres stopping", "postgres stopped"])
     }
 
+    @Test("a server's dependants start once it listens, not when it starts")
+    func serverGatesDependantsUntilListening() async throws {
+        let events = ComponentEvents()
+        let bound = TestGate()
+        let graph = try ComponentGraph([
+            .server("identity", RecordingService(name: "identity", events: events)) {
+                await bound.wait()
+                events.record("identity listening")
+            },
+            .service("gateway", dependsOn: ["identity"], RecordingService(name: "gateway", events: events)),
+        ])
+        let group = Self.group(graph)
+        async let running: Void = group.run()
+        try await events.waitFor("identity started")
+        bound.open()
+        try await events.waitFor("gateway started")
+        #expect(events.index(of: "identity listening")! < events.index(of: "gateway started")!)
+        await group.triggerGracefulShutdown()
+        try await running
+        #expect(events.since("gateway stopping") == ["gateway stopping", "gateway stopped", "identity stopping", "identity stopped"])
+    }
+
+    @Test("a server shut down before it listens: its dependants never start and the group still ends")
+    func serverNeverListening() async throws {
+        let events = ComponentEvents()
+        let never = TestGate()
+        let graph = try ComponentGraph([
+            .server("identity", RecordingService(name: "identity", events: events)) { await never.wait() },
+            .service("gateway", dependsOn: ["identity"], RecordingService(name: "gateway", events: events)),
+        ])
+        let group = Self.group(graph)
+        async let running: Void = group.run()
+        try await events.waitFor("identity started")
+        await group.triggerGracefulShutdown()
+        try await running
+        #expect(!events.contains("gateway started"))
+        #expect(events.since("identity stopping") == ["identity stopping", "identity stopped"])
+    }
+
     @Test("a failing setup step shuts the rest down and the group throws its error")
     func failingSetup() async throws {
         let events = ComponentEvents()
