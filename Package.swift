@@ -174,6 +174,8 @@ let package = Package(
                 // RFC 4226/6238 one-time passwords for the TOTP second factor.
                 .product(name: "HummingbirdOTP", package: "hummingbird-auth"),
                 .product(name: "ExtrasBase64", package: "swift-extras-base64"),
+                // RSA (RS256, PS256) passkey signatures.
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             path: "Services/Identity/IdentityService",
             // The built-in list of refused passwords, in the binary (no bundle beside it).
@@ -412,6 +414,11 @@ let package = Package(
             name: "konto-wire-client-fuzz",
             dependencies: ["KontoWire", "KontoWireFuzzSupport", .nioCore, .nioEmbedded],
             path: "Tests/Fuzz/WireClientFuzz"
+        ),
+        .executableTarget(
+            name: "konto-passkey-fuzz",
+            dependencies: ["IdentityService", "KontoWireFuzzSupport"],
+            path: "Tests/Fuzz/PasskeyFuzz"
         ),
     ]
 )

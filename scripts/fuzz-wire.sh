@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Builds a wire protocol fuzz target with libFuzzer and runs it for a bounded time.
-# Usage: scripts/fuzz-wire.sh [server|client] [seconds]   (defaults: server, 60)
+# Usage: scripts/fuzz-wire.sh [server|client|passkey] [seconds]   (defaults: server, 60)
 #   server  konto-wire-fuzz: ServerConnectionStateMachine after a completed handshake
 #   client  konto-wire-client-fuzz: ClientConnectionStateMachine after a completed handshake
+#   passkey konto-passkey-fuzz: CBOR, COSE keys, authenticator data, passkey registrations and assertions
 # Extra libFuzzer flags can be passed in FUZZ_FLAGS (e.g. FUZZ_FLAGS="-seed=1 -runs=100000").
 # Findings go to fuzz-artifacts/<target>/ (git-ignored); replay one with the plain build, e.g.
 #   swift run konto-wire-fuzz fuzz-artifacts/server/crash-…
 set -euo pipefail
 target=server
-if [[ "${1:-}" == server || "${1:-}" == client ]]; then
+if [[ "${1:-}" == server || "${1:-}" == client || "${1:-}" == passkey ]]; then
     target="$1"
     shift
 fi
@@ -18,6 +19,7 @@ cd "$(dirname "$0")/.."
 case "$target" in
     server) product=konto-wire-fuzz; seeds=(Tests/Fuzz/corpus/server Tests/Fuzz/corpus/wire) ;;
     client) product=konto-wire-client-fuzz; seeds=(Tests/Fuzz/corpus/client) ;;
+    passkey) product=konto-passkey-fuzz; seeds=(Tests/Fuzz/corpus/passkey) ;;
 esac
 
 flags=(-c release --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING -Xswiftc -parse-as-library)
