@@ -81,7 +81,10 @@ public final class KontoClient: Sendable {
         case .accepted(let accepted):
             let challenge = try accepted.body.json.challenge
             var error = KontoClientError(code: KontoClientError.Code.secondFactorRequired, status: 202, detail: "Enter a code from the authenticator app, or a recovery code.")
-            error.challenge = KontoSecondFactorChallenge(token: challenge.token, expiresAt: challenge.expiresAt, factors: challenge.factors, userId: userId)
+            error.challenge = KontoSecondFactorChallenge(
+                token: challenge.token, expiresAt: challenge.expiresAt, factors: challenge.factors, userId: userId,
+                passkeyOptions: try challenge.passkey.map { try JSONEncoder().encode($0) }
+            )
             throw error
         case .default(let status, let problem): throw Self.refusal(status, problem)
         }
@@ -95,6 +98,76 @@ public final class KontoClient: Sendable {
         switch try await call({ try await $0.completeSecondFactor(body: .json(body)) }) {
         case .ok(let ok): return try await signedIn(try ok.body.json, userId: challenge.userId)
         case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
+    }
+
+    /// Completes a login with one of the account's passkeys: `passkeyCredentialJSON` is what the platform's API made
+    /// for the challenge's ``KontoSecondFactorChallenge/passkeyOptions`` (AuthenticationResponseJSON, as a browser's
+    /// `credential.toJSON()` gives it). The session is kept.
+    @discardableResult
+    public func completeLogIn(challenge: KontoSecondFactorChallenge, passkeyCredentialJSON: Data) async throws -> KontoSignIn {
+        let credential = try Self.decodeCredential(Components.Schemas.PasskeyAssertionCredential.self, passkeyCredentialJSON)
+        let body = Components.Schemas.SecondFactorLogin(challenge: challenge.token, credential: credential)
+        switch try await call({ try await $0.completeSecondFactor(body: .json(body)) }) {
+        case .ok(let ok): return try await signedIn(try ok.body.json, userId: challenge.userId)
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
+    }
+
+    // MARK: Passkeys
+
+    /// Options for a passwordless login (PublicKeyCredentialRequestOptionsJSON), for the platform's passkey API.
+    public func passkeyLoginOptions() async throws -> Data {
+        switch try await call({ try await $0.passkeyLoginOptions() }) {
+        case .ok(let ok): return try JSONEncoder().encode(try ok.body.json)
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
+    }
+
+    /// Signs in with a passkey alone: `passkeyCredentialJSON` is the platform's answer to ``passkeyLoginOptions()``
+    /// (AuthenticationResponseJSON). The session is kept.
+    @discardableResult
+    public func logIn(passkeyCredentialJSON: Data) async throws -> KontoSignIn {
+        let credential = try Self.decodeCredential(Components.Schemas.PasskeyAssertionCredential.self, passkeyCredentialJSON)
+        switch try await call({ try await $0.passkeyLogIn(body: .json(.init(credential: credential))) }) {
+        case .ok(let ok):
+            let body = try ok.body.json
+            return try await signedIn(body, userId: body.details[\.userId] ?? body.accountId)
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
+    }
+
+    /// Options to make a passkey for the account (PublicKeyCredentialCreationOptionsJSON; security-related, as
+    /// ``changePassword(to:currentPassword:)``).
+    public func passkeyRegistrationOptions(currentPassword: String? = nil) async throws -> Data {
+        let session = try await requireSession()
+        let body = currentPassword.map { Operations.PasskeyRegistrationOptions.Input.Body.json(.init(currentPassword: $0)) }
+        switch try await call(token: session.token, { try await $0.passkeyRegistrationOptions(body: body) }) {
+        case .ok(let ok): return try JSONEncoder().encode(try ok.body.json)
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
+    }
+
+    /// Registers the passkey the platform made for ``passkeyRegistrationOptions(currentPassword:)``
+    /// (RegistrationResponseJSON); from then on a password login asks for a second factor.
+    @discardableResult
+    public func registerPasskey(credentialJSON: Data, name: String? = nil) async throws -> KontoFactor {
+        let session = try await requireSession()
+        let credential = try Self.decodeCredential(Components.Schemas.PasskeyRegistrationCredential.self, credentialJSON)
+        switch try await call(token: session.token, { try await $0.registerPasskey(body: .json(.init(name: name, credential: credential))) }) {
+        case .created(let created):
+            let factor = try created.body.json
+            return KontoFactor(id: factor.id, type: factor._type, name: factor.name, createdAt: factor.createdAt, lastUsedAt: factor.lastUsedAt, isPending: factor.pending, remaining: factor.remaining)
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
+    }
+
+    /// A credential as the platform gave it, in the document's shape; a clear error for anything else.
+    private static func decodeCredential<T: Decodable>(_ type: T.Type, _ json: Data) throws -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: json)
+        } catch {
+            throw KontoClientError(code: KontoClientError.Code.invalidInput, status: 0, detail: "The passkey credential is not WebAuthn's JSON form (credential.toJSON()).")
         }
     }
 
@@ -248,9 +321,10 @@ public final class KontoClient: Sendable {
     /// fresh session that replaces the stored one (whose token stopped working).
     /// With a second factor enrolled, security-related operations need it here (`code` or `recoveryCode`).
     @discardableResult
-    public func reauthenticate(password: String? = nil, code: String? = nil, recoveryCode: String? = nil) async throws -> Date {
+    public func reauthenticate(password: String? = nil, code: String? = nil, recoveryCode: String? = nil, passkeyCredentialJSON: Data? = nil) async throws -> Date {
         let session = try await requireSession()
-        let body = Components.Schemas.Reauthentication(password: password, code: code, recoveryCode: recoveryCode)
+        let credential = try passkeyCredentialJSON.map { try Self.decodeCredential(Components.Schemas.PasskeyAssertionCredential.self, $0) }
+        let body = Components.Schemas.Reauthentication(password: password, code: code, recoveryCode: recoveryCode, credential: credential)
         switch try await call(token: session.token, { try await $0.reauthenticate(body: .json(body)) }) {
         case .ok(let ok):
             let privilege = try ok.body.json

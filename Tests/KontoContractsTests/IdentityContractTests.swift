@@ -15,15 +15,19 @@ struct IdentityContractTests {
             IdentityContract.delete.carriesSecrets, IdentityContract.completeSecondFactor.carriesSecrets,
             IdentityContract.enrollTOTP.carriesSecrets, IdentityContract.confirmTOTP.carriesSecrets,
             IdentityContract.removeFactor.carriesSecrets, IdentityContract.regenerateRecoveryCodes.carriesSecrets,
+            IdentityContract.passkeyRegistrationOptions.carriesSecrets,
         ]
         #expect(carrying.allSatisfy { $0 })
         let plain = [
             IdentityContract.signInAnonymously.carriesSecrets, IdentityContract.validateSession.carriesSecrets,
             IdentityContract.logout.carriesSecrets, IdentityContract.logoutEverywhere.carriesSecrets,
             IdentityContract.requestPasswordReset.carriesSecrets, IdentityContract.listFactors.carriesSecrets,
+            // A passkey's signed answers are single-use and bound to their challenge: nothing to keep secret.
+            IdentityContract.registerPasskey.carriesSecrets, IdentityContract.passkeyLoginOptions.carriesSecrets,
+            IdentityContract.passkeyLogin.carriesSecrets,
         ]
         #expect(plain.allSatisfy { !$0 })
-        #expect(Set(IdentityContract.methods).count == 19)
+        #expect(Set(IdentityContract.methods).count == 23)
     }
 
     @Test("a login request carries its password only as the contract encodes it")

@@ -60,6 +60,10 @@ public struct DevStack: Sendable {
         for name in ["KONTO_IDENTITY_DATABASE_URL", "KONTO_PROFILE_DATABASE_URL", "KONTO_NOTIFICATIONS_DATABASE_URL"] {
             variables[name] = nil
         }
+        // Passkeys work on the console's own origin (browsers allow WebAuthn on localhost, not on 127.0.0.1).
+        if variables["KONTO_WEBAUTHN_RP_ID"] == nil, variables["KONTO_WEBAUTHN_ORIGINS"] == nil {
+            variables["KONTO_WEBAUTHN_ORIGINS"] = "http://localhost:\(configuration.gatewayPort)"
+        }
         let environment = ServiceEnvironment(variables)
 
         var notificationsConfiguration = try NotificationServiceConfiguration(environment: environment, logger: logger)

@@ -30,6 +30,8 @@ public struct KontoClientError: Error, Sendable, Equatable, CustomStringConverti
         /// The password was right and the account has a second factor: the error's ``KontoClientError/challenge``
         /// is answered with a code (``KontoClient/completeLogIn(challenge:code:recoveryCode:)``).
         public static let secondFactorRequired = "client.secondFactorRequired"
+        /// What the caller gave cannot be sent (a passkey credential that is not WebAuthn's JSON form).
+        public static let invalidInput = "client.invalidInput"
     }
 
     public init(code: String, status: Int, detail: String? = nil, fields: [AccountFieldError] = [], retryAfter: Int? = nil, requestId: String? = nil) {

@@ -5,23 +5,27 @@ import Foundation
 public struct KontoSecondFactorChallenge: Sendable, Equatable {
     public var token: String
     public var expiresAt: Date
-    /// What may answer it: `totp`, `recoveryCode`.
+    /// What may answer it: `totp`, `passkey`, `recoveryCode`.
     public var factors: [String]
     /// The userId the password was given for (kept for the session the challenge leads to).
     public var userId: String
+    /// With `passkey` among the factors: WebAuthn's request options (PublicKeyCredentialRequestOptionsJSON) for the
+    /// platform's passkey API; answer with ``KontoClient/completeLogIn(challenge:passkeyCredentialJSON:)``.
+    public var passkeyOptions: Data?
 
-    public init(token: String, expiresAt: Date, factors: [String], userId: String) {
+    public init(token: String, expiresAt: Date, factors: [String], userId: String, passkeyOptions: Data? = nil) {
         self.token = token
         self.expiresAt = expiresAt
         self.factors = factors
         self.userId = userId
+        self.passkeyOptions = passkeyOptions
     }
 }
 
 /// One second factor of the account (`GET /v1/account/factors`).
 public struct KontoFactor: Sendable, Equatable {
     public var id: String
-    /// `totp` or `recoveryCodes`.
+    /// `totp`, `passkey` or `recoveryCodes`.
     public var type: String
     public var name: String
     public var createdAt: Date

@@ -23,6 +23,10 @@ public enum IdentityContract {
     public static let confirmTOTP = WireMethod<IdentityConfirmFactorRequest, IdentityFactor>.carryingSecrets("identity.confirmTOTP")
     public static let removeFactor = WireMethod<IdentityRemoveFactorRequest, IdentityFactorRemoved>.carryingSecrets("identity.removeFactor")
     public static let regenerateRecoveryCodes = WireMethod<IdentitySecuredRequest, IdentityRecoveryCodes>.carryingSecrets("identity.regenerateRecoveryCodes")
+    public static let passkeyRegistrationOptions = WireMethod<IdentitySecuredRequest, PasskeyCreationOptions>.carryingSecrets("identity.passkeyRegistrationOptions")
+    public static let registerPasskey = WireMethod<IdentityRegisterPasskeyRequest, IdentityFactor>("identity.registerPasskey")
+    public static let passkeyLoginOptions = WireMethod<IdentityPasskeyOptionsRequest, PasskeyRequestOptions>("identity.passkeyLoginOptions")
+    public static let passkeyLogin = WireMethod<IdentityPasskeyLoginRequest, IdentityAccountSession>("identity.passkeyLogin")
     public static let validateSession = WireMethod<IdentitySessionRequest, IdentitySessionInfo>("identity.validateSession")
     public static let logout = WireMethod<IdentitySessionRequest, IdentitySessionsEnded>("identity.logout")
     public static let logoutEverywhere = WireMethod<IdentitySessionRequest, IdentitySessionsEnded>("identity.logoutEverywhere")
@@ -37,7 +41,8 @@ public enum IdentityContract {
         signUp.name, signInAnonymously.name, login.name, validateSession.name, logout.name, logoutEverywhere.name,
         reauthenticate.name, changePassword.name, changeUserId.name, requestPasswordReset.name,
         confirmPasswordReset.name, delete.name, completeSecondFactor.name, listFactors.name, enrollTOTP.name,
-        confirmTOTP.name, removeFactor.name, regenerateRecoveryCodes.name, HealthContract.check.name,
+        confirmTOTP.name, removeFactor.name, regenerateRecoveryCodes.name, passkeyRegistrationOptions.name, registerPasskey.name,
+        passkeyLoginOptions.name, passkeyLogin.name, HealthContract.check.name,
     ]
 
     /// Every code an Identity method may answer with (besides the wire layer's).
@@ -78,6 +83,10 @@ public enum IdentityContract {
             confirmTOTP.name: [.unauthenticated, .factorNotFound, .throttled, .wrongCredentials] + storage,
             removeFactor.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .factorNotFound, .identityBusy] + storage,
             regenerateRecoveryCodes.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .notFound, .identityBusy] + storage,
+            passkeyRegistrationOptions.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .notFound, .identityBusy] + storage,
+            registerPasskey.name: [.unauthenticated, .validationFailed, .notFound] + storage,
+            passkeyLoginOptions.name: [],
+            passkeyLogin.name: [.wrongCredentials, .identityProfileUnavailable] + storage,
             changePassword.name: [.unauthenticated, .validationFailed, .missingAccountValue, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .notFound, .identityBusy] + storage,
             changeUserId.name: [.unauthenticated, .validationFailed, .missingAccountValue, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .credentialsTaken, .notFound, .identityBusy] + storage,
             requestPasswordReset.name: [.validationFailed, .missingAccountValue, .throttled, .notFound] + storage,
@@ -99,6 +108,8 @@ public enum IdentityContract {
         .concurrentDeletion(delete.name),
         .concurrentDeletion(enrollTOTP.name),
         .concurrentDeletion(regenerateRecoveryCodes.name),
+        .concurrentDeletion(passkeyRegistrationOptions.name),
+        .concurrentDeletion(registerPasskey.name),
         .emptyCredentialPassingRules(changePassword.name),
         .emptyCredentialPassingRules(changeUserId.name),
         .emptyCredentialPassingRules(requestPasswordReset.name),

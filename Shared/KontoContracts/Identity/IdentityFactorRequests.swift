@@ -41,19 +41,25 @@ public struct IdentityRemoveFactorRequest: Codable, Sendable {
     }
 }
 
-/// The login's second step: the challenge a correct password gave, and a TOTP code or a recovery code.
+/// The login's second step: the challenge a correct password gave, and a TOTP code, a recovery code or a passkey's
+/// signature over the challenge's passkey options.
 public struct IdentitySecondFactorRequest: Codable, Sendable {
     public var challenge: BearerToken
     public var code: SecretString?
     public var recoveryCode: SecretString?
+    public var credential: PasskeyAssertionCredential?
     public var clientAddress: String?
     /// As in ``IdentityLoginRequest/clientDevice``.
     public var clientDevice: String?
 
-    public init(challenge: BearerToken, code: SecretString? = nil, recoveryCode: SecretString? = nil, clientAddress: String? = nil, clientDevice: String? = nil) {
+    public init(
+        challenge: BearerToken, code: SecretString? = nil, recoveryCode: SecretString? = nil, credential: PasskeyAssertionCredential? = nil,
+        clientAddress: String? = nil, clientDevice: String? = nil
+    ) {
         self.challenge = challenge
         self.code = code
         self.recoveryCode = recoveryCode
+        self.credential = credential
         self.clientAddress = clientAddress
         self.clientDevice = clientDevice
     }

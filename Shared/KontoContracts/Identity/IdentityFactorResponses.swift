@@ -18,20 +18,23 @@ public struct IdentityLoginAnswer: Codable, Sendable, Equatable {
 public struct IdentitySecondFactorChallenge: Codable, Sendable, Equatable {
     public var token: BearerToken
     public var expiresAt: Timestamp
-    /// The factor types available: `totp`, `recoveryCode`.
+    /// The factor types available: `totp`, `passkey`, `recoveryCode`.
     public var factors: [String]
+    /// With `passkey` among them: what `navigator.credentials.get` needs (the account's passkeys allowed).
+    public var passkey: PasskeyRequestOptions?
 
-    public init(token: BearerToken, expiresAt: Timestamp, factors: [String]) {
+    public init(token: BearerToken, expiresAt: Timestamp, factors: [String], passkey: PasskeyRequestOptions? = nil) {
         self.token = token
         self.expiresAt = expiresAt
         self.factors = factors
+        self.passkey = passkey
     }
 }
 
 /// One second factor of an account.
 public struct IdentityFactor: Codable, Sendable, Equatable {
     public var id: String
-    /// `totp` or `recoveryCodes` (the set of codes is one factor).
+    /// `totp`, `passkey` or `recoveryCodes` (the set of codes is one factor).
     public var type: String
     public var name: String
     public var createdAt: Timestamp

@@ -66,12 +66,18 @@ public struct IdentityReauthenticateRequest: Codable, Sendable {
     public var code: SecretString?
     /// One of the account's recovery codes (used up).
     public var recoveryCode: SecretString?
+    /// One of the account's passkeys, signing options from ``IdentityContract/passkeyLoginOptions``.
+    public var credential: PasskeyAssertionCredential?
 
-    public init(token: BearerToken, password: SecretString? = nil, code: SecretString? = nil, recoveryCode: SecretString? = nil) {
+    public init(
+        token: BearerToken, password: SecretString? = nil, code: SecretString? = nil, recoveryCode: SecretString? = nil,
+        credential: PasskeyAssertionCredential? = nil
+    ) {
         self.token = token
         self.password = password
         self.code = code
         self.recoveryCode = recoveryCode
+        self.credential = credential
     }
 }
 

@@ -27,6 +27,8 @@ public struct AccountFieldError: Sendable, Hashable, Codable, CustomStringConver
         public static let commonPassword = Code(rawValue: "commonPassword")
         /// The key is written by the deployment's services only (``AccountKeyWriter/server``), not by its holder.
         public static let serverOwnedKey = Code(rawValue: "serverOwnedKey")
+        /// A passkey's registration did not verify (the message says why: WebAuthn's checks).
+        public static let passkeyRefused = Code(rawValue: "passkeyRefused")
 
         /// The value violates the named validation rule.
         public static func rule(_ name: String) -> Code {

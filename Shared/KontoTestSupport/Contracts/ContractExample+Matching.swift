@@ -72,6 +72,13 @@ extension ContractExample {
                 throw ContractExampleError("\(example): $totp:\(name) needs a base32 secret captured as \(name)")
             }
             return code
+        case .passkeyCreate(_, let challengeName)?, .passkeyGet(_, let challengeName)?:
+            guard let challenge = try bindings.value(of: challengeName, in: example) as? String,
+                  let json = try ContractPlaceholder.parse(value)?.passkeyJSON(challenge: challenge)
+            else {
+                throw ContractExampleError("\(example): a passkey placeholder needs a base64url challenge captured as \(challengeName)")
+            }
+            return json
         case .match?, .capture?:
             throw ContractExampleError("\(example): $match and $capture belong in expected answers, not in requests")
         case nil:
@@ -109,8 +116,8 @@ extension ContractExample {
             let bound = try canonical(bindings.value(of: name, in: example))
             if bound != (try canonical(actual)) { differences.append("\(path): expected $ref:\(name) = \(bound), got \(try canonical(actual))") }
             return
-        case .given?, .totp?:
-            throw ContractExampleError("\(example): $given and $totp belong in requests, not in expected answers")
+        case .given?, .totp?, .passkeyCreate?, .passkeyGet?:
+            throw ContractExampleError("\(example): $given, $totp and passkeys belong in requests, not in expected answers")
         case nil:
             break
         }
@@ -164,6 +171,9 @@ extension ContractExample {
             return kind.sample
         case .totp?:
             return "123456"
+        case let placeholder?:
+            // A passkey's answer to a sample challenge: the shape consumers decode.
+            return placeholder.passkeyJSON(challenge: "c2FtcGxlLWNoYWxsZW5nZQ") ?? [:]
         case nil:
             break
         }

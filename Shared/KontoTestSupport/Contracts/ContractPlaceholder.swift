@@ -13,6 +13,12 @@ import Foundation
 ///   NAME, for the step OFFSET (-1, 0 or 1) away from the replay's present; consumers get `123456`. Each use of a
 ///   secret takes a later step than the one before (a code is accepted once), so a sequence uses -1, then 0, then 1.
 ///
+/// - `"$passkeyCreate:NAME:CHALLENGE"` in a request: a passkey registration (`RegistrationResponseJSON`, attestation
+///   `none`) by the software passkey NAME (the same keys for the same name) answering the base64url challenge
+///   captured as CHALLENGE, for RP ID `localhost` on `http://localhost:8080` (Identity's defaults).
+/// - `"$passkeyGet:NAME:CHALLENGE"`: that passkey's assertion (`AuthenticationResponseJSON`) answering CHALLENGE.
+///   Consumers get each made for a sample challenge.
+///
 /// Kinds: `string` (non-empty), `uuid`, `token` (at least 32 URL-safe base64 characters), `timestamp` (ISO 8601
 /// date and time with a zone), `integer`, `number`, `bool`, `any`.
 enum ContractPlaceholder: Equatable {
@@ -21,6 +27,22 @@ enum ContractPlaceholder: Equatable {
     case reference(name: String)
     case given(name: String, kind: Kind)
     case totp(name: String, offset: Int64)
+    case passkeyCreate(passkey: String, challenge: String)
+    case passkeyGet(passkey: String, challenge: String)
+
+    /// The software passkey of a `$passkeyCreate` / `$passkeyGet` name.
+    static func passkey(_ name: String) -> SoftwareAuthenticator {
+        SoftwareAuthenticator(rpId: "localhost", origin: "http://localhost:8080", seed: name)
+    }
+
+    /// The JSON a passkey placeholder stands for, answering `challenge` (base64url).
+    func passkeyJSON(challenge: String) -> [String: Any]? {
+        switch self {
+        case .passkeyCreate(let name, _): Self.passkey(name).registrationJSON(challenge: challenge)
+        case .passkeyGet(let name, _): Self.passkey(name).assertionJSON(challenge: challenge)
+        default: nil
+        }
+    }
 
     enum Kind: String, CaseIterable {
         case string, uuid, token, timestamp, integer, number, bool, any
@@ -50,7 +72,11 @@ enum ContractPlaceholder: Equatable {
                 throw ContractExampleError("malformed placeholder \(text): the offset is -1, 0 or 1")
             }
             return .totp(name: parts[1], offset: offset)
-        case "match", "capture", "ref", "given", "totp":
+        case "passkeyCreate" where parts.count == 3 && !parts[1].isEmpty && !parts[2].isEmpty:
+            return .passkeyCreate(passkey: parts[1], challenge: parts[2])
+        case "passkeyGet" where parts.count == 3 && !parts[1].isEmpty && !parts[2].isEmpty:
+            return .passkeyGet(passkey: parts[1], challenge: parts[2])
+        case "match", "capture", "ref", "given", "totp", "passkeyCreate", "passkeyGet":
             throw ContractExampleError("malformed placeholder \(text)")
         default:
             // Some other string that starts with "$": an ordinary value.

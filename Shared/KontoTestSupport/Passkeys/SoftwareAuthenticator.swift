@@ -36,10 +36,14 @@ public final class SoftwareAuthenticator: Sendable {
     public let credentialId: [UInt8]
     public let algorithm: Algorithm
     /// The user handle the relying party gave at registration (returned by assertions, as discoverable ones do).
-    public let userHandle: Mutex<[UInt8]?> = Mutex(nil)
+    private let userHandle: Mutex<[UInt8]?> = Mutex(nil)
     private let p256: P256.Signing.PrivateKey
     private let ed25519: Curve25519.Signing.PrivateKey
     private let counter: Mutex<UInt32>
+
+    /// Reports this counter on every ceremony instead of counting (an authenticator that keeps none, as synced
+    /// passkeys do): a replayed example's authenticator, made afresh from its name, then never goes back.
+    private let fixedSignCount: UInt32?
 
     public init(rpId: String, origin: String, algorithm: Algorithm = .es256, signCount: UInt32 = 0) {
         self.rpId = rpId
@@ -49,6 +53,22 @@ public final class SoftwareAuthenticator: Sendable {
         p256 = P256.Signing.PrivateKey()
         ed25519 = Curve25519.Signing.PrivateKey()
         counter = Mutex(signCount)
+        fixedSignCount = nil
+    }
+
+    /// The same passkey every time for one `seed` (its keys and credential ID derived from it), keeping no counter:
+    /// for recorded examples, which make it again at each use.
+    public init(rpId: String, origin: String, seed: String) {
+        self.rpId = rpId
+        self.origin = origin
+        algorithm = .es256
+        let digest = Array(SHA256.hash(data: Array("konto-test-passkey:\(seed)".utf8)))
+        credentialId = Array(SHA256.hash(data: digest))
+        // A SHA-256 digest is a valid P-256 scalar but for a negligible fraction of seeds (none of the examples').
+        p256 = try! P256.Signing.PrivateKey(rawRepresentation: digest)
+        ed25519 = try! Curve25519.Signing.PrivateKey(rawRepresentation: digest)
+        counter = Mutex(0)
+        fixedSignCount = 0
     }
 
     /// The credential's public key in COSE form.
@@ -63,6 +83,11 @@ public final class SoftwareAuthenticator: Sendable {
         case .edDSA:
             return .map([(.int(1), .int(1)), (.int(3), .int(-8)), (.int(-1), .int(6)), (.int(-2), .bytes(Array(ed25519.publicKey.rawRepresentation)))])
         }
+    }
+
+    /// Keeps the user handle of the registration options (`user.id`, base64url) for later assertions.
+    public func remember(userHandle: String) {
+        self.userHandle.withLock { $0 = Self.bytes(base64URL: userHandle) }
     }
 
     public var coseAlgorithm: Int { algorithm == .es256 ? -7 : -8 }
@@ -105,6 +130,46 @@ public final class SoftwareAuthenticator: Sendable {
         return (clientData, authenticatorData, signature)
     }
 
+    /// A registration in the JSON form browsers give (`RegistrationResponseJSON`), answering base64url `challenge`.
+    public func registrationJSON(
+        challenge: String,
+        attestation: Attestation = .none,
+        tampering: Tampering = Tampering()
+    ) -> [String: Any] {
+        let response = register(challenge: Self.bytes(base64URL: challenge), attestation: attestation, tampering: tampering)
+        let id = Self.base64URL(credentialId)
+        return [
+            "id": id, "rawId": id, "type": "public-key",
+            "response": [
+                "clientDataJSON": Self.base64URL(response.clientDataJSON),
+                "attestationObject": Self.base64URL(response.attestationObject),
+                "transports": ["internal"],
+            ],
+        ]
+    }
+
+    /// An assertion in the JSON form browsers give (`AuthenticationResponseJSON`), answering base64url `challenge`;
+    /// with the user handle given at registration unless `userHandle` says otherwise.
+    public func assertionJSON(challenge: String, userHandle: String? = nil, tampering: Tampering = Tampering()) -> [String: Any] {
+        let response = assert(challenge: Self.bytes(base64URL: challenge), tampering: tampering)
+        let id = Self.base64URL(credentialId)
+        var body: [String: Any] = [
+            "clientDataJSON": Self.base64URL(response.clientDataJSON),
+            "authenticatorData": Self.base64URL(response.authenticatorData),
+            "signature": Self.base64URL(response.signature),
+        ]
+        if let handle = userHandle ?? self.userHandle.withLock({ $0 }).map(Self.base64URL) {
+            body["userHandle"] = handle
+        }
+        return ["id": id, "rawId": id, "type": "public-key", "response": body]
+    }
+
+    public static func bytes(base64URL text: String) -> [UInt8] {
+        var text = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while text.count % 4 != 0 { text += "=" }
+        return Array(Data(base64Encoded: text) ?? Data())
+    }
+
     private func clientDataJSON(type: String, challenge: [UInt8], tampering: Tampering) -> [UInt8] {
         var object: [String: Any] = [
             "type": type,
@@ -122,7 +187,7 @@ public final class SoftwareAuthenticator: Sendable {
         if tampering.userVerified { flags |= 0x04 }
         let count = counter.withLock { value -> UInt32 in
             value += 1
-            return tampering.signCount ?? value
+            return tampering.signCount ?? fixedSignCount ?? value
         }
         return Array(SHA256.hash(data: Array((tampering.rpId ?? rpId).utf8))) + [flags]
             + withUnsafeBytes(of: count.bigEndian, Array.init)

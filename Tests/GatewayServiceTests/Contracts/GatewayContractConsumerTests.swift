@@ -84,9 +84,17 @@ struct GatewayContractConsumerTests {
         case IdentityContract.logoutEverywhere.name:
             return (.DELETE, "/v1/sessions", nil, token, headers)
         case IdentityContract.reauthenticate.name:
-            return (.POST, "/v1/account/reauthenticate", try body(["password", "code", "recoveryCode"]), token, headers)
+            return (.POST, "/v1/account/reauthenticate", try body(["password", "code", "recoveryCode", "credential"]), token, headers)
         case IdentityContract.completeSecondFactor.name:
-            return (.POST, "/v1/sessions/mfa", try body(["challenge", "code", "recoveryCode"]), nil, headers)
+            return (.POST, "/v1/sessions/mfa", try body(["challenge", "code", "recoveryCode", "credential"]), nil, headers)
+        case IdentityContract.passkeyRegistrationOptions.name:
+            return (.POST, "/v1/account/factors/passkeys/options", try body(["currentPassword"]), token, headers)
+        case IdentityContract.registerPasskey.name:
+            return (.POST, "/v1/account/factors/passkeys", try body(["name", "credential"]), token, headers)
+        case IdentityContract.passkeyLoginOptions.name:
+            return (.POST, "/v1/sessions/passkey/options", nil, nil, headers)
+        case IdentityContract.passkeyLogin.name:
+            return (.POST, "/v1/sessions/passkey", try body(["credential"]), nil, headers)
         case IdentityContract.listFactors.name:
             return (.GET, "/v1/account/factors", nil, token, headers)
         case IdentityContract.enrollTOTP.name:

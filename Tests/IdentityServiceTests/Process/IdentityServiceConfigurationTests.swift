@@ -58,4 +58,34 @@ struct IdentityServiceConfigurationTests {
             }
         }
     }
+
+    @Test("passkeys' relying party: localhost by default; a domain with its origins; HTTPS outside localhost, origins on the RP ID")
+    func relyingParty() throws {
+        let local = try Self.configuration([:]).options.relyingParty
+        #expect(local == .init(id: "localhost", name: "Konto", origins: ["http://localhost:8080"]))
+        let production = try Self.configuration([
+            "KONTO_WEBAUTHN_RP_ID": "Example.org", "KONTO_WEBAUTHN_RP_NAME": "Example Health",
+            "KONTO_WEBAUTHN_ORIGINS": "https://example.org, https://accounts.example.org:8443",
+        ]).options.relyingParty
+        #expect(production == .init(id: "example.org", name: "Example Health", origins: ["https://example.org", "https://accounts.example.org:8443"]))
+        #expect(try Self.configuration(["KONTO_WEBAUTHN_RP_ID": "example.org"]).options.relyingParty.origins == ["https://example.org"])
+        let refusals: [([String: String], String)] = [
+            (["KONTO_WEBAUTHN_RP_ID": "192.168.1.1"], "KONTO_WEBAUTHN_RP_ID must be a domain name"),
+            (["KONTO_WEBAUTHN_RP_ID": "exa mple.org"], "KONTO_WEBAUTHN_RP_ID must be a domain name"),
+            (["KONTO_WEBAUTHN_RP_ID": "example..org"], "KONTO_WEBAUTHN_RP_ID must be a domain name"),
+            (["KONTO_WEBAUTHN_RP_ID": "example.org", "KONTO_WEBAUTHN_ORIGINS": "http://example.org"], "KONTO_WEBAUTHN_ORIGINS"),
+            (["KONTO_WEBAUTHN_RP_ID": "example.org", "KONTO_WEBAUTHN_ORIGINS": "https://example.org.evil.example"], "KONTO_WEBAUTHN_ORIGINS"),
+            (["KONTO_WEBAUTHN_RP_ID": "example.org", "KONTO_WEBAUTHN_ORIGINS": "https://notexample.org"], "KONTO_WEBAUTHN_ORIGINS"),
+            (["KONTO_WEBAUTHN_RP_ID": "example.org", "KONTO_WEBAUTHN_ORIGINS": "https://example.org/console"], "KONTO_WEBAUTHN_ORIGINS"),
+            (["KONTO_WEBAUTHN_ORIGINS": ", ,"], "KONTO_WEBAUTHN_ORIGINS"),
+            (["KONTO_WEBAUTHN_RP_NAME": String(repeating: "x", count: 65)], "KONTO_WEBAUTHN_RP_NAME must be 1 to 64 characters"),
+        ]
+        for (environment, expected) in refusals {
+            #expect {
+                try Self.configuration(environment)
+            } throws: { error in
+                "\(error)".contains(expected)
+            }
+        }
+    }
 }

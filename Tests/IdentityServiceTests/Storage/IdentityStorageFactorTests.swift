@@ -160,4 +160,80 @@ struct IdentityStorageFactorTests {
             }
         }
     }
+
+    static func passkey(_ id: String, account: String = "a1", credentialId: [UInt8], signCount: Int64 = 0) -> StoredFactor {
+        StoredFactor(
+            id: id, accountId: account, kind: .passkey, name: "Laptop", sealedSecret: [9, 9], confirmed: true, createdAt: t0,
+            credentialId: credentialId, signCount: signCount
+        )
+    }
+
+    @Test("passkeys: found by credential ID across accounts, a credential ID registered once, announced; they demand a second factor", arguments: IdentityStorageKind.allCases)
+    func passkeys(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await Conformance.account(storage, "a1", "ada@example.org", sessionByte: 1)
+            try await Conformance.account(storage, "a2", "grace@example.org", sessionByte: 2)
+            let before = try await storage.pendingEvents(limit: 100).count
+            let added = Conformance.event("a1", .factorAdded(factorId: "p1", factorType: "passkey"))
+            #expect(try await storage.addPasskey(Self.passkey("p1", credentialId: [1, 2, 3], signCount: 5), events: [added]))
+            // The same credential ID for another account (or again): not registered, nothing announced.
+            #expect(try await storage.addPasskey(Self.passkey("p2", account: "a2", credentialId: [1, 2, 3]), events: [added]) == false)
+            #expect(try await storage.pendingEvents(limit: 100).count == before + 1)
+            await #expect(throws: IdentityStorageError.self) { try await storage.addPasskey(Self.passkey("p3", account: "nobody", credentialId: [4]), events: []) }
+            let found = try #require(try await storage.passkey(credentialId: [1, 2, 3]))
+            #expect(found.id == "p1" && found.accountId == "a1" && found.signCount == 5 && found.sealedSecret == [9, 9] && found.kind == .passkey)
+            #expect(try await storage.passkey(credentialId: [1, 2]) == nil)
+            let factors = try await storage.factors(accountId: "a1")
+            #expect(factors.map(\.credentialId) == [[1, 2, 3]] && factors.allSatisfy(\.demandsSecondFactor))
+            #expect(try await storage.loginLookup(normalizedUserId: "ada@example.org", keys: [], at: Self.t0, window: .seconds(60)).demandsSecondFactor)
+            // The counter moves only from the value the verification saw, and only for the owner.
+            #expect(try await storage.usePasskey(accountId: "a1", factorId: "p1", signCount: 4, newSignCount: 6, at: Self.t0) == false)
+            #expect(try await storage.usePasskey(accountId: "a2", factorId: "p1", signCount: 5, newSignCount: 6, at: Self.t0) == false)
+            #expect(try await storage.usePasskey(accountId: "a1", factorId: "p1", signCount: 5, newSignCount: 6, at: Self.t0.adding(.seconds(1))))
+            let used = try #require(try await storage.passkey(credentialId: [1, 2, 3]))
+            #expect(used.signCount == 6 && used.lastUsedAt == Self.t0.adding(.seconds(1)))
+            // Removing it: the password alone signs in again; the credential ID is free.
+            #expect(try await storage.removeFactor(accountId: "a1", factorId: "p1") { _, _ in [] }.map { "\($0.kind) \($0.remaining)" } == "passkey 0")
+            #expect(try await storage.passkey(credentialId: [1, 2, 3]) == nil)
+            #expect(try await storage.addPasskey(Self.passkey("p2", account: "a2", credentialId: [1, 2, 3]), events: []))
+        }
+    }
+
+    @Test("a passkey challenge is used once; expired ones are pruned", arguments: IdentityStorageKind.allCases)
+    func passkeyChallenges(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            let hash = Conformance.token(42)
+            #expect(try await storage.consumePasskeyChallenge(hash: hash, expiresAt: Self.t0.adding(.seconds(300))))
+            #expect(try await storage.consumePasskeyChallenge(hash: hash, expiresAt: Self.t0.adding(.seconds(300))) == false)
+            _ = try await storage.pruneExpired(at: Self.t0.adding(.seconds(301)), profileCleanupAt: Self.t0, limit: 10) { _ in [] }
+            // Pruned once expired (its challenge no longer opens anyway), so the table does not grow.
+            #expect(try await storage.consumePasskeyChallenge(hash: hash, expiresAt: Self.t0.adding(.seconds(600))))
+        }
+    }
+
+    @Test("under concurrency a passkey's counter value and a passkey challenge each work exactly once", arguments: IdentityStorageKind.allCases)
+    func passkeyRaces(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await Conformance.account(storage, "a1", "ada@example.org", sessionByte: 1)
+            #expect(try await storage.addPasskey(Self.passkey("p1", credentialId: [7, 7]), events: []))
+            let contenders = 6
+            for round in 1...20 {
+                let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
+                    for _ in 0..<contenders {
+                        group.addTask { try await storage.usePasskey(accountId: "a1", factorId: "p1", signCount: Int64(round - 1), newSignCount: Int64(round), at: Self.t0) }
+                    }
+                    return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+                }
+                #expect(wins == 1, "round \(round): the counter moved \(wins) times")
+                let hash = Conformance.token(UInt8(round))
+                let used = try await withThrowingTaskGroup(of: Bool.self) { group in
+                    for _ in 0..<contenders {
+                        group.addTask { try await storage.consumePasskeyChallenge(hash: hash, expiresAt: Self.t0.adding(.seconds(300))) }
+                    }
+                    return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+                }
+                #expect(used == 1, "round \(round): the challenge was used \(used) times")
+            }
+        }
+    }
 }

@@ -88,7 +88,8 @@ extension GatewayAPI {
                 token: token,
                 password: body.password.map(SecretString.init),
                 code: body.code.map(SecretString.init),
-                recoveryCode: body.recoveryCode.map(SecretString.init)
+                recoveryCode: body.recoveryCode.map(SecretString.init),
+                credential: body.credential
             ))
         }
         // The presented token was replaced by a fresh one (an older Identity keeps it: then none is sent).

@@ -11,6 +11,7 @@ extension GatewayAPI {
             challenge: BearerToken(body.challenge),
             code: body.code.map(SecretString.init),
             recoveryCode: body.recoveryCode.map(SecretString.init),
+            credential: body.credential,
             clientAddress: Self.clientAddress,
             clientDevice: RequestScope.scope.clientDevice
         )
@@ -59,6 +60,35 @@ extension GatewayAPI {
         let (token, _) = try await authenticate()
         let codes = try await upstreams.identity(IdentityContract.regenerateRecoveryCodes, IdentitySecuredRequest(token: token, currentPassword: currentPassword))
         return .created(.init(body: .json(.init(codes: codes.codes.map(\.value)))))
+    }
+
+    // MARK: Passkeys
+
+    func passkeyRegistrationOptions(_ input: Operations.PasskeyRegistrationOptions.Input) async throws -> Operations.PasskeyRegistrationOptions.Output {
+        let currentPassword = Self.currentPassword(input.body.map { if case .json(let body) = $0 { body } else { nil } } ?? nil)
+        let (token, _) = try await authenticate()
+        let options = try await upstreams.identity(IdentityContract.passkeyRegistrationOptions, IdentitySecuredRequest(token: token, currentPassword: currentPassword))
+        return .ok(.init(body: .json(options)))
+    }
+
+    func registerPasskey(_ input: Operations.RegisterPasskey.Input) async throws -> Operations.RegisterPasskey.Output {
+        guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
+        // A passkey makes a login ask for the second factor: the account's events say so, and cached sessions go.
+        let factor = try await changingAccount { token, _ in
+            try await upstreams.identity(IdentityContract.registerPasskey, IdentityRegisterPasskeyRequest(token: token, name: body.name, credential: body.credential))
+        }
+        return .created(.init(body: .json(Self.factor(factor))))
+    }
+
+    func passkeyLoginOptions(_ input: Operations.PasskeyLoginOptions.Input) async throws -> Operations.PasskeyLoginOptions.Output {
+        .ok(.init(body: .json(try await upstreams.identity(IdentityContract.passkeyLoginOptions, IdentityPasskeyOptionsRequest()))))
+    }
+
+    func passkeyLogIn(_ input: Operations.PasskeyLogIn.Input) async throws -> Operations.PasskeyLogIn.Output {
+        guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
+        let request = IdentityPasskeyLoginRequest(credential: body.credential, clientAddress: Self.clientAddress, clientDevice: RequestScope.scope.clientDevice)
+        let session = try await upstreams.identity(IdentityContract.passkeyLogin, request)
+        return .ok(.init(body: .json(try Self.accountSession(session))))
     }
 
     private static func currentPassword(_ body: Components.Schemas.SecuredRequest?) -> SecretString? {

@@ -32,7 +32,7 @@ extension GatewayAPI {
         let answer = try await upstreams.identity(IdentityContract.login, request)
         if let challenge = answer.challenge {
             return .accepted(.init(body: .json(.init(challenge: .init(
-                token: challenge.token.value, expiresAt: challenge.expiresAt.date, factors: challenge.factors
+                token: challenge.token.value, expiresAt: challenge.expiresAt.date, factors: challenge.factors, passkey: challenge.passkey
             )))))
         }
         guard let session = answer.accountSession else {

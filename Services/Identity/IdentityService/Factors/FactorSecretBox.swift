@@ -2,19 +2,26 @@ import Crypto
 import Foundation
 import KontoWire
 
-/// Seals a TOTP secret for storage (AES-GCM under a key derived from the deployment's secret for this purpose
+/// Seals a TOTP secret or a passkey's public key for storage (AES-GCM under a key derived from the deployment's secret for this purpose
 /// alone), bound to its account and factor: a database dump holds no usable secret, and a sealed secret moved to
 /// another row does not open.
 public struct FactorSecretBox: Sendable {
     private let key: SymmetricKey
+    /// Signs passkey challenges (``PasskeyChallenge``): a key of its own purpose.
+    let challengeKey: SymmetricKey
 
     public init(secret: WireSecret) {
         key = secret.derivedKey(purpose: "konto.identity.factor-secrets.v1")
+        challengeKey = secret.derivedKey(purpose: "konto.identity.passkey-challenges.v1")
     }
 
     func seal(_ secret: String, accountId: String, factorId: String) -> [UInt8] {
+        seal(bytes: Array(secret.utf8), accountId: accountId, factorId: factorId)
+    }
+
+    func seal(bytes: [UInt8], accountId: String, factorId: String) -> [UInt8] {
         do {
-            let box = try AES.GCM.seal(Array(secret.utf8), using: key, authenticating: Array((accountId + "\u{0}" + factorId).utf8))
+            let box = try AES.GCM.seal(bytes, using: key, authenticating: Array((accountId + "\u{0}" + factorId).utf8))
             // `combined` is nil only for nonces of another size than 12 bytes; seal(_:using:) makes 12-byte ones.
             guard let combined = box.combined else { preconditionFailure("AES-GCM box without its combined form") }
             return Array(combined)
@@ -26,9 +33,13 @@ public struct FactorSecretBox: Sendable {
 
     /// The secret; nil when the box was not sealed for this account and factor under this deployment's secret.
     func open(_ sealed: [UInt8], accountId: String, factorId: String) -> String? {
+        openBytes(sealed, accountId: accountId, factorId: factorId).flatMap { String(bytes: $0, encoding: .utf8) }
+    }
+
+    func openBytes(_ sealed: [UInt8], accountId: String, factorId: String) -> [UInt8]? {
         guard let box = try? AES.GCM.SealedBox(combined: sealed),
               let plain = try? AES.GCM.open(box, using: key, authenticating: Array((accountId + "\u{0}" + factorId).utf8))
         else { return nil }
-        return String(bytes: plain, encoding: .utf8)
+        return Array(plain)
     }
 }

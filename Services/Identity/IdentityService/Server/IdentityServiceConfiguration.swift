@@ -117,6 +117,7 @@ public struct IdentityServiceConfiguration: Sendable {
             throw ServiceEnvironmentError(variable: "KONTO_IDENTITY_TOTP_ISSUER", problem: "must be 1 to 64 characters without a colon")
         }
         options.totpIssuer = issuer
+        options.relyingParty = try environment.webAuthnRelyingParty()
         self.init(
             host: environment.string("KONTO_IDENTITY_HOST", default: "127.0.0.1"),
             port: try environment.port("KONTO_IDENTITY_PORT", default: IdentityContract.defaultPort),
@@ -143,5 +144,44 @@ extension ServiceEnvironment {
     /// A whole number of seconds in `range`.
     func seconds(_ name: String, default defaultValue: Duration, in range: ClosedRange<Int>) throws(ServiceEnvironmentError) -> Duration {
         .seconds(try integer(name, default: Int(defaultValue.components.seconds), in: range))
+    }
+
+    /// The passkeys' relying party: `KONTO_WEBAUTHN_RP_ID` (a domain, `localhost` by default), `KONTO_WEBAUTHN_RP_NAME`,
+    /// `KONTO_WEBAUTHN_ORIGINS` (comma-separated `scheme://host[:port]`, each on the RP ID or a subdomain of it, HTTPS
+    /// except on localhost; by default `https://RP_ID`, or `http://localhost:8080` for localhost).
+    func webAuthnRelyingParty() throws(ServiceEnvironmentError) -> WebAuthnVerifier.RelyingParty {
+        let id = string("KONTO_WEBAUTHN_RP_ID", default: "localhost").lowercased()
+        let labels = id.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...253).contains(id.count), !labels.contains(where: \.isEmpty),
+              id.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "." }),
+              !labels.allSatisfy({ $0.allSatisfy(\.isNumber) })
+        else {
+            throw ServiceEnvironmentError(variable: "KONTO_WEBAUTHN_RP_ID", problem: "must be a domain name such as example.org (not an IP address)")
+        }
+        let name = string("KONTO_WEBAUTHN_RP_NAME", default: "Konto")
+        guard (1...64).contains(name.count) else {
+            throw ServiceEnvironmentError(variable: "KONTO_WEBAUTHN_RP_NAME", problem: "must be 1 to 64 characters")
+        }
+        let isLocal = { (host: String) in host == "localhost" || host.hasSuffix(".localhost") }
+        let fallback = isLocal(id) ? "http://localhost:8080" : "https://\(id)"
+        var origins: [String] = []
+        for entry in string("KONTO_WEBAUTHN_ORIGINS", default: fallback).split(separator: ",") {
+            let origin = entry.trimmingCharacters(in: .whitespaces)
+            guard let url = URL(string: origin), let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(),
+                  scheme == "https" || (scheme == "http" && isLocal(host)),
+                  url.path.isEmpty, url.query == nil, url.fragment == nil, url.user == nil,
+                  host == id || host.hasSuffix("." + id)
+            else {
+                throw ServiceEnvironmentError(
+                    variable: "KONTO_WEBAUTHN_ORIGINS",
+                    problem: "\(origin.prefix(100)) is not an origin (scheme://host[:port]) on \(id) or a subdomain, with HTTPS except on localhost"
+                )
+            }
+            origins.append(url.port.map { "\(scheme)://\(host):\($0)" } ?? "\(scheme)://\(host)")
+        }
+        guard !origins.isEmpty else {
+            throw ServiceEnvironmentError(variable: "KONTO_WEBAUTHN_ORIGINS", problem: "must name at least one origin")
+        }
+        return WebAuthnVerifier.RelyingParty(id: id, name: name, origins: origins)
     }
 }

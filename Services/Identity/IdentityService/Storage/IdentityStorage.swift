@@ -220,6 +220,22 @@ public protocol IdentityStorage: OutboxStore {
         events: @escaping @Sendable (_ remaining: Int) -> [AccountEvent]
     ) async throws(IdentityStorageError) -> Int?
 
+    /// Stores a registered passkey (`factor`, confirmed, with its credential ID and counter) with `events`. Returns false
+    /// when a passkey with this credential ID is registered already (to any account).
+    /// - Throws: `notFound` when the account is gone.
+    func addPasskey(_ factor: StoredFactor, events: [AccountEvent]) async throws(IdentityStorageError) -> Bool
+
+    /// The passkey with this credential ID, of whichever account holds it; nil when none does.
+    func passkey(credentialId: [UInt8]) async throws(IdentityStorageError) -> StoredFactor?
+
+    /// Records a passkey's use: its counter becomes `newSignCount` only while it still is `signCount`, atomically, so
+    /// of two concurrent uses signed with one counter value only one succeeds.
+    func usePasskey(accountId: String, factorId: String, signCount: Int64, newSignCount: Int64, at now: Timestamp) async throws(IdentityStorageError) -> Bool
+
+    /// Marks a passkey challenge (its SHA-256) used until it expires; false when it was used already. Challenges are
+    /// issued without storage (they are signed); this makes each work once.
+    func consumePasskeyChallenge(hash: [UInt8], expiresAt: Timestamp) async throws(IdentityStorageError) -> Bool
+
     // MARK: Login challenges
 
     func createChallenge(_ challenge: StoredChallenge) async throws(IdentityStorageError)

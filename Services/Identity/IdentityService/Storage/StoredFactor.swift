@@ -7,14 +7,21 @@ public struct StoredFactor: Sendable, Equatable {
         case totp
         /// The account's set of recovery codes (one factor, however many codes).
         case recoveryCodes
+        /// A WebAuthn credential: a platform authenticator's or a security key's.
+        case passkey
     }
 
     public var id: String
     public var accountId: String
     public var kind: Kind
     public var name: String
-    /// A TOTP's secret, sealed (``FactorSecretBox``); nil for recovery codes.
+    /// A TOTP's secret, or a passkey's COSE public key, sealed (``FactorSecretBox``: a key written into the table by
+    /// someone who can write it but does not hold the deployment's secret does not open); nil for recovery codes.
     public var sealedSecret: [UInt8]?
+    /// A passkey's credential ID (not secret: browsers send it in the clear), unique across accounts.
+    public var credentialId: [UInt8]?
+    /// A passkey's signature counter as last seen.
+    public var signCount: Int64?
     /// A TOTP enrolment awaiting its first code is not a factor yet (not asked for at login).
     public var confirmed: Bool
     public var createdAt: Timestamp
@@ -34,7 +41,9 @@ public struct StoredFactor: Sendable, Equatable {
         createdAt: Timestamp,
         lastUsedAt: Timestamp? = nil,
         lastUsedStep: Int64? = nil,
-        remaining: Int? = nil
+        remaining: Int? = nil,
+        credentialId: [UInt8]? = nil,
+        signCount: Int64? = nil
     ) {
         self.id = id
         self.accountId = accountId
@@ -46,11 +55,13 @@ public struct StoredFactor: Sendable, Equatable {
         self.lastUsedAt = lastUsedAt
         self.lastUsedStep = lastUsedStep
         self.remaining = remaining
+        self.credentialId = credentialId
+        self.signCount = signCount
     }
 
     /// Whether a login must be completed with a second factor because of it (recovery codes alone are a way back
     /// in, not a factor that is asked for).
-    public var demandsSecondFactor: Bool { confirmed && kind == .totp }
+    public var demandsSecondFactor: Bool { confirmed && kind != .recoveryCodes }
 }
 
 /// A correct password's challenge: the second factor is due before a session exists.

@@ -35,7 +35,10 @@ public struct IdentityOptions: Sendable, Equatable {
     public var secondFactorThrottle = ThrottlePolicy(threshold: 5, baseDelay: .seconds(30), maximumDelay: .seconds(900), window: .seconds(3_600))
     /// The name an authenticator app shows beside the account (the otpauth URI's issuer).
     public var totpIssuer = "Konto"
-    /// The most second factors an account may have (TOTPs and its set of recovery codes).
+    /// The relying party passkeys are made for: its RP ID and the web origins whose pages may use them
+    /// (`KONTO_WEBAUTHN_RP_ID`, `KONTO_WEBAUTHN_RP_NAME`, `KONTO_WEBAUTHN_ORIGINS`).
+    public var relyingParty = WebAuthnVerifier.RelyingParty(id: "localhost", name: "Konto", origins: ["http://localhost:8080"])
+    /// The most second factors an account may have (TOTPs, passkeys and its set of recovery codes).
     public var maximumFactors = 10
     /// Passwords refused at sign-up, change and reset however well they pass the rules.
     public var commonPasswords = CommonPasswords.builtIn

@@ -16,7 +16,11 @@ extension IdentityStore {
             expiresAt: now.adding(options.challengeLifetime)
         )
         try await stored { () async throws(IdentityStorageError) in try await storage.createChallenge(challenge) }
-        return IdentitySecondFactorChallenge(token: BearerToken(token), expiresAt: challenge.expiresAt, factors: Self.available(factors))
+        let passkeys = factors.filter { $0.kind == .passkey && $0.confirmed }
+        return IdentitySecondFactorChallenge(
+            token: BearerToken(token), expiresAt: challenge.expiresAt, factors: Self.available(factors),
+            passkey: passkeys.isEmpty ? nil : passkeyRequestOptions(for: accountId, allowing: passkeys, expiresAt: challenge.expiresAt)
+        )
     }
 
     /// Completes a login with the second factor: the challenge a correct password gave and a TOTP or recovery code.
@@ -31,7 +35,13 @@ extension IdentityStore {
             throw Self.invalidChallenge
         }
         let accountId = challenge.accountId
-        let remaining = try await verifySecondFactor(accountId: accountId, code: request.code, recoveryCode: request.recoveryCode, at: now)
+        var remaining: Int?
+        if let credential = request.credential {
+            guard request.code == nil, request.recoveryCode == nil else { throw Self.oneSecondFactor }
+            _ = try await verifyPasskeyAssertion(credential, for: accountId, challengeAccount: accountId, requireUserVerification: false, at: now)
+        } else {
+            remaining = try await verifySecondFactor(accountId: accountId, code: request.code, recoveryCode: request.recoveryCode, at: now)
+        }
         let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
         guard let credential, credential.credentialVersion == challenge.credentialVersion else { throw Self.invalidChallenge }
         let record: ProfileRecord?
@@ -64,11 +74,7 @@ extension IdentityStore {
     /// Returns the recovery codes left when one was used, nil for a TOTP code.
     /// - Throws: `account.validationFailed` (neither given, or too long), `account.wrongCredentials`, `account.throttled`.
     func verifySecondFactor(accountId: String, code: SecretString?, recoveryCode: SecretString?, at now: Timestamp) async throws(ServiceError) -> Int? {
-        guard (code == nil) != (recoveryCode == nil) else {
-            throw ServiceError(AccountError(code: .validationFailed, fields: [
-                AccountFieldError(key: "code", code: .missingAccountValue, message: "Give one code: from the authenticator app, or a recovery code."),
-            ]))
-        }
+        guard (code == nil) != (recoveryCode == nil) else { throw Self.oneSecondFactor }
         guard (code?.value.utf8.count ?? 0) <= 16, (recoveryCode?.value.utf8.count ?? 0) <= 64 else {
             throw ServiceError(AccountError(code: .validationFailed, fields: [
                 AccountFieldError(key: "code", code: .valueTooLarge, message: "This is not a code."),
@@ -146,13 +152,18 @@ extension IdentityStore {
         try await stored { () async throws(IdentityStorageError) in try await storage.factors(accountId: accountId) }.contains(where: \.demandsSecondFactor)
     }
 
+    static let oneSecondFactor = ServiceError(AccountError(code: .validationFailed, fields: [
+        AccountFieldError(key: "code", code: .missingAccountValue, message: "Give one second factor: a code from the authenticator app, a recovery code, or a passkey."),
+    ]))
+
     static let invalidChallenge = ServiceError(AccountError(code: .invalidChallenge))
     static let factorNotFound = ServiceError(AccountError(code: .factorNotFound))
 
     /// What a challenge may be answered with.
     static func available(_ factors: [StoredFactor]) -> [String] {
         var available: [String] = []
-        if factors.contains(where: \.demandsSecondFactor) { available.append("totp") }
+        if factors.contains(where: { $0.kind == .totp && $0.confirmed }) { available.append("totp") }
+        if factors.contains(where: { $0.kind == .passkey && $0.confirmed }) { available.append("passkey") }
         if factors.contains(where: { $0.kind == .recoveryCodes && ($0.remaining ?? 0) > 0 }) { available.append("recoveryCode") }
         return available
     }
@@ -259,7 +270,7 @@ extension IdentityStore {
     }
 
     /// The account's credential, which must have a userId: an anonymous account has no second factors.
-    private func signedUpCredential(_ accountId: String) async throws(ServiceError) -> StoredCredential {
+    func signedUpCredential(_ accountId: String) async throws(ServiceError) -> StoredCredential {
         let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
         guard let credential, credential.userId != nil else {
             throw ServiceError(AccountError(code: .notFound, message: "An anonymous account has no second factors; sign up first."))
@@ -267,7 +278,7 @@ extension IdentityStore {
         return credential
     }
 
-    private static func tooManyFactors(_ limit: Int) -> ServiceError {
+    static func tooManyFactors(_ limit: Int) -> ServiceError {
         ServiceError(AccountError(code: .validationFailed, fields: [
             AccountFieldError(key: "factor", code: .valueTooLarge, message: "An account has at most \(limit) second factors; remove one first."),
         ]))

@@ -63,16 +63,19 @@ extension IdentityStore {
     public func reauthenticate(_ request: IdentityReauthenticateRequest) async throws(ServiceError) -> IdentityPrivilege {
         let now = clock()
         let session = try await validSession(request.token, at: now)
-        let secondFactor = request.code != nil || request.recoveryCode != nil
+        let secondFactor = request.code != nil || request.recoveryCode != nil || request.credential != nil
         guard request.password != nil || secondFactor else {
             throw ServiceError(AccountError(code: .validationFailed, fields: [
-                AccountFieldError(key: PasswordKey.identifier, code: .missingAccountValue, message: "Enter the password or a code."),
+                AccountFieldError(key: PasswordKey.identifier, code: .missingAccountValue, message: "Enter the password, a code or use a passkey."),
             ]))
         }
         if let password = request.password {
             try await verifyPassword(password, accountId: session.accountId, at: now)
         }
-        if secondFactor {
+        if let credential = request.credential {
+            guard request.code == nil, request.recoveryCode == nil else { throw Self.oneSecondFactor }
+            _ = try await verifyPasskeyAssertion(credential, for: session.accountId, challengeAccount: nil, requireUserVerification: false, at: now)
+        } else if secondFactor {
             _ = try await verifySecondFactor(accountId: session.accountId, code: request.code, recoveryCode: request.recoveryCode, at: now)
         }
         let until = now.adding(options.privilegedWindow)

@@ -27,6 +27,10 @@ extension IdentityStore {
         server.register(IdentityContract.confirmTOTP) { request, _ in try await self.confirmTOTP(request) }
         server.register(IdentityContract.removeFactor) { request, _ in try await self.removeFactor(request) }
         server.register(IdentityContract.regenerateRecoveryCodes) { request, _ in try await self.regenerateRecoveryCodes(request) }
+        server.register(IdentityContract.passkeyRegistrationOptions) { request, _ in try await self.passkeyRegistrationOptions(request) }
+        server.register(IdentityContract.registerPasskey) { request, _ in try await self.registerPasskey(request) }
+        server.register(IdentityContract.passkeyLoginOptions, execution: .eventLoop) { request, _ in self.passkeyLoginOptions(request) }
+        server.register(IdentityContract.passkeyLogin) { request, _ in try await self.passkeyLogin(request) }
         server.register(HealthContract.check) { _, _ in await self.healthReport() }
     }
 

@@ -97,6 +97,41 @@ extension InMemoryIdentityStorage {
         }
     }
 
+    public func addPasskey(_ factor: StoredFactor, events: [AccountEvent]) throws(IdentityStorageError) -> Bool {
+        try state.withLock { state throws(IdentityStorageError) in
+            guard state.active(factor.accountId) != nil else { throw IdentityStorageError(.notFound) }
+            guard !state.factors.values.contains(where: { $0.credentialId != nil && $0.credentialId == factor.credentialId }) else { return false }
+            var stored = factor
+            stored.confirmed = true
+            state.factors[factor.id] = stored
+            state.outbox += events
+            return true
+        }
+    }
+
+    public func passkey(credentialId: [UInt8]) -> StoredFactor? {
+        state.withLock { state in
+            state.factors.values.first { $0.kind == .passkey && $0.credentialId == credentialId }
+        }
+    }
+
+    public func usePasskey(accountId: String, factorId: String, signCount: Int64, newSignCount: Int64, at now: Timestamp) -> Bool {
+        state.withLock { state in
+            guard let factor = state.factors[factorId], factor.accountId == accountId, factor.kind == .passkey,
+                  factor.signCount == signCount
+            else { return false }
+            state.factors[factorId]?.signCount = newSignCount
+            state.factors[factorId]?.lastUsedAt = now
+            return true
+        }
+    }
+
+    public func consumePasskeyChallenge(hash: [UInt8], expiresAt: Timestamp) -> Bool {
+        state.withLock { state in
+            state.usedPasskeyChallenges.updateValue(expiresAt, forKey: hash) == nil
+        }
+    }
+
     public func createChallenge(_ challenge: StoredChallenge) {
         state.withLock { $0.challenges[challenge.tokenHash] = challenge }
     }

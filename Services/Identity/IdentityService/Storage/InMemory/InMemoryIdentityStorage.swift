@@ -26,6 +26,8 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         /// Recovery codes' factorId → code hash → when it was used (nil: unused).
         var recoveryCodes: [String: [[UInt8]: Timestamp?]] = [:]
         var challenges: [[UInt8]: StoredChallenge] = [:]
+        /// Used passkey challenges' hashes, until they expire.
+        var usedPasskeyChallenges: [[UInt8]: Timestamp] = [:]
         var outbox: [AccountEvent] = [] {
             didSet {
                 if outbox.count > oldValue.count { outboxChanged.notify() }
@@ -407,6 +409,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
             }
             // Expired challenges go with expired tokens (not counted: nothing outlives its expiry).
             state.challenges = state.challenges.filter { $0.value.expiresAt > now }
+            state.usedPasskeyChallenges = state.usedPasskeyChallenges.filter { $0.value > now }
             let tokens = state.resetTokens.filter { $0.value.expiresAt <= now }.map(\.key).prefix(limit)
             for token in tokens { state.resetTokens[token] = nil }
             pruned.resetTokens = tokens.count

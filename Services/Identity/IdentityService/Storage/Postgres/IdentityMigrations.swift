@@ -170,5 +170,35 @@ public enum IdentityMigrations {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 6,
+            name: "passkeys: credential IDs and counters of factors, used passkey challenges",
+            statements: [
+                """
+                ALTER TABLE factors DROP CONSTRAINT factors_kind_check
+                """,
+                """
+                ALTER TABLE factors ADD CONSTRAINT factors_kind_check CHECK (kind IN ('totp', 'recoveryCodes', 'passkey'))
+                """,
+                """
+                ALTER TABLE factors ADD COLUMN credential_id bytea CHECK (length(credential_id) BETWEEN 1 AND 1023)
+                """,
+                """
+                ALTER TABLE factors ADD COLUMN sign_count bigint
+                """,
+                """
+                CREATE UNIQUE INDEX factors_credential_id ON factors (credential_id) WHERE credential_id IS NOT NULL
+                """,
+                """
+                CREATE TABLE used_passkey_challenges (
+                    challenge_hash bytea PRIMARY KEY CHECK (length(challenge_hash) = 32),
+                    expires_at timestamptz NOT NULL
+                )
+                """,
+                """
+                CREATE INDEX used_passkey_challenges_expiry ON used_passkey_challenges (expires_at)
+                """,
+            ]
+        ),
     ]
 }

@@ -10,19 +10,22 @@ extension PostgresIdentityStorage {
             let rows = try await client.query(
                 """
                 SELECT f.id, f.kind, f.name, f.sealed_secret, f.confirmed, f.created_at, f.last_used_at, f.last_used_step,
-                       (SELECT count(*) FROM identity.recovery_codes r WHERE r.factor_id = f.id AND r.used_at IS NULL)
+                       (SELECT count(*) FROM identity.recovery_codes r WHERE r.factor_id = f.id AND r.used_at IS NULL),
+                       f.credential_id, f.sign_count
                 FROM identity.factors f WHERE f.account_id = \(accountId)
                 ORDER BY f.created_at, f.id
                 """,
                 logger: logger
             )
             var factors: [StoredFactor] = []
-            for try await (id, kind, name, secret, confirmed, createdAt, lastUsedAt, lastUsedStep, unused) in rows.decode((String, String, String, ByteBuffer?, Bool, Date, Date?, Int64?, Int64).self) {
+            for try await (id, kind, name, secret, confirmed, createdAt, lastUsedAt, lastUsedStep, unused, credentialId, signCount)
+                in rows.decode((String, String, String, ByteBuffer?, Bool, Date, Date?, Int64?, Int64, ByteBuffer?, Int64?).self) {
                 guard let kind = StoredFactor.Kind(rawValue: kind) else { continue }
                 factors.append(StoredFactor(
                     id: id, accountId: accountId, kind: kind, name: name, sealedSecret: secret.map { Array($0.readableBytesView) },
                     confirmed: confirmed, createdAt: Timestamp(createdAt), lastUsedAt: lastUsedAt.map(Timestamp.init),
-                    lastUsedStep: lastUsedStep, remaining: kind == .recoveryCodes ? Int(unused) : nil
+                    lastUsedStep: lastUsedStep, remaining: kind == .recoveryCodes ? Int(unused) : nil,
+                    credentialId: credentialId.map { Array($0.readableBytesView) }, signCount: signCount
                 ))
             }
             return factors
@@ -90,13 +93,83 @@ extension PostgresIdentityStorage {
                   let kind = StoredFactor.Kind(rawValue: kindName)
             else { return nil }
             let left = try await connection.query(
-                "SELECT count(*) FROM identity.factors WHERE account_id = \(accountId) AND confirmed AND kind = 'totp'",
+                "SELECT count(*) FROM identity.factors WHERE account_id = \(accountId) AND confirmed AND kind <> 'recoveryCodes'",
                 logger: logger
             )
             let remaining = Int(try await left.decode(Int64.self).all().first ?? 0)
             // A pending enrolment was never announced: its removal is not either.
             if confirmed { try await Self.append(events(kind, remaining), on: connection, logger: logger) }
             return (kind, remaining)
+        }
+    }
+
+    public func addPasskey(_ factor: StoredFactor, events: [AccountEvent]) async throws(IdentityStorageError) -> Bool {
+        try await transaction { connection, logger in
+            try await Self.lockAccount(factor.accountId, on: connection, logger: logger)
+            // A credential ID taken is no error for the transaction: the insert does nothing and says so.
+            let rows = try await connection.query(
+                """
+                INSERT INTO identity.factors (id, account_id, kind, name, sealed_secret, confirmed, created_at, credential_id, sign_count)
+                VALUES (\(factor.id), \(factor.accountId), 'passkey', \(factor.name), \(factor.sealedSecret.map { ByteBuffer(bytes: $0) }),
+                        true, \(factor.createdAt.date), \(factor.credentialId.map { ByteBuffer(bytes: $0) }), \(factor.signCount ?? 0))
+                ON CONFLICT (credential_id) WHERE credential_id IS NOT NULL DO NOTHING
+                RETURNING 1
+                """,
+                logger: logger
+            )
+            guard try await rows.decode(Int.self).all().count == 1 else { return false }
+            try await Self.append(events, on: connection, logger: logger)
+            return true
+        }
+    }
+
+    public func passkey(credentialId: [UInt8]) async throws(IdentityStorageError) -> StoredFactor? {
+        try await run { client, logger in
+            let rows = try await client.query(
+                """
+                SELECT id, account_id, name, sealed_secret, created_at, last_used_at, sign_count
+                FROM identity.factors WHERE credential_id = \(ByteBuffer(bytes: credentialId)) AND kind = 'passkey' AND confirmed
+                """,
+                logger: logger
+            )
+            for try await (id, accountId, name, secret, createdAt, lastUsedAt, signCount) in rows.decode((String, String, String, ByteBuffer?, Date, Date?, Int64?).self) {
+                return StoredFactor(
+                    id: id, accountId: accountId, kind: .passkey, name: name, sealedSecret: secret.map { Array($0.readableBytesView) },
+                    confirmed: true, createdAt: Timestamp(createdAt), lastUsedAt: lastUsedAt.map(Timestamp.init),
+                    credentialId: credentialId, signCount: signCount
+                )
+            }
+            return nil
+        }
+    }
+
+    public func usePasskey(accountId: String, factorId: String, signCount: Int64, newSignCount: Int64, at now: Timestamp) async throws(IdentityStorageError) -> Bool {
+        try await run { client, logger in
+            // One conditional update: of two concurrent uses signed with one counter value, the second finds it moved.
+            let rows = try await client.query(
+                """
+                UPDATE identity.factors SET sign_count = \(newSignCount), last_used_at = \(now.date)
+                WHERE id = \(factorId) AND account_id = \(accountId) AND kind = 'passkey' AND sign_count = \(signCount)
+                RETURNING 1
+                """,
+                logger: logger
+            )
+            return try await rows.decode(Int.self).all().count == 1
+        }
+    }
+
+    public func consumePasskeyChallenge(hash: [UInt8], expiresAt: Timestamp) async throws(IdentityStorageError) -> Bool {
+        try await run { client, logger in
+            let rows = try await client.query(
+                """
+                INSERT INTO identity.used_passkey_challenges (challenge_hash, expires_at)
+                VALUES (\(ByteBuffer(bytes: hash)), \(expiresAt.date))
+                ON CONFLICT (challenge_hash) DO NOTHING
+                RETURNING 1
+                """,
+                logger: logger
+            )
+            return try await rows.decode(Int.self).all().count == 1
         }
     }
 

@@ -376,7 +376,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
             let rows = try await client.query(
                 """
                 SELECT f.keys, f.counts, f.lasts, c.account_id, c.user_id, c.password_hash, c.created_at, c.credential_version,
-                       EXISTS (SELECT 1 FROM identity.factors fa WHERE fa.account_id = c.account_id AND fa.confirmed AND fa.kind = 'totp')
+                       EXISTS (SELECT 1 FROM identity.factors fa WHERE fa.account_id = c.account_id AND fa.confirmed AND fa.kind <> 'recoveryCodes')
                 FROM (
                     SELECT array_agg(key) AS keys, array_agg(count) AS counts, array_agg(last_failure_at) AS lasts
                     FROM identity.login_failures WHERE key = ANY(\(keys)) AND last_failure_at >= \(windowStart.date)
@@ -589,6 +589,14 @@ public struct PostgresIdentityStorage: IdentityStorage {
                 """
                 DELETE FROM identity.login_challenges WHERE token_hash IN (
                     SELECT token_hash FROM identity.login_challenges WHERE expires_at <= \(now.date) LIMIT \(limit)
+                )
+                """,
+                logger: logger
+            )
+            try await connection.query(
+                """
+                DELETE FROM identity.used_passkey_challenges WHERE challenge_hash IN (
+                    SELECT challenge_hash FROM identity.used_passkey_challenges WHERE expires_at <= \(now.date) LIMIT \(limit)
                 )
                 """,
                 logger: logger
