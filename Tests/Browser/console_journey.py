@@ -8,6 +8,8 @@ that scripts/test.sh installs. Environment:
   KONTO_CHROMIUM      the browser (optional; chromedriver finds Debian's /usr/bin/chromium)
   KONTO_CONSOLE_PRIVILEGED_SECONDS  the Identity's privileged window (the test sets 0, so that every
                       security-related change asks for the current password at once, without waiting)
+  KONTO_JOURNEY       `passkeys`: the passkey journey instead (Chromium's virtual authenticator; the gateway must be
+                      addressed as http://localhost:PORT, the origin its Identity allows)
 
 Protocol with the driver: one line per step ("step: ...") on stdout; when it needs the password-reset token the
 webhook received, it prints `need-reset-token <userId>` and reads the token from one line of stdin.
@@ -37,6 +39,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticatorOptions
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 GATEWAY = os.environ["KONTO_GATEWAY_URL"].rstrip("/")
@@ -641,6 +644,79 @@ def second_factor(console, suffix):
     expect(console.text("value-userId") == user_id, "the overview after the second factor shows another account")
 
 
+def passkeys(console):
+    """Passkeys in the console with Chromium's virtual authenticator (a platform authenticator that verifies the user):
+    add one, confirm it is you with it, make recovery codes, sign in with the passkey alone, as the second factor
+    after the password, and with a recovery code; then remove it after confirming with it."""
+    driver = console.driver
+    suffix = secrets.token_hex(3)
+    user_id = f"ada.{suffix}@example.org"
+    password = "analytical engine 1843"
+    step(f"sign up {user_id} and add a passkey from the factors page (the sign-up's window is open: no password asked)")
+    console.open("/account/", "main#account-setup")
+    console.follow("signup-link", "main#signup")
+    console.fill("field-userId", user_id)
+    console.fill("field-password", password)
+    console.fill("field-name-givenName", "Ada")
+    console.fill("field-name-familyName", "Lovelace")
+    console.fill("field-handle", f"ada_{suffix}")
+    console.submit("signup-submit", "main#overview")
+    console.follow("factors-link", "main#factors")
+    console.submit("passkey-start-submit", "main#passkey")
+    console.fill("field-passkey-name", "Laptop")
+    console.screenshot("passkey")
+    console.submit("passkey-create", "main#factors")
+    console.element("notice")
+    names = [element.text for element in driver.find_elements(By.CSS_SELECTOR, "#factor-list .factor-name")]
+    expect(names == ["Laptop"], f"the factors after adding the passkey are {names}")
+    credentials = driver.get_credentials()
+    expect(len(credentials) == 1 and credentials[0].is_resident_credential, f"the authenticator holds {len(credentials)} credential(s)")
+
+    step("new recovery codes need the passkey now: confirm with it on the reauthentication page, then make them")
+    console.submit("codes-submit", "main#reauthenticate")
+    console.submit("passkey-reauthenticate", "main#factors")
+    console.submit("codes-submit", "main#codes")
+    codes = [element.text for element in driver.find_elements(By.CSS_SELECTOR, "#code-list code")]
+    expect(len(codes) == 10, f"{len(codes)} recovery codes shown")
+
+    step("log out; the passkey alone signs in")
+    console.follow("factors-link", "main#factors")
+    console.follow("home-link", "main#overview")
+    console.submit("logout-submit", "main#account-setup")
+    console.submit("passkey-login", "main#overview")
+    expect(console.text("value-userId") == user_id, "the passkey signed in to another account")
+
+    step("log out; the password alone asks for the second factor, and the passkey answers it")
+    console.submit("logout-submit", "main#account-setup")
+    console.fill("login-userId", user_id)
+    console.fill("login-password", password)
+    console.submit("login-submit", "form#second-factor-form")
+    console.submit("passkey-factor", "main#overview")
+
+    step("log out; the password and a recovery code sign in once")
+    console.submit("logout-submit", "main#account-setup")
+    console.fill("login-userId", user_id)
+    console.fill("login-password", password)
+    console.submit("login-submit", "form#second-factor-form")
+    console.fill("field-code", codes[0])
+    console.submit("second-factor-submit", "main#overview")
+
+    step("remove the passkey after confirming with it: the password alone signs in again")
+    console.open("/account/reauthenticate", "main#reauthenticate")
+    console.submit("passkey-reauthenticate", "main#factors")
+    remove = driver.find_elements(By.CSS_SELECTOR, "#factor-list li")
+    passkey_row = [row for row in remove if row.find_element(By.CSS_SELECTOR, ".factor-name").text == "Laptop"]
+    expect(len(passkey_row) == 1, "the passkey is not in the list")
+    button = passkey_row[0].find_element(By.CSS_SELECTOR, "button").get_attribute("id")
+    console.submit(button, "main#factors")
+    expect("No second factor" in console.text("notice"), f"after removing the passkey the notice says {console.text('notice')!r}")
+    console.follow("home-link", "main#overview")
+    console.submit("logout-submit", "main#account-setup")
+    console.fill("login-userId", user_id)
+    console.fill("login-password", password)
+    console.submit("login-submit", "main#overview")
+
+
 def main():
     os.makedirs(SCREENSHOTS, exist_ok=True)
 
@@ -668,7 +744,14 @@ def main():
     driver.set_page_load_timeout(WAIT_SECONDS)
     console = Console(driver)
     try:
-        journey(console)
+        if os.environ.get("KONTO_JOURNEY") == "passkeys":
+            step("add Chromium's virtual authenticator: internal, resident keys, the user verified")
+            driver.add_virtual_authenticator(VirtualAuthenticatorOptions(
+                protocol=VirtualAuthenticatorOptions.Protocol.CTAP2, transport=VirtualAuthenticatorOptions.Transport.INTERNAL,
+                has_resident_key=True, has_user_verification=True, is_user_consenting=True, is_user_verified=True))
+            passkeys(console)
+        else:
+            journey(console)
         signal.alarm(0)
         step("done: the whole journey passed")
         return 0

@@ -9,7 +9,8 @@ import Testing
 /// go to .build/console-screenshots/. scripts/test.sh installs chromium, chromedriver and Selenium and names them in
 /// KONTO_BROWSER_PYTHON and KONTO_CHROMEDRIVER; without them the test is skipped, except on CI (CI set), which
 /// always runs through scripts/test.sh, so there it fails.
-@Suite("Web console in Chromium", .timeLimit(.minutes(6)))
+// One journey at a time: each runs a whole system and a browser, which two cores would otherwise run twice at once.
+@Suite("Web console in Chromium", .serialized, .timeLimit(.minutes(6)))
 struct ConsoleBrowserTests {
     static let python = ProcessInfo.processInfo.environment["KONTO_BROWSER_PYTHON"]
     static let chromedriver = ProcessInfo.processInfo.environment["KONTO_CHROMEDRIVER"]
@@ -61,6 +62,41 @@ struct ConsoleBrowserTests {
             let (status, timedOut, output) = (run.status, run.timedOut, run.output.suffix(12_000))
             #expect(!timedOut, "the journey did not end within \(Self.bound), so it was ended")
             #expect(status == 0, "the console's journey failed (exit \(status)); screenshots in \(screenshots):\n\(output)")
+        }
+    }
+
+    @Test(
+        "passkeys in the console with Chromium's virtual authenticator: add, confirm with, sign in alone, as the second factor, recovery code, remove",
+        .enabled(if: (python != nil && chromedriver != nil) || onCI, "KONTO_BROWSER_PYTHON and KONTO_CHROMEDRIVER are not set (scripts/test.sh sets them)")
+    )
+    func passkeys() async throws {
+        guard let python = Self.python, let chromedriver = Self.chromedriver else {
+            Issue.record("CI is set, but KONTO_BROWSER_PYTHON or KONTO_CHROMEDRIVER is not: CI runs the tests through scripts/test.sh, which installs the browser and sets them")
+            return
+        }
+        let script = try EndToEndSystem.repositoryFile("Tests/Browser/console_journey.py")
+        let root = URL(fileURLWithPath: try EndToEndSystem.repositoryFile("Package.swift")).deletingLastPathComponent()
+        let screenshots = root.appendingPathComponent(".build/console-screenshots-passkeys").path
+        try? FileManager.default.removeItem(atPath: screenshots)
+        try FileManager.default.createDirectory(atPath: screenshots, withIntermediateDirectories: true)
+        // The production window: the journey confirms with the passkey once, then uses the window it opened.
+        try await EndToEndSystem.with { system in
+            // WebAuthn works on localhost, not on 127.0.0.1: the stack's Identity allows http://localhost:PORT.
+            let url = system.gatewayURL.replacingOccurrences(of: "127.0.0.1", with: "localhost")
+            let run = try await ConversingProcess.run(python, ["-u", script], environment: [
+                "KONTO_GATEWAY_URL": url,
+                "KONTO_SCREENSHOTS": screenshots,
+                "KONTO_CHROMEDRIVER": chromedriver,
+                "KONTO_JOURNEY": "passkeys",
+                "PYTHONUNBUFFERED": "1",
+                "SE_OFFLINE": "true",
+                "SE_AVOID_STATS": "true",
+            ], bound: Self.bound) { line in
+                print("browser: \(line)")
+                return nil
+            }
+            #expect(!run.timedOut, "the passkey journey did not end within \(Self.bound), so it was ended")
+            #expect(run.status == 0, "the passkey journey failed (exit \(run.status)); screenshots in \(screenshots):\n\(run.output.suffix(12_000))")
         }
     }
 }

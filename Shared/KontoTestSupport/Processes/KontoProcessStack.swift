@@ -34,8 +34,14 @@ public final class KontoProcessStack: Sendable {
             "KONTO_NOTIFICATIONS_DATABASE_URL": databaseURL,
         ]
         environment.merge(additions) { _, addition in addition }
+        let gatewayPort = Int(environment["KONTO_GATEWAY_PORT"]!) ?? ports.gateway
+        // Passkeys on the stack's own origin (browsers allow WebAuthn on localhost, not on 127.0.0.1), as the dev
+        // stack does.
+        if environment["KONTO_WEBAUTHN_RP_ID"] == nil, environment["KONTO_WEBAUTHN_ORIGINS"] == nil {
+            environment["KONTO_WEBAUTHN_ORIGINS"] = "http://localhost:\(gatewayPort)"
+        }
         self.environment = environment
-        self.gatewayPort = Int(environment["KONTO_GATEWAY_PORT"]!) ?? ports.gateway
+        self.gatewayPort = gatewayPort
         self.wireSecret = environment["KONTO_WIRE_SECRET"]!
         var started: [String: ServiceProcess] = [:]
         do {

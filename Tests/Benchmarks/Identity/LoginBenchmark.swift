@@ -41,6 +41,9 @@ struct LoginBenchmark: AsyncParsableCommand {
     @Option(help: "argon2id iterations.")
     var iterations: UInt32 = Argon2Parameters.owaspMinimum.iterations
 
+    @Flag(help: "Every account has a TOTP second factor: a login is the password's challenge, then the app's code.")
+    var totp = false
+
     @Option(help: "Hashing threads of the service, and of the raw-rate baseline.")
     var threads: Int = System.coreCount
 
@@ -86,14 +89,22 @@ struct LoginBenchmark: AsyncParsableCommand {
     private func measure(port: Int, parameters: Argon2Parameters, logger: Logger) async throws {
         let users = (1...accounts).map { "user\($0)@example.com" }
         let setup = Self.client(port: port, connections: 8, logger: logger)
+        let apps = TOTPApps()
+        let totp = self.totp
         try await RunningServices.with([setup], logger: logger) {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (index, user) in users.enumerated() {
                     if index >= 8 { try await group.next() }
                     group.addTask {
-                        _ = try await setup.call(IdentityContract.signUp, IdentitySignUpRequest(
+                        let signedUp = try await setup.call(IdentityContract.signUp, IdentitySignUpRequest(
                             userId: user, password: SecretString(Self.password), details: AccountDetails(values: ["email": .string(user), "name": .object(["givenName": .string(user)])])
                         ))
+                        guard totp else { return }
+                        // Enrolled within the sign-up's privileged window, confirmed with the app's first code.
+                        let enrolment = try await setup.call(IdentityContract.enrollTOTP, IdentitySecuredRequest(token: signedUp.session.token))
+                        apps.add(user, secret: enrolment.secret.value)
+                        let code = try apps.nextCode(user)
+                        _ = try await setup.call(IdentityContract.confirmTOTP, IdentityConfirmFactorRequest(token: signedUp.session.token, factorId: enrolment.factorId, code: SecretString(code)))
                     }
                 }
                 try await group.waitForAll()
@@ -104,14 +115,14 @@ struct LoginBenchmark: AsyncParsableCommand {
         var raws = [try Self.rawVerifyRate(parameters: parameters, threads: threads, seconds: seconds)]
         var rates: [(clients: Int, perSecond: Double, raw: Double)] = []
         for clients in [2, 8] {
-            let rate = try await loginRate(port: port, clients: clients, users: users, logger: logger)
+            let rate = try await loginRate(port: port, clients: clients, users: users, apps: totp ? apps : nil, logger: logger)
             raws.append(try Self.rawVerifyRate(parameters: parameters, threads: threads, seconds: seconds))
             rates.append((clients, rate, (raws[raws.count - 2] + raws[raws.count - 1]) / 2))
         }
         let raw = raws.sorted()[raws.count / 2]
         let (unknown, wrong) = try await failureTimings(port: port, users: users, logger: logger)
         let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
-        print("password logins over the wire (Identity + Profile on PostgreSQL) vs raw argon2id verifications, \(parameters), \(threads) hashing threads, \(Int(cores)) cores, \(seconds) s each")
+        print("password logins\(totp ? " with a TOTP second factor (challenge, then code)" : "") over the wire (Identity + Profile on PostgreSQL) vs raw argon2id verifications, \(parameters), \(threads) hashing threads, \(Int(cores)) cores, \(seconds) s each")
         print("  raw argon2id verify rate:        " + raws.map { String(format: "%.1f", $0) }.joined(separator: " / ") + " /s (before, between, after)")
         for (clients, rate, around) in rates {
             print(String(format: "  logins/s at %d clients:           %8.1f /s  (%.2f× the raw rate around it, %.1f per core)", clients, rate, rate / around, rate / cores))
@@ -123,9 +134,9 @@ struct LoginBenchmark: AsyncParsableCommand {
         let at8 = rates.first { $0.clients == 8 }?.perSecond ?? 0
         let at2 = rates.first { $0.clients == 2 }?.perSecond ?? 0
         print(String(
-            format: "konto-bench login: ratio=%.2f target=0.9 raw_per_s=%.1f logins_per_s_2=%.1f logins_per_s_8=%.1f per_core=%.1f keycloak_per_core=%.0f unknown_ms=%.2f wrong_ms=%.2f timing_gap=%.3f timing_target=0.05 memory_kib=%d iterations=%d",
+            format: "konto-bench login: ratio=%.2f target=0.9 raw_per_s=%.1f logins_per_s_2=%.1f logins_per_s_8=%.1f per_core=%.1f keycloak_per_core=%.0f unknown_ms=%.2f wrong_ms=%.2f timing_gap=%.3f timing_target=0.05 memory_kib=%d iterations=%d totp=%@",
             best, raw, at2, at8, max(at2, at8) / cores, Self.keycloakLoginsPerCore, unknown, wrong, abs(unknown - wrong) / max(unknown, wrong),
-            Int(parameters.memoryKiB), Int(parameters.iterations)
+            Int(parameters.memoryKiB), Int(parameters.iterations), totp ? "yes" : "no"
         ))
     }
 
@@ -147,7 +158,7 @@ struct LoginBenchmark: AsyncParsableCommand {
     }
 
     /// Successful logins per second with `clients` callers, each with one login outstanding.
-    private func loginRate(port: Int, clients: Int, users: [String], logger: Logger) async throws -> Double {
+    private func loginRate(port: Int, clients: Int, users: [String], apps: TOTPApps?, logger: Logger) async throws -> Double {
         let client = Self.client(port: port, connections: clients, logger: logger)
         return try await RunningServices.with([client], logger: logger) {
             let end = ContinuousClock.now + .seconds(seconds)
@@ -160,8 +171,14 @@ struct LoginBenchmark: AsyncParsableCommand {
                         while ContinuousClock.now < end {
                             let user = users[index % users.count]
                             let answer = try await client.call(IdentityContract.login, IdentityLoginRequest(userId: user, password: SecretString(Self.password)))
-                            guard let session = answer.accountSession, session.details.userId == user else {
-                                throw ValidationError("login answered for \(answer.accountSession?.accountId ?? "no session")")
+                            var session = answer.accountSession
+                            if let apps, let challenge = answer.challenge {
+                                session = try await client.call(IdentityContract.completeSecondFactor, IdentitySecondFactorRequest(
+                                    challenge: challenge.token, code: SecretString(try apps.nextCode(user))
+                                ))
+                            }
+                            guard let session, session.details.userId == user else {
+                                throw ValidationError("login answered for \(session?.accountId ?? "no session")")
                             }
                             count += 1
                             index += clients
@@ -205,5 +222,30 @@ struct LoginBenchmark: AsyncParsableCommand {
         configuration.connectionCount = connections
         configuration.requestTimeout = .seconds(60)
         return WireClient(configuration: configuration, logger: logger)
+    }
+}
+
+/// The accounts' authenticator apps: each code is accepted once, for a later step than the last one used, within
+/// one step of now; so an account signs in at most three times in a 30-second step (the steps before, of and after).
+final class TOTPApps: Sendable {
+    private let state = Mutex<[String: (secret: String, lastStep: Int64)]>([:])
+
+    func add(_ user: String, secret: String) {
+        state.withLock { $0[user] = (secret, Int64.min) }
+    }
+
+    /// The app's code for the next step this account may use.
+    func nextCode(_ user: String) throws -> String {
+        let date = Date()
+        let now = Int64(date.timeIntervalSince1970) / 30
+        let (secret, step) = try state.withLock { state throws -> (String, Int64) in
+            guard let app = state[user] else { throw ValidationError("no app for \(user)") }
+            let step = max(app.lastStep == .min ? now - 1 : app.lastStep + 1, now - 1)
+            guard step <= now + 1 else { throw ValidationError("\(user) used its codes of this step: give more --accounts") }
+            state[user]?.lastStep = step
+            return (app.secret, step)
+        }
+        guard let code = TOTPTestCode.code(base32Secret: secret, at: date, offset: step - now) else { throw ValidationError("a secret that is not base32") }
+        return code
     }
 }

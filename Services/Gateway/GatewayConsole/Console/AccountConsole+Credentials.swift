@@ -43,12 +43,14 @@ extension AccountConsole {
         fields: [ConsoleField],
         formError: String?,
         visit: Visit,
-        status: HTTPResponse.Status
+        status: HTTPResponse.Status,
+        passkey: ConsolePage.Passkey? = nil
     ) -> Response {
         page("form", title: title, visit: visit, status: status) { page in
             page.form = form
             page.fields = fields
             page.formError = formError
+            page.passkey = passkey
         }
     }
 

@@ -22,7 +22,11 @@ extension AccountConsole {
         router.post(RouterPath(base + "/factors/totp/confirm")) { request, _ in await self.form(request, credentials: true, self.confirmTOTP) }
         router.post(RouterPath(base + "/recovery-codes")) { request, _ in await self.form(request, self.newRecoveryCodes) }
         router.post(RouterPath(base + "/factors/remove")) { request, _ in await self.form(request, self.removeFactor) }
-        router.get(RouterPath(base + "/reauthenticate")) { request, _ in self.signedInPage(request) { self.reauthenticatePage($0) } }
+        router.get(RouterPath(base + "/reauthenticate")) { request, _ in
+            let visit = self.visit(request)
+            guard visit.session != nil else { return self.redirect("/", visit: visit) }
+            return await self.reauthenticatePage(visit)
+        }
         router.post(RouterPath(base + "/reauthenticate")) { request, _ in await self.form(request, credentials: true, self.reauthenticate) }
     }
 
@@ -32,6 +36,7 @@ extension AccountConsole {
         case "removed": "Removed."
         case "removedLast": "Removed. No second factor is left: your password alone signs in again."
         case "reauthenticated": "Confirmed. You can change your second factors now."
+        case "passkey": "Passkey added: from now on a login with the password asks for it, and it signs you in on its own."
         default: nil
         }
     }
@@ -43,7 +48,12 @@ extension AccountConsole {
             return page("factors", title: "Second factor", visit: visit) { page in
                 page.notice = notice
                 page.factors = factors.filter { !$0.pending }.map { factor in
-                    let detail = factor.type == "recoveryCodes" ? "\(factor.remaining ?? 0) unused" : "added \(factor.createdAt.formatted(date: .abbreviated, time: .omitted))"
+                    let added = "added \(factor.createdAt.formatted(date: .abbreviated, time: .omitted))"
+                    let detail = switch factor.type {
+                    case "recoveryCodes": "\(factor.remaining ?? 0) unused"
+                    case "passkey": "passkey, " + added
+                    default: added
+                    }
                     return ConsolePage.FactorRow(id: factor.id, name: factor.name, detail: detail)
                 }
                 page.hasFactors = !page.factors.isEmpty
@@ -136,18 +146,22 @@ extension AccountConsole {
         }
     }
 
-    func reauthenticatePage(_ visit: Visit, error: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
-        formPage(Self.reauthenticateForm, title: "Confirm it is you", fields: [
+    func reauthenticatePage(_ visit: Visit, error: String? = nil, status: HTTPResponse.Status = .ok) async -> Response {
+        let options = try? await operations.asSession(nil) { try await operations.passkeyLoginOptions() }
+        let passkey = options.map {
+            ConsolePage.Passkey(formId: "passkey-reauthenticate-form", action: "/reauthenticate/passkey", ceremony: "get", options: $0, buttonId: "passkey-reauthenticate", label: "Use a passkey")
+        }
+        return formPage(Self.reauthenticateForm, title: "Confirm it is you", fields: [
             ConsoleField(name: "password", label: "Password", type: "password", error: error, autocomplete: "current-password"),
             ConsoleField(name: "code", label: "Or a code from your authenticator app, or a recovery code", type: "text", autocomplete: "one-time-code"),
-        ], formError: nil, visit: visit, status: status)
+        ], formError: nil, visit: visit, status: status, passkey: passkey)
     }
 
     private func reauthenticate(_ visit: Visit, _ form: ConsoleForm) async -> Response {
         guard let session = visit.session else { return redirect("/", visit: visit) }
         let password = form["password"].flatMap { $0.isEmpty ? nil : $0 }
         let typed = form["code"].map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
-        guard password != nil || typed != nil else { return reauthenticatePage(visit, error: Self.required, status: .unprocessableContent) }
+        guard password != nil || typed != nil else { return await reauthenticatePage(visit, error: Self.required, status: .unprocessableContent) }
         let isAppCode = typed.map { $0.count == 6 && $0.allSatisfy(\.isNumber) } ?? false
         do {
             let fresh = try await operations.asSession(session) {
@@ -159,12 +173,12 @@ extension AccountConsole {
             if problem.code == AccountError.Code.unauthenticated { return redirect("/", visit: visit, session: .some(nil)) }
             guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }
             let message = problem.code == AccountError.Code.wrongCredentials ? "That is not right." : (problem.detail ?? problem.title)
-            return reauthenticatePage(visit, error: message, status: problem.status)
+            return await reauthenticatePage(visit, error: message, status: problem.status)
         }
     }
 
     /// A refusal on the factor pages: the password (or, with a second factor, a code) again, or back to the login.
-    private func factorProblem(_ error: any Error, visit: Visit) -> Response {
+    func factorProblem(_ error: any Error, visit: Visit) -> Response {
         let problem = consoleProblem(error)
         switch problem.code {
         case AccountError.Code.reauthenticationRequired, AccountError.Code.secondFactorRequired:

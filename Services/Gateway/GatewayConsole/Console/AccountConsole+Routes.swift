@@ -14,11 +14,14 @@ extension AccountConsole {
         router.get(RouterPath(base + "/favicon.svg")) { _, _ in Self.asset(ConsoleAssets.icon, contentType: "image/svg+xml") }
         router.post(RouterPath(base + "/login")) { request, _ in await self.form(request, credentials: true, self.logIn) }
         registerFactors(on: router)
-        router.get(RouterPath(base + "/second-factor")) { request, _ in self.secondFactorPage(self.visit(request), challenge: request.cookies[Self.challengeCookie]?.value) }
+        router.get(RouterPath(base + "/second-factor")) { request, _ in
+            self.secondFactorPage(self.visit(request), challenge: request.cookies[Self.challengeCookie]?.value, passkeyOptions: Self.challengeOptions(request))
+        }
         router.post(RouterPath(base + "/second-factor")) { request, _ in
             let challenge = request.cookies[Self.challengeCookie]?.value
             return await self.form(request, credentials: true) { await self.completeSecondFactor($0, $1, challenge: challenge) }
         }
+        registerPasskeys(on: router)
         router.get(RouterPath(base + "/signup")) { request, _ in self.signUpPage(self.visit(request), values: [:], errors: [:]) }
         router.post(RouterPath(base + "/signup")) { request, _ in await self.form(request, credentials: true, self.signUp) }
         router.post(RouterPath(base + "/anonymous")) { request, _ in await self.form(request, self.continueAnonymously) }
@@ -131,7 +134,7 @@ extension AccountConsole {
         let visit = visit(request)
         let notice = request.uri.queryParameters.get("done").flatMap { Self.notices[$0] }
         guard let session = visit.session else {
-            return setupPage(visit, userId: "", error: nil, notice: notice)
+            return await setupPage(visit, userId: "", error: nil, notice: notice)
         }
         do {
             let account = try await currentAccount(session)
@@ -144,7 +147,7 @@ extension AccountConsole {
             let problem = consoleProblem(error)
             if problem.status == .unauthorized {
                 // The session ended (logged out elsewhere, expired, account deleted): start again.
-                var response = setupPage(visit, userId: "", error: nil, notice: notice)
+                var response = await setupPage(visit, userId: "", error: nil, notice: notice)
                 response.setCookie(endedSessionCookie(visit))
                 return response
             }
@@ -152,8 +155,11 @@ extension AccountConsole {
         }
     }
 
-    func setupPage(_ visit: Visit, userId: String, error: String?, notice: String?, fieldErrors: [String: String] = [:], status: HTTPResponse.Status = .ok) -> Response {
-        page("setup", title: "Log in", visit: visit, status: status) { page in
+    func setupPage(_ visit: Visit, userId: String, error: String?, notice: String?, fieldErrors: [String: String] = [:], status: HTTPResponse.Status = .ok) async -> Response {
+        // Signing in with a passkey instead: options cost Identity no write (their challenge is signed, not stored).
+        let passkeyOptions = try? await operations.asSession(nil) { try await operations.passkeyLoginOptions() }
+        return page("setup", title: "Log in", visit: visit, status: status) { page in
+            page.passkey = passkeyOptions.map { ConsolePage.Passkey(formId: "passkey-login-form", action: "/login/passkey", ceremony: "get", options: $0, buttonId: "passkey-login", label: "Sign in with a passkey") }
             page.notice = notice
             page.formError = error
             page.anonymous = options.allowsAnonymous
@@ -171,7 +177,7 @@ extension AccountConsole {
         if userId.isEmpty { missing["userId"] = Self.required }
         if password.isEmpty { missing["password"] = Self.required }
         guard missing.isEmpty else {
-            return setupPage(visit, userId: userId, error: nil, notice: nil, fieldErrors: missing, status: .unprocessableContent)
+            return await setupPage(visit, userId: userId, error: nil, notice: nil, fieldErrors: missing, status: .unprocessableContent)
         }
         do {
             // A browser without a device marker gets one with this login, so Identity remembers it.
@@ -181,10 +187,12 @@ extension AccountConsole {
             switch answer {
             case .signedIn(let session):
                 response = redirect("/", visit: visit, session: (session.token, session.expiresAt))
-            case .secondFactor(let token, let expiresAt, _):
-                // No session yet: the challenge waits in a cookie of its own for the code.
+            case .secondFactor(let token, let expiresAt, _, let passkeyOptions):
+                // No session yet: the challenge waits in a cookie of its own for the code (and the passkey options
+                // allowing the account's passkeys, for the code page to offer them).
                 response = redirect("/second-factor", visit: visit)
                 response.setCookie(challengeCookie(token, expiresAt: expiresAt, visit: visit))
+                if let passkeyOptions { response.setCookie(challengeOptionsCookie(passkeyOptions, expiresAt: expiresAt, visit: visit)) }
             }
             if visit.device == nil { response.setCookie(deviceCookie(device, visit: visit)) }
             return response
@@ -192,7 +200,7 @@ extension AccountConsole {
             let problem = consoleProblem(error)
             guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }
             // The same words for an unknown user and a wrong password (the service's own message).
-            return setupPage(visit, userId: userId, error: problem.detail ?? problem.title, notice: nil, status: problem.status)
+            return await setupPage(visit, userId: userId, error: problem.detail ?? problem.title, notice: nil, status: problem.status)
         }
     }
 

@@ -22,7 +22,7 @@ extension AccountConsole {
         )
     }
 
-    private func endedChallengeCookie(_ visit: Visit) -> Cookie {
+    func endedChallengeCookie(_ visit: Visit) -> Cookie {
         Cookie(name: Self.challengeCookie, value: "", maxAge: 0, path: options.basePath, secure: visit.secure, httpOnly: true, sameSite: .strict)
     }
 
@@ -30,9 +30,12 @@ extension AccountConsole {
         ConsoleField(name: "code", label: "Code from your authenticator app, or a recovery code", type: "text", error: error, autocomplete: "one-time-code")
     }
 
-    func secondFactorPage(_ visit: Visit, challenge: String?, error: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
+    func secondFactorPage(_ visit: Visit, challenge: String?, passkeyOptions: String? = nil, error: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
         guard challenge != nil else { return redirect("/", visit: visit) }
-        return formPage(Self.secondFactorForm, title: "Second factor", fields: [codeField(error: error)], formError: nil, visit: visit, status: status)
+        let passkey = passkeyOptions.map {
+            ConsolePage.Passkey(formId: "passkey-factor-form", action: "/second-factor/passkey", ceremony: "get", options: $0, buttonId: "passkey-factor", label: "Use a passkey")
+        }
+        return formPage(Self.secondFactorForm, title: "Second factor", fields: [codeField(error: error)], formError: nil, visit: visit, status: status, passkey: passkey)
     }
 
     func completeSecondFactor(_ visit: Visit, _ form: ConsoleForm, challenge: String?) async -> Response {
@@ -47,13 +50,15 @@ extension AccountConsole {
             }
             var response = redirect("/", visit: visit, session: (session.token, session.expiresAt))
             response.setCookie(endedChallengeCookie(visit))
+            response.setCookie(endedChallengeOptionsCookie(visit))
             return response
         } catch {
             let problem = consoleProblem(error)
             if problem.code == AccountError.Code.invalidChallenge {
                 // Too late (or used): the password again.
-                var response = setupPage(visit, userId: "", error: "That took too long: log in again.", notice: nil, status: .unauthorized)
+                var response = await setupPage(visit, userId: "", error: "That took too long: log in again.", notice: nil, status: .unauthorized)
                 response.setCookie(endedChallengeCookie(visit))
+                response.setCookie(endedChallengeOptionsCookie(visit))
                 return response
             }
             guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }

@@ -165,6 +165,68 @@ enum ConsoleAssets {
       button.addEventListener("click", () => growList(button));
     }
 
+    // Passkeys: the form's options go to the browser's WebAuthn API, and its answer back in the form as WebAuthn's
+    // JSON form (what `credential.toJSON()` gives; written out here for browsers without it). Binary members are
+    // base64url without padding.
+    function bytesOf(text) {
+      const binary = atob(text.replaceAll("-", "+").replaceAll("_", "/") + "===".slice((text.length + 3) % 4));
+      return Uint8Array.from(binary, (character) => character.charCodeAt(0));
+    }
+
+    function textOf(buffer) {
+      let binary = "";
+      for (const byte of new Uint8Array(buffer)) { binary += String.fromCharCode(byte); }
+      return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
+    }
+
+    function descriptors(list) {
+      return (list || []).map((descriptor) => ({ ...descriptor, id: bytesOf(descriptor.id) }));
+    }
+
+    async function passkey(form) {
+      const options = JSON.parse(form.dataset.options);
+      const error = document.getElementById(form.id + "-error");
+      error.hidden = true;
+      let answer;
+      try {
+        if (form.dataset.passkey === "create") {
+          const credential = await navigator.credentials.create({ publicKey: {
+            ...options, challenge: bytesOf(options.challenge), user: { ...options.user, id: bytesOf(options.user.id) },
+            excludeCredentials: descriptors(options.excludeCredentials),
+          } });
+          const response = credential.response;
+          answer = { id: credential.id, rawId: textOf(credential.rawId), type: credential.type, response: {
+            clientDataJSON: textOf(response.clientDataJSON), attestationObject: textOf(response.attestationObject),
+            transports: response.getTransports ? response.getTransports() : [],
+          } };
+        } else {
+          const credential = await navigator.credentials.get({ publicKey: {
+            ...options, challenge: bytesOf(options.challenge), allowCredentials: descriptors(options.allowCredentials),
+          } });
+          const response = credential.response;
+          answer = { id: credential.id, rawId: textOf(credential.rawId), type: credential.type, response: {
+            clientDataJSON: textOf(response.clientDataJSON), authenticatorData: textOf(response.authenticatorData),
+            signature: textOf(response.signature), userHandle: response.userHandle ? textOf(response.userHandle) : null,
+          } };
+        }
+      } catch (failure) {
+        // Cancelled, timed out, or no passkey for this site: say so, and leave the page as it is.
+        error.textContent = failure && failure.name === "NotAllowedError"
+          ? "No passkey was used (cancelled, or none for this site)." : "The passkey could not be used here.";
+        error.hidden = false;
+        return;
+      }
+      form.querySelector("input[name=credential]").value = JSON.stringify(answer);
+      form.submit();
+    }
+
+    if (window.PublicKeyCredential && navigator.credentials) {
+      for (const form of document.querySelectorAll("form[data-passkey]")) {
+        form.hidden = false;
+        form.querySelector("button").addEventListener("click", () => passkey(form));
+      }
+    }
+
     const forms = document.querySelectorAll("form[data-validate]");
     if (forms.length > 0) {
       await loadRules();

@@ -27,6 +27,21 @@ struct ConsolePage: Sendable {
     var totp: TOTPEnrolment?
     /// New recovery codes, shown once (``ConsoleTemplates/codes``).
     var codes: [String] = []
+    /// A passkey ceremony the page offers (``ConsoleTemplates/passkey``).
+    var passkey: Passkey?
+
+    struct Passkey: Sendable {
+        var formId: String
+        var action: String
+        /// `create` (a new passkey) or `get` (signing in or confirming with one).
+        var ceremony: String
+        /// WebAuthn's options as JSON (escaped into the attribute like every value).
+        var options: String
+        var named = false
+        var buttonId: String
+        var buttonClass = "secondary"
+        var label: String
+    }
 
     struct FactorRow: Sendable {
         var id: String

@@ -22,7 +22,7 @@ enum ConsoleTemplates {
     static let all: [(String, String)] = [
         ("layout", layout), ("messages", messages), ("field", field), ("csrf", csrf), ("categories", categories),
         ("setup", setup), ("signup", signup), ("overview", overview), ("edit", edit), ("form", form), ("done", done),
-        ("factors", factors), ("totp", totp), ("codes", codes),
+        ("factors", factors), ("totp", totp), ("codes", codes), ("passkey", passkey), ("passkeyPage", passkeyPage),
         ("problem", problem),
     ]
 
@@ -42,6 +42,34 @@ enum ConsoleTemplates {
     {{$main}}{{/main}}
     </body>
     </html>
+    """
+
+    /// A passkey ceremony: the page's script hands the options to the browser's WebAuthn API and sends its answer back
+    /// in this form (``ConsolePage/Passkey``). Without WebAuthn (or without the script) the form stays hidden.
+    static let passkey = """
+    {{#passkey}}
+    <form id="{{formId}}" method="post" action="{{base}}{{action}}" data-passkey="{{ceremony}}" data-options="{{options}}" hidden>
+    {{>csrf}}
+    <input type="hidden" name="credential" value="">
+    {{#named}}<div class="field"><label for="field-passkey-name">Name it (optional)</label>
+    <input id="field-passkey-name" name="name" type="text" maxlength="64" placeholder="Passkey"></div>{{/named}}
+    <button type="button" id="{{buttonId}}" class="{{buttonClass}}">{{label}}</button>
+    <p class="field-error" id="{{formId}}-error" role="alert" hidden></p>
+    </form>
+    {{/passkey}}
+    """
+
+    /// Making a passkey for the account.
+    static let passkeyPage = """
+    {{<layout}}{{$main}}
+    <main id="passkey">
+    <h1>Add a passkey</h1>
+    {{>messages}}
+    <p>Your device or a security key makes a passkey for this account: a login with the password then asks for it, and it signs you in on its own.</p>
+    {{>passkey}}
+    <p><a href="{{base}}/factors" class="button secondary" id="passkey-cancel">Cancel</a></p>
+    </main>
+    {{/main}}{{/layout}}
     """
 
     static let messages = """
@@ -121,6 +149,7 @@ enum ConsoleTemplates {
     {{#fields}}{{>field}}{{/fields}}
     <button type="submit" id="login-submit">Log in</button>
     </form>
+    {{>passkey}}
     <p><a id="reset-link" href="{{base}}/reset">Forgot your password?</a></p>
     <h2>New here?</h2>
     <p><a id="signup-link" class="button" href="{{base}}/signup">Sign up</a></p>
@@ -219,6 +248,7 @@ enum ConsoleTemplates {
     <button type="submit" id="{{submitId}}"{{#danger}} class="danger"{{/danger}}>{{submitLabel}}</button>
     {{#cancels}}<a href="{{base}}/" class="button secondary">Cancel</a>{{/cancels}}
     </form>
+    {{>passkey}}
     {{#backToLogin}}<p><a id="login-link" href="{{base}}/">Back to log in</a></p>{{/backToLogin}}
     </main>
     {{/form}}
@@ -256,6 +286,8 @@ enum ConsoleTemplates {
     {{/hasFactors}}
     <form id="totp-start-form" class="inline" method="post" action="{{base}}/factors/totp">{{>csrf}}
     <button type="submit" id="totp-start-submit">Add an authenticator app</button></form>
+    <form id="passkey-start-form" class="inline" method="post" action="{{base}}/factors/passkey">{{>csrf}}
+    <button type="submit" id="passkey-start-submit" class="secondary">Add a passkey</button></form>
     <form id="codes-form" class="inline" method="post" action="{{base}}/recovery-codes">{{>csrf}}
     <button type="submit" id="codes-submit" class="secondary">New recovery codes</button></form>
     <p><a id="home-link" href="{{base}}/">Back to your account</a></p>

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import KontoContracts
 import KontoModel
 import OpenAPIRuntime
 
@@ -48,7 +49,8 @@ package struct GatewayOperations: Sendable {
     /// A login's answer: a session, or (a second factor enrolled) the challenge to complete with a code.
     package enum LogInAnswer: Sendable {
         case signedIn(NewSession)
-        case secondFactor(token: String, expiresAt: Date, factors: [String])
+        /// `passkeyOptions`: with `passkey` among the factors, WebAuthn's request options as JSON for the page.
+        case secondFactor(token: String, expiresAt: Date, factors: [String], passkeyOptions: String?)
     }
 
     package func logIn(userId: String, password: String) async throws -> LogInAnswer {
@@ -57,7 +59,9 @@ package struct GatewayOperations: Sendable {
             return .signedIn(Self.session(try ok.body.json.session))
         case .accepted(let accepted):
             let challenge = try accepted.body.json.challenge
-            return .secondFactor(token: challenge.token, expiresAt: challenge.expiresAt, factors: challenge.factors)
+            return .secondFactor(
+                token: challenge.token, expiresAt: challenge.expiresAt, factors: challenge.factors, passkeyOptions: try challenge.passkey.map(Self.json)
+            )
         case .default(let status, _):
             throw GatewayProblem(status: .badGateway, code: .gatewayUpstreamFailed, detail: "The login answered \(status).")
         }
@@ -163,6 +167,57 @@ package struct GatewayOperations: Sendable {
     package func reauthenticate(password: String?, code: String?, recoveryCode: String?) async throws -> NewSession? {
         let privilege = try await api.reauthenticate(.init(body: .json(.init(password: password, code: code, recoveryCode: recoveryCode)))).ok.body.json
         return privilege.session.map(Self.session)
+    }
+
+    // MARK: Passkeys (WebAuthn's JSON forms, as text: the console's page hands them to the browser and back)
+
+    /// Options to make a passkey for the account (security-related), as JSON.
+    package func passkeyRegistrationOptions(currentPassword: String? = nil) async throws -> String {
+        let body = currentPassword.map { Operations.PasskeyRegistrationOptions.Input.Body.json(.init(currentPassword: $0)) }
+        return try Self.json(try await api.passkeyRegistrationOptions(.init(body: body)).ok.body.json)
+    }
+
+    /// Registers the passkey the browser made (its RegistrationResponseJSON).
+    package func registerPasskey(name: String?, credentialJSON: String) async throws -> Factor {
+        let credential = try Self.credential(PasskeyRegistrationCredential.self, credentialJSON)
+        let factor = try await api.registerPasskey(.init(body: .json(.init(name: name, credential: credential)))).created.body.json
+        return Factor(id: factor.id, type: factor._type, name: factor.name, createdAt: factor.createdAt, lastUsedAt: factor.lastUsedAt, pending: factor.pending, remaining: factor.remaining)
+    }
+
+    /// Options to sign in (or reauthenticate) with a passkey, as JSON.
+    package func passkeyLoginOptions() async throws -> String {
+        try Self.json(try await api.passkeyLoginOptions(.init()).ok.body.json)
+    }
+
+    package func passkeyLogIn(credentialJSON: String) async throws -> NewSession {
+        let credential = try Self.credential(PasskeyAssertionCredential.self, credentialJSON)
+        return Self.session(try await api.passkeyLogIn(.init(body: .json(.init(credential: credential)))).ok.body.json.session)
+    }
+
+    /// Completes a login with one of the account's passkeys (its AuthenticationResponseJSON).
+    package func completeSecondFactor(challenge: String, passkeyCredentialJSON: String) async throws -> NewSession {
+        let credential = try Self.credential(PasskeyAssertionCredential.self, passkeyCredentialJSON)
+        let body = Components.Schemas.SecondFactorLogin(challenge: challenge, credential: credential)
+        return Self.session(try await api.completeSecondFactor(.init(body: .json(body))).ok.body.json.session)
+    }
+
+    /// Opens the privileged window (aal2) with a passkey.
+    package func reauthenticate(passkeyCredentialJSON: String) async throws -> NewSession? {
+        let credential = try Self.credential(PasskeyAssertionCredential.self, passkeyCredentialJSON)
+        let privilege = try await api.reauthenticate(.init(body: .json(.init(credential: credential)))).ok.body.json
+        return privilege.session.map(Self.session)
+    }
+
+    private static func json(_ value: some Encodable) throws -> String {
+        String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
+    }
+
+    /// A credential the page sent, bounded and decoded; what the API answers a malformed body with otherwise.
+    private static func credential<T: Decodable>(_ type: T.Type, _ json: String) throws -> T {
+        guard json.utf8.count <= 64 * 1_024, let credential = try? JSONDecoder().decode(T.self, from: Data(json.utf8)) else {
+            throw GatewayProblem.malformed("The passkey's answer is not WebAuthn's JSON form.")
+        }
+        return credential
     }
 
     private static func session(_ session: Components.Schemas.Session) -> NewSession {
