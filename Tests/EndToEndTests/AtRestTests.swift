@@ -20,6 +20,48 @@ enum AtRestTests {
         #expect(!system.logs().contains(token), "a reset token in a log line")
         // The search finds what is there: the userId is stored (in Identity's credentials, at least).
         #expect(try await system.tablesContaining(userId).isEmpty == false)
+        try await secondFactorsAtRest(http, system: system)
+    }
+
+    /// No second factor's secret at rest: an authenticator app's secret (as base32 and as its bytes), the recovery
+    /// codes, and a passkey's public key (its coordinates, in hex and base64url) are in no table and no log line.
+    static func secondFactorsAtRest(_ http: RawHTTP, system: EndToEndSystem) async throws {
+        let app = try await http.signUp(userId: "rest.totp@example.org", password: AttackTests.password)
+        let enrolment = try #require(try await http.send("POST", "/v1/account/factors/totp", token: app.token).json)
+        let secret = try #require(enrolment["secret"] as? String)
+        let factorId = try #require(enrolment["factorId"] as? String)
+        let code = try #require(TOTPTestCode.code(base32Secret: secret))
+        #expect(try await http.send("POST", "/v1/account/factors/totp/\(factorId)/confirm", json: ["code": code], token: app.token).status == 200)
+        // Recovery codes need a window opened with the second factor.
+        let reauthenticated = try await http.send("POST", "/v1/account/reauthenticate", json: ["code": try #require(TOTPTestCode.code(base32Secret: secret, offset: 1))], token: app.token)
+        let strong = try #require((reauthenticated.json?["session"] as? [String: Any])?["token"] as? String)
+        let codes = try #require(try await http.send("POST", "/v1/account/recovery-codes", token: strong).json?["codes"] as? [String])
+        #expect(codes.count == 10)
+
+        let owner = try await http.signUp(userId: "rest.passkey@example.org", password: AttackTests.password)
+        let authenticator = SoftwareAuthenticator(rpId: "localhost", origin: system.gatewayURL.replacingOccurrences(of: "127.0.0.1", with: "localhost"))
+        let options = try #require(try await http.send("POST", "/v1/account/factors/passkeys/options", token: owner.token).json)
+        let credential = authenticator.registrationJSON(challenge: try #require(options["challenge"] as? String))
+        let registered = try await http.send("POST", "/v1/account/factors/passkeys", json: ["credential": credential], token: owner.token)
+        #expect(registered.status == 201, "\(String(decoding: registered.body, as: UTF8.self))")
+
+        let key = TOTPTestCode.decode(base32: secret) ?? []
+        guard case .map(let entries) = authenticator.publicKey else { Issue.record("the COSE key is not a map"); return }
+        let coordinates = entries.compactMap { entry -> [UInt8]? in if case .bytes(let bytes) = entry.1, bytes.count == 32 { bytes } else { nil } }
+        #expect(coordinates.count == 2)
+        var needles = [secret, Self.hex(key)] + codes
+        for coordinate in coordinates { needles += [Self.hex(coordinate), SoftwareAuthenticator.base64URL(coordinate)] }
+        let logs = system.logs()
+        for needle in needles {
+            #expect(try await system.tablesContaining(needle) == [], "a second factor's secret at rest")
+            #expect(!logs.contains(needle), "a second factor's secret in a log line")
+        }
+        // The search finds what is there: the passkey's credential ID is stored, in the clear (it is not secret).
+        #expect(try await system.tablesContaining(Self.hex(authenticator.credentialId)).isEmpty == false)
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        bytes.map { String(format: "%02x", $0) }.joined()
     }
 
     /// Erasure: sign up with a marker in the userId and the name, change the details, ask for a reset, delete. Once

@@ -17,7 +17,7 @@ public enum TOTPTestCode {
     }
 
     /// RFC 4648 base32 without padding; nil for another character.
-    static func decode(base32 text: String) -> [UInt8]? {
+    public static func decode(base32 text: String) -> [UInt8]? {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
         var bytes: [UInt8] = []
         var buffer = 0

@@ -1,4 +1,5 @@
 import Foundation
+import KontoClient
 import KontoTestSupport
 import Testing
 
@@ -73,6 +74,29 @@ struct KontoFactorCommandTests {
             let removed = try await stack.konto("factors", "remove", factorId)
             #expect(removed.status == 0, "\(removed.standardError)")
             #expect(removed.standardOutput.contains("password alone signs in again"))
+        }
+    }
+
+    @Test("an account whose second factor is a passkey: factors lists it; login says a terminal cannot use it (exit 1)")
+    func passkey() async throws {
+        try await KontoStackProcess.with { stack in
+            #expect(try await stack.konto("signup", "knuth@example.org", "name=Donald Knuth", input: Self.password + "\n").status == 0)
+            // The passkey is made by a browser or an app: here the API, with a software passkey for the stack's origin.
+            let origin = stack.gatewayURL.replacingOccurrences(of: "127.0.0.1", with: "localhost")
+            let authenticator = SoftwareAuthenticator(rpId: "localhost", origin: origin)
+            let app = KontoClient(gatewayURL: stack.gatewayURL)
+            try await app.logIn(userId: "knuth@example.org", password: Self.password)
+            let options = try #require(try JSONSerialization.jsonObject(with: try await app.passkeyRegistrationOptions()) as? [String: Any])
+            let credential = authenticator.registrationJSON(challenge: try #require(options["challenge"] as? String))
+            try await app.registerPasskey(credentialJSON: JSONSerialization.data(withJSONObject: credential), name: "Laptop")
+
+            let listed = try await stack.konto("factors")
+            #expect(listed.status == 0 && listed.standardOutput.contains("Laptop") && listed.standardOutput.contains("passkey"), "\(listed.standardOutput)")
+            #expect(try await stack.konto("logout").status == 0)
+            let refused = try await stack.konto("login", "knuth@example.org", input: Self.password + "\n")
+            #expect(refused.status == 1, "\(refused.standardError)")
+            #expect(refused.standardError.contains("a terminal cannot use"), "\(refused.standardError)")
+            #expect(!refused.standardError.contains(Self.password))
         }
     }
 }

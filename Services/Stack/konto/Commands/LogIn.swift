@@ -37,8 +37,18 @@ struct LogIn: AsyncParsableCommand {
                 signIn = try await client.logIn(userId: userId, password: password)
             } catch let challenged as KontoClientError where challenged.code == KontoClientError.Code.secondFactorRequired {
                 let challenge = try challenged.challenge ?? { throw challenged }()
-                let code = try Terminal.readSecret(prompt: challenge.factors.contains("recoveryCode")
-                    ? "Code from the authenticator app (or a recovery code): " : "Code from the authenticator app: ")
+                let passkeyOnly = "This account's second factor is a passkey, which a terminal cannot use"
+                let prompt = switch (challenge.factors.contains("totp"), challenge.factors.contains("recoveryCode")) {
+                case (true, true): "Code from the authenticator app (or a recovery code): "
+                case (true, false): "Code from the authenticator app: "
+                case (false, true): passkeyOnly + ": enter a recovery code (or sign in with the passkey in a browser): "
+                case (false, false):
+                    throw KontoClientError(
+                        code: KontoClientError.Code.secondFactorRequired, status: 202,
+                        detail: passkeyOnly + ": sign in with it in a browser (the web console) or an app."
+                    )
+                }
+                let code = try Terminal.readSecret(prompt: prompt)
                 // Six digits are an app's code; anything else (`xxxx-xxxx-xxxx`) a recovery code.
                 let isAppCode = code.count == 6 && code.allSatisfy(\.isNumber)
                 signIn = try await client.completeLogIn(challenge: challenge, code: isAppCode ? code : nil, recoveryCode: isAppCode ? nil : code)
