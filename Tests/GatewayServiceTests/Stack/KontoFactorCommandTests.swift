@@ -9,7 +9,7 @@ import Testing
 struct KontoFactorCommandTests {
     static let password = "correct horse battery"
 
-    @Test("factors totp prints the otpauth URI and confirms with the app's code; login then asks for a code; recovery codes; factors lists them; a wrong code exits 1")
+    @Test("totp enroll (factors totp) prints the otpauth URI and confirms with the app's code; login then asks for a code; recovery codes; factors lists them; a wrong code exits 1")
     func secondFactor() async throws {
         try await KontoStackProcess.with { stack in
             let signUp = try await stack.konto("signup", "ada@example.org", "name=Ada Lovelace", input: Self.password + "\n")
@@ -21,7 +21,7 @@ struct KontoFactorCommandTests {
             var secret: String?
             var uri: String?
             let enrol = try await ConversingProcess.run(
-                stack.executable, ["factors", "totp"],
+                stack.executable, ["totp", "enroll"],
                 environment: ["KONTO_GATEWAY": stack.gatewayURL, "KONTO_SESSION_FILE": stack.sessionFile()],
                 bound: .seconds(60)
             ) { line in
