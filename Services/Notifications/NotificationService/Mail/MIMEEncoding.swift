@@ -1,0 +1,91 @@
+import Foundation
+
+/// The encodings a mail's headers and bodies need (RFC 2045, RFC 2047, RFC 5322): written here because no MIME
+/// package is in the mirror; Python's `email` package reads every message back in the tests.
+enum MIMEEncoding {
+    /// A header value as RFC 2047 encoded words (UTF-8, base64) when it is anything but printable ASCII, so neither
+    /// non-ASCII text nor a line break in a value (a name someone chose) can change the message's structure.
+    /// Words hold at most 45 bytes (60 characters of base64), never splitting a character, and are folded onto
+    /// continuation lines.
+    static func headerValue(_ text: String) -> String {
+        // A line break or another control character has no place in a subject or a name: a space instead.
+        let text = String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+        let printable = text.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value < 0x7F }
+        if printable && text.utf8.count <= 900 && !text.contains("=?") {
+            return text
+        }
+        return encodedWords(text)
+    }
+
+    /// RFC 2047 encoded words (UTF-8, base64) of `text`, its control characters made spaces.
+    static func encodedWords(_ text: String) -> String {
+        let text = String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+        var words: [String] = []
+        var chunk: [UInt8] = []
+        for character in text {
+            let bytes = Array(String(character).utf8)
+            if chunk.count + bytes.count > 45, !chunk.isEmpty {
+                words.append("=?UTF-8?B?" + Data(chunk).base64EncodedString() + "?=")
+                chunk = []
+            }
+            chunk += bytes
+        }
+        if !chunk.isEmpty || words.isEmpty {
+            words.append("=?UTF-8?B?" + Data(chunk).base64EncodedString() + "?=")
+        }
+        return words.joined(separator: "\r\n ")
+    }
+
+    /// A display name (a phrase, RFC 5322 §3.2.5): as it is when it is letters, digits and spaces only, else encoded
+    /// words, so no colon, `@`, comma or angle bracket in a name is read as part of an address.
+    static func displayName(_ text: String) -> String {
+        let plain = !text.isEmpty && text.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == " " }
+        return plain ? text : encodedWords(text)
+    }
+
+    /// Quoted-printable (RFC 2045 §6.7) of UTF-8 text with CRLF line ends: lines of at most 76 characters, `=`
+    /// and non-ASCII escaped, trailing whitespace escaped, a leading dot escaped (so no line is SMTP's end of data,
+    /// whatever the transport does), any line break (CR, LF, CRLF) made CRLF.
+    static func quotedPrintable(_ text: String) -> String {
+        var output = ""
+        let normalized = text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
+        let lines = normalized.split(separator: "\n", omittingEmptySubsequences: false)
+        for (index, line) in lines.enumerated() {
+            let bytes = Array(line.utf8)
+            var current = ""
+            for (position, byte) in bytes.enumerated() {
+                let isLast = position == bytes.count - 1
+                var piece: String
+                switch byte {
+                case 0x3D, 0x00..<0x20 where byte != 0x09, 0x7F...:
+                    piece = String(format: "=%02X", byte)
+                case 0x09, 0x20 where isLast:
+                    piece = String(format: "=%02X", byte)
+                case 0x2E where current.isEmpty:
+                    piece = "=2E"
+                default:
+                    piece = String(UnicodeScalar(byte))
+                }
+                // A soft line break keeps every line within 76 characters (75 and the `=`).
+                if current.count + piece.count > 75 {
+                    output += current + "=\r\n"
+                    current = ""
+                    if piece == "." { piece = "=2E" }
+                }
+                current += piece
+            }
+            output += current
+            if index < lines.count - 1 { output += "\r\n" }
+        }
+        return output
+    }
+
+    /// RFC 5322's date: `Thu, 26 Nov 2026 05:30:00 +0000`.
+    static func date(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss '+0000'"
+        return formatter.string(from: date)
+    }
+}
