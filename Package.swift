@@ -188,7 +188,7 @@ let package = Package(
         ),
         .target(
             name: "NotificationService",
-            dependencies: serviceFoundation + [.asyncHTTPClient, .crypto, .yams],
+            dependencies: serviceFoundation + [.asyncHTTPClient, .crypto, .yams, .nioSSL, .product(name: "NIOTLS", package: "swift-nio")],
             path: "Services/Notifications/NotificationService"
         ),
         .executableTarget(

@@ -18,8 +18,8 @@ phase() {
 missing=()
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 # chromium and its driver (with a font, so that screenshots show text) for the web console's browser test
-# (ConsoleBrowserTests).
-for package in libpq-dev libssl-dev libargon2-dev chromium chromium-driver fonts-dejavu-core; do
+# (ConsoleBrowserTests); openssl's command, which makes the SMTP tests' certificate (SMTPClientTests).
+for package in libpq-dev libssl-dev libargon2-dev chromium chromium-driver fonts-dejavu-core openssl; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if ((${#missing[@]})); then
@@ -79,7 +79,10 @@ export KONTO_PYOTP_PYTHON="$pyotp/bin/python"
 zxing=$(python_tool zxing-cpp 2.3.0 zxingcpp)
 "$zxing/bin/python" -c 'import numpy' 2>/dev/null || "$zxing/bin/pip" install -q numpy==2.4.6 >&2
 export KONTO_ZXING_PYTHON="$zxing/bin/python"
-phase "the Python tools (schemathesis, Selenium, standardwebhooks, pyotp, zxing-cpp)"
+# aiosmtpd, a real SMTP server for the mail courier's tests (SMTPClientTests).
+aiosmtpd=$(python_tool aiosmtpd 1.4.6 aiosmtpd)
+export KONTO_AIOSMTPD_PYTHON="$aiosmtpd/bin/python"
+phase "the Python tools (schemathesis, Selenium, standardwebhooks, pyotp, zxing-cpp, aiosmtpd)"
 
 # At most three tests at once (KONTO_TEST_PARALLELISM to change it): the suite starts PostgreSQL clusters, service
 # processes, Chromium, Python judges and load, and on two cores unbounded parallelism failed 2 of 4 full runs on timing

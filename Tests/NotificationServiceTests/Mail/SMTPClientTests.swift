@@ -1,0 +1,128 @@
+import Foundation
+import KontoTestSupport
+import NIOCore
+import NIOSSL
+@testable import NotificationService
+import Testing
+
+/// The SMTP client against a real SMTP server (PyPI's aiosmtpd, Tests/Mail/smtp_server.py): a plain catcher; STARTTLS
+/// with a certificate the test makes, and AUTH; refusals sorted as the courier needs (550: never, 451: later).
+/// scripts/test.sh installs aiosmtpd and names its Python in KONTO_AIOSMTPD_PYTHON; without it the tests are
+/// skipped, except on CI, which always runs through scripts/test.sh.
+@Suite("Mail: SMTP against aiosmtpd", .timeLimit(.minutes(2)))
+struct SMTPClientTests {
+    static let python = ProcessInfo.processInfo.environment["KONTO_AIOSMTPD_PYTHON"]
+    static let onCI = ProcessInfo.processInfo.environment["CI"] != nil
+
+    struct Received: Decodable {
+        var from: String
+        var to: [String]
+        var tls: Bool
+        var authenticated: Bool
+        var data: String
+    }
+
+    static func message(subject: String = "Reset your password") throws -> MailMessage {
+        MailMessage(
+            from: try MailAddress("accounts@example.org"), fromName: "Konto", to: try MailAddress("ada@example.org"), subject: subject,
+            text: "Open https://example.org/account/reset/confirm?token=abc\n.\n", html: "<p>Open the link.</p>",
+            messageId: "<test-1@example.org>", date: Date()
+        )
+    }
+
+    /// Runs the server in `mode`, sends with `configure`d settings, and answers what the server received and the send's error.
+    static func exchange(
+        mode: String, certificate: (cert: String, key: String)? = nil, _ configure: (inout SMTPClient.Configuration) -> Void = { _ in }
+    ) async throws -> (received: [Received], error: MailError?) {
+        let python = try #require(python)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Mail/smtp_server.py").path
+        let port = try FreePort.loopback()
+        var configuration = SMTPClient.Configuration(host: "localhost", port: port, security: mode == "starttls" ? .startTLS : .none)
+        configure(&configuration)
+        let client = try SMTPClient(configuration: configuration)
+        let message = try message()
+        var failure: MailError?
+        let run = try await ConversingProcess.run(python, ["-u", script, "\(port)", mode] + (certificate.map { [$0.cert, $0.key] } ?? []), environment: [:], bound: .seconds(60)) { line in
+            guard line == "ready" else { return nil }
+            do throws(MailError) {
+                try await client.send(message)
+            } catch {
+                failure = error
+            }
+            return "stop"
+        }
+        #expect(run.status == 0, "\(run.output)")
+        let received = try run.output.split(separator: "\n").filter { $0.hasPrefix("{") }.map { try JSONDecoder().decode(Received.self, from: Data($0.utf8)) }
+        return (received, failure)
+    }
+
+    /// A self-signed certificate for localhost, made with openssl.
+    static func certificate(in directory: URL) async throws -> (cert: String, key: String) {
+        let cert = directory.appendingPathComponent("cert.pem").path
+        let key = directory.appendingPathComponent("key.pem").path
+        let made = try await ServiceProcess.run("/usr/bin/openssl", arguments: [
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert,
+            "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+        ])
+        #expect(made.status == 0, "\(made.standardError)")
+        return (cert, key)
+    }
+
+    @Test("a plain catcher receives the mail as rendered, dot-stuffing undone", .enabled(if: python != nil || onCI, "KONTO_AIOSMTPD_PYTHON is not set (scripts/test.sh sets it)"))
+    func plain() async throws {
+        guard Self.python != nil else { Issue.record("CI is set, but KONTO_AIOSMTPD_PYTHON is not"); return }
+        let (received, error) = try await Self.exchange(mode: "plain")
+        #expect(error == nil, "\(String(describing: error))")
+        let mail = try #require(received.first)
+        #expect(mail.from == "accounts@example.org" && mail.to == ["ada@example.org"] && !mail.tls)
+        #expect(mail.data.replacingOccurrences(of: "\r\n", with: "\n") == String(decoding: try Self.message().rendered(boundary: Self.boundary(of: mail.data)), as: UTF8.self).replacingOccurrences(of: "\r\n", with: "\n"))
+    }
+
+    @Test("STARTTLS with the test's certificate, then AUTH: delivered encrypted and authenticated; an untrusted certificate or wrong credentials are not (retried later)",
+          .enabled(if: python != nil || onCI, "KONTO_AIOSMTPD_PYTHON is not set (scripts/test.sh sets it)"))
+    func startTLS() async throws {
+        guard Self.python != nil else { Issue.record("CI is set, but KONTO_AIOSMTPD_PYTHON is not"); return }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("konto-smtp-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let certificate = try await Self.certificate(in: directory)
+        let trusted = { (configuration: inout SMTPClient.Configuration) in
+            configuration.trustRoots = .file(certificate.cert)
+            configuration.username = "konto"
+            configuration.password = "s3cret"
+        }
+        let (received, error) = try await Self.exchange(mode: "starttls", certificate: certificate, trusted)
+        #expect(error == nil, "\(String(describing: error))")
+        #expect(received.first.map { $0.tls && $0.authenticated } == true)
+
+        let untrusted = try await Self.exchange(mode: "starttls", certificate: certificate) { configuration in
+            configuration.username = "konto"
+            configuration.password = "s3cret"
+        }
+        #expect(untrusted.received.isEmpty && untrusted.error?.code == .transient, "\(String(describing: untrusted.error))")
+        let wrongPassword = try await Self.exchange(mode: "starttls", certificate: certificate) { configuration in
+            trusted(&configuration)
+            configuration.password = "not it"
+        }
+        #expect(wrongPassword.received.isEmpty && wrongPassword.error?.code == .configuration && wrongPassword.error?.isPermanent == false, "\(String(describing: wrongPassword.error))")
+    }
+
+    @Test("550 to the recipient is permanent (a dead letter); 451 to the message is retried; nobody listening is retried",
+          .enabled(if: python != nil || onCI, "KONTO_AIOSMTPD_PYTHON is not set (scripts/test.sh sets it)"))
+    func refusals() async throws {
+        guard Self.python != nil else { Issue.record("CI is set, but KONTO_AIOSMTPD_PYTHON is not"); return }
+        let rejected = try await Self.exchange(mode: "reject-rcpt")
+        #expect(rejected.error?.code == .permanent && rejected.error?.detail.contains("550") == true, "\(String(describing: rejected.error))")
+        let later = try await Self.exchange(mode: "later")
+        #expect(later.error?.code == .transient && later.error?.detail.contains("451") == true, "\(String(describing: later.error))")
+        var nobody = SMTPClient.Configuration(host: "127.0.0.1", port: try FreePort.loopback(), security: .none)
+        nobody.timeout = .seconds(5)
+        await #expect(throws: MailError(.transient, "cannot connect to 127.0.0.1:\(nobody.port)")) { try await SMTPClient(configuration: nobody).send(try Self.message()) }
+    }
+
+    static func boundary(of data: String) throws -> String {
+        let range = try #require(data.range(of: "boundary=\""))
+        return String(data[range.upperBound...].prefix { $0 != "\"" })
+    }
+}
