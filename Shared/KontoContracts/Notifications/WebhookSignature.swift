@@ -44,7 +44,7 @@ public enum WebhookSignature {
         for entry in signature.split(separator: " ", omittingEmptySubsequences: true) {
             guard entry.hasPrefix("v1,"), let received = Data(base64Encoded: String(entry.dropFirst(3))) else { continue }
             // Every entry is compared in full, so the time taken tells nothing about which or where one differs.
-            matched = constantTimeEqual(Array(received), expected) || matched
+            matched = ConstantTime.equal(Array(received), expected) || matched
         }
         return matched
     }
@@ -72,15 +72,6 @@ public enum WebhookSignature {
         guard !overflow else { return false }
         let allowed = tolerance.components.seconds
         return allowed >= 0 && distance.magnitude <= UInt64(allowed)
-    }
-
-    private static func constantTimeEqual(_ left: [UInt8], _ right: [UInt8]) -> Bool {
-        guard left.count == right.count else { return false }
-        var difference: UInt8 = 0
-        for (a, b) in zip(left, right) {
-            difference |= a ^ b
-        }
-        return difference == 0
     }
 
     private static func mac(key: SymmetricKey, id: String, timestamp: Int64, body: some Sequence<UInt8>) -> HashedAuthenticationCode<SHA256> {

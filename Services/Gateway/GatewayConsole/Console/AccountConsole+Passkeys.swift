@@ -17,8 +17,7 @@ extension AccountConsole {
         router.post(RouterPath(base + "/login/passkey")) { request, _ in await self.form(request, credentials: true, self.passkeyLogIn) }
         router.post(RouterPath(base + "/second-factor/passkey")) { request, _ in
             let challenge = request.cookies[Self.challengeCookie]?.value
-            let options = Self.challengeOptions(request)
-            return await self.form(request, credentials: true) { await self.completeWithPasskey($0, $1, challenge: challenge, options: options) }
+            return await self.form(request, credentials: true) { await self.completeWithPasskey($0, $1, challenge: challenge) }
         }
         router.post(RouterPath(base + "/reauthenticate/passkey")) { request, _ in await self.form(request, credentials: true, self.reauthenticateWithPasskey) }
     }
@@ -120,24 +119,16 @@ extension AccountConsole {
         }
     }
 
-    private func completeWithPasskey(_ visit: Visit, _ form: ConsoleForm, challenge: String?, options: String?) async -> Response {
+    private func completeWithPasskey(_ visit: Visit, _ form: ConsoleForm, challenge: String?) async -> Response {
         guard let challenge, (1...256).contains(challenge.utf8.count) else { return redirect("/", visit: visit) }
         do {
             let session = try await operations.asSession(nil, device: visit.device) {
                 try await operations.completeSecondFactor(challenge: challenge, passkeyCredentialJSON: form["credential"] ?? "")
             }
-            var response = redirect("/", visit: visit, session: (session.token, session.expiresAt))
-            response.setCookie(endedChallengeCookie(visit))
-            response.setCookie(endedChallengeOptionsCookie(visit))
-            return response
+            return challengeAnswered(session, visit: visit)
         } catch {
             let problem = consoleProblem(error)
-            if problem.code == AccountError.Code.invalidChallenge {
-                var response = await setupPage(visit, userId: "", error: "That took too long: log in again.", notice: nil, status: .unauthorized)
-                response.setCookie(endedChallengeCookie(visit))
-                response.setCookie(endedChallengeOptionsCookie(visit))
-                return response
-            }
+            if problem.code == AccountError.Code.invalidChallenge { return await challengeExpired(visit) }
             guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }
             // The options' challenge may be used up: the code field stays, the passkey again needs a new login.
             return secondFactorPage(visit, challenge: challenge, error: "That passkey was not accepted; enter a code, or log in again.", status: problem.status)

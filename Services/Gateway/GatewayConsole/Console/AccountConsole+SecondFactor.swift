@@ -48,22 +48,29 @@ extension AccountConsole {
             let session = try await operations.asSession(nil, device: visit.device) {
                 try await operations.completeSecondFactor(challenge: challenge, code: isAppCode ? typed : nil, recoveryCode: isAppCode ? nil : typed)
             }
-            var response = redirect("/", visit: visit, session: (session.token, session.expiresAt))
-            response.setCookie(endedChallengeCookie(visit))
-            response.setCookie(endedChallengeOptionsCookie(visit))
-            return response
+            return challengeAnswered(session, visit: visit)
         } catch {
             let problem = consoleProblem(error)
-            if problem.code == AccountError.Code.invalidChallenge {
-                // Too late (or used): the password again.
-                var response = await setupPage(visit, userId: "", error: "That took too long: log in again.", notice: nil, status: .unauthorized)
-                response.setCookie(endedChallengeCookie(visit))
-                response.setCookie(endedChallengeOptionsCookie(visit))
-                return response
-            }
+            if problem.code == AccountError.Code.invalidChallenge { return await challengeExpired(visit) }
             guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }
             let message = problem.code == AccountError.Code.wrongCredentials ? "The code is wrong, or was used already." : (problem.detail ?? problem.title)
             return secondFactorPage(visit, challenge: challenge, error: message, status: problem.status)
         }
+    }
+
+    /// The login's session, and the challenge's cookies gone.
+    func challengeAnswered(_ session: GatewayOperations.NewSession, visit: Visit) -> Response {
+        var response = redirect("/", visit: visit, session: (session.token, session.expiresAt))
+        response.setCookie(endedChallengeCookie(visit))
+        response.setCookie(endedChallengeOptionsCookie(visit))
+        return response
+    }
+
+    /// Too late (or used): the password again, and the challenge's cookies gone.
+    func challengeExpired(_ visit: Visit) async -> Response {
+        var response = await setupPage(visit, userId: "", error: "That took too long: log in again.", notice: nil, status: .unauthorized)
+        response.setCookie(endedChallengeCookie(visit))
+        response.setCookie(endedChallengeOptionsCookie(visit))
+        return response
     }
 }

@@ -1,4 +1,5 @@
 import Crypto
+import KontoContracts
 import KontoModel
 
 /// Passkey challenges, issued without storage: 16 random bytes, the expiry, the ceremony and a MAC (HMAC-SHA256
@@ -28,7 +29,7 @@ enum PasskeyChallenge {
     static func open(_ bytes: [UInt8], _ ceremony: Ceremony, accountId: String?, at now: Timestamp, key: SymmetricKey) -> Timestamp? {
         guard bytes.count == length, bytes[24] == ceremony.rawValue else { return nil }
         let body = Array(bytes[0..<25])
-        guard WebAuthnVerifier.constantTimeEqual(Array(bytes[25...]), tag(body, accountId: accountId, key: key)) else { return nil }
+        guard ConstantTime.equal(Array(bytes[25...]), tag(body, accountId: accountId, key: key)) else { return nil }
         let milliseconds = bytes[16..<24].reduce(Int64(0)) { $0 << 8 | Int64($1) }
         let expiresAt = Timestamp(milliseconds: milliseconds)
         return now < expiresAt ? expiresAt : nil

@@ -1,4 +1,5 @@
 import Crypto
+import KontoContracts
 
 /// Verifies passkey registrations and assertions (WebAuthn level 2, §7.1 and §7.2) for one relying party: the
 /// client data's type, challenge and origin, the authenticator data's RP ID hash and flags, the attestation
@@ -163,7 +164,7 @@ public struct WebAuthnVerifier: Sendable {
             throw WebAuthnError(.wrongType, "client data of type \(clientData.type.prefix(32)) where \(type) was asked")
         }
         let challenge = try Base64URL.decode(clientData.challenge, "the client data's challenge")
-        guard Self.constantTimeEqual(challenge, expected) else {
+        guard ConstantTime.equal(challenge, expected) else {
             throw WebAuthnError(.wrongChallenge, "signed over another challenge than the one issued")
         }
         guard relyingParty.origins.contains(clientData.origin) else {
@@ -175,7 +176,7 @@ public struct WebAuthnVerifier: Sendable {
     }
 
     private func checkAuthenticatorData(_ data: AuthenticatorData, requireUserVerification: Bool) throws(WebAuthnError) {
-        guard Self.constantTimeEqual(data.rpIdHash, rpIdHash) else {
+        guard ConstantTime.equal(data.rpIdHash, rpIdHash) else {
             throw WebAuthnError(.wrongRelyingParty, "scoped to another RP ID than \(relyingParty.id)")
         }
         guard data.flags.contains(.userPresent) else { throw WebAuthnError(.userNotPresent, "the user was not present (UP)") }
@@ -187,12 +188,5 @@ public struct WebAuthnVerifier: Sendable {
     private static func bounded(_ bytes: [UInt8], maximum: Int, _ what: String) throws(WebAuthnError) {
         guard bytes.count <= maximum else { throw WebAuthnError(.tooLarge, "\(what) over \(maximum) bytes") }
         guard !bytes.isEmpty else { throw WebAuthnError(.malformed, "\(what) is empty") }
-    }
-
-    static func constantTimeEqual(_ left: [UInt8], _ right: [UInt8]) -> Bool {
-        guard left.count == right.count else { return false }
-        var difference: UInt8 = 0
-        for index in left.indices { difference |= left[index] ^ right[index] }
-        return difference == 0
     }
 }

@@ -7,19 +7,12 @@ enum SecretToken {
     static func generate() -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return base64URL(bytes)
+        return Base64URL.encode(bytes)
     }
 
     /// SHA-256 of the token's UTF-8 bytes. Lookups go by this digest through a unique index, so no token is ever
     /// compared byte by byte in Swift (nothing to time).
     static func hash(_ token: String) -> [UInt8] {
         Array(SHA256.hash(data: Array(token.utf8)))
-    }
-
-    private static func base64URL(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
     }
 }
