@@ -188,7 +188,12 @@ let package = Package(
         ),
         .target(
             name: "NotificationService",
-            dependencies: serviceFoundation + [.asyncHTTPClient, .crypto, .yams, .nioSSL, .product(name: "NIOTLS", package: "swift-nio")],
+            dependencies: serviceFoundation + [
+                .asyncHTTPClient, .crypto, .yams, .nioSSL, .product(name: "NIOTLS", package: "swift-nio"),
+                // The courier's templates (the console's too).
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ],
             path: "Services/Notifications/NotificationService"
         ),
         .executableTarget(
@@ -341,7 +346,8 @@ let package = Package(
             name: "NotificationServiceTests",
             dependencies: [
                 .nioHTTP1, .nioPosix, "NotificationService", "KontoContracts", "KontoModel", "KontoPostgres",
-                "KontoTestSupport", "KontoWire", .logging, .nioCore, .postgresNIO, .serviceLifecycle,
+                "KontoTestSupport", "KontoWire", "KontoRuntime", .logging, .nioCore, .postgresNIO, .serviceLifecycle,
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             path: "Tests/NotificationServiceTests"
         ),

@@ -8,6 +8,8 @@ public struct KontoTestingError: Error, CustomStringConvertible, Sendable {
         public static let commandFailed = Code(rawValue: "testing.commandFailed")
         public static let invalidDatabaseURL = Code(rawValue: "testing.invalidDatabaseURL")
         public static let clusterNotRunning = Code(rawValue: "testing.clusterNotRunning")
+        public static let toolNotInstalled = Code(rawValue: "testing.toolNotInstalled")
+        public static let serverDidNotStart = Code(rawValue: "testing.serverDidNotStart")
     }
 
     public let code: Code

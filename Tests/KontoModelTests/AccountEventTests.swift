@@ -19,7 +19,19 @@ struct AccountEventTests {
         .passwordChanged,
         .userIdChanged(previous: "ada@example.org", new: "ada@work.example"),
         .sessionsRevoked,
+        .mailRequested(MailRequest(message: .passwordReset, to: "ada@example.org", sealedToken: SealedResetToken(box: "sealed-box"), expiresAt: Date(timeIntervalSince1970: 1_800_000_000.25))),
+        .mailRequested(MailRequest(message: .factorAdded, to: "ada@example.org", values: ["factorType": "totp"])),
+        .mailRequested(MailRequest(message: MailRequest.Message(rawValue: "aNewerMessage"), to: "ada@example.org")),
     ]
+
+    @Test("A mail request's secret is shown sealed, never as its box; a notice has no token or expiry in its JSON")
+    func mailRequested() throws {
+        let sealed = AccountEvent(accountId: "a", kind: .mailRequested(MailRequest(message: .signInCode, to: "ada@example.org", sealedToken: SealedResetToken(box: "the-box"))))
+        #expect(!sealed.description.contains("the-box") && sealed.description.contains("<sealed>"))
+        let notice = AccountEvent(accountId: "a", kind: .mailRequested(MailRequest(message: .passwordChanged, to: "ada@example.org")))
+        let object = try #require(try JSONSerialization.jsonObject(with: try JSONEncoder().encode(notice)) as? [String: Any])
+        #expect(Set(object.keys) == ["id", "type", "time", "accountId", "message", "to"])
+    }
 
     @Test("Every kind survives a JSON round trip with id, time and accountId", arguments: kinds)
     func roundTrip(kind: AccountEvent.Kind) throws {

@@ -1,22 +1,49 @@
 """A real SMTP server for the courier's tests: aiosmtpd (PyPI), which no one here wrote.
 
-Usage: smtp_server.py PORT MODE [CERT KEY]
+Usage: smtp_server.py PORT MODE [CERT KEY] [--serve]
   MODE  plain        no TLS, no AUTH (a local mail catcher)
         starttls     STARTTLS required (with CERT and KEY), AUTH PLAIN/LOGIN as konto / s3cret required after it
         reject-rcpt  every recipient refused with 550
         later        every message refused with 451
-Prints `ready` once listening, then one JSON line per message received; reads stdin and exits at its first line.
+        flaky        a message's first delivery refused with 451, a repeat (the same Message-ID) accepted
+Prints `ready` once listening, then one JSON line per message as it is received: the envelope, whether TLS and AUTH
+were used, the raw data, and what Python's `email` package reads from it (subject, text and HTML parts, Message-ID,
+defects). Without --serve it exits at the first line on stdin; with it, at SIGTERM.
 """
 import asyncio
+import email
+import email.policy
 import json
+import signal
 import ssl
 import sys
+import threading
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
-port, mode = int(sys.argv[1]), sys.argv[2]
-received = []
+arguments = [a for a in sys.argv[1:] if a != "--serve"]
+serve = "--serve" in sys.argv
+port, mode = int(arguments[0]), arguments[1]
+seen = set()
+lock = threading.Lock()
+
+
+def read(data):
+    """What a mail reader sees: Python's email package, with the default (strict, modern) policy."""
+    message = email.message_from_bytes(data, policy=email.policy.default)
+    parts = {}
+    for part in message.walk():
+        if part.get_content_maintype() == "text":
+            parts[part.get_content_type()] = part.get_content()
+    defects = [type(d).__name__ for d in message.defects]
+    for part in message.walk():
+        defects += [type(d).__name__ for d in part.defects]
+    return {
+        "subject": str(message["subject"]), "messageId": str(message["message-id"]), "toHeader": str(message["to"]),
+        "fromHeader": str(message["from"]), "text": parts.get("text/plain"), "html": parts.get("text/html"),
+        "headers": [name.lower() for name in message.keys()], "defects": defects,
+    }
 
 
 class Handler:
@@ -29,10 +56,19 @@ class Handler:
     async def handle_DATA(self, server, session, envelope):
         if mode == "later":
             return "451 4.3.0 try again later"
-        received.append({
+        parsed = read(envelope.original_content)
+        if mode == "flaky":
+            with lock:
+                first = parsed["messageId"] not in seen
+                seen.add(parsed["messageId"])
+            if first:
+                return "451 4.3.0 try again later"
+        line = json.dumps({
             "from": envelope.mail_from, "to": envelope.rcpt_tos, "tls": session.ssl is not None,
             "authenticated": bool(session.authenticated), "data": envelope.original_content.decode("utf-8", "replace"),
+            **parsed,
         })
+        print(line, flush=True)
         return "250 OK queued"
 
 
@@ -44,13 +80,18 @@ def authenticator(server, session, envelope, mechanism, auth_data):
 options = {}
 if mode == "starttls":
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(sys.argv[3], sys.argv[4])
+    context.load_cert_chain(arguments[2], arguments[3])
     options = {"tls_context": context, "require_starttls": True, "authenticator": authenticator, "auth_required": True, "auth_require_tls": True}
 controller = Controller(Handler(), hostname="127.0.0.1", port=port, **options)
 controller.start()
 print("ready", flush=True)
-sys.stdin.readline()
+if serve:
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    while not stop.wait(1):
+        pass
+else:
+    sys.stdin.readline()
 controller.stop()
-for message in received:
-    print(json.dumps(message), flush=True)
 print("done", flush=True)

@@ -16,6 +16,9 @@ extension AccountEvent: Codable {
         case factorId
         case factorType
         case remaining
+        case message
+        case to
+        case values
     }
 
     public init(from decoder: any Decoder) throws {
@@ -55,6 +58,14 @@ extension AccountEvent: Codable {
                 remaining: try container.decode(Int.self, forKey: .remaining)
             )
         case "recoveryCodeUsed": .recoveryCodeUsed(remaining: try container.decode(Int.self, forKey: .remaining))
+        case "mailRequested":
+            .mailRequested(MailRequest(
+                message: try container.decode(MailRequest.Message.self, forKey: .message),
+                to: try container.decode(String.self, forKey: .to),
+                sealedToken: try container.decodeIfPresent(SealedResetToken.self, forKey: .sealedToken),
+                expiresAt: try container.contains(.expiresAt) ? Self.decodeTime(from: container, forKey: .expiresAt) : nil,
+                values: try container.decodeIfPresent([String: String].self, forKey: .values) ?? [:]
+            ))
         default:
             throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "Unknown event type \"\(type)\".")
         }
@@ -91,6 +102,14 @@ extension AccountEvent: Codable {
             try container.encode(remaining, forKey: .remaining)
         case let .recoveryCodeUsed(remaining):
             try container.encode(remaining, forKey: .remaining)
+        case let .mailRequested(request):
+            try container.encode(request.message, forKey: .message)
+            try container.encode(request.to, forKey: .to)
+            try container.encodeIfPresent(request.sealedToken, forKey: .sealedToken)
+            try container.encodeIfPresent(request.expiresAt.map(Self.timestamp), forKey: .expiresAt)
+            if !request.values.isEmpty {
+                try container.encode(request.values, forKey: .values)
+            }
         case .associatedAccount, .disassociatingAccount, .deletingAccount, .passwordChanged, .sessionsRevoked:
             break
         }
@@ -135,6 +154,7 @@ extension AccountEvent: CustomStringConvertible {
         case let .factorAdded(factorId, factorType): "factorId: \(factorId), factorType: \(factorType)"
         case let .factorRemoved(factorId, factorType, remaining): "factorId: \(factorId), factorType: \(factorType), remaining: \(remaining)"
         case let .recoveryCodeUsed(remaining): "remaining: \(remaining)"
+        case let .mailRequested(request): "message: \(request.message), to: \(request.to)\(request.sealedToken == nil ? "" : ", token: <sealed>")"
         case .associatedAccount, .disassociatingAccount, .deletingAccount, .passwordChanged, .sessionsRevoked: ""
         }
         return "AccountEvent(\(kind.name), id: \(id), accountId: \(accountId), time: \(Self.timestamp(time))\(payload.isEmpty ? "" : ", " + payload))"

@@ -31,6 +31,8 @@ public struct AccountEvent: Sendable, Equatable, Identifiable {
         case factorRemoved(factorId: String, factorType: String, remaining: Int)
         /// A recovery code was used to sign in or reauthenticate; how many unused ones are left.
         case recoveryCodeUsed(remaining: Int)
+        /// A mail for Notifications' courier to send (``MailRequest``): internal, never on an account's stream.
+        case mailRequested(MailRequest)
 
         /// The stable type name on the wire.
         public var name: String {
@@ -46,6 +48,7 @@ public struct AccountEvent: Sendable, Equatable, Identifiable {
             case .factorAdded: "factorAdded"
             case .factorRemoved: "factorRemoved"
             case .recoveryCodeUsed: "recoveryCodeUsed"
+            case .mailRequested: "mailRequested"
             }
         }
     }

@@ -26,7 +26,7 @@ struct SMTPClientTests {
         MailMessage(
             from: try MailAddress("accounts@example.org"), fromName: "Konto", to: try MailAddress("ada@example.org"), subject: subject,
             text: "Open https://example.org/account/reset/confirm?token=abc\n.\n", html: "<p>Open the link.</p>",
-            messageId: "<test-1@example.org>", date: Date()
+            messageId: "<test-1@example.org>", date: Date(timeIntervalSince1970: 1_790_000_000)
         )
     }
 

@@ -40,6 +40,19 @@ struct WebhookResetTokenTests {
         await receiver.stop()
     }
 
+    @Test("a mail request reaches a webhook that takes every type without its sealed secret")
+    func mailRequestWithoutSecret() throws {
+        let event = AccountEvent(accountId: "a1", kind: .mailRequested(MailRequest(
+            message: .signInCode, to: "ada@example.org", sealedToken: ResetTokenSeal(secret: WireSecret(Harness.secret)).seal("12345678", accountId: "a1")
+        )))
+        let endpoint = WebhookEndpoint(name: "audit", url: URL(string: "https://audit.example.org")!)
+        let body = try WebhookDispatcher.body(for: event, to: endpoint, seal: ResetTokenSeal(secret: WireSecret(Harness.secret)))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
+        #expect(object["type"] as? String == "mailRequested" && object["to"] as? String == "ada@example.org")
+        #expect(object["sealedToken"] == nil && object["token"] == nil)
+        #expect(!String(decoding: body, as: UTF8.self).contains("12345678"))
+    }
+
     @Test("a token sealed with another deployment's secret is never sent: the event ends in dead letters", arguments: NotificationStorageKind.allCases)
     func foreignSealIsNotDelivered(kind: NotificationStorageKind) async throws {
         let receiver = try await WebhookReceiver.start(statuses: [.noContent])

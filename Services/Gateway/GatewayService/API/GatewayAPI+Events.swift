@@ -65,6 +65,11 @@ extension GatewayAPI {
             tasks.addTask {
                 do {
                     for try await delivery in subscription {
+                        // A mail request is the courier's (an address, a sealed secret): not the account's news.
+                        if case .mailRequested = delivery.event.kind {
+                            subscription.acknowledge(delivery)
+                            continue
+                        }
                         continuation.yield(ArraySlice(Self.serverSentEvent(delivery.event)))
                         subscription.acknowledge(delivery)
                         if Self.mayEndSession(delivery.event.kind), await !sessionIsValid(token) {

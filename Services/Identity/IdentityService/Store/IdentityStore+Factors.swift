@@ -216,10 +216,11 @@ extension IdentityStore {
         guard request.code.value.utf8.count <= 16, let step = TOTPAuthenticator.matchingStep(of: request.code.value, secret: secret, at: now) else {
             throw try await codeRefused(accountId, at: now)
         }
+        let address = await mailAddress(accountId: accountId)
         let confirmed = try await stored { () async throws(IdentityStorageError) in
             try await storage.confirmFactor(
                 accountId: accountId, factorId: factor.id, step: step, at: now,
-                events: [event(accountId, .factorAdded(factorId: factor.id, factorType: StoredFactor.Kind.totp.rawValue), at: now)]
+                events: factorEvents(accountId, .factorAdded(factorId: factor.id, factorType: StoredFactor.Kind.totp.rawValue), address: address, at: now)
             )
         }
         guard confirmed else { throw Self.factorNotFound }
@@ -240,9 +241,10 @@ extension IdentityStore {
         let accountId = session.accountId
         let factorId = request.factorId
         guard factorId.utf8.count <= 64 else { throw Self.factorNotFound }
+        let address = await mailAddress(accountId: accountId)
         let removed = try await stored { () async throws(IdentityStorageError) in
             try await storage.removeFactor(accountId: accountId, factorId: factorId) { kind, remaining in
-                [self.event(accountId, .factorRemoved(factorId: factorId, factorType: kind.rawValue, remaining: remaining), at: now)]
+                self.factorEvents(accountId, .factorRemoved(factorId: factorId, factorType: kind.rawValue, remaining: remaining), address: address, at: now)
             }
         }
         guard let left = removed?.remaining else { throw Self.factorNotFound }
@@ -255,14 +257,14 @@ extension IdentityStore {
         let now = clock()
         let session = try await validSession(request.token, at: now)
         try await authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
-        _ = try await signedUpCredential(session.accountId)
+        let credential = try await signedUpCredential(session.accountId)
         let accountId = session.accountId
         let codes = RecoveryCodes.generate()
         let factor = StoredFactor(id: UUID().uuidString.lowercased(), accountId: accountId, kind: .recoveryCodes, name: "Recovery codes", confirmed: true, createdAt: now)
         try await stored { () async throws(IdentityStorageError) in
             try await storage.replaceRecoveryCodes(
                 factor, codeHashes: codes.map(RecoveryCodes.hash),
-                events: [event(accountId, .factorAdded(factorId: factor.id, factorType: StoredFactor.Kind.recoveryCodes.rawValue), at: now)]
+                events: factorEvents(accountId, .factorAdded(factorId: factor.id, factorType: StoredFactor.Kind.recoveryCodes.rawValue), address: credential.userId, at: now)
             )
         }
         logger.info("recovery codes made", metadata: ["konto.account_id": "\(accountId)"])
@@ -270,6 +272,18 @@ extension IdentityStore {
     }
 
     /// The account's credential, which must have a userId: an anonymous account has no second factors.
+    /// A factor's event, and the mail that tells the account's owner of it.
+    func factorEvents(_ accountId: String, _ kind: AccountEvent.Kind, address: String?, at now: Timestamp) -> [AccountEvent] {
+        let message: MailRequest.Message
+        let factorType: String
+        switch kind {
+        case let .factorAdded(_, type): (message, factorType) = (.factorAdded, type)
+        case let .factorRemoved(_, type, _): (message, factorType) = (.factorRemoved, type)
+        default: return [event(accountId, kind, at: now)]
+        }
+        return [event(accountId, kind, at: now), mailEvent(accountId, to: address, message, values: ["factorType": factorType], at: now)].compactMap { $0 }
+    }
+
     func signedUpCredential(_ accountId: String) async throws(ServiceError) -> StoredCredential {
         let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
         guard let credential, credential.userId != nil else {

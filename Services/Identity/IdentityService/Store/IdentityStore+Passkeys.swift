@@ -73,8 +73,9 @@ extension IdentityStore {
             sealedSecret: factorSecrets.seal(bytes: registration.publicKey, accountId: accountId, factorId: factorId),
             confirmed: true, createdAt: now, credentialId: registration.credentialId, signCount: Int64(registration.signCount)
         )
+        let address = await mailAddress(accountId: accountId)
         let added = try await stored { () async throws(IdentityStorageError) in
-            try await storage.addPasskey(factor, events: [event(accountId, .factorAdded(factorId: factorId, factorType: StoredFactor.Kind.passkey.rawValue), at: now)])
+            try await storage.addPasskey(factor, events: factorEvents(accountId, .factorAdded(factorId: factorId, factorType: StoredFactor.Kind.passkey.rawValue), address: address, at: now))
         }
         guard added else { throw Self.passkeyRefused(WebAuthnError(.malformed, "this passkey is registered already")) }
         logger.info("second factor added", metadata: [

@@ -50,7 +50,10 @@ extension IdentityStore {
                 tokenHash: SecretToken.hash(token),
                 accountId: accountId,
                 expiresAt: expiresAt,
-                events: [event(accountId, .passwordResetRequested(userId: userId, token: resetTokenSeal.seal(token, accountId: accountId), expiresAt: expiresAt.date), at: now)]
+                events: [
+                    event(accountId, .passwordResetRequested(userId: userId, token: resetTokenSeal.seal(token, accountId: accountId), expiresAt: expiresAt.date), at: now),
+                    mailEvent(accountId, to: userId, .passwordReset, secret: token, expiresAt: expiresAt, at: now),
+                ].compactMap { $0 }
             )
         }
         logger.info("password reset requested", metadata: ["konto.account_id": "\(accountId)"])
@@ -66,15 +69,20 @@ extension IdentityStore {
         let now = clock()
         let tokenHash = SecretToken.hash(request.token.value)
         // A made-up token costs a lookup, not a hash (the confirmation below is what uses the token, atomically).
-        guard try await stored({ () async throws(IdentityStorageError) in try await storage.resetTokenAccount(tokenHash: tokenHash, at: now) }) != nil else {
+        guard let tokenAccount = try await stored({ () async throws(IdentityStorageError) in try await storage.resetTokenAccount(tokenHash: tokenHash, at: now) }) else {
             throw Self.invalidResetToken
         }
+        let address = await mailAddress(accountId: tokenAccount)
         let hash = try await hashing { try await hashing.hash(request.newPassword.value) }
         let confirmed = try await stored { () async throws(IdentityStorageError) in
             try await storage.confirmPasswordReset(tokenHash: tokenHash, at: now, passwordHash: hash.encoded) { accountId, sessionsEnded in
                 var events = [self.event(accountId, .passwordChanged, at: now)]
                 if sessionsEnded > 0 {
                     events.append(self.event(accountId, .sessionsRevoked, at: now))
+                }
+                // The token named this account when the address was read (a token is the account's alone).
+                if accountId == tokenAccount, let mail = self.mailEvent(accountId, to: address, .passwordChanged, at: now) {
+                    events.append(mail)
                 }
                 return events
             }

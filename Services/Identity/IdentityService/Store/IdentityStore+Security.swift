@@ -12,11 +12,15 @@ extension IdentityStore {
         try await authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
         let hash = try await hashing { try await hashing.hash(request.newPassword.value) }
         let accountId = session.accountId
+        let address = await mailAddress(accountId: accountId)
         let ended = try await stored { () async throws(IdentityStorageError) in
             try await storage.changePassword(accountId: accountId, passwordHash: hash.encoded, keeping: session.id) { ended in
                 var events = [self.event(accountId, .passwordChanged, at: now)]
                 if ended > 0 {
                     events.append(self.event(accountId, .sessionsRevoked, at: now))
+                }
+                if let mail = self.mailEvent(accountId, to: address, .passwordChanged, at: now) {
+                    events.append(mail)
                 }
                 return events
             }
@@ -45,6 +49,10 @@ extension IdentityStore {
                 var events = [self.event(accountId, .userIdChanged(previous: previous, new: userId), at: now)]
                 if ended > 0 {
                     events.append(self.event(accountId, .sessionsRevoked, at: now))
+                }
+                // To the previous address: whoever owns it learns that it no longer signs in.
+                if let mail = self.mailEvent(accountId, to: previous, .emailChanged, at: now) {
+                    events.append(mail)
                 }
                 return events
             }

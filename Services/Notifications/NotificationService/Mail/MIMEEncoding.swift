@@ -57,10 +57,11 @@ enum MIMEEncoding {
                 let isLast = position == bytes.count - 1
                 var piece: String
                 switch byte {
-                case 0x3D, 0x00..<0x20 where byte != 0x09, 0x7F...:
+                case 0x3D, 0x00..<0x20, 0x7F...:
+                    // Tabs too: escaped wherever they are, so none is trailing whitespace a relay may strip.
                     piece = String(format: "=%02X", byte)
-                case 0x09, 0x20 where isLast:
-                    piece = String(format: "=%02X", byte)
+                case 0x20 where isLast:
+                    piece = "=20"
                 case 0x2E where current.isEmpty:
                     piece = "=2E"
                 default:

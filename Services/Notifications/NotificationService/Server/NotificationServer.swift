@@ -17,6 +17,7 @@ public final class NotificationServer: Service {
     private let client: PostgresClient?
     private let postgresStorage: PostgresNotificationStorage?
     private let webhooks: WebhookDispatcher
+    private let courier: MailCourier?
     private let logger: Logger
 
     /// - Throws: when the database's TLS settings cannot be used, or a webhook endpoint has problems
@@ -58,6 +59,11 @@ public final class NotificationServer: Service {
         var webhooks = WebhookDispatcher.Configuration(endpoints: configuration.webhooks)
         webhooks.resetTokenSeal = ResetTokenSeal(secret: configuration.secret)
         self.webhooks = WebhookDispatcher(store: store, configuration: webhooks, logger: logger)
+        if let mail = configuration.mail {
+            self.courier = try MailCourier(store: store, settings: mail, seal: ResetTokenSeal(secret: configuration.secret), logger: logger)
+        } else {
+            self.courier = nil
+        }
         self.logger = logger
         store.register(on: wireServer)
     }
@@ -74,6 +80,9 @@ public final class NotificationServer: Service {
             host.database(client) { try await postgresStorage.migrate(logger: self.logger) }
         }
         host.addJob("webhooks", webhooks)
+        if let courier {
+            host.addJob("mail", courier)
+        }
         host.addJob("retention", EventRetentionJob(store: store))
         return try host.graph(wire: wireServer)
     }

@@ -20,6 +20,8 @@ public struct NotificationServiceConfiguration: Sendable {
     public var options: NotificationOptions
     /// Endpoints that receive events as signed HTTP POSTs.
     public var webhooks: [WebhookEndpoint]
+    /// The courier's settings; nil: no mail (the webhooks stay, for operators who send their own).
+    public var mail: MailSettings?
 
     public init(
         host: String = "127.0.0.1",
@@ -27,7 +29,8 @@ public struct NotificationServiceConfiguration: Sendable {
         secret: WireSecret,
         database: PostgresSettings? = nil,
         options: NotificationOptions = NotificationOptions(),
-        webhooks: [WebhookEndpoint] = []
+        webhooks: [WebhookEndpoint] = [],
+        mail: MailSettings? = nil
     ) {
         self.host = host
         self.port = port
@@ -35,6 +38,7 @@ public struct NotificationServiceConfiguration: Sendable {
         self.database = database
         self.options = options
         self.webhooks = webhooks
+        self.mail = mail
     }
 
     /// Reads the variables docs/CONFIGURATION.md lists; every problem names its variable.
@@ -64,7 +68,8 @@ public struct NotificationServiceConfiguration: Sendable {
             secret: WireSecret(try environment.secret("KONTO_WIRE_SECRET")),
             database: database,
             options: options,
-            webhooks: try environment.string("KONTO_NOTIFICATIONS_WEBHOOKS").map { try WebhookEndpoint.load(path: $0) } ?? []
+            webhooks: try environment.string("KONTO_NOTIFICATIONS_WEBHOOKS").map { try WebhookEndpoint.load(path: $0) } ?? [],
+            mail: try MailSettings(environment: environment)
         )
         do {
             self.wireTLS = try WireTLS.fromEnvironment { environment.string($0) }

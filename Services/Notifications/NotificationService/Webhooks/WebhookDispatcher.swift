@@ -69,50 +69,17 @@ public struct WebhookDispatcher: Service {
     private func serve(_ endpoint: WebhookEndpoint, http: HTTPClient) async {
         var logger = self.logger
         logger[metadataKey: "konto.webhook"] = "\(endpoint.name)"
-        let options = store.options
         // Read once; NotificationServer refused the endpoint at start if any could not be read.
         let secrets = endpoint.signingSecrets
-        // Declared before anything else, so events stored from now on are queued for the endpoint.
-        while !Task.isCancelled {
-            do {
-                _ = try await store.declareGroup(NotificationsSubscribeRequest(group: endpoint.group, types: endpoint.types))
-                break
-            } catch {
-                logger.warning("webhook group cannot be declared; retrying", metadata: ["konto.error": "\(error)"])
-                try? await Task.sleep(for: options.pollInterval)
-            }
-        }
-        while !Task.isCancelled {
-            let generation = store.published.generation
-            let now = store.clock()
-            let claims: [ClaimedDelivery]
-            do {
-                // The visibility covers the POST's timeout, so no second claim races a slow endpoint.
-                let visibility = max(options.visibilityTimeout, configuration.requestTimeout + .seconds(5))
-                claims = try await store.storage.claim(group: endpoint.group, limit: configuration.concurrency, at: now, visibility: visibility, maxAttempts: options.maxAttempts)
-            } catch {
-                logger.warning("webhook deliveries cannot be claimed", metadata: ["konto.error": "\(error)"])
-                try? await Task.sleep(for: options.pollInterval)
-                continue
-            }
-            guard !claims.isEmpty else {
-                let wait = (try? await store.idleWait(group: endpoint.group, now: now)) ?? options.pollInterval
-                await store.published.wait(after: generation, timeout: wait)
-                continue
-            }
-            // One claim per account at most (later ones wait for it), so these may go out in parallel.
-            let deliveryLogger = logger
-            await withDiscardingTaskGroup { group in
-                for delivery in claims {
-                    group.addTask {
-                        await self.deliver(delivery, to: endpoint, secrets: secrets, http: http, logger: deliveryLogger)
-                    }
-                }
-            }
+        // The visibility covers the POST's timeout, so no second claim races a slow endpoint.
+        let visibility = max(store.options.visibilityTimeout, configuration.requestTimeout + .seconds(5))
+        let deliveryLogger = logger
+        await store.work(group: endpoint.group, types: endpoint.types, concurrency: configuration.concurrency, visibility: visibility, logger: logger) { delivery in
+            await self.deliver(delivery, to: endpoint, secrets: secrets, http: http, logger: deliveryLogger)
         }
     }
 
-    private func deliver(_ delivery: ClaimedDelivery, to endpoint: WebhookEndpoint, secrets: [WebhookSecret], http: HTTPClient, logger: Logger) async {
+    private func deliver(_ delivery: ClaimedDelivery, to endpoint: WebhookEndpoint, secrets: [WebhookSecret], http: HTTPClient, logger: Logger) async -> DeliveryOutcome {
         let started = ContinuousClock.now
         var statusCode: Int?
         var failure: String?
@@ -140,21 +107,15 @@ public struct WebhookDispatcher: Service {
             failure = Self.describe(error)
         }
         let milliseconds = Int((ContinuousClock.now - started).milliseconds)
-        let now = store.clock()
-        let attempt = WebhookAttempt(endpoint: endpoint.name, eventId: delivery.event.id, attempt: delivery.attempts, statusCode: statusCode, error: failure, durationMilliseconds: milliseconds, at: now)
+        let attempt = WebhookAttempt(endpoint: endpoint.name, eventId: delivery.event.id, attempt: delivery.attempts, statusCode: statusCode, error: failure, durationMilliseconds: milliseconds, at: store.clock())
         do {
             try await store.storage.logWebhookAttempt(attempt)
-            if let failure {
-                let retryAt = now.adding(store.options.retryDelay(afterAttempts: delivery.attempts))
-                let outcome = try await store.storage.retry(delivery.claim, reason: failure, retryAt: retryAt, maxAttempts: store.options.maxAttempts, at: now)
-                logger.info("webhook delivery failed", metadata: ["konto.event_id": "\(delivery.event.id)", "konto.attempt": "\(delivery.attempts)", "konto.error": "\(failure)", "konto.outcome": "\(outcome)"])
-            } else {
-                _ = try await store.storage.acknowledge(delivery.claim)
-            }
         } catch {
-            // The claim times out and the event goes out again.
-            logger.warning("webhook outcome not stored", metadata: ["konto.event_id": "\(delivery.event.id)", "konto.error": "\(error)"])
+            logger.warning("webhook attempt not logged", metadata: ["konto.event_id": "\(delivery.event.id)", "konto.error": "\(error)"])
         }
+        guard let failure else { return .delivered }
+        logger.info("webhook delivery failed", metadata: ["konto.event_id": "\(delivery.event.id)", "konto.attempt": "\(delivery.attempts)", "konto.error": "\(failure)"])
+        return .retry(failure)
     }
 
     /// A short reason for the log: what kind of failure, never a URL's credentials or a body.

@@ -1,0 +1,189 @@
+import Foundation
+import KontoModel
+import Mustache
+
+/// The courier's templates (swift-mustache): a subject, a text and an HTML part per message. Built in, and each
+/// overridable by a file in the operator's directory (`KONTO_MAIL_TEMPLATES`), named `<message>.<part>.mustache`
+/// (e.g. `passwordReset.html.mustache`).
+///
+/// The subject and the text are plain text (`{{…}}` escapes nothing); the HTML part escapes every `{{…}}`. No value
+/// can reach a header: the subject is encoded (``MIMEEncoding/headerValue(_:)``), its line breaks made spaces.
+public struct MailTemplates: Sendable {
+    public enum Part: String, Sendable, CaseIterable {
+        case subject, text, html
+    }
+
+    /// A template that cannot be used, named.
+    public struct Problem: Error, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    private var templates: [String: MustacheTemplate]
+
+    /// The template of `message`'s `part`; nil for a message no template knows (a newer producer's).
+    func template(_ message: MailRequest.Message, _ part: Part) -> MustacheTemplate? {
+        templates["\(message.rawValue).\(part.rawValue)"]
+    }
+
+    /// `message`'s `part` rendered with `context`; nil for a message no template knows.
+    func render(_ message: MailRequest.Message, _ part: Part, with context: Any) -> String? {
+        template(message, part)?.render(context)
+    }
+
+    /// Konto's own templates.
+    public static let builtIn: MailTemplates = {
+        do {
+            return try MailTemplates(overrides: [:])
+        } catch {
+            // The built-in texts are compiled by the tests; they cannot fail here.
+            preconditionFailure("\(error)")
+        }
+    }()
+
+    /// The built-in templates with `overrides` (keyed `<message>.<part>`) in their place.
+    init(overrides: [String: String]) throws(Problem) {
+        var texts = Self.builtInTexts
+        for (name, text) in overrides {
+            guard texts[name] != nil else {
+                throw Problem(description: "\(name).mustache overrides no template (a message of \(MailRequest.Message.all.map(\.rawValue).joined(separator: ", ")) and a part of subject, text, html)")
+            }
+            texts[name] = text
+        }
+        var templates: [String: MustacheTemplate] = [:]
+        for (name, text) in texts {
+            // Plain text but for the HTML part: a subject or text must not show `&amp;` for an `&`.
+            let typed = name.hasSuffix(".html") ? text : "{{% CONTENT_TYPE: TEXT}}" + text
+            do {
+                templates[name] = try MustacheTemplate(string: typed)
+            } catch {
+                throw Problem(description: "\(name).mustache is not a Mustache template: \(error)")
+            }
+        }
+        self.templates = templates
+    }
+
+    /// The built-in templates, each replaced by `<message>.<part>.mustache` in `directory` where there is one. Any
+    /// other file there, or one that does not compile, is refused by name.
+    public init(directory: String) throws(Problem) {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            throw Problem(description: "\(directory) is not a readable directory")
+        }
+        var overrides: [String: String] = [:]
+        for file in names.sorted() where !file.hasPrefix(".") {
+            guard file.hasSuffix(".mustache") else {
+                throw Problem(description: "\(file) is not a template (<message>.<part>.mustache)")
+            }
+            let path = (directory as NSString).appendingPathComponent(file)
+            guard let data = FileManager.default.contents(atPath: path), data.count <= 256 * 1024,
+                  let text = String(data: data, encoding: .utf8)
+            else {
+                throw Problem(description: "\(file) cannot be read as UTF-8 text of at most 256 KiB")
+            }
+            overrides[String(file.dropLast(".mustache".count))] = text
+        }
+        try self.init(overrides: overrides)
+    }
+
+    static let builtInTexts: [String: String] = [
+        "passwordReset.subject": "Reset your password",
+        "passwordReset.text": """
+        Someone asked to reset the password of your account {{address}}.
+
+        Choose a new password here; the link works once, until {{expiresAt}}:
+        {{link}}
+
+        If it was not you, ignore this mail: your password stays as it is.
+
+        """,
+        "passwordReset.html": page("""
+        <p>Someone asked to reset the password of your account {{address}}.</p>
+        <p><a href="{{link}}">Choose a new password</a>. The link works once, until {{expiresAt}}.</p>
+        <p>If it was not you, ignore this mail: your password stays as it is.</p>
+        """),
+        "verifyEmail.subject": "Confirm your email address",
+        "verifyEmail.text": """
+        Please confirm that {{address}} is your address:
+        {{link}}
+
+        The link works once, until {{expiresAt}}. If you did not ask for this, ignore this mail.
+
+        """,
+        "verifyEmail.html": page("""
+        <p>Please confirm that {{address}} is your address.</p>
+        <p><a href="{{link}}">Confirm my address</a>. The link works once, until {{expiresAt}}.</p>
+        <p>If you did not ask for this, ignore this mail.</p>
+        """),
+        "signInCode.subject": "Your sign-in code",
+        "signInCode.text": """
+        Your code to sign in to {{address}}:
+
+            {{code}}
+
+        It works once, for {{minutes}} minutes. If you did not ask for it, ignore this mail; nobody can sign in without it.
+
+        """,
+        "signInCode.html": page("""
+        <p>Your code to sign in to {{address}}:</p>
+        <p style="font-size:1.5em;letter-spacing:0.2em"><strong>{{code}}</strong></p>
+        <p>It works once, for {{minutes}} minutes. If you did not ask for it, ignore this mail; nobody can sign in without it.</p>
+        """),
+        "passwordChanged.subject": "Your password was changed",
+        "passwordChanged.text": """
+        The password of your account {{address}} was changed at {{time}}, and its other sessions were signed out.
+
+        If it was not you, reset your password now: {{resetLink}}
+
+        """,
+        "passwordChanged.html": page("""
+        <p>The password of your account {{address}} was changed at {{time}}, and its other sessions were signed out.</p>
+        <p>If it was not you, <a href="{{resetLink}}">reset your password now</a>.</p>
+        """),
+        "emailChanged.subject": "Your email address was changed",
+        "emailChanged.text": """
+        Your account no longer signs in as {{address}}: its address was changed at {{time}}.
+
+        If it was not you, reply to this mail or contact the service's support at once.
+
+        """,
+        "emailChanged.html": page("""
+        <p>Your account no longer signs in as {{address}}: its address was changed at {{time}}.</p>
+        <p>If it was not you, reply to this mail or contact the service's support at once.</p>
+        """),
+        "factorAdded.subject": "A second factor was added to your account",
+        "factorAdded.text": """
+        {{factor}} was added to your account {{address}} at {{time}} as a second factor.
+
+        If it was not you, reset your password now: {{resetLink}}
+
+        """,
+        "factorAdded.html": page("""
+        <p>{{factor}} was added to your account {{address}} at {{time}} as a second factor.</p>
+        <p>If it was not you, <a href="{{resetLink}}">reset your password now</a>.</p>
+        """),
+        "factorRemoved.subject": "A second factor was removed from your account",
+        "factorRemoved.text": """
+        {{factor}} was removed from your account {{address}} at {{time}}.
+
+        If it was not you, reset your password now: {{resetLink}}
+
+        """,
+        "factorRemoved.html": page("""
+        <p>{{factor}} was removed from your account {{address}} at {{time}}.</p>
+        <p>If it was not you, <a href="{{resetLink}}">reset your password now</a>.</p>
+        """),
+    ]
+
+    private static func page(_ body: String) -> String {
+        """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8"><title>{{subject}}</title></head>
+        <body style="font-family:system-ui,sans-serif;line-height:1.5;max-width:40em">
+        \(body)
+        </body></html>
+
+        """
+    }
+}

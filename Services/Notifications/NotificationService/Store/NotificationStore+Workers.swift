@@ -1,0 +1,124 @@
+import KontoContracts
+import KontoModel
+import KontoRuntime
+import Logging
+import Synchronization
+
+/// What an in-service worker (a webhook endpoint, the mail courier) made of one delivery.
+enum DeliveryOutcome: Sendable, Equatable {
+    case delivered
+    /// Try again after the back-off (dead letter once the attempts are used up).
+    case retry(String)
+    /// Retrying cannot help: dead letter now.
+    case deadLetter(String)
+}
+
+/// How a worker's delivery ended in storage, for its metrics.
+enum DeliverySettlement: Sendable, Equatable {
+    case delivered, retried, deadLettered
+}
+
+extension NotificationStore {
+    /// Serves `group` inside Notifications until cancelled: declares it for `types`, then keeps up to `concurrency`
+    /// deliveries in flight, claiming more as each is settled by `deliver`'s outcome. Claims hold at most one
+    /// delivery per account, so the ones in flight may go out in parallel and each account's still arrive in order.
+    /// A claim's visibility should outlast `deliver`; a delivery whose outcome is not stored is claimed again once
+    /// it times out (at least once).
+    func work(
+        group: String,
+        types: [String]?,
+        concurrency: Int,
+        visibility: Duration,
+        logger: Logger,
+        deliver: @escaping @Sendable (ClaimedDelivery) async -> DeliveryOutcome,
+        settled: @escaping @Sendable (ClaimedDelivery, DeliverySettlement) -> Void = { _, _ in }
+    ) async {
+        // Declared before anything else, so events stored from now on are queued for the group.
+        while !Task.isCancelled {
+            do {
+                _ = try await declareGroup(NotificationsSubscribeRequest(group: group, types: types))
+                break
+            } catch {
+                logger.warning("group cannot be declared; retrying", metadata: ["konto.error": "\(error)"])
+                try? await Task.sleep(for: options.pollInterval)
+            }
+        }
+        let inFlight = InFlightCount()
+        // Notified as each delivery is settled: room for another, or an account's next event now claimable.
+        let finished = Wakeup()
+        await withDiscardingTaskGroup { tasks in
+            while !Task.isCancelled {
+                let publishedGeneration = published.generation
+                let finishedGeneration = finished.generation
+                let room = concurrency - inFlight.value
+                guard room > 0 else {
+                    await finished.wait(after: finishedGeneration, timeout: options.pollInterval)
+                    continue
+                }
+                let now = clock()
+                let claims: [ClaimedDelivery]
+                do {
+                    claims = try await storage.claim(group: group, limit: room, at: now, visibility: visibility, maxAttempts: options.maxAttempts)
+                } catch {
+                    logger.warning("deliveries cannot be claimed", metadata: ["konto.error": "\(error)"])
+                    try? await Task.sleep(for: options.pollInterval)
+                    continue
+                }
+                guard !claims.isEmpty else {
+                    let wait = (try? await idleWait(group: group, now: now)) ?? options.pollInterval
+                    await Self.firstOf(published, after: publishedGeneration, finished, after: finishedGeneration, timeout: wait)
+                    continue
+                }
+                inFlight.add(claims.count)
+                for delivery in claims {
+                    tasks.addTask {
+                        let outcome = await deliver(delivery)
+                        let settlement = await self.settle(delivery, outcome, logger: logger)
+                        inFlight.add(-1)
+                        finished.notify()
+                        if let settlement { settled(delivery, settlement) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stores a worker's outcome; nil when it could not be stored (the claim times out and the event goes again).
+    private func settle(_ delivery: ClaimedDelivery, _ outcome: DeliveryOutcome, logger: Logger) async -> DeliverySettlement? {
+        let now = clock()
+        do {
+            switch outcome {
+            case .delivered:
+                _ = try await storage.acknowledge(delivery.claim)
+                return .delivered
+            case .retry(let reason):
+                let retryAt = now.adding(options.retryDelay(afterAttempts: delivery.attempts))
+                let stored = try await storage.retry(delivery.claim, reason: reason, retryAt: retryAt, maxAttempts: options.maxAttempts, at: now)
+                return stored == .deadLettered ? .deadLettered : .retried
+            case .deadLetter(let reason):
+                _ = try await storage.reject(delivery.claim, reason: reason, at: now)
+                return .deadLettered
+            }
+        } catch {
+            logger.warning("delivery outcome not stored", metadata: ["konto.event_id": "\(delivery.event.id)", "konto.error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// Returns once either wakeup is notified after its generation, or after `timeout`.
+    private static func firstOf(_ first: Wakeup, after firstGeneration: UInt64, _ second: Wakeup, after secondGeneration: UInt64, timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { race in
+            race.addTask { await first.wait(after: firstGeneration, timeout: timeout) }
+            race.addTask { await second.wait(after: secondGeneration, timeout: timeout) }
+            await race.next()
+            race.cancelAll()
+        }
+    }
+}
+
+/// Deliveries a worker has in flight, shared with the tasks that settle them.
+private final class InFlightCount: Sendable {
+    private let count = Atomic<Int>(0)
+    var value: Int { count.load(ordering: .acquiring) }
+    func add(_ delta: Int) { count.add(delta, ordering: .acquiringAndReleasing) }
+}

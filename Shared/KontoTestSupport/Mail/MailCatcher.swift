@@ -1,0 +1,91 @@
+import Foundation
+
+/// A real SMTP server for tests: PyPI's aiosmtpd running Tests/Mail/smtp_server.py as a process of its own, which
+/// reads every mail it receives with Python's `email` package (the judge of Konto's MIME) and reports it.
+/// scripts/test.sh installs aiosmtpd and names its Python in `KONTO_AIOSMTPD_PYTHON`.
+public final class MailCatcher: Sendable {
+    /// One mail as the server received it and Python's `email` package read it.
+    public struct Mail: Decodable, Sendable {
+        /// The envelope.
+        public var from: String
+        public var to: [String]
+        public var tls: Bool
+        public var authenticated: Bool
+        /// The message as sent.
+        public var data: String
+        /// Decoded by Python: the subject, headers, and the text and HTML parts.
+        public var subject: String
+        public var messageId: String
+        public var toHeader: String
+        public var fromHeader: String
+        public var text: String?
+        public var html: String?
+        /// The header names, lower-cased, in order.
+        public var headers: [String]
+        /// What Python found wrong with the message (its `defects`); empty for a correct one.
+        public var defects: [String]
+
+        /// The first `http(s)://` link in the text part that contains `path`.
+        public func link(containing path: String) -> String? {
+            (text ?? "").split(whereSeparator: { $0.isWhitespace }).map(String.init)
+                .first { ($0.hasPrefix("http://") || $0.hasPrefix("https://")) && $0.contains(path) }
+        }
+    }
+
+    public static var python: String? { ProcessInfo.processInfo.environment["KONTO_AIOSMTPD_PYTHON"] }
+
+    public let port: Int
+    private let process: ServiceProcess
+
+    private init(port: Int, process: ServiceProcess) {
+        self.port = port
+        self.process = process
+    }
+
+    /// Starts the server in `mode` (see smtp_server.py: plain, starttls, reject-rcpt, later, flaky) on a free port
+    /// and returns once it listens.
+    public static func start(mode: String = "plain", certificate: (cert: String, key: String)? = nil) async throws -> MailCatcher {
+        guard let python else {
+            throw KontoTestingError(.toolNotInstalled, "KONTO_AIOSMTPD_PYTHON is not set (scripts/test.sh installs aiosmtpd and sets it)")
+        }
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Tests/Mail/smtp_server.py").path
+        let port = try FreePort.loopback()
+        let arguments = ["-u", script, "\(port)", mode] + (certificate.map { [$0.cert, $0.key] } ?? []) + ["--serve"]
+        let process = try ServiceProcess.start(python, arguments: arguments, environment: [:])
+        let catcher = MailCatcher(port: port, process: process)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !catcher.lines.contains("ready") {
+            guard process.isRunning, ContinuousClock.now < deadline else {
+                let output = process.output
+                await process.stop()
+                throw KontoTestingError(.serverDidNotStart, "the SMTP server did not start: \(output)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return catcher
+    }
+
+    private var lines: [Substring] { process.output.split(separator: "\n") }
+
+    /// Every mail received so far, in order.
+    public var mails: [Mail] {
+        lines.filter { $0.hasPrefix("{") }.compactMap { try? JSONDecoder().decode(Mail.self, from: Data($0.utf8)) }
+    }
+
+    /// The mails once at least `count` have arrived; those there are after `bound` otherwise.
+    public func waitForMails(_ count: Int, within bound: Duration = .seconds(30)) async -> [Mail] {
+        let deadline = ContinuousClock.now + bound
+        // The server is another process that writes its log: this polls that file, as a reader of a log would.
+        while true {
+            let mails = self.mails
+            if mails.count >= count || ContinuousClock.now >= deadline { return mails }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Stops the server.
+    public func stop() async {
+        await process.stop(grace: .seconds(5))
+    }
+}
