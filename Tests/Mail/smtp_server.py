@@ -6,6 +6,7 @@ Usage: smtp_server.py PORT MODE [CERT KEY] [--serve]
         reject-rcpt  every recipient refused with 550
         later        every message refused with 451
         flaky        a message's first delivery refused with 451, a repeat (the same Message-ID) accepted
+        hold         a message's first delivery never answered (`held <Message-ID>` printed), a repeat accepted
 Prints `ready` once listening, then one JSON line per message as it is received: the envelope, whether TLS and AUTH
 were used, the raw data, and what Python's `email` package reads from it (subject, text and HTML parts, Message-ID,
 defects). Without --serve it exits at the first line on stdin; with it, at SIGTERM.
@@ -57,12 +58,16 @@ class Handler:
         if mode == "later":
             return "451 4.3.0 try again later"
         parsed = read(envelope.original_content)
-        if mode == "flaky":
+        if mode in ("flaky", "hold"):
             with lock:
                 first = parsed["messageId"] not in seen
                 seen.add(parsed["messageId"])
-            if first:
+            if first and mode == "flaky":
                 return "451 4.3.0 try again later"
+            if first:
+                print("held " + parsed["messageId"], flush=True)
+                await asyncio.sleep(3600)
+                return "451 4.3.0 held"
         line = json.dumps({
             "from": envelope.mail_from, "to": envelope.rcpt_tos, "tls": session.ssl is not None,
             "authenticated": bool(session.authenticated), "data": envelope.original_content.decode("utf-8", "replace"),

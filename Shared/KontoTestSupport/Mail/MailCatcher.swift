@@ -73,13 +73,28 @@ public final class MailCatcher: Sendable {
         lines.filter { $0.hasPrefix("{") }.compactMap { try? JSONDecoder().decode(Mail.self, from: Data($0.utf8)) }
     }
 
+    /// The Message-IDs of the mails a `hold` server is holding (their first delivery, never answered).
+    public var held: [String] {
+        lines.filter { $0.hasPrefix("held ") }.map { String($0.dropFirst(5)) }
+    }
+
     /// The mails once at least `count` have arrived; those there are after `bound` otherwise.
     public func waitForMails(_ count: Int, within bound: Duration = .seconds(30)) async -> [Mail] {
+        await poll(within: bound, until: { $0.count >= count }) { $0.mails }
+    }
+
+    /// The held Message-IDs once at least `count` are held; those there are after `bound` otherwise.
+    public func waitForHeld(_ count: Int, within bound: Duration = .seconds(30)) async -> [String] {
+        await poll(within: bound, until: { $0.count >= count }) { $0.held }
+    }
+
+    /// Reads `value` until `done` holds or `bound` passes. The server is another process that writes its log: this
+    /// polls that file, as a reader of a log would.
+    private func poll<Value>(within bound: Duration, until done: (Value) -> Bool, _ value: (MailCatcher) -> Value) async -> Value {
         let deadline = ContinuousClock.now + bound
-        // The server is another process that writes its log: this polls that file, as a reader of a log would.
         while true {
-            let mails = self.mails
-            if mails.count >= count || ContinuousClock.now >= deadline { return mails }
+            let current = value(self)
+            if done(current) || ContinuousClock.now >= deadline { return current }
             try? await Task.sleep(for: .milliseconds(20))
         }
     }

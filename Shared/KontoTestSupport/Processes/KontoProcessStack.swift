@@ -40,6 +40,10 @@ public final class KontoProcessStack: Sendable {
         if environment["KONTO_WEBAUTHN_RP_ID"] == nil, environment["KONTO_WEBAUTHN_ORIGINS"] == nil {
             environment["KONTO_WEBAUTHN_ORIGINS"] = "http://localhost:\(gatewayPort)"
         }
+        // Links in mail lead to this stack's own console.
+        if environment["KONTO_MAIL_SMTP_URL"] != nil, environment["KONTO_PUBLIC_URL"] == nil {
+            environment["KONTO_PUBLIC_URL"] = "http://127.0.0.1:\(gatewayPort)"
+        }
         self.environment = environment
         self.gatewayPort = gatewayPort
         self.wireSecret = environment["KONTO_WIRE_SECRET"]!

@@ -1,5 +1,6 @@
 import Foundation
 import KontoRuntime
+import NIOCore
 import NIOSSL
 
 /// How the courier sends mail: the SMTP server, the sender, the base of links, the templates and how many mails
@@ -25,7 +26,7 @@ public struct MailSettings: Sendable {
     }
 
     /// The settings from `KONTO_MAIL_SMTP_URL`, `KONTO_MAIL_FROM`, `KONTO_PUBLIC_URL`, `KONTO_MAIL_TEMPLATES`,
-    /// `KONTO_MAIL_SMTP_CA` and `KONTO_MAIL_CONCURRENCY`; nil when no SMTP URL is set (mail off). Every problem
+    /// `KONTO_MAIL_SMTP_CA`, `KONTO_MAIL_TIMEOUT_SECONDS` and `KONTO_MAIL_CONCURRENCY`; nil when no SMTP URL is set (mail off). Every problem
     /// names its variable, and never repeats a password.
     public init?(environment: ServiceEnvironment) throws(ServiceEnvironmentError) {
         guard let url = environment.string("KONTO_MAIL_SMTP_URL") else { return nil }
@@ -36,6 +37,7 @@ public struct MailSettings: Sendable {
             }
             smtp.trustRoots = .file(ca)
         }
+        smtp.timeout = .seconds(Int64(try environment.integer("KONTO_MAIL_TIMEOUT_SECONDS", default: 30, in: 1...300)))
         let (from, fromName) = try Self.sender(try environment.required("KONTO_MAIL_FROM", purpose: "the sender of Konto's mail, with KONTO_MAIL_SMTP_URL"))
         let publicURL = try Self.publicURL(try environment.required("KONTO_PUBLIC_URL", purpose: "the base of the links in Konto's mail, with KONTO_MAIL_SMTP_URL"))
         let templates: MailTemplates
