@@ -51,6 +51,8 @@ extension KontoErrorCode {
     public static let alreadySignedUp = Self(rawValue: "account.alreadySignedUp")
     /// A password reset token that is unknown, used or expired.
     public static let invalidResetToken = Self(rawValue: "account.invalidResetToken")
+    /// An email verification token that is unknown, used, expired, or for an address the account no longer has.
+    public static let invalidVerificationToken = Self(rawValue: "account.invalidVerificationToken")
     /// A security-related operation of an account with a second factor needs a privileged window opened with it
     /// (reauthentication with a code or passkey): the password alone is not enough.
     public static let secondFactorRequired = Self(rawValue: "account.secondFactorRequired")
@@ -113,7 +115,7 @@ extension KontoErrorCode {
         .overloaded, .connectionClosed, .protocolViolation, .internalError, .badPayload, .invalidRequest, .cancelled,
         .credentialsTaken, .wrongCredentials, .validationFailed, .accountIdChanged, .mutatingNonMutableAccountKeys,
         .missingAccountValue, .userIdNotRemovable, .reauthenticationRequired, .notFound, .unauthenticated, .throttled,
-        .versionConflict, .alreadySignedUp, .invalidResetToken, .secondFactorRequired, .invalidChallenge, .factorNotFound,
+        .versionConflict, .alreadySignedUp, .invalidResetToken, .invalidVerificationToken, .secondFactorRequired, .invalidChallenge, .factorNotFound,
         .identityBusy, .identityStorageUnavailable, .identityStorageFailure, .identityProfileUnavailable,
         .profileAlreadyExists, .profileValueTooLarge, .profileAccountTooLarge, .profileStorageUnavailable, .profileStorageFailure,
         .notificationsInvalidRequest, .notificationsUnknownGroup, .notificationsGroupMismatch, .notificationsUnknownEvent,

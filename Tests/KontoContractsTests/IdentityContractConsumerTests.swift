@@ -62,6 +62,8 @@ struct IdentityContractConsumerTests {
         ContractCodec.entry(IdentityContract.changeUserId),
         ContractCodec.entry(IdentityContract.requestPasswordReset),
         ContractCodec.entry(IdentityContract.confirmPasswordReset),
+        ContractCodec.entry(IdentityContract.requestEmailVerification),
+        ContractCodec.entry(IdentityContract.confirmEmailVerification),
         ContractCodec.entry(IdentityContract.delete),
         ContractCodec.entry(IdentityContract.completeSecondFactor),
         ContractCodec.entry(IdentityContract.listFactors),

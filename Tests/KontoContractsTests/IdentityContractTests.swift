@@ -25,9 +25,11 @@ struct IdentityContractTests {
             // A passkey's signed answers are single-use and bound to their challenge: nothing to keep secret.
             IdentityContract.registerPasskey.carriesSecrets, IdentityContract.passkeyLoginOptions.carriesSecrets,
             IdentityContract.passkeyLogin.carriesSecrets,
+            // A verification token is single-use and proves only that a mailbox received it.
+            IdentityContract.requestEmailVerification.carriesSecrets, IdentityContract.confirmEmailVerification.carriesSecrets,
         ]
         #expect(plain.allSatisfy { !$0 })
-        #expect(Set(IdentityContract.methods).count == 23)
+        #expect(Set(IdentityContract.methods).count == 25)
     }
 
     @Test("a login request carries its password only as the contract encodes it")

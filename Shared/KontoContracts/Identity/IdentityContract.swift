@@ -36,13 +36,18 @@ public enum IdentityContract {
     public static let requestPasswordReset = WireMethod<IdentityPasswordResetRequest, IdentityDone>("identity.requestPasswordReset")
     public static let confirmPasswordReset = WireMethod<IdentityConfirmPasswordResetRequest, IdentitySessionsEnded>.carryingSecrets("identity.confirmPasswordReset")
     public static let delete = WireMethod<IdentityDeleteRequest, IdentityDone>.carryingSecrets("identity.delete")
+    /// Sends the session's account a new link confirming its address (limited per account and address).
+    public static let requestEmailVerification = WireMethod<IdentitySessionRequest, IdentityDone>("identity.requestEmailVerification")
+    /// Confirms an address with the token of the link sent to it; no session needed (the link may open anywhere).
+    public static let confirmEmailVerification = WireMethod<IdentityConfirmEmailVerificationRequest, IdentityDone>("identity.confirmEmailVerification")
 
     public static let methods = [
         signUp.name, signInAnonymously.name, login.name, validateSession.name, logout.name, logoutEverywhere.name,
         reauthenticate.name, changePassword.name, changeUserId.name, requestPasswordReset.name,
         confirmPasswordReset.name, delete.name, completeSecondFactor.name, listFactors.name, enrollTOTP.name,
         confirmTOTP.name, removeFactor.name, regenerateRecoveryCodes.name, passkeyRegistrationOptions.name, registerPasskey.name,
-        passkeyLoginOptions.name, passkeyLogin.name, HealthContract.check.name,
+        passkeyLoginOptions.name, passkeyLogin.name, requestEmailVerification.name, confirmEmailVerification.name,
+        HealthContract.check.name,
     ]
 
     /// Every code an Identity method may answer with (besides the wire layer's).
@@ -55,6 +60,7 @@ public enum IdentityContract {
         .unauthenticated,
         .reauthenticationRequired,
         .invalidResetToken,
+        .invalidVerificationToken,
         .secondFactorRequired,
         .invalidChallenge,
         .factorNotFound,
@@ -91,6 +97,8 @@ public enum IdentityContract {
             changeUserId.name: [.unauthenticated, .validationFailed, .missingAccountValue, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .credentialsTaken, .notFound, .identityBusy] + storage,
             requestPasswordReset.name: [.validationFailed, .missingAccountValue, .throttled, .notFound] + storage,
             confirmPasswordReset.name: [.validationFailed, .missingAccountValue, .invalidResetToken, .identityBusy] + storage,
+            requestEmailVerification.name: [.unauthenticated, .notFound, .throttled] + storage,
+            confirmEmailVerification.name: [.invalidVerificationToken] + storage,
             delete.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .notFound, .identityBusy] + storage,
             // A report, never an error: an unready dependency is a check with status notReady.
             HealthContract.check.name: [],

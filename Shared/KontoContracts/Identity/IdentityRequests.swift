@@ -132,6 +132,15 @@ public struct IdentityPasswordResetRequest: Codable, Sendable, Equatable {
     }
 }
 
+/// The token of a verification link.
+public struct IdentityConfirmEmailVerificationRequest: Codable, Sendable {
+    public var token: BearerToken
+
+    public init(token: BearerToken) {
+        self.token = token
+    }
+}
+
 public struct IdentityConfirmPasswordResetRequest: Codable, Sendable {
     public var token: BearerToken
     public var newPassword: SecretString

@@ -49,6 +49,7 @@ extension AccountEvent: Codable {
         case "userIdChanged":
             .userIdChanged(previous: try container.decode(String.self, forKey: .previous), new: try container.decode(String.self, forKey: .new))
         case "sessionsRevoked": .sessionsRevoked
+        case "emailVerified": .emailVerified
         case "factorAdded":
             .factorAdded(factorId: try container.decode(String.self, forKey: .factorId), factorType: try container.decode(String.self, forKey: .factorType))
         case "factorRemoved":
@@ -110,7 +111,7 @@ extension AccountEvent: Codable {
             if !request.values.isEmpty {
                 try container.encode(request.values, forKey: .values)
             }
-        case .associatedAccount, .disassociatingAccount, .deletingAccount, .passwordChanged, .sessionsRevoked:
+        case .associatedAccount, .disassociatingAccount, .deletingAccount, .passwordChanged, .sessionsRevoked, .emailVerified:
             break
         }
     }
@@ -155,7 +156,7 @@ extension AccountEvent: CustomStringConvertible {
         case let .factorRemoved(factorId, factorType, remaining): "factorId: \(factorId), factorType: \(factorType), remaining: \(remaining)"
         case let .recoveryCodeUsed(remaining): "remaining: \(remaining)"
         case let .mailRequested(request): "message: \(request.message), to: \(request.to)\(request.sealedToken == nil ? "" : ", token: <sealed>")"
-        case .associatedAccount, .disassociatingAccount, .deletingAccount, .passwordChanged, .sessionsRevoked: ""
+        case .associatedAccount, .disassociatingAccount, .deletingAccount, .passwordChanged, .sessionsRevoked, .emailVerified: ""
         }
         return "AccountEvent(\(kind.name), id: \(id), accountId: \(accountId), time: \(Self.timestamp(time))\(payload.isEmpty ? "" : ", " + payload))"
     }

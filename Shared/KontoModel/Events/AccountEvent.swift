@@ -31,6 +31,8 @@ public struct AccountEvent: Sendable, Equatable, Identifiable {
         case factorRemoved(factorId: String, factorType: String, remaining: Int)
         /// A recovery code was used to sign in or reauthenticate; how many unused ones are left.
         case recoveryCodeUsed(remaining: Int)
+        /// The account's address (its userId) was confirmed by the link sent to it.
+        case emailVerified
         /// A mail for Notifications' courier to send (``MailRequest``): internal, never on an account's stream.
         case mailRequested(MailRequest)
 
@@ -48,6 +50,7 @@ public struct AccountEvent: Sendable, Equatable, Identifiable {
             case .factorAdded: "factorAdded"
             case .factorRemoved: "factorRemoved"
             case .recoveryCodeUsed: "recoveryCodeUsed"
+            case .emailVerified: "emailVerified"
             case .mailRequested: "mailRequested"
             }
         }

@@ -19,6 +19,8 @@ struct IdentityContractProviderTests {
         options.throttle = ThrottlePolicy(threshold: 3, baseDelay: .seconds(60))
         options.cleanupInterval = .milliseconds(50)
         options.profileCleanupDelay = .milliseconds(500)
+        // One verification mail an hour on request, so the second request shows the limit.
+        options.verificationMailsPerHour = 1
         return options
     }()
 
@@ -40,6 +42,7 @@ struct IdentityContractProviderTests {
                     ContractCondition.hashersBusy: Self.hashersBusy(running),
                     ContractCondition.profileDown: Self.profileDown(profile, running),
                     ContractCondition.resetTokenMailed: Self.resetTokenMailed(running),
+                    ContractCondition.verificationTokenMailed: Self.verificationTokenMailed(running),
                 ])
             }
         }
@@ -57,6 +60,7 @@ struct IdentityContractProviderTests {
                 ContractCondition.hashersBusy: Self.hashersBusy(running),
                 ContractCondition.profileDown: Self.profileDown(profile, running),
                 ContractCondition.resetTokenMailed: Self.resetTokenMailed(running),
+                ContractCondition.verificationTokenMailed: Self.verificationTokenMailed(running),
             ])
         }
         #expect(differences.isEmpty, "\(differences.joined(separator: "\n"))")
@@ -103,6 +107,22 @@ struct IdentityContractProviderTests {
             }
             guard let token = tokens.last else { throw ContractExampleError("no passwordResetRequested event in Identity's outbox") }
             return ["reset-token": token]
+        })
+    }
+
+    /// The token of the last verification link in Identity's outbox (a `verifyEmail` mail request): what the courier
+    /// would have mailed.
+    static func verificationTokenMailed(_ running: IdentityServiceHarness.Running) -> ContractCondition {
+        ContractCondition(establish: {}, end: {}, supply: {
+            let events = try await running.identityServer.store.storage.pendingEvents(limit: 100_000)
+            var tokens: [String] = []
+            for event in events {
+                if case let .mailRequested(request) = event.kind, request.message == .verifyEmail, let sealed = request.sealedToken {
+                    tokens.append(try ResetTokenSeal(secret: WireSecret(IdentityServiceHarness.secret)).open(sealed, accountId: event.accountId))
+                }
+            }
+            guard let token = tokens.last else { throw ContractExampleError("no verification mail request in Identity's outbox") }
+            return ["verification-token": token]
         })
     }
 

@@ -22,7 +22,8 @@ struct IdentityStoreAccountTests {
         #expect(!info.isAnonymous)
         #expect(info.privilegedUntil != nil)
         let events = try await fixture.events()
-        #expect(events.map(\.kind.name) == ["associatedAccount"])
+        // With the link that confirms the address, for the courier.
+        #expect(events.map(\.kind.name) == ["associatedAccount", "mailRequested"])
         #expect(events.first?.accountId == signedUp.accountId)
     }
 

@@ -8,11 +8,78 @@ import Testing
 /// account's address, its secret sealed.
 @Suite("Identity: the mail it asks for")
 struct IdentityStoreMailTests {
-    static func mails(_ fixture: IdentityFixture) async throws -> [(accountId: String, request: MailRequest)] {
+    /// The mail requests in the outbox; without the verification links (their own tests below) unless asked for.
+    static func mails(_ fixture: IdentityFixture, verification: Bool = false) async throws -> [(accountId: String, request: MailRequest)] {
         try await fixture.events().compactMap { event in
-            if case let .mailRequested(request) = event.kind { return (event.accountId, request) }
+            if case let .mailRequested(request) = event.kind, verification || request.message != .verifyEmail { return (event.accountId, request) }
             return nil
         }
+    }
+
+    /// The token of the last verification link asked for.
+    static func verificationToken(_ fixture: IdentityFixture) async throws -> String {
+        let mail = try #require(try await mails(fixture, verification: true).last { $0.request.message == .verifyEmail })
+        return try IdentityFixture.seal.open(try #require(mail.request.sealedToken), accountId: mail.accountId)
+    }
+
+    @Test("sign-up asks for a link to its address; its token verifies the address once (emailVerified), only while the address is the account's")
+    func verification() async throws {
+        let fixture = try IdentityFixture()
+        let signedUp = try await fixture.signUp("Leland@Stanford.edu")
+        let mail = try #require(try await Self.mails(fixture, verification: true).first)
+        #expect(mail.request.message == .verifyEmail && mail.request.to == "Leland@Stanford.edu")
+        #expect(mail.request.expiresAt.map(Timestamp.init) == fixture.clock.now.adding(.seconds(86_400)))
+        let token = try await Self.verificationToken(fixture)
+        #expect(try await fixture.storage.credential(accountId: signedUp.accountId)?.emailVerifiedAt == nil)
+        _ = try await fixture.store.confirmEmailVerification(IdentityConfirmEmailVerificationRequest(token: BearerToken(token)))
+        #expect(try await fixture.storage.credential(accountId: signedUp.accountId)?.emailVerifiedAt == fixture.clock.now)
+        #expect(try await fixture.events().last?.kind == .emailVerified)
+        // Once only; a made-up or oversized token is refused the same way.
+        for refused in [token, "not-a-token", String(repeating: "x", count: 300)] {
+            let error = await identityError { try await fixture.store.confirmEmailVerification(IdentityConfirmEmailVerificationRequest(token: BearerToken(refused))) }
+            #expect(error?.code == .invalidVerificationToken)
+        }
+        // Verified: asking again sends nothing.
+        let before = try await Self.mails(fixture, verification: true).count
+        _ = try await fixture.store.requestEmailVerification(IdentitySessionRequest(token: signedUp.session.token))
+        #expect(try await Self.mails(fixture, verification: true).count == before)
+
+        // A new address is unverified, gets a link of its own, and the previous address's links verify nothing.
+        _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland@stanford.edu"))
+        let strong = signedUp.session.token
+        _ = try await fixture.store.changeUserId(IdentityChangeUserIdRequest(token: strong, userId: "leland.new@stanford.edu"))
+        #expect(try await fixture.storage.credential(accountId: signedUp.accountId)?.emailVerifiedAt == nil)
+        let newToken = try await Self.verificationToken(fixture)
+        #expect(newToken != token)
+        _ = try await fixture.store.confirmEmailVerification(IdentityConfirmEmailVerificationRequest(token: BearerToken(newToken)))
+        #expect(try await fixture.storage.credential(accountId: signedUp.accountId)?.emailVerifiedAt != nil)
+    }
+
+    @Test("a new link on request: limited per account and address (account.throttled with when to retry), expired links refused, none for an address-less account")
+    func requestedLinks() async throws {
+        var options = IdentityOptions()
+        options.verificationMailsPerHour = 2
+        let fixture = try IdentityFixture(options: options)
+        let signedUp = try await fixture.signUp()
+        let request = IdentitySessionRequest(token: signedUp.session.token)
+        _ = try await fixture.store.requestEmailVerification(request)
+        _ = try await fixture.store.requestEmailVerification(request)
+        let throttled = await identityError { try await fixture.store.requestEmailVerification(request) }
+        #expect(throttled?.code == .throttled && (throttled?.retryAfterSeconds ?? 0) > 0)
+        #expect(try await Self.mails(fixture, verification: true).count == 3)
+        let token = try await Self.verificationToken(fixture)
+        fixture.clock.advance(by: .seconds(86_401))
+        let expired = await identityError { try await fixture.store.confirmEmailVerification(IdentityConfirmEmailVerificationRequest(token: BearerToken(token))) }
+        #expect(expired?.code == .invalidVerificationToken)
+        // An hour on, the allowance is back.
+        let session = try await fixture.login()
+        _ = try await fixture.store.requestEmailVerification(IdentitySessionRequest(token: session.session.token))
+
+        let anonymous = try await fixture.store.signInAnonymously(IdentityClientRequest())
+        let none = await identityError { try await fixture.store.requestEmailVerification(IdentitySessionRequest(token: anonymous.session.token)) }
+        #expect(none?.code == .notFound)
+        let missing = await identityError { try await fixture.store.requestEmailVerification(IdentitySessionRequest(token: BearerToken("not-a-session"))) }
+        #expect(missing?.code == .unauthenticated)
     }
 
     @Test("a reset sends the link's token sealed (the same token the reset event carries), then a notice once it is used")
@@ -58,6 +125,6 @@ struct IdentityStoreMailTests {
         _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland"))
         _ = try await fixture.store.changePassword(IdentityChangePasswordRequest(token: signedUp.session.token, currentPassword: SecretString("correct horse battery"), newPassword: SecretString("another horse battery")))
         #expect(try await fixture.events().contains { $0.kind.name == "passwordChanged" })
-        #expect(try await Self.mails(fixture).isEmpty)
+        #expect(try await Self.mails(fixture, verification: true).isEmpty)
     }
 }

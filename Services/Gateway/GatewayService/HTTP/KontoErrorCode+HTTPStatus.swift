@@ -47,6 +47,7 @@ extension KontoErrorCode {
         .userIdNotRemovable: .unprocessableContent,
         // 403, not 400: the request is well formed, the token grants nothing (unknown, used or expired).
         .invalidResetToken: .forbidden,
+        .invalidVerificationToken: .forbidden,
         .secondFactorRequired: .forbidden,
         .invalidChallenge: .unauthorized,
         .factorNotFound: .notFound,

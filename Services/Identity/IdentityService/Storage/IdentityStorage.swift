@@ -156,6 +156,17 @@ public protocol IdentityStorage: OutboxStore {
         events: @escaping @Sendable (_ accountId: String, _ sessionsEnded: Int) -> [AccountEvent]
     ) async throws(IdentityStorageError) -> ConfirmedPasswordReset?
 
+    // MARK: Email verification
+
+    /// Stores a verification token's hash for `address` (single use, until `expiresAt`), with the mail's event.
+    /// - Throws: `notFound` when the account is gone or `address` is not its userId any more.
+    func createEmailVerification(tokenHash: [UInt8], accountId: String, address: String, expiresAt: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError)
+
+    /// Uses a verification token: when it exists, has not expired at `now` and its address is still the account's
+    /// userId, it is removed and the address marked verified at `now`, with `events`, in one transaction; the
+    /// account's id. nil otherwise (an expired token or one for a former address is removed too: it works at most once).
+    func confirmEmailVerification(tokenHash: [UInt8], at now: Timestamp, events: @escaping @Sendable (_ accountId: String) -> [AccountEvent]) async throws(IdentityStorageError) -> String?
+
     // MARK: Profile clean-ups
 
     /// Accounts whose profile is due for deletion at `now`, oldest first.

@@ -16,6 +16,9 @@ public struct StoredCredential: Sendable, Equatable {
     /// the version it was created under and is valid only while it is current, so a login that checked the previous
     /// password cannot leave a session behind a change, however the two interleave.
     public var credentialVersion: Int64
+    /// When the userId (an email address) was confirmed by a link sent to it; nil while it is not. A new userId is
+    /// unverified. (The login lookup leaves it nil: a login does not need it.)
+    public var emailVerifiedAt: Timestamp?
 
     public var isAnonymous: Bool { normalizedUserId == nil }
 
@@ -26,7 +29,8 @@ public struct StoredCredential: Sendable, Equatable {
         passwordHash: String?,
         createdAt: Timestamp,
         isPending: Bool = false,
-        credentialVersion: Int64 = 1
+        credentialVersion: Int64 = 1,
+        emailVerifiedAt: Timestamp? = nil
     ) {
         self.accountId = accountId
         self.userId = userId
@@ -35,5 +39,6 @@ public struct StoredCredential: Sendable, Equatable {
         self.createdAt = createdAt
         self.isPending = isPending
         self.credentialVersion = credentialVersion
+        self.emailVerifiedAt = emailVerifiedAt
     }
 }

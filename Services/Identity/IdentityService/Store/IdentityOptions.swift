@@ -28,6 +28,10 @@ public struct IdentityOptions: Sendable, Equatable {
     public var knownClientAge: Duration = .seconds(90 * 86_400)
     /// Reset mails an account gets per hour from unknown clients together, and from each known client.
     public var resetMailsPerHour = 3
+    /// How long a link confirming an address works.
+    public var emailVerificationLifetime: Duration = .seconds(86_400)
+    /// Verification mails an account may ask for per hour and address (sign-up's own and a new address's aside).
+    public var verificationMailsPerHour = 3
     /// How long a correct password's second-factor challenge works.
     public var challengeLifetime: Duration = .seconds(5 * 60)
     /// Wrong second-factor codes per account (shared by every replica): five, then 30 s doubling to 15 minutes, so a

@@ -57,6 +57,8 @@ extension IdentityStore {
                 return events
             }
         }
+        // The new address is unverified until the link sent to it is opened.
+        await sendEmailVerification(accountId: accountId, address: userId, at: now)
         logger.info("userId changed", metadata: ["konto.account_id": "\(accountId)", "konto.sessions_ended": "\(ended)"])
         return IdentityDone()
     }

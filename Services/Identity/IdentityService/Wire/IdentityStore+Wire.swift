@@ -20,6 +20,8 @@ extension IdentityStore {
         server.register(IdentityContract.changeUserId) { request, _ in try await self.changeUserId(request) }
         server.register(IdentityContract.requestPasswordReset) { request, _ in try await self.requestPasswordReset(request) }
         server.register(IdentityContract.confirmPasswordReset) { request, _ in try await self.confirmPasswordReset(request) }
+        server.register(IdentityContract.requestEmailVerification) { request, _ in try await self.requestEmailVerification(request) }
+        server.register(IdentityContract.confirmEmailVerification) { request, _ in try await self.confirmEmailVerification(request) }
         server.register(IdentityContract.delete) { request, _ in try await self.delete(request) }
         server.register(IdentityContract.completeSecondFactor) { request, _ in try await self.completeSecondFactor(request) }
         server.register(IdentityContract.listFactors) { request, _ in try await self.listFactors(request) }

@@ -5,6 +5,12 @@ import Synchronization
 /// Keeps Identity's records in process memory, for the dev stack and unit tests; gone when the process ends.
 /// One lock over everything makes each call atomic, as a transaction would.
 public final class InMemoryIdentityStorage: IdentityStorage {
+    struct EmailVerification {
+        var accountId: String
+        var address: String
+        var expiresAt: Timestamp
+    }
+
     struct ResetToken {
         var accountId: String
         var expiresAt: Timestamp
@@ -17,6 +23,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         var sessionByTokenHash: [[UInt8]: String] = [:]
         var failures: [String: FailureCount] = [:]
         var resetTokens: [[UInt8]: ResetToken] = [:]
+        var emailVerifications: [[UInt8]: EmailVerification] = [:]
         /// accountId → client hash → its last successful sign-in.
         var knownClients: [String: [[UInt8]: Timestamp]] = [:]
         /// accountId → when its profile may be deleted.
@@ -57,6 +64,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
                 recoveryCodes[factor.id] = nil
             }
             challenges = challenges.filter { $0.value.accountId != accountId }
+            emailVerifications = emailVerifications.filter { $0.value.accountId != accountId }
             if let userId = credential.normalizedUserId {
                 accountByUserId[userId] = nil
             }
@@ -207,7 +215,10 @@ public final class InMemoryIdentityStorage: IdentityStorage {
             }
             credential.userId = userId
             credential.normalizedUserId = normalizedUserId
+            // A new address is unverified; links sent to the previous one verify nothing.
+            credential.emailVerifiedAt = nil
             state.credentials[accountId] = credential
+            state.emailVerifications = state.emailVerifications.filter { $0.value.accountId != accountId }
             state.accountByUserId[normalizedUserId] = accountId
             let ended = state.credentialChanged(accountId, keeping: keeping)
             state.outbox += events(ended)
@@ -412,6 +423,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
             state.usedPasskeyChallenges = state.usedPasskeyChallenges.filter { $0.value > now }
             let tokens = state.resetTokens.filter { $0.value.expiresAt <= now }.map(\.key).prefix(limit)
             for token in tokens { state.resetTokens[token] = nil }
+            state.emailVerifications = state.emailVerifications.filter { $0.value.expiresAt > now }
             pruned.resetTokens = tokens.count
             let withSessions = Set(state.sessions.values.map(\.accountId))
             let anonymous = state.credentials.values

@@ -200,5 +200,28 @@ public enum IdentityMigrations {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 7,
+            name: "email verification: when the userId was verified, verification tokens",
+            statements: [
+                """
+                ALTER TABLE credentials ADD COLUMN email_verified_at timestamptz
+                """,
+                """
+                CREATE TABLE email_verifications (
+                    token_hash bytea PRIMARY KEY CHECK (length(token_hash) = 32),
+                    account_id text NOT NULL REFERENCES credentials (account_id) ON DELETE CASCADE,
+                    address text NOT NULL,
+                    expires_at timestamptz NOT NULL
+                )
+                """,
+                """
+                CREATE INDEX email_verifications_account ON email_verifications (account_id)
+                """,
+                """
+                CREATE INDEX email_verifications_expiry ON email_verifications (expires_at)
+                """,
+            ]
+        ),
     ]
 }

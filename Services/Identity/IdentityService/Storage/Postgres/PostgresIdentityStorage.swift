@@ -93,20 +93,21 @@ public struct PostgresIdentityStorage: IdentityStorage {
     private func credential(where column: StaticString, equals value: String) async throws(IdentityStorageError) -> StoredCredential? {
         try await run { client, logger in
             var query = PostgresQuery(unsafeSQL: """
-                SELECT account_id, user_id, normalized_user_id, password_hash, created_at, credential_version
+                SELECT account_id, user_id, normalized_user_id, password_hash, created_at, credential_version, email_verified_at
                 FROM identity.credentials WHERE \(column) = $1 AND NOT pending
                 """)
             query.binds.append(value)
             let rows = try await client.query(query, logger: logger)
-            for try await (accountId, userId, normalizedUserId, passwordHash, createdAt, version)
-                in rows.decode((String, String?, String?, String?, Date, Int64).self) {
+            for try await (accountId, userId, normalizedUserId, passwordHash, createdAt, version, verifiedAt)
+                in rows.decode((String, String?, String?, String?, Date, Int64, Date?).self) {
                 return StoredCredential(
                     accountId: accountId,
                     userId: userId,
                     normalizedUserId: normalizedUserId,
                     passwordHash: passwordHash,
                     createdAt: Timestamp(createdAt),
-                    credentialVersion: version
+                    credentialVersion: version,
+                    emailVerifiedAt: verifiedAt.map(Timestamp.init)
                 )
             }
             return nil
@@ -184,12 +185,14 @@ public struct PostgresIdentityStorage: IdentityStorage {
             let rows = try await connection.query(
                 """
                 UPDATE identity.credentials SET user_id = \(userId), normalized_user_id = \(normalizedUserId),
-                    credential_version = credential_version + 1
+                    credential_version = credential_version + 1, email_verified_at = NULL
                 WHERE account_id = \(accountId) AND NOT pending RETURNING 1
                 """,
                 logger: logger
             )
             guard try await rows.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
+            // A new address is unverified; links sent to the previous one verify nothing.
+            try await connection.query("DELETE FROM identity.email_verifications WHERE account_id = \(accountId)", logger: logger)
             let ended = try await Self.endCredential(accountId: accountId, keeping: keeping, on: connection, logger: logger)
             try await Self.append(events(ended), on: connection, logger: logger)
             return ended
@@ -584,6 +587,14 @@ public struct PostgresIdentityStorage: IdentityStorage {
                 logger: logger
             )
             pruned.resetTokens = try await tokens.decode(Int.self).all().count
+            try await connection.query(
+                """
+                DELETE FROM identity.email_verifications WHERE token_hash IN (
+                    SELECT token_hash FROM identity.email_verifications WHERE expires_at <= \(now.date) LIMIT \(limit)
+                )
+                """,
+                logger: logger
+            )
             // Expired login challenges go with expired tokens (not counted: nothing outlives its expiry).
             try await connection.query(
                 """

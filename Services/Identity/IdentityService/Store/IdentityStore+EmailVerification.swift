@@ -1,0 +1,63 @@
+import KontoContracts
+import KontoModel
+import Logging
+
+extension IdentityStore {
+    /// Sends the link that confirms `address` is the account's (through the courier, `verifyEmail`): a single-use
+    /// token, only its hash stored, valid for ``IdentityOptions/emailVerificationLifetime``. Nothing for usernames.
+    /// A failure is logged, not thrown: the change that sends it (a sign-up, a new userId) has happened, and the
+    /// owner can ask for another link.
+    func sendEmailVerification(accountId: String, address: String, at now: Timestamp) async {
+        let token = SecretToken.generate()
+        let expiresAt = now.adding(options.emailVerificationLifetime)
+        guard let mail = mailEvent(accountId, to: address, .verifyEmail, secret: token, expiresAt: expiresAt, at: now) else { return }
+        do {
+            try await storage.createEmailVerification(tokenHash: SecretToken.hash(token), accountId: accountId, address: address, expiresAt: expiresAt, events: [mail])
+        } catch {
+            logger.warning("verification mail not asked for", metadata: ["konto.account_id": "\(accountId)", "konto.error": "\(error)"])
+        }
+    }
+
+    /// Sends the session's account a new verification link. Nothing when its address is verified already; limited
+    /// to ``IdentityOptions/verificationMailsPerHour`` per account and address (`account.throttled` beyond, with
+    /// when to try again).
+    /// - Throws: `account.notFound` for an account without an address (a username, an anonymous account).
+    public func requestEmailVerification(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentityDone {
+        let now = clock()
+        let session = try await validSession(request.token, at: now)
+        let accountId = session.accountId
+        let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
+        guard configuration.userIdType == .emailAddress, let credential, let address = credential.userId else {
+            throw ServiceError(AccountError(code: .notFound, message: "The account has no email address to verify."))
+        }
+        guard credential.emailVerifiedAt == nil else { return IdentityDone() }
+        let allowance = "verify-mail:" + Self.digest(accountId + "\u{0}" + address)
+        let window = Duration.seconds(3_600)
+        let sent = try await stored { () async throws(IdentityStorageError) in try await storage.failures(keys: [allowance], at: now, window: window) }
+        if sent[0].count >= options.verificationMailsPerHour {
+            let retryAfter = sent[0].lastFailureAt.map { Int(($0.adding(window).milliseconds - now.milliseconds + 999) / 1_000) } ?? 3_600
+            throw .throttled(retryAfterSeconds: max(retryAfter, 1))
+        }
+        try await stored { () async throws(IdentityStorageError) in try await storage.recordFailures(keys: [allowance], at: now, window: window) }
+        await sendEmailVerification(accountId: accountId, address: address, at: now)
+        logger.info("verification mail asked for", metadata: ["konto.account_id": "\(accountId)"])
+        return IdentityDone()
+    }
+
+    /// Confirms an address with its link's token: once, before it expires, and only while the address is still the
+    /// account's userId. `emailVerified`.
+    /// - Throws: `account.invalidVerificationToken` otherwise.
+    public func confirmEmailVerification(_ request: IdentityConfirmEmailVerificationRequest) async throws(ServiceError) -> IdentityDone {
+        guard request.token.value.utf8.count <= 256 else { throw Self.invalidVerificationToken }
+        let now = clock()
+        let tokenHash = SecretToken.hash(request.token.value)
+        let accountId = try await stored { () async throws(IdentityStorageError) in
+            try await storage.confirmEmailVerification(tokenHash: tokenHash, at: now) { accountId in [self.event(accountId, .emailVerified, at: now)] }
+        }
+        guard let accountId else { throw Self.invalidVerificationToken }
+        logger.info("email address verified", metadata: ["konto.account_id": "\(accountId)"])
+        return IdentityDone()
+    }
+
+    static let invalidVerificationToken = ServiceError(AccountError(code: .invalidVerificationToken))
+}

@@ -1,0 +1,67 @@
+import Foundation
+@testable import IdentityService
+import KontoModel
+import Testing
+
+/// Email verification tokens on every storage: single use, expiring, bound to the address they were sent to.
+@Suite("Identity storage: email verification")
+struct IdentityStorageEmailVerificationTests {
+    typealias Conformance = IdentityStorageConformanceTests
+
+    @Test("a token verifies its address once and before it expires, never another account's or a former address; the address goes unverified with a new userId; a deletion takes the tokens", arguments: IdentityStorageKind.allCases)
+    func tokens(kind: IdentityStorageKind) async throws {
+        let t0 = Conformance.t0
+        try await kind.withStorage { storage in
+            try await Conformance.account(storage, "a1", "leland@stanford.edu", sessionByte: 1)
+            let token = Conformance.token(21)
+            try await storage.createEmailVerification(tokenHash: token, accountId: "a1", address: "leland@stanford.edu", expiresAt: t0.adding(.seconds(60)), events: [Conformance.event("a1", .passwordChanged)])
+            #expect(try await storage.pendingEvents(limit: 10).last?.kind == .passwordChanged)
+            // Not for an address the account does not have, nor for a missing account.
+            for (account, address) in [("a1", "someone@stanford.edu"), ("missing", "leland@stanford.edu")] {
+                await #expect {
+                    try await storage.createEmailVerification(tokenHash: Conformance.token(22), accountId: account, address: address, expiresAt: t0.adding(.seconds(60)), events: [])
+                } throws: { error in
+                    (error as? IdentityStorageError)?.code == .notFound
+                }
+            }
+            #expect(try await storage.confirmEmailVerification(tokenHash: token, at: t0.adding(.seconds(60))) { _ in [] } == nil, "expired")
+            try await storage.createEmailVerification(tokenHash: token, accountId: "a1", address: "leland@stanford.edu", expiresAt: t0.adding(.seconds(60)), events: [])
+            #expect(try await storage.confirmEmailVerification(tokenHash: token, at: t0.adding(.seconds(10))) { [Conformance.event($0, .emailVerified)] } == "a1")
+            #expect(try await storage.credential(accountId: "a1")?.emailVerifiedAt == t0.adding(.seconds(10)))
+            #expect(try await storage.pendingEvents(limit: 10).last?.kind == .emailVerified)
+            #expect(try await storage.confirmEmailVerification(tokenHash: token, at: t0) { _ in [] } == nil, "used")
+            #expect(try await storage.confirmEmailVerification(tokenHash: Conformance.token(23), at: t0) { _ in [] } == nil, "unknown")
+
+            // A token for the address, then a new userId: the address is unverified and the token verifies nothing.
+            try await storage.createEmailVerification(tokenHash: Conformance.token(24), accountId: "a1", address: "leland@stanford.edu", expiresAt: t0.adding(.seconds(60)), events: [])
+            _ = try await storage.changeUserId(accountId: "a1", userId: "lee@stanford.edu", normalizedUserId: "lee@stanford.edu", keeping: nil) { _ in [] }
+            #expect(try await storage.credential(accountId: "a1")?.emailVerifiedAt == nil)
+            #expect(try await storage.confirmEmailVerification(tokenHash: Conformance.token(24), at: t0) { _ in [] } == nil)
+
+            try await storage.createEmailVerification(tokenHash: Conformance.token(25), accountId: "a1", address: "lee@stanford.edu", expiresAt: t0.adding(.seconds(60)), events: [])
+            #expect(try await storage.deleteAccount(accountId: "a1", events: [], profileCleanupAt: t0))
+            #expect(try await storage.confirmEmailVerification(tokenHash: Conformance.token(25), at: t0) { _ in [] } == nil)
+        }
+    }
+
+    /// Many rounds of several tasks at once on the global executor's threads (and, on PostgreSQL, connections).
+    @Test("under concurrency a token verifies exactly once", arguments: IdentityStorageKind.allCases)
+    func once(kind: IdentityStorageKind) async throws {
+        let t0 = Conformance.t0
+        try await kind.withStorage { storage in
+            try await Conformance.account(storage, "a1", "leland@stanford.edu", sessionByte: 1)
+            for round in 0..<20 {
+                let token = Conformance.token(UInt8(100 + round))
+                try await storage.createEmailVerification(tokenHash: token, accountId: "a1", address: "leland@stanford.edu", expiresAt: t0.adding(.seconds(60)), events: [])
+                let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
+                    for _ in 0..<6 {
+                        group.addTask { try await storage.confirmEmailVerification(tokenHash: token, at: t0) { [Conformance.event($0, .emailVerified)] } != nil }
+                    }
+                    return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+                }
+                #expect(wins == 1, "round \(round)")
+            }
+            #expect(try await storage.pendingEvents(limit: 100).filter { $0.kind == .emailVerified }.count == 20)
+        }
+    }
+}
