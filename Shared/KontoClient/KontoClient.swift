@@ -371,6 +371,25 @@ public final class KontoClient: Sendable {
         }
     }
 
+    /// Asks for a new link confirming the signed-in account's address (nothing is sent when it is verified already;
+    /// a few an hour, `account.throttled` beyond).
+    public func requestEmailVerification() async throws {
+        let session = try await requireSession()
+        switch try await call(token: session.token, { try await $0.requestEmailVerification() }) {
+        case .accepted: break
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
+    }
+
+    /// Confirms an address with the token of the link sent to it; no session needed.
+    public func confirmEmailVerification(token: String) async throws {
+        let body = Components.Schemas.EmailVerificationConfirmation(token: token)
+        switch try await call({ try await $0.confirmEmailVerification(body: .json(body)) }) {
+        case .noContent: break
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
+    }
+
     public func schema() async throws -> KontoSchema {
         switch try await call({ try await $0.getSchema() }) {
         case .ok(let ok): return try ok.body.json

@@ -1,4 +1,5 @@
 import Foundation
+import KontoClient
 import KontoTestSupport
 import Testing
 
@@ -54,6 +55,37 @@ struct MailTests {
             #expect(try await http.send("POST", "/v1/sessions", json: ["userId": "ada@example.org", "password": "difference engine 1822"]).status == 200)
             let notice = await catcher.waitForMails(3)
             #expect(notice.count == 3 && notice.last?.subject == "Your password was changed", "\(notice.map(\.subject))")
+        }
+    }
+
+    @Test("an address verified by mail: the link opens the console's page, `konto verify-email --token` confirms it once, and a verified account's request sends nothing",
+          .enabled(if: enabled, "KONTO_AIOSMTPD_PYTHON is not set (scripts/test.sh sets it)"))
+    func verificationByMail() async throws {
+        try #require(MailCatcher.python != nil, "CI is set, but KONTO_AIOSMTPD_PYTHON is not")
+        try await Self.withMailSystem { system, catcher in
+            let http = RawHTTP(system: system)
+            _ = try await http.signUp(userId: "vera@example.org", password: "analytical engine 1843")
+            let mail = try #require(await catcher.waitForMails(1).first)
+            #expect(mail.subject == "Confirm your email address" && mail.to == ["vera@example.org"] && mail.defects.isEmpty)
+            let link = try #require(mail.link(containing: "/account/verify?token="))
+            let page = try await http.send("GET", String(link.dropFirst(system.gatewayURL.count)))
+            #expect(page.status == 200 && String(decoding: page.body, as: UTF8.self).contains("verify-form"))
+            let token = String(try #require(link.split(separator: "=", maxSplits: 1).last))
+            let sessionFile = FileManager.default.temporaryDirectory.appendingPathComponent("konto-mail-\(UUID().uuidString).json").path
+            defer { try? FileManager.default.removeItem(atPath: sessionFile) }
+            let environment = ["KONTO_GATEWAY": system.gatewayURL, "KONTO_SESSION_FILE": sessionFile]
+            let konto = try ServiceProcess.executable(named: "konto")
+            let confirmed = try await ServiceProcess.run(konto, arguments: ["verify-email", "--token", token], environment: environment)
+            #expect(confirmed.status == 0 && confirmed.standardOutput.contains("Email address confirmed."), "\(confirmed.standardError)")
+            let again = try await ServiceProcess.run(konto, arguments: ["verify-email", "--token", token], environment: environment)
+            #expect(again.status == 1 && again.standardError.contains("invalid, used or expired"), "\(again.standardError)")
+            // Verified: asking again through KontoClient is accepted and sends nothing (the next mail is the reset's).
+            let client = system.client()
+            _ = try await client.logIn(userId: "vera@example.org", password: "analytical engine 1843")
+            try await client.requestEmailVerification()
+            #expect(try await http.send("POST", "/v1/password-resets", json: ["userId": "vera@example.org"]).status == 202)
+            let mails = await catcher.waitForMails(2)
+            #expect(mails.map(\.subject) == ["Confirm your email address", "Reset your password"])
         }
     }
 

@@ -54,7 +54,7 @@ extension AccountConsole {
         }
     }
 
-    private func donePage(_ done: ConsolePage.Done, visit: Visit, endsSession: Bool) -> Response {
+    func donePage(_ done: ConsolePage.Done, visit: Visit, endsSession: Bool) -> Response {
         var response = page("done", title: done.heading, visit: visit) { $0.done = done }
         if endsSession { response.setCookie(endedSessionCookie(visit)) }
         return response

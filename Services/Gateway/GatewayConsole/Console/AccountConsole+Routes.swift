@@ -43,6 +43,10 @@ extension AccountConsole {
             self.resetConfirmPage(self.visit(request), token: request.uri.queryParameters.get("token") ?? "")
         }
         router.post(RouterPath(base + "/reset/confirm")) { request, _ in await self.form(request, credentials: true, self.confirmReset) }
+        router.get(RouterPath(base + "/verify")) { request, _ in
+            self.verifyPage(self.visit(request), token: request.uri.queryParameters.get("token") ?? "")
+        }
+        router.post(RouterPath(base + "/verify")) { request, _ in await self.form(request, credentials: true, self.confirmVerification) }
         // The targets of forms only: a browser that GETs one (a bookmark, a reload after a redirect) is sent home.
         for path in ["/login", "/anonymous", "/logout", "/logout-everywhere"] {
             router.get(RouterPath(base + path)) { request, _ in self.redirect("/", visit: self.visit(request)) }

@@ -71,7 +71,7 @@ struct ConsolePage: Sendable {
         var danger = false
         var cancels = true
         var backToLogin = false
-        /// A password reset's token, from the emailed link, sent back with the form.
+        /// A token from an emailed link (a reset, a verification), sent back with the form.
         var hasToken = false
         var token = ""
     }

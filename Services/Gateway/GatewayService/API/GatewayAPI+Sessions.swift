@@ -67,6 +67,18 @@ extension GatewayAPI {
         return .accepted(.init(body: .json(.init())))
     }
 
+    func requestEmailVerification(_ input: Operations.RequestEmailVerification.Input) async throws -> Operations.RequestEmailVerification.Output {
+        let (token, _) = try await authenticate()
+        _ = try await upstreams.identity(IdentityContract.requestEmailVerification, IdentitySessionRequest(token: token))
+        return .accepted(.init(body: .json(.init())))
+    }
+
+    func confirmEmailVerification(_ input: Operations.ConfirmEmailVerification.Input) async throws -> Operations.ConfirmEmailVerification.Output {
+        guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
+        _ = try await upstreams.identity(IdentityContract.confirmEmailVerification, IdentityConfirmEmailVerificationRequest(token: BearerToken(body.token)))
+        return .noContent(.init())
+    }
+
     func confirmPasswordReset(_ input: Operations.ConfirmPasswordReset.Input) async throws -> Operations.ConfirmPasswordReset.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
         let request = IdentityConfirmPasswordResetRequest(token: BearerToken(body.token), newPassword: SecretString(body.newPassword))

@@ -124,6 +124,16 @@ package struct GatewayOperations: Sendable {
         _ = try await api.confirmPasswordReset(.init(body: .json(.init(token: token, newPassword: newPassword)))).noContent
     }
 
+    // MARK: Email verification
+
+    package func requestEmailVerification() async throws {
+        _ = try await api.requestEmailVerification(.init()).accepted
+    }
+
+    package func confirmEmailVerification(token: String) async throws {
+        _ = try await api.confirmEmailVerification(.init(body: .json(.init(token: token)))).noContent
+    }
+
     // MARK: Second factors
 
     /// One of the account's second factors, as a page shows it.

@@ -17,7 +17,7 @@ final class GatewayRateLimits: Sendable {
     /// The API's operations (`operationId`s of openapi.yaml) that take credentials or start a reset.
     static let credentialOperations: Set<String> = [
         "logIn", "signUp", "reauthenticate", "requestPasswordReset", "confirmPasswordReset", "completeSecondFactor",
-        "confirmTOTP", "passkeyLogIn", "registerPasskey",
+        "confirmTOTP", "passkeyLogIn", "registerPasskey", "requestEmailVerification", "confirmEmailVerification",
     ]
 
     init(generalPerMinute: Int, credentialsPerMinute: Int, maximumAddresses: Int = 100_000) {

@@ -1,0 +1,42 @@
+import GatewayService
+import Hummingbird
+import HTTPTypes
+
+extension AccountConsole {
+    /// The page a verification mail links to. Opening it confirms nothing: a button does (a POST with the token and
+    /// CSRF), so a mail scanner that fetches links does not use the token up.
+    func verifyPage(_ visit: Visit, token: String, formError: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
+        // Bounded like a bearer token; a longer one is no token of ours.
+        let token = token.utf8.count <= 512 ? token : ""
+        return formPage(
+            .init(
+                mainId: "verify", heading: "Confirm your email address",
+                intro: "Confirm that the address this link was sent to is yours.",
+                formId: "verify-form", action: "/verify", submitId: "verify-submit", submitLabel: "Confirm my address",
+                cancels: false, backToLogin: true, hasToken: true, token: token
+            ),
+            title: "Confirm your email address",
+            fields: [],
+            formError: formError ?? (token.isEmpty ? "This page needs the link from your message." : nil),
+            visit: visit, status: status
+        )
+    }
+
+    func confirmVerification(_ visit: Visit, _ form: ConsoleForm) async -> Response {
+        let token = form["token"] ?? ""
+        do {
+            try await operations.asSession(nil) { try await operations.confirmEmailVerification(token: token) }
+        } catch {
+            let problem = consoleProblem(error)
+            guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }
+            return verifyPage(visit, token: token, formError: problem.detail ?? problem.title, status: problem.status)
+        }
+        return donePage(
+            .init(
+                mainId: "verified", heading: "Address confirmed", text: "Thank you: your email address is confirmed.",
+                linkId: "account-link", linkPath: "/", linkLabel: "Go to your account"
+            ),
+            visit: visit, endsSession: false
+        )
+    }
+}

@@ -1,0 +1,28 @@
+import ArgumentParser
+import KontoClient
+
+/// `konto verify-email [--token TOKEN]`.
+struct VerifyEmail: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify-email",
+        abstract: "Send a new link confirming the account's email address, or confirm it with a link's token.",
+        discussion: "Without --token, asks for a new link (signed in). With --token (the token=… part of the link), confirms the address; no session needed."
+    )
+
+    @OptionGroup var options: GatewayOptions
+    @Option(help: "The token from the verification link.") var token: String?
+
+    struct Answer: Encodable { var verified: Bool; var linkRequested: Bool }
+
+    func run() async throws {
+        try await options.perform { client, output in
+            if let token {
+                try await client.confirmEmailVerification(token: token)
+                output.answer("Email address confirmed.", Answer(verified: true, linkRequested: false))
+            } else {
+                try await client.requestEmailVerification()
+                output.answer("A new link is on its way, unless the address is confirmed already.", Answer(verified: false, linkRequested: true))
+            }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import GatewayService
+import KontoContracts
+import KontoModel
+import KontoWire
+import NIOHTTP1
+import Testing
+
+/// Email verification through a running gateway and the real services: the API's two routes and the console's page
+/// that a verification mail links to.
+@Suite("Email verification over HTTP")
+struct EmailVerificationHTTPTests {
+    /// The token of the verification link Identity asked the courier to send to `accountId` (read from Notifications'
+    /// feed, opened with the deployment's secret as the courier would).
+    static func verificationToken(_ gateway: GatewayHarness.Running, accountId: String) async throws -> String {
+        try await gateway.withService(port: gateway.notificationsPort) { notifications in
+            let feed = try await notifications.subscribe(NotificationsContract.feed, NotificationsFeedRequest(accountId: accountId), credit: 8)
+            defer { feed.cancel() }
+            for try await delivery in feed {
+                feed.acknowledge(delivery)
+                if case let .mailRequested(request) = delivery.event.kind, request.message == .verifyEmail, let sealed = request.sealedToken {
+                    return try ResetTokenSeal(secret: WireSecret(GatewayHarness.secret)).open(sealed, accountId: accountId)
+                }
+            }
+            throw GatewayHarness.HarnessError("the feed ended without a verification mail")
+        }
+    }
+
+    @Test("the mailed link's page confirms the address with a button (not on opening); the token then works no more; a new link needs a session")
+    func verification() async throws {
+        try await GatewayHarness.withGateway { gateway in
+            let (session, accountId) = try await gateway.signUp("vera@example.org")
+            let token = try await Self.verificationToken(gateway, accountId: accountId)
+            try await ConsoleBrowser.withClient { http in
+                var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                let page = try await browser.get("/account/verify?token=\(token)")
+                #expect(page.status == 200 && page.html.contains(#"<main id="verify">"#) && page.html.contains(#"value="\#(token)""#))
+                // Opening the page used nothing: the API still takes the token... after the button, which confirms.
+                let confirmed = try await browser.post("/account/verify", [("token", token)])
+                #expect(confirmed.status == 200 && confirmed.html.contains(#"<main id="verified">"#), "\(confirmed.html)")
+                let again = try await browser.post("/account/verify", [("token", token)])
+                #expect(again.status == 403 && again.html.contains("The verification link is invalid, used or expired."))
+                let bare = try await browser.get("/account/verify")
+                #expect(bare.html.contains("This page needs the link from your message."))
+            }
+            let reused = try await gateway.request(.POST, "/v1/email-verifications/confirm", json: #"{"token":"\#(token)"}"#)
+            #expect(reused.status == 403 && reused.code == "account.invalidVerificationToken")
+            // An empty token is refused like any token that is not one.
+            #expect(try await gateway.request(.POST, "/v1/email-verifications/confirm", json: #"{"token":""}"#).code == "account.invalidVerificationToken")
+            #expect(try await gateway.request(.POST, "/v1/email-verifications/confirm", json: #"{}"#).status == 400)
+            // Verified: a new link is accepted and sends nothing; without a session, refused.
+            #expect(try await gateway.request(.POST, "/v1/account/email-verification", token: session).status == 202)
+            #expect(try await gateway.request(.POST, "/v1/account/email-verification").status == 401)
+        }
+    }
+
+    @Test("the API confirms a fresh account's token once; a request for a new link is limited per hour")
+    func api() async throws {
+        try await GatewayHarness.withGateway { gateway in
+            let (session, accountId) = try await gateway.signUp("ivo@example.org")
+            let token = try await Self.verificationToken(gateway, accountId: accountId)
+            // Three new links an hour; the fourth request is throttled with when to retry.
+            for _ in 0..<3 {
+                #expect(try await gateway.request(.POST, "/v1/account/email-verification", token: session).status == 202)
+            }
+            let throttled = try await gateway.request(.POST, "/v1/account/email-verification", token: session)
+            #expect(throttled.status == 429 && throttled.code == "account.throttled" && throttled.headers.first(name: "Retry-After") != nil)
+            // Any link sent so far still works (the newest as well as the first).
+            #expect(try await gateway.request(.POST, "/v1/email-verifications/confirm", json: #"{"token":"\#(token)"}"#).status == 204)
+        }
+    }
+}
