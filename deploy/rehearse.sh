@@ -79,7 +79,7 @@ cgroup_manager = "cgroupfs"
 events_logger = "file"
 EOF
 export CONTAINERS_CONF=$work/containers.conf
-compose=("$venv/bin/podman-compose" -p "$project" -f docker-compose.yml -f deploy/compose.rehearsal.yml)
+compose=("$venv/bin/podman-compose" -p "$project" -f docker-compose.yml -f deploy/compose.rehearsal.yml --profile mail)
 
 # ---- 2. images ----
 if ! podman image exists localhost/konto-base:bookworm; then
@@ -112,6 +112,8 @@ dns_cleanup
 step "containers resolve each other by name"
 podman build -q --format docker -t localhost/konto-postgres:15 -f deploy/rehearsal/Postgres.Containerfile deploy/rehearsal >/dev/null
 step "built the PostgreSQL image"
+podman build -q --format docker -t localhost/konto-mailcatcher:bookworm -f deploy/rehearsal/MailCatcher.Containerfile deploy/rehearsal >/dev/null
+step "built the mail catcher's image"
 
 # The binaries: by default the debug build the tests already made (`scripts/test.sh` before it in CI, so nothing is
 # compiled twice: a second, release, build of everything took 13 of CI's 24 minutes), with the Swift runtime
@@ -159,6 +161,9 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 gateway_port=$(free_port)
 replica_port=$(free_port)
 export KONTO_GATEWAY_PUBLISH=127.0.0.1:$gateway_port KONTO_REPLICA_PUBLISH=127.0.0.1:$replica_port
+# The courier sends to the mail catcher (plain SMTP on the compose network only); links lead to this gateway.
+export KONTO_MAIL_SMTP_URL='smtp://mailcatcher:1025?tls=none' KONTO_MAIL_FROM='Konto Rehearsal <accounts@rehearsal.test>'
+export KONTO_PUBLIC_URL=http://127.0.0.1:$gateway_port KONTO_MAILCATCHER_PUBLISH=127.0.0.1:$(free_port)
 secret() { python3 -c 'import secrets; print(secrets.token_hex(24))'; }
 KONTO_WIRE_SECRET=$(secret) POSTGRES_PASSWORD=$(secret) KONTO_IDENTITY_DB_PASSWORD=$(secret)
 KONTO_PROFILE_DB_PASSWORD=$(secret) KONTO_NOTIFICATIONS_DB_PASSWORD=$(secret)
@@ -252,6 +257,28 @@ console=$(curl -s -D - --max-time 20 "$gateway/account/")
 grep -q 'id="account-setup"' <<<"$console" && grep -qi '^content-security-policy:' <<<"$console" \
     || fail "the web console is not served: $(head -c 400 <<<"$console")"
 step "the web console answers at /account/"
+# A reset by Konto's own mail: the courier sends it to the mail catcher, its link opens the console's page, and its
+# token sets the password.
+echo "$password" | "$konto" signup emmy@example.org 'name=Emmy Noether' handle=emmy >/dev/null
+"$konto" logout >/dev/null
+status=$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 "$gateway/v1/password-resets" -H 'Content-Type: application/json' \
+    -d '{"userId":"emmy@example.org"}')
+[[ $status == 202 ]] || fail "the reset request answered $status"
+mailcatcher=$(podman ps --filter "label=io.podman.compose.project=$project" --filter "label=io.podman.compose.service=mailcatcher" --format '{{.Names}}')
+link=
+for _ in $(seq 150); do
+    link=$(podman logs "$mailcatcher" 2>/dev/null | python3 deploy/rehearsal/mail-link.py 'Reset your password' /account/reset/confirm) && break
+    sleep 0.2
+done
+[[ $link == "$gateway/account/reset/confirm?token="* ]] || fail "no reset mail linking to the console at the mail catcher: $(podman logs --tail 30 "$mailcatcher" 2>&1)"
+status=$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 "$link")
+[[ $status == 200 ]] || fail "the mailed link answered $status"
+status=$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 "$gateway/v1/password-resets/confirm" -H 'Content-Type: application/json' \
+    -d "{\"token\":\"${link#*token=}\",\"newPassword\":\"a password from the mail\"}")
+[[ $status == 204 ]] || fail "the mailed token answered $status"
+echo 'a password from the mail' | "$konto" login emmy@example.org >/dev/null || fail "the password set from the mail does not log in"
+"$konto" logout >/dev/null
+step "mail: the reset mail reaches the catcher, its link opens the console, its token sets the password"
 
 # ---- 5. a service killed and restarted ----
 echo "$password" | "$konto" signup grace@example.org 'name=Grace Hopper' handle=grace >/dev/null
