@@ -20,10 +20,13 @@ public struct AccountAssembler: Sendable {
     /// - Parameters:
     ///   - profile: what Profile holds, or nil when it holds nothing (an anonymous account before its sign-up).
     ///   - userId: Identity's, as it was given; nil for an anonymous account.
-    public func account(accountId: String, profile: ProfileRecord?, userId: String?, isAnonymous: Bool) -> AssembledAccount {
+    ///   - emailVerified: Identity's: whether the userId (an address) was confirmed; nil for an account without one.
+    public func account(accountId: String, profile: ProfileRecord?, userId: String?, isAnonymous: Bool, emailVerified: Bool? = nil) -> AssembledAccount {
         var values = profile?.details.storedValues ?? [:]
         values[AccountIdKey.identifier] = .string(accountId)
         values[UserIdKey.identifier] = userId.map(AccountValue.string)
+        // Identity's alone, whatever Profile holds under the name.
+        values[EmailVerifiedKey.identifier] = emailVerified.map(AccountValue.bool)
         // Profile never stores one; none is ever shown even so.
         values[PasswordKey.identifier] = nil
         return AssembledAccount(

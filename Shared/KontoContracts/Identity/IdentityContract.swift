@@ -39,7 +39,7 @@ public enum IdentityContract {
     /// Sends the session's account a new link confirming its address (limited per account and address).
     public static let requestEmailVerification = WireMethod<IdentitySessionRequest, IdentityDone>("identity.requestEmailVerification")
     /// Confirms an address with the token of the link sent to it; no session needed (the link may open anywhere).
-    public static let confirmEmailVerification = WireMethod<IdentityConfirmEmailVerificationRequest, IdentityDone>("identity.confirmEmailVerification")
+    public static let confirmEmailVerification = WireMethod<IdentityConfirmEmailVerificationRequest, IdentityEmailVerified>("identity.confirmEmailVerification")
 
     public static let methods = [
         signUp.name, signInAnonymously.name, login.name, validateSession.name, logout.name, logoutEverywhere.name,

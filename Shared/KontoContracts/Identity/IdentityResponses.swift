@@ -44,8 +44,10 @@ public struct IdentitySessionInfo: Codable, Sendable, Equatable {
     /// How the session was authenticated: 1 (a password, or none for an anonymous account), 2 (with a second
     /// factor). Optional: an older Identity's answer without it decodes.
     public var assuranceLevel: Int?
+    /// Whether the account's address (its userId) is verified; nil for an account without one. Added compatibly.
+    public var emailVerified: Bool?
 
-    public init(accountId: String, sessionId: String, expiresAt: Timestamp, privilegedUntil: Timestamp?, isAnonymous: Bool, userId: String?, assuranceLevel: Int? = nil) {
+    public init(accountId: String, sessionId: String, expiresAt: Timestamp, privilegedUntil: Timestamp?, isAnonymous: Bool, userId: String?, assuranceLevel: Int? = nil, emailVerified: Bool? = nil) {
         self.accountId = accountId
         self.sessionId = sessionId
         self.expiresAt = expiresAt
@@ -53,6 +55,17 @@ public struct IdentitySessionInfo: Codable, Sendable, Equatable {
         self.isAnonymous = isAnonymous
         self.userId = userId
         self.assuranceLevel = assuranceLevel
+        self.emailVerified = emailVerified
+    }
+}
+
+/// An address confirmed: the account it belongs to (the caller named only a token), so the gateway drops what it
+/// caches of that account.
+public struct IdentityEmailVerified: Codable, Sendable, Equatable {
+    public var accountId: String
+
+    public init(accountId: String) {
+        self.accountId = accountId
     }
 }
 

@@ -13,5 +13,6 @@ extension AccountKeys {
     public var dateOfBirth: DateOfBirthKey.Type { DateOfBirthKey.self }
     public var genderIdentity: GenderIdentityKey.Type { GenderIdentityKey.self }
     public var email: EmailKey.Type { EmailKey.self }
+    public var emailVerified: EmailVerifiedKey.Type { EmailVerifiedKey.self }
     public var phoneNumbers: PhoneNumbersKey.Type { PhoneNumbersKey.self }
 }

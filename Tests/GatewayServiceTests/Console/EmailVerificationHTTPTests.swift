@@ -31,6 +31,11 @@ struct EmailVerificationHTTPTests {
         try await GatewayHarness.withGateway { gateway in
             let (session, accountId) = try await gateway.signUp("vera@example.org")
             let token = try await Self.verificationToken(gateway, accountId: accountId)
+            // Not verified yet, and no one sets it by writing details: the answer always says what Identity holds.
+            let before = try await gateway.request(.GET, "/v1/account", token: session)
+            #expect((before.object["details"] as? [String: Any])?["emailVerified"] as? Bool == false)
+            let forged = try await gateway.request(.PATCH, "/v1/account", json: #"{"set":{"emailVerified":true}}"#, token: session)
+            #expect((forged.object["details"] as? [String: Any])?["emailVerified"] as? Bool != true, "\(forged.text)")
             try await ConsoleBrowser.withClient { http in
                 var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
                 let page = try await browser.get("/account/verify?token=\(token)")
@@ -43,6 +48,8 @@ struct EmailVerificationHTTPTests {
                 let bare = try await browser.get("/account/verify")
                 #expect(bare.html.contains("This page needs the link from your message."))
             }
+            let after = try await gateway.request(.GET, "/v1/account", token: session)
+            #expect((after.object["details"] as? [String: Any])?["emailVerified"] as? Bool == true, "\(after.text)")
             let reused = try await gateway.request(.POST, "/v1/email-verifications/confirm", json: #"{"token":"\#(token)"}"#)
             #expect(reused.status == 403 && reused.code == "account.invalidVerificationToken")
             // An empty token is refused like any token that is not one.

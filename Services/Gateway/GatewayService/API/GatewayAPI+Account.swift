@@ -126,6 +126,6 @@ extension GatewayAPI {
     /// The account as ``AccountAssembler`` puts it together from Profile's record and the session's userId (the
     /// document's `Account` is the assembler's type).
     private func account(profile: ProfileRecord?, session: IdentitySessionInfo) -> AssembledAccount {
-        assembler.account(accountId: session.accountId, profile: profile, userId: session.userId, isAnonymous: session.isAnonymous)
+        assembler.account(accountId: session.accountId, profile: profile, userId: session.userId, isAnonymous: session.isAnonymous, emailVerified: session.emailVerified)
     }
 }

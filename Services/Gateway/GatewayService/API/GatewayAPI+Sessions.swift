@@ -75,7 +75,9 @@ extension GatewayAPI {
 
     func confirmEmailVerification(_ input: Operations.ConfirmEmailVerification.Input) async throws -> Operations.ConfirmEmailVerification.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
-        _ = try await upstreams.identity(IdentityContract.confirmEmailVerification, IdentityConfirmEmailVerificationRequest(token: BearerToken(body.token)))
+        let verified = try await upstreams.identity(IdentityContract.confirmEmailVerification, IdentityConfirmEmailVerificationRequest(token: BearerToken(body.token)))
+        // The account's answer now says emailVerified: true; what is cached of it goes at once, not when the event comes.
+        cache.invalidate(accountId: verified.accountId)
         return .noContent(.init())
     }
 

@@ -18,6 +18,8 @@ public struct StoredSession: Sendable, Equatable {
     /// The account's userId as given, nil when the account is anonymous; filled in by
     /// ``IdentityStorage/session(tokenHash:)``, ignored when stored.
     public var accountUserId: String?
+    /// Whether the account's userId was verified (filled in by the lookup, like ``accountUserId``).
+    public var accountEmailVerified = false
     /// How it was authenticated: 1 (password, or an anonymous account), 2 (with a second factor). A privileged window
     /// of an `aal2` session is what security-related operations of an account with second factors need.
     public var assuranceLevel: Int

@@ -47,7 +47,7 @@ extension IdentityStore {
     /// Confirms an address with its link's token: once, before it expires, and only while the address is still the
     /// account's userId. `emailVerified`.
     /// - Throws: `account.invalidVerificationToken` otherwise.
-    public func confirmEmailVerification(_ request: IdentityConfirmEmailVerificationRequest) async throws(ServiceError) -> IdentityDone {
+    public func confirmEmailVerification(_ request: IdentityConfirmEmailVerificationRequest) async throws(ServiceError) -> IdentityEmailVerified {
         guard request.token.value.utf8.count <= 256 else { throw Self.invalidVerificationToken }
         let now = clock()
         let tokenHash = SecretToken.hash(request.token.value)
@@ -56,7 +56,13 @@ extension IdentityStore {
         }
         guard let accountId else { throw Self.invalidVerificationToken }
         logger.info("email address verified", metadata: ["konto.account_id": "\(accountId)"])
-        return IdentityDone()
+        return IdentityEmailVerified(accountId: accountId)
+    }
+
+    /// Whether an account's address is verified, for its answers; nil for an account without one (a username, an
+    /// anonymous account).
+    func emailVerified(userId: String?, verified: Bool) -> Bool? {
+        configuration.userIdType == .emailAddress && userId != nil ? verified : nil
     }
 
     static let invalidVerificationToken = ServiceError(AccountError(code: .invalidVerificationToken))

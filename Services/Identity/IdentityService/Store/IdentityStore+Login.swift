@@ -74,7 +74,7 @@ extension IdentityStore {
             // No session without the account's details: the caller retries the whole login.
             throw .identityProfileUnavailable
         }
-        let answer = assembler.account(accountId: accountId, profile: stored, userId: credential.userId, isAnonymous: false).details
+        let answer = assembler.account(accountId: accountId, profile: stored, userId: credential.userId, isAnonymous: false, emailVerified: emailVerified(userId: credential.userId, verified: credential.emailVerifiedAt != nil)).details
         // Under the credential version whose password was checked: should the password (or userId) have changed
         // since, the session is not created, and the login fails as a wrong password would.
         let (session, token) = makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true, at: now)

@@ -112,7 +112,7 @@ extension IdentityStore {
         } catch {
             throw .identityProfileUnavailable
         }
-        let details = assembler.account(accountId: accountId, profile: record, userId: credential.userId, isAnonymous: false).details
+        let details = assembler.account(accountId: accountId, profile: record, userId: credential.userId, isAnonymous: false, emailVerified: emailVerified(userId: credential.userId, verified: credential.emailVerifiedAt != nil)).details
         let (session, token) = makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true, assuranceLevel: 2, at: now)
         do {
             try await storage.createSession(session, events: [event(accountId, .associatedAccount, at: now)])

@@ -23,7 +23,8 @@ extension IdentityStore {
             privilegedUntil: session.isPrivileged(at: now) ? session.privilegedUntil : nil,
             isAnonymous: session.accountIsAnonymous,
             userId: session.accountUserId,
-            assuranceLevel: session.assuranceLevel
+            assuranceLevel: session.assuranceLevel,
+            emailVerified: emailVerified(userId: session.accountUserId, verified: session.accountEmailVerified)
         )
     }
 

@@ -41,7 +41,7 @@ extension IdentityStore {
             try await abandon(accountId: accountId, after: error)
         }
         let (session, token) = makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true, at: clock())
-        let answer = assembler.account(accountId: accountId, profile: stored, userId: userId, isAnonymous: false).details
+        let answer = assembler.account(accountId: accountId, profile: stored, userId: userId, isAnonymous: false, emailVerified: emailVerified(userId: userId, verified: false)).details
         do {
             try await storage.activateAccount(
                 accountId: accountId,
@@ -104,7 +104,7 @@ extension IdentityStore {
         } catch {
             throw .identityProfileUnavailable
         }
-        let answer = assembler.account(accountId: accountId, profile: stored, userId: userId, isAnonymous: false).details
+        let answer = assembler.account(accountId: accountId, profile: stored, userId: userId, isAnonymous: false, emailVerified: emailVerified(userId: userId, verified: false)).details
         let (fresh, freshToken) = makeSession(accountId: accountId, credentialVersion: session.credentialVersion + 1, privileged: true, at: clock())
         do {
             try await storage.upgradeAnonymous(

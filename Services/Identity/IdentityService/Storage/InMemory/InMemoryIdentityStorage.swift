@@ -265,6 +265,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
                   let credential = state.active(session.accountId), credential.credentialVersion == session.credentialVersion
             else { return nil }
             session.accountUserId = credential.userId
+            session.accountEmailVerified = credential.emailVerifiedAt != nil
             return session
         }
     }

@@ -289,8 +289,8 @@ public struct PostgresIdentityStorage: IdentityStorage {
                 found = []
                 for try await row in rows { found.append(try statement.decodeRow(row)) }
             }
-            for (id, accountId, createdAt, idle, absolute, privileged, version, userId, assuranceLevel) in found {
-                return StoredSession(
+            for (id, accountId, createdAt, idle, absolute, privileged, version, userId, assuranceLevel, emailVerified) in found {
+                var session = StoredSession(
                     id: id,
                     accountId: accountId,
                     tokenHash: tokenHash,
@@ -302,6 +302,8 @@ public struct PostgresIdentityStorage: IdentityStorage {
                     accountUserId: userId,
                     assuranceLevel: Int(assuranceLevel)
                 )
+                session.accountEmailVerified = emailVerified
+                return session
             }
             return nil
         }
@@ -378,7 +380,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
         return try await run { client, logger in
             let rows = try await client.query(
                 """
-                SELECT f.keys, f.counts, f.lasts, c.account_id, c.user_id, c.password_hash, c.created_at, c.credential_version,
+                SELECT f.keys, f.counts, f.lasts, c.account_id, c.user_id, c.password_hash, c.created_at, c.credential_version, c.email_verified_at,
                        EXISTS (SELECT 1 FROM identity.factors fa WHERE fa.account_id = c.account_id AND fa.confirmed AND fa.kind <> 'recoveryCodes')
                 FROM (
                     SELECT array_agg(key) AS keys, array_agg(count) AS counts, array_agg(last_failure_at) AS lasts
@@ -391,8 +393,8 @@ public struct PostgresIdentityStorage: IdentityStorage {
             var found: [String: FailureCount] = [:]
             var credential: StoredCredential?
             var demandsSecondFactor = false
-            for try await (failedKeys, counts, lasts, accountId, userId, passwordHash, createdAt, version, secondFactor)
-                in rows.decode(([String]?, [Int32]?, [Date]?, String?, String?, String?, Date?, Int64?, Bool).self) {
+            for try await (failedKeys, counts, lasts, accountId, userId, passwordHash, createdAt, version, verifiedAt, secondFactor)
+                in rows.decode(([String]?, [Int32]?, [Date]?, String?, String?, String?, Date?, Int64?, Date?, Bool).self) {
                 demandsSecondFactor = secondFactor
                 for (index, key) in (failedKeys ?? []).enumerated() {
                     guard let counts, let lasts, index < counts.count, index < lasts.count else { break }
@@ -405,7 +407,8 @@ public struct PostgresIdentityStorage: IdentityStorage {
                         normalizedUserId: normalizedUserId,
                         passwordHash: passwordHash,
                         createdAt: Timestamp(createdAt),
-                        credentialVersion: version ?? 1
+                        credentialVersion: version ?? 1,
+                        emailVerifiedAt: verifiedAt.map(Timestamp.init)
                     )
                 }
             }
