@@ -53,6 +53,8 @@ extension KontoErrorCode {
     public static let invalidResetToken = Self(rawValue: "account.invalidResetToken")
     /// An email verification token that is unknown, used, expired, or for an address the account no longer has.
     public static let invalidVerificationToken = Self(rawValue: "account.invalidVerificationToken")
+    /// The deployment requires a verified address (`KONTO_IDENTITY_REQUIRE_VERIFIED_EMAIL`) and the account's is not yet.
+    public static let emailNotVerified = Self(rawValue: "account.emailNotVerified")
     /// A security-related operation of an account with a second factor needs a privileged window opened with it
     /// (reauthentication with a code or passkey): the password alone is not enough.
     public static let secondFactorRequired = Self(rawValue: "account.secondFactorRequired")
@@ -115,7 +117,7 @@ extension KontoErrorCode {
         .overloaded, .connectionClosed, .protocolViolation, .internalError, .badPayload, .invalidRequest, .cancelled,
         .credentialsTaken, .wrongCredentials, .validationFailed, .accountIdChanged, .mutatingNonMutableAccountKeys,
         .missingAccountValue, .userIdNotRemovable, .reauthenticationRequired, .notFound, .unauthenticated, .throttled,
-        .versionConflict, .alreadySignedUp, .invalidResetToken, .invalidVerificationToken, .secondFactorRequired, .invalidChallenge, .factorNotFound,
+        .versionConflict, .alreadySignedUp, .invalidResetToken, .invalidVerificationToken, .emailNotVerified, .secondFactorRequired, .invalidChallenge, .factorNotFound,
         .identityBusy, .identityStorageUnavailable, .identityStorageFailure, .identityProfileUnavailable,
         .profileAlreadyExists, .profileValueTooLarge, .profileAccountTooLarge, .profileStorageUnavailable, .profileStorageFailure,
         .notificationsInvalidRequest, .notificationsUnknownGroup, .notificationsGroupMismatch, .notificationsUnknownEvent,

@@ -44,6 +44,7 @@ public struct AccountError: Error, Sendable, Equatable, Codable, CustomStringCon
         case .versionConflict: "The account changed in the meantime."
         case .invalidResetToken: "The password reset token is invalid or expired."
         case .invalidVerificationToken: "The verification link is invalid, used or expired."
+        case .emailNotVerified: "Confirm your email address first: open the link sent to it, or ask for a new one."
         case .secondFactorRequired: "This operation requires a recent authentication with the second factor."
         case .invalidChallenge: "The login challenge is invalid, used or expired; log in again."
         case .factorNotFound: "The account has no such second factor."

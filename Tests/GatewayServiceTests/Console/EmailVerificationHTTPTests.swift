@@ -76,4 +76,25 @@ struct EmailVerificationHTTPTests {
             #expect(try await gateway.request(.POST, "/v1/email-verifications/confirm", json: #"{"token":"\#(token)"}"#).status == 204)
         }
     }
+
+    @Test("where verified addresses are required, an unverified account reads, verifies and deletes but writes no details and adds no factor; once verified it does")
+    func required() async throws {
+        try await GatewayHarness.withGateway(configure: { $0.requireVerifiedEmail = true }) { gateway in
+            let (session, accountId) = try await gateway.signUp("una@example.org")
+            let refused = try await gateway.request(.PATCH, "/v1/account", json: #"{"set":{"email":"una@work.example"}}"#, token: session)
+            #expect(refused.status == 403 && refused.code == "account.emailNotVerified", "\(refused.text)")
+            let factor = try await gateway.request(.POST, "/v1/account/factors/totp", json: "{}", token: session)
+            #expect(factor.status == 403 && factor.code == "account.emailNotVerified", "\(factor.text)")
+            #expect(try await gateway.request(.GET, "/v1/account", token: session).status == 200)
+            #expect(try await gateway.request(.POST, "/v1/account/email-verification", token: session).status == 202)
+            let token = try await Self.verificationToken(gateway, accountId: accountId)
+            #expect(try await gateway.request(.POST, "/v1/email-verifications/confirm", json: #"{"token":"\#(token)"}"#).status == 204)
+            #expect(try await gateway.request(.PATCH, "/v1/account", json: #"{"set":{"email":"una@work.example"}}"#, token: session).status == 200)
+        }
+        // Off (the default), nothing is held back.
+        try await GatewayHarness.withGateway { gateway in
+            let (session, _) = try await gateway.signUp("otto@example.org")
+            #expect(try await gateway.request(.PATCH, "/v1/account", json: #"{"set":{"email":"otto@work.example"}}"#, token: session).status == 200)
+        }
+    }
 }

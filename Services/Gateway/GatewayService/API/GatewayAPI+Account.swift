@@ -31,6 +31,7 @@ extension GatewayAPI {
     func modifyAccount(_ input: Operations.ModifyAccount.Input) async throws -> Operations.ModifyAccount.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
         let (_, session) = try await authenticate()
+        try requireVerifiedAddress(session)
         let expectedVersion = try Self.expectedVersion(ifMatch: input.headers.ifMatch)
         let modifications = AccountModifications(set: body.set ?? AccountDetails(), remove: Set(body.remove ?? []))
         try Self.checkNoCredentials(modifications)

@@ -27,7 +27,8 @@ extension GatewayAPI {
 
     func enrollTOTP(_ input: Operations.EnrollTOTP.Input) async throws -> Operations.EnrollTOTP.Output {
         let currentPassword = Self.currentPassword(input.body.map { if case .json(let body) = $0 { body } else { nil } } ?? nil)
-        let (token, _) = try await authenticate()
+        let (token, session) = try await authenticate()
+        try requireVerifiedAddress(session)
         let enrolment = try await upstreams.identity(IdentityContract.enrollTOTP, IdentitySecuredRequest(token: token, currentPassword: currentPassword))
         return .created(.init(body: .json(.init(factorId: enrolment.factorId, secret: enrolment.secret.value, otpauthUri: enrolment.otpauthURI.value))))
     }
@@ -57,7 +58,8 @@ extension GatewayAPI {
 
     func regenerateRecoveryCodes(_ input: Operations.RegenerateRecoveryCodes.Input) async throws -> Operations.RegenerateRecoveryCodes.Output {
         let currentPassword = Self.currentPassword(input.body.map { if case .json(let body) = $0 { body } else { nil } } ?? nil)
-        let (token, _) = try await authenticate()
+        let (token, session) = try await authenticate()
+        try requireVerifiedAddress(session)
         let codes = try await upstreams.identity(IdentityContract.regenerateRecoveryCodes, IdentitySecuredRequest(token: token, currentPassword: currentPassword))
         return .created(.init(body: .json(.init(codes: codes.codes.map(\.value)))))
     }
@@ -66,7 +68,8 @@ extension GatewayAPI {
 
     func passkeyRegistrationOptions(_ input: Operations.PasskeyRegistrationOptions.Input) async throws -> Operations.PasskeyRegistrationOptions.Output {
         let currentPassword = Self.currentPassword(input.body.map { if case .json(let body) = $0 { body } else { nil } } ?? nil)
-        let (token, _) = try await authenticate()
+        let (token, session) = try await authenticate()
+        try requireVerifiedAddress(session)
         let options = try await upstreams.identity(IdentityContract.passkeyRegistrationOptions, IdentitySecuredRequest(token: token, currentPassword: currentPassword))
         return .ok(.init(body: .json(options)))
     }

@@ -16,11 +16,14 @@ struct GatewayAPI: APIProtocol {
     let schema: Components.Schemas.Schema
     /// How often an event stream sends a comment and checks its session.
     let eventStreamHeartbeat: Duration
+    /// Whether an unverified address holds back writes (``GatewayConfiguration/requireVerifiedEmail``).
+    let requireVerifiedEmail: Bool
     let metrics: GatewayMetrics
     /// Session checks and details, invalidated by account events (``AccountCache``).
     let cache: AccountCache
 
-    init(upstreams: GatewayUpstreams, accounts: AccountConfiguration, eventStreamHeartbeat: Duration, metrics: GatewayMetrics, cache: AccountCache) throws {
+    init(upstreams: GatewayUpstreams, accounts: AccountConfiguration, eventStreamHeartbeat: Duration, requireVerifiedEmail: Bool = false, metrics: GatewayMetrics, cache: AccountCache) throws {
+        self.requireVerifiedEmail = requireVerifiedEmail
         self.upstreams = upstreams
         self.accounts = accounts
         self.assembler = AccountAssembler(configuration: accounts)
@@ -80,6 +83,15 @@ struct GatewayAPI: APIProtocol {
     /// that account (whether the call succeeded or not: one that timed out may still have happened). The session is
     /// checked first (from the cache, else with Identity), so a made-up token is a 401 that touches nothing, and the
     /// account is always known: no request can empty the whole cache.
+    /// Refuses (`account.emailNotVerified`) what a session of an unverified account may not do where the deployment
+    /// requires verified addresses: write details, add a second factor. Reading, verifying, a new userId (to mend a
+    /// mistyped address), logging out and deleting stay open. An account without an address (nil) is not held back.
+    func requireVerifiedAddress(_ session: IdentitySessionInfo) throws(GatewayProblem) {
+        if requireVerifiedEmail, session.emailVerified == false {
+            throw GatewayProblem(AccountError(code: .emailNotVerified))
+        }
+    }
+
     func changingAccount<T>(_ body: (BearerToken, IdentitySessionInfo) async throws -> T) async throws -> T {
         let (token, session) = try await authenticate()
         defer {

@@ -48,6 +48,7 @@ extension KontoErrorCode {
         // 403, not 400: the request is well formed, the token grants nothing (unknown, used or expired).
         .invalidResetToken: .forbidden,
         .invalidVerificationToken: .forbidden,
+        .emailNotVerified: .forbidden,
         .secondFactorRequired: .forbidden,
         .invalidChallenge: .unauthorized,
         .factorNotFound: .notFound,

@@ -39,6 +39,9 @@ public struct GatewayConfiguration: Sendable {
     public var eventStreamConnections = 8
     /// How often an event stream sends a comment and checks that its session is still valid.
     public var eventStreamHeartbeat: Duration = .seconds(15)
+    /// A session of an account whose address is not verified may only read, verify, change its userId, log out and
+    /// delete (`KONTO_IDENTITY_REQUIRE_VERIFIED_EMAIL`): no details written, no second factor added.
+    public var requireVerifiedEmail = false
     public var maximumBodyBytes = 64 * 1024
     /// A connection with no request in flight for this long is closed.
     public var idleTimeout: Duration = .seconds(60)
@@ -127,6 +130,7 @@ public struct GatewayConfiguration: Sendable {
         connectionsPerService = try environment.integer("KONTO_GATEWAY_CONNECTIONS_PER_SERVICE", default: connectionsPerService, in: 1...64)
         eventStreamConnections = try environment.integer("KONTO_GATEWAY_EVENT_STREAM_CONNECTIONS", default: eventStreamConnections, in: 1...256)
         eventStreamHeartbeat = try environment.milliseconds("KONTO_GATEWAY_EVENT_HEARTBEAT_MS", default: eventStreamHeartbeat, in: 100...600_000)
+        requireVerifiedEmail = try environment.flag("KONTO_IDENTITY_REQUIRE_VERIFIED_EMAIL", default: requireVerifiedEmail)
         maximumBodyBytes = try environment.integer("KONTO_GATEWAY_MAX_BODY_BYTES", default: maximumBodyBytes, in: 1_024...(16 << 20))
         requestHeadTimeout = try environment.milliseconds("KONTO_GATEWAY_HEADER_TIMEOUT_MS", default: requestHeadTimeout, in: 100...600_000)
         idleTimeout = try environment.milliseconds("KONTO_GATEWAY_IDLE_TIMEOUT_MS", default: idleTimeout, in: 100...3_600_000)

@@ -70,7 +70,8 @@ public final class GatewayServer: Service {
         let cache = AccountCache(configuration: .init(timeToLive: configuration.cacheTimeToLive, capacity: configuration.cacheCapacity))
         self.cacheInvalidator = cache.isEnabled ? AccountCacheInvalidator(client: events, cache: cache, metrics: metrics, logger: logger) : nil
         let api = try GatewayAPI(
-            upstreams: upstreams, accounts: configuration.accounts, eventStreamHeartbeat: configuration.eventStreamHeartbeat, metrics: metrics, cache: cache
+            upstreams: upstreams, accounts: configuration.accounts, eventStreamHeartbeat: configuration.eventStreamHeartbeat,
+            requireVerifiedEmail: configuration.requireVerifiedEmail, metrics: metrics, cache: cache
         )
 
         let rateLimits = GatewayRateLimits(
