@@ -6,9 +6,14 @@ import Mustache
 /// Makes the mail a `mailRequested` event asks for: opens its sealed secret, renders the message's templates, and
 /// addresses it. Everything here is decided by the event alone, so a retry sends the same mail (the same
 /// Message-ID and Date: a receiver can tell a repeat).
-struct MailComposer: Sendable {
+public struct MailComposer: Sendable {
     let settings: MailSettings
     let seal: ResetTokenSeal
+
+    public init(settings: MailSettings, seal: ResetTokenSeal) {
+        self.settings = settings
+        self.seal = seal
+    }
 
     /// What a template is rendered with; Mustache reads stored properties by name, and a nil renders nothing.
     struct Context {
@@ -33,7 +38,7 @@ struct MailComposer: Sendable {
 
     /// The mail; a ``MailError`` that is permanent when this event can never make one (an address Konto does not send
     /// to, a secret that does not open, a message no template knows).
-    func message(for event: AccountEvent, _ request: MailRequest) throws(MailError) -> MailMessage {
+    public func message(for event: AccountEvent, _ request: MailRequest) throws(MailError) -> MailMessage {
         let to = try MailAddress(request.to)
         var context = Context(
             address: to.value, time: Self.shown(event.time), resetLink: settings.publicURL + "/account/reset", publicURL: settings.publicURL
