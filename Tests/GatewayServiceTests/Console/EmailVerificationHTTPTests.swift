@@ -72,8 +72,20 @@ struct EmailVerificationHTTPTests {
             }
             let throttled = try await gateway.request(.POST, "/v1/account/email-verification", token: session)
             #expect(throttled.status == 429 && throttled.code == "account.throttled" && throttled.headers.first(name: "Retry-After") != nil)
-            // Any link sent so far still works (the newest as well as the first).
-            #expect(try await gateway.request(.POST, "/v1/email-verifications/confirm", json: #"{"token":"\#(token)"}"#).status == 204)
+            // The console's overview offers a new link while the address waits (here past the allowance: a page says so).
+            try await ConsoleBrowser.withClient { http in
+                var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                _ = try await browser.get("/account/")
+                _ = try await browser.post("/account/login", [("userId", "ivo@example.org"), ("password", "correct horse battery")])
+                let overview = try await browser.get("/account/")
+                #expect(overview.html.contains(#"id="verification-notice""#), "\(overview.html)")
+                let asked = try await browser.post("/account/verify/request", [])
+                #expect(asked.status == 429 && asked.html.contains("Too many"), "\(asked.status) \(asked.html)")
+                // Any link sent so far still works (the newest as well as the first); then the notice is gone.
+                #expect(try await gateway.request(.POST, "/v1/email-verifications/confirm", json: #"{"token":"\#(token)"}"#).status == 204)
+                let verified = try await browser.get("/account/")
+                #expect(!verified.html.contains(#"id="verification-notice""#))
+            }
         }
     }
 
@@ -90,6 +102,19 @@ struct EmailVerificationHTTPTests {
             let token = try await Self.verificationToken(gateway, accountId: accountId)
             #expect(try await gateway.request(.POST, "/v1/email-verifications/confirm", json: #"{"token":"\#(token)"}"#).status == 204)
             #expect(try await gateway.request(.PATCH, "/v1/account", json: #"{"set":{"email":"una@work.example"}}"#, token: session).status == 200)
+        }
+        // The overview's "Send a new link" asks for one and says so.
+        try await GatewayHarness.withGateway { gateway in
+            _ = try await gateway.signUp("pia@example.org")
+            try await ConsoleBrowser.withClient { http in
+                var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                _ = try await browser.get("/account/")
+                _ = try await browser.post("/account/login", [("userId", "pia@example.org"), ("password", "correct horse battery")])
+                _ = try await browser.get("/account/")
+                let asked = try await browser.post("/account/verify/request", [])
+                #expect(asked.status == 303 && asked.headers.first(name: "Location")?.hasSuffix("/account/?done=verificationSent") == true, "\(asked.status)")
+                #expect(try await browser.get("/account/?done=verificationSent").html.contains("A new link is on its way"))
+            }
         }
         // Off (the default), nothing is held back.
         try await GatewayHarness.withGateway { gateway in

@@ -47,6 +47,7 @@ extension AccountConsole {
             self.verifyPage(self.visit(request), token: request.uri.queryParameters.get("token") ?? "")
         }
         router.post(RouterPath(base + "/verify")) { request, _ in await self.form(request, credentials: true, self.confirmVerification) }
+        router.post(RouterPath(base + "/verify/request")) { request, _ in await self.form(request, credentials: true, self.requestVerification) }
         // The targets of forms only: a browser that GETs one (a bookmark, a reload after a redirect) is sent home.
         for path in ["/login", "/anonymous", "/logout", "/logout-everywhere"] {
             router.get(RouterPath(base + path)) { request, _ in self.redirect("/", visit: self.visit(request)) }
@@ -130,6 +131,7 @@ extension AccountConsole {
         "loggedOut": "You are logged out.",
         "loggedOutEverywhere": "You are logged out on every device.",
         "welcome": "Welcome! Your account is ready.",
+        "verificationSent": "A new link is on its way to your email address.",
     ]
 
     // MARK: AccountSetup and AccountOverview
@@ -145,6 +147,7 @@ extension AccountConsole {
             return page("overview", title: "Your account", visit: visit) { page in
                 page.notice = notice
                 page.isAnonymous = account.isAnonymous
+                page.awaitsVerification = account.details[EmailVerifiedKey.self] == false
                 page.shown = schema.shown(account.details.publicValues)
             }
         } catch {

@@ -22,6 +22,17 @@ extension AccountConsole {
         )
     }
 
+    /// The overview's "Send a new link".
+    func requestVerification(_ visit: Visit, _ form: ConsoleForm) async -> Response {
+        guard let session = visit.session else { return redirect("/", visit: visit) }
+        do {
+            try await operations.asSession(session) { try await operations.requestEmailVerification() }
+        } catch {
+            return problemPage(consoleProblem(error), visit: visit)
+        }
+        return redirect("/?done=verificationSent", visit: visit)
+    }
+
     func confirmVerification(_ visit: Visit, _ form: ConsoleForm) async -> Response {
         let token = form["token"] ?? ""
         do {

@@ -14,6 +14,8 @@ struct ConsolePage: Sendable {
     var shown: [ConsoleSchema.ShownCategory] = []
     var anonymous = false
     var isAnonymous = false
+    /// The account's address awaits its confirmation: the overview offers a new link.
+    var awaitsVerification = false
     /// The account version an edit is based on (its If-Match).
     var version: String?
     /// A page of one form of its own fields (``ConsoleTemplates/form``).

@@ -186,6 +186,13 @@ enum ConsoleTemplates {
     {{#isAnonymous}}
     <p id="anonymous-notice">You are using Konto without an account. <a id="signup-link" href="{{base}}/signup">Sign up</a> to keep it.</p>
     {{/isAnonymous}}
+    {{#awaitsVerification}}
+    <form id="verification-form" class="notice" method="post" action="{{base}}/verify/request">
+    {{>csrf}}
+    <p id="verification-notice">Your email address is not confirmed yet: open the link we sent to it.
+    <button type="submit" id="verification-submit" class="secondary">Send a new link</button></p>
+    </form>
+    {{/awaitsVerification}}
     {{#shown}}
     <section class="category" id="{{id}}">
     <h2>{{title}}</h2>
