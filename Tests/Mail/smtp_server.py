@@ -1,6 +1,6 @@
 """A real SMTP server for the courier's tests: aiosmtpd (PyPI), which no one here wrote.
 
-Usage: smtp_server.py PORT MODE [CERT KEY] [--serve]
+Usage: smtp_server.py PORT MODE [CERT KEY]   (KontoTestSupport's MailCatcher runs it)
   MODE  plain        no TLS, no AUTH (a local mail catcher)
         starttls     STARTTLS required (with CERT and KEY), AUTH PLAIN/LOGIN as konto / s3cret required after it
         reject-rcpt  every recipient refused with 550
@@ -9,7 +9,7 @@ Usage: smtp_server.py PORT MODE [CERT KEY] [--serve]
         hold         a message's first delivery never answered (`held <Message-ID>` printed), a repeat accepted
 Prints `ready` once listening, then one JSON line per message as it is received: the envelope, whether TLS and AUTH
 were used, the raw data, and what Python's `email` package reads from it (subject, text and HTML parts, Message-ID,
-defects). Without --serve it exits at the first line on stdin; with it, at SIGTERM.
+defects). Runs until SIGTERM.
 """
 import asyncio
 import email
@@ -23,8 +23,7 @@ import threading
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
-arguments = [a for a in sys.argv[1:] if a != "--serve"]
-serve = "--serve" in sys.argv
+arguments = sys.argv[1:]
 port, mode = int(arguments[0]), arguments[1]
 seen = set()
 lock = threading.Lock()
@@ -90,13 +89,10 @@ if mode == "starttls":
 controller = Controller(Handler(), hostname="127.0.0.1", port=port, **options)
 controller.start()
 print("ready", flush=True)
-if serve:
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    while not stop.wait(1):
-        pass
-else:
-    sys.stdin.readline()
+stop = threading.Event()
+signal.signal(signal.SIGTERM, lambda *_: stop.set())
+signal.signal(signal.SIGINT, lambda *_: stop.set())
+while not stop.wait(1):
+    pass
 controller.stop()
 print("done", flush=True)

@@ -42,7 +42,7 @@ public final class MailCatcher: Sendable {
         self.process = process
     }
 
-    /// Starts the server in `mode` (see smtp_server.py: plain, starttls, reject-rcpt, later, flaky) on a free port
+    /// Starts the server in `mode` (see smtp_server.py: plain, starttls, reject-rcpt, later, flaky, hold) on a free port
     /// and returns once it listens.
     public static func start(mode: String = "plain", certificate: (cert: String, key: String)? = nil) async throws -> MailCatcher {
         guard let python else {
@@ -51,7 +51,7 @@ public final class MailCatcher: Sendable {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Tests/Mail/smtp_server.py").path
         let port = try FreePort.loopback()
-        let arguments = ["-u", script, "\(port)", mode] + (certificate.map { [$0.cert, $0.key] } ?? []) + ["--serve"]
+        let arguments = ["-u", script, "\(port)", mode] + (certificate.map { [$0.cert, $0.key] } ?? [])
         let process = try ServiceProcess.start(python, arguments: arguments, environment: [:])
         let catcher = MailCatcher(port: port, process: process)
         let deadline = ContinuousClock.now + .seconds(30)

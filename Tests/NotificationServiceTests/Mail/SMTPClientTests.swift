@@ -14,14 +14,6 @@ struct SMTPClientTests {
     static let python = ProcessInfo.processInfo.environment["KONTO_AIOSMTPD_PYTHON"]
     static let onCI = ProcessInfo.processInfo.environment["CI"] != nil
 
-    struct Received: Decodable {
-        var from: String
-        var to: [String]
-        var tls: Bool
-        var authenticated: Bool
-        var data: String
-    }
-
     static func message(subject: String = "Reset your password") throws -> MailMessage {
         MailMessage(
             from: try MailAddress("accounts@example.org"), fromName: "Konto", to: try MailAddress("ada@example.org"), subject: subject,
@@ -30,30 +22,31 @@ struct SMTPClientTests {
         )
     }
 
-    /// Runs the server in `mode`, sends with `configure`d settings, and answers what the server received and the send's error.
+    /// Runs the server in `mode` (KontoTestSupport's MailCatcher), sends with `configure`d settings, and answers what
+    /// the server received and the send's error.
     static func exchange(
         mode: String, certificate: (cert: String, key: String)? = nil, _ configure: (inout SMTPClient.Configuration) -> Void = { _ in }
-    ) async throws -> (received: [Received], error: MailError?) {
-        let python = try #require(python)
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Mail/smtp_server.py").path
-        let port = try FreePort.loopback()
-        var configuration = SMTPClient.Configuration(host: "localhost", port: port, security: mode == "starttls" ? .startTLS : .none)
+    ) async throws -> (received: [MailCatcher.Mail], error: MailError?) {
+        let mail = try message()
+        let catcher = try await MailCatcher.start(mode: mode, certificate: certificate)
+        var configuration = SMTPClient.Configuration(host: "localhost", port: catcher.port, security: mode == "starttls" ? .startTLS : .none)
         configure(&configuration)
-        let client = try SMTPClient(configuration: configuration)
-        let message = try message()
-        var failure: MailError?
-        let run = try await ConversingProcess.run(python, ["-u", script, "\(port)", mode] + (certificate.map { [$0.cert, $0.key] } ?? []), environment: [:], bound: .seconds(60)) { line in
-            guard line == "ready" else { return nil }
-            do throws(MailError) {
-                try await client.send(message)
-            } catch {
-                failure = error
-            }
-            return "stop"
+        let client: SMTPClient
+        do {
+            client = try SMTPClient(configuration: configuration)
+        } catch {
+            await catcher.stop()
+            throw error
         }
-        #expect(run.status == 0, "\(run.output)")
-        let received = try run.output.split(separator: "\n").filter { $0.hasPrefix("{") }.map { try JSONDecoder().decode(Received.self, from: Data($0.utf8)) }
+        var failure: MailError?
+        do throws(MailError) {
+            try await client.send(mail)
+        } catch {
+            failure = error
+        }
+        // The server writes a mail down before it answers its DATA: whatever was accepted is there now.
+        let received = catcher.mails
+        await catcher.stop()
         return (received, failure)
     }
 

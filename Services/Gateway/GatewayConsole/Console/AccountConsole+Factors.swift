@@ -81,18 +81,7 @@ extension AccountConsole {
                 secret: enrolment.secret, uri: enrolment.otpauthURI
             ))
         } catch {
-            let problem = consoleProblem(error)
-            let passwordField = { (error: String?) in
-                ConsoleField(name: "currentPassword", label: "Current password", type: "password", error: error, autocomplete: "current-password")
-            }
-            switch problem.code {
-            case AccountError.Code.reauthenticationRequired:
-                return formPage(Self.totpPasswordForm, title: "Add an authenticator app", fields: [passwordField(nil)], formError: nil, visit: visit, status: problem.status)
-            case AccountError.Code.wrongCredentials where current != nil:
-                return formPage(Self.totpPasswordForm, title: "Add an authenticator app", fields: [passwordField("The password is wrong.")], formError: nil, visit: visit, status: problem.status)
-            default:
-                return factorProblem(error, visit: visit)
-            }
+            return securedStepRefused(error, asking: Self.totpPasswordForm, title: "Add an authenticator app", passwordGiven: current != nil, visit: visit)
         }
     }
 
@@ -178,6 +167,23 @@ extension AccountConsole {
     }
 
     /// A refusal on the factor pages: the password (or, with a second factor, a code) again, or back to the login.
+    /// A security-related step's refusal: the current password asked for (again, when the one given was wrong) on
+    /// `form`; any other refusal as the factor pages show it.
+    func securedStepRefused(_ error: any Error, asking form: ConsolePage.Form, title: String, passwordGiven: Bool, visit: Visit) -> Response {
+        let problem = consoleProblem(error)
+        let passwordField = { (error: String?) in
+            ConsoleField(name: "currentPassword", label: "Current password", type: "password", error: error, autocomplete: "current-password")
+        }
+        switch problem.code {
+        case AccountError.Code.reauthenticationRequired:
+            return formPage(form, title: title, fields: [passwordField(nil)], formError: nil, visit: visit, status: problem.status)
+        case AccountError.Code.wrongCredentials where passwordGiven:
+            return formPage(form, title: title, fields: [passwordField("The password is wrong.")], formError: nil, visit: visit, status: problem.status)
+        default:
+            return factorProblem(error, visit: visit)
+        }
+    }
+
     func factorProblem(_ error: any Error, visit: Visit) -> Response {
         let problem = consoleProblem(error)
         switch problem.code {

@@ -70,18 +70,7 @@ extension AccountConsole {
             let options = try await operations.asSession(session) { try await operations.passkeyRegistrationOptions(currentPassword: current) }
             return passkeyPage(visit, options: options)
         } catch {
-            let problem = consoleProblem(error)
-            let passwordField = { (error: String?) in
-                ConsoleField(name: "currentPassword", label: "Current password", type: "password", error: error, autocomplete: "current-password")
-            }
-            switch problem.code {
-            case AccountError.Code.reauthenticationRequired:
-                return formPage(Self.passkeyPasswordForm, title: "Add a passkey", fields: [passwordField(nil)], formError: nil, visit: visit, status: problem.status)
-            case AccountError.Code.wrongCredentials where current != nil:
-                return formPage(Self.passkeyPasswordForm, title: "Add a passkey", fields: [passwordField("The password is wrong.")], formError: nil, visit: visit, status: problem.status)
-            default:
-                return factorProblem(error, visit: visit)
-            }
+            return securedStepRefused(error, asking: Self.passkeyPasswordForm, title: "Add a passkey", passwordGiven: current != nil, visit: visit)
         }
     }
 

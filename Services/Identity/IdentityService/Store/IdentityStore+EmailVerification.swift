@@ -32,13 +32,10 @@ extension IdentityStore {
         }
         guard credential.emailVerifiedAt == nil else { return IdentityDone() }
         let allowance = "verify-mail:" + Self.digest(accountId + "\u{0}" + address)
-        let window = Duration.seconds(3_600)
-        let sent = try await stored { () async throws(IdentityStorageError) in try await storage.failures(keys: [allowance], at: now, window: window) }
-        if sent[0].count >= options.verificationMailsPerHour {
-            let retryAfter = sent[0].lastFailureAt.map { Int(($0.adding(window).milliseconds - now.milliseconds + 999) / 1_000) } ?? 3_600
+        if let used = try await takeMailAllowance(allowance, perHour: options.verificationMailsPerHour, at: now) {
+            let retryAfter = used.lastFailureAt.map { Int(($0.adding(Self.mailAllowanceWindow).milliseconds - now.milliseconds + 999) / 1_000) } ?? 3_600
             throw .throttled(retryAfterSeconds: max(retryAfter, 1))
         }
-        try await stored { () async throws(IdentityStorageError) in try await storage.recordFailures(keys: [allowance], at: now, window: window) }
         await sendEmailVerification(accountId: accountId, address: address, at: now)
         logger.info("verification mail asked for", metadata: ["konto.account_id": "\(accountId)"])
         return IdentityDone()
@@ -57,6 +54,18 @@ extension IdentityStore {
         guard let accountId else { throw Self.invalidVerificationToken }
         logger.info("email address verified", metadata: ["konto.account_id": "\(accountId)"])
         return IdentityEmailVerified(accountId: accountId)
+    }
+
+    static let mailAllowanceWindow = Duration.seconds(3_600)
+
+    /// Takes one mail from an hourly allowance (counted in the shared failure counts, so every replica sees it): nil
+    /// when taken, the count when it is used up (nothing taken).
+    func takeMailAllowance(_ key: String, perHour limit: Int, at now: Timestamp) async throws(ServiceError) -> FailureCount? {
+        let window = Self.mailAllowanceWindow
+        let sent = try await stored { () async throws(IdentityStorageError) in try await storage.failures(keys: [key], at: now, window: window) }
+        guard sent[0].count < limit else { return sent[0] }
+        try await stored { () async throws(IdentityStorageError) in try await storage.recordFailures(keys: [key], at: now, window: window) }
+        return nil
     }
 
     /// Whether an account's address is verified, for its answers; nil for an account without one (a username, an

@@ -44,13 +44,7 @@ extension IdentityStore {
         }
         let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
         guard let credential, credential.credentialVersion == challenge.credentialVersion else { throw Self.invalidChallenge }
-        let record: ProfileRecord?
-        do {
-            record = try await profile.load(accountId: accountId)
-        } catch {
-            throw .identityProfileUnavailable
-        }
-        let details = assembler.account(accountId: accountId, profile: record, userId: credential.userId, isAnonymous: false, emailVerified: emailVerified(userId: credential.userId, verified: credential.emailVerifiedAt != nil)).details
+        let details = try await signedInDetails(credential)
         let (session, token) = makeSession(accountId: accountId, credentialVersion: challenge.credentialVersion, privileged: true, assuranceLevel: 2, at: now)
         let completed: Bool
         do {

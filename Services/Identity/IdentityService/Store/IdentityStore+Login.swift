@@ -67,14 +67,7 @@ extension IdentityStore {
             logger.debug("second factor asked for", metadata: ["konto.account_id": "\(accountId)"])
             return IdentityLoginAnswer(challenge: try await secondFactorChallenge(for: credential, at: now))
         }
-        let stored: ProfileRecord?
-        do {
-            stored = try await profile.load(accountId: accountId)
-        } catch {
-            // No session without the account's details: the caller retries the whole login.
-            throw .identityProfileUnavailable
-        }
-        let answer = assembler.account(accountId: accountId, profile: stored, userId: credential.userId, isAnonymous: false, emailVerified: emailVerified(userId: credential.userId, verified: credential.emailVerifiedAt != nil)).details
+        let answer = try await signedInDetails(credential)
         // Under the credential version whose password was checked: should the password (or userId) have changed
         // since, the session is not created, and the login fails as a wrong password would.
         let (session, token) = makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true, at: now)
@@ -128,6 +121,20 @@ extension IdentityStore {
     /// Refuses the attempt with `account.throttled` while any key is locked.
     /// Returns the keys' current counts.
     @discardableResult
+    /// The details a sign-in answers with (login, second factor, passkey): Profile's record assembled with what the
+    /// credential holds. No session without them: Profile unreachable is `identity.profileUnavailable`, and the caller
+    /// retries the whole sign-in.
+    func signedInDetails(_ credential: StoredCredential) async throws(ServiceError) -> AccountDetails {
+        let record: ProfileRecord?
+        do {
+            record = try await profile.load(accountId: credential.accountId)
+        } catch {
+            throw .identityProfileUnavailable
+        }
+        let verified = emailVerified(userId: credential.userId, verified: credential.emailVerifiedAt != nil)
+        return assembler.account(accountId: credential.accountId, profile: record, userId: credential.userId, isAnonymous: false, emailVerified: verified).details
+    }
+
     func checkThrottle(_ keys: [String], at now: Timestamp) async throws(ServiceError) -> [FailureCount] {
         let counts = try await stored { () async throws(IdentityStorageError) in
             try await storage.failures(keys: keys, at: now, window: options.throttle.window)

@@ -32,15 +32,9 @@ extension IdentityStore {
         let allowance = known
             ? "reset-mail-client:" + Self.digest(normalizedUserId + "\u{0}" + Self.hex(clients[0]))
             : "reset-mail:" + Self.digest(normalizedUserId)
-        let sent = try await stored { () async throws(IdentityStorageError) in
-            try await storage.failures(keys: [allowance], at: now, window: .seconds(3_600))
-        }
-        guard sent[0].count < options.resetMailsPerHour else {
+        if try await takeMailAllowance(allowance, perHour: options.resetMailsPerHour, at: now) != nil {
             logger.info("password reset not sent: allowance used", metadata: ["konto.account_id": "\(credential.accountId)", "konto.known_client": "\(known)"])
             return IdentityDone()
-        }
-        try await stored { () async throws(IdentityStorageError) in
-            try await storage.recordFailures(keys: [allowance], at: now, window: .seconds(3_600))
         }
         let token = SecretToken.generate()
         let expiresAt = now.adding(options.resetTokenLifetime)

@@ -92,10 +92,6 @@ public struct MailComposer: Sendable {
 
     /// `2026-11-26 08:15 UTC`.
     static func shown(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm 'UTC'"
-        return formatter.string(from: date)
+        MIMEEncoding.utc(date, format: "yyyy-MM-dd HH:mm 'UTC'")
     }
 }

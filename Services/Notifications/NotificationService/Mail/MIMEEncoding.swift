@@ -83,10 +83,15 @@ enum MIMEEncoding {
 
     /// RFC 5322's date: `Thu, 26 Nov 2026 05:30:00 +0000`.
     static func date(_ date: Date) -> String {
+        utc(date, format: "EEE, dd MMM yyyy HH:mm:ss '+0000'")
+    }
+
+    /// `date` in UTC as `format` (a DateFormatter pattern) writes it, in English whatever the machine's locale.
+    static func utc(_ date: Date, format: String) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss '+0000'"
+        formatter.dateFormat = format
         return formatter.string(from: date)
     }
 }
