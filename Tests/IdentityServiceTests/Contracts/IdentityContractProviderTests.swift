@@ -130,7 +130,12 @@ struct IdentityContractProviderTests {
     /// reports Profile ready again (its client reconnects with backoff).
     static func profileDown(_ profile: RestartableProfile, _ running: IdentityServiceHarness.Running) -> ContractCondition {
         ContractCondition(
-            establish: { try await profile.stop() },
+            establish: {
+                try await profile.stop()
+                // Held once Identity itself reports Profile gone: a connection it opened before the stop may otherwise
+                // still carry one more answer under load (as storageDown waits for the service's own report).
+                try await ContractCondition.waitUntil({ await ContractCondition.healthStatus(running.identity) != "ready" }, what: "Identity to notice Profile is gone")
+            },
             end: {
                 try await profile.start()
                 try await ContractCondition.waitUntil({ await ContractCondition.healthStatus(running.identity) == "ready" }, what: "Identity to reach Profile again")
