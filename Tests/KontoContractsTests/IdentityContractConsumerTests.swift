@@ -64,6 +64,8 @@ struct IdentityContractConsumerTests {
         ContractCodec.entry(IdentityContract.confirmPasswordReset),
         ContractCodec.entry(IdentityContract.requestEmailVerification),
         ContractCodec.entry(IdentityContract.confirmEmailVerification),
+        ContractCodec.entry(IdentityContract.requestEmailCode),
+        ContractCodec.entry(IdentityContract.emailCodeLogin),
         ContractCodec.entry(IdentityContract.delete),
         ContractCodec.entry(IdentityContract.completeSecondFactor),
         ContractCodec.entry(IdentityContract.listFactors),

@@ -16,6 +16,8 @@ struct IdentityContractTests {
             IdentityContract.enrollTOTP.carriesSecrets, IdentityContract.confirmTOTP.carriesSecrets,
             IdentityContract.removeFactor.carriesSecrets, IdentityContract.regenerateRecoveryCodes.carriesSecrets,
             IdentityContract.passkeyRegistrationOptions.carriesSecrets,
+            // A mailed sign-in code is a first factor, as a password is.
+            IdentityContract.emailCodeLogin.carriesSecrets,
         ]
         #expect(carrying.allSatisfy { $0 })
         let plain = [
@@ -27,9 +29,10 @@ struct IdentityContractTests {
             IdentityContract.passkeyLogin.carriesSecrets,
             // A verification token is single-use and proves only that a mailbox received it.
             IdentityContract.requestEmailVerification.carriesSecrets, IdentityContract.confirmEmailVerification.carriesSecrets,
+            IdentityContract.requestEmailCode.carriesSecrets,
         ]
         #expect(plain.allSatisfy { !$0 })
-        #expect(Set(IdentityContract.methods).count == 25)
+        #expect(Set(IdentityContract.methods).count == 27)
     }
 
     @Test("a login request carries its password only as the contract encodes it")

@@ -39,4 +39,14 @@ extension ContractExemption {
             reason: "only for an empty value that passes the key's rules; the contract's configuration refuses empty credentials by rule first (account.validationFailed: identity/13a-change-password-empty, identity/18aa-request-reset-empty)"
         )
     }
+
+    /// Sign-in by emailed code is a deployment's choice (`KONTO_IDENTITY_EMAIL_CODE_LOGIN`); the contract's
+    /// configuration offers it, so its refusal where it is off cannot be replayed there.
+    static func emailCodeLoginOff(_ method: String) -> ContractExemption {
+        ContractExemption(
+            method,
+            .notFound,
+            reason: "only where the deployment does not offer sign-in by emailed code; the contract's configuration offers it (the refusal is tested in IdentityStoreEmailCodeTests)"
+        )
+    }
 }

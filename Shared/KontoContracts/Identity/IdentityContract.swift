@@ -40,6 +40,11 @@ public enum IdentityContract {
     public static let requestEmailVerification = WireMethod<IdentitySessionRequest, IdentityDone>("identity.requestEmailVerification")
     /// Confirms an address with the token of the link sent to it; no session needed (the link may open anywhere).
     public static let confirmEmailVerification = WireMethod<IdentityConfirmEmailVerificationRequest, IdentityEmailVerified>("identity.confirmEmailVerification")
+    /// Mails a sign-in code to the userId (where the deployment offers it); the same answer whether or not the account
+    /// exists.
+    public static let requestEmailCode = WireMethod<IdentityEmailCodeRequest, IdentityDone>("identity.requestEmailCode")
+    /// Signs in with a mailed code: a session, or a second-factor challenge as after a password.
+    public static let emailCodeLogin = WireMethod<IdentityEmailCodeLoginRequest, IdentityLoginAnswer>.carryingSecrets("identity.emailCodeLogin")
 
     public static let methods = [
         signUp.name, signInAnonymously.name, login.name, validateSession.name, logout.name, logoutEverywhere.name,
@@ -47,7 +52,7 @@ public enum IdentityContract {
         confirmPasswordReset.name, delete.name, completeSecondFactor.name, listFactors.name, enrollTOTP.name,
         confirmTOTP.name, removeFactor.name, regenerateRecoveryCodes.name, passkeyRegistrationOptions.name, registerPasskey.name,
         passkeyLoginOptions.name, passkeyLogin.name, requestEmailVerification.name, confirmEmailVerification.name,
-        HealthContract.check.name,
+        requestEmailCode.name, emailCodeLogin.name, HealthContract.check.name,
     ]
 
     /// Every code an Identity method may answer with (besides the wire layer's).
@@ -99,6 +104,8 @@ public enum IdentityContract {
             confirmPasswordReset.name: [.validationFailed, .missingAccountValue, .invalidResetToken, .identityBusy] + storage,
             requestEmailVerification.name: [.unauthenticated, .notFound, .throttled] + storage,
             confirmEmailVerification.name: [.invalidVerificationToken] + storage,
+            requestEmailCode.name: [.validationFailed, .missingAccountValue, .throttled, .notFound] + storage,
+            emailCodeLogin.name: [.validationFailed, .throttled, .wrongCredentials, .notFound, .identityProfileUnavailable] + storage,
             delete.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .notFound, .identityBusy] + storage,
             // A report, never an error: an unready dependency is a check with status notReady.
             HealthContract.check.name: [],
@@ -122,6 +129,9 @@ public enum IdentityContract {
         .emptyCredentialPassingRules(changeUserId.name),
         .emptyCredentialPassingRules(requestPasswordReset.name),
         .emptyCredentialPassingRules(confirmPasswordReset.name),
+        .emptyCredentialPassingRules(requestEmailCode.name),
+        .emailCodeLoginOff(requestEmailCode.name),
+        .emailCodeLoginOff(emailCodeLogin.name),
     ]
 
 }

@@ -132,6 +132,37 @@ public struct IdentityPasswordResetRequest: Codable, Sendable, Equatable {
     }
 }
 
+/// Asks for a sign-in code by mail; answered the same whether or not the account exists.
+public struct IdentityEmailCodeRequest: Codable, Sendable, Equatable {
+    public var userId: String
+    public var clientAddress: String?
+    /// As in ``IdentityLoginRequest/clientDevice``: a known client has a code-mail allowance of its own.
+    public var clientDevice: String?
+
+    public init(userId: String, clientAddress: String? = nil, clientDevice: String? = nil) {
+        self.userId = userId
+        self.clientAddress = clientAddress
+        self.clientDevice = clientDevice
+    }
+}
+
+/// Signs in with the code mailed to the userId: the first factor, as a password is.
+public struct IdentityEmailCodeLoginRequest: Codable, Sendable {
+    public var userId: String
+    /// The mailed code: 8 digits.
+    public var code: SecretString
+    public var clientAddress: String?
+    /// As in ``IdentityLoginRequest/clientDevice``.
+    public var clientDevice: String?
+
+    public init(userId: String, code: SecretString, clientAddress: String? = nil, clientDevice: String? = nil) {
+        self.userId = userId
+        self.code = code
+        self.clientAddress = clientAddress
+        self.clientDevice = clientDevice
+    }
+}
+
 /// The token of a verification link.
 public struct IdentityConfirmEmailVerificationRequest: Codable, Sendable {
     public var token: BearerToken

@@ -10,8 +10,8 @@ import PostgresNIO
 ///
 /// Conditions used by the examples: `storageDown` (the service's PostgreSQL server is stopped), `storageBroken` (the
 /// service's tables are gone: its schema renamed away), `profileDown` (the Profile service Identity calls is stopped)
-/// and `hashersBusy` (every password-hashing thread is taken and no call may queue); and `resetTokenMailed` and
-/// `verificationTokenMailed`, which only supply a value the service sent elsewhere than in its answers.
+/// and `hashersBusy` (every password-hashing thread is taken and no call may queue); and `resetTokenMailed`,
+/// `verificationTokenMailed` and `signInCodeMailed`, which only supply a value the service sent elsewhere than in its answers.
 public struct ContractCondition: Sendable {
     public var establish: @Sendable () async throws -> Void
     public var end: @Sendable () async throws -> Void
@@ -38,6 +38,8 @@ public struct ContractCondition: Sendable {
     /// Not a fault: the token of the last link Identity sent to confirm an address (in a `mailRequested` event, for
     /// the courier) is supplied as `verification-token`.
     public static let verificationTokenMailed = "verificationTokenMailed"
+    /// Not a fault: the last sign-in code Identity mailed (in a `mailRequested` event) is supplied as `sign-in-code`.
+    public static let signInCodeMailed = "signInCodeMailed"
 
     /// The conditions that need a database; a provider on in-memory storage cannot have them.
     public static let storageConditions: Set<String> = [storageDown, storageBroken]

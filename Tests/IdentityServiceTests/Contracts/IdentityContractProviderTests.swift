@@ -21,6 +21,7 @@ struct IdentityContractProviderTests {
         options.profileCleanupDelay = .milliseconds(500)
         // One verification mail an hour on request, so the second request shows the limit.
         options.verificationMailsPerHour = 1
+        options.emailCodeLogin = true
         return options
     }()
 
@@ -43,6 +44,7 @@ struct IdentityContractProviderTests {
                     ContractCondition.profileDown: Self.profileDown(profile, running),
                     ContractCondition.resetTokenMailed: Self.resetTokenMailed(running),
                     ContractCondition.verificationTokenMailed: Self.verificationTokenMailed(running),
+                    ContractCondition.signInCodeMailed: Self.signInCodeMailed(running),
                 ])
             }
         }
@@ -61,6 +63,7 @@ struct IdentityContractProviderTests {
                 ContractCondition.profileDown: Self.profileDown(profile, running),
                 ContractCondition.resetTokenMailed: Self.resetTokenMailed(running),
                 ContractCondition.verificationTokenMailed: Self.verificationTokenMailed(running),
+                ContractCondition.signInCodeMailed: Self.signInCodeMailed(running),
             ])
         }
         #expect(differences.isEmpty, "\(differences.joined(separator: "\n"))")
@@ -126,6 +129,23 @@ struct IdentityContractProviderTests {
         })
     }
 
+    /// The last sign-in code in Identity's outbox (a `signInCode` mail request), once the request's work after its
+    /// answer is done: what the courier would have mailed.
+    static func signInCodeMailed(_ running: IdentityServiceHarness.Running) -> ContractCondition {
+        ContractCondition(establish: {}, end: {}, supply: {
+            await running.identityServer.store.pendingWork.finish()
+            let events = try await running.identityServer.store.storage.pendingEvents(limit: 100_000)
+            var codes: [String] = []
+            for event in events {
+                if case let .mailRequested(request) = event.kind, request.message == .signInCode, let sealed = request.sealedToken {
+                    codes.append(try ResetTokenSeal(secret: WireSecret(IdentityServiceHarness.secret)).open(sealed, accountId: event.accountId))
+                }
+            }
+            guard let code = codes.last else { throw ContractExampleError("no sign-in code mail request in Identity's outbox") }
+            return ["sign-in-code": code]
+        })
+    }
+
     /// Stops the Profile service Identity calls, and starts it again on the same port afterwards; ends once Identity
     /// reports Profile ready again (its client reconnects with backoff).
     static func profileDown(_ profile: RestartableProfile, _ running: IdentityServiceHarness.Running) -> ContractCondition {
@@ -139,7 +159,9 @@ struct IdentityContractProviderTests {
             end: {
                 try await profile.start()
                 try await ContractCondition.waitUntil({ await ContractCondition.healthStatus(running.identity) == "ready" }, what: "Identity to reach Profile again")
-            }
+            },
+            // A sign-in with a mailed code while Profile is down needs the code.
+            supply: { (try? await signInCodeMailed(running).supply()) ?? [:] }
         )
     }
 }

@@ -113,6 +113,7 @@ public final class IdentityServer: Service {
             host.addJob("outbox-relay", needs: ["notifications-client"], relay.relay)
         }
         host.addJob("cleanup", needs: ["profile-client"], ProfileCleanupJob(store: store))
+        host.addJob("pending-work", PendingWorkDrain(work: store.pendingWork))
         return try host.graph(wire: wireServer)
     }
 

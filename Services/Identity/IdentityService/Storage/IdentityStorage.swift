@@ -167,6 +167,21 @@ public protocol IdentityStorage: OutboxStore {
     /// account's id. nil otherwise (an expired token or one for a former address is removed too: it works at most once).
     func confirmEmailVerification(tokenHash: [UInt8], at now: Timestamp, events: @escaping @Sendable (_ accountId: String) -> [AccountEvent]) async throws(IdentityStorageError) -> String?
 
+    // MARK: Sign-in codes
+
+    /// Stores a sign-in code's digest for the account under its credential's version (until `expiresAt`), with the
+    /// mail's event, in one transaction.
+    /// - Throws: `notFound` when the account is gone or its credential is no longer at `credentialVersion`.
+    func createEmailCode(accountId: String, codeDigest: [UInt8], credentialVersion: Int64, expiresAt: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError)
+
+    /// Uses a sign-in code: when the account has one with this digest, unexpired at `now`, made under its credential's
+    /// current version, every code of the account is removed (one sign-in per mail), its address is marked verified
+    /// at `now` if it was not (the code reached it), and `events` (told whether it was) are appended, in one
+    /// transaction; the credential's version and the code's expiry. nil otherwise, and nothing changes.
+    func useEmailCode(
+        accountId: String, codeDigest: [UInt8], at now: Timestamp, events: @escaping @Sendable (_ newlyVerified: Bool) -> [AccountEvent]
+    ) async throws(IdentityStorageError) -> UsedEmailCode?
+
     // MARK: Profile clean-ups
 
     /// Accounts whose profile is due for deletion at `now`, oldest first.
@@ -278,6 +293,17 @@ extension IdentityStorage {
             demands = try await factors(accountId: credential.accountId).contains(where: \.demandsSecondFactor)
         }
         return LoginLookup(counts: counts, credential: credential, demandsSecondFactor: demands)
+    }
+}
+
+/// A sign-in code just used: the credential version it was made under, and until when it would have worked.
+public struct UsedEmailCode: Sendable, Equatable {
+    public var credentialVersion: Int64
+    public var expiresAt: Timestamp
+
+    public init(credentialVersion: Int64, expiresAt: Timestamp) {
+        self.credentialVersion = credentialVersion
+        self.expiresAt = expiresAt
     }
 }
 

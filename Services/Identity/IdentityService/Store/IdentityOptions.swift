@@ -32,6 +32,13 @@ public struct IdentityOptions: Sendable, Equatable {
     public var emailVerificationLifetime: Duration = .seconds(86_400)
     /// Verification mails an account may ask for per hour and address (sign-up's own and a new address's aside).
     public var verificationMailsPerHour = 3
+    /// Whether a code mailed to the userId signs in (`KONTO_IDENTITY_EMAIL_CODE_LOGIN`): off unless the deployment
+    /// offers it.
+    public var emailCodeLogin = false
+    /// How long a mailed sign-in code works.
+    public var emailCodeLifetime: Duration = .seconds(600)
+    /// Sign-in code mails an account gets per hour from unknown clients together, and from each known client.
+    public var emailCodeMailsPerHour = 5
     /// How long a correct password's second-factor challenge works.
     public var challengeLifetime: Duration = .seconds(5 * 60)
     /// Wrong second-factor codes per account (shared by every replica): five, then 30 s doubling to 15 minutes, so a

@@ -29,21 +29,7 @@ extension IdentityStore {
         }
         let counts = lookup.counts
         let credential = lookup.credential
-        var heldUserId = false
-        if let seconds = options.throttle.retryAfter(counts, at: now) {
-            heldUserId = true
-            // The userId's count is anyone's: a client that signed in to this account before is held only by its own
-            // failures and its address's, so a stranger's guessing never locks the owner out (OWASP's device cookies).
-            let ownCounts = Array(counts.dropFirst())
-            let heldByOthersOnly = options.throttle.retryAfter(ownCounts, at: now) == nil
-            guard heldByOthersOnly, let credential, !clients.isEmpty,
-                  try await stored({ () async throws(IdentityStorageError) in
-                      try await storage.isKnownClient(accountId: credential.accountId, clients: clients, since: now.adding(.zero - options.knownClientAge))
-                  })
-            else {
-                throw .throttled(retryAfterSeconds: seconds)
-            }
-        }
+        let heldUserId = try await admitSignIn(counts, credential: credential, clients: clients, at: now)
         let hash = credential?.passwordHash.flatMap(PasswordHash.init(encoded:))
         let matches = try await hashing { try await hashing.verify(request.password.value, against: hash) }
         guard matches, let credential, let hash else {
@@ -52,25 +38,27 @@ extension IdentityStore {
             }
             throw Self.wrongCredentials
         }
-        let accountId = credential.accountId
-        // A success forgets the userId's failures and this client's own; not the userId's while they hold it (this
-        // client passed as known: the storm goes on for everyone else). Only when there is something to forget: most
-        // logins then write nothing before their session.
-        for (index, key) in keys.enumerated() where counts[index].count > 0 && !key.hasPrefix("address:") && !(index == 0 && heldUserId) {
-            try await stored { () async throws(IdentityStorageError) in try await storage.clearFailures(key: key) }
-        }
+        try await forgetFailures(keys, counts: counts, heldUserId: heldUserId)
         if hashing.hasher.needsRehash(hash) {
             await rehash(request.password, of: credential)
         }
-        // Known from the lookup: a login without a second factor reads nothing more for it.
-        if lookup.demandsSecondFactor {
+        return try await finishSignIn(credential, demandsSecondFactor: lookup.demandsSecondFactor, privileged: true, clients: clients, at: now)
+    }
+
+    /// A checked first factor's answer: a second-factor challenge when the account has one (known from the lookup: a
+    /// login without one reads nothing more for it), else a session under the credential version that was checked
+    /// (should the password or userId have changed since, none is made and the sign-in fails as a wrong password
+    /// would), its client remembered as known.
+    func finishSignIn(
+        _ credential: StoredCredential, demandsSecondFactor: Bool, privileged: Bool, clients: [[UInt8]], at now: Timestamp
+    ) async throws(ServiceError) -> IdentityLoginAnswer {
+        let accountId = credential.accountId
+        if demandsSecondFactor {
             logger.debug("second factor asked for", metadata: ["konto.account_id": "\(accountId)"])
             return IdentityLoginAnswer(challenge: try await secondFactorChallenge(for: credential, at: now))
         }
         let answer = try await signedInDetails(credential)
-        // Under the credential version whose password was checked: should the password (or userId) have changed
-        // since, the session is not created, and the login fails as a wrong password would.
-        let (session, token) = makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true, at: now)
+        let (session, token) = makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: privileged, at: now)
         do {
             try await storage.createSession(session, events: [event(accountId, .associatedAccount, at: now)])
         } catch where error.code == .notFound {
@@ -84,6 +72,31 @@ extension IdentityStore {
         return IdentityLoginAnswer(accountSession: IdentityAccountSession(
             accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: answer
         ))
+    }
+
+    /// Refuses a sign-in attempt (`account.throttled`) while its counts ([userId, then the client's]) hold it, but for a
+    /// client that signed in to this account before and is held by the userId's count alone: that count is anyone's,
+    /// and a stranger's guessing never locks the owner out (OWASP's device cookies). Returns whether the userId's count
+    /// holds (a known client's success then leaves it: the storm goes on for everyone else).
+    func admitSignIn(_ counts: [FailureCount], credential: StoredCredential?, clients: [[UInt8]], at now: Timestamp) async throws(ServiceError) -> Bool {
+        guard let seconds = options.throttle.retryAfter(counts, at: now) else { return false }
+        let heldByOthersOnly = options.throttle.retryAfter(Array(counts.dropFirst()), at: now) == nil
+        guard heldByOthersOnly, let credential, !clients.isEmpty,
+              try await stored({ () async throws(IdentityStorageError) in
+                  try await storage.isKnownClient(accountId: credential.accountId, clients: clients, since: now.adding(.zero - options.knownClientAge))
+              })
+        else {
+            throw .throttled(retryAfterSeconds: seconds)
+        }
+        return true
+    }
+
+    /// Forgets a successful sign-in's failure counts: the userId's (unless it holds others: ``admitSignIn``) and this
+    /// client's own, never its address's. Only those that counted: most sign-ins then write nothing before their session.
+    func forgetFailures(_ keys: [String], counts: [FailureCount], heldUserId: Bool) async throws(ServiceError) {
+        for (index, key) in keys.enumerated() where counts[index].count > 0 && !key.hasPrefix("address:") && !(index == 0 && heldUserId) {
+            try await stored { () async throws(IdentityStorageError) in try await storage.clearFailures(key: key) }
+        }
     }
 
     /// The throttling keys of an attempt: the userId's first (a success clears it), then the client address's.
@@ -118,9 +131,6 @@ extension IdentityStore {
         return clients
     }
 
-    /// Refuses the attempt with `account.throttled` while any key is locked.
-    /// Returns the keys' current counts.
-    @discardableResult
     /// The details a sign-in answers with (login, second factor, passkey): Profile's record assembled with what the
     /// credential holds. No session without them: Profile unreachable is `identity.profileUnavailable`, and the caller
     /// retries the whole sign-in.
@@ -135,6 +145,9 @@ extension IdentityStore {
         return assembler.account(accountId: credential.accountId, profile: record, userId: credential.userId, isAnonymous: false, emailVerified: verified).details
     }
 
+    /// Refuses the attempt with `account.throttled` while any key is locked.
+    /// Returns the keys' current counts.
+    @discardableResult
     func checkThrottle(_ keys: [String], at now: Timestamp) async throws(ServiceError) -> [FailureCount] {
         let counts = try await stored { () async throws(IdentityStorageError) in
             try await storage.failures(keys: keys, at: now, window: options.throttle.window)

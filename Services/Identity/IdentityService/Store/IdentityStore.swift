@@ -28,6 +28,8 @@ public final class IdentityStore: Sendable {
     let factorSecrets: FactorSecretBox
     let clock: @Sendable () -> Timestamp
     let logger: Logger
+    /// What answers do not wait for (a sign-in code's mail).
+    public let pendingWork = PendingWork()
 
     /// - Parameter clock: the current time; tests move it to expire sessions and tokens.
     public init(

@@ -11,6 +11,12 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         var expiresAt: Timestamp
     }
 
+    struct EmailCode {
+        var accountId: String
+        var credentialVersion: Int64
+        var expiresAt: Timestamp
+    }
+
     struct ResetToken {
         var accountId: String
         var expiresAt: Timestamp
@@ -24,6 +30,8 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         var failures: [String: FailureCount] = [:]
         var resetTokens: [[UInt8]: ResetToken] = [:]
         var emailVerifications: [[UInt8]: EmailVerification] = [:]
+        /// Sign-in codes by digest (a digest is bound to its account, so two accounts' codes never share one).
+        var emailCodes: [[UInt8]: EmailCode] = [:]
         /// accountId → client hash → its last successful sign-in.
         var knownClients: [String: [[UInt8]: Timestamp]] = [:]
         /// accountId → when its profile may be deleted.
@@ -65,6 +73,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
             }
             challenges = challenges.filter { $0.value.accountId != accountId }
             emailVerifications = emailVerifications.filter { $0.value.accountId != accountId }
+            emailCodes = emailCodes.filter { $0.value.accountId != accountId }
             if let userId = credential.normalizedUserId {
                 accountByUserId[userId] = nil
             }
@@ -91,6 +100,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
                 sessions[keeping]?.credentialVersion = version
             }
             resetTokens = resetTokens.filter { $0.value.accountId != accountId }
+            emailCodes = emailCodes.filter { $0.value.accountId != accountId }
             return ended
         }
     }
@@ -425,6 +435,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
             let tokens = state.resetTokens.filter { $0.value.expiresAt <= now }.map(\.key).prefix(limit)
             for token in tokens { state.resetTokens[token] = nil }
             state.emailVerifications = state.emailVerifications.filter { $0.value.expiresAt > now }
+            state.emailCodes = state.emailCodes.filter { $0.value.expiresAt > now }
             pruned.resetTokens = tokens.count
             let withSessions = Set(state.sessions.values.map(\.accountId))
             let anonymous = state.credentials.values

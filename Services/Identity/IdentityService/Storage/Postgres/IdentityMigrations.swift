@@ -223,5 +223,26 @@ public enum IdentityMigrations {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 8,
+            name: "sign-in codes by mail",
+            statements: [
+                // The digest is an HMAC bound to the account (8 digits alone would be a small space to search).
+                """
+                CREATE TABLE email_codes (
+                    code_digest bytea PRIMARY KEY CHECK (length(code_digest) = 32),
+                    account_id text NOT NULL REFERENCES credentials (account_id) ON DELETE CASCADE,
+                    credential_version bigint NOT NULL,
+                    expires_at timestamptz NOT NULL
+                )
+                """,
+                """
+                CREATE INDEX email_codes_account ON email_codes (account_id)
+                """,
+                """
+                CREATE INDEX email_codes_expiry ON email_codes (expires_at)
+                """,
+            ]
+        ),
     ]
 }

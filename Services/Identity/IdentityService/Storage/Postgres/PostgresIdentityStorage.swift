@@ -598,6 +598,14 @@ public struct PostgresIdentityStorage: IdentityStorage {
                 """,
                 logger: logger
             )
+            try await connection.query(
+                """
+                DELETE FROM identity.email_codes WHERE code_digest IN (
+                    SELECT code_digest FROM identity.email_codes WHERE expires_at <= \(now.date) LIMIT \(limit)
+                )
+                """,
+                logger: logger
+            )
             // Expired login challenges go with expired tokens (not counted: nothing outlives its expiry).
             try await connection.query(
                 """
@@ -709,6 +717,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
             )
         }
         try await connection.query("DELETE FROM identity.reset_tokens WHERE account_id = \(accountId)", logger: logger)
+        try await connection.query("DELETE FROM identity.email_codes WHERE account_id = \(accountId)", logger: logger)
         return try await deleteSessions(accountId: accountId, keeping: keeping, on: connection, logger: logger)
     }
 
