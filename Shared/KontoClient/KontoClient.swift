@@ -78,16 +78,40 @@ public final class KontoClient: Sendable {
         let body = Components.Schemas.LoginRequest(userId: userId, password: password)
         switch try await call({ try await $0.logIn(body: .json(body)) }) {
         case .ok(let ok): return try await signedIn(try ok.body.json, userId: userId)
-        case .accepted(let accepted):
-            let challenge = try accepted.body.json.challenge
-            var error = KontoClientError(code: KontoClientError.Code.secondFactorRequired, status: 202, detail: "Enter a code from the authenticator app, or a recovery code.")
-            error.challenge = KontoSecondFactorChallenge(
-                token: challenge.token, expiresAt: challenge.expiresAt, factors: challenge.factors, userId: userId,
-                passkeyOptions: try challenge.passkey.map { try JSONEncoder().encode($0) }
-            )
-            throw error
+        case .accepted(let accepted): throw try Self.secondFactorRequired(try accepted.body.json, userId: userId)
         case .default(let status, let problem): throw Self.refusal(status, problem)
         }
+    }
+
+    /// Asks for a sign-in code by mail, where the deployment offers it (404 `account.notFound` otherwise). The answer
+    /// is the same whether or not an account has `userId`.
+    public func requestEmailCode(userId: String) async throws {
+        switch try await call({ try await $0.requestEmailCode(body: .json(.init(userId: userId))) }) {
+        case .accepted: break
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
+    }
+
+    /// Logs in with the code mailed by ``requestEmailCode(userId:)``; as ``logIn(userId:password:)`` otherwise (a
+    /// second factor enrolled: `account.secondFactorRequired` with the challenge). The session is kept; it is not
+    /// privileged (security-related steps ask for the password).
+    @discardableResult
+    public func logIn(userId: String, emailCode: String) async throws -> KontoSignIn {
+        switch try await call({ try await $0.logInWithEmailCode(body: .json(.init(userId: userId, code: emailCode))) }) {
+        case .ok(let ok): return try await signedIn(try ok.body.json, userId: userId)
+        case .accepted(let accepted): throw try Self.secondFactorRequired(try accepted.body.json, userId: userId)
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
+    }
+
+    private static func secondFactorRequired(_ answer: Components.Schemas.SecondFactorChallenge, userId: String) throws -> KontoClientError {
+        let challenge = answer.challenge
+        var error = KontoClientError(code: KontoClientError.Code.secondFactorRequired, status: 202, detail: "Enter a code from the authenticator app, or a recovery code.")
+        error.challenge = KontoSecondFactorChallenge(
+            token: challenge.token, expiresAt: challenge.expiresAt, factors: challenge.factors, userId: userId,
+            passkeyOptions: try challenge.passkey.map { try JSONEncoder().encode($0) }
+        )
+        return error
     }
 
     /// Completes a login with the second factor: a code from the authenticator app, or a recovery code. The session

@@ -89,6 +89,36 @@ struct MailTests {
         }
     }
 
+    @Test("sign-in by emailed code end to end: the code arrives by mail, `konto login --email-code` signs in with it (an earlier code still works after a later one is sent), and the address is verified by it",
+          .enabled(if: enabled, "KONTO_AIOSMTPD_PYTHON is not set (scripts/test.sh sets it)"))
+    func codeSignIn() async throws {
+        try #require(MailCatcher.python != nil, "CI is set, but KONTO_AIOSMTPD_PYTHON is not")
+        try await Self.withMailSystem(environment: ["KONTO_IDENTITY_EMAIL_CODE_LOGIN": "true"]) { system, catcher in
+            let http = RawHTTP(system: system)
+            _ = try await http.signUp(userId: "cody@example.org", password: "analytical engine 1843")
+            _ = await catcher.waitForMails(1)
+            #expect(try await http.send("POST", "/v1/sessions/email-code", json: ["userId": "cody@example.org"]).status == 202)
+            let mail = try #require(await catcher.waitForMails(2).last)
+            #expect(mail.subject == "Your sign-in code" && mail.to == ["cody@example.org"] && mail.defects.isEmpty)
+            let code = String(try #require(mail.text?.firstMatch(of: /\b[0-9]{8}\b/)).output)
+            let sessionFile = FileManager.default.temporaryDirectory.appendingPathComponent("konto-code-\(UUID().uuidString).json").path
+            defer { try? FileManager.default.removeItem(atPath: sessionFile) }
+            let environment = ["KONTO_GATEWAY": system.gatewayURL, "KONTO_SESSION_FILE": sessionFile]
+            let konto = try ServiceProcess.executable(named: "konto")
+            // `konto login --email-code` asks for a code of its own first; the one mailed before still works.
+            let login = try await ServiceProcess.run(konto, arguments: ["login", "--email-code", "cody@example.org"], environment: environment, input: code + "\n")
+            #expect(login.status == 0 && login.standardOutput.contains("Logged in as cody@example.org"), "\(login.standardError)")
+            #expect(await catcher.waitForMails(3).last?.subject == "Your sign-in code")
+            let whoami = try await ServiceProcess.run(konto, arguments: ["whoami", "--json"], environment: environment)
+            #expect(whoami.status == 0 && whoami.standardOutput.contains("cody@example.org"), "\(whoami.standardError)")
+            let again = try await ServiceProcess.run(konto, arguments: ["login", "--email-code", "cody@example.org"], environment: environment, input: code + "\n")
+            #expect(again.status == 1, "a code signs in once: \(again.standardOutput)")
+            let client = system.client()
+            _ = try await client.logIn(userId: "cody@example.org", password: "analytical engine 1843")
+            #expect(try await client.account()[\.emailVerified] == true)
+        }
+    }
+
     @Test("a courier killed mid-send delivers once the system recovers: the same mail, its link still working",
           .enabled(if: enabled, "KONTO_AIOSMTPD_PYTHON is not set (scripts/test.sh sets it)"))
     func killedMidSend() async throws {

@@ -22,6 +22,7 @@ extension AccountConsole {
             return await self.form(request, credentials: true) { await self.completeSecondFactor($0, $1, challenge: challenge) }
         }
         registerPasskeys(on: router)
+        registerEmailCode(on: router)
         router.get(RouterPath(base + "/signup")) { request, _ in self.signUpPage(self.visit(request), values: [:], errors: [:]) }
         router.post(RouterPath(base + "/signup")) { request, _ in await self.form(request, credentials: true, self.signUp) }
         router.post(RouterPath(base + "/anonymous")) { request, _ in await self.form(request, self.continueAnonymously) }
@@ -170,6 +171,7 @@ extension AccountConsole {
             page.notice = notice
             page.formError = error
             page.anonymous = options.allowsAnonymous
+            page.emailCode = options.offersEmailCode
             page.fields = [
                 userIdField(id: "login-userId", value: userId, error: fieldErrors["userId"]),
                 ConsoleField(name: "password", id: "login-password", label: "Password", type: "password", error: fieldErrors["password"], autocomplete: "current-password"),
@@ -186,29 +188,35 @@ extension AccountConsole {
         guard missing.isEmpty else {
             return await setupPage(visit, userId: userId, error: nil, notice: nil, fieldErrors: missing, status: .unprocessableContent)
         }
+        // A browser without a device marker gets one with this login, so Identity remembers it.
+        let device = visit.device ?? Self.randomToken()
         do {
-            // A browser without a device marker gets one with this login, so Identity remembers it.
-            let device = visit.device ?? Self.randomToken()
             let answer = try await operations.asSession(nil, device: device) { try await operations.logIn(userId: userId, password: password) }
-            var response: Response
-            switch answer {
-            case .signedIn(let session):
-                response = redirect("/", visit: visit, session: (session.token, session.expiresAt))
-            case .secondFactor(let token, let expiresAt, _, let passkeyOptions):
-                // No session yet: the challenge waits in a cookie of its own for the code (and the passkey options
-                // allowing the account's passkeys, for the code page to offer them).
-                response = redirect("/second-factor", visit: visit)
-                response.setCookie(challengeCookie(token, expiresAt: expiresAt, visit: visit))
-                if let passkeyOptions { response.setCookie(challengeOptionsCookie(passkeyOptions, expiresAt: expiresAt, visit: visit)) }
-            }
-            if visit.device == nil { response.setCookie(deviceCookie(device, visit: visit)) }
-            return response
+            return signedIn(answer, visit: visit, device: device)
         } catch {
             let problem = consoleProblem(error)
             guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }
             // The same words for an unknown user and a wrong password (the service's own message).
             return await setupPage(visit, userId: userId, error: problem.detail ?? problem.title, notice: nil, status: problem.status)
         }
+    }
+
+    /// A first factor's answer (a password, a mailed code): the session's cookie, or the second factor's page with its
+    /// challenge; the device marker set with it where the browser had none.
+    func signedIn(_ answer: GatewayOperations.LogInAnswer, visit: Visit, device: String) -> Response {
+        var response: Response
+        switch answer {
+        case .signedIn(let session):
+            response = redirect("/", visit: visit, session: (session.token, session.expiresAt))
+        case .secondFactor(let token, let expiresAt, _, let passkeyOptions):
+            // No session yet: the challenge waits in a cookie of its own for the code (and the passkey options
+            // allowing the account's passkeys, for the code page to offer them).
+            response = redirect("/second-factor", visit: visit)
+            response.setCookie(challengeCookie(token, expiresAt: expiresAt, visit: visit))
+            if let passkeyOptions { response.setCookie(challengeOptionsCookie(passkeyOptions, expiresAt: expiresAt, visit: visit)) }
+        }
+        if visit.device == nil { response.setCookie(deviceCookie(device, visit: visit)) }
+        return response
     }
 
     private func continueAnonymously(_ visit: Visit, _ form: ConsoleForm) async -> Response {

@@ -23,6 +23,8 @@ struct AccountConsole: GatewayPages {
         var basePath: String
         /// Whether AccountSetup offers to continue without an account (an anonymous session).
         var allowsAnonymous: Bool
+        /// Whether AccountSetup offers to sign in with a code by mail (Identity's `KONTO_IDENTITY_EMAIL_CODE_LOGIN`).
+        var offersEmailCode = false
         /// `Secure` cookies: always, never, or (nil) when a trusted proxy says the request came over HTTPS.
         var secureCookies: Bool?
         var maximumBodyBytes: Int
@@ -51,6 +53,7 @@ struct AccountConsole: GatewayPages {
             options: Options(
                 basePath: basePath,
                 allowsAnonymous: configuration.consoleAllowsAnonymous,
+                offersEmailCode: configuration.emailCodeLogin,
                 secureCookies: configuration.consoleSecureCookies,
                 maximumBodyBytes: configuration.maximumBodyBytes
             ),

@@ -13,6 +13,8 @@ struct ConsolePage: Sendable {
     /// Stored details, by category (overview).
     var shown: [ConsoleSchema.ShownCategory] = []
     var anonymous = false
+    /// AccountSetup offers sign-in with a code by mail.
+    var emailCode = false
     var isAnonymous = false
     /// The account's address awaits its confirmation: the overview offers a new link.
     var awaitsVerification = false

@@ -150,6 +150,7 @@ enum ConsoleTemplates {
     <button type="submit" id="login-submit">Log in</button>
     </form>
     {{>passkey}}
+    {{#emailCode}}<p><a id="email-code-link" href="{{base}}/login/code">Sign in with a code by mail</a></p>{{/emailCode}}
     <p><a id="reset-link" href="{{base}}/reset">Forgot your password?</a></p>
     <h2>New here?</h2>
     <p><a id="signup-link" class="button" href="{{base}}/signup">Sign up</a></p>

@@ -29,16 +29,46 @@ extension GatewayAPI {
         let request = IdentityLoginRequest(
             userId: body.userId, password: SecretString(body.password), clientAddress: Self.clientAddress, clientDevice: RequestScope.scope.clientDevice
         )
-        let answer = try await upstreams.identity(IdentityContract.login, request)
+        switch try Self.signedIn(try await upstreams.identity(IdentityContract.login, request)) {
+        case .session(let session): return .ok(.init(body: .json(session)))
+        case .challenge(let challenge): return .accepted(.init(body: .json(challenge)))
+        }
+    }
+
+    func requestEmailCode(_ input: Operations.RequestEmailCode.Input) async throws -> Operations.RequestEmailCode.Output {
+        guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
+        let request = IdentityEmailCodeRequest(userId: body.userId, clientAddress: Self.clientAddress, clientDevice: RequestScope.scope.clientDevice)
+        _ = try await upstreams.identity(IdentityContract.requestEmailCode, request)
+        return .accepted(.init(body: .json(.init())))
+    }
+
+    func logInWithEmailCode(_ input: Operations.LogInWithEmailCode.Input) async throws -> Operations.LogInWithEmailCode.Output {
+        guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
+        let request = IdentityEmailCodeLoginRequest(
+            userId: body.userId, code: SecretString(body.code), clientAddress: Self.clientAddress, clientDevice: RequestScope.scope.clientDevice
+        )
+        switch try Self.signedIn(try await upstreams.identity(IdentityContract.emailCodeLogin, request)) {
+        case .session(let session): return .ok(.init(body: .json(session)))
+        case .challenge(let challenge): return .accepted(.init(body: .json(challenge)))
+        }
+    }
+
+    enum SignedIn {
+        case session(Components.Schemas.AccountSession)
+        case challenge(Components.Schemas.SecondFactorChallenge)
+    }
+
+    /// A first factor's answer (a password, a mailed code): the session, or the second factor's challenge.
+    static func signedIn(_ answer: IdentityLoginAnswer) throws -> SignedIn {
         if let challenge = answer.challenge {
-            return .accepted(.init(body: .json(.init(challenge: .init(
+            return .challenge(.init(challenge: .init(
                 token: challenge.token.value, expiresAt: challenge.expiresAt.date, factors: challenge.factors, passkey: challenge.passkey
-            )))))
+            )))
         }
         guard let session = answer.accountSession else {
-            throw GatewayProblem(status: .badGateway, code: .gatewayUpstreamFailed, detail: "Identity answered the login with neither a session nor a challenge.")
+            throw GatewayProblem(status: .badGateway, code: .gatewayUpstreamFailed, detail: "Identity answered the sign-in with neither a session nor a challenge.")
         }
-        return .ok(.init(body: .json(try Self.accountSession(session))))
+        return .session(try accountSession(session))
     }
 
     func signInAnonymously(_ input: Operations.SignInAnonymously.Input) async throws -> Operations.SignInAnonymously.Output {

@@ -55,15 +55,26 @@ package struct GatewayOperations: Sendable {
 
     package func logIn(userId: String, password: String) async throws -> LogInAnswer {
         switch try await api.logIn(.init(body: .json(.init(userId: userId, password: password)))) {
-        case .ok(let ok):
-            return .signedIn(Self.session(try ok.body.json.session))
-        case .accepted(let accepted):
-            let challenge = try accepted.body.json.challenge
-            return .secondFactor(
-                token: challenge.token, expiresAt: challenge.expiresAt, factors: challenge.factors, passkeyOptions: try challenge.passkey.map(Self.json)
-            )
-        case .default(let status, _):
-            throw GatewayProblem(status: .badGateway, code: .gatewayUpstreamFailed, detail: "The login answered \(status).")
+        case .ok(let ok): .signedIn(Self.session(try ok.body.json.session))
+        case .accepted(let accepted): try Self.secondFactor(try accepted.body.json)
+        case .default(let status, _): throw GatewayProblem(status: .badGateway, code: .gatewayUpstreamFailed, detail: "The login answered \(status).")
+        }
+    }
+
+    private static func secondFactor(_ answer: Components.Schemas.SecondFactorChallenge) throws -> LogInAnswer {
+        let challenge = answer.challenge
+        return .secondFactor(token: challenge.token, expiresAt: challenge.expiresAt, factors: challenge.factors, passkeyOptions: try challenge.passkey.map(Self.json))
+    }
+
+    package func requestEmailCode(userId: String) async throws {
+        _ = try await api.requestEmailCode(.init(body: .json(.init(userId: userId)))).accepted
+    }
+
+    package func logIn(userId: String, emailCode: String) async throws -> LogInAnswer {
+        switch try await api.logInWithEmailCode(.init(body: .json(.init(userId: userId, code: emailCode)))) {
+        case .ok(let ok): .signedIn(Self.session(try ok.body.json.session))
+        case .accepted(let accepted): try Self.secondFactor(try accepted.body.json)
+        case .default(let status, _): throw GatewayProblem(status: .badGateway, code: .gatewayUpstreamFailed, detail: "The sign-in answered \(status).")
         }
     }
 

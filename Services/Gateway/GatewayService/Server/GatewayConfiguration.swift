@@ -42,6 +42,9 @@ public struct GatewayConfiguration: Sendable {
     /// A session of an account whose address is not verified may only read, verify, change its userId, log out and
     /// delete (`KONTO_IDENTITY_REQUIRE_VERIFIED_EMAIL`): no details written, no second factor added.
     public var requireVerifiedEmail = false
+    /// Whether Identity signs in with codes mailed to the userId (`KONTO_IDENTITY_EMAIL_CODE_LOGIN`, Identity's
+    /// setting): the console offers it where it does.
+    public var emailCodeLogin = false
     public var maximumBodyBytes = 64 * 1024
     /// A connection with no request in flight for this long is closed.
     public var idleTimeout: Duration = .seconds(60)
@@ -131,6 +134,7 @@ public struct GatewayConfiguration: Sendable {
         eventStreamConnections = try environment.integer("KONTO_GATEWAY_EVENT_STREAM_CONNECTIONS", default: eventStreamConnections, in: 1...256)
         eventStreamHeartbeat = try environment.milliseconds("KONTO_GATEWAY_EVENT_HEARTBEAT_MS", default: eventStreamHeartbeat, in: 100...600_000)
         requireVerifiedEmail = try environment.flag("KONTO_IDENTITY_REQUIRE_VERIFIED_EMAIL", default: requireVerifiedEmail)
+        emailCodeLogin = try environment.flag("KONTO_IDENTITY_EMAIL_CODE_LOGIN", default: emailCodeLogin)
         maximumBodyBytes = try environment.integer("KONTO_GATEWAY_MAX_BODY_BYTES", default: maximumBodyBytes, in: 1_024...(16 << 20))
         requestHeadTimeout = try environment.milliseconds("KONTO_GATEWAY_HEADER_TIMEOUT_MS", default: requestHeadTimeout, in: 100...600_000)
         idleTimeout = try environment.milliseconds("KONTO_GATEWAY_IDLE_TIMEOUT_MS", default: idleTimeout, in: 100...3_600_000)

@@ -2,22 +2,25 @@ import ArgumentParser
 import Foundation
 import KontoClient
 
-/// `konto login USERID` (password asked for), or `konto login --anonymous`.
+/// `konto login USERID` (password asked for), `konto login --email-code USERID` (a code mailed, then asked for), or
+/// `konto login --anonymous`.
 struct LogIn: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "login",
         abstract: "Log in and keep the session for the other commands.",
-        discussion: "The password is read from the terminal without echo, or from standard input's first line. An account with a second factor is then asked for a code from its authenticator app (or a recovery code), the same way (the next line of standard input)."
+        discussion: "The password is read from the terminal without echo, or from standard input's first line. With --email-code a code is mailed to the userId instead (where the deployment offers it) and read the same way. An account with a second factor is then asked for a code from its authenticator app (or a recovery code), the same way (the next line of standard input)."
     )
 
     @OptionGroup var options: GatewayOptions
     @Argument(help: "The account's userId.") var userId: String?
     @Flag(help: "Sign in as a new anonymous account instead (`konto signup` later keeps it).") var anonymous = false
+    @Flag(help: "Sign in with a code mailed to the userId instead of the password.") var emailCode = false
 
     func validate() throws {
         guard (userId == nil) == anonymous else {
             throw ValidationError(anonymous ? "--anonymous takes no userId" : "which userId? (or --anonymous)")
         }
+        guard !(anonymous && emailCode) else { throw ValidationError("--anonymous and --email-code exclude each other") }
     }
 
     func run() async throws {
@@ -31,33 +34,48 @@ struct LogIn: AsyncParsableCommand {
                 return
             }
             let userId = userId ?? ""
-            let password = try Terminal.readSecret(prompt: "Password for \(userId): ")
             let signIn: KontoSignIn
             do {
-                signIn = try await client.logIn(userId: userId, password: password)
-            } catch let challenged as KontoClientError where challenged.code == KontoClientError.Code.secondFactorRequired {
-                let challenge = try challenged.challenge ?? { throw challenged }()
-                let passkeyOnly = "This account's second factor is a passkey, which a terminal cannot use"
-                let prompt = switch (challenge.factors.contains("totp"), challenge.factors.contains("recoveryCode")) {
-                case (true, true): "Code from the authenticator app (or a recovery code): "
-                case (true, false): "Code from the authenticator app: "
-                case (false, true): passkeyOnly + ": enter a recovery code (or sign in with the passkey in a browser): "
-                case (false, false):
-                    throw KontoClientError(
-                        code: KontoClientError.Code.secondFactorRequired, status: 202,
-                        detail: passkeyOnly + ": sign in with it in a browser (the web console) or an app."
-                    )
+                if emailCode {
+                    try await client.requestEmailCode(userId: userId)
+                    Output.note("If an account has \(userId), a code is on its way to it (it works once, for 10 minutes).\n")
+                    let code = try Terminal.readSecret(prompt: "Code from the mail: ").filter { !$0.isWhitespace }
+                    signIn = try await client.logIn(userId: userId, emailCode: code)
+                } else {
+                    let password = try Terminal.readSecret(prompt: "Password for \(userId): ")
+                    signIn = try await client.logIn(userId: userId, password: password)
                 }
-                let code = try Terminal.readSecret(prompt: prompt)
-                // Six digits are an app's code; anything else (`xxxx-xxxx-xxxx`) a recovery code.
-                let isAppCode = code.count == 6 && code.allSatisfy(\.isNumber)
-                signIn = try await client.completeLogIn(challenge: challenge, code: isAppCode ? code : nil, recoveryCode: isAppCode ? nil : code)
+            } catch let challenged as KontoClientError where challenged.code == KontoClientError.Code.secondFactorRequired {
+                signIn = try await Self.completeSecondFactor(client, challenged)
             }
             output.answer(
                 "Logged in as \(userId) (account \(signIn.session.accountId)).",
                 SignedIn(accountId: signIn.session.accountId, userId: userId, expiresAt: signIn.session.expiresAt)
             )
         }
+    }
+}
+
+extension LogIn {
+    /// Asks for the second factor a first factor's challenge is due (an app's code or a recovery code; a passkey is a
+    /// browser's) and completes the login with it.
+    static func completeSecondFactor(_ client: KontoClient, _ challenged: KontoClientError) async throws -> KontoSignIn {
+        let challenge = try challenged.challenge ?? { throw challenged }()
+        let passkeyOnly = "This account's second factor is a passkey, which a terminal cannot use"
+        let prompt = switch (challenge.factors.contains("totp"), challenge.factors.contains("recoveryCode")) {
+        case (true, true): "Code from the authenticator app (or a recovery code): "
+        case (true, false): "Code from the authenticator app: "
+        case (false, true): passkeyOnly + ": enter a recovery code (or sign in with the passkey in a browser): "
+        case (false, false):
+            throw KontoClientError(
+                code: KontoClientError.Code.secondFactorRequired, status: 202,
+                detail: passkeyOnly + ": sign in with it in a browser (the web console) or an app."
+            )
+        }
+        let code = try Terminal.readSecret(prompt: prompt)
+        // Six digits are an app's code; anything else (`xxxx-xxxx-xxxx`) a recovery code.
+        let isAppCode = code.count == 6 && code.allSatisfy(\.isNumber)
+        return try await client.completeLogIn(challenge: challenge, code: isAppCode ? code : nil, recoveryCode: isAppCode ? nil : code)
     }
 }
 
