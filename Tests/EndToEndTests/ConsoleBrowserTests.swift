@@ -4,7 +4,8 @@ import Testing
 
 /// The web console (/account/) in a real browser: Tests/Browser/console_journey.py drives headless Chromium through
 /// Selenium against the whole system — sign-up with every key type, a field error with the input kept, markup in a
-/// name shown as text, edit, log out and in, a password change that asks for the current password, a reset through
+/// name shown as text, the address confirmed through the link in the mail an SMTP server caught, sign-in with a code
+/// from another mail, edit, log out and in, a password change that asks for the current password, a reset through
 /// the token the mailer webhook received, deletion — and fails on any error in the browser's console. Screenshots
 /// go to .build/console-screenshots/. scripts/test.sh installs chromium, chromedriver and Selenium and names them in
 /// KONTO_BROWSER_PYTHON and KONTO_CHROMEDRIVER; without them the test is skipped, except on CI (CI set), which
@@ -36,9 +37,28 @@ struct ConsoleBrowserTests {
         try FileManager.default.createDirectory(atPath: screenshots, withIntermediateDirectories: true)
         print("console browser test: screenshots in \(screenshots)")
 
+        // Mail goes to a real SMTP server: the journey confirms its address with the link from the captured mail.
+        try #require(MailCatcher.python != nil || !Self.onCI, "CI is set, but KONTO_AIOSMTPD_PYTHON is not")
+        let catcher = MailCatcher.python == nil ? nil : try await MailCatcher.start()
+        do {
+            try await journey(python: python, chromedriver: chromedriver, script: script, screenshots: screenshots, catcher: catcher)
+        } catch {
+            await catcher?.stop()
+            throw error
+        }
+        await catcher?.stop()
+    }
+
+    private func journey(python: String, chromedriver: String, script: String, screenshots: String, catcher: MailCatcher?) async throws {
+        var environment = ["KONTO_IDENTITY_PRIVILEGED_SECONDS": "0"]
+        if let catcher {
+            environment["KONTO_MAIL_SMTP_URL"] = "smtp://127.0.0.1:\(catcher.port)?tls=none"
+            environment["KONTO_MAIL_FROM"] = "Konto <accounts@example.org>"
+            environment["KONTO_IDENTITY_EMAIL_CODE_LOGIN"] = "true"
+        }
         // A privileged window of 0 s: every security-related change asks for the current password at once, so the
         // journey sees the reauthentication without waiting for a window to close.
-        try await EndToEndSystem.with(environment: ["KONTO_IDENTITY_PRIVILEGED_SECONDS": "0"]) { system in
+        try await EndToEndSystem.with(environment: environment) { system in
             let run = try await ConversingProcess.run(python, ["-u", script], environment: [
                 "KONTO_GATEWAY_URL": system.gatewayURL,
                 "KONTO_SCREENSHOTS": screenshots,
@@ -50,6 +70,16 @@ struct ConsoleBrowserTests {
                 "SE_AVOID_STATS": "true",
             ], bound: Self.bound) { line in
                 print("browser: \(line)")
+                if line.hasPrefix("need-verification-link ") {
+                    let userId = String(line.dropFirst("need-verification-link ".count))
+                    guard let catcher else { return "" }
+                    return await Self.mail(to: userId, subject: "Confirm your email address", catcher: catcher)?.link(containing: "/account/verify?token=") ?? ""
+                }
+                if line.hasPrefix("need-sign-in-code ") {
+                    let userId = String(line.dropFirst("need-sign-in-code ".count))
+                    guard let catcher, let text = await Self.mail(to: userId, subject: "Your sign-in code", catcher: catcher)?.text else { return "" }
+                    return text.firstMatch(of: /\b[0-9]{8}\b/).map { String($0.output) } ?? ""
+                }
                 guard line.hasPrefix("need-reset-token ") else { return nil }
                 let userId = String(line.dropFirst("need-reset-token ".count))
                 do {
@@ -63,6 +93,20 @@ struct ConsoleBrowserTests {
             #expect(!timedOut, "the journey did not end within \(Self.bound), so it was ended")
             #expect(status == 0, "the console's journey failed (exit \(status)); screenshots in \(screenshots):\n\(output)")
         }
+    }
+
+    /// The first mail with `subject` the catcher received for `userId`.
+    static func mail(to userId: String, subject: String, catcher: MailCatcher) async -> MailCatcher.Mail? {
+        var count = 1
+        while count <= 20 {
+            let mails = await catcher.waitForMails(count, within: .seconds(20))
+            if let mail = mails.first(where: { $0.to == [userId] && $0.subject == subject }) {
+                return mail
+            }
+            guard mails.count >= count else { return nil }
+            count = mails.count + 1
+        }
+        return nil
     }
 
     @Test(
