@@ -8,7 +8,7 @@ Usage: smtp_server.py PORT MODE [CERT KEY]   (KontoTestSupport's MailCatcher run
         flaky        a message's first delivery refused with 451, a repeat (the same Message-ID) accepted
         hold         a message's first delivery never answered (`held <Message-ID>` printed), a repeat accepted
 Prints `ready` once listening, then one JSON line per message as it is received: the envelope, whether TLS and AUTH
-were used, the raw data, and what Python's `email` package reads from it (subject, text and HTML parts, Message-ID,
+were used, the client's port (one per connection), the raw data, and what Python's `email` package reads from it (subject, text and HTML parts, Message-ID,
 defects). Runs until SIGTERM.
 """
 import asyncio
@@ -70,6 +70,8 @@ class Handler:
         line = json.dumps({
             "from": envelope.mail_from, "to": envelope.rcpt_tos, "tls": session.ssl is not None,
             "authenticated": bool(session.authenticated), "data": envelope.original_content.decode("utf-8", "replace"),
+            # The client's port: mails with the same one came over one connection.
+            "peerPort": session.peer[1] if session.peer else None,
             **parsed,
         })
         print(line, flush=True)

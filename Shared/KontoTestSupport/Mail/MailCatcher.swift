@@ -11,6 +11,8 @@ public final class MailCatcher: Sendable {
         public var to: [String]
         public var tls: Bool
         public var authenticated: Bool
+        /// The client's port: mails with the same one came over one connection.
+        public var peerPort: Int?
         /// The message as sent.
         public var data: String
         /// Decoded by Python: the subject, headers, and the text and HTML parts.

@@ -8,11 +8,15 @@ import Testing
 struct SMTPClientStateMachineTests {
     static let message = Array("Subject: hi\r\n\r\n.a line with a dot\r\nend".utf8)
 
+    static func mail(to: String = "ada@example.org", _ message: [UInt8] = message) throws -> SMTPClientStateMachine.Mail {
+        SMTPClientStateMachine.Mail(from: try MailAddress("accounts@example.org"), to: try MailAddress(to), message: message)
+    }
+
+    /// A new session with a mail given before the greeting (as the client gives a fresh connection's first mail).
     static func machine(_ security: SMTPClientStateMachine.Security, username: String? = "konto", password: String? = "s3cret") throws -> SMTPClientStateMachine {
-        SMTPClientStateMachine(
-            configuration: .init(clientName: "konto.example.org", security: security, username: username, password: password),
-            from: try MailAddress("accounts@example.org"), to: try MailAddress("ada@example.org"), message: message
-        )
+        var machine = SMTPClientStateMachine(configuration: .init(clientName: "konto.example.org", security: security, username: username, password: password))
+        #expect(machine.send(try mail()) == .wait)
+        return machine
     }
 
     static func reply(_ code: Int, _ lines: String...) -> SMTPReply {
@@ -24,7 +28,7 @@ struct SMTPClientStateMachineTests {
         return nil
     }
 
-    @Test("STARTTLS, then AUTH PLAIN, MAIL, RCPT, DATA with the message dot-stuffed, QUIT: accepted")
+    @Test("STARTTLS, then AUTH PLAIN, MAIL, RCPT, DATA with the message dot-stuffed: accepted; the next mail on the same session; QUIT when idle")
     func startTLSAndPlain() throws {
         var machine = try Self.machine(.startTLS)
         #expect(Self.sent(machine.replyReceived(Self.reply(220, "mail.example.org ESMTP"))) == "EHLO konto.example.org\r\n")
@@ -39,8 +43,38 @@ struct SMTPClientStateMachineTests {
         #expect(Self.sent(machine.replyReceived(Self.reply(250))) == "RCPT TO:<ada@example.org>\r\n")
         #expect(Self.sent(machine.replyReceived(Self.reply(250))) == "DATA\r\n")
         #expect(Self.sent(machine.replyReceived(Self.reply(354, "end with ."))) == "Subject: hi\r\n\r\n..a line with a dot\r\nend\r\n.\r\n")
-        #expect(Self.sent(machine.replyReceived(Self.reply(250, "queued"))) == "QUIT\r\n")
+        #expect(machine.replyReceived(Self.reply(250, "queued")) == .mailAccepted)
+        #expect(machine.isReady)
+        // The next mail goes at once: no greeting, TLS or login again.
+        #expect(Self.sent(machine.send(try Self.mail(to: "grace@example.org", Array("x".utf8)))) == "MAIL FROM:<accounts@example.org>\r\n")
+        #expect(!machine.isReady)
+        // One at a time.
+        #expect(machine.send(try Self.mail()) == .refused(MailError(.transient, "the SMTP session cannot take a mail now")))
+        #expect(machine.quit() == .wait, "no QUIT with a mail in flight")
+        #expect(Self.sent(machine.replyReceived(Self.reply(250))) == "RCPT TO:<grace@example.org>\r\n")
+        #expect(Self.sent(machine.replyReceived(Self.reply(250))) == "DATA\r\n")
+        #expect(Self.sent(machine.replyReceived(Self.reply(354))) == "x\r\n.\r\n")
+        #expect(machine.replyReceived(Self.reply(250)) == .mailAccepted)
+        #expect(Self.sent(machine.quit()) == "QUIT\r\n")
         #expect(machine.replyReceived(Self.reply(221)) == .close(nil))
+        #expect(machine.send(try Self.mail()) == .refused(MailError(.transient, "the SMTP session cannot take a mail now")), "a session that is over takes no mail")
+    }
+
+    @Test("a session greeted without a mail idles until one is given; the server ending it idle (421) closes it without a mail to fail")
+    func idleSession() throws {
+        var machine = SMTPClientStateMachine(configuration: .init(clientName: "konto.example.org", security: .none))
+        #expect(Self.sent(machine.replyReceived(Self.reply(220))) == "EHLO konto.example.org\r\n")
+        #expect(machine.replyReceived(Self.reply(250, "x")) == .wait)
+        #expect(machine.isReady)
+        #expect(Self.sent(machine.send(try Self.mail())) == "MAIL FROM:<accounts@example.org>\r\n")
+        for reply in [Self.reply(250), Self.reply(250), Self.reply(354)] { _ = machine.replyReceived(reply) }
+        #expect(machine.replyReceived(Self.reply(250)) == .mailAccepted)
+        #expect(machine.replyReceived(Self.reply(421, "idle too long")) == .close(MailError(.transient, "the server said 421 unasked")))
+
+        var closed = SMTPClientStateMachine(configuration: .init(clientName: "konto.example.org", security: .none))
+        _ = closed.replyReceived(Self.reply(220))
+        _ = closed.replyReceived(Self.reply(250, "x"))
+        #expect(closed.connectionClosed() == .close(nil), "an idle session's end fails no mail")
     }
 
     @Test("implicit TLS with AUTH LOGIN; without credentials no AUTH at all")
@@ -96,10 +130,11 @@ struct SMTPClientStateMachineTests {
         _ = machine.replyReceived(Self.reply(220))
         // The connection fails in the handshake: no AUTH was ever sent, and the mail is tried again.
         #expect(machine.connectionClosed() == .close(MailError(.transient, "the connection ended before the mail was accepted")))
+        #expect(machine.connectionClosed() == .wait, "closed once")
 
         var accepted = try Self.machine(.none, username: nil, password: nil)
         for reply in [Self.reply(220), Self.reply(250), Self.reply(250), Self.reply(250), Self.reply(354), Self.reply(250)] { _ = accepted.replyReceived(reply) }
-        #expect(accepted.connectionClosed() == .close(nil), "the server accepted the mail; the QUIT's answer does not matter")
+        #expect(accepted.connectionClosed() == .close(nil), "the server accepted the mail; the session's end does not matter")
     }
 
     @Test("replies: multi-line, split anywhere, bare LF; malformed, mixed codes, long lines and endless replies refused")

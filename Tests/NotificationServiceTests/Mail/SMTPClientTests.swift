@@ -72,6 +72,43 @@ struct SMTPClientTests {
         #expect(mail.data.replacingOccurrences(of: "\r\n", with: "\n") == String(decoding: try Self.message().rendered(boundary: Self.boundary(of: mail.data)), as: UTF8.self).replacingOccurrences(of: "\r\n", with: "\n"))
     }
 
+    @Test("a session carries one mail after another: up to its share of mails, as many idle at once as configured; none kept when none may be",
+          .enabled(if: python != nil || onCI, "KONTO_AIOSMTPD_PYTHON is not set (scripts/test.sh sets it)"))
+    func reuse() async throws {
+        guard Self.python != nil else { Issue.record("CI is set, but KONTO_AIOSMTPD_PYTHON is not"); return }
+        let catcher = try await MailCatcher.start(mode: "plain")
+        do {
+            var configuration = SMTPClient.Configuration(host: "127.0.0.1", port: catcher.port, security: .none)
+            configuration.mailsPerConnection = 3
+            let client = try SMTPClient(configuration: configuration)
+            for _ in 0..<5 { try await client.send(try Self.message()) }
+            let sequential = await catcher.waitForMails(5)
+            #expect(sequential.count == 5)
+            #expect(sequential.map(\.peerPort) == Array(repeating: sequential[0].peerPort, count: 3) + Array(repeating: sequential[3].peerPort, count: 2), "\(sequential.map(\.peerPort))")
+            #expect(sequential[0].peerPort != sequential[3].peerPort)
+            // Four at once: each its own session; afterwards the next mails find them waiting.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<4 { group.addTask { try await client.send(try Self.message()) } }
+                try await group.waitForAll()
+            }
+            let concurrent = Set(await catcher.waitForMails(9).suffix(4).map(\.peerPort))
+            #expect(concurrent.count >= 2, "four mails at once went over \(concurrent.count) connection(s)")
+            for _ in 0..<4 { try await client.send(try Self.message()) }
+            let after = await catcher.waitForMails(13).suffix(4).map(\.peerPort)
+            #expect(Set(after).isSubset(of: concurrent.union([sequential[3].peerPort])), "the sessions kept were not reused: \(after) after \(concurrent)")
+            await client.shutdown()
+
+            configuration.maximumIdleConnections = 0
+            let unpooled = try SMTPClient(configuration: configuration)
+            for _ in 0..<3 { try await unpooled.send(try Self.message()) }
+            #expect(Set(await catcher.waitForMails(16).suffix(3).map(\.peerPort)).count == 3)
+        } catch {
+            await catcher.stop()
+            throw error
+        }
+        await catcher.stop()
+    }
+
     @Test("STARTTLS with the test's certificate, then AUTH: delivered encrypted and authenticated; an untrusted certificate or wrong credentials are not (retried later)",
           .enabled(if: python != nil || onCI, "KONTO_AIOSMTPD_PYTHON is not set (scripts/test.sh sets it)"))
     func startTLS() async throws {

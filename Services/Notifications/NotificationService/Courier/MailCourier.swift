@@ -8,7 +8,8 @@ import ServiceLifecycle
 
 /// Sends the mail `mailRequested` events ask for over SMTP: a channel beside the webhooks, on the same durable
 /// machinery. The courier is the consumer group `mail`: each request is claimed (in order per account), rendered
-/// (``MailComposer``) and sent (``SMTPClient``, one connection per mail, ``MailSettings/concurrency`` at once), and
+/// (``MailComposer``) and sent (``SMTPClient``, whose sessions carry one mail after another, ``MailSettings/concurrency``
+/// at once), and
 /// settled by the server's answer: accepted is done; a 4xx, a failed connection or a timeout is retried with
 /// back-off; a 5xx, or a request that can never make a mail, goes to the dead letters at once, where
 /// `notifications.replayDeadLetters` (group `mail`) can send it again. Every attempt is logged, never the body.
@@ -38,7 +39,10 @@ public struct MailCourier: Service {
     public init(store: NotificationStore, settings: MailSettings, seal: ResetTokenSeal, metricsFactory: any MetricsFactory = MetricsSystem.factory, logger: Logger) throws {
         self.store = store
         self.composer = MailComposer(settings: settings, seal: seal)
-        self.client = try SMTPClient(configuration: settings.smtp)
+        var smtp = settings.smtp
+        // As many idle sessions as mails go at once: each slot finds its own waiting.
+        smtp.maximumIdleConnections = settings.concurrency
+        self.client = try SMTPClient(configuration: smtp)
         self.metrics = Metrics(factory: metricsFactory)
         var logger = logger
         logger[metadataKey: "konto.channel"] = "mail"
@@ -63,6 +67,7 @@ public struct MailCourier: Service {
                 }
             )
         }
+        await client.shutdown()
     }
 
     func deliver(_ delivery: ClaimedDelivery) async -> DeliveryOutcome {

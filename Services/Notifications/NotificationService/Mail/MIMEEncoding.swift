@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The encodings a mail's headers and bodies need (RFC 2045, RFC 2047, RFC 5322): written here because no MIME
 /// package is in the mirror; Python's `email` package reads every message back in the tests.
@@ -47,38 +48,47 @@ enum MIMEEncoding {
     /// and non-ASCII escaped, trailing whitespace escaped, a leading dot escaped (so no line is SMTP's end of data,
     /// whatever the transport does), any line break (CR, LF, CRLF) made CRLF.
     static func quotedPrintable(_ text: String) -> String {
-        var output = ""
+        // On bytes, not Strings (a String's count is a walk over its characters, String(format:) goes through
+        // Foundation): this ran for every line of every mail and was the courier's largest cost after the templates.
+        let hex = Array("0123456789ABCDEF".utf8)
         let normalized = text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
-        let lines = normalized.split(separator: "\n", omittingEmptySubsequences: false)
+        var output: [UInt8] = []
+        output.reserveCapacity(normalized.utf8.count + normalized.utf8.count / 8 + 16)
+        let lines = normalized.utf8.split(separator: 0x0A, omittingEmptySubsequences: false)
         for (index, line) in lines.enumerated() {
-            let bytes = Array(line.utf8)
-            var current = ""
-            for (position, byte) in bytes.enumerated() {
-                let isLast = position == bytes.count - 1
-                var piece: String
+            // Characters on the output line so far.
+            var length = 0
+            let last = line.count - 1
+            for (position, byte) in line.enumerated() {
+                var escaped: Bool
                 switch byte {
                 case 0x3D, 0x00..<0x20, 0x7F...:
                     // Tabs too: escaped wherever they are, so none is trailing whitespace a relay may strip.
-                    piece = String(format: "=%02X", byte)
-                case 0x20 where isLast:
-                    piece = "=20"
-                case 0x2E where current.isEmpty:
-                    piece = "=2E"
+                    escaped = true
+                case 0x20 where position == last:
+                    escaped = true
+                case 0x2E where length == 0:
+                    escaped = true
                 default:
-                    piece = String(UnicodeScalar(byte))
+                    escaped = false
                 }
                 // A soft line break keeps every line within 76 characters (75 and the `=`).
-                if current.count + piece.count > 75 {
-                    output += current + "=\r\n"
-                    current = ""
-                    if piece == "." { piece = "=2E" }
+                if length + (escaped ? 3 : 1) > 75 {
+                    output += [0x3D, 0x0D, 0x0A]
+                    length = 0
+                    if byte == 0x2E { escaped = true }
                 }
-                current += piece
+                if escaped {
+                    output += [0x3D, hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+                    length += 3
+                } else {
+                    output.append(byte)
+                    length += 1
+                }
             }
-            output += current
-            if index < lines.count - 1 { output += "\r\n" }
+            if index < lines.count - 1 { output += [0x0D, 0x0A] }
         }
-        return output
+        return String(decoding: output, as: UTF8.self)
     }
 
     /// RFC 5322's date: `Thu, 26 Nov 2026 05:30:00 +0000`.
@@ -87,11 +97,20 @@ enum MIMEEncoding {
     }
 
     /// `date` in UTC as `format` (a DateFormatter pattern) writes it, in English whatever the machine's locale.
+    /// One formatter per format, made once: making one (ICU's set-up) cost more than the rest of a mail's rendering.
     static func utc(_ date: Date, format: String) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = format
-        return formatter.string(from: date)
+        formatters.withLock { formatters in
+            let formatter = formatters[format] ?? {
+                let formatter = DateFormatter()
+                formatter.locale = Locale(identifier: "en_US_POSIX")
+                formatter.timeZone = TimeZone(identifier: "UTC")
+                formatter.dateFormat = format
+                return formatter
+            }()
+            formatters[format] = formatter
+            return formatter.string(from: date)
+        }
     }
+
+    private static let formatters = Mutex<[String: DateFormatter]>([:])
 }

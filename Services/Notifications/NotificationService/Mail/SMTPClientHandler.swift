@@ -3,24 +3,63 @@ import NIOSSL
 import NIOTLS
 
 /// Drives one ``SMTPClientStateMachine`` on a channel: replies in, commands out, STARTTLS by putting a TLS handler
-/// first in the pipeline; the conversation's outcome completes `result`.
-final class SMTPClientHandler: ChannelInboundHandler, RemovableChannelHandler {
+/// first in the pipeline. A mail is written to the channel as ``Request/send(_:)``, its promise completed once the
+/// server accepted it or the session ended without that.
+final class SMTPClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
+    typealias OutboundIn = Request
     typealias OutboundOut = ByteBuffer
+
+    enum Request {
+        /// Send this mail (one at a time); the write's promise says whether the server accepted it.
+        case send(SMTPClientStateMachine.Mail)
+        /// End the idle session (QUIT).
+        case quit
+    }
+
+    /// An outbound user event: the mail in flight took too long; the session ends and the mail fails with this.
+    struct Timeout {
+        let error: MailError
+    }
 
     private var machine: SMTPClientStateMachine
     private var parser = SMTPReplyParser()
-    private let result: EventLoopPromise<Void>
     private let tlsContext: NIOSSLContext?
     private let serverHostname: String?
     /// Whether this handler put TLS in (STARTTLS): implicit TLS completes its handshake before the greeting.
     private var startedTLS = false
+    /// The promise of the mail in flight.
+    private var inFlight: EventLoopPromise<Void>?
 
-    init(machine: SMTPClientStateMachine, result: EventLoopPromise<Void>, tlsContext: NIOSSLContext?, serverHostname: String?) {
+    init(machine: SMTPClientStateMachine, tlsContext: NIOSSLContext?, serverHostname: String?) {
         self.machine = machine
-        self.result = result
         self.tlsContext = tlsContext
         self.serverHostname = serverHostname
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .send(let mail):
+            let action = machine.send(mail)
+            if case .refused(let error) = action {
+                promise?.fail(error)
+                return
+            }
+            inFlight = promise ?? context.eventLoop.makePromise()
+            run(action, context: context)
+        case .quit:
+            run(machine.quit(), context: context)
+            promise?.succeed(())
+        }
+    }
+
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        if let timeout = event as? Timeout {
+            finish(timeout.error, context: context)
+            promise?.succeed(())
+        } else {
+            context.triggerUserOutboundEvent(event, promise: promise)
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -30,7 +69,7 @@ final class SMTPClientHandler: ChannelInboundHandler, RemovableChannelHandler {
                 run(machine.replyReceived(reply), context: context)
             }
         } catch {
-            finish(.failure(error), context: context)
+            finish(error, context: context)
         }
     }
 
@@ -48,7 +87,7 @@ final class SMTPClientHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // A TLS or socket failure: the connection ends, and the mail is tried again later.
-        finish(.failure(MailError(.transient, "the connection failed: \(String(describing: type(of: error)))")), context: context)
+        finish(MailError(.transient, "the connection failed: \(String(describing: type(of: error)))"), context: context)
     }
 
     private func run(_ action: SMTPClientStateMachine.Action, context: ChannelHandlerContext) {
@@ -57,7 +96,7 @@ final class SMTPClientHandler: ChannelInboundHandler, RemovableChannelHandler {
             context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: nil)
         case .startTLS:
             guard let tlsContext else {
-                finish(.failure(MailError(.configuration, "STARTTLS without a TLS configuration")), context: context)
+                finish(MailError(.configuration, "STARTTLS without a TLS configuration"), context: context)
                 return
             }
             do {
@@ -65,20 +104,24 @@ final class SMTPClientHandler: ChannelInboundHandler, RemovableChannelHandler {
                 try context.pipeline.syncOperations.addHandler(handler, position: .first)
                 startedTLS = true
             } catch {
-                finish(.failure(MailError(.configuration, "TLS could not start: \(String(describing: type(of: error)))")), context: context)
+                finish(MailError(.configuration, "TLS could not start: \(String(describing: type(of: error)))"), context: context)
             }
-        case .wait:
+        case .wait, .refused:
             break
+        case .mailAccepted:
+            let promise = inFlight
+            inFlight = nil
+            promise?.succeed(())
         case .close(let error):
-            finish(error.map { .failure($0) } ?? .success(()), context: context)
+            finish(error, context: context)
         }
     }
 
-    private func finish(_ outcome: Result<Void, any Error>, context: ChannelHandlerContext) {
-        switch outcome {
-        case .success: result.succeed(())
-        case .failure(let error): result.fail(error)
-        }
+    /// Ends the session: the mail in flight fails with `error` (or with the session's end when there is none).
+    private func finish(_ error: MailError?, context: ChannelHandlerContext) {
+        let promise = inFlight
+        inFlight = nil
+        promise?.fail(error ?? MailError(.transient, "the SMTP session ended before the mail was accepted"))
         context.close(promise: nil)
     }
 }

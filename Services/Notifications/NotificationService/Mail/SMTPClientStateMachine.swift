@@ -1,12 +1,15 @@
 import Foundation
 
-/// One mail's SMTP conversation (RFC 5321, with STARTTLS per RFC 3207 and AUTH PLAIN/LOGIN per RFC 4954) as a pure
-/// state machine: fed the server's replies and TLS's completion, it says what to do next. A thin NIO handler drives
-/// it (as KontoWire's handlers drive theirs).
+/// An SMTP session (RFC 5321, with STARTTLS per RFC 3207 and AUTH PLAIN/LOGIN per RFC 4954) as a pure state machine:
+/// fed the server's replies, TLS's completion and the mails to send, it says what to do next. A thin NIO handler
+/// drives it (as KontoWire's handlers drive theirs).
 ///
-/// Refusals are sorted for the courier: a 4xx anywhere, a connection that fails, and whatever the deployment must
-/// fix (no STARTTLS where it is required, credentials refused) are retried with back-off; a 5xx to the mail's own
-/// commands (MAIL, RCPT, DATA) is permanent, and the mail goes to the dead letters.
+/// One session sends one mail after another (a mail given while the session is still greeting waits for it): a mail
+/// the server accepts leaves the session ready for the next, so a busy courier does not pay a connection, a TLS
+/// handshake and a login for every mail. Refusals are sorted for the courier: a 4xx anywhere, a connection that
+/// fails, and whatever the deployment must fix (no STARTTLS where it is required, credentials refused) are retried
+/// with back-off; a 5xx to the mail's own commands (MAIL, RCPT, DATA) is permanent, and the mail goes to the dead
+/// letters. Any refusal ends the session (QUIT): the next mail starts a fresh one.
 public struct SMTPClientStateMachine: Sendable {
     public enum Security: Sendable, Equatable {
         /// TLS from the first byte (`smtps://`).
@@ -39,30 +42,65 @@ public struct SMTPClientStateMachine: Sendable {
         case startTLS
         /// Nothing to do until the next reply.
         case wait
-        /// The conversation is over: close the connection; the mail was accepted, or why not.
+        /// The mail in flight was accepted; the session is ready for the next.
+        case mailAccepted
+        /// The mail just given cannot go on this session (one is in flight, or the session is over); the session
+        /// itself goes on as it was.
+        case refused(MailError)
+        /// The session is over: close the connection. The error says why the mail in flight (if any) was not
+        /// accepted; nil after a QUIT said with no mail refused.
         case close(MailError?)
+    }
+
+    /// A mail to send: its envelope and its rendered message.
+    public struct Mail: Sendable {
+        public var from: MailAddress
+        public var to: MailAddress
+        public var message: [UInt8]
+
+        public init(from: MailAddress, to: MailAddress, message: [UInt8]) {
+            self.from = from
+            self.to = to
+            self.message = message
+        }
     }
 
     private enum State: Sendable {
         case greeting, ehlo, startTLS, tlsHandshake, ehloAfterTLS, authPlain, authLogin, authLoginUser, authLoginPassword
-        case mailFrom, rcptTo, data, body, quit, done
+        case ready, mailFrom, rcptTo, data, body, quit, done
     }
 
     private let configuration: Configuration
-    private let from: MailAddress
-    private let to: MailAddress
-    private let message: [UInt8]
+    /// The mail in flight, or waiting for the session to be ready.
+    private var mail: Mail?
     private var state: State = .greeting
     private var isEncrypted: Bool
-    /// The mail's result, kept while QUIT is said.
+    /// Why the mail in flight was refused, kept while QUIT is said.
     private var outcome: MailError?
 
-    public init(configuration: Configuration, from: MailAddress, to: MailAddress, message: [UInt8]) {
+    public init(configuration: Configuration) {
         self.configuration = configuration
-        self.from = from
-        self.to = to
-        self.message = message
         isEncrypted = configuration.security == .implicitTLS
+    }
+
+    /// Whether the session is greeted, logged in and idle: a mail given now starts at once.
+    public var isReady: Bool { state == .ready && mail == nil }
+
+    /// Sends `mail` once the session is ready (at once when it is). One mail at a time: a second one before the
+    /// first is settled, or one for a session that is over, is refused without touching the session.
+    public mutating func send(_ mail: Mail) -> Action {
+        guard self.mail == nil, state != .quit, state != .done else {
+            return .refused(MailError(.transient, "the SMTP session cannot take a mail now"))
+        }
+        self.mail = mail
+        return state == .ready ? mailFrom() : .wait
+    }
+
+    /// Ends an idle session politely.
+    public mutating func quit() -> Action {
+        guard state == .ready, mail == nil else { return .wait }
+        state = .quit
+        return .send(Array("QUIT\r\n".utf8))
     }
 
     public mutating func replyReceived(_ reply: SMTPReply) -> Action {
@@ -92,7 +130,7 @@ public struct SMTPClientStateMachine: Sendable {
             guard reply.code == 235 else {
                 return fail(reply.isTransient ? .transient : .configuration, "the credentials were refused (\(reply.code))", quit: true)
             }
-            return mailFrom()
+            return sessionReady()
         case .authLogin:
             guard reply.code == 334 else { return fail(reply.isTransient ? .transient : .configuration, "AUTH LOGIN answered \(reply.code)", quit: true) }
             state = .authLoginUser
@@ -101,10 +139,13 @@ public struct SMTPClientStateMachine: Sendable {
             guard reply.code == 334 else { return fail(reply.isTransient ? .transient : .configuration, "AUTH LOGIN answered \(reply.code) to the username", quit: true) }
             state = .authLoginPassword
             return .send(Array((Data((configuration.password ?? "").utf8).base64EncodedString() + "\r\n").utf8))
+        case .ready:
+            // Unasked: a server ending an idle session (421 on timeout) or speaking out of turn.
+            return fail(.transient, "the server said \(reply.code) unasked", quit: false)
         case .mailFrom:
             guard reply.code == 250 else { return mailRefused(reply, "MAIL FROM") }
             state = .rcptTo
-            return .send(Array("RCPT TO:<\(to.value)>\r\n".utf8))
+            return .send(Array("RCPT TO:<\(mail?.to.value ?? "")>\r\n".utf8))
         case .rcptTo:
             guard reply.code == 250 || reply.code == 251 else { return mailRefused(reply, "RCPT TO") }
             state = .data
@@ -112,14 +153,14 @@ public struct SMTPClientStateMachine: Sendable {
         case .data:
             guard reply.code == 354 else { return mailRefused(reply, "DATA") }
             state = .body
-            return .send(Self.dotStuffed(message))
+            return .send(Self.dotStuffed(mail?.message ?? []))
         case .body:
             guard reply.code == 250 else { return mailRefused(reply, "the message") }
-            outcome = nil
-            state = .quit
-            return .send(Array("QUIT\r\n".utf8))
+            mail = nil
+            state = .ready
+            return .mailAccepted
         case .quit:
-            // The mail was accepted (or refused) already; whatever QUIT gets, the conversation is over.
+            // The mail was refused already (or none was in flight); whatever QUIT gets, the session is over.
             state = .done
             return .close(outcome)
         case .done:
@@ -134,13 +175,16 @@ public struct SMTPClientStateMachine: Sendable {
         return ehlo(next: .ehloAfterTLS)
     }
 
-    /// The connection ended (or could not be made): unless the mail was accepted, it is tried again later.
+    /// The connection ended (or could not be made): a mail in flight is tried again later.
     public mutating func connectionClosed() -> Action {
         switch state {
         case .done: return .wait
         case .quit:
             state = .done
             return .close(outcome)
+        case .ready where mail == nil:
+            state = .done
+            return .close(nil)
         default:
             state = .done
             return .close(MailError(.transient, "the connection ended before the mail was accepted"))
@@ -153,7 +197,7 @@ public struct SMTPClientStateMachine: Sendable {
     }
 
     private mutating func authenticate(capabilities: [String]) -> Action {
-        guard let username = configuration.username, let password = configuration.password else { return mailFrom() }
+        guard let username = configuration.username, let password = configuration.password else { return sessionReady() }
         // Credentials never travel in the clear unless the settings chose no TLS (a local catcher).
         guard isEncrypted || configuration.security == .none else {
             return fail(.configuration, "credentials on a connection without TLS", quit: true)
@@ -171,9 +215,18 @@ public struct SMTPClientStateMachine: Sendable {
         return fail(.configuration, "the server offers neither AUTH PLAIN nor AUTH LOGIN", quit: true)
     }
 
+    /// Greeted and logged in: the waiting mail goes, or the session idles.
+    private mutating func sessionReady() -> Action {
+        guard mail != nil else {
+            state = .ready
+            return .wait
+        }
+        return mailFrom()
+    }
+
     private mutating func mailFrom() -> Action {
         state = .mailFrom
-        return .send(Array("MAIL FROM:<\(from.value)>\r\n".utf8))
+        return .send(Array("MAIL FROM:<\(mail?.from.value ?? "")>\r\n".utf8))
     }
 
     /// A refusal of the mail's own commands: 4xx later, 5xx never.
