@@ -193,6 +193,9 @@ let package = Package(
                 // The courier's templates (the console's too).
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                // The courier's counters at /metrics (the gateway serves its own the same way).
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ],
             path: "Services/Notifications/NotificationService"
         ),

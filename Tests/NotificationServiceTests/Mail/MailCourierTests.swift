@@ -4,9 +4,11 @@ import KontoModel
 import KontoRuntime
 import KontoTestSupport
 import KontoWire
+import AsyncHTTPClient
 import Logging
 import MetricsTestKit
 import NIOCore
+import NIOHTTP1
 @testable import NotificationService
 import Testing
 
@@ -198,5 +200,60 @@ struct MailCourierTests {
             #expect(mail.text?.hasPrefix("An authenticator app was added") == true)
             #expect(mail.defects.isEmpty && !mail.headers.contains("bcc"))
         }
+    }
+}
+
+/// The courier's counters as a scraper reads them: `GET /metrics` on the service's own listener.
+@Suite("Mail: the courier's metrics over HTTP", .timeLimit(.minutes(2)))
+struct MailMetricsEndpointTests {
+    @Test("a running Notifications serves its courier's counters at /metrics (Prometheus text) where configured, and nothing else there",
+          .enabled(if: MailCourierTests.enabled, "KONTO_AIOSMTPD_PYTHON is not set (scripts/test.sh sets it)"))
+    func served() async throws {
+        try #require(MailCatcher.python != nil, "CI is set, but KONTO_AIOSMTPD_PYTHON is not")
+        let catcher = try await MailCatcher.start(mode: "plain")
+        do {
+            var configuration = NotificationServiceConfiguration(port: 0, secret: MailCourierTests.secret)
+            configuration.mail = MailSettings(
+                smtp: SMTPClient.Configuration(host: "127.0.0.1", port: catcher.port, security: .none),
+                from: try MailAddress("accounts@example.org"), publicURL: MailCourierTests.publicURL
+            )
+            configuration.metricsPort = 0
+            let server = try NotificationServer(configuration: configuration, logger: MailCourierTests.logger)
+            try await RunningServices.with([server], logger: MailCourierTests.logger) {
+                // The courier declares its group as it starts; declaring it here too makes the publish safe to race that.
+                _ = try await server.store.declareGroup(NotificationsSubscribeRequest(group: MailCourier.group, types: ["mailRequested"]))
+                _ = try await server.store.publish(NotificationsPublishRequest(events: [MailCourierTests.request("acct-1", .passwordChanged)]))
+                #expect(await catcher.waitForMails(1).count == 1)
+                let http = HTTPClient(eventLoopGroupProvider: .singleton)
+                do {
+                    var port = server.metricsServerPort
+                    let started = ContinuousClock.now
+                    while port == nil, ContinuousClock.now - started < .seconds(10) {
+                        try await Task.sleep(for: .milliseconds(20))
+                        port = server.metricsServerPort
+                    }
+                    let base = "http://127.0.0.1:\(try #require(port))"
+                    // Counted once the outcome is stored, just after the server answered.
+                    var text = ""
+                    let deadline = ContinuousClock.now + .seconds(10)
+                    repeat {
+                        let response = try await http.execute(HTTPClientRequest(url: base + "/metrics"), timeout: .seconds(5))
+                        #expect(response.status == .ok && response.headers.first(name: "content-type")?.hasPrefix("text/plain") == true)
+                        text = String(buffer: try await response.body.collect(upTo: 1 << 20))
+                    } while !text.contains("konto_mail_sent_total 1") && ContinuousClock.now < deadline
+                    #expect(text.contains("konto_mail_sent_total 1"), "\(text)")
+                    let other = try await http.execute(HTTPClientRequest(url: base + "/v1/anything"), timeout: .seconds(5))
+                    #expect(other.status == .notFound)
+                } catch {
+                    try? await http.shutdown()
+                    throw error
+                }
+                try await http.shutdown()
+            }
+        } catch {
+            await catcher.stop()
+            throw error
+        }
+        await catcher.stop()
     }
 }

@@ -25,7 +25,16 @@ struct NotificationServiceConfigurationTests {
         #expect(set.sweepInterval == .milliseconds(250))
     }
 
+    @Test("/metrics is served only where a port is set, on loopback unless told otherwise")
+    func metrics() throws {
+        #expect(try Self.configuration([:]).metricsPort == nil)
+        let set = try Self.configuration(["KONTO_NOTIFICATIONS_METRICS_PORT": "9402", "KONTO_NOTIFICATIONS_METRICS_HOST": "0.0.0.0"])
+        #expect(set.metricsPort == 9402 && set.metricsHost == "0.0.0.0")
+        #expect(try Self.configuration(["KONTO_NOTIFICATIONS_METRICS_PORT": "9402"]).metricsHost == "127.0.0.1")
+    }
+
     @Test("a value out of range is refused, naming the variable", arguments: [
+        ("KONTO_NOTIFICATIONS_METRICS_PORT", "70000"),
         ("KONTO_NOTIFICATIONS_RETENTION_DAYS", "0"),
         ("KONTO_NOTIFICATIONS_RETENTION_DAYS", "forever"),
         ("KONTO_NOTIFICATIONS_ERASURE_GRACE_SECONDS", "-1"),

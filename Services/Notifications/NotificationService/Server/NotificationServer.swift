@@ -8,6 +8,7 @@ import NIOCore
 import NIOPosix
 import PostgresNIO
 import ServiceLifecycle
+import Synchronization
 
 /// The Notifications service: its PostgreSQL pool and migrations and the wire server answering the Notifications
 /// contract, as a component graph (database and migrations before the wire server listens; reverse at shutdown).
@@ -18,6 +19,11 @@ public final class NotificationServer: Service {
     private let postgresStorage: PostgresNotificationStorage?
     private let webhooks: WebhookDispatcher
     private let courier: MailCourier?
+    /// What the courier counts, served at `/metrics` when ``NotificationServiceConfiguration/metricsPort`` is set.
+    public let metrics = NotificationMetrics()
+    private let metricsPort: Int?
+    private let metricsHost: String
+    private let metricsAddress = Mutex<Int?>(nil)
     private let logger: Logger
 
     /// - Throws: when the database's TLS settings cannot be used, or a webhook endpoint has problems
@@ -27,6 +33,8 @@ public final class NotificationServer: Service {
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger
     ) throws {
+        self.metricsPort = configuration.metricsPort
+        self.metricsHost = configuration.metricsHost
         // However the endpoints were configured (a file, or code): an unusable one refuses the start, not each delivery.
         try WebhookEndpoint.check(configuration.webhooks)
         let storage: any NotificationStorage
@@ -60,7 +68,7 @@ public final class NotificationServer: Service {
         webhooks.resetTokenSeal = ResetTokenSeal(secret: configuration.secret)
         self.webhooks = WebhookDispatcher(store: store, configuration: webhooks, logger: logger)
         if let mail = configuration.mail {
-            self.courier = try MailCourier(store: store, settings: mail, seal: ResetTokenSeal(secret: configuration.secret), logger: logger)
+            self.courier = try MailCourier(store: store, settings: mail, seal: ResetTokenSeal(secret: configuration.secret), metricsFactory: metrics.factory, logger: logger)
         } else {
             self.courier = nil
         }
@@ -84,10 +92,18 @@ public final class NotificationServer: Service {
             host.addJob("mail", courier)
         }
         host.addJob("retention", EventRetentionJob(store: store))
+        if let metricsPort {
+            host.add("metrics", MetricsEndpoint(metrics: metrics, host: metricsHost, port: metricsPort, logger: logger) { [self] port in
+                metricsAddress.withLock { $0 = port }
+            }, servesWire: false)
+        }
         return try host.graph(wire: wireServer)
     }
 
     public func run() async throws {
         try await self.componentGraph().run(logger: self.logger)
     }
+
+    /// The port `/metrics` is served on, once it is (nil before, or when it is not served).
+    public var metricsServerPort: Int? { metricsAddress.withLock { $0 } }
 }

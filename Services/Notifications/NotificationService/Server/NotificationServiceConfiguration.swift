@@ -22,6 +22,9 @@ public struct NotificationServiceConfiguration: Sendable {
     public var webhooks: [WebhookEndpoint]
     /// The courier's settings; nil: no mail (the webhooks stay, for operators who send their own).
     public var mail: MailSettings?
+    /// Where `GET /metrics` is served (`KONTO_NOTIFICATIONS_METRICS_HOST`, `_PORT`); nil: not served.
+    public var metricsHost = "127.0.0.1"
+    public var metricsPort: Int?
 
     public init(
         host: String = "127.0.0.1",
@@ -71,6 +74,10 @@ public struct NotificationServiceConfiguration: Sendable {
             webhooks: try environment.string("KONTO_NOTIFICATIONS_WEBHOOKS").map { try WebhookEndpoint.load(path: $0) } ?? [],
             mail: try MailSettings(environment: environment)
         )
+        metricsHost = environment.string("KONTO_NOTIFICATIONS_METRICS_HOST", default: metricsHost)
+        if environment.string("KONTO_NOTIFICATIONS_METRICS_PORT") != nil {
+            metricsPort = try environment.port("KONTO_NOTIFICATIONS_METRICS_PORT", default: 0)
+        }
         do {
             self.wireTLS = try WireTLS.fromEnvironment { environment.string($0) }
         } catch {
