@@ -15,12 +15,8 @@ extension IdentityStore {
     ///   a client address asking too often.
     public func requestEmailCode(_ request: IdentityEmailCodeRequest) async throws(ServiceError) -> IdentityDone {
         guard options.emailCodeLogin else { throw Self.emailCodeLoginOff }
-        try checkUserId(request.userId)
         let now = clock()
-        let normalizedUserId = UserIdNormalization.normalized(request.userId, type: configuration.userIdType)
-        let addressKeys = throttleKeys(normalizedUserId: normalizedUserId, clientAddress: request.clientAddress).dropFirst().map { "email-code:" + $0 }
-        try await checkThrottle(addressKeys, at: now)
-        try await recordFailure(addressKeys, at: now)
+        let normalizedUserId = try await admitMailRequest("email-code", userId: request.userId, clientAddress: request.clientAddress, at: now)
         let clients = clientHashes(address: request.clientAddress, device: request.clientDevice)
         pendingWork.run {
             await self.mailEmailCode(normalizedUserId: normalizedUserId, clients: clients, at: now)
@@ -36,9 +32,7 @@ extension IdentityStore {
             else { return }
             let accountId = credential.accountId
             let known = try await storage.isKnownClient(accountId: accountId, clients: clients, since: now.adding(.zero - options.knownClientAge))
-            let allowance = known
-                ? "code-mail-client:" + Self.digest(normalizedUserId + "\u{0}" + Self.hex(clients[0]))
-                : "code-mail:" + Self.digest(normalizedUserId)
+            let allowance = mailAllowanceKey("code", normalizedUserId: normalizedUserId, knownClient: known ? clients.first : nil)
             if try await takeMailAllowance(allowance, perHour: options.emailCodeMailsPerHour, at: now) != nil {
                 logger.info("sign-in code not sent: allowance used", metadata: ["konto.account_id": "\(accountId)", "konto.known_client": "\(known)"])
                 return

@@ -23,4 +23,23 @@ extension IdentityStore {
         guard configuration.userIdType == .emailAddress else { return nil }
         return (try? await storage.credential(accountId: accountId))??.userId
     }
+
+    /// A request that mails something to a userId (a reset, a sign-in code): a well-formed userId (refused as such: it
+    /// says nothing about which accounts exist), and the client address's requests of this `kind` counted and
+    /// throttled like failed logins, so one address cannot spray them. The normalized userId.
+    func admitMailRequest(_ kind: String, userId: String, clientAddress: String?, at now: Timestamp) async throws(ServiceError) -> String {
+        try checkUserId(userId)
+        let normalizedUserId = UserIdNormalization.normalized(userId, type: configuration.userIdType)
+        let addressKeys = throttleKeys(normalizedUserId: normalizedUserId, clientAddress: clientAddress).dropFirst().map { kind + ":" + $0 }
+        try await checkThrottle(addressKeys, at: now)
+        try await recordFailure(addressKeys, at: now)
+        return normalizedUserId
+    }
+
+    /// The hourly allowance a mail of `kind` to a userId counts against: all unknown clients' together, or a known
+    /// client's own (so a stranger's requests never use up the owner's).
+    func mailAllowanceKey(_ kind: String, normalizedUserId: String, knownClient: [UInt8]?) -> String {
+        guard let knownClient else { return kind + "-mail:" + Self.digest(normalizedUserId) }
+        return kind + "-mail-client:" + Self.digest(normalizedUserId + "\u{0}" + Self.hex(knownClient))
+    }
 }

@@ -13,12 +13,8 @@ extension IdentityStore {
     /// not used up by a stranger's). A request past its allowance is answered the same and sends nothing.
     public func requestPasswordReset(_ request: IdentityPasswordResetRequest) async throws(ServiceError) -> IdentityDone {
         // A malformed userId is refused as such (it says nothing about which accounts exist).
-        try checkUserId(request.userId)
         let now = clock()
-        let normalizedUserId = UserIdNormalization.normalized(request.userId, type: configuration.userIdType)
-        let addressKeys = throttleKeys(normalizedUserId: normalizedUserId, clientAddress: request.clientAddress).dropFirst().map { "reset:" + $0 }
-        try await checkThrottle(addressKeys, at: now)
-        try await recordFailure(addressKeys, at: now)
+        let normalizedUserId = try await admitMailRequest("reset", userId: request.userId, clientAddress: request.clientAddress, at: now)
         let credential = try await stored { () async throws(IdentityStorageError) in
             try await storage.credential(normalizedUserId: normalizedUserId)
         }
@@ -29,9 +25,7 @@ extension IdentityStore {
         let known = try await stored { () async throws(IdentityStorageError) in
             try await storage.isKnownClient(accountId: credential.accountId, clients: clients, since: now.adding(.zero - options.knownClientAge))
         }
-        let allowance = known
-            ? "reset-mail-client:" + Self.digest(normalizedUserId + "\u{0}" + Self.hex(clients[0]))
-            : "reset-mail:" + Self.digest(normalizedUserId)
+        let allowance = mailAllowanceKey("reset", normalizedUserId: normalizedUserId, knownClient: known ? clients.first : nil)
         if try await takeMailAllowance(allowance, perHour: options.resetMailsPerHour, at: now) != nil {
             logger.info("password reset not sent: allowance used", metadata: ["konto.account_id": "\(credential.accountId)", "konto.known_client": "\(known)"])
             return IdentityDone()
