@@ -36,4 +36,21 @@ struct AccountAssemblerTests {
         #expect(assembler.account(accountId: "a3", profile: profile, userId: "new@example.org", isAnonymous: false).details.userId == "new@example.org")
         #expect(assembler.account(accountId: "a3", profile: profile, userId: nil, isAnonymous: true).details.storedValues[UserIdKey.identifier] == nil)
     }
+
+    @Test("where userIds are usernames, emailVerified says whether the email detail is the address Identity confirmed (without case); none without an email or for an anonymous account")
+    func contactAddress() {
+        let usernames = AccountAssembler(userIdType: .username)
+        let profile = ProfileRecord(accountId: "a4", details: AccountDetails(values: [EmailKey.identifier: .string("Ada@Example.org"), EmailVerifiedKey.identifier: .bool(true)]), version: 2)
+        func verified(_ verifiedEmail: String?, profile: ProfileRecord? = profile, isAnonymous: Bool = false) -> AccountValue? {
+            usernames.account(accountId: "a4", profile: profile, userId: isAnonymous ? nil : "ada", isAnonymous: isAnonymous, verifiedEmail: verifiedEmail).details.storedValues[EmailVerifiedKey.identifier]
+        }
+        #expect(verified("ada@example.org") == .bool(true))
+        #expect(verified("ada@elsewhere.org") == .bool(false), "a changed address is unverified")
+        #expect(verified(nil) == .bool(false), "what Profile holds under the name counts for nothing")
+        #expect(verified("ada@example.org", profile: ProfileRecord(accountId: "a4", details: AccountDetails(values: [:]), version: 1)) == nil)
+        #expect(verified("ada@example.org", isAnonymous: true) == nil)
+        // Where userIds are addresses, the userId's state is what counts, whatever the email detail.
+        #expect(assembler.account(accountId: "a4", profile: profile, userId: "ada@example.org", isAnonymous: false, emailVerified: false, verifiedEmail: "ada@example.org")
+            .details.storedValues[EmailVerifiedKey.identifier] == .bool(false))
+    }
 }

@@ -21,12 +21,21 @@ public struct AccountAssembler: Sendable {
     ///   - profile: what Profile holds, or nil when it holds nothing (an anonymous account before its sign-up).
     ///   - userId: Identity's, as it was given; nil for an anonymous account.
     ///   - emailVerified: Identity's: whether the userId (an address) was confirmed; nil for an account without one.
-    public func account(accountId: String, profile: ProfileRecord?, userId: String?, isAnonymous: Bool, emailVerified: Bool? = nil) -> AssembledAccount {
+    ///   - verifiedEmail: Identity's, where userIds are usernames: the contact address last confirmed. The account's
+    ///     `email` is verified while it is that address (compared without case), so a changed address is unverified
+    ///     without anyone having to notice the change.
+    public func account(
+        accountId: String, profile: ProfileRecord?, userId: String?, isAnonymous: Bool, emailVerified: Bool? = nil, verifiedEmail: String? = nil
+    ) -> AssembledAccount {
         var values = profile?.details.storedValues ?? [:]
         values[AccountIdKey.identifier] = .string(accountId)
         values[UserIdKey.identifier] = userId.map(AccountValue.string)
         // Identity's alone, whatever Profile holds under the name.
-        values[EmailVerifiedKey.identifier] = emailVerified.map(AccountValue.bool)
+        var verified = emailVerified
+        if verified == nil, userIdType == .username, !isAnonymous, case let .string(email)? = values[EmailKey.identifier] {
+            verified = verifiedEmail.map { $0.lowercased() == email.lowercased() } ?? false
+        }
+        values[EmailVerifiedKey.identifier] = verified.map(AccountValue.bool)
         // Profile never stores one; none is ever shown even so.
         values[PasswordKey.identifier] = nil
         return AssembledAccount(

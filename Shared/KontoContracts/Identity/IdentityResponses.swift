@@ -46,8 +46,14 @@ public struct IdentitySessionInfo: Codable, Sendable, Equatable {
     public var assuranceLevel: Int?
     /// Whether the account's address (its userId) is verified; nil for an account without one. Added compatibly.
     public var emailVerified: Bool?
+    /// Where userIds are usernames: the contact address (the `email` detail) last confirmed; the account's answer says
+    /// `emailVerified` while its `email` still holds it (``AccountAssembler``). Added compatibly.
+    public var verifiedEmail: String?
 
-    public init(accountId: String, sessionId: String, expiresAt: Timestamp, privilegedUntil: Timestamp?, isAnonymous: Bool, userId: String?, assuranceLevel: Int? = nil, emailVerified: Bool? = nil) {
+    public init(
+        accountId: String, sessionId: String, expiresAt: Timestamp, privilegedUntil: Timestamp?, isAnonymous: Bool, userId: String?, assuranceLevel: Int? = nil,
+        emailVerified: Bool? = nil, verifiedEmail: String? = nil
+    ) {
         self.accountId = accountId
         self.sessionId = sessionId
         self.expiresAt = expiresAt
@@ -56,6 +62,7 @@ public struct IdentitySessionInfo: Codable, Sendable, Equatable {
         self.userId = userId
         self.assuranceLevel = assuranceLevel
         self.emailVerified = emailVerified
+        self.verifiedEmail = verifiedEmail
     }
 }
 

@@ -12,14 +12,16 @@ import Testing
 struct EmailVerificationHTTPTests {
     /// The token of the verification link Identity asked the courier to send to `accountId` (read from Notifications'
     /// feed, opened with the deployment's secret as the courier would).
-    static func verificationToken(_ gateway: GatewayHarness.Running, accountId: String) async throws -> String {
+    static func verificationToken(_ gateway: GatewayHarness.Running, accountId: String, number: Int = 1) async throws -> String {
         try await gateway.withService(port: gateway.notificationsPort) { notifications in
             let feed = try await notifications.subscribe(NotificationsContract.feed, NotificationsFeedRequest(accountId: accountId), credit: 8)
             defer { feed.cancel() }
+            var seen = 0
             for try await delivery in feed {
                 feed.acknowledge(delivery)
                 if case let .mailRequested(request) = delivery.event.kind, request.message == .verifyEmail, let sealed = request.sealedToken {
-                    return try ResetTokenSeal(secret: WireSecret(GatewayHarness.secret)).open(sealed, accountId: accountId)
+                    seen += 1
+                    if seen == number { return try ResetTokenSeal(secret: WireSecret(GatewayHarness.secret)).open(sealed, accountId: accountId) }
                 }
             }
             throw GatewayHarness.HarnessError("the feed ended without a verification mail")
@@ -120,6 +122,28 @@ struct EmailVerificationHTTPTests {
         try await GatewayHarness.withGateway { gateway in
             let (session, _) = try await gateway.signUp("otto@example.org")
             #expect(try await gateway.request(.PATCH, "/v1/account", json: #"{"set":{"email":"otto@work.example"}}"#, token: session).status == 200)
+        }
+    }
+
+    @Test("where userIds are usernames the email detail is verified: sign-up's link confirms it; a PATCH to a new address makes it unverified and sends that address a link, which confirms it")
+    func contactAddress() async throws {
+        let accounts = try AccountConfiguration(userIdType: .username, keys: [.requires(\.userId), .requires(\.password), .requires(\.name), .collects(\.email)])
+        try await GatewayHarness.withGateway(accounts: accounts) { gateway in
+            let (session, accountId) = try await gateway.signUp("vera", details: #"{"name":{"givenName":"Vera"},"email":"vera@example.org"}"#)
+            func verified() async throws -> Bool? {
+                let account = try await gateway.request(.GET, "/v1/account", token: session)
+                return (account.object["details"] as? [String: Any])?["emailVerified"] as? Bool
+            }
+            #expect(try await verified() == false)
+            let token = try await Self.verificationToken(gateway, accountId: accountId)
+            #expect(try await gateway.request(.POST, "/v1/email-verifications/confirm", json: #"{"token":"\#(token)"}"#).status == 204)
+            #expect(try await verified() == true)
+            let changed = try await gateway.request(.PATCH, "/v1/account", json: #"{"set":{"email":"vera@elsewhere.org"}}"#, token: session)
+            #expect(changed.status == 200 && (changed.object["details"] as? [String: Any])?["emailVerified"] as? Bool == false, "\(changed.text)")
+            let newToken = try await Self.verificationToken(gateway, accountId: accountId, number: 2)
+            #expect(newToken != token)
+            #expect(try await gateway.request(.POST, "/v1/email-verifications/confirm", json: #"{"token":"\#(newToken)"}"#).status == 204)
+            #expect(try await verified() == true)
         }
     }
 }

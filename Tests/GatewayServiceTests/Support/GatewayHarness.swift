@@ -118,10 +118,11 @@ enum GatewayHarness {
         PostgresSettings(host: database.host, port: database.port, username: database.username, password: database.password, database: database.database)
     }
 
-    /// Runs `body` against the whole system on a fresh database.
+    /// Runs `body` against the whole system on a fresh database, every service with `accounts`.
     static func withGateway<Result: Sendable>(
         configure: @escaping @Sendable (inout GatewayConfiguration) -> Void = { _ in },
         identityOptions: IdentityOptions = IdentityOptions(),
+        accounts: AccountConfiguration = .default,
         _ body: @escaping @Sendable (Running) async throws -> Result
     ) async throws -> Result {
         try await TestDatabase.withFreshDatabase { database in
@@ -135,19 +136,20 @@ enum GatewayHarness {
                 // Profile relays detailsChanged to Notifications and consumes deletingAccount from it.
                 let profile = try ProfileServer(
                     configuration: ProfileServiceConfiguration(
-                        port: 0, secret: WireSecret(secret), database: settings, notificationsHost: "127.0.0.1", notificationsPort: notificationsPort
+                        port: 0, secret: WireSecret(secret), database: settings, accounts: accounts, notificationsHost: "127.0.0.1", notificationsPort: notificationsPort
                     ),
                     logger: logger
                 )
                 return try await RunningServices.with([profile], logger: logger) {
                     let profilePort = try await profile.localAddress().port!
-                    return try await withIdentity(settings: settings, profilePort: profilePort, notificationsPort: notificationsPort, options: identityOptions) { identityPort in
+                    return try await withIdentity(settings: settings, profilePort: profilePort, notificationsPort: notificationsPort, options: identityOptions, accounts: accounts) { identityPort in
                         var configuration = GatewayConfiguration(
                             port: 0,
                             secret: WireSecret(secret),
                             identity: .init(host: "127.0.0.1", port: identityPort),
                             profile: .init(host: "127.0.0.1", port: profilePort),
-                            notifications: .init(host: "127.0.0.1", port: notificationsPort)
+                            notifications: .init(host: "127.0.0.1", port: notificationsPort),
+                            accounts: accounts
                         )
                         configuration.upstreamTimeout = .seconds(15)
                         configure(&configuration)
@@ -163,6 +165,7 @@ enum GatewayHarness {
         profilePort: Int,
         notificationsPort: Int,
         options: IdentityOptions,
+        accounts: AccountConfiguration,
         _ body: @escaping @Sendable (Int) async throws -> Result
     ) async throws -> Result {
         var configuration = IdentityServiceConfiguration(
@@ -176,6 +179,7 @@ enum GatewayHarness {
             hashing: PasswordHashingPool.Configuration(parameters: Argon2Parameters(memoryKiB: 1_024, iterations: 1, parallelism: 1), threads: 2)
         )
         configuration.options = options
+        configuration.accounts = accounts
         let identity = try IdentityServer(configuration: configuration, logger: logger)
         return try await RunningServices.with([identity], logger: logger) {
             try await body(try await identity.localAddress().port!)

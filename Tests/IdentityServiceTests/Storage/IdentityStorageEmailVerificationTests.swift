@@ -44,6 +44,27 @@ struct IdentityStorageEmailVerificationTests {
         }
     }
 
+    @Test("a token for a contact address (usernames' email detail) records the address it verified, whatever the userId; the lookups carry it", arguments: IdentityStorageKind.allCases)
+    func contactAddress(kind: IdentityStorageKind) async throws {
+        let t0 = Conformance.t0
+        try await kind.withStorage { storage in
+            try await Conformance.account(storage, "a1", "leland", sessionByte: 1)
+            try await storage.createEmailVerification(tokenHash: Conformance.token(31), accountId: "a1", address: "Leland@Stanford.edu", isUserId: false, expiresAt: t0.adding(.seconds(60)), events: [])
+            await #expect {
+                try await storage.createEmailVerification(tokenHash: Conformance.token(32), accountId: "missing", address: "x@stanford.edu", isUserId: false, expiresAt: t0.adding(.seconds(60)), events: [])
+            } throws: { error in
+                (error as? IdentityStorageError)?.code == .notFound
+            }
+            #expect(try await storage.confirmEmailVerification(tokenHash: Conformance.token(31), at: t0) { [Conformance.event($0, .emailVerified)] } == "a1")
+            let credential = try await storage.credential(accountId: "a1")
+            #expect(credential?.verifiedEmail == "Leland@Stanford.edu" && credential?.emailVerifiedAt == nil)
+            #expect(try await storage.credential(normalizedUserId: "leland")?.verifiedEmail == "Leland@Stanford.edu")
+            #expect(try await storage.loginLookup(normalizedUserId: "leland", keys: [], at: t0, window: .seconds(60)).credential?.verifiedEmail == "Leland@Stanford.edu")
+            #expect(try await storage.session(tokenHash: Conformance.token(1))?.accountVerifiedEmail == "Leland@Stanford.edu")
+            #expect(try await storage.confirmEmailVerification(tokenHash: Conformance.token(31), at: t0) { _ in [] } == nil, "used")
+        }
+    }
+
     /// Many rounds of several tasks at once on the global executor's threads (and, on PostgreSQL, connections).
     @Test("under concurrency a token verifies exactly once", arguments: IdentityStorageKind.allCases)
     func once(kind: IdentityStorageKind) async throws {

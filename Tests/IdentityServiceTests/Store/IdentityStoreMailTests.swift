@@ -127,4 +127,33 @@ struct IdentityStoreMailTests {
         #expect(try await fixture.events().contains { $0.kind.name == "passwordChanged" })
         #expect(try await Self.mails(fixture, verification: true).isEmpty)
     }
+
+    @Test("where userIds are usernames the email detail is the address: sign-up sends it a link, which verifies it; a new link on request, none when verified or without an email; Profile unreachable said so")
+    func contactAddress() async throws {
+        let configuration = try AccountConfiguration(userIdType: .username, keys: [.requires(\.userId), .requires(\.password), .requires(\.name), .collects(\.email)])
+        let fixture = try IdentityFixture(configuration: configuration)
+        let signedUp = try await fixture.signUp("leland", details: ["name": IdentityFixture.name, "email": .string("Leland@Stanford.edu")])
+        #expect(signedUp.details[\.emailVerified] == false)
+        let mail = try #require(try await Self.mails(fixture, verification: true).first)
+        #expect(mail.request.message == .verifyEmail && mail.request.to == "Leland@Stanford.edu")
+        let token = try await Self.verificationToken(fixture)
+        _ = try await fixture.store.confirmEmailVerification(IdentityConfirmEmailVerificationRequest(token: BearerToken(token)))
+        let credential = try await fixture.storage.credential(accountId: signedUp.accountId)
+        #expect(credential?.verifiedEmail == "Leland@Stanford.edu" && credential?.emailVerifiedAt == nil)
+        #expect(try await fixture.login("leland").details[\.emailVerified] == true)
+        #expect(try await fixture.validate(signedUp.session.token).verifiedEmail == "Leland@Stanford.edu")
+        // Verified: asking again sends nothing.
+        let before = try await Self.mails(fixture, verification: true).count
+        _ = try await fixture.store.requestEmailVerification(IdentitySessionRequest(token: signedUp.session.token))
+        #expect(try await Self.mails(fixture, verification: true).count == before)
+        // Without an email: no link at sign-up, none to ask for.
+        let other = try await fixture.signUp("jane", details: ["name": IdentityFixture.name])
+        #expect(other.details[\.emailVerified] == nil)
+        #expect(try await Self.mails(fixture, verification: true).count == before)
+        let none = await identityError { try await fixture.store.requestEmailVerification(IdentitySessionRequest(token: other.session.token)) }
+        #expect(none?.code == .notFound)
+        fixture.profile.mode = .unavailable
+        let down = await identityError { try await fixture.store.requestEmailVerification(IdentitySessionRequest(token: signedUp.session.token)) }
+        #expect(down?.code == .identityProfileUnavailable)
+    }
 }

@@ -30,7 +30,7 @@ extension GatewayAPI {
 
     func modifyAccount(_ input: Operations.ModifyAccount.Input) async throws -> Operations.ModifyAccount.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
-        let (_, session) = try await authenticate()
+        let (token, session) = try await authenticate()
         try requireVerifiedAddress(session)
         let expectedVersion = try Self.expectedVersion(ifMatch: input.headers.ifMatch)
         let modifications = AccountModifications(set: body.set ?? AccountDetails(), remove: Set(body.remove ?? []))
@@ -39,6 +39,12 @@ extension GatewayAPI {
         let request = ProfileModifyRequest(accountId: session.accountId, modifications: modifications, expectedVersion: expectedVersion)
         defer { cache.invalidate(accountId: session.accountId) }
         let record = try await upstreams.profile(ProfileContract.modify, request)
+        // Where userIds are usernames, a new contact address gets its link at once. Best effort: past the hour's
+        // allowance the change stands, and the owner asks again later.
+        if accounts.userIdType == .username, case let .string(email)? = modifications.set.storedValues[EmailKey.identifier],
+           email.lowercased() != session.verifiedEmail?.lowercased() {
+            _ = try? await upstreams.identity(IdentityContract.requestEmailVerification, IdentitySessionRequest(token: token))
+        }
         return .ok(.init(headers: .init(eTag: Self.etag(record.version)), body: .json(account(profile: record, session: session))))
     }
 
@@ -127,6 +133,9 @@ extension GatewayAPI {
     /// The account as ``AccountAssembler`` puts it together from Profile's record and the session's userId (the
     /// document's `Account` is the assembler's type).
     private func account(profile: ProfileRecord?, session: IdentitySessionInfo) -> AssembledAccount {
-        assembler.account(accountId: session.accountId, profile: profile, userId: session.userId, isAnonymous: session.isAnonymous, emailVerified: session.emailVerified)
+        assembler.account(
+            accountId: session.accountId, profile: profile, userId: session.userId, isAnonymous: session.isAnonymous,
+            emailVerified: session.emailVerified, verifiedEmail: session.verifiedEmail
+        )
     }
 }

@@ -159,12 +159,15 @@ public protocol IdentityStorage: OutboxStore {
     // MARK: Email verification
 
     /// Stores a verification token's hash for `address` (single use, until `expiresAt`), with the mail's event.
-    /// - Throws: `notFound` when the account is gone or `address` is not its userId any more.
-    func createEmailVerification(tokenHash: [UInt8], accountId: String, address: String, expiresAt: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError)
+    /// `isUserId`: the address is the account's userId (else its contact address, the `email` detail Profile holds,
+    /// where userIds are usernames).
+    /// - Throws: `notFound` when the account is gone, or (`isUserId`) `address` is not its userId any more.
+    func createEmailVerification(tokenHash: [UInt8], accountId: String, address: String, isUserId: Bool, expiresAt: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError)
 
-    /// Uses a verification token: when it exists, has not expired at `now` and its address is still the account's
-    /// userId, it is removed and the address marked verified at `now`, with `events`, in one transaction; the
-    /// account's id. nil otherwise (an expired token or one for a former address is removed too: it works at most once).
+    /// Uses a verification token: when it exists and has not expired at `now`, it is removed and, with `events`, in
+    /// one transaction: a userId's address is marked verified at `now` if it is still the account's userId; a contact
+    /// address becomes the account's ``StoredCredential/verifiedEmail``. The account's id; nil otherwise (an expired
+    /// token or one for a former userId is removed too: it works at most once).
     func confirmEmailVerification(tokenHash: [UInt8], at now: Timestamp, events: @escaping @Sendable (_ accountId: String) -> [AccountEvent]) async throws(IdentityStorageError) -> String?
 
     // MARK: Sign-in codes
@@ -293,6 +296,13 @@ extension IdentityStorage {
             demands = try await factors(accountId: credential.accountId).contains(where: \.demandsSecondFactor)
         }
         return LoginLookup(counts: counts, credential: credential, demandsSecondFactor: demands)
+    }
+}
+
+extension IdentityStorage {
+    /// A token for the account's userId.
+    func createEmailVerification(tokenHash: [UInt8], accountId: String, address: String, expiresAt: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError) {
+        try await createEmailVerification(tokenHash: tokenHash, accountId: accountId, address: address, isUserId: true, expiresAt: expiresAt, events: events)
     }
 }
 

@@ -19,6 +19,9 @@ public struct StoredCredential: Sendable, Equatable {
     /// When the userId (an email address) was confirmed by a link sent to it; nil while it is not. A new userId is
     /// unverified. (The login lookup leaves it nil: a login does not need it.)
     public var emailVerifiedAt: Timestamp?
+    /// Where userIds are usernames: the contact address (the `email` detail, Profile's) last confirmed by a link sent
+    /// to it. The address is verified while the detail still holds it; nil until one is confirmed.
+    public var verifiedEmail: String?
 
     public var isAnonymous: Bool { normalizedUserId == nil }
 
@@ -30,7 +33,8 @@ public struct StoredCredential: Sendable, Equatable {
         createdAt: Timestamp,
         isPending: Bool = false,
         credentialVersion: Int64 = 1,
-        emailVerifiedAt: Timestamp? = nil
+        emailVerifiedAt: Timestamp? = nil,
+        verifiedEmail: String? = nil
     ) {
         self.accountId = accountId
         self.userId = userId
@@ -40,5 +44,6 @@ public struct StoredCredential: Sendable, Equatable {
         self.isPending = isPending
         self.credentialVersion = credentialVersion
         self.emailVerifiedAt = emailVerifiedAt
+        self.verifiedEmail = verifiedEmail
     }
 }

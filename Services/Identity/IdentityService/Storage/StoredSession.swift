@@ -20,6 +20,9 @@ public struct StoredSession: Sendable, Equatable {
     public var accountUserId: String?
     /// Whether the account's userId was verified (filled in by the lookup, like ``accountUserId``).
     public var accountEmailVerified = false
+    /// The account's confirmed contact address where userIds are usernames (filled in by the lookup, like
+    /// ``accountUserId``).
+    public var accountVerifiedEmail: String?
     /// How it was authenticated: 1 (password, or an anonymous account), 2 (with a second factor). A privileged window
     /// of an `aal2` session is what security-related operations of an account with second factors need.
     public var assuranceLevel: Int

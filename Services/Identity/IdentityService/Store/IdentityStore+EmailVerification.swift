@@ -7,36 +7,64 @@ extension IdentityStore {
     /// token, only its hash stored, valid for ``IdentityOptions/emailVerificationLifetime``. Nothing for usernames.
     /// A failure is logged, not thrown: the change that sends it (a sign-up, a new userId) has happened, and the
     /// owner can ask for another link.
-    func sendEmailVerification(accountId: String, address: String, at now: Timestamp) async {
+    /// `contact`: the address is the account's contact address (the `email` detail, where userIds are usernames).
+    func sendEmailVerification(accountId: String, address: String, contact: Bool = false, at now: Timestamp) async {
         let token = SecretToken.generate()
         let expiresAt = now.adding(options.emailVerificationLifetime)
-        guard let mail = mailEvent(accountId, to: address, .verifyEmail, secret: token, expiresAt: expiresAt, at: now) else { return }
+        guard let mail = mailEvent(accountId, to: address, .verifyEmail, secret: token, expiresAt: expiresAt, contact: contact, at: now) else { return }
         do {
-            try await storage.createEmailVerification(tokenHash: SecretToken.hash(token), accountId: accountId, address: address, expiresAt: expiresAt, events: [mail])
+            try await storage.createEmailVerification(
+                tokenHash: SecretToken.hash(token), accountId: accountId, address: address, isUserId: !contact, expiresAt: expiresAt, events: [mail]
+            )
         } catch {
             logger.warning("verification mail not asked for", metadata: ["konto.account_id": "\(accountId)", "konto.error": "\(error)"])
         }
     }
 
-    /// Sends the session's account a new verification link. Nothing when its address is verified already; limited
-    /// to ``IdentityOptions/verificationMailsPerHour`` per account and address (`account.throttled` beyond, with
-    /// when to try again).
-    /// - Throws: `account.notFound` for an account without an address (a username, an anonymous account).
+    /// The link a sign-up sends: to the userId where userIds are addresses, else to the `email` detail it stored, if any.
+    func sendSignUpVerification(accountId: String, userId: String, stored: ProfileRecord, at now: Timestamp) async {
+        if configuration.userIdType == .emailAddress {
+            await sendEmailVerification(accountId: accountId, address: userId, at: now)
+        } else if case let .string(email)? = stored.details.storedValues[EmailKey.identifier] {
+            await sendEmailVerification(accountId: accountId, address: email, contact: true, at: now)
+        }
+    }
+
+    /// Sends the session's account a new verification link: to its userId where userIds are addresses, else to its
+    /// `email` detail (Profile's, read now). Nothing when that address is verified already; limited to
+    /// ``IdentityOptions/verificationMailsPerHour`` per account and address (`account.throttled` beyond, with when to
+    /// try again).
+    /// - Throws: `account.notFound` for an account without an address (an anonymous account, a username without an
+    ///   `email`); `identity.profileUnavailable` when the `email` cannot be read.
     public func requestEmailVerification(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentityDone {
         let now = clock()
         let session = try await validSession(request.token, at: now)
         let accountId = session.accountId
         let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
-        guard configuration.userIdType == .emailAddress, let credential, let address = credential.userId else {
-            throw ServiceError(AccountError(code: .notFound, message: "The account has no email address to verify."))
+        let noAddress = ServiceError(AccountError(code: .notFound, message: "The account has no email address to verify."))
+        guard let credential, credential.userId != nil else { throw noAddress }
+        let address: String
+        let contact = configuration.userIdType != .emailAddress
+        if contact {
+            let record: ProfileRecord?
+            do {
+                record = try await profile.load(accountId: accountId)
+            } catch {
+                throw .identityProfileUnavailable
+            }
+            guard case let .string(email)? = record?.details.storedValues[EmailKey.identifier] else { throw noAddress }
+            guard credential.verifiedEmail?.lowercased() != email.lowercased() else { return IdentityDone() }
+            address = email
+        } else {
+            guard credential.emailVerifiedAt == nil, let userId = credential.userId else { return IdentityDone() }
+            address = userId
         }
-        guard credential.emailVerifiedAt == nil else { return IdentityDone() }
         let allowance = "verify-mail:" + Self.digest(accountId + "\u{0}" + address)
         if let used = try await takeMailAllowance(allowance, perHour: options.verificationMailsPerHour, at: now) {
             let retryAfter = used.lastFailureAt.map { Int(($0.adding(Self.mailAllowanceWindow).milliseconds - now.milliseconds + 999) / 1_000) } ?? 3_600
             throw .throttled(retryAfterSeconds: max(retryAfter, 1))
         }
-        await sendEmailVerification(accountId: accountId, address: address, at: now)
+        await sendEmailVerification(accountId: accountId, address: address, contact: contact, at: now)
         logger.info("verification mail asked for", metadata: ["konto.account_id": "\(accountId)"])
         return IdentityDone()
     }

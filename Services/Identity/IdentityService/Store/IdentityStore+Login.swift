@@ -142,7 +142,9 @@ extension IdentityStore {
             throw .identityProfileUnavailable
         }
         let verified = emailVerified(userId: credential.userId, verified: credential.emailVerifiedAt != nil)
-        return assembler.account(accountId: credential.accountId, profile: record, userId: credential.userId, isAnonymous: false, emailVerified: verified).details
+        return assembler.account(
+            accountId: credential.accountId, profile: record, userId: credential.userId, isAnonymous: false, emailVerified: verified, verifiedEmail: credential.verifiedEmail
+        ).details
     }
 
     /// Refuses the attempt with `account.throttled` while any key is locked.

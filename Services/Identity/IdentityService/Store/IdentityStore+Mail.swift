@@ -5,11 +5,13 @@ extension IdentityStore {
     /// A `mailRequested` event for Notifications' courier, written in the same transaction as the change it tells of;
     /// nil when the account has no address to write to (its userId is a username, or it is anonymous). A secret is
     /// sealed for the courier, as a reset token for its deliverer.
+    /// `contact`: `address` is the account's contact address (its `email` detail, where userIds are usernames), not
+    /// its userId.
     func mailEvent(
         _ accountId: String, to address: String?, _ message: MailRequest.Message, secret: String? = nil, expiresAt: Timestamp? = nil,
-        values: [String: String] = [:], at now: Timestamp
+        values: [String: String] = [:], contact: Bool = false, at now: Timestamp
     ) -> AccountEvent? {
-        guard configuration.userIdType == .emailAddress, let address else { return nil }
+        guard configuration.userIdType == .emailAddress || contact, let address else { return nil }
         let request = MailRequest(
             message: message, to: address, sealedToken: secret.map { resetTokenSeal.seal($0, accountId: accountId) },
             expiresAt: expiresAt?.date, values: values

@@ -24,7 +24,8 @@ extension IdentityStore {
             isAnonymous: session.accountIsAnonymous,
             userId: session.accountUserId,
             assuranceLevel: session.assuranceLevel,
-            emailVerified: emailVerified(userId: session.accountUserId, verified: session.accountEmailVerified)
+            emailVerified: emailVerified(userId: session.accountUserId, verified: session.accountEmailVerified),
+            verifiedEmail: configuration.userIdType == .username ? session.accountVerifiedEmail : nil
         )
     }
 

@@ -55,7 +55,7 @@ extension IdentityStore {
         }
         // The address that signed up is the owner's: strangers' failures will not lock it out.
         try? await storage.rememberClients(accountId: accountId, clients: clientHashes(address: request.clientAddress, device: nil), at: now)
-        await sendEmailVerification(accountId: accountId, address: userId, at: now)
+        await sendSignUpVerification(accountId: accountId, userId: userId, stored: stored, at: now)
         logger.info("account signed up", metadata: ["konto.account_id": "\(accountId)"])
         return IdentityAccountSession(accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: answer)
     }
@@ -120,7 +120,7 @@ extension IdentityStore {
             _ = try? await profile.delete(accountId: accountId)
             throw Self.error(for: error)
         }
-        await sendEmailVerification(accountId: accountId, address: userId, at: now)
+        await sendSignUpVerification(accountId: accountId, userId: userId, stored: stored, at: now)
         logger.info("anonymous account signed up", metadata: ["konto.account_id": "\(accountId)"])
         return IdentityAccountSession(
             accountId: accountId,

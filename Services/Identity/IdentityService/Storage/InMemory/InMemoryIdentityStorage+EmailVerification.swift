@@ -2,10 +2,10 @@ import KontoModel
 import Synchronization
 
 extension InMemoryIdentityStorage {
-    public func createEmailVerification(tokenHash: [UInt8], accountId: String, address: String, expiresAt: Timestamp, events: [AccountEvent]) throws(IdentityStorageError) {
+    public func createEmailVerification(tokenHash: [UInt8], accountId: String, address: String, isUserId: Bool, expiresAt: Timestamp, events: [AccountEvent]) throws(IdentityStorageError) {
         try state.withLock { state throws(IdentityStorageError) in
-            guard let credential = state.active(accountId), credential.userId == address else { throw IdentityStorageError(.notFound) }
-            state.emailVerifications[tokenHash] = EmailVerification(accountId: accountId, address: address, expiresAt: expiresAt)
+            guard let credential = state.active(accountId), !isUserId || credential.userId == address else { throw IdentityStorageError(.notFound) }
+            state.emailVerifications[tokenHash] = EmailVerification(accountId: accountId, address: address, isUserId: isUserId, expiresAt: expiresAt)
             state.outbox += events
         }
     }
@@ -13,9 +13,13 @@ extension InMemoryIdentityStorage {
     public func confirmEmailVerification(tokenHash: [UInt8], at now: Timestamp, events: @escaping @Sendable (String) -> [AccountEvent]) -> String? {
         state.withLock { state in
             guard let token = state.emailVerifications.removeValue(forKey: tokenHash), now < token.expiresAt,
-                  let credential = state.active(token.accountId), credential.userId == token.address
+                  let credential = state.active(token.accountId), !token.isUserId || credential.userId == token.address
             else { return nil }
-            state.credentials[token.accountId]?.emailVerifiedAt = now
+            if token.isUserId {
+                state.credentials[token.accountId]?.emailVerifiedAt = now
+            } else {
+                state.credentials[token.accountId]?.verifiedEmail = token.address
+            }
             state.outbox += events(token.accountId)
             return token.accountId
         }

@@ -8,6 +8,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
     struct EmailVerification {
         var accountId: String
         var address: String
+        var isUserId: Bool
         var expiresAt: Timestamp
     }
 
@@ -276,6 +277,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
             else { return nil }
             session.accountUserId = credential.userId
             session.accountEmailVerified = credential.emailVerifiedAt != nil
+            session.accountVerifiedEmail = credential.verifiedEmail
             return session
         }
     }

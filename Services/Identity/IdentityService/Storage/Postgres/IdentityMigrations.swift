@@ -244,5 +244,17 @@ public enum IdentityMigrations {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 9,
+            name: "email verification of the contact address where userIds are usernames",
+            statements: [
+                """
+                ALTER TABLE credentials ADD COLUMN verified_email text
+                """,
+                """
+                ALTER TABLE email_verifications ADD COLUMN is_user_id boolean NOT NULL DEFAULT true
+                """,
+            ]
+        ),
     ]
 }

@@ -4,17 +4,20 @@ import NIOCore
 import PostgresNIO
 
 extension PostgresIdentityStorage {
-    public func createEmailVerification(tokenHash: [UInt8], accountId: String, address: String, expiresAt: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError) {
+    public func createEmailVerification(tokenHash: [UInt8], accountId: String, address: String, isUserId: Bool, expiresAt: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError) {
         try await transaction { connection, logger in
             let rows = try await connection.query(
-                "SELECT 1 FROM identity.credentials WHERE account_id = \(accountId) AND user_id = \(address) AND NOT pending FOR SHARE",
+                """
+                SELECT 1 FROM identity.credentials
+                WHERE account_id = \(accountId) AND (NOT \(isUserId) OR user_id = \(address)) AND NOT pending FOR SHARE
+                """,
                 logger: logger
             )
             guard try await rows.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
             try await connection.query(
                 """
-                INSERT INTO identity.email_verifications (token_hash, account_id, address, expires_at)
-                VALUES (\(ByteBuffer(bytes: tokenHash)), \(accountId), \(address), \(expiresAt.date))
+                INSERT INTO identity.email_verifications (token_hash, account_id, address, is_user_id, expires_at)
+                VALUES (\(ByteBuffer(bytes: tokenHash)), \(accountId), \(address), \(isUserId), \(expiresAt.date))
                 """,
                 logger: logger
             )
@@ -26,21 +29,26 @@ extension PostgresIdentityStorage {
         try await transaction { connection, logger in
             // Deleting the token is what makes it single-use: of two concurrent confirmations, one deletes it.
             let rows = try await connection.query(
-                "DELETE FROM identity.email_verifications WHERE token_hash = \(ByteBuffer(bytes: tokenHash)) RETURNING account_id, address, expires_at",
+                "DELETE FROM identity.email_verifications WHERE token_hash = \(ByteBuffer(bytes: tokenHash)) RETURNING account_id, address, is_user_id, expires_at",
                 logger: logger
             )
-            var token: (accountId: String, address: String, expiresAt: Date)?
-            for try await (accountId, address, expiresAt) in rows.decode((String, String, Date).self) {
-                token = (accountId, address, expiresAt)
+            var token: (accountId: String, address: String, isUserId: Bool, expiresAt: Date)?
+            for try await (accountId, address, isUserId, expiresAt) in rows.decode((String, String, Bool, Date).self) {
+                token = (accountId, address, isUserId, expiresAt)
             }
             guard let token, now < Timestamp(token.expiresAt) else { return nil }
-            let updated = try await connection.query(
+            let update: PostgresQuery = if token.isUserId {
                 """
                 UPDATE identity.credentials SET email_verified_at = \(now.date)
                 WHERE account_id = \(token.accountId) AND user_id = \(token.address) AND NOT pending RETURNING 1
-                """,
-                logger: logger
-            )
+                """
+            } else {
+                """
+                UPDATE identity.credentials SET verified_email = \(token.address)
+                WHERE account_id = \(token.accountId) AND NOT pending RETURNING 1
+                """
+            }
+            let updated = try await connection.query(update, logger: logger)
             guard try await updated.decode(Int.self).all().count == 1 else { return nil }
             try await Self.append(events(token.accountId), on: connection, logger: logger)
             return token.accountId

@@ -93,13 +93,13 @@ public struct PostgresIdentityStorage: IdentityStorage {
     private func credential(where column: StaticString, equals value: String) async throws(IdentityStorageError) -> StoredCredential? {
         try await run { client, logger in
             var query = PostgresQuery(unsafeSQL: """
-                SELECT account_id, user_id, normalized_user_id, password_hash, created_at, credential_version, email_verified_at
+                SELECT account_id, user_id, normalized_user_id, password_hash, created_at, credential_version, email_verified_at, verified_email
                 FROM identity.credentials WHERE \(column) = $1 AND NOT pending
                 """)
             query.binds.append(value)
             let rows = try await client.query(query, logger: logger)
-            for try await (accountId, userId, normalizedUserId, passwordHash, createdAt, version, verifiedAt)
-                in rows.decode((String, String?, String?, String?, Date, Int64, Date?).self) {
+            for try await (accountId, userId, normalizedUserId, passwordHash, createdAt, version, verifiedAt, verifiedEmail)
+                in rows.decode((String, String?, String?, String?, Date, Int64, Date?, String?).self) {
                 return StoredCredential(
                     accountId: accountId,
                     userId: userId,
@@ -107,7 +107,8 @@ public struct PostgresIdentityStorage: IdentityStorage {
                     passwordHash: passwordHash,
                     createdAt: Timestamp(createdAt),
                     credentialVersion: version,
-                    emailVerifiedAt: verifiedAt.map(Timestamp.init)
+                    emailVerifiedAt: verifiedAt.map(Timestamp.init),
+                    verifiedEmail: verifiedEmail
                 )
             }
             return nil
@@ -289,7 +290,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
                 found = []
                 for try await row in rows { found.append(try statement.decodeRow(row)) }
             }
-            for (id, accountId, createdAt, idle, absolute, privileged, version, userId, assuranceLevel, emailVerified) in found {
+            for (id, accountId, createdAt, idle, absolute, privileged, version, userId, assuranceLevel, emailVerified, verifiedEmail) in found {
                 var session = StoredSession(
                     id: id,
                     accountId: accountId,
@@ -303,6 +304,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
                     assuranceLevel: Int(assuranceLevel)
                 )
                 session.accountEmailVerified = emailVerified
+                session.accountVerifiedEmail = verifiedEmail
                 return session
             }
             return nil
@@ -380,7 +382,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
         return try await run { client, logger in
             let rows = try await client.query(
                 """
-                SELECT f.keys, f.counts, f.lasts, c.account_id, c.user_id, c.password_hash, c.created_at, c.credential_version, c.email_verified_at,
+                SELECT f.keys, f.counts, f.lasts, c.account_id, c.user_id, c.password_hash, c.created_at, c.credential_version, c.email_verified_at, c.verified_email,
                        EXISTS (SELECT 1 FROM identity.factors fa WHERE fa.account_id = c.account_id AND fa.confirmed AND fa.kind <> 'recoveryCodes')
                 FROM (
                     SELECT array_agg(key) AS keys, array_agg(count) AS counts, array_agg(last_failure_at) AS lasts
@@ -393,8 +395,8 @@ public struct PostgresIdentityStorage: IdentityStorage {
             var found: [String: FailureCount] = [:]
             var credential: StoredCredential?
             var demandsSecondFactor = false
-            for try await (failedKeys, counts, lasts, accountId, userId, passwordHash, createdAt, version, verifiedAt, secondFactor)
-                in rows.decode(([String]?, [Int32]?, [Date]?, String?, String?, String?, Date?, Int64?, Date?, Bool).self) {
+            for try await (failedKeys, counts, lasts, accountId, userId, passwordHash, createdAt, version, verifiedAt, verifiedEmail, secondFactor)
+                in rows.decode(([String]?, [Int32]?, [Date]?, String?, String?, String?, Date?, Int64?, Date?, String?, Bool).self) {
                 demandsSecondFactor = secondFactor
                 for (index, key) in (failedKeys ?? []).enumerated() {
                     guard let counts, let lasts, index < counts.count, index < lasts.count else { break }
@@ -408,7 +410,8 @@ public struct PostgresIdentityStorage: IdentityStorage {
                         passwordHash: passwordHash,
                         createdAt: Timestamp(createdAt),
                         credentialVersion: version ?? 1,
-                        emailVerifiedAt: verifiedAt.map(Timestamp.init)
+                        emailVerifiedAt: verifiedAt.map(Timestamp.init),
+                        verifiedEmail: verifiedEmail
                     )
                 }
             }

@@ -8,13 +8,13 @@ import PostgresNIO
 struct SessionLookupStatement: PostgresPreparedStatement {
     static let sql = """
         SELECT s.id, s.account_id, s.created_at, s.idle_expires_at, s.absolute_expires_at, s.privileged_until,
-               s.credential_version, c.user_id, s.assurance_level, c.email_verified_at IS NOT NULL
+               s.credential_version, c.user_id, s.assurance_level, c.email_verified_at IS NOT NULL, c.verified_email
         FROM identity.sessions s JOIN identity.credentials c
             ON c.account_id = s.account_id AND NOT c.pending AND c.credential_version = s.credential_version
         WHERE s.token_hash = $1
         """
 
-    typealias Row = (String, String, Date, Date, Date, Date?, Int64, String?, Int16, Bool)
+    typealias Row = (String, String, Date, Date, Date, Date?, Int64, String?, Int16, Bool, String?)
 
     var tokenHash: ByteBuffer
 
