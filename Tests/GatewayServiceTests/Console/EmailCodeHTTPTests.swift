@@ -65,6 +65,29 @@ struct EmailCodeHTTPTests {
         }
     }
 
+    @Test("an attacker without a session: asking again and again is held (429), and so is guessing codes, the mailed code then waiting it out too")
+    func attacker() async throws {
+        try await GatewayHarness.withGateway(configure: { $0.emailCodeLogin = true }, identityOptions: Self.on) { gateway in
+            let (_, accountId) = try await gateway.signUp("gus@example.org")
+            var requests: [Int] = []
+            for _ in 0..<7 {
+                requests.append(try await gateway.request(.POST, "/v1/sessions/email-code", json: #"{"userId":"gus@example.org"}"#).status)
+            }
+            // One address asking: five, then held (docs/IDENTITY.md: counted like failed logins).
+            #expect(requests == [202, 202, 202, 202, 202, 429, 429], "\(requests)")
+            let code = try await Self.mailedCode(gateway, accountId: accountId)
+            // Guesses at the account: wrong credentials, then held; even the right code is refused while held.
+            var guesses: [Int] = []
+            for guess in 0..<6 {
+                let wrong = String(format: "%08d", (Int(code)! + 1 + guess) % 100_000_000)
+                guesses.append(try await gateway.request(.POST, "/v1/sessions/email-code/confirm", json: #"{"userId":"gus@example.org","code":"\#(wrong)"}"#).status)
+            }
+            #expect(guesses == [401, 401, 401, 401, 401, 429], "\(guesses)")
+            let held = try await gateway.request(.POST, "/v1/sessions/email-code/confirm", json: #"{"userId":"gus@example.org","code":"\#(code)"}"#)
+            #expect(held.status == 429 && held.headers.first(name: "Retry-After") != nil && held.code == "account.throttled")
+        }
+    }
+
     @Test("off by default: the routes answer 404 and the console neither offers nor serves it")
     func off() async throws {
         try await GatewayHarness.withGateway { gateway in
