@@ -82,6 +82,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
     ],
     targets: [
         // MARK: Shared libraries
@@ -176,6 +177,10 @@ let package = Package(
                 .product(name: "ExtrasBase64", package: "swift-extras-base64"),
                 // RSA (RS256, PS256) passkey signatures.
                 .product(name: "CryptoExtras", package: "swift-crypto"),
+                // External identity providers: ID tokens verified against their JWKS, Apple's client secret signed.
+                .product(name: "JWTKit", package: "jwt-kit"),
+                // Discovery, keys, token exchange and revocation at the providers.
+                .asyncHTTPClient,
             ],
             path: "Services/Identity/IdentityService",
             // The built-in list of refused passwords, in the binary (no bundle beside it).

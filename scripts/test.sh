@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command (README, "Run the tests"): installs what a fresh Debian machine lacks (PostgreSQL's server
-# programs, the -dev packages the build links, chromium and its driver; schemathesis, Selenium, standardwebhooks, pyotp
-# and zxing-cpp from PyPI), then runs the whole suite. Extra arguments go to `swift test`.
+# programs, the -dev packages the build links, chromium and its driver; schemathesis, Selenium, standardwebhooks, pyotp,
+# zxing-cpp, aiosmtpd and oidc-provider-mock from PyPI), then runs the whole suite. Extra arguments go to `swift test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -82,7 +82,13 @@ export KONTO_ZXING_PYTHON="$zxing/bin/python"
 # aiosmtpd, a real SMTP server for the mail courier's tests (SMTPClientTests).
 aiosmtpd=$(python_tool aiosmtpd 1.4.6 aiosmtpd)
 export KONTO_AIOSMTPD_PYTHON="$aiosmtpd/bin/python"
-phase "the Python tools (schemathesis, Selenium, standardwebhooks, pyotp, zxing-cpp, aiosmtpd)"
+# oidc-provider-mock, a real OpenID Connect provider (Tests/OIDC/oidc_provider.py), and the Apple stand-in
+# (Tests/OIDC/apple_standin.py, which checks Konto's client secrets with PyJWT) in the same environment; Authlib
+# pinned, as the wrapper enables its PKCE extension.
+oidc=$(python_tool oidc-provider-mock 0.3.4 oidc_provider_mock)
+"$oidc/bin/python" -c 'import jwt' 2>/dev/null || "$oidc/bin/pip" install -q PyJWT==2.15.1 cryptography==50.0.2 Authlib==1.9.10 >&2
+export KONTO_OIDC_PYTHON="$oidc/bin/python"
+phase "the Python tools (schemathesis, Selenium, standardwebhooks, pyotp, zxing-cpp, aiosmtpd, oidc-provider-mock)"
 
 # At most three tests at once (KONTO_TEST_PARALLELISM to change it): the suite starts PostgreSQL clusters, service
 # processes, Chromium, Python judges and load, and on two cores unbounded parallelism failed 2 of 4 full runs on timing

@@ -462,7 +462,7 @@ public final class KontoClient: Sendable {
     }
 
     /// Keeps the new session; `userId` nil: an anonymous account's.
-    private func signedIn(_ body: Components.Schemas.AccountSession, userId: String?) async throws -> KontoSignIn {
+    func signedIn(_ body: Components.Schemas.AccountSession, userId: String?) async throws -> KontoSignIn {
         let session = KontoSession(
             accountId: body.accountId, token: body.session.token, expiresAt: body.session.expiresAt, isAnonymous: userId == nil, userId: userId
         )

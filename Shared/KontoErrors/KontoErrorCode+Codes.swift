@@ -62,6 +62,13 @@ extension KontoErrorCode {
     public static let invalidChallenge = Self(rawValue: "account.invalidChallenge")
     /// A second factor that is not the account's (an unknown factor id, or one not awaiting confirmation).
     public static let factorNotFound = Self(rawValue: "account.factorNotFound")
+    /// An external identity provider's ID token that does not verify (signature, issuer, audience, time, nonce);
+    /// the message says which check refused it.
+    public static let invalidIdentityToken = Self(rawValue: "account.invalidIdentityToken")
+    /// An external identity that is not the account's (an unknown id).
+    public static let identityNotFound = Self(rawValue: "account.identityNotFound")
+    /// Removing this would leave the account no way to sign in (no password, no other identity).
+    public static let lastSignInMethod = Self(rawValue: "account.lastSignInMethod")
 
     // MARK: identity
 
@@ -71,6 +78,9 @@ extension KontoErrorCode {
     public static let identityStorageFailure = Self(rawValue: "identity.storageFailure")
     /// Profile could not store or load the details; nothing was changed.
     public static let identityProfileUnavailable = Self(rawValue: "identity.profileUnavailable")
+    /// An external identity provider could not be reached or answered what Konto cannot use (its discovery, keys or
+    /// token endpoint); nothing was changed.
+    public static let identityProviderUnavailable = Self(rawValue: "identity.providerUnavailable")
 
     // MARK: profile
 
@@ -118,7 +128,8 @@ extension KontoErrorCode {
         .credentialsTaken, .wrongCredentials, .validationFailed, .accountIdChanged, .mutatingNonMutableAccountKeys,
         .missingAccountValue, .userIdNotRemovable, .reauthenticationRequired, .notFound, .unauthenticated, .throttled,
         .versionConflict, .alreadySignedUp, .invalidResetToken, .invalidVerificationToken, .emailNotVerified, .secondFactorRequired, .invalidChallenge, .factorNotFound,
-        .identityBusy, .identityStorageUnavailable, .identityStorageFailure, .identityProfileUnavailable,
+        .invalidIdentityToken, .identityNotFound, .lastSignInMethod,
+        .identityBusy, .identityStorageUnavailable, .identityStorageFailure, .identityProfileUnavailable, .identityProviderUnavailable,
         .profileAlreadyExists, .profileValueTooLarge, .profileAccountTooLarge, .profileStorageUnavailable, .profileStorageFailure,
         .notificationsInvalidRequest, .notificationsUnknownGroup, .notificationsGroupMismatch, .notificationsUnknownEvent,
         .notificationsStorageUnavailable, .notificationsStorageFailure,
@@ -132,7 +143,7 @@ extension KontoErrorCode {
     public static let retryableCodes: Set<KontoErrorCode> = [
         .deadlineExceeded, .overloaded, .shuttingDown, .timeout, .serviceUnavailable, .connectionClosed,
         .throttled,
-        .identityBusy, .identityStorageUnavailable, .identityProfileUnavailable,
+        .identityBusy, .identityStorageUnavailable, .identityProfileUnavailable, .identityProviderUnavailable,
         .profileStorageUnavailable,
         .notificationsStorageUnavailable,
         .requestRateLimited, .gatewayServiceUnavailable,

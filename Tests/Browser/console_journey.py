@@ -8,6 +8,7 @@ that scripts/test.sh installs. Environment:
   KONTO_CHROMIUM      the browser (optional; chromedriver finds Debian's /usr/bin/chromium)
   KONTO_CONSOLE_PRIVILEGED_SECONDS  the Identity's privileged window (the test sets 0, so that every
                       security-related change asks for the current password at once, without waiting)
+  KONTO_PROVIDER_NAME a configured OpenID Connect provider (oidc-provider-mock): the journey ends signing in through it
   KONTO_JOURNEY       `passkeys`: the passkey journey instead (Chromium's virtual authenticator; the gateway must be
                       addressed as http://localhost:PORT, the origin its Identity allows)
 
@@ -614,6 +615,8 @@ def journey(console):
     console.element("form-error")
 
     second_factor(console, suffix)
+    if os.environ.get("KONTO_PROVIDER_NAME"):
+        provider(console, suffix)
 
 
 def totp(secret, offset=0):
@@ -667,6 +670,57 @@ def second_factor(console, suffix):
     console.fill("field-code", totp(secret, 1))
     console.submit("second-factor-submit", "main#overview")
     expect(console.text("value-userId") == user_id, "the overview after the second factor shows another account")
+
+
+def provider(console, suffix):
+    """Sign-in through a real OpenID Connect provider (the test runs PyPI's oidc-provider-mock): "Continue with …" on
+    the setup page, the provider's own sign-in page, back to the console; the provider does not vouch for the address,
+    so the console asks for the userId and the name, then signs in; the next time, straight to the overview."""
+    driver = console.driver
+    name = os.environ["KONTO_PROVIDER_NAME"]
+    subject = f"hopper.{suffix}"
+    user_id = f"hopper.{suffix}@example.org"
+    step(f"log out; the setup page offers the provider: continue with it as {subject} on the provider's own page")
+    console.open("/account/", "main#overview")
+    console.submit("logout-submit", "main#account-setup")
+    link = console.element(f"oidc-{name}")
+    expect(link.text.startswith("Continue with "), f"the provider's link says {link.text!r}")
+    console.screenshot("setup-providers")
+    old = driver.find_element(By.TAG_NAME, "html")
+    link.click()
+    console.wait(replaced(old), "the provider's page comes")
+    field = console.wait(EC.visibility_of_element_located((By.NAME, "sub")), "the provider's sign-in field")
+    expect(not driver.current_url.startswith(GATEWAY), f"still on the console ({driver.current_url}), not at the provider")
+    field.send_keys(subject)
+    old = driver.find_element(By.TAG_NAME, "html")
+    driver.find_element(By.XPATH, "//button[normalize-space()='Authorize']").click()
+    console.wait(replaced(old), "the provider sends the browser back")
+    # The provider's page is not ours to judge: what its console said stays there.
+    driver.get_log("browser")
+    step("back on the console: the account needs a userId, a name and a handle the provider did not give")
+    console.page("main#external-signup")
+    console.screenshot("provider-signup")
+    console.fill("field-userId", user_id)
+    console.fill("field-name-givenName", "Grace")
+    console.fill("field-name-familyName", "Hopper")
+    console.fill("field-handle", f"hopper_{suffix}")
+    console.submit("external-signup-submit", "main#overview")
+    expect(console.text("value-userId") == user_id, "the overview after the provider's sign-up shows another account")
+
+    step("log out; continue with the provider again: straight to the same account")
+    console.submit("logout-submit", "main#account-setup")
+    old = driver.find_element(By.TAG_NAME, "html")
+    console.element(f"oidc-{name}").click()
+    console.wait(replaced(old), "the provider's page comes")
+    field = console.wait(EC.visibility_of_element_located((By.NAME, "sub")), "the provider's sign-in field")
+    field.send_keys(subject)
+    old = driver.find_element(By.TAG_NAME, "html")
+    driver.find_element(By.XPATH, "//button[normalize-space()='Authorize']").click()
+    console.wait(replaced(old), "the provider sends the browser back")
+    driver.get_log("browser")
+    console.page("main#overview")
+    expect(console.text("value-userId") == user_id, "the provider signed in to another account")
+    console.screenshot("provider-overview")
 
 
 def passkeys(console):

@@ -40,17 +40,38 @@ struct ConsoleBrowserTests {
         // Mail goes to a real SMTP server: the journey confirms its address with the link from the captured mail.
         try #require(MailCatcher.python != nil || !Self.onCI, "CI is set, but KONTO_AIOSMTPD_PYTHON is not")
         let catcher = MailCatcher.python == nil ? nil : try await MailCatcher.start()
+        // And a real OpenID Connect provider: the journey ends signing in through it.
+        try #require(OIDCProviderProcess.python != nil || !Self.onCI, "CI is set, but KONTO_OIDC_PYTHON is not")
+        let provider = OIDCProviderProcess.python == nil ? nil : try await OIDCProviderProcess.startGeneric()
+        let providersFile = FileManager.default.temporaryDirectory.appendingPathComponent("konto-providers-\(UUID().uuidString).yaml").path
         do {
-            try await journey(python: python, chromedriver: chromedriver, script: script, screenshots: screenshots, catcher: catcher)
+            if let provider {
+                try """
+                providers:
+                  - name: example
+                    displayName: Example ID
+                    issuer: \(provider.issuer)
+                    clientId: konto-console
+                    clientSecret: console-secret
+                """.write(toFile: providersFile, atomically: true, encoding: .utf8)
+            }
+            try await journey(python: python, chromedriver: chromedriver, script: script, screenshots: screenshots, catcher: catcher, providers: provider == nil ? nil : providersFile)
         } catch {
             await catcher?.stop()
+            await provider?.stop()
+            try? FileManager.default.removeItem(atPath: providersFile)
             throw error
         }
         await catcher?.stop()
+        await provider?.stop()
+        try? FileManager.default.removeItem(atPath: providersFile)
     }
 
-    private func journey(python: String, chromedriver: String, script: String, screenshots: String, catcher: MailCatcher?) async throws {
+    private func journey(python: String, chromedriver: String, script: String, screenshots: String, catcher: MailCatcher?, providers: String?) async throws {
         var environment = ["KONTO_IDENTITY_PRIVILEGED_SECONDS": "0"]
+        if let providers {
+            environment["KONTO_IDENTITY_PROVIDERS"] = providers
+        }
         if let catcher {
             environment["KONTO_MAIL_SMTP_URL"] = "smtp://127.0.0.1:\(catcher.port)?tls=none"
             environment["KONTO_MAIL_FROM"] = "Konto <accounts@example.org>"
@@ -64,6 +85,7 @@ struct ConsoleBrowserTests {
                 "KONTO_SCREENSHOTS": screenshots,
                 "KONTO_CHROMEDRIVER": chromedriver,
                 "KONTO_CONSOLE_PRIVILEGED_SECONDS": "0",
+                "KONTO_PROVIDER_NAME": providers == nil ? "" : "example",
                 "PYTHONUNBUFFERED": "1",
                 // Selenium Manager must not look for a driver or browser to download: Debian's are given.
                 "SE_OFFLINE": "true",

@@ -77,6 +77,12 @@ struct IdentityContractConsumerTests {
         ContractCodec.entry(IdentityContract.confirmTOTP),
         ContractCodec.entry(IdentityContract.removeFactor),
         ContractCodec.entry(IdentityContract.regenerateRecoveryCodes),
+        ContractCodec.entry(IdentityContract.externalLogin),
+        ContractCodec.entry(IdentityContract.identityProviders),
+        ContractCodec.entry(IdentityContract.externalAuthorization),
+        ContractCodec.entry(IdentityContract.linkIdentity),
+        ContractCodec.entry(IdentityContract.listIdentities),
+        ContractCodec.entry(IdentityContract.unlinkIdentity),
         ContractCodec.entry(HealthContract.check),
     ])
 }

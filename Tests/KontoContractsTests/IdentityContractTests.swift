@@ -18,6 +18,9 @@ struct IdentityContractTests {
             IdentityContract.passkeyRegistrationOptions.carriesSecrets,
             // A mailed sign-in code is a first factor, as a password is.
             IdentityContract.emailCodeLogin.carriesSecrets,
+            // A provider's ID token and code are bearer credentials; linking and unlinking may take the password.
+            IdentityContract.externalLogin.carriesSecrets, IdentityContract.linkIdentity.carriesSecrets,
+            IdentityContract.unlinkIdentity.carriesSecrets,
         ]
         #expect(carrying.allSatisfy { $0 })
         let plain = [
@@ -30,9 +33,11 @@ struct IdentityContractTests {
             // A verification token is single-use and proves only that a mailbox received it.
             IdentityContract.requestEmailVerification.carriesSecrets, IdentityContract.confirmEmailVerification.carriesSecrets,
             IdentityContract.requestEmailCode.carriesSecrets,
+            IdentityContract.identityProviders.carriesSecrets, IdentityContract.externalAuthorization.carriesSecrets,
+            IdentityContract.listIdentities.carriesSecrets,
         ]
         #expect(plain.allSatisfy { !$0 })
-        #expect(Set(IdentityContract.methods).count == 27)
+        #expect(Set(IdentityContract.methods).count == 33)
     }
 
     @Test("a login request carries its password only as the contract encodes it")

@@ -89,6 +89,10 @@ extension ServiceError {
         code: .identityProfileUnavailable,
         message: "Account details are unavailable; nothing was changed, try again shortly."
     )
+    public static let identityProviderUnavailable = ServiceError(
+        code: .identityProviderUnavailable,
+        message: "The identity provider could not be reached; nothing was changed, try again shortly."
+    )
 
     /// Too many failed attempts; retry after `seconds`.
     public static func throttled(retryAfterSeconds seconds: Int) -> ServiceError {

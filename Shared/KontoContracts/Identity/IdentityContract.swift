@@ -45,6 +45,18 @@ public enum IdentityContract {
     public static let requestEmailCode = WireMethod<IdentityEmailCodeRequest, IdentityDone>("identity.requestEmailCode")
     /// Signs in with a mailed code: a session, or a second-factor challenge as after a password.
     public static let emailCodeLogin = WireMethod<IdentityEmailCodeLoginRequest, IdentityLoginAnswer>.carryingSecrets("identity.emailCodeLogin")
+    /// Signs in with an external identity provider: a session, a second-factor challenge, or a sign-up to complete.
+    public static let externalLogin = WireMethod<IdentityExternalLoginRequest, IdentityExternalLoginAnswer>.carryingSecrets("identity.externalLogin")
+    /// The configured providers (names and display names).
+    public static let identityProviders = WireMethod<IdentityClientRequest, IdentityProviderList>("identity.identityProviders")
+    /// A provider's authorization URL for the web flow.
+    public static let externalAuthorization = WireMethod<IdentityAuthorizationRequest, IdentityAuthorizationURL>("identity.externalAuthorization")
+    /// Links an external identity to the signed-in account (security-related).
+    public static let linkIdentity = WireMethod<IdentityLinkIdentityRequest, IdentityExternalIdentity>.carryingSecrets("identity.linkIdentity")
+    /// The signed-in account's linked identities.
+    public static let listIdentities = WireMethod<IdentitySessionRequest, IdentityExternalIdentities>("identity.listIdentities")
+    /// Unlinks one (security-related; never the account's last way to sign in).
+    public static let unlinkIdentity = WireMethod<IdentityUnlinkIdentityRequest, IdentityDone>.carryingSecrets("identity.unlinkIdentity")
 
     public static let methods = [
         signUp.name, signInAnonymously.name, login.name, validateSession.name, logout.name, logoutEverywhere.name,
@@ -52,7 +64,8 @@ public enum IdentityContract {
         confirmPasswordReset.name, delete.name, completeSecondFactor.name, listFactors.name, enrollTOTP.name,
         confirmTOTP.name, removeFactor.name, regenerateRecoveryCodes.name, passkeyRegistrationOptions.name, registerPasskey.name,
         passkeyLoginOptions.name, passkeyLogin.name, requestEmailVerification.name, confirmEmailVerification.name,
-        requestEmailCode.name, emailCodeLogin.name, HealthContract.check.name,
+        requestEmailCode.name, emailCodeLogin.name, externalLogin.name, identityProviders.name, externalAuthorization.name,
+        linkIdentity.name, listIdentities.name, unlinkIdentity.name, HealthContract.check.name,
     ]
 
     /// Every code an Identity method may answer with (besides the wire layer's).
@@ -69,6 +82,9 @@ public enum IdentityContract {
         .secondFactorRequired,
         .invalidChallenge,
         .factorNotFound,
+        .invalidIdentityToken,
+        .identityNotFound,
+        .lastSignInMethod,
         .throttled,
         .notFound,
     ] + KontoErrorCode.codes(of: .identity)
@@ -106,6 +122,12 @@ public enum IdentityContract {
             confirmEmailVerification.name: [.invalidVerificationToken] + storage,
             requestEmailCode.name: [.validationFailed, .missingAccountValue, .throttled, .notFound] + storage,
             emailCodeLogin.name: [.validationFailed, .throttled, .wrongCredentials, .notFound, .identityProfileUnavailable] + storage,
+            externalLogin.name: [.validationFailed, .missingAccountValue, .invalidIdentityToken, .unauthenticated, .alreadySignedUp, .credentialsTaken, .wrongCredentials, .notFound, .identityProfileUnavailable, .identityProviderUnavailable] + storage,
+            identityProviders.name: [],
+            externalAuthorization.name: [.validationFailed, .notFound, .identityProviderUnavailable],
+            linkIdentity.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .notFound, .identityBusy, .invalidIdentityToken, .credentialsTaken, .identityProviderUnavailable] + storage,
+            listIdentities.name: [.unauthenticated] + storage,
+            unlinkIdentity.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .identityBusy, .identityNotFound, .lastSignInMethod] + storage,
             delete.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .notFound, .identityBusy] + storage,
             // A report, never an error: an unready dependency is a check with status notReady.
             HealthContract.check.name: [],
@@ -135,6 +157,10 @@ public enum IdentityContract {
         ContractExemption(
             requestEmailVerification.name, .identityProfileUnavailable,
             reason: "only where userIds are usernames (the link goes to the email detail, read from Profile); the contract's configuration uses addresses (tested in IdentityStoreMailTests)"
+        ),
+        ContractExemption(
+            externalLogin.name, .wrongCredentials,
+            reason: "only when another request deletes the account between finding its linked identity and storing the new session; a replay sends one request at a time"
         ),
     ]
 

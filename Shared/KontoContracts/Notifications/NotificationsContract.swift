@@ -80,7 +80,7 @@ public enum NotificationsContract {
     public static let eventTypes: Set<String> = [
         "associatedAccount", "detailsChanged", "disassociatingAccount", "deletingAccount", "passwordResetRequested",
         "passwordChanged", "userIdChanged", "sessionsRevoked", "factorAdded", "factorRemoved", "recoveryCodeUsed",
-        "emailVerified", "mailRequested",
+        "emailVerified", "identityLinked", "identityUnlinked", "mailRequested",
     ]
 
     /// The most events one publish may carry.

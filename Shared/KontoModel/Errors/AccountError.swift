@@ -48,6 +48,9 @@ public struct AccountError: Error, Sendable, Equatable, Codable, CustomStringCon
         case .secondFactorRequired: "This operation requires a recent authentication with the second factor."
         case .invalidChallenge: "The login challenge is invalid, used or expired; log in again."
         case .factorNotFound: "The account has no such second factor."
+        case .invalidIdentityToken: "The identity token was refused."
+        case .identityNotFound: "The account has no such linked identity."
+        case .lastSignInMethod: "This is the account's only way to sign in: set a password or link another identity first."
         case .alreadySignedUp: "The session's account already has credentials."
         default: code.rawValue
         }

@@ -19,6 +19,8 @@ extension AccountEvent: Codable {
         case message
         case to
         case values
+        case identityId
+        case provider
     }
 
     public init(from decoder: any Decoder) throws {
@@ -59,6 +61,10 @@ extension AccountEvent: Codable {
                 remaining: try container.decode(Int.self, forKey: .remaining)
             )
         case "recoveryCodeUsed": .recoveryCodeUsed(remaining: try container.decode(Int.self, forKey: .remaining))
+        case "identityLinked":
+            .identityLinked(identityId: try container.decode(String.self, forKey: .identityId), provider: try container.decode(String.self, forKey: .provider))
+        case "identityUnlinked":
+            .identityUnlinked(identityId: try container.decode(String.self, forKey: .identityId), provider: try container.decode(String.self, forKey: .provider))
         case "mailRequested":
             .mailRequested(MailRequest(
                 message: try container.decode(MailRequest.Message.self, forKey: .message),
@@ -103,6 +109,9 @@ extension AccountEvent: Codable {
             try container.encode(remaining, forKey: .remaining)
         case let .recoveryCodeUsed(remaining):
             try container.encode(remaining, forKey: .remaining)
+        case let .identityLinked(identityId, provider), let .identityUnlinked(identityId, provider):
+            try container.encode(identityId, forKey: .identityId)
+            try container.encode(provider, forKey: .provider)
         case let .mailRequested(request):
             try container.encode(request.message, forKey: .message)
             try container.encode(request.to, forKey: .to)
@@ -155,6 +164,7 @@ extension AccountEvent: CustomStringConvertible {
         case let .factorAdded(factorId, factorType): "factorId: \(factorId), factorType: \(factorType)"
         case let .factorRemoved(factorId, factorType, remaining): "factorId: \(factorId), factorType: \(factorType), remaining: \(remaining)"
         case let .recoveryCodeUsed(remaining): "remaining: \(remaining)"
+        case let .identityLinked(identityId, provider), let .identityUnlinked(identityId, provider): "identityId: \(identityId), provider: \(provider)"
         case let .mailRequested(request): "message: \(request.message), to: \(request.to)\(request.sealedToken == nil ? "" : ", token: <sealed>")"
         case .associatedAccount, .disassociatingAccount, .deletingAccount, .passwordChanged, .sessionsRevoked, .emailVerified: ""
         }

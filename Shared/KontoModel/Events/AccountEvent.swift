@@ -33,6 +33,10 @@ public struct AccountEvent: Sendable, Equatable, Identifiable {
         case recoveryCodeUsed(remaining: Int)
         /// The account's address (its userId) was confirmed by the link sent to it.
         case emailVerified
+        /// An external identity (an OpenID Connect provider's, Apple's) was linked to the account: its id and provider.
+        case identityLinked(identityId: String, provider: String)
+        /// An external identity was unlinked (by its owner).
+        case identityUnlinked(identityId: String, provider: String)
         /// A mail for Notifications' courier to send (``MailRequest``): internal, never on an account's stream.
         case mailRequested(MailRequest)
 
@@ -51,6 +55,8 @@ public struct AccountEvent: Sendable, Equatable, Identifiable {
             case .factorRemoved: "factorRemoved"
             case .recoveryCodeUsed: "recoveryCodeUsed"
             case .emailVerified: "emailVerified"
+            case .identityLinked: "identityLinked"
+            case .identityUnlinked: "identityUnlinked"
             case .mailRequested: "mailRequested"
             }
         }

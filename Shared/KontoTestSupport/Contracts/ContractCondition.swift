@@ -40,6 +40,10 @@ public struct ContractCondition: Sendable {
     public static let verificationTokenMailed = "verificationTokenMailed"
     /// Not a fault: the last sign-in code Identity mailed (in a `mailRequested` event) is supplied as `sign-in-code`.
     public static let signInCodeMailed = "signInCodeMailed"
+    /// Not a fault: fresh ID tokens of the provider test's identity provider, each for the same new nonce, supplied
+    /// as `id-token` (subject `contract-user`, a vouched-for address), `id-token-bare` (subject `contract-bare`, no
+    /// address), `id-token-linked` (subject `contract-linked`, minted for the web client), and `nonce`.
+    public static let idTokenIssued = "idTokenIssued"
 
     /// The conditions that need a database; a provider on in-memory storage cannot have them.
     public static let storageConditions: Set<String> = [storageDown, storageBroken]

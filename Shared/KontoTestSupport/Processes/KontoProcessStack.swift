@@ -40,8 +40,8 @@ public final class KontoProcessStack: Sendable {
         if environment["KONTO_WEBAUTHN_RP_ID"] == nil, environment["KONTO_WEBAUTHN_ORIGINS"] == nil {
             environment["KONTO_WEBAUTHN_ORIGINS"] = "http://localhost:\(gatewayPort)"
         }
-        // Links in mail lead to this stack's own console.
-        if environment["KONTO_MAIL_SMTP_URL"] != nil, environment["KONTO_PUBLIC_URL"] == nil {
+        // Links in mail, and providers sending the browser back, lead to this stack's own console.
+        if environment["KONTO_MAIL_SMTP_URL"] != nil || environment["KONTO_IDENTITY_PROVIDERS"] != nil, environment["KONTO_PUBLIC_URL"] == nil {
             environment["KONTO_PUBLIC_URL"] = "http://127.0.0.1:\(gatewayPort)"
         }
         self.environment = environment

@@ -67,6 +67,12 @@ struct GatewayContractConsumerTests {
         func body(_ keys: [String]) throws -> String {
             String(decoding: try JSONSerialization.data(withJSONObject: request.filter { keys.contains($0.key) }), as: UTF8.self)
         }
+        // The wire's `redirectURI` is the HTTP API's `redirectUri`.
+        func renamed(_ keys: [String]) throws -> String {
+            let fields = Dictionary(uniqueKeysWithValues: request.filter { keys.contains($0.key) }.map { ($0.key == "redirectURI" ? "redirectUri" : $0.key, $0.value) })
+            return String(decoding: try JSONSerialization.data(withJSONObject: fields), as: UTF8.self)
+        }
+        let externalKeys = ["provider", "idToken", "nonce", "authorizationCode", "codeVerifier", "redirectURI"]
         let token = request["token"] as? String
         var headers: [(String, String)] = []
         if let address = request["clientAddress"] as? String { headers.append(("X-Forwarded-For", address)) }
@@ -113,6 +119,18 @@ struct GatewayContractConsumerTests {
             return (.POST, "/v1/password-resets", try body(["userId"]), nil, headers)
         case IdentityContract.confirmPasswordReset.name:
             return (.POST, "/v1/password-resets/confirm", try body(["token", "newPassword"]), nil, headers)
+        case IdentityContract.externalLogin.name:
+            return (.POST, "/v1/sessions/oidc", try renamed(externalKeys + ["name", "signUpToken", "userId", "details"]), request["anonymousSession"] as? String, headers)
+        case IdentityContract.identityProviders.name:
+            return (.GET, "/v1/identity-providers", nil, nil, headers)
+        case IdentityContract.externalAuthorization.name:
+            return (.POST, "/v1/sessions/oidc/authorization", try renamed(["provider", "redirectURI", "state", "nonce", "codeChallenge"]), nil, headers)
+        case IdentityContract.linkIdentity.name:
+            return (.POST, "/v1/account/identities", try renamed(externalKeys + ["currentPassword"]), token, headers)
+        case IdentityContract.listIdentities.name:
+            return (.GET, "/v1/account/identities", nil, token, headers)
+        case IdentityContract.unlinkIdentity.name:
+            return (.DELETE, "/v1/account/identities/\(request["identityId"] ?? "")", try body(["currentPassword"]), token, headers)
         case IdentityContract.delete.name:
             // The gateway deletes within the privileged window only: it never sends a current password.
             return request["currentPassword"] == nil ? (.DELETE, "/v1/account", nil, token, headers) : nil

@@ -123,6 +123,7 @@ enum GatewayHarness {
         configure: @escaping @Sendable (inout GatewayConfiguration) -> Void = { _ in },
         identityOptions: IdentityOptions = IdentityOptions(),
         accounts: AccountConfiguration = .default,
+        providers: IdentityProviders = .none,
         _ body: @escaping @Sendable (Running) async throws -> Result
     ) async throws -> Result {
         try await TestDatabase.withFreshDatabase { database in
@@ -142,7 +143,7 @@ enum GatewayHarness {
                 )
                 return try await RunningServices.with([profile], logger: logger) {
                     let profilePort = try await profile.localAddress().port!
-                    return try await withIdentity(settings: settings, profilePort: profilePort, notificationsPort: notificationsPort, options: identityOptions, accounts: accounts) { identityPort in
+                    return try await withIdentity(settings: settings, profilePort: profilePort, notificationsPort: notificationsPort, options: identityOptions, accounts: accounts, providers: providers) { identityPort in
                         var configuration = GatewayConfiguration(
                             port: 0,
                             secret: WireSecret(secret),
@@ -166,6 +167,7 @@ enum GatewayHarness {
         notificationsPort: Int,
         options: IdentityOptions,
         accounts: AccountConfiguration,
+        providers: IdentityProviders,
         _ body: @escaping @Sendable (Int) async throws -> Result
     ) async throws -> Result {
         var configuration = IdentityServiceConfiguration(
@@ -180,6 +182,7 @@ enum GatewayHarness {
         )
         configuration.options = options
         configuration.accounts = accounts
+        configuration.providers = providers
         let identity = try IdentityServer(configuration: configuration, logger: logger)
         return try await RunningServices.with([identity], logger: logger) {
             try await body(try await identity.localAddress().port!)

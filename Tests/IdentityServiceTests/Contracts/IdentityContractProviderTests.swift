@@ -25,6 +25,15 @@ struct IdentityContractProviderTests {
         return options
     }()
 
+    /// The examples' identity providers: `test` (served in the test's process by ``TestIssuer``: web client
+    /// `konto-web`, an app's audience `org.example.app`) and `offline` (whose discovery document is never found).
+    static func providers(_ issuer: TestIssuer) -> IdentityProviders {
+        IdentityProviders([
+            IdentityProvider(name: "test", displayName: "Test ID", issuer: issuer.issuer, clientId: "konto-web", authentication: .secret(SecretString("s3cret")), audiences: ["org.example.app"]),
+            IdentityProvider(name: "offline", issuer: "https://offline.test", clientId: "konto-web"),
+        ])
+    }
+
     /// One hashing thread and no queue: taking the thread is enough for `identity.busy` (examples run one at a time,
     /// so no other example ever finds the pool full).
     static let hashing = PasswordHashingPool.Configuration(parameters: IdentityServiceHarness.cheap, threads: 1, maxQueued: 0)
@@ -35,13 +44,17 @@ struct IdentityContractProviderTests {
         // A server of its own: the examples stop it.
         let differences = try await ContractCondition.withDedicatedDatabase { cluster, database in
             let settings = PostgresSettings(host: database.host, port: database.port, username: database.username, password: database.password, database: database.database)
-            return try await IdentityServiceHarness.runWithRestartableProfile(database: settings, options: Self.options, hashing: Self.hashing) { running, profile in
+            let issuer = TestIssuer()
+            return try await IdentityServiceHarness.runWithRestartableProfile(
+                database: settings, options: Self.options, hashing: Self.hashing, providers: Self.providers(issuer), providerFetcher: issuer
+            ) { running, profile in
                 try await ContractExample.replay(examples, on: running.identity, conditions: [
-                    ContractCondition.storageDown: .storageDown(cluster, health: running.identity),
+                    ContractCondition.storageDown: Self.withIdTokens(.storageDown(cluster, health: running.identity), issuer),
                     // Identity's schema only: Profile, in the same database, keeps working.
-                    ContractCondition.storageBroken: .storageBroken(database, schema: "identity"),
+                    ContractCondition.storageBroken: Self.withIdTokens(.storageBroken(database, schema: "identity"), issuer),
                     ContractCondition.hashersBusy: Self.hashersBusy(running),
-                    ContractCondition.profileDown: Self.profileDown(profile, running),
+                    ContractCondition.profileDown: Self.profileDown(profile, running, issuer),
+                    ContractCondition.idTokenIssued: Self.withIdTokens(ContractCondition(establish: {}, end: {}), issuer),
                     ContractCondition.resetTokenMailed: Self.resetTokenMailed(running),
                     ContractCondition.verificationTokenMailed: Self.verificationTokenMailed(running),
                     ContractCondition.signInCodeMailed: Self.signInCodeMailed(running),
@@ -57,10 +70,14 @@ struct IdentityContractProviderTests {
         // comes back empty from its stop: its examples are the last.)
         let examples = try ContractExample.load(service: IdentityContract.serviceName, contractVersion: IdentityContract.version)
             .filter { !ContractCondition.storageConditions.contains($0.given ?? "") }
-        let differences = try await IdentityServiceHarness.runWithRestartableProfile(database: nil, options: Self.options, hashing: Self.hashing) { running, profile in
+        let issuer = TestIssuer()
+        let differences = try await IdentityServiceHarness.runWithRestartableProfile(
+            database: nil, options: Self.options, hashing: Self.hashing, providers: Self.providers(issuer), providerFetcher: issuer
+        ) { running, profile in
             try await ContractExample.replay(examples, on: running.identity, conditions: [
                 ContractCondition.hashersBusy: Self.hashersBusy(running),
-                ContractCondition.profileDown: Self.profileDown(profile, running),
+                ContractCondition.profileDown: Self.profileDown(profile, running, issuer),
+                ContractCondition.idTokenIssued: Self.withIdTokens(ContractCondition(establish: {}, end: {}), issuer),
                 ContractCondition.resetTokenMailed: Self.resetTokenMailed(running),
                 ContractCondition.verificationTokenMailed: Self.verificationTokenMailed(running),
                 ContractCondition.signInCodeMailed: Self.signInCodeMailed(running),
@@ -148,7 +165,7 @@ struct IdentityContractProviderTests {
 
     /// Stops the Profile service Identity calls, and starts it again on the same port afterwards; ends once Identity
     /// reports Profile ready again (its client reconnects with backoff).
-    static func profileDown(_ profile: RestartableProfile, _ running: IdentityServiceHarness.Running) -> ContractCondition {
+    static func profileDown(_ profile: RestartableProfile, _ running: IdentityServiceHarness.Running, _ issuer: TestIssuer) -> ContractCondition {
         ContractCondition(
             establish: {
                 try await profile.stop()
@@ -160,8 +177,26 @@ struct IdentityContractProviderTests {
                 try await profile.start()
                 try await ContractCondition.waitUntil({ await ContractCondition.healthStatus(running.identity) == "ready" }, what: "Identity to reach Profile again")
             },
-            // A sign-in with a mailed code while Profile is down needs the code.
-            supply: { (try? await signInCodeMailed(running).supply()) ?? [:] }
+            // A sign-in with a mailed code while Profile is down needs the code; an external one, a token.
+            supply: { ((try? await signInCodeMailed(running).supply()) ?? [:]).merging(idTokens(issuer)) { $1 } }
         )
+    }
+
+    /// `condition`, also supplying fresh ID tokens (``ContractCondition/idTokenIssued``).
+    static func withIdTokens(_ condition: ContractCondition, _ issuer: TestIssuer) -> ContractCondition {
+        ContractCondition(establish: condition.establish, end: condition.end, supply: {
+            try await condition.supply().merging(idTokens(issuer)) { $1 }
+        })
+    }
+
+    /// Fresh tokens for one new nonce (each token works once: its nonce is remembered).
+    static func idTokens(_ issuer: TestIssuer) -> [String: String] {
+        let nonce = "nonce-" + UUID().uuidString.lowercased()
+        return [
+            "nonce": nonce,
+            "id-token": issuer.token(issuer.claims(sub: "contract-user", aud: "org.example.app", nonce: nonce, email: "contract-oidc@example.org", emailVerified: true)),
+            "id-token-bare": issuer.token(issuer.claims(sub: "contract-bare", aud: "org.example.app", nonce: nonce, email: nil, emailVerified: nil)),
+            "id-token-linked": issuer.token(issuer.claims(sub: "contract-linked", aud: "konto-web", nonce: nonce, email: "linked@example.org", emailVerified: false)),
+        ]
     }
 }

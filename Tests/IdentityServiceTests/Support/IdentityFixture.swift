@@ -16,6 +16,7 @@ struct IdentityFixture {
     /// The seal of the tests' deployment secret (IdentityServiceHarness.secret), so tests open the tokens they read.
     static let seal = ResetTokenSeal(secret: WireSecret(IdentityServiceHarness.secret))
     static let factorSecrets = FactorSecretBox(secret: WireSecret(IdentityServiceHarness.secret))
+    static let providerTokens = ProviderTokenBox(secret: WireSecret(IdentityServiceHarness.secret))
     static let cheap = Argon2Parameters(memoryKiB: 1_024, iterations: 1, parallelism: 1)
     /// The built-in configuration (SpeziAccount's default) requires a name.
     static let name: AccountValue = .object(["givenName": .string("Leland"), "familyName": .string("Stanford")])
@@ -26,7 +27,8 @@ struct IdentityFixture {
         options: IdentityOptions = IdentityOptions(),
         parameters: Argon2Parameters = Self.cheap,
         hashingThreads: Int = 2,
-        maxQueued: Int = 64
+        maxQueued: Int = 64,
+        providers: ProviderClient? = nil
     ) throws {
         self.storage = storage
         self.hashing = try PasswordHashingPool(configuration: .init(parameters: parameters, threads: hashingThreads, maxQueued: maxQueued))
@@ -38,6 +40,8 @@ struct IdentityFixture {
             options: options,
             resetTokenSeal: Self.seal,
             factorSecrets: Self.factorSecrets,
+            providers: providers,
+            providerTokens: Self.providerTokens,
             clock: clock.function,
             logger: Logger(label: "test.identity")
         )

@@ -30,12 +30,14 @@ enum IdentityServiceHarness {
         profilePort: Int,
         options: IdentityOptions? = nil,
         profileTimeout: Duration = .seconds(15),
-        hashing: PasswordHashingPool.Configuration = PasswordHashingPool.Configuration(parameters: cheap, threads: 2)
+        hashing: PasswordHashingPool.Configuration = PasswordHashingPool.Configuration(parameters: cheap, threads: 2),
+        providers: IdentityProviders = .none,
+        providerFetcher: (any ProviderFetcher)? = nil
     ) -> IdentityServiceConfiguration {
         var defaults = IdentityOptions()
         defaults.cleanupInterval = .milliseconds(50)
         defaults.profileCleanupDelay = .milliseconds(500)
-        return IdentityServiceConfiguration(
+        var configuration = IdentityServiceConfiguration(
             port: 0,
             secret: WireSecret(secret),
             database: database,
@@ -44,6 +46,9 @@ enum IdentityServiceHarness {
             hashing: hashing,
             options: options ?? defaults
         )
+        configuration.providers = providers
+        configuration.providerFetcher = providerFetcher
+        return configuration
     }
 
     static func settings(_ database: PostgresTestDatabase) -> PostgresSettings {
@@ -100,12 +105,14 @@ enum IdentityServiceHarness {
         database: PostgresSettings?,
         options: IdentityOptions?,
         hashing: PasswordHashingPool.Configuration,
+        providers: IdentityProviders = .none,
+        providerFetcher: (any ProviderFetcher)? = nil,
         _ body: @escaping @Sendable (Running, RestartableProfile) async throws -> Result
     ) async throws -> Result {
         let profile = try await RestartableProfile.start(ProfileServiceConfiguration(port: 0, secret: WireSecret(secret), database: database), logger: logger)
         do {
             let identityServer = try IdentityServer(
-                configuration: configuration(database: database, profilePort: profile.port, options: options, hashing: hashing),
+                configuration: configuration(database: database, profilePort: profile.port, options: options, hashing: hashing, providers: providers, providerFetcher: providerFetcher),
                 logger: logger
             )
             let result = try await RunningServices.with([identityServer], logger: logger) {

@@ -23,6 +23,7 @@ extension AccountConsole {
         }
         registerPasskeys(on: router)
         registerEmailCode(on: router)
+        registerProviders(on: router)
         router.get(RouterPath(base + "/signup")) { request, _ in self.signUpPage(self.visit(request), values: [:], errors: [:]) }
         router.post(RouterPath(base + "/signup")) { request, _ in await self.form(request, credentials: true, self.signUp) }
         router.post(RouterPath(base + "/anonymous")) { request, _ in await self.form(request, self.continueAnonymously) }
@@ -114,7 +115,7 @@ extension AccountConsole {
     }
 
     /// Field errors by key (the first per key) and whatever the problem says besides.
-    private static func fieldErrors(_ problem: GatewayProblem) -> [String: String] {
+    static func fieldErrors(_ problem: GatewayProblem) -> [String: String] {
         var errors: [String: String] = [:]
         for field in problem.fields where errors[field.key] == nil {
             errors[field.key] = field.message
@@ -166,7 +167,10 @@ extension AccountConsole {
     func setupPage(_ visit: Visit, userId: String, error: String?, notice: String?, fieldErrors: [String: String] = [:], status: HTTPResponse.Status = .ok) async -> Response {
         // Signing in with a passkey instead: options cost Identity no write (their challenge is signed, not stored).
         let passkeyOptions = try? await operations.asSession(nil) { try await operations.passkeyLoginOptions() }
+        // Providers only where they can send the browser back here; none when Identity cannot be asked.
+        let providers = options.publicURL == nil ? [] : ((try? await operations.asSession(nil) { try await operations.identityProviders() }) ?? [])
         return page("setup", title: "Log in", visit: visit, status: status) { page in
+            page.providers = providers.map { ConsolePage.ProviderLink(name: $0.name, displayName: $0.displayName) }
             page.passkey = passkeyOptions.map { ConsolePage.Passkey(formId: "passkey-login-form", action: "/login/passkey", ceremony: "get", options: $0, buttonId: "passkey-login", label: "Sign in with a passkey") }
             page.notice = notice
             page.formError = error

@@ -25,6 +25,8 @@ struct AccountConsole: GatewayPages {
         var allowsAnonymous: Bool
         /// Whether AccountSetup offers to sign in with a code by mail (Identity's `KONTO_IDENTITY_EMAIL_CODE_LOGIN`).
         var offersEmailCode = false
+        /// The deployment's public URL (`KONTO_PUBLIC_URL`): where providers send the browser back. None: no providers.
+        var publicURL: String?
         /// `Secure` cookies: always, never, or (nil) when a trusted proxy says the request came over HTTPS.
         var secureCookies: Bool?
         var maximumBodyBytes: Int
@@ -54,6 +56,7 @@ struct AccountConsole: GatewayPages {
                 basePath: basePath,
                 allowsAnonymous: configuration.consoleAllowsAnonymous,
                 offersEmailCode: configuration.emailCodeLogin,
+                publicURL: configuration.publicURL,
                 secureCookies: configuration.consoleSecureCookies,
                 maximumBodyBytes: configuration.maximumBodyBytes
             ),
@@ -148,8 +151,8 @@ struct AccountConsole: GatewayPages {
         cookie(Self.sessionCookie, "", visit: visit, sameSite: .lax, maxAge: 0)
     }
 
-    private func cookie(_ name: String, _ value: String, visit: Visit, sameSite: Cookie.SameSite, maxAge: Int? = nil) -> Cookie {
-        Cookie(name: name, value: value, maxAge: maxAge, path: options.basePath, secure: visit.secure, httpOnly: true, sameSite: sameSite)
+    func cookie(_ name: String, _ value: String, visit: Visit, sameSite: Cookie.SameSite, maxAge: Int? = nil, secure: Bool? = nil) -> Cookie {
+        Cookie(name: name, value: value, maxAge: maxAge, path: options.basePath, secure: secure ?? visit.secure, httpOnly: true, sameSite: sameSite)
     }
 
     static func asset(_ text: String, contentType: String) -> Response {
@@ -195,8 +198,8 @@ struct AccountConsole: GatewayPages {
             .replacingOccurrences(of: "=", with: "")
     }
 
-    static func bytes(base64URL text: String) -> [UInt8]? {
-        guard text.utf8.count <= 128 else { return nil }
+    static func bytes(base64URL text: String, limit: Int = 128) -> [UInt8]? {
+        guard text.utf8.count <= limit else { return nil }
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.utf8.count % 4 != 0 { base64 += "=" }
         return Data(base64Encoded: base64).map(Array.init)

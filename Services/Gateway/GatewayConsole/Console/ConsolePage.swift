@@ -15,6 +15,20 @@ struct ConsolePage: Sendable {
     var anonymous = false
     /// AccountSetup offers sign-in with a code by mail.
     var emailCode = false
+    /// The providers offered on the setup page ("Continue with …").
+    var providers: [ProviderLink] = []
+    /// A sign-up through a provider waiting for values: its token and provider, sent back with the form.
+    var externalSignUp: ExternalSignUp?
+
+    struct ProviderLink: Sendable {
+        var name: String
+        var displayName: String
+    }
+
+    struct ExternalSignUp: Sendable {
+        var token: String
+        var provider: String
+    }
     var isAnonymous = false
     /// The account's address awaits its confirmation: the overview offers a new link.
     var awaitsVerification = false

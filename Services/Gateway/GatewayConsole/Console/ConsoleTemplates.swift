@@ -23,7 +23,7 @@ enum ConsoleTemplates {
         ("layout", layout), ("messages", messages), ("field", field), ("csrf", csrf), ("categories", categories),
         ("setup", setup), ("signup", signup), ("overview", overview), ("edit", edit), ("form", form), ("done", done),
         ("factors", factors), ("totp", totp), ("codes", codes), ("passkey", passkey), ("passkeyPage", passkeyPage),
-        ("problem", problem),
+        ("problem", problem), ("externalSignup", externalSignup),
     ]
 
     static let layout = """
@@ -150,6 +150,7 @@ enum ConsoleTemplates {
     <button type="submit" id="login-submit">Log in</button>
     </form>
     {{>passkey}}
+    {{#providers}}<p><a id="oidc-{{name}}" class="button secondary" href="{{base}}/oidc/{{name}}">Continue with {{displayName}}</a></p>{{/providers}}
     {{#emailCode}}<p><a id="email-code-link" href="{{base}}/login/code">Sign in with a code by mail</a></p>{{/emailCode}}
     <p><a id="reset-link" href="{{base}}/reset">Forgot your password?</a></p>
     <h2>New here?</h2>
@@ -160,6 +161,22 @@ enum ConsoleTemplates {
     <button type="submit" id="anonymous-submit" class="secondary">Continue without an account</button>
     </form>
     {{/anonymous}}
+    </main>
+    {{/main}}{{/layout}}
+    """
+
+    /// A provider's sign-in that needs values the provider did not give: the same fields as sign-up, no password.
+    static let externalSignup = """
+    {{<layout}}{{$main}}
+    <main id="external-signup">
+    <h1>Almost there</h1>
+    {{>messages}}
+    <form id="external-signup-form" method="post" action="{{base}}/oidc/complete" novalidate data-validate>
+    {{>csrf}}
+    {{#externalSignUp}}<input type="hidden" name="signUpToken" value="{{token}}"><input type="hidden" name="provider" value="{{provider}}">{{/externalSignUp}}
+    {{>categories}}
+    <button type="submit" id="external-signup-submit">Create my account</button>
+    </form>
     </main>
     {{/main}}{{/layout}}
     """

@@ -94,7 +94,7 @@ extension GatewayAPI {
         return .ok(.init(body: .json(try Self.accountSession(session))))
     }
 
-    private static func currentPassword(_ body: Components.Schemas.SecuredRequest?) -> SecretString? {
+    static func currentPassword(_ body: Components.Schemas.SecuredRequest?) -> SecretString? {
         body?.currentPassword.map(SecretString.init)
     }
 

@@ -61,7 +61,7 @@ package struct GatewayOperations: Sendable {
         }
     }
 
-    private static func secondFactor(_ answer: Components.Schemas.SecondFactorChallenge) throws -> LogInAnswer {
+    static func secondFactor(_ answer: Components.Schemas.SecondFactorChallenge) throws -> LogInAnswer {
         let challenge = answer.challenge
         return .secondFactor(token: challenge.token, expiresAt: challenge.expiresAt, factors: challenge.factors, passkeyOptions: try challenge.passkey.map(Self.json))
     }
@@ -229,7 +229,7 @@ package struct GatewayOperations: Sendable {
         return privilege.session.map(Self.session)
     }
 
-    private static func json(_ value: some Encodable) throws -> String {
+    static func json(_ value: some Encodable) throws -> String {
         String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
     }
 
@@ -241,7 +241,7 @@ package struct GatewayOperations: Sendable {
         return credential
     }
 
-    private static func session(_ session: Components.Schemas.Session) -> NewSession {
+    static func session(_ session: Components.Schemas.Session) -> NewSession {
         NewSession(token: session.token, expiresAt: session.expiresAt)
     }
 }

@@ -18,7 +18,7 @@ final class GatewayRateLimits: Sendable {
     static let credentialOperations: Set<String> = [
         "logIn", "signUp", "reauthenticate", "requestPasswordReset", "confirmPasswordReset", "completeSecondFactor",
         "confirmTOTP", "passkeyLogIn", "registerPasskey", "requestEmailVerification", "confirmEmailVerification",
-        "requestEmailCode", "logInWithEmailCode",
+        "requestEmailCode", "logInWithEmailCode", "logInWithProvider", "linkIdentity",
     ]
 
     init(generalPerMinute: Int, credentialsPerMinute: Int, maximumAddresses: Int = 100_000) {

@@ -45,6 +45,9 @@ public struct GatewayConfiguration: Sendable {
     /// Whether Identity signs in with codes mailed to the userId (`KONTO_IDENTITY_EMAIL_CODE_LOGIN`, Identity's
     /// setting): the console offers it where it does.
     public var emailCodeLogin = false
+    /// Where the deployment is reached from outside (`KONTO_PUBLIC_URL`, e.g. `https://accounts.example.org`): the
+    /// console's provider sign-in sends providers back to it. Without it the console offers no providers.
+    public var publicURL: String?
     public var maximumBodyBytes = 64 * 1024
     /// A connection with no request in flight for this long is closed.
     public var idleTimeout: Duration = .seconds(60)
@@ -135,6 +138,14 @@ public struct GatewayConfiguration: Sendable {
         eventStreamHeartbeat = try environment.milliseconds("KONTO_GATEWAY_EVENT_HEARTBEAT_MS", default: eventStreamHeartbeat, in: 100...600_000)
         requireVerifiedEmail = try environment.flag("KONTO_IDENTITY_REQUIRE_VERIFIED_EMAIL", default: requireVerifiedEmail)
         emailCodeLogin = try environment.flag("KONTO_IDENTITY_EMAIL_CODE_LOGIN", default: emailCodeLogin)
+        if let url = environment.string("KONTO_PUBLIC_URL") {
+            guard let parsed = URL(string: url), let scheme = parsed.scheme, ["http", "https"].contains(scheme.lowercased()), parsed.host != nil,
+                  parsed.query == nil, parsed.fragment == nil
+            else {
+                throw ServiceEnvironmentError(variable: "KONTO_PUBLIC_URL", problem: "must be an http(s) URL such as https://accounts.example.org")
+            }
+            publicURL = url.hasSuffix("/") ? String(url.dropLast()) : url
+        }
         maximumBodyBytes = try environment.integer("KONTO_GATEWAY_MAX_BODY_BYTES", default: maximumBodyBytes, in: 1_024...(16 << 20))
         requestHeadTimeout = try environment.milliseconds("KONTO_GATEWAY_HEADER_TIMEOUT_MS", default: requestHeadTimeout, in: 100...600_000)
         idleTimeout = try environment.milliseconds("KONTO_GATEWAY_IDLE_TIMEOUT_MS", default: idleTimeout, in: 100...3_600_000)

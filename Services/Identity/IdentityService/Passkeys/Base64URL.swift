@@ -16,4 +16,9 @@ enum Base64URL {
             throw WebAuthnError(.malformed, "\(what) is not base64url")
         }
     }
+
+    /// The bytes; nil when the text is not base64url.
+    static func decodeIfValid(_ text: String) -> [UInt8]? {
+        try? decode(text, "")
+    }
 }

@@ -76,6 +76,8 @@ public final class IdentityServer: Service {
             options: configuration.options,
             resetTokenSeal: ResetTokenSeal(secret: configuration.secret),
             factorSecrets: FactorSecretBox(secret: configuration.secret),
+            providers: ProviderClient(providers: configuration.providers, fetcher: configuration.providerFetcher ?? HTTPProviderFetcher(), keyRefreshCooldown: configuration.options.providerKeyRefreshCooldown, logger: logger),
+            providerTokens: ProviderTokenBox(secret: configuration.secret),
             logger: logger
         )
         var wire = WireServer.Configuration(
@@ -114,6 +116,7 @@ public final class IdentityServer: Service {
         }
         host.addJob("cleanup", needs: ["profile-client"], ProfileCleanupJob(store: store))
         host.addJob("pending-work", PendingWorkDrain(work: store.pendingWork))
+        host.addJob("provider-revocations", ProviderRevocationJob(store: store))
         return try host.graph(wire: wireServer)
     }
 

@@ -31,6 +31,10 @@ public struct IdentityServiceConfiguration: Sendable {
     public var accounts: AccountConfiguration
     public var hashing: PasswordHashingPool.Configuration
     public var options: IdentityOptions
+    /// External identity providers (`KONTO_IDENTITY_PROVIDERS`); none by default.
+    public var providers: IdentityProviders = .none
+    /// How the providers are reached: over HTTP unless a test serves them in its process.
+    public var providerFetcher: (any ProviderFetcher)?
 
     public init(
         host: String = "127.0.0.1",
@@ -119,6 +123,17 @@ public struct IdentityServiceConfiguration: Sendable {
         }
         options.totpIssuer = issuer
         options.relyingParty = try environment.webAuthnRelyingParty()
+        options.providerKeyRefreshCooldown = try environment.seconds("KONTO_IDENTITY_PROVIDER_KEY_COOLDOWN_SECONDS", default: options.providerKeyRefreshCooldown, in: 0...86_400)
+        let providers: IdentityProviders
+        if let path = environment.string("KONTO_IDENTITY_PROVIDERS") {
+            do {
+                providers = try IdentityProvidersLoader().load(path: path)
+            } catch {
+                throw ServiceEnvironmentError(variable: "KONTO_IDENTITY_PROVIDERS", problem: "\n" + error.description)
+            }
+        } else {
+            providers = .none
+        }
         self.init(
             host: environment.string("KONTO_IDENTITY_HOST", default: "127.0.0.1"),
             port: try environment.port("KONTO_IDENTITY_PORT", default: IdentityContract.defaultPort),
@@ -133,6 +148,7 @@ public struct IdentityServiceConfiguration: Sendable {
             hashing: hashing,
             options: options
         )
+        self.providers = providers
         do {
             self.wireTLS = try WireTLS.fromEnvironment { environment.string($0) }
         } catch {

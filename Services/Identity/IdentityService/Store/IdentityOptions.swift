@@ -51,6 +51,14 @@ public struct IdentityOptions: Sendable, Equatable {
     public var relyingParty = WebAuthnVerifier.RelyingParty(id: "localhost", name: "Konto", origins: ["http://localhost:8080"])
     /// The most second factors an account may have (TOTPs, passkeys and its set of recovery codes).
     public var maximumFactors = 10
+    /// How often provider token revocations are looked for.
+    public var revocationInterval: Duration = .seconds(5)
+    /// The first retry's delay after a failed revocation (doubling to an hour).
+    public var revocationBackoff: Duration = .seconds(5)
+    /// Attempts before a revocation is given up as dead (about a day with the backoff above).
+    public var revocationAttempts = 30
+    /// The least time between two fetches of a provider's keys prompted by an unknown key id.
+    public var providerKeyRefreshCooldown: Duration = .seconds(60)
     /// Passwords refused at sign-up, change and reset however well they pass the rules.
     public var commonPasswords = CommonPasswords.builtIn
 

@@ -130,7 +130,7 @@ extension IdentityStore {
     }
 
     /// Drops a reservation after Profile failed, and answers with Profile's refusal or `identity.profileUnavailable`.
-    private func abandon(accountId: String, after error: ProfileProviderError) async throws(ServiceError) -> Never {
+    func abandon(accountId: String, after error: ProfileProviderError) async throws(ServiceError) -> Never {
         switch error {
         case let .refused(refusal):
             // Nothing was stored: Profile refused the details.
@@ -145,8 +145,8 @@ extension IdentityStore {
     }
 
     /// Validates the credentials and details together, with every violation in one answer, and returns the details
-    /// to store in Profile.
-    func checkSignUp(userId: String, password: SecretString, details: AccountDetails) throws(ServiceError) -> AccountDetails {
+    /// to store in Profile. Without a password (nil: an external identity stands for it) none is required or checked.
+    func checkSignUp(userId: String, password: SecretString?, details: AccountDetails) throws(ServiceError) -> AccountDetails {
         var fields: [AccountFieldError] = []
         var values = details.storedValues
         for identifier in [UserIdKey.identifier, PasswordKey.identifier, AccountIdKey.identifier] where values[identifier] != nil {
@@ -163,13 +163,17 @@ extension IdentityStore {
         } else if !userId.isEmpty {
             values[UserIdKey.identifier] = .string(userId)
         }
-        if !PasswordHashingPool.acceptsLength(of: password) {
-            // Not matched against the rules either: an oversized value is refused before any work on it.
-            fields.append(Self.passwordTooLongField)
+        if let password {
+            if !PasswordHashingPool.acceptsLength(of: password) {
+                // Not matched against the rules either: an oversized value is refused before any work on it.
+                fields.append(Self.passwordTooLongField)
+                required.removeAll { $0 == PasswordKey.identifier }
+            } else if !password.value.isEmpty {
+                values[PasswordKey.identifier] = .string(password.value)
+                if let common = commonPasswordError(password) { fields.append(common) }
+            }
+        } else {
             required.removeAll { $0 == PasswordKey.identifier }
-        } else if !password.value.isEmpty {
-            values[PasswordKey.identifier] = .string(password.value)
-            if let common = commonPasswordError(password) { fields.append(common) }
         }
         do {
             try configuration.validate(AccountDetails(values: values, userIdType: configuration.userIdType), requiring: required)

@@ -28,6 +28,10 @@ public final class IdentityStore: Sendable {
     let factorSecrets: FactorSecretBox
     let clock: @Sendable () -> Timestamp
     let logger: Logger
+    /// The configured external identity providers, and Konto as their client.
+    let providers: ProviderClient
+    /// Seals provider refresh tokens and pending external sign-ups.
+    let providerTokens: ProviderTokenBox
     /// What answers do not wait for (a sign-in code's mail).
     public let pendingWork = PendingWork()
 
@@ -40,9 +44,14 @@ public final class IdentityStore: Sendable {
         options: IdentityOptions = IdentityOptions(),
         resetTokenSeal: ResetTokenSeal,
         factorSecrets: FactorSecretBox,
+        providers: ProviderClient? = nil,
+        providerTokens: ProviderTokenBox? = nil,
         clock: @escaping @Sendable () -> Timestamp = { .now },
         logger: Logger
     ) {
+        self.providers = providers ?? ProviderClient(providers: .none, clock: clock, logger: logger)
+        // Without a box from the deployment's secret nothing it seals has to outlive the process.
+        self.providerTokens = providerTokens ?? ProviderTokenBox(secret: WireSecret(bytes: (0..<32).map { _ in UInt8.random(in: 0...255) }))
         self.resetTokenSeal = resetTokenSeal
         self.factorSecrets = factorSecrets
         self.storage = storage

@@ -35,6 +35,12 @@ extension IdentityStore {
         server.register(IdentityContract.registerPasskey) { request, _ in try await self.registerPasskey(request) }
         server.register(IdentityContract.passkeyLoginOptions, execution: .eventLoop) { request, _ in self.passkeyLoginOptions(request) }
         server.register(IdentityContract.passkeyLogin) { request, _ in try await self.passkeyLogin(request) }
+        server.register(IdentityContract.externalLogin) { request, _ in try await self.externalLogin(request) }
+        server.register(IdentityContract.identityProviders, execution: .eventLoop) { request, _ in self.identityProviders(request) }
+        server.register(IdentityContract.externalAuthorization) { request, _ in try await self.externalAuthorization(request) }
+        server.register(IdentityContract.linkIdentity) { request, _ in try await self.linkIdentity(request) }
+        server.register(IdentityContract.listIdentities) { request, _ in try await self.listIdentities(request) }
+        server.register(IdentityContract.unlinkIdentity) { request, _ in try await self.unlinkIdentity(request) }
         server.register(HealthContract.check) { _, _ in await self.healthReport() }
     }
 

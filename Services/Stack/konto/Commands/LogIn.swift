@@ -1,9 +1,10 @@
 import ArgumentParser
 import Foundation
 import KontoClient
+import KontoModel
 
-/// `konto login USERID` (password asked for), `konto login --email-code USERID` (a code mailed, then asked for), or
-/// `konto login --anonymous`.
+/// `konto login USERID` (password asked for), `konto login --email-code USERID` (a code mailed, then asked for),
+/// `konto login --provider NAME --nonce NONCE` (a provider's ID token read), or `konto login --anonymous`.
 struct LogIn: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "login",
@@ -15,8 +16,17 @@ struct LogIn: AsyncParsableCommand {
     @Argument(help: "The account's userId.") var userId: String?
     @Flag(help: "Sign in as a new anonymous account instead (`konto signup` later keeps it).") var anonymous = false
     @Flag(help: "Sign in with a code mailed to the userId instead of the password.") var emailCode = false
+    @Option(help: "Sign in with this identity provider's ID token instead (read like a password; with --nonce).") var provider: String?
+    @Option(help: "The nonce the provider's ID token was minted for (with --provider).") var nonce: String?
 
     func validate() throws {
+        if provider != nil {
+            guard userId == nil, !anonymous, !emailCode, nonce != nil else {
+                throw ValidationError("--provider takes --nonce, and no userId, --anonymous or --email-code")
+            }
+            return
+        }
+        guard nonce == nil else { throw ValidationError("--nonce goes with --provider") }
         guard (userId == nil) == anonymous else {
             throw ValidationError(anonymous ? "--anonymous takes no userId" : "which userId? (or --anonymous)")
         }
@@ -31,6 +41,30 @@ struct LogIn: AsyncParsableCommand {
                     "Signed in anonymously (account \(signIn.session.accountId)).",
                     SignedIn(accountId: signIn.session.accountId, userId: nil, expiresAt: signIn.session.expiresAt)
                 )
+                return
+            }
+            if let provider, let nonce {
+                let token = try Terminal.readSecret(prompt: "ID token from \(provider): ")
+                let answer: KontoProviderSignIn
+                do {
+                    answer = try await client.logIn(provider: provider, idToken: token, nonce: nonce)
+                } catch let challenged as KontoClientError where challenged.code == KontoClientError.Code.secondFactorRequired {
+                    let signIn = try await Self.completeSecondFactor(client, challenged)
+                    output.answer("Logged in (account \(signIn.session.accountId)).", SignedIn(accountId: signIn.session.accountId, userId: signIn.session.userId, expiresAt: signIn.session.expiresAt))
+                    return
+                }
+                switch answer {
+                case .signedIn(let signIn, let created):
+                    output.answer(
+                        "\(created ? "Signed up" : "Logged in") with \(provider) as \(signIn.session.userId ?? "?") (account \(signIn.session.accountId)).",
+                        SignedIn(accountId: signIn.session.accountId, userId: signIn.session.userId, expiresAt: signIn.session.expiresAt)
+                    )
+                case .signUpRequired(let signUp):
+                    throw KontoClientError(
+                        code: AccountError.Code.missingAccountValue.rawValue, status: 202,
+                        detail: "The account needs values the provider did not give: sign up in the web console or an app.", fields: signUp.missing
+                    )
+                }
                 return
             }
             let userId = userId ?? ""

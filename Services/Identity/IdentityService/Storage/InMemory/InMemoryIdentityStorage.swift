@@ -23,6 +23,12 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         var expiresAt: Timestamp
     }
 
+    struct Revocation {
+        var revocation: StoredRevocation
+        var nextAttemptAt: Timestamp
+        var dead = false
+    }
+
     struct State {
         var credentials: [String: StoredCredential] = [:]
         var accountByUserId: [String: String] = [:]
@@ -44,6 +50,12 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         var challenges: [[UInt8]: StoredChallenge] = [:]
         /// Used passkey challenges' hashes, until they expire.
         var usedPasskeyChallenges: [[UInt8]: Timestamp] = [:]
+        /// identityId → a linked external identity.
+        var externalIdentities: [String: StoredExternalIdentity] = [:]
+        /// Used ID tokens' nonce digests, until the tokens expire.
+        var usedNonces: [[UInt8]: Timestamp] = [:]
+        /// Provider tokens to revoke (the accounts are deleted), by id.
+        var revocations: [String: Revocation] = [:]
         var outbox: [AccountEvent] = [] {
             didSet {
                 if outbox.count > oldValue.count { outboxChanged.notify() }
@@ -75,6 +87,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
             challenges = challenges.filter { $0.value.accountId != accountId }
             emailVerifications = emailVerifications.filter { $0.value.accountId != accountId }
             emailCodes = emailCodes.filter { $0.value.accountId != accountId }
+            externalIdentities = externalIdentities.filter { $0.value.accountId != accountId }
             if let userId = credential.normalizedUserId {
                 accountByUserId[userId] = nil
             }
@@ -166,7 +179,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         accountId: String,
         userId: String,
         normalizedUserId: String,
-        passwordHash: String,
+        passwordHash: String?,
         session: StoredSession,
         events: [AccountEvent]
     ) throws(IdentityStorageError) {
@@ -241,6 +254,12 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         state.withLock { state in
             guard state.active(accountId) != nil else { return false }
             state.outbox += events
+            // The provider tokens kept for revocation outlive the account until they are revoked.
+            for identity in state.externalIdentities.values where identity.accountId == accountId {
+                guard let sealed = identity.sealedRefreshToken else { continue }
+                let revocation = StoredRevocation(id: identity.id, provider: identity.provider, accountId: accountId, identityId: identity.id, sealedToken: sealed)
+                state.revocations[revocation.id] = Revocation(revocation: revocation, nextAttemptAt: Timestamp(milliseconds: 0))
+            }
             _ = state.removeCredential(accountId)
             _ = state.removeSessions(accountId: accountId, keeping: nil)
             state.resetTokens = state.resetTokens.filter { $0.value.accountId != accountId }
@@ -438,6 +457,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
             for token in tokens { state.resetTokens[token] = nil }
             state.emailVerifications = state.emailVerifications.filter { $0.value.expiresAt > now }
             state.emailCodes = state.emailCodes.filter { $0.value.expiresAt > now }
+            state.usedNonces = state.usedNonces.filter { $0.value > now }
             pruned.resetTokens = tokens.count
             let withSessions = Set(state.sessions.values.map(\.accountId))
             let anonymous = state.credentials.values

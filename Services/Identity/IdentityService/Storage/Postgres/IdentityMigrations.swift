@@ -256,5 +256,53 @@ public enum IdentityMigrations {
                 """,
             ]
         ),
+        PostgresMigration(
+            version: 10,
+            name: "external identities, used ID token nonces, provider token revocations",
+            statements: [
+                """
+                CREATE TABLE external_identities (
+                    id text PRIMARY KEY,
+                    account_id text NOT NULL REFERENCES credentials (account_id) ON DELETE CASCADE,
+                    provider text NOT NULL,
+                    subject text NOT NULL,
+                    email text,
+                    email_verified boolean NOT NULL,
+                    created_at timestamptz NOT NULL,
+                    last_used_at timestamptz,
+                    sealed_refresh_token bytea,
+                    UNIQUE (provider, subject)
+                )
+                """,
+                """
+                CREATE INDEX external_identities_account ON external_identities (account_id)
+                """,
+                """
+                CREATE TABLE used_nonces (
+                    digest bytea PRIMARY KEY CHECK (length(digest) = 32),
+                    expires_at timestamptz NOT NULL
+                )
+                """,
+                """
+                CREATE INDEX used_nonces_expiry ON used_nonces (expires_at)
+                """,
+                // No reference to the account: it is deleted as the revocation is written.
+                """
+                CREATE TABLE provider_revocations (
+                    id text PRIMARY KEY,
+                    provider text NOT NULL,
+                    account_id text NOT NULL,
+                    identity_id text NOT NULL,
+                    sealed_token bytea NOT NULL,
+                    attempts integer NOT NULL,
+                    next_attempt_at timestamptz NOT NULL,
+                    dead boolean NOT NULL DEFAULT false
+                )
+                """,
+                """
+                CREATE INDEX provider_revocations_due ON provider_revocations (next_attempt_at) WHERE NOT dead
+                """,
+            ]
+        ),
     ]
 }

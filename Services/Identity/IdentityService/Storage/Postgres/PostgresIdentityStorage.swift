@@ -37,8 +37,9 @@ public struct PostgresIdentityStorage: IdentityStorage {
         try await run { client, logger in
             try await client.query(
                 """
-                INSERT INTO identity.credentials (account_id, user_id, normalized_user_id, password_hash, pending, created_at)
-                VALUES (\(credential.accountId), \(credential.userId), \(credential.normalizedUserId), \(credential.passwordHash), true, \(credential.createdAt.date))
+                INSERT INTO identity.credentials (account_id, user_id, normalized_user_id, password_hash, pending, created_at, email_verified_at)
+                VALUES (\(credential.accountId), \(credential.userId), \(credential.normalizedUserId), \(credential.passwordHash), true, \(credential.createdAt.date),
+                        \(credential.emailVerifiedAt?.date))
                 """,
                 logger: logger
             )
@@ -119,7 +120,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
         accountId: String,
         userId: String,
         normalizedUserId: String,
-        passwordHash: String,
+        passwordHash: String?,
         session: StoredSession,
         events: [AccountEvent]
     ) async throws(IdentityStorageError) {
@@ -209,7 +210,17 @@ public struct PostgresIdentityStorage: IdentityStorage {
             )
             guard try await rows.decode(Int.self).all().count == 1 else { return false }
             try await Self.append(events, on: connection, logger: logger)
-            // Sessions and reset tokens go with the row (ON DELETE CASCADE).
+            // The provider tokens kept for revocation outlive the account until they are revoked.
+            try await connection.query(
+                """
+                INSERT INTO identity.provider_revocations (id, provider, account_id, identity_id, sealed_token, attempts, next_attempt_at)
+                SELECT id, provider, account_id, id, sealed_refresh_token, 0, now()
+                FROM identity.external_identities WHERE account_id = \(accountId) AND sealed_refresh_token IS NOT NULL
+                ON CONFLICT (id) DO NOTHING
+                """,
+                logger: logger
+            )
+            // Sessions, reset tokens and linked identities go with the row (ON DELETE CASCADE).
             try await connection.query("DELETE FROM identity.credentials WHERE account_id = \(accountId)", logger: logger)
             try await Self.scheduleCleanup(accountId: accountId, at: profileCleanupAt, on: connection, logger: logger)
             return true
@@ -605,6 +616,14 @@ public struct PostgresIdentityStorage: IdentityStorage {
                 """
                 DELETE FROM identity.email_codes WHERE code_digest IN (
                     SELECT code_digest FROM identity.email_codes WHERE expires_at <= \(now.date) LIMIT \(limit)
+                )
+                """,
+                logger: logger
+            )
+            try await connection.query(
+                """
+                DELETE FROM identity.used_nonces WHERE digest IN (
+                    SELECT digest FROM identity.used_nonces WHERE expires_at <= \(now.date) LIMIT \(limit)
                 )
                 """,
                 logger: logger

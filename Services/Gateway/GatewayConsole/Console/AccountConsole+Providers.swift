@@ -1,0 +1,198 @@
+import Crypto
+import Foundation
+import GatewayService
+import HTTPTypes
+import Hummingbird
+import KontoContracts
+import KontoModel
+
+/// "Continue with …": the authorization code flow with PKCE, `state` and `nonce` (RFC 9700's advice for browser
+/// clients), its callback at `{base}/oidc/{provider}/callback`, and the sign-up form for what the provider did not give.
+///
+/// The flow's secrets (state, nonce, PKCE verifier) wait in an HttpOnly cookie of their own for ten minutes, MACed
+/// with the console's key: the callback is accepted only in the browser that started it, for the provider it started
+/// with. Apple posts its callback (`form_post`): a cross-site POST carries only `SameSite=None` cookies, which must be
+/// `Secure`, so over HTTPS the cookie is `None`; over plain HTTP (development) it is `Lax`, which a provider's redirect
+/// (a GET) carries.
+extension AccountConsole {
+    static let providerCookie = "konto_oidc"
+    static let providerFlowSeconds = 600
+
+    func registerProviders(on router: Router<GatewayRequestContext>) {
+        let base = options.basePath
+        router.get(RouterPath(base + "/oidc/:provider")) { request, context in
+            await self.startProviderSignIn(request, provider: context.parameters.get("provider") ?? "")
+        }
+        router.get(RouterPath(base + "/oidc/:provider/callback")) { request, context in
+            var parameters: [String: String] = [:]
+            for (name, value) in request.uri.queryParameters { parameters[String(name)] = String(value) }
+            return await self.providerCallback(request, provider: context.parameters.get("provider") ?? "", parameters: parameters)
+        }
+        router.post(RouterPath(base + "/oidc/:provider/callback")) { request, context in
+            let body = (try? await request.body.collect(upTo: self.options.maximumBodyBytes)).map { String(buffer: $0) } ?? ""
+            let form = ConsoleForm.decode(body)
+            var parameters: [String: String] = [:]
+            for name in ["code", "state", "error", "user"] { parameters[name] = form[name] }
+            return await self.providerCallback(request, provider: context.parameters.get("provider") ?? "", parameters: parameters)
+        }
+        router.post(RouterPath(base + "/oidc/complete")) { request, _ in await self.form(request, credentials: true, self.completeProviderSignUp) }
+    }
+
+    /// What the flow keeps between the start and the callback.
+    struct ProviderFlow: Codable {
+        var provider: String
+        var state: String
+        var nonce: String
+        var verifier: String
+        var expiresAt: Int
+    }
+
+    private func redirectURI(_ provider: String) -> String? {
+        options.publicURL.map { $0 + options.basePath + "/oidc/\(provider)/callback" }
+    }
+
+    private func startProviderSignIn(_ request: Request, provider: String) async -> Response {
+        let visit = visit(request)
+        guard let redirectURI = redirectURI(provider), provider.utf8.count <= 32,
+              provider.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" })
+        else { return redirect("/", visit: visit) }
+        let flow = ProviderFlow(
+            provider: provider, state: Self.randomToken(), nonce: Self.randomToken(), verifier: Self.randomToken() + Self.randomToken(),
+            expiresAt: Int(Date().timeIntervalSince1970) + Self.providerFlowSeconds
+        )
+        let challenge = Self.base64URL(Array(SHA256.hash(data: Array(flow.verifier.utf8))))
+        let url: String
+        do {
+            url = try await operations.asSession(nil) {
+                try await operations.authorizationURL(provider: provider, redirectURI: redirectURI, state: flow.state, nonce: flow.nonce, codeChallenge: challenge)
+            }
+        } catch {
+            return problemPage(consoleProblem(error), visit: visit)
+        }
+        var headers = Self.securityHeaders
+        headers[.location] = url
+        var response = Response(status: .seeOther, headers: headers)
+        if visit.isNewCSRFCookie {
+            response.setCookie(cookie(Self.csrfCookie, visit.csrfCookie, visit: visit, sameSite: .strict))
+        }
+        response.setCookie(cookie(Self.providerCookie, sealFlow(flow), visit: visit, sameSite: visit.secure ? .none : .lax, maxAge: Self.providerFlowSeconds))
+        return response
+    }
+
+    private func providerCallback(_ request: Request, provider: String, parameters: [String: String]) async -> Response {
+        let visit = visit(request)
+        guard let flow = request.cookies[Self.providerCookie].flatMap({ openFlow($0.value) }), flow.provider == provider,
+              flow.expiresAt > Int(Date().timeIntervalSince1970),
+              let state = parameters["state"], ConstantTime.equal(Array(state.utf8), Array(flow.state.utf8)),
+              let redirectURI = redirectURI(provider)
+        else {
+            return page("problem", title: "Please try again", visit: visit, status: .forbidden) { page in
+                page.formError = "This sign-in has expired or did not start in this browser. Go back and try again."
+            }
+        }
+        var response: Response
+        if parameters["error"] != nil || parameters["code"] == nil {
+            response = await setupPage(visit, userId: "", error: "The sign-in with the provider was cancelled or refused.", notice: nil, status: .unauthorized)
+        } else {
+            response = await providerSignedIn(visit, provider: provider) { device in
+                try await operations.asSession(nil, device: device) {
+                    try await operations.logIn(
+                        provider: provider, code: parameters["code"] ?? "", codeVerifier: flow.verifier, redirectURI: redirectURI, nonce: flow.nonce,
+                        name: parameters["user"].flatMap(Self.appleName)
+                    )
+                }
+            } refused: { problem in
+                await self.setupPage(visit, userId: "", error: problem.detail ?? problem.title, notice: nil, status: problem.status)
+            }
+        }
+        response.setCookie(cookie(Self.providerCookie, "", visit: visit, sameSite: visit.secure ? .none : .lax, maxAge: 0))
+        return response
+    }
+
+    private func completeProviderSignUp(_ visit: Visit, _ form: ConsoleForm) async -> Response {
+        let token = form["signUpToken"] ?? ""
+        let provider = form["provider"] ?? ""
+        var (values, errors) = schema.values(from: form, keys: externalSignUpKeys)
+        let userId = values.removeValue(forKey: UserIdKey.identifier).map(ConsoleField.text) ?? ""
+        if userId.isEmpty { errors[UserIdKey.identifier] = Self.required }
+        var shown = values
+        shown[UserIdKey.identifier] = .string(userId)
+        guard errors.isEmpty else { return externalSignUpPage(visit, token: token, provider: provider, values: shown, errors: errors, status: .unprocessableContent) }
+        return await providerSignedIn(visit, provider: provider) { device in
+            try await operations.asSession(nil, device: device) {
+                try await operations.completeSignUp(provider: provider, token: token, userId: userId, details: AccountDetails(values: values))
+            }
+        } refused: { problem in
+            var errors = Self.fieldErrors(problem)
+            if problem.code == AccountError.Code.credentialsTaken { errors[UserIdKey.identifier] = problem.detail ?? problem.title }
+            if problem.code == AccountError.Code.invalidIdentityToken {
+                return await self.setupPage(visit, userId: "", error: problem.detail ?? problem.title, notice: nil, status: problem.status)
+            }
+            return self.externalSignUpPage(visit, token: token, provider: provider, values: shown, errors: errors, formError: errors.isEmpty ? problem.detail : nil, status: problem.status)
+        }
+    }
+
+    /// A provider's answer as a page: signed in (the session, or the second factor's page), or the sign-up form.
+    private func providerSignedIn(
+        _ visit: Visit,
+        provider: String,
+        _ call: (String) async throws -> GatewayOperations.ProviderSignIn,
+        refused: (GatewayProblem) async -> Response
+    ) async -> Response {
+        let device = visit.device ?? Self.randomToken()
+        do {
+            switch try await call(device) {
+            case .signedIn(let answer):
+                return signedIn(answer, visit: visit, device: device)
+            case .signUp(let token, let missing, let offered):
+                var errors: [String: String] = [:]
+                for field in missing where errors[field.key] == nil { errors[field.key] = field.message }
+                return externalSignUpPage(visit, token: token, provider: provider, values: offered.storedValues, errors: errors, formError: "A few more details and your account is ready.")
+            }
+        } catch {
+            let problem = consoleProblem(error)
+            guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }
+            return await refused(problem)
+        }
+    }
+
+    /// The sign-up form's keys without the password (the provider stands for it).
+    private var externalSignUpKeys: [(AccountKeyDescriptor, AccountKeyRequirement)] {
+        schema.signUpKeys.filter { $0.0.identifier != PasswordKey.identifier }
+    }
+
+    private func externalSignUpPage(
+        _ visit: Visit, token: String, provider: String, values: [String: AccountValue], errors: [String: String], formError: String? = nil, status: HTTPResponse.Status = .ok
+    ) -> Response {
+        page("externalSignup", title: "Complete your sign-up", visit: visit, status: status) { page in
+            page.formError = formError ?? (errors.isEmpty ? nil : "Some values need your attention.")
+            page.externalSignUp = .init(token: token, provider: provider)
+            page.categories = schema.categories(externalSignUpKeys, values: values, errors: errors)
+        }
+    }
+
+    /// Apple's `user` parameter (first authorization only): `{"name": {"firstName", "lastName"}, "email"}`.
+    static func appleName(_ json: String) -> PersonName? {
+        struct User: Decodable {
+            struct Name: Decodable { var firstName: String?; var lastName: String? }
+            var name: Name?
+        }
+        guard json.utf8.count <= 4_096, let user = try? JSONDecoder().decode(User.self, from: Data(json.utf8)), let name = user.name else { return nil }
+        return PersonName(givenName: name.firstName.map { String($0.prefix(100)) }, familyName: name.lastName.map { String($0.prefix(100)) })
+    }
+
+    private func sealFlow(_ flow: ProviderFlow) -> String {
+        let payload = Self.base64URL(Array((try? JSONEncoder().encode(flow)) ?? Data()))
+        let mac = Self.base64URL(Array(HMAC<SHA256>.authenticationCode(for: Array(("oidc\u{0}" + payload).utf8), using: csrfKey)))
+        return payload + "." + mac
+    }
+
+    private func openFlow(_ value: String) -> ProviderFlow? {
+        let parts = value.split(separator: ".")
+        guard value.utf8.count <= 2_048, parts.count == 2, let mac = Self.bytes(base64URL: String(parts[1])),
+              HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Array(("oidc\u{0}" + parts[0]).utf8), using: csrfKey),
+              let json = Self.bytes(base64URL: String(parts[0]), limit: 2_048)
+        else { return nil }
+        return try? JSONDecoder().decode(ProviderFlow.self, from: Data(json))
+    }
+}

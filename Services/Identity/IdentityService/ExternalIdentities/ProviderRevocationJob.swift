@@ -1,0 +1,70 @@
+import KontoErrors
+import KontoModel
+import Logging
+import ServiceLifecycle
+
+/// Revokes the provider tokens of deleted accounts and unlinked identities (Apple's `/auth/revoke`, which the App
+/// Store requires at deletion; RFC 7009 elsewhere). The revocation is written in the deletion's own transaction, so
+/// none is lost; this job tries it until the provider confirms, backing off (5 s doubling to an hour), and gives it
+/// up as dead after ``IdentityOptions/revocationAttempts`` (logged as an error, listed for the operator). Each
+/// attempt is leased, so replicas never send one twice at once; a confirmed one is forgotten, with its token.
+public struct ProviderRevocationJob: Service {
+    let store: IdentityStore
+
+    public init(store: IdentityStore) {
+        self.store = store
+    }
+
+    public func run() async throws {
+        let interval = store.options.revocationInterval
+        try? await cancelWhenGracefulShutdown {
+            while true {
+                await store.runRevocations()
+                try await Task.sleep(for: interval)
+            }
+        }
+    }
+}
+
+extension IdentityStore {
+    /// One sweep over the due revocations; returns how many the providers confirmed.
+    @discardableResult
+    public func runRevocations(limit: Int = 50) async -> Int {
+        let now = clock()
+        let due: [StoredRevocation]
+        do {
+            due = try await storage.dueRevocations(at: now, leaseUntil: now.adding(.seconds(60)), limit: limit)
+        } catch {
+            return 0
+        }
+        var revoked = 0
+        for revocation in due {
+            let metadata: Logger.Metadata = ["konto.account_id": "\(revocation.accountId)", "konto.provider": "\(revocation.provider)"]
+            guard let provider = providers.providers[revocation.provider],
+                  let token = providerTokens.open(revocation.sealedToken, accountId: revocation.accountId, identityId: revocation.identityId)
+            else {
+                // A provider no longer configured, or a token sealed under another secret: nothing can be sent.
+                logger.error("provider token revocation given up: provider not configured or token unreadable", metadata: metadata)
+                try? await storage.failRevocation(id: revocation.id, attempts: revocation.attempts + 1, retryAt: nil)
+                continue
+            }
+            do {
+                _ = try await providers.revoke(token.token, provider: provider, clientId: token.clientId)
+                try? await storage.finishRevocation(id: revocation.id)
+                revoked += 1
+                logger.info("provider token revoked", metadata: metadata)
+            } catch {
+                let attempts = revocation.attempts + 1
+                if attempts >= options.revocationAttempts {
+                    logger.error("provider token revocation given up", metadata: metadata.merging(["konto.attempts": "\(attempts)", "konto.error": "\(error)"]) { $1 })
+                    try? await storage.failRevocation(id: revocation.id, attempts: attempts, retryAt: nil)
+                } else {
+                    let delay = Backoff(initial: options.revocationBackoff, maximum: .seconds(3_600), jitter: .equal).delay(afterFailures: attempts)
+                    logger.warning("provider token revocation failed; will retry", metadata: metadata.merging(["konto.attempts": "\(attempts)", "konto.error": "\(error)"]) { $1 })
+                    try? await storage.failRevocation(id: revocation.id, attempts: attempts, retryAt: clock().adding(delay))
+                }
+            }
+        }
+        return revoked
+    }
+}
