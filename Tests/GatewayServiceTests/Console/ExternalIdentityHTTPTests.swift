@@ -225,4 +225,91 @@ struct ExternalIdentityHTTPTests {
         }
         await apple.stop()
     }
+
+    static let formSafe = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    /// The hidden inputs of an HTML form, as a browser would send them (the stand-in escapes with Python's html.escape).
+    static func hiddenFields(_ html: String) -> [(String, String)] {
+        html.matches(of: /<input type="hidden" name="([^"]*)" value="([^"]*)">/).map { match in
+            let value = String(match.output.2).replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#x27;", with: "'")
+                .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
+            return (String(match.output.1), value)
+        }
+    }
+
+    @Test("Sign in with Apple on the web, through the console: the code flow with PKCE, Apple's form_post with the name it sends once, the account made with it")
+    func appleWeb() async throws {
+        let key = P256.Signing.PrivateKey()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("konto-apple-web-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let publicKey = directory.appendingPathComponent("public.pem").path
+        try key.publicKey.pemRepresentation.write(toFile: publicKey, atomically: true, encoding: .utf8)
+        let apple = try await OIDCProviderProcess.startApple(teamId: "TEAM123456", keyId: "KEY1234567", publicKeyPath: publicKey, clientIds: ["org.example.web"])
+        do {
+            let providers = IdentityProviders([
+                IdentityProvider(
+                    name: "apple", displayName: "Apple", issuer: apple.issuer, clientId: "org.example.web",
+                    authentication: .appleKey(teamId: "TEAM123456", keyId: "KEY1234567", privateKey: key),
+                    scopes: ["openid", "name", "email"], hashedNonce: true, isApple: true
+                ),
+            ])
+            // The console's public address (where Apple posts back); the test posts the form to the gateway itself.
+            try await GatewayHarness.withGateway(configure: { $0.publicURL = "https://accounts.example.org" }, identityOptions: Self.options, providers: providers) { gateway in
+                let browser = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+                defer { _ = browser.shutdown() }
+                let setup = try await gateway.request(.GET, "/account/")
+                #expect(setup.text.contains(#"id="oidc-apple""#) && setup.text.contains("Continue with Apple"))
+
+                // "Continue with Apple": to Apple's authorization page, the flow's secrets in a cookie.
+                let start = try await browser.execute(HTTPClientRequest(url: gateway.baseURL + "/account/oidc/apple"), timeout: .seconds(10))
+                #expect(start.status == .seeOther)
+                let authorize = try #require(start.headers.first(name: "Location"))
+                let flowCookie = try #require(start.headers["Set-Cookie"].first { $0.hasPrefix("konto_oidc=") }?.split(separator: ";").first.map(String.init))
+                let query = (URLComponents(string: authorize)?.queryItems ?? []).map { ($0.name, $0.value ?? "") }
+                let parameters = Dictionary(query, uniquingKeysWith: { $1 })
+                #expect(parameters["response_mode"] == "form_post" && parameters["code_challenge_method"] == "S256" && parameters["client_id"] == "org.example.web")
+                #expect(parameters["redirect_uri"] == "https://accounts.example.org/account/oidc/apple/callback")
+
+                // The person signs in at Apple; Apple's page posts the code, the state and (the first time) the name.
+                try await apple.control("/_control/users", ["sub": "000777.web", "email": "ada@icloud.example", "email_verified": "true", "name": ["firstName": "Ada", "lastName": "Lovelace"]])
+                var form = HTTPClientRequest(url: apple.issuer + "/auth/authorize")
+                form.method = .POST
+                form.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+                form.body = .bytes(ByteBuffer(string: (query + [("sub", "000777.web"), ("action", "continue")]).map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: Self.formSafe) ?? "")" }.joined(separator: "&")))
+                let answer = try await browser.execute(form, timeout: .seconds(10))
+                let page = String(buffer: try await answer.body.collect(upTo: 1 << 20))
+                let posted = Self.hiddenFields(page)
+                #expect(posted.contains { $0.0 == "user" }, "Apple sends the name the first time: \(page)")
+
+                // Its form_post to the callback, in the browser that started the flow.
+                var callback = HTTPClientRequest(url: gateway.baseURL + "/account/oidc/apple/callback")
+                callback.method = .POST
+                callback.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+                callback.headers.add(name: "Cookie", value: flowCookie)
+                callback.body = .bytes(ByteBuffer(string: posted.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: Self.formSafe) ?? "")" }.joined(separator: "&")))
+                let signedIn = try await browser.execute(callback, timeout: .seconds(10))
+                let signedInPage = String(buffer: try await signedIn.body.collect(upTo: 1 << 20))
+                #expect(signedIn.status == .seeOther, "\(signedInPage)")
+                let session = try #require(signedIn.headers["Set-Cookie"].first { $0.hasPrefix("konto_session=") }?.split(separator: ";").first?.dropFirst("konto_session=".count))
+                let account = try await gateway.request(.GET, "/v1/account", token: String(session))
+                let details = try #require(account.object["details"] as? [String: Any])
+                #expect(details["userId"] as? String == "ada@icloud.example" && details["emailVerified"] as? Bool == true, "\(account.text)")
+                #expect((details["name"] as? [String: Any])?["familyName"] as? String == "Lovelace", "\(account.text)")
+                // The stand-in checked the client secret of the web client's exchange.
+                let seen = try #require(try await apple.control("/_control/client-secrets", method: "GET")["client_secrets"] as? [[String: Any]])
+                #expect(!seen.isEmpty && seen.allSatisfy { $0["valid"] as? Bool == true && $0["client_id"] as? String == "org.example.web" }, "\(seen)")
+
+                // The callback without the flow's cookie (another browser, a forged post) is refused.
+                var forged = callback
+                forged.headers.remove(name: "Cookie")
+                let refused = try await browser.execute(forged, timeout: .seconds(10))
+                #expect(refused.status == .forbidden)
+            }
+        } catch {
+            await apple.stop()
+            throw error
+        }
+        await apple.stop()
+    }
 }

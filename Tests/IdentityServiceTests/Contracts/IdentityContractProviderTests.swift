@@ -175,7 +175,13 @@ struct IdentityContractProviderTests {
             },
             end: {
                 try await profile.start()
-                try await ContractCondition.waitUntil({ await ContractCondition.healthStatus(running.identity) == "ready" }, what: "Identity to reach Profile again")
+                // Ready on several checks in a row: Identity's Profile client takes its connections in turn, so each
+                // is tried (one that still held a connection to the stopped Profile fails a check, and the wait goes on
+                // until it has been replaced; a single ready answer let the next sign-up meet it under load).
+                try await ContractCondition.waitUntil({
+                    for _ in 0..<4 where await ContractCondition.healthStatus(running.identity) != "ready" { return false }
+                    return true
+                }, what: "Identity to reach Profile again on every connection")
             },
             // A sign-in with a mailed code while Profile is down needs the code; an external one, a token.
             supply: { ((try? await signInCodeMailed(running).supply()) ?? [:]).merging(idTokens(issuer)) { $1 } }

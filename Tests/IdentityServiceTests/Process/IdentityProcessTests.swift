@@ -85,6 +85,8 @@ struct IdentityProcessTests {
         ("KONTO_IDENTITY_PROFILE_CLEANUP_SECONDS", "soon", "KONTO_IDENTITY_PROFILE_CLEANUP_SECONDS must be"),
         ("KONTO_IDENTITY_STALE_RESERVATION_SECONDS", "0", "KONTO_IDENTITY_STALE_RESERVATION_SECONDS must be"),
         ("KONTO_ACCOUNTS_CONFIG", "/nonexistent/accounts.yaml", "cannot read file at /nonexistent/accounts.yaml"),
+        ("KONTO_IDENTITY_PROVIDERS", "/nonexistent/providers.yaml", "providers.yaml: cannot read file at /nonexistent/providers.yaml"),
+        ("KONTO_IDENTITY_PROVIDER_KEY_COOLDOWN_SECONDS", "-1", "KONTO_IDENTITY_PROVIDER_KEY_COOLDOWN_SECONDS must be"),
     ])
     func badConfiguration(variable: String, value: String, message: String) async throws {
         var environment = Self.environment(identityPort: try FreePort.loopback(), profilePort: try FreePort.loopback(), database: nil)
