@@ -168,7 +168,7 @@ extension AccountConsole {
         // Signing in with a passkey instead: options cost Identity no write (their challenge is signed, not stored).
         let passkeyOptions = try? await operations.asSession(nil) { try await operations.passkeyLoginOptions() }
         // Providers only where they can send the browser back here; none when Identity cannot be asked.
-        let providers = options.publicURL == nil ? [] : ((try? await operations.asSession(nil) { try await operations.identityProviders() }) ?? [])
+        let providers = options.publicURL == nil ? [] : await providerList.providers { try await operations.asSession(nil) { try await operations.identityProviders() } }
         return page("setup", title: "Log in", visit: visit, status: status) { page in
             page.providers = providers.map { ConsolePage.ProviderLink(name: $0.name, displayName: $0.displayName) }
             page.passkey = passkeyOptions.map { ConsolePage.Passkey(formId: "passkey-login-form", action: "/login/passkey", ceremony: "get", options: $0, buttonId: "passkey-login", label: "Sign in with a passkey") }

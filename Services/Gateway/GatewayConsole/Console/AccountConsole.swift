@@ -37,6 +37,7 @@ struct AccountConsole: GatewayPages {
     let options: Options
     let library: MustacheLibrary
     let csrfKey: SymmetricKey
+    let providerList = ConsoleProviderList()
 
     static let sessionCookie = "konto_session"
     static let csrfCookie = "konto_csrf"

@@ -100,7 +100,7 @@ public struct IdentityProvidersLoader: Sendable {
             problems.append("name: must be 1 to 32 lower-case letters, digits or dashes")
         }
         let issuer = entry.issuer ?? (isApple ? IdentityProvider.appleIssuer : "")
-        if !Self.isIssuer(issuer) {
+        if !ProviderURL.isAcceptable(issuer, allowingQuery: false) {
             problems.append("issuer: must be an https URL without query or fragment (http only on localhost or 127.0.0.1)")
         }
         let clientId = entry.clientId ?? ""
@@ -176,14 +176,6 @@ public struct IdentityProvidersLoader: Sendable {
             return nil
         }
         return text
-    }
-
-    /// An https URL (http on loopback, for development and tests) without query or fragment.
-    static func isIssuer(_ text: String) -> Bool {
-        guard text.utf8.count <= 512, let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(),
-              url.query == nil, url.fragment == nil, url.user == nil
-        else { return false }
-        return scheme == "https" || (scheme == "http" && ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host))
     }
 
     private static func path(_ keys: [any CodingKey]) -> String {

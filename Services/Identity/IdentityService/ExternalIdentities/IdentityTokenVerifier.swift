@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import JWTKit
 import KontoContracts
@@ -57,7 +56,7 @@ struct IdentityTokenVerifier: Sendable {
         guard let subject = claims.sub, (1...255).contains(subject.utf8.count) else { throw IdentityTokenRefusal.missingSubject.error }
         if checkingNonce {
             guard let nonce, !nonce.isEmpty, nonce.utf8.count <= 512 else { throw IdentityTokenRefusal.missingNonce.error }
-            let expected = hashedNonce ? Self.hex(SHA256.hash(data: Array(nonce.utf8))) : nonce
+            let expected = hashedNonce ? IdentityStore.digest(nonce) : nonce
             guard let claimed = claims.nonce, ConstantTime.equal(Array(claimed.utf8), Array(expected.utf8)) else {
                 throw IdentityTokenRefusal.wrongNonce.error
             }
@@ -78,9 +77,5 @@ struct IdentityTokenVerifier: Sendable {
     private struct Header: Decodable {
         var alg: String
         var kid: String?
-    }
-
-    static func hex(_ digest: some Sequence<UInt8>) -> String {
-        digest.map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -25,34 +25,25 @@ public struct ProviderTokenBox: Sendable {
     }
 
     func seal(_ token: RefreshToken, accountId: String, identityId: String) -> [UInt8] {
-        Self.seal(try! JSONEncoder().encode(token), key: refreshTokenKey, binding: accountId + "\u{0}" + identityId)
+        BoundSeal.seal(Self.json(token), key: refreshTokenKey, binding: accountId + "\u{0}" + identityId)
     }
 
     func open(_ sealed: [UInt8], accountId: String, identityId: String) -> RefreshToken? {
-        Self.open(sealed, key: refreshTokenKey, binding: accountId + "\u{0}" + identityId).flatMap { try? JSONDecoder().decode(RefreshToken.self, from: $0) }
+        BoundSeal.open(sealed, key: refreshTokenKey, binding: accountId + "\u{0}" + identityId).flatMap { try? JSONDecoder().decode(RefreshToken.self, from: Data($0)) }
     }
 
     func seal(_ signUp: PendingExternalSignUp) -> String {
-        Base64URL.encode(Self.seal(try! JSONEncoder().encode(signUp), key: signUpKey, binding: "sign-up"))
+        Base64URL.encode(BoundSeal.seal(Self.json(signUp), key: signUpKey, binding: "sign-up"))
     }
 
     func open(signUp token: String) -> PendingExternalSignUp? {
         guard token.utf8.count <= 8_192, let sealed = Base64URL.decodeIfValid(token) else { return nil }
-        return Self.open(sealed, key: signUpKey, binding: "sign-up").flatMap { try? JSONDecoder().decode(PendingExternalSignUp.self, from: $0) }
+        return BoundSeal.open(sealed, key: signUpKey, binding: "sign-up").flatMap { try? JSONDecoder().decode(PendingExternalSignUp.self, from: Data($0)) }
     }
 
-    private static func seal(_ data: Data, key: SymmetricKey, binding: String) -> [UInt8] {
-        // AES.GCM.seal fails only for a key of another size than 128, 192 or 256 bits; the derived key is 256, and
-        // `combined` is nil only for nonces other than the 12-byte ones seal makes.
-        guard let box = try? AES.GCM.seal(data, using: key, authenticating: Array(binding.utf8)), let combined = box.combined else {
-            preconditionFailure("AES-GCM sealing failed")
-        }
-        return Array(combined)
-    }
-
-    private static func open(_ sealed: [UInt8], key: SymmetricKey, binding: String) -> Data? {
-        guard let box = try? AES.GCM.SealedBox(combined: sealed) else { return nil }
-        return try? AES.GCM.open(box, using: key, authenticating: Array(binding.utf8))
+    /// Plain structs of strings and numbers: their encoding cannot fail.
+    private static func json(_ value: some Encodable) -> Data {
+        (try? JSONEncoder().encode(value)) ?? Data()
     }
 }
 

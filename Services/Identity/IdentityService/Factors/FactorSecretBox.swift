@@ -29,15 +29,7 @@ public struct FactorSecretBox: Sendable {
     }
 
     func seal(bytes: [UInt8], accountId: String, factorId: String) -> [UInt8] {
-        do {
-            let box = try AES.GCM.seal(bytes, using: key, authenticating: Array((accountId + "\u{0}" + factorId).utf8))
-            // `combined` is nil only for nonces of another size than 12 bytes; seal(_:using:) makes 12-byte ones.
-            guard let combined = box.combined else { preconditionFailure("AES-GCM box without its combined form") }
-            return Array(combined)
-        } catch {
-            // AES.GCM.seal fails only for a key that is not 128, 192 or 256 bits; the derived key is 256.
-            preconditionFailure("AES-GCM sealing failed: \(error)")
-        }
+        BoundSeal.seal(bytes, key: key, binding: accountId + "\u{0}" + factorId)
     }
 
     /// The secret; nil when the box was not sealed for this account and factor under this deployment's secret.
@@ -46,9 +38,6 @@ public struct FactorSecretBox: Sendable {
     }
 
     func openBytes(_ sealed: [UInt8], accountId: String, factorId: String) -> [UInt8]? {
-        guard let box = try? AES.GCM.SealedBox(combined: sealed),
-              let plain = try? AES.GCM.open(box, using: key, authenticating: Array((accountId + "\u{0}" + factorId).utf8))
-        else { return nil }
-        return Array(plain)
+        BoundSeal.open(sealed, key: key, binding: accountId + "\u{0}" + factorId)
     }
 }

@@ -61,10 +61,8 @@ extension IdentityStore {
         try await stored { () async throws(IdentityStorageError) in
             try await storage.touchExternalIdentity(id: identity.id, email: verified.email, emailVerified: verified.emailVerified, at: now, sealedRefreshToken: sealed)
         }
-        let demands = try await demandsSecondFactor(credential.accountId)
-        let answer = try await finishSignIn(credential, demandsSecondFactor: demands, privileged: true, clients: clients, at: now)
         logger.info("signed in with an external identity", metadata: ["konto.account_id": "\(credential.accountId)", "konto.provider": "\(identity.provider)"])
-        return IdentityExternalLoginAnswer(accountSession: answer.accountSession, challenge: answer.challenge)
+        return try await finishExternalSignIn(credential, clients: clients, at: now)
     }
 
     /// A first sign-in: a new account (or the anonymous session's), a link to the account whose verified address
@@ -222,8 +220,14 @@ extension IdentityStore {
             throw ServiceError(AccountError(code: .credentialsTaken, message: "This identity was linked to an account meanwhile: sign in again."))
         }
         logger.info("external identity linked by its verified address", metadata: ["konto.account_id": "\(owner.accountId)", "konto.provider": "\(provider.name)"])
-        let demands = try await demandsSecondFactor(owner.accountId)
-        let answer = try await finishSignIn(owner, demandsSecondFactor: demands, privileged: true, clients: clients, at: now)
+        return try await finishExternalSignIn(owner, clients: clients, at: now)
+    }
+
+    /// A provider's sign-in to an existing account: privileged (the provider just authenticated the user), or the
+    /// second factor's challenge when one is enrolled.
+    private func finishExternalSignIn(_ credential: StoredCredential, clients: [[UInt8]], at now: Timestamp) async throws(ServiceError) -> IdentityExternalLoginAnswer {
+        let demands = try await demandsSecondFactor(credential.accountId)
+        let answer = try await finishSignIn(credential, demandsSecondFactor: demands, privileged: true, clients: clients, at: now)
         return IdentityExternalLoginAnswer(accountSession: answer.accountSession, challenge: answer.challenge)
     }
 
@@ -346,7 +350,7 @@ extension IdentityStore {
     public func externalAuthorization(_ request: IdentityAuthorizationRequest) async throws(ServiceError) -> IdentityAuthorizationURL {
         let provider = try provider(named: request.provider)
         var fields: [AccountFieldError] = []
-        if !Self.isRedirectURI(request.redirectURI) {
+        if !ProviderURL.isAcceptable(request.redirectURI, allowingQuery: true) {
             fields.append(AccountFieldError(key: "redirectURI", code: .invalidType, message: "Give an https URL (http only on localhost) of at most 512 characters."))
         }
         for (key, value) in [("state", request.state), ("nonce", request.nonce), ("codeChallenge", request.codeChallenge)] where !Self.isOpaque(value) {
@@ -396,7 +400,7 @@ extension IdentityStore {
             }
             return (verified, refreshToken)
         }
-        guard let code, let codeVerifier, let redirectURI, code.value.utf8.count <= 2_048, codeVerifier.value.utf8.count <= 256, Self.isRedirectURI(redirectURI) else {
+        guard let code, let codeVerifier, let redirectURI, code.value.utf8.count <= 2_048, codeVerifier.value.utf8.count <= 256, ProviderURL.isAcceptable(redirectURI, allowingQuery: true) else {
             throw ServiceError(AccountError(code: .validationFailed, fields: [
                 AccountFieldError(key: "idToken", code: .missingAccountValue, message: "Give the provider's ID token, or the authorization code with its verifier and redirect URI."),
             ]))
@@ -443,11 +447,6 @@ extension IdentityStore {
             id: identity.id, provider: identity.provider, email: identity.email, emailVerified: identity.emailVerified,
             createdAt: identity.createdAt, lastUsedAt: identity.lastUsedAt
         )
-    }
-
-    static func isRedirectURI(_ text: String) -> Bool {
-        guard text.utf8.count <= 512, let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(), url.fragment == nil else { return false }
-        return scheme == "https" || (scheme == "http" && ["localhost", "127.0.0.1", "[::1]", "::1"].contains(host))
     }
 
     static func isOpaque(_ text: String) -> Bool {
