@@ -98,7 +98,7 @@ let package = Package(
         ),
         .target(
             name: "KontoRuntime",
-            dependencies: ["KontoErrors", "KontoModel", .yams, .logging, .serviceLifecycle, .unixSignals],
+            dependencies: ["KontoErrors", "KontoModel", "KontoWire", .yams, .logging, .serviceLifecycle, .unixSignals],
             path: "Shared/KontoRuntime"
         ),
         .target(
@@ -128,7 +128,7 @@ let package = Package(
         .target(
             name: "KontoTestSupport",
             dependencies: [
-                "KontoErrors", "KontoWire", .postgresNIO, .nioCore, .nioPosix, .nioHTTP1, .logging,
+                "KontoErrors", "KontoWire", "KontoContracts", .postgresNIO, .nioCore, .nioPosix, .nioHTTP1, .logging,
                 .serviceLifecycle, .crypto,
             ],
             path: "Shared/KontoTestSupport"
@@ -282,7 +282,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KontoRuntimeTests",
-            dependencies: ["KontoRuntime", "KontoModel", .logging, .serviceLifecycle],
+            dependencies: ["KontoRuntime", "KontoModel", "KontoWire", .logging, .serviceLifecycle],
             path: "Tests/KontoRuntimeTests"
         ),
         .testTarget(

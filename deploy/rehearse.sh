@@ -165,12 +165,15 @@ export KONTO_GATEWAY_PUBLISH=127.0.0.1:$gateway_port KONTO_REPLICA_PUBLISH=127.0
 export KONTO_MAIL_SMTP_URL='smtp://mailcatcher:1025?tls=none' KONTO_MAIL_FROM='Konto Rehearsal <accounts@rehearsal.test>'
 export KONTO_PUBLIC_URL=http://127.0.0.1:$gateway_port KONTO_MAILCATCHER_PUBLISH=127.0.0.1:$(free_port)
 secret() { python3 -c 'import secrets; print(secrets.token_hex(24))'; }
-KONTO_WIRE_SECRET=$(secret) POSTGRES_PASSWORD=$(secret) KONTO_IDENTITY_DB_PASSWORD=$(secret)
+POSTGRES_PASSWORD=$(secret) KONTO_IDENTITY_DB_PASSWORD=$(secret)
 KONTO_PROFILE_DB_PASSWORD=$(secret) KONTO_NOTIFICATIONS_DB_PASSWORD=$(secret)
-# The gateway gets its own wire key only, derived as .env.example and docs/CONFIGURATION.md say.
-KONTO_GATEWAY_WIRE_KEY=$(printf 'konto.wire.peer.v1:gateway' | openssl dgst -sha256 -hmac "$KONTO_WIRE_SECRET" | sed 's/.*= //')
-export KONTO_WIRE_SECRET POSTGRES_PASSWORD KONTO_IDENTITY_DB_PASSWORD KONTO_PROFILE_DB_PASSWORD KONTO_NOTIFICATIONS_DB_PASSWORD
-export KONTO_GATEWAY_WIRE_KEY
+export POSTGRES_PASSWORD KONTO_IDENTITY_DB_PASSWORD KONTO_PROFILE_DB_PASSWORD KONTO_NOTIFICATIONS_DB_PASSWORD
+# Each service's own keys, made as docs/DEPLOYMENT.md tells an operator to (konto keys), into this run's .env.
+"$context/konto" keys > "$work/keys.env"
+set -a
+# shellcheck disable=SC1091
+source "$work/keys.env"
+set +a
 # A new CA and certificates for this run (the wire between the services and PostgreSQL both use them).
 export KONTO_TLS_DIR=$work/tls
 rm -rf "$KONTO_TLS_DIR"
@@ -223,13 +226,26 @@ connections=$(podman exec "$postgres_container" psql -U postgres -At -c \
     "select usename, bool_and(ssl) from pg_stat_ssl join pg_stat_activity using (pid) where usename like 'konto_%' group by usename order by 1")
 [[ $connections == $'konto_identity|t\nkonto_notifications|t\nkonto_profile|t' ]] || fail "PostgreSQL connections not all TLS: $connections"
 identity_container=$(podman ps --filter "label=io.podman.compose.project=$project" --filter "label=io.podman.compose.service=identity" --format '{{.Names}}')
-podman exec "$identity_container" konto health --quiet --wire 127.0.0.1:7401 || fail "Identity does not answer over TLS"
-if podman exec -e KONTO_WIRE_TLS_CA= "$identity_container" konto health --quiet --timeout 3 --wire 127.0.0.1:7401; then
+podman exec "$identity_container" konto health --quiet --service identity --wire 127.0.0.1:7401 || fail "Identity does not answer over TLS"
+if podman exec -e KONTO_WIRE_TLS_CA= "$identity_container" konto health --quiet --timeout 3 --service identity --wire 127.0.0.1:7401; then
     fail "Identity answered a plaintext wire client"
 fi
 gateway_container=$(podman ps --filter "label=io.podman.compose.project=$project" --filter "label=io.podman.compose.service=gateway" --format '{{.Names}}')
-[[ -z $(podman exec "$gateway_container" printenv KONTO_WIRE_SECRET || true) ]] || fail "the gateway holds the root secret"
-step "TLS: every PostgreSQL connection and the wire; the gateway holds its own key only"
+# No container holds a root, and each holds only its own keys: Profile's container has nothing that proves the
+# gateway at Identity (a handshake as the gateway with what it holds is refused).
+for service in notifications profile identity gateway; do
+    container=$(podman ps --filter "label=io.podman.compose.project=$project" --filter "label=io.podman.compose.service=$service" --format '{{.Names}}')
+    [[ -z $(podman exec "$container" printenv KONTO_WIRE_SECRET || true) ]] || fail "$service holds a root secret"
+done
+[[ -z $(podman exec "$gateway_container" printenv KONTO_IDENTITY_DATA_KEY || true) ]] || fail "the gateway holds Identity's data key"
+profile_container=$(podman ps --filter "label=io.podman.compose.project=$project" --filter "label=io.podman.compose.service=profile" --format '{{.Names}}')
+[[ -z $(podman exec "$profile_container" printenv KONTO_MAIL_SEAL_KEY || true) ]] || fail "Profile holds the mail seal key"
+profile_verifiers=$(podman exec "$profile_container" printenv KONTO_PROFILE_WIRE_VERIFIERS)
+if refused=$(podman exec "$profile_container" env KONTO_IDENTITY_WIRE_VERIFIERS="$profile_verifiers" konto health --timeout 5 --service identity --wire identity:7401 2>&1); then
+    fail "Profile's container proved itself to Identity with what it holds"
+fi
+[[ $refused == *authentication* ]] || fail "Profile's handshake at Identity failed for another reason: $refused"
+step "TLS: every PostgreSQL connection and the wire; each service holds its own keys only"
 
 # ---- 4. the journey ----
 export KONTO_GATEWAY=$gateway KONTO_SESSION_FILE=$work/sessions.json

@@ -15,7 +15,7 @@ import Testing
 struct AttackTests {
     static let password = "analytical engine 1843"
 
-    @Test("no reset token at rest or in a log line; a deleted account's personal data is erased; no session outlives the credential it was made with; every authentication rotates the token; reset tokens end with a credential change; answers are not cacheable; limits follow the matched route; a service's key calls only what its allow-list names")
+    @Test("no reset token at rest or in a log line; a deleted account's personal data is erased; no session outlives the credential it was made with; every authentication rotates the token; reset tokens end with a credential change; answers are not cacheable; limits follow the matched route; a service's key calls only what its allow-list names; what Profile's or Notifications' environment holds proves nothing at another server, forges no event, reaches no other group and opens no sealed token")
     func attacks() async throws {
         try await EndToEndSystem.with(environment: [
             // The login race produces wrong-password failures on purpose; the owner's lock-out is another test.
@@ -42,6 +42,7 @@ struct AttackTests {
             try await Self.serverOwnedKeys(http, system: system)
             try await Self.commonPassword(http)
             try await Self.servicesCallOnlyWhatTheyMay(http, system: system)
+            try await Self.isolation(http, system: system)
         }
     }
 
@@ -56,8 +57,10 @@ struct AttackTests {
         let identityPort = try #require(port("IDENTITY")), profilePort = try #require(port("PROFILE"))
         let notificationsPort = try #require(port("NOTIFICATIONS"))
         let forged = AccountEvent(accountId: accountId, kind: .deletingAccount)
+        let servers = [identityPort: IdentityContract.serviceName, profilePort: ProfileContract.serviceName, notificationsPort: NotificationsContract.serviceName]
+        // The keys of `name` (derived from the stack's root, which only this test holds).
         func client(_ name: String, _ port: Int) -> WireClient {
-            WireClient(configuration: .init(port: port, serviceName: name, secret: WireSecret(system.stack.wireSecret)), logger: EndToEndSystem.logger)
+            WireClient(configuration: .init(port: port, serviceName: name, serverName: servers[port]!, secret: WireSecret(system.stack.wireSecret)), logger: EndToEndSystem.logger)
         }
         let gatewayToNotifications = client(WireAllowList.gateway, notificationsPort)
         let gatewayToProfile = client(WireAllowList.gateway, profilePort)
@@ -72,17 +75,20 @@ struct AttackTests {
             #expect(await Self.wireCode { try await gatewayToNotifications.call(NotificationsContract.publish, publish) } == forbidden)
             #expect(await Self.wireCode { try await operatorToNotifications.call(NotificationsContract.publish, publish) } == forbidden)
             #expect(await Self.wireCode { try await gatewayToProfile.call(ProfileContract.delete, ProfileDeleteRequest(accountId: accountId)) } == forbidden)
-            #expect(await Self.wireCode { try await strangerToProfile.call(ProfileContract.load, ProfileLoadRequest(accountId: accountId)) } == forbidden)
+            // A name no server holds a verifier for gets no further than the handshake.
+            #expect(await Self.wireCode { try await strangerToProfile.call(ProfileContract.load, ProfileLoadRequest(accountId: accountId)) } == WireError.Code.authenticationFailed)
+            // Identity holds the Gateway's verifier only: Profile's key proves nothing there.
             #expect(await Self.wireCode {
                 try await profileToIdentity.call(IdentityContract.login, IdentityLoginRequest(userId: "victim@example.org", password: SecretString(password)))
-            } == forbidden)
+            } == WireError.Code.authenticationFailed)
             #expect(await Self.wireCode {
                 let feed = try await profileToNotifications.subscribe(NotificationsContract.feed, NotificationsFeedRequest(accountId: accountId), credit: 1)
                 for try await _ in feed { break }
             } == forbidden)
-            // What each may do still works: a health check for anyone, a profile read for the Gateway, the operator's
-            // dead letters.
-            #expect(try await strangerToProfile.call(HealthContract.check, .init()).status == .ready)
+            // What each may do still works: a health check for any caller, a profile read for the Gateway, the
+            // operator's dead letters.
+            #expect(await Self.wireCode { _ = try await strangerToProfile.call(HealthContract.check, .init()) } == WireError.Code.authenticationFailed)
+            #expect(try await profileToNotifications.call(HealthContract.check, .init()).status == .ready)
             #expect(try await gatewayToProfile.call(ProfileContract.load, ProfileLoadRequest(accountId: accountId)).accountId == accountId)
             _ = try await operatorToNotifications.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: "billing"))
             #expect(try await operatorToNotifications.call(NotificationsContract.deadLetters, NotificationsDeadLettersRequest(group: "billing")).letters.isEmpty)
@@ -385,7 +391,7 @@ struct AttackTests {
         }
         // The operator's service writes it over the wire; the holder reads it.
         let port = try #require(system.stack.environment["KONTO_PROFILE_PORT"].flatMap(Int.init))
-        let client = WireClient(configuration: .init(port: port, serviceName: "operator-billing", secret: WireSecret(system.stack.wireSecret)), logger: EndToEndSystem.logger)
+        let client = WireClient(configuration: .init(port: port, serviceName: "operator-billing", serverName: ProfileContract.serviceName, secret: WireSecret(system.stack.wireSecret)), logger: EndToEndSystem.logger)
         try await RunningServices.with([client], logger: EndToEndSystem.logger) {
             let request = ProfileModifyRequest(accountId: accountId, modifications: AccountModifications(set: AccountDetails(values: ["plan": .string("pro")])))
             _ = try await client.call(ProfileContract.modify, request, timeout: .seconds(10))

@@ -129,7 +129,7 @@ struct GatewayCacheTests {
             try await Self.warm(gateway, tokens: [token])
             try await Self.warm(gateway, tokens: [token], series: Self.accountHits)
             // Profile changed directly: detailsChanged invalidates the gateway's copy.
-            try await gateway.withService(port: gateway.profilePort) { profile in
+            try await gateway.withService(port: gateway.profilePort, server: ProfileContract.serviceName) { profile in
                 var details = AccountDetails()
                 details[\.name] = PersonName(givenName: "Augusta")
                 _ = try await profile.call(ProfileContract.modify, ProfileModifyRequest(accountId: accountId, modifications: AccountModifications(set: details)))
@@ -137,7 +137,7 @@ struct GatewayCacheTests {
             let changed = try await Self.eventually(gateway, token: token) { Self.givenName($0) == "Augusta" }
             #expect(Self.givenName(changed) == "Augusta")
             // Sessions ended directly at Identity: sessionsRevoked invalidates the cached check.
-            try await gateway.withService(port: gateway.identityPort) { identity in
+            try await gateway.withService(port: gateway.identityPort, server: IdentityContract.serviceName) { identity in
                 _ = try await identity.call(IdentityContract.logoutEverywhere, IdentitySessionRequest(token: BearerToken(token)))
             }
             let refused = try await Self.eventually(gateway, token: token) { $0.status == 401 }
@@ -155,7 +155,7 @@ struct GatewayCacheTests {
             }
             #expect(try await gateway.metric("konto_gateway_cache_live") == 0)
             #expect(try await gateway.metric(Self.hits) ?? 0 == 0)
-            try await gateway.withService(port: gateway.identityPort) { identity in
+            try await gateway.withService(port: gateway.identityPort, server: IdentityContract.serviceName) { identity in
                 _ = try await identity.call(IdentityContract.logoutEverywhere, IdentitySessionRequest(token: BearerToken(token)))
             }
             #expect(try await gateway.request(.GET, "/v1/account", token: token).status == 401)

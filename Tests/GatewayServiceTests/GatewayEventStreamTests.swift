@@ -84,7 +84,7 @@ struct GatewayEventStreamTests {
             // History a stolen session must not read: the sign-up's associatedAccount and this change.
             #expect(try await gateway.request(.PATCH, "/v1/account", json: #"{"set":{"email":"former@example.org"}}"#, token: token).status == 200)
             // History once Notifications has it (Identity and Profile relay their outboxes a moment later).
-            try await gateway.withService(port: gateway.notificationsPort) { notifications in
+            try await gateway.withService(port: gateway.notificationsPort, server: NotificationsContract.serviceName) { notifications in
                 let feed = try await notifications.subscribe(NotificationsContract.feed, NotificationsFeedRequest(accountId: accountId), credit: 8)
                 var iterator = feed.makeAsyncIterator()
                 // The sign-up's associatedAccount and verification mail request, and this change (in any order).

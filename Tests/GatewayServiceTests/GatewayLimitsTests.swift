@@ -92,8 +92,8 @@ struct GatewayLimitsTests {
         #expect(configured.secret.peer == "gateway")
         let transcript = WireHandshake.Transcript(serverNonce: [1], serverVersions: [2], serviceName: "gateway", clientVersions: [2], clientNonce: [2])
         #expect(
-            WireHandshake.clientProof(key: configured.secret.key(forPeer: "gateway"), transcript: transcript)
-                == WireHandshake.clientProof(key: WireSecret(root).key(forPeer: "gateway"), transcript: transcript)
+            WireHandshake.clientProof(key: configured.secret.proofKey(caller: "gateway", server: "identity"), transcript: transcript)
+                == WireHandshake.clientProof(key: WireSecret(root).proofKey(caller: "gateway", server: "identity"), transcript: transcript)
         )
         func error(_ settings: [String: String]) -> String? {
             do {

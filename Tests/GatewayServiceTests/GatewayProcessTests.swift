@@ -69,7 +69,7 @@ struct GatewayProcessTests {
             #expect(try await gateway.request(.DELETE, "/v1/account", token: token).status == 204)
             // The services listen with TLS only: a plaintext wire client is not served.
             let port = try #require(stack.environment["KONTO_IDENTITY_PORT"].flatMap(Int.init))
-            var configuration = WireClient.Configuration(port: port, serviceName: "gateway", secret: WireSecret(stack.wireSecret))
+            var configuration = WireClient.Configuration(port: port, serviceName: "gateway", serverName: IdentityContract.serviceName, secret: WireSecret(stack.wireSecret))
             configuration.connectionCount = 1
             configuration.connectTimeout = .seconds(5)
             let plain = WireClient(configuration: configuration, logger: GatewayHarness.logger)

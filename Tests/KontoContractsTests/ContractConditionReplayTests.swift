@@ -85,7 +85,7 @@ struct ContractConditionReplayTests {
         }
         return try await RunningServices.with([server], logger: logger) {
             let port = try await server.localAddress().port!
-            let client = WireClient(configuration: WireClient.Configuration(port: port, serviceName: "conditions-test", secret: WireSecret(secret)), logger: logger)
+            let client = WireClient(configuration: WireClient.Configuration(port: port, serviceName: "conditions-test", serverName: "fake", secret: WireSecret(secret)), logger: logger)
             return try await RunningServices.with([client], logger: logger) {
                 try await ContractExample.replay(examples, on: client, conditions: conditions)
             }

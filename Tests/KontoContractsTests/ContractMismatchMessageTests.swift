@@ -85,7 +85,7 @@ struct ContractMismatchMessageTests {
     static func replay(_ example: ContractExample, on server: WireServer) async throws -> [String] {
         try await RunningServices.with([server], logger: logger) {
             let port = try await server.localAddress().port!
-            let client = WireClient(configuration: WireClient.Configuration(port: port, serviceName: "contracts-test", secret: WireSecret(secret)), logger: logger)
+            let client = WireClient(configuration: WireClient.Configuration(port: port, serviceName: "contracts-test", serverName: "doctored", secret: WireSecret(secret)), logger: logger)
             return try await RunningServices.with([client], logger: logger) {
                 try await ContractExample.replay([example], on: client)
             }

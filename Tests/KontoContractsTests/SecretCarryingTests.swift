@@ -100,7 +100,7 @@ struct SecretCarryingTests {
         }
         try await RunningServices.with([server], logger: Logger(label: "test")) {
             let port = try await server.localAddress().port!
-            let client = WireClient(configuration: .init(port: port, serviceName: "test-client", secret: secret), logger: Logger(label: "test"))
+            let client = WireClient(configuration: .init(port: port, serviceName: "test-client", serverName: "test", secret: secret), logger: Logger(label: "test"))
             try await RunningServices.with([client], logger: Logger(label: "test")) {
                 try await body(client)
             }

@@ -33,4 +33,19 @@ struct TimestampTests {
         #expect(start < start.adding(seconds: 1))
         #expect(start.adding(seconds: 60).milliseconds == 61_000)
     }
+
+    @Test("a date from outside is checked before it is converted: nothing non-finite or beyond the years 1 to 9999 becomes a timestamp, and no conversion traps")
+    func outsideDates() {
+        #expect(Timestamp(checkingSeconds: 1_800_000_000.5)?.milliseconds == 1_800_000_000_500)
+        for seconds in [Double.nan, .infinity, -.infinity, 1e300, 9.3e18, 253_402_300_800, -62_135_596_801] {
+            #expect(Timestamp(checkingSeconds: seconds) == nil, "\(seconds)")
+        }
+        #expect(Timestamp(checkingSeconds: 253_402_300_799)?.milliseconds == 253_402_300_799_000)
+        // Clamped, not trapped: a Date far out, and arithmetic past Int64.
+        #expect(Timestamp(Date(timeIntervalSince1970: 1e300)).milliseconds == Timestamp.validMilliseconds.upperBound)
+        #expect(Timestamp(Date(timeIntervalSince1970: -1e300)).milliseconds == Timestamp.validMilliseconds.lowerBound)
+        #expect(Timestamp(milliseconds: 0).adding(seconds: .max).milliseconds == Timestamp.validMilliseconds.upperBound)
+        #expect(Timestamp(milliseconds: 0).adding(seconds: .min).milliseconds == Timestamp.validMilliseconds.lowerBound)
+        #expect(Timestamp(milliseconds: 1_000).adding(seconds: 2).milliseconds == 3_000)
+    }
 }

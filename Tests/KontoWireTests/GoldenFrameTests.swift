@@ -40,6 +40,9 @@ struct GoldenFrameTests {
     func handshakeProofs() {
         let root = WireSecret("konto-golden-secret")
         #expect(ByteBuffer(bytes: root.peerKeyBytes(for: "identity")).hexString == "f76522e34099b3070d659eb1a2b7fc0bd943279e8f269b066909d83a49edd112")
+        // Identity's verifier at Profile, what Profile holds: HMAC-SHA256(K(identity), "konto.wire.verifier.v1:profile").
+        #expect(ByteBuffer(bytes: root.verifierBytes(caller: "identity", server: "profile")).hexString == "d4b9ff1af4311a146a4730cd2400b381a173272ad0df8fdd9388491d9ba2d4bc")
+        #expect(root.proofKey(caller: "identity", server: "profile").kind == .verifier(caller: "identity", server: "profile"))
         let transcript = WireHandshake.Transcript(
             serverNonce: Array(0..<32), serverVersions: [2], serviceName: "identity", clientVersions: [2], clientNonce: Array(repeating: 0xBB, count: 32)
         )

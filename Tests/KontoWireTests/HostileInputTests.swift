@@ -209,7 +209,7 @@ struct HostileInputTests {
         let server = TestSupport.makeServer()
         try await TestSupport.withRunning([server]) {
             let port = try await TestSupport.port(of: server)
-            var configuration = WireClient.Configuration(port: port, serviceName: "intruder", secret: WireSecret("wrong"))
+            var configuration = WireClient.Configuration(port: port, serviceName: "intruder", serverName: "test-server", secret: WireSecret("wrong"))
             configuration.connectionCount = 1
             let client = WireClient(configuration: configuration, logger: TestSupport.logger)
             try await TestSupport.withRunning([client]) {

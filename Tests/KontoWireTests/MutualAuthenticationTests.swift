@@ -57,8 +57,8 @@ struct MutualAuthenticationTests {
     }
 
     /// One connection, calling as `name`.
-    static func client(port: Int, name: String = "identity", secret: WireSecret = TestSupport.secret) -> WireClient {
-        var configuration = WireClient.Configuration(port: port, serviceName: name, secret: secret)
+    static func client(port: Int, name: String = "identity", server: String = "echo", secret: WireSecret = TestSupport.secret) -> WireClient {
+        var configuration = WireClient.Configuration(port: port, serviceName: name, serverName: server, secret: secret)
         configuration.connectionCount = 1
         return WireClient(configuration: configuration, logger: TestSupport.logger)
     }
@@ -92,7 +92,7 @@ struct MutualAuthenticationTests {
                 clientVersions: hello.supportedVersions, clientNonce: WireHandshake.makeNonce()
             )
             let version = WireProtocolVersion.current
-            let mac = WireHandshake.serverProof(key: secret.key(forPeer: hello.serviceName), transcript: recorded, version: version, serverName: "echo")
+            let mac = WireHandshake.serverProof(key: secret.proofKey(caller: hello.serviceName, server: "echo"), transcript: recorded, version: version, serverName: "echo")
             return WireWelcome(version: version, serverName: "echo", methods: ["echo"], maxInFlight: 8, maxFrameLength: 1 << 20, mac: mac)
         }) { port in
             try await Self.expectRefused(port: port, secret: secret)
@@ -108,7 +108,7 @@ struct MutualAuthenticationTests {
                 clientVersions: hello.supportedVersions, clientNonce: hello.nonce
             )
             let version = WireProtocolVersion.current
-            let mac = WireHandshake.serverProof(key: secret.key(forPeer: hello.serviceName), transcript: transcript, version: version, serverName: "echo")
+            let mac = WireHandshake.serverProof(key: secret.proofKey(caller: hello.serviceName, server: "echo"), transcript: transcript, version: version, serverName: "echo")
             return WireWelcome(version: version, serverName: "echo", methods: ["echo"], maxInFlight: 8, maxFrameLength: 1 << 20, mac: mac)
         }) { port in
             let client = Self.client(port: port, secret: secret)
@@ -128,7 +128,7 @@ struct MutualAuthenticationTests {
             let port = try await TestSupport.port(of: server)
             let gatewayKey = WireSecret(peerKey: TestSupport.secret.peerKeyBytes(for: "gateway"), for: "gateway")
             for (name, works) in [("gateway", true), ("identity", false)] {
-                let client = Self.client(port: port, name: name, secret: gatewayKey)
+                let client = Self.client(port: port, name: name, server: "test-server", secret: gatewayKey)
                 try await TestSupport.withRunning([client]) {
                     if works {
                         _ = try await client.call(TestSupport.echo, .init(text: "hi", number: 1), timeout: .seconds(20))

@@ -16,7 +16,7 @@ struct StateMachineTests {
             maxInFlight: maxInFlight
         ))
         _ = machine.channelActive(nonce: nonce)
-        let hello = WireHandshake.clientHello(answering: .init(nonce: nonce), serviceName: "c", secret: secret)
+        let hello = WireHandshake.clientHello(answering: .init(nonce: nonce), serviceName: "c", serverName: "s", secret: secret)
         let action = machine.frameReceived(WireFrame(correlationID: 0, message: .hello(.clientHello(hello))))
         guard case .write(let frame) = action, case .welcome = frame.message else {
             Issue.record("handshake did not complete: \(action)")
@@ -50,13 +50,13 @@ struct StateMachineTests {
             let action = machine.frameReceived(WireFrame(correlationID: 0, message: .hello(.clientHello(hello))))
             return action == .writeAndClose(WireFrame(correlationID: 0, message: .error(.init(WireError.authenticationFailed))))
         }
-        let good = WireHandshake.clientHello(answering: .init(nonce: Self.nonce), serviceName: "identity", secret: Self.secret)
+        let good = WireHandshake.clientHello(answering: .init(nonce: Self.nonce), serviceName: "identity", serverName: "s", secret: Self.secret)
         #expect(!refused(good))
         var renamed = good
         renamed.serviceName = "gateway"
         #expect(refused(renamed))
         // Recorded on another connection (another challenge): a relay or a replay.
-        #expect(refused(WireHandshake.clientHello(answering: .init(nonce: [UInt8](repeating: 8, count: 32)), serviceName: "identity", secret: Self.secret)))
+        #expect(refused(WireHandshake.clientHello(answering: .init(nonce: [UInt8](repeating: 8, count: 32)), serviceName: "identity", serverName: "s", secret: Self.secret)))
         // The versions are in the proof: a downgrade by a relay is seen.
         var widened = good
         widened.supportedVersions = [1, 2]
@@ -66,8 +66,8 @@ struct StateMachineTests {
         #expect(refused(otherNonce))
         // A peer key is its service's alone: the gateway's key does not prove "identity".
         let gatewayKey = WireSecret(peerKey: Self.secret.peerKeyBytes(for: "gateway"), for: "gateway")
-        #expect(!refused(WireHandshake.clientHello(answering: .init(nonce: Self.nonce), serviceName: "gateway", secret: gatewayKey)))
-        #expect(refused(WireHandshake.clientHello(answering: .init(nonce: Self.nonce), serviceName: "identity", secret: gatewayKey)))
+        #expect(!refused(WireHandshake.clientHello(answering: .init(nonce: Self.nonce), serviceName: "gateway", serverName: "s", secret: gatewayKey)))
+        #expect(refused(WireHandshake.clientHello(answering: .init(nonce: Self.nonce), serviceName: "identity", serverName: "s", secret: gatewayKey)))
     }
 
     @Test("a version 1 hello is refused wire.unsupportedVersion from its header, before anything else is read")
@@ -173,14 +173,14 @@ struct StateMachineTests {
     // MARK: Client
 
     static func readyClient(loop: EmbeddedEventLoop) -> ClientConnectionStateMachine {
-        var machine = ClientConnectionStateMachine(configuration: .init(serviceName: "c", secret: secret))
+        var machine = ClientConnectionStateMachine(configuration: .init(serviceName: "c", serverName: "s", secret: secret))
         let action = machine.frameReceived(WireFrame(correlationID: 0, message: .hello(.challenge(.init(nonce: nonce)))))
         guard case .write(let hello) = action, case .hello(.clientHello(let body)) = hello.message else {
             Issue.record("expected client hello")
             return machine
         }
         let transcript = Self.transcript(of: body)
-        #expect(WireHandshake.isValidClientProof(body.mac, key: secret.key(forPeer: "c"), transcript: transcript))
+        #expect(WireHandshake.isValidClientProof(body.mac, key: secret.proofKey(caller: "c", server: "s"), transcript: transcript))
         _ = machine.frameReceived(Self.welcome(transcript))
         return machine
     }
@@ -192,7 +192,7 @@ struct StateMachineTests {
         )
     }
 
-    static func welcome(_ transcript: WireHandshake.Transcript, key: WireSecret = secret.key(forPeer: "c"), serverName: String = "s") -> WireFrame {
+    static func welcome(_ transcript: WireHandshake.Transcript, key: WireSecret = secret.proofKey(caller: "c", server: "s"), serverName: String = "s") -> WireFrame {
         let version = WireProtocolVersion.current
         return WireFrame(correlationID: 0, message: .welcome(.init(
             version: version, serverName: serverName, methods: [], maxInFlight: 8, maxFrameLength: 1024,
@@ -203,7 +203,7 @@ struct StateMachineTests {
     @Test("the client completes the handshake only when the welcome proves its key over this handshake's transcript")
     func serverMustProve() {
         func outcome(_ welcome: (WireHandshake.Transcript) -> WireFrame) -> String {
-            var machine = ClientConnectionStateMachine(configuration: .init(serviceName: "c", secret: Self.secret))
+            var machine = ClientConnectionStateMachine(configuration: .init(serviceName: "c", serverName: "s", secret: Self.secret))
             guard case .write(let frame) = machine.frameReceived(WireFrame(correlationID: 0, message: .hello(.challenge(.init(nonce: Self.nonce))))),
                   case .hello(.clientHello(let hello)) = frame.message
             else { return "no hello" }

@@ -17,7 +17,7 @@ struct SubscriptionStateMachineTests {
             maxCredit: maxCredit
         ))
         _ = machine.channelActive(nonce: StateMachineTests.nonce)
-        let hello = WireHandshake.clientHello(answering: .init(nonce: StateMachineTests.nonce), serviceName: "c", secret: StateMachineTests.secret)
+        let hello = WireHandshake.clientHello(answering: .init(nonce: StateMachineTests.nonce), serviceName: "c", serverName: "s", secret: StateMachineTests.secret)
         _ = machine.frameReceived(WireFrame(correlationID: 0, message: .hello(.clientHello(hello))))
         return machine
     }

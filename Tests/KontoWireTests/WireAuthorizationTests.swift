@@ -24,7 +24,7 @@ struct WireAuthorizationTests {
             authorization: authorization
         ))
         _ = machine.channelActive(nonce: nonce)
-        let hello = WireHandshake.clientHello(answering: .init(nonce: nonce), serviceName: peer, secret: secret)
+        let hello = WireHandshake.clientHello(answering: .init(nonce: nonce), serviceName: peer, serverName: "s", secret: secret)
         let action = machine.frameReceived(WireFrame(correlationID: 0, message: .hello(.clientHello(hello))))
         guard case .write(let frame) = action, case .welcome = frame.message else {
             Issue.record("handshake did not complete: \(action)")

@@ -214,7 +214,7 @@ struct WireClientTests {
 
     @Test("reconnects back off with equal jitter by default, so reconnecting clients spread out")
     func backoff() {
-        let backoff = WireClient.Configuration(port: 1, serviceName: "c", secret: WireSecret("s")).backoff
+        let backoff = WireClient.Configuration(port: 1, serviceName: "c", serverName: "s", secret: WireSecret("s")).backoff
         #expect(backoff.jitter == .equal)
         #expect(backoff.initial == .milliseconds(50) && backoff.maximum == .seconds(5))
     }

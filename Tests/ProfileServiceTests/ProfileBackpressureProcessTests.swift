@@ -72,7 +72,7 @@ struct ProfileBackpressureProcessTests {
                 var hello = ByteBuffer()
                 // A name the allow-list lets load profiles: any other would be answered small wire.forbidden frames.
                 let name = WireAllowList.gateway
-                let greeting = WireHandshake.clientHello(answering: challenge, serviceName: name, secret: WireSecret(ProfileProcessTests.secret))
+                let greeting = WireHandshake.clientHello(answering: challenge, serviceName: name, serverName: ProfileContract.serviceName, secret: WireSecret(ProfileProcessTests.secret))
                 WireFrameCodec.encode(WireFrame(correlationID: 0, message: .hello(.clientHello(greeting))), into: &hello)
                 try await greedy.writeAndFlush(hello)
                 guard case .welcome = await received.next()?.message else {

@@ -35,7 +35,7 @@ struct ProfileProcessTests {
 
     /// A client calling as `name` (the process enforces the allow-list: Identity creates, loads and deletes).
     static func client(port: Int, as name: String = IdentityContract.serviceName) -> WireClient {
-        var configuration = WireClient.Configuration(port: port, serviceName: name, secret: WireSecret(secret))
+        var configuration = WireClient.Configuration(port: port, serviceName: name, serverName: ProfileContract.serviceName, secret: WireSecret(secret))
         configuration.backoff.maximum = .milliseconds(500)
         configuration.requestTimeout = .seconds(10)
         configuration.connectTimeout = .seconds(15)  // the whole suite's load can push a handshake past production's 3 s
@@ -238,7 +238,7 @@ extension ProfileProcessTests {
                 // The callers load and modify as the Gateway does; Identity creates their profiles.
                 let creator = Self.client(port: port)
                 let clients = (0..<Self.clients).map { _ in
-                    var configuration = WireClient.Configuration(port: port, serviceName: WireAllowList.gateway, secret: WireSecret(Self.secret))
+                    var configuration = WireClient.Configuration(port: port, serviceName: WireAllowList.gateway, serverName: ProfileContract.serviceName, secret: WireSecret(Self.secret))
                     configuration.backoff.maximum = .milliseconds(500)
                     configuration.requestTimeout = .seconds(30)
                     configuration.connectTimeout = .seconds(15)  // the whole suite's load can push a handshake past production's 3 s

@@ -39,7 +39,8 @@ public struct DevStack: Sendable {
         public var consoleAllowsAnonymous = true
         /// The `KONTO_*` settings every service reads (rate limits, lifetimes, throttling, …); the fields above win.
         public var environment: [String: String] = [:]
-        /// The services' shared secret; nil: a random one for this run (nothing outside the process needs it).
+        /// A root the services' keys are derived from (each service is still given only its own); nil: random keys
+        /// for this run (nothing outside the process needs them).
         public var secret: String?
 
         public init() {}
@@ -51,12 +52,16 @@ public struct DevStack: Sendable {
 
     public init(configuration: Configuration, logger: Logger) throws {
         self.configuration = configuration
-        let secretText = configuration.secret ?? Self.randomSecret()
-        let secret = WireSecret(secretText)
+        // Each service is given only its own keys, as a deployment gives them (DeploymentKeys): derived from the
+        // configured root or random for this run; no service holds the root.
+        let keys = configuration.secret.map { DeploymentKeys(root: WireSecret($0)) } ?? DeploymentKeys.random()
         let host = configuration.host
         var variables = configuration.environment
-        // The services read these too; the stack's own values go in so that each reads the same.
-        variables["KONTO_WIRE_SECRET"] = secretText
+        for name in ["KONTO_WIRE_SECRET", "KONTO_IDENTITY_DATA_KEY", "KONTO_MAIL_SEAL_KEY"] + DeploymentKeys.services.flatMap({
+            [DeploymentKeys.keyVariable($0), DeploymentKeys.verifiersVariable($0)]
+        }) {
+            variables[name] = nil
+        }
         for name in ["KONTO_IDENTITY_DATABASE_URL", "KONTO_PROFILE_DATABASE_URL", "KONTO_NOTIFICATIONS_DATABASE_URL"] {
             variables[name] = nil
         }
@@ -65,28 +70,28 @@ public struct DevStack: Sendable {
             variables["KONTO_WEBAUTHN_ORIGINS"] = "http://localhost:\(configuration.gatewayPort)"
         }
         let environment = ServiceEnvironment(variables)
+        func serviceEnvironment(_ service: String) -> ServiceEnvironment {
+            ServiceEnvironment(variables.merging(keys.environment(for: service)) { $1 })
+        }
 
-        var notificationsConfiguration = try NotificationServiceConfiguration(environment: environment, logger: logger)
+        var notificationsConfiguration = try NotificationServiceConfiguration(environment: serviceEnvironment(NotificationsContract.serviceName), logger: logger)
         notificationsConfiguration.host = host
         notificationsConfiguration.port = configuration.notificationsPort
-        notificationsConfiguration.secret = secret
         notificationsConfiguration.database = configuration.database
         let notifications = try NotificationServer(configuration: notificationsConfiguration, logger: Self.logger(logger, "notifications"))
 
-        var profileConfiguration = try ProfileServiceConfiguration(environment: environment, logger: logger)
+        var profileConfiguration = try ProfileServiceConfiguration(environment: serviceEnvironment(ProfileContract.serviceName), logger: logger)
         profileConfiguration.host = host
         profileConfiguration.port = configuration.profilePort
-        profileConfiguration.secret = secret
         profileConfiguration.database = configuration.database
         profileConfiguration.notificationsHost = host
         profileConfiguration.notificationsPort = configuration.notificationsPort
         if let accounts = configuration.accounts { profileConfiguration.accounts = accounts }
         let profile = try ProfileServer(configuration: profileConfiguration, logger: Self.logger(logger, "profile"))
 
-        var identityConfiguration = try IdentityServiceConfiguration(environment: environment, logger: logger)
+        var identityConfiguration = try IdentityServiceConfiguration(environment: serviceEnvironment(IdentityContract.serviceName), logger: logger)
         identityConfiguration.host = host
         identityConfiguration.port = configuration.identityPort
-        identityConfiguration.secret = secret
         identityConfiguration.database = configuration.database
         identityConfiguration.profileHost = host
         identityConfiguration.profilePort = configuration.profilePort
@@ -95,10 +100,9 @@ public struct DevStack: Sendable {
         if let accounts = configuration.accounts { identityConfiguration.accounts = accounts }
         let identity = try IdentityServer(configuration: identityConfiguration, logger: Self.logger(logger, "identity"))
 
-        var gatewayConfiguration = try GatewayConfiguration(environment: environment, logger: logger)
+        var gatewayConfiguration = try GatewayConfiguration(environment: serviceEnvironment(WireAllowList.gateway), logger: logger)
         gatewayConfiguration.host = host
         gatewayConfiguration.port = configuration.gatewayPort
-        gatewayConfiguration.secret = secret
         gatewayConfiguration.identity = .init(host: host, port: configuration.identityPort)
         gatewayConfiguration.profile = .init(host: host, port: configuration.profilePort)
         gatewayConfiguration.notifications = .init(host: host, port: configuration.notificationsPort)
@@ -140,9 +144,5 @@ public struct DevStack: Sendable {
         var logger = logger
         logger[metadataKey: "konto.service"] = "\(service)"
         return logger
-    }
-
-    private static func randomSecret() -> String {
-        SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() }
     }
 }

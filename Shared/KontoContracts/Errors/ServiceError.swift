@@ -120,6 +120,11 @@ extension ServiceError {
         ServiceError(code: .notificationsUnknownGroup, message: "no consumer group '\(group)'")
     }
 
+    /// A caller reached for an event type or a consumer group that belongs to another service (`wire.forbidden`).
+    public static func notificationsForbidden(_ message: String) -> ServiceError {
+        ServiceError(code: WireError.Code.forbidden, message: message)
+    }
+
     public static func groupMismatch(_ group: String) -> ServiceError {
         ServiceError(code: .notificationsGroupMismatch, message: "consumer group '\(group)' receives other event types")
     }

@@ -7,8 +7,37 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
     /// Milliseconds since 1970-01-01T00:00:00Z.
     public let milliseconds: Int64
 
+    /// The moments Konto keeps: years 1 to 9999 in UTC (ISO 8601's four-digit years; PostgreSQL's timestamptz holds
+    /// them all). Anything from outside is checked against it before it is converted or stored.
+    public static let validMilliseconds: ClosedRange<Int64> = -62_135_596_800_000...253_402_300_799_999
+
+    /// `date`, clamped into ``validMilliseconds`` (a date from outside is checked with ``init(checkingSeconds:)``
+    /// first; the clamp only keeps a conversion from trapping).
     public init(_ date: Date) {
-        self.milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        self.init(clamping: date.timeIntervalSince1970 * 1000)
+    }
+
+    /// Seconds since 1970 from outside (a token's `exp`, a peer's number): nil unless finite and within
+    /// ``validMilliseconds``.
+    public init?(checkingSeconds seconds: Double) {
+        let milliseconds = (seconds * 1000).rounded()
+        guard milliseconds.isFinite, Double(Self.validMilliseconds.lowerBound) <= milliseconds, milliseconds <= Double(Self.validMilliseconds.upperBound) else {
+            return nil
+        }
+        self.milliseconds = Int64(milliseconds)
+    }
+
+    private init(clamping milliseconds: Double) {
+        let rounded = milliseconds.rounded()
+        if rounded.isNaN {
+            self.milliseconds = 0
+        } else if rounded <= Double(Self.validMilliseconds.lowerBound) {
+            self.milliseconds = Self.validMilliseconds.lowerBound
+        } else if rounded >= Double(Self.validMilliseconds.upperBound) {
+            self.milliseconds = Self.validMilliseconds.upperBound
+        } else {
+            self.milliseconds = Int64(rounded)
+        }
     }
 
     public init(milliseconds: Int64) {
@@ -21,8 +50,12 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
         Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 
+    /// Clamped into ``validMilliseconds``, never trapping on overflow.
     public func adding(seconds: Int64) -> Timestamp {
-        Timestamp(milliseconds: milliseconds + seconds * 1000)
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        let (sum, overflowAgain) = milliseconds.addingReportingOverflow(scaled)
+        guard !overflow, !overflowAgain else { return Timestamp(milliseconds: seconds < 0 ? Self.validMilliseconds.lowerBound : Self.validMilliseconds.upperBound) }
+        return Timestamp(milliseconds: min(max(sum, Self.validMilliseconds.lowerBound), Self.validMilliseconds.upperBound))
     }
 
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {

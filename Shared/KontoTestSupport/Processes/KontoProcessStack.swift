@@ -1,4 +1,5 @@
 import Foundation
+import KontoContracts
 import KontoWire
 import Synchronization
 
@@ -13,13 +14,19 @@ public final class KontoProcessStack: Sendable {
     public let environment: [String: String]
     public let gatewayPort: Int
     public let wireSecret: String
+    /// Operators' services Profile and Notifications accept.
+    public let operators: [String]
     private let processes: Mutex<[String: ServiceProcess]>
 
     public var gatewayURL: String { "http://127.0.0.1:\(gatewayPort)" }
 
     /// Starts the four services with every database URL set to `databaseURL` (each keeps to its own schema), and
     /// `environment` added (it wins over the defaults here).
-    public init(databaseURL: String, environment additions: [String: String] = [:]) throws {
+    ///
+    /// Each service is given only its own keys, derived from the stack's root ``wireSecret``, which stays in the test's
+    /// process; `operators` names operators' services (`operator-…`) Profile and Notifications also accept (their
+    /// keys derive from the root too).
+    public init(databaseURL: String, environment additions: [String: String] = [:], operators: [String] = []) throws {
         let ports = (gateway: try FreePort.loopback(), identity: try FreePort.loopback(), profile: try FreePort.loopback(), notifications: try FreePort.loopback())
         let secret = "process-stack-" + UUID().uuidString
         var environment = [
@@ -45,12 +52,13 @@ public final class KontoProcessStack: Sendable {
             environment["KONTO_PUBLIC_URL"] = "http://127.0.0.1:\(gatewayPort)"
         }
         self.environment = environment
+        self.operators = operators
         self.gatewayPort = gatewayPort
         self.wireSecret = environment["KONTO_WIRE_SECRET"]!
         var started: [String: ServiceProcess] = [:]
         do {
             for service in Self.services {
-                started[service] = try ServiceProcess.start(try ServiceProcess.executable(named: service), environment: Self.environment(environment, for: service))
+                started[service] = try ServiceProcess.start(try ServiceProcess.executable(named: service), environment: Self.environment(environment, for: service, operators: operators))
             }
         } catch {
             for process in started.values { process.signal(SIGKILL) }
@@ -59,16 +67,27 @@ public final class KontoProcessStack: Sendable {
         processes = Mutex(started)
     }
 
-    /// What `service` is started with: the gateway gets its own wire key instead of the root secret, as a
-    /// deployment with per-service credentials gives it (unless the caller set the key or the secret for it).
-    static func environment(_ environment: [String: String], for service: String) -> [String: String] {
-        guard service == "konto-gateway", environment["KONTO_GATEWAY_WIRE_KEY"] == nil, let root = environment["KONTO_WIRE_SECRET"] else {
+    /// What `service` is started with: its own keys only (DeploymentKeys, derived from the stack's root, which stays
+    /// in the test's process), as a deployment gives them, unless the caller set keys or the root for it.
+    static func environment(_ environment: [String: String], for service: String, operators: [String]) -> [String: String] {
+        let name = String(service.dropFirst("konto-".count))
+        let own = DeploymentKeys.keyVariable(name), verifiers = DeploymentKeys.verifiersVariable(name)
+        guard environment[own] == nil, environment[verifiers] == nil, let root = environment["KONTO_WIRE_SECRET"] else {
             return environment
         }
-        var gateway = environment
-        gateway["KONTO_WIRE_SECRET"] = nil
-        gateway["KONTO_GATEWAY_WIRE_KEY"] = WireSecret(root).peerKeyHex(for: "gateway")
-        return gateway
+        var given = environment
+        given["KONTO_WIRE_SECRET"] = nil
+        given.merge(DeploymentKeys(root: WireSecret(root)).environment(for: name)) { $1 }
+        if name == ProfileContract.serviceName || name == NotificationsContract.serviceName, let listed = given[verifiers] {
+            let root = WireSecret(root)
+            given[verifiers] = ([listed] + operators.map { "\($0):" + WireSecret.hex(root.verifierBytes(caller: $0, server: name)) }).joined(separator: ",")
+        }
+        return given
+    }
+
+    /// What `service` (a name of ``services``) holds: what an attacker who took that process would hold.
+    public func environment(of service: String) -> [String: String] {
+        Self.environment(environment, for: service, operators: operators)
     }
 
     /// The running process of `service` (one of ``services``).
@@ -85,7 +104,7 @@ public final class KontoProcessStack: Sendable {
 
     /// Starts a service again on its port.
     public func restart(_ service: String) throws {
-        let process = try ServiceProcess.start(try ServiceProcess.executable(named: service), environment: Self.environment(environment, for: service))
+        let process = try ServiceProcess.start(try ServiceProcess.executable(named: service), environment: Self.environment(environment, for: service, operators: operators))
         processes.withLock { $0[service] = process }
     }
 

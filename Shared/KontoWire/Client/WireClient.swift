@@ -18,6 +18,10 @@ public final class WireClient: Service, Sendable {
         public var port: Int
         /// This client's own service name, presented in the handshake.
         public var serviceName: String
+        /// The service called (its wire name, e.g. `identity`): the handshake is proven under this caller's
+        /// verifier at it.
+        public var serverName: String
+        /// The root (development), this caller's own key, or its verifier at the server.
         public var secret: WireSecret
         public var connectionCount: Int = 2
         public var requestTimeout: TimeAmount = .seconds(10)
@@ -30,10 +34,11 @@ public final class WireClient: Service, Sendable {
         public var tlsContext: NIOSSLContext?
         public var tlsServerHostname: String?
 
-        public init(host: String = "127.0.0.1", port: Int, serviceName: String, secret: WireSecret) {
+        public init(host: String = "127.0.0.1", port: Int, serviceName: String, serverName: String, secret: WireSecret) {
             self.host = host
             self.port = port
             self.serviceName = serviceName
+            self.serverName = serverName
             self.secret = secret
         }
     }
@@ -372,6 +377,7 @@ public final class WireClient: Service, Sendable {
         let logger = self.logger
         let stateConfiguration = ClientConnectionStateMachine.Configuration(
             serviceName: configuration.serviceName,
+            serverName: configuration.serverName,
             secret: configuration.secret
         )
         let channel: any Channel

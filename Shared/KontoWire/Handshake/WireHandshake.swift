@@ -47,7 +47,8 @@ public enum WireHandshake {
     static let clientLabel = "konto-wire/2 client"
     static let serverLabel = "konto-wire/2 server"
 
-    /// The client's proof: HMAC-SHA256 under the caller's key (``WireSecret/key(forPeer:)``) of the transcript.
+    /// The client's proof: HMAC-SHA256 of the transcript under the caller's verifier at the server
+    /// (``WireSecret/proofKey(caller:server:)``).
     public static func clientProof(key: WireSecret, transcript: Transcript) -> [UInt8] {
         Array(HMAC<SHA256>.authenticationCode(for: transcript.message(label: clientLabel), using: key.key))
     }
@@ -69,11 +70,12 @@ public enum WireHandshake {
         )
     }
 
-    /// The hello that answers `challenge` as `serviceName`, for peers that drive the handshake by hand (tests, load
+    /// The hello that answers `challenge` of `serverName` as `serviceName`, for peers that drive the handshake by hand (tests, load
     /// generators, fuzzers); ``ClientConnectionStateMachine`` does the same.
     public static func clientHello(
         answering challenge: WireHello.Challenge,
         serviceName: String,
+        serverName: String,
         secret: WireSecret,
         supportedVersions: [UInt8] = WireProtocolVersion.supported,
         nonce: [UInt8] = makeNonce()
@@ -82,7 +84,7 @@ public enum WireHandshake {
             serverNonce: challenge.nonce, serverVersions: challenge.supportedVersions, serviceName: serviceName,
             clientVersions: supportedVersions, clientNonce: nonce
         )
-        let mac = clientProof(key: secret.key(forPeer: serviceName), transcript: transcript)
+        let mac = clientProof(key: secret.proofKey(caller: serviceName, server: serverName), transcript: transcript)
         return WireHello.ClientHello(serviceName: serviceName, supportedVersions: supportedVersions, mac: mac, nonce: nonce)
     }
 

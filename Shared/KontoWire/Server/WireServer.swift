@@ -16,7 +16,8 @@ public final class WireServer: Service, Sendable {
         /// 0 picks a free port; see ``WireServer/localAddress()``.
         public var port: Int
         public var serverName: String
-        public var secret: WireSecret
+        /// Whom this server accepts: each caller's verifier (``WireVerifiers``).
+        public var verifiers: WireVerifiers
         public var maxFrameLength: Int = WireFrame.defaultMaximumLength
         public var maxInFlightPerConnection: Int = 128
         /// Subscriptions one connection may have open; one more is refused `wire.overloaded` (retryable).
@@ -41,11 +42,16 @@ public final class WireServer: Service, Sendable {
         /// limit, bounds what one connection can make the server hold.
         public var writeBufferWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 64 * 1024, high: 256 * 1024)
 
-        public init(host: String = "127.0.0.1", port: Int, serverName: String, secret: WireSecret) {
+        public init(host: String = "127.0.0.1", port: Int, serverName: String, verifiers: WireVerifiers) {
             self.host = host
             self.port = port
             self.serverName = serverName
-            self.secret = secret
+            self.verifiers = verifiers
+        }
+
+        /// Accepting every caller whose verifier `secret` derives (the root: any caller; development and tests).
+        public init(host: String = "127.0.0.1", port: Int, serverName: String, secret: WireSecret) {
+            self.init(host: host, port: port, serverName: serverName, verifiers: WireVerifiers(secret))
         }
     }
 
@@ -167,7 +173,7 @@ public final class WireServer: Service, Sendable {
         let connectionConfiguration = ServerConnectionStateMachine.Configuration(
             serverName: self.configuration.serverName,
             methods: handlers.keys.sorted(),
-            secret: self.configuration.secret,
+            verifiers: self.configuration.verifiers,
             maxInFlight: self.configuration.maxInFlightPerConnection,
             maxFrameLength: self.configuration.maxFrameLength,
             subscriptionMethods: Set(handlers.filter { $0.value.subscription != nil }.keys),

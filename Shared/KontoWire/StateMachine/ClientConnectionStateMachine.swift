@@ -7,11 +7,14 @@ import NIOCore
 public struct ClientConnectionStateMachine {
     public struct Configuration: Sendable {
         public var serviceName: String
+        /// The server called, whose verifier of this caller proves the handshake.
+        public var serverName: String
         public var secret: WireSecret
         public var supportedVersions: [UInt8]
 
-        public init(serviceName: String, secret: WireSecret, supportedVersions: [UInt8] = WireProtocolVersion.supported) {
+        public init(serviceName: String, serverName: String, secret: WireSecret, supportedVersions: [UInt8] = WireProtocolVersion.supported) {
             self.serviceName = serviceName
+            self.serverName = serverName
             self.secret = secret
             self.supportedVersions = supportedVersions
         }
@@ -83,7 +86,7 @@ public struct ClientConnectionStateMachine {
                     clientNonce: self.nonce
                 )
                 self.state = .awaitingWelcome(transcript)
-                let key = self.configuration.secret.key(forPeer: self.configuration.serviceName)
+                let key = self.configuration.secret.proofKey(caller: self.configuration.serviceName, server: self.configuration.serverName)
                 let hello = WireHello.ClientHello(
                     serviceName: self.configuration.serviceName,
                     supportedVersions: self.configuration.supportedVersions,
@@ -103,8 +106,9 @@ public struct ClientConnectionStateMachine {
                     return self.closeAndFail(.unsupportedVersion(welcome.version))
                 }
                 // The server proves it knows this caller's key, over both nonces: a fake server or a relay stops here.
-                let key = self.configuration.secret.key(forPeer: self.configuration.serviceName)
-                guard WireHandshake.isValidServerProof(welcome.mac, key: key, transcript: transcript, version: welcome.version, serverName: welcome.serverName) else {
+                let key = self.configuration.secret.proofKey(caller: self.configuration.serviceName, server: self.configuration.serverName)
+                guard welcome.serverName == self.configuration.serverName,
+                      WireHandshake.isValidServerProof(welcome.mac, key: key, transcript: transcript, version: welcome.version, serverName: welcome.serverName) else {
                     return self.closeAndFail(.serverAuthenticationFailed)
                 }
                 self.state = .ready(version: welcome.version)

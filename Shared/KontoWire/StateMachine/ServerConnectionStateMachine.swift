@@ -9,7 +9,8 @@ public struct ServerConnectionStateMachine: Sendable {
     public struct Configuration: Sendable {
         public var serverName: String
         public var methods: [String]
-        public var secret: WireSecret
+        /// The callers' verifiers (``WireVerifiers``): a hello is proven under its caller's.
+        public var verifiers: WireVerifiers
         public var maxInFlight: Int
         public var maxFrameLength: Int
         public var supportedVersions: [UInt8]
@@ -25,7 +26,7 @@ public struct ServerConnectionStateMachine: Sendable {
         public init(
             serverName: String,
             methods: [String],
-            secret: WireSecret,
+            verifiers: WireVerifiers,
             maxInFlight: Int,
             maxFrameLength: Int = WireFrame.defaultMaximumLength,
             supportedVersions: [UInt8] = WireProtocolVersion.supported,
@@ -36,7 +37,7 @@ public struct ServerConnectionStateMachine: Sendable {
         ) {
             self.serverName = serverName
             self.methods = methods
-            self.secret = secret
+            self.verifiers = verifiers
             self.maxInFlight = maxInFlight
             self.maxFrameLength = maxFrameLength
             self.supportedVersions = supportedVersions
@@ -168,8 +169,12 @@ public struct ServerConnectionStateMachine: Sendable {
                 clientVersions: hello.supportedVersions,
                 clientNonce: hello.nonce
             )
-            let key = self.configuration.secret.key(forPeer: hello.serviceName)
-            guard WireHandshake.isValidClientProof(hello.mac, key: key, transcript: transcript) else {
+            // Every candidate is tried (one, or two while the caller's key is rotated), each in constant time.
+            var proven: WireSecret?
+            for candidate in self.configuration.verifiers.candidates(caller: hello.serviceName, server: self.configuration.serverName) {
+                if WireHandshake.isValidClientProof(hello.mac, key: candidate, transcript: transcript), proven == nil { proven = candidate }
+            }
+            guard let key = proven else {
                 return self.fail(.authenticationFailed)
             }
             self.state = .ready(peer: hello.serviceName, version: version)
@@ -429,5 +434,27 @@ public struct ServerConnectionStateMachine: Sendable {
 
     static func errorFrame(_ error: WireError, id: UInt64, version: UInt8) -> WireFrame {
         WireFrame(version: version, correlationID: id, message: .error(WireErrorBody(error)))
+    }
+}
+
+extension ServerConnectionStateMachine.Configuration {
+    /// Accepting every caller whose verifier `secret` derives (``WireVerifiers/init(_:)``; development and tests).
+    public init(
+        serverName: String,
+        methods: [String],
+        secret: WireSecret,
+        maxInFlight: Int,
+        maxFrameLength: Int = WireFrame.defaultMaximumLength,
+        supportedVersions: [UInt8] = WireProtocolVersion.supported,
+        subscriptionMethods: Set<String> = [],
+        maxSubscriptions: Int = WireLimits.defaultMaximumSubscriptions,
+        maxCredit: Int = WireLimits.defaultMaximumCredit,
+        authorization: WireAuthorization = .allowingEveryone
+    ) {
+        self.init(
+            serverName: serverName, methods: methods, verifiers: WireVerifiers(secret), maxInFlight: maxInFlight,
+            maxFrameLength: maxFrameLength, supportedVersions: supportedVersions, subscriptionMethods: subscriptionMethods,
+            maxSubscriptions: maxSubscriptions, maxCredit: maxCredit, authorization: authorization
+        )
     }
 }

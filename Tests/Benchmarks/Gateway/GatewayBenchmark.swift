@@ -97,7 +97,7 @@ struct GatewayBenchmark: AsyncParsableCommand {
 
     /// Signs `accounts` users up through Identity; their session tokens.
     private func signUp(identityPort: Int, logger: Logger) async throws -> [String] {
-        var configuration = WireClient.Configuration(port: identityPort, serviceName: WireAllowList.gateway, secret: WireSecret(Self.secret))
+        var configuration = WireClient.Configuration(port: identityPort, serviceName: WireAllowList.gateway, serverName: IdentityContract.serviceName, secret: WireSecret(Self.secret))
         configuration.requestTimeout = .seconds(30)
         let client = WireClient(configuration: configuration, logger: logger)
         let count = accounts

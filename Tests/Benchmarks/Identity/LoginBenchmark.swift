@@ -218,7 +218,7 @@ struct LoginBenchmark: AsyncParsableCommand {
     }
 
     static func client(port: Int, connections: Int, logger: Logger) -> WireClient {
-        var configuration = WireClient.Configuration(port: port, serviceName: WireAllowList.gateway, secret: WireSecret(secret))
+        var configuration = WireClient.Configuration(port: port, serviceName: WireAllowList.gateway, serverName: IdentityContract.serviceName, secret: WireSecret(secret))
         configuration.connectionCount = connections
         configuration.requestTimeout = .seconds(60)
         return WireClient(configuration: configuration, logger: logger)

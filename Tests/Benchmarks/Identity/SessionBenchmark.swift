@@ -139,7 +139,7 @@ struct SessionBenchmark: AsyncParsableCommand {
         }
         return try await RunningServices.with([server], logger: logger) {
             let port = try await server.localAddress().port!
-            let target = WireLoadGenerator.Target(port: port, secret: Self.secret, serviceName: WireAllowList.gateway)
+            let target = WireLoadGenerator.Target(port: port, secret: Self.secret, serviceName: WireAllowList.gateway, serverName: IdentityContract.serviceName)
             var samples: [ProfileBenchmark.Sample] = []
             var theirs: [ProfileBenchmark.PgbenchSample] = []
             for run in 0..<runs {

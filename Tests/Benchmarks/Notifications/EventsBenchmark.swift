@@ -67,7 +67,7 @@ struct EventsBenchmark: AsyncParsableCommand {
                 executable: pgbench,
                 database: database,
                 script: """
-                    INSERT INTO bench_queue (payload) VALUES ('{"type":"passwordChanged","accountId":"a1"}');
+                    INSERT INTO bench_queue (payload) VALUES ('{"type":"detailsChanged","accountId":"a1","keys":["name"]}');
                     DELETE FROM bench_queue WHERE id = (SELECT id FROM bench_queue ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED);
 
                     """,
@@ -148,7 +148,7 @@ struct EventsBenchmark: AsyncParsableCommand {
 
     /// Publishers and consumers call as Profile does (publish, declareGroup, subscribe: its allow-list).
     static func client(port: Int, tls: WireTLS?, logger: Logger) throws -> WireClient {
-        var configuration = WireClient.Configuration(port: port, serviceName: ProfileContract.serviceName, secret: WireSecret(Self.secret))
+        var configuration = WireClient.Configuration(port: port, serviceName: ProfileContract.serviceName, serverName: NotificationsContract.serviceName, secret: WireSecret(Self.secret))
         try configuration.apply(tls)
         configuration.connectionCount = 1
         configuration.requestTimeout = .seconds(30)
@@ -202,7 +202,7 @@ struct EventsBenchmark: AsyncParsableCommand {
                                     continue
                                 }
                                 let events = (0..<batch).map { offset in
-                                    AccountEvent(accountId: "account-\(index)-\((number + offset) % 97)", kind: .passwordChanged)
+                                    AccountEvent(accountId: "account-\(index)-\((number + offset) % 97)", kind: .detailsChanged(keys: ["name"]))
                                 }
                                 number += batch
                                 tracker.published(events, at: .now)
@@ -238,7 +238,7 @@ struct EventsBenchmark: AsyncParsableCommand {
                 var number = 0
                 while next < end {
                     tracker.record(next >= warmUpEnd)
-                    let events = (0..<perTick).map { offset in AccountEvent(accountId: "steady-\((number + offset) % 211)", kind: .passwordChanged) }
+                    let events = (0..<perTick).map { offset in AccountEvent(accountId: "steady-\((number + offset) % 211)", kind: .detailsChanged(keys: ["name"])) }
                     number += perTick
                     tracker.published(events, at: .now)
                     _ = try await publisher.call(NotificationsContract.publish, NotificationsPublishRequest(events: events))

@@ -150,7 +150,7 @@ struct ProfileBenchmark: AsyncParsableCommand {
     }
 
     private func drive(port: Int, payloads: [ByteBuffer], group: any EventLoopGroup, between: () async throws -> Void) async throws -> [Sample] {
-        let target = WireLoadGenerator.Target(port: port, secret: Self.secret, serviceName: WireAllowList.gateway)
+        let target = WireLoadGenerator.Target(port: port, secret: Self.secret, serviceName: WireAllowList.gateway, serverName: ProfileContract.serviceName)
         var samples: [Sample] = []
         for run in 0..<runs {
             let result = try await WireLoadGenerator.run(

@@ -19,6 +19,8 @@ enum WireLoadGenerator {
         var port: Int
         var secret: String
         var serviceName = Target.defaultServiceName
+        /// The server called (its verifier of the caller proves the handshake).
+        var serverName = "bench"
         /// Set: TLS first, verifying the server against it (`konto-bench wire --tls`).
         var tls: NIOSSLContext?
 
@@ -113,14 +115,14 @@ final class LoadConnectionHandler: ChannelInboundHandler {
         switch frame.message {
         case .hello(.challenge(let challenge)):
             // The whole handshake, as a real client does it: its proof, and the server's checked below.
-            let hello = WireHandshake.clientHello(answering: challenge, serviceName: self.target.serviceName, secret: WireSecret(self.target.secret))
+            let hello = WireHandshake.clientHello(answering: challenge, serviceName: self.target.serviceName, serverName: self.target.serverName, secret: WireSecret(self.target.secret))
             self.transcript = WireHandshake.Transcript(
                 serverNonce: challenge.nonce, serverVersions: challenge.supportedVersions, serviceName: hello.serviceName,
                 clientVersions: hello.supportedVersions, clientNonce: hello.nonce
             )
             context.writeAndFlush(Self.wrapOutboundOut(WireFrame(correlationID: 0, message: .hello(.clientHello(hello)))), promise: nil)
         case .welcome(let welcome):
-            let key = WireSecret(self.target.secret).key(forPeer: self.target.serviceName)
+            let key = WireSecret(self.target.secret).proofKey(caller: self.target.serviceName, server: self.target.serverName)
             guard let transcript = self.transcript,
                   WireHandshake.isValidServerProof(welcome.mac, key: key, transcript: transcript, version: welcome.version, serverName: welcome.serverName)
             else {

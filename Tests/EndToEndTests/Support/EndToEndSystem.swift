@@ -86,7 +86,7 @@ struct EndToEndSystem: Sendable {
                 "KONTO_GATEWAY_CREDENTIALS_RATE_LIMIT_PER_MINUTE": "0",
             ]
             settings.merge(environment) { _, given in given }
-            stack = try KontoProcessStack(databaseURL: database.url, environment: settings)
+            stack = try KontoProcessStack(databaseURL: database.url, environment: settings, operators: ["operator-billing"])
             let system = EndToEndSystem(cluster: cluster, database: database, stack: stack!, mailer: mailer!, audit: audit!, http: http)
             try await system.waitUntilReady()
             let result = try await body(system)

@@ -13,7 +13,7 @@ struct ClientFuzzHarness {
     static let nonce: [UInt8] = (0..<UInt8(WireHello.Challenge.nonceSize)).map { $0 &* 5 &+ 1 }
     /// As on the server side: small enough for short inputs, big enough for any 65,535-byte field.
     static let maxFrameLength = 1 << 17
-    static let configuration = ClientConnectionStateMachine.Configuration(serviceName: serviceName, secret: secret)
+    static let configuration = ClientConnectionStateMachine.Configuration(serviceName: serviceName, serverName: "fuzz-server", secret: secret)
 
     private let ledger = PromiseLedger()
     private var machine = ClientConnectionStateMachine(configuration: Self.configuration, nonce: Self.clientNonce)
@@ -261,7 +261,7 @@ struct ClientFuzzHarness {
             methods: ["echo", "profile.load"],
             maxInFlight: 128,
             maxFrameLength: UInt32(Self.maxFrameLength),
-            mac: WireHandshake.serverProof(key: Self.secret.key(forPeer: Self.serviceName), transcript: transcript, version: version, serverName: serverName)
+            mac: WireHandshake.serverProof(key: Self.secret.proofKey(caller: Self.serviceName, server: "fuzz-server"), transcript: transcript, version: version, serverName: serverName)
         )))
     }
 
@@ -311,7 +311,7 @@ struct ClientFuzzHarness {
     private func emit(_ frame: WireFrame) {
         if case .hello(.clientHello(let hello)) = frame.message {
             guard let challenge = self.challengeNonce,
-                  WireHandshake.isValidClientProof(hello.mac, key: Self.secret.key(forPeer: hello.serviceName), transcript: .init(
+                  WireHandshake.isValidClientProof(hello.mac, key: Self.secret.proofKey(caller: hello.serviceName, server: "fuzz-server"), transcript: .init(
                       serverNonce: challenge, serverVersions: self.challengeVersions, serviceName: hello.serviceName,
                       clientVersions: hello.supportedVersions, clientNonce: hello.nonce
                   )),

@@ -183,7 +183,7 @@ struct ServerFuzzHarness {
         case 2:
             message = .request(.init(method: "echo", timeoutMilliseconds: UInt32(shape), requestID: text, traceParent: text, payload: ByteBuffer(string: text)))
         case 3:
-            message = .hello(.clientHello(WireHandshake.clientHello(answering: .init(nonce: Self.nonce), serviceName: text, secret: Self.secret)))
+            message = .hello(.clientHello(WireHandshake.clientHello(answering: .init(nonce: Self.nonce), serviceName: text, serverName: "fuzz-server", secret: Self.secret)))
         case 4:
             message = .event(.init(subscriptionID: UInt64(shape), topic: text, payload: ByteBuffer(string: text)))
         case 5:
@@ -237,7 +237,7 @@ struct ServerFuzzHarness {
     }
 
     static func hello(serviceName: String) -> WireFrame {
-        WireFrame(correlationID: 0, message: .hello(.clientHello(WireHandshake.clientHello(answering: .init(nonce: Self.nonce), serviceName: serviceName, secret: Self.secret))))
+        WireFrame(correlationID: 0, message: .hello(.clientHello(WireHandshake.clientHello(answering: .init(nonce: Self.nonce), serviceName: serviceName, serverName: "fuzz-server", secret: Self.secret))))
     }
 
     /// Carries out an action as ServerConnectionHandler does.

@@ -20,7 +20,7 @@ struct EmailCodeHTTPTests {
     /// The `count`-th sign-in code mailed to `accountId` (read from Notifications' feed, opened with the deployment's
     /// secret as the courier would).
     static func mailedCode(_ gateway: GatewayHarness.Running, accountId: String, number: Int = 1) async throws -> String {
-        try await gateway.withService(port: gateway.notificationsPort) { notifications in
+        try await gateway.withService(port: gateway.notificationsPort, server: NotificationsContract.serviceName) { notifications in
             let feed = try await notifications.subscribe(NotificationsContract.feed, NotificationsFeedRequest(accountId: accountId), credit: 16)
             defer { feed.cancel() }
             var seen = 0

@@ -13,7 +13,7 @@ struct EmailVerificationHTTPTests {
     /// The token of the verification link Identity asked the courier to send to `accountId` (read from Notifications'
     /// feed, opened with the deployment's secret as the courier would).
     static func verificationToken(_ gateway: GatewayHarness.Running, accountId: String, number: Int = 1) async throws -> String {
-        try await gateway.withService(port: gateway.notificationsPort) { notifications in
+        try await gateway.withService(port: gateway.notificationsPort, server: NotificationsContract.serviceName) { notifications in
             let feed = try await notifications.subscribe(NotificationsContract.feed, NotificationsFeedRequest(accountId: accountId), credit: 8)
             defer { feed.cancel() }
             var seen = 0

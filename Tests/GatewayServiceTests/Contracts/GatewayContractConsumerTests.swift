@@ -165,8 +165,12 @@ struct GatewayContractConsumerTests {
             ProfileContract.load.name: #"{"accountId":"account-0","details":{},"version":1}"#,
         ])
         let notifications = StandIn(fixed: [HealthContract.check.name: Self.health])
-        let servers = [(IdentityContract.methods, identity), (ProfileContract.methods, profile), (NotificationsContract.methods, notifications)].map { methods, standIn in
-            let server = WireServer(configuration: WireServer.Configuration(port: 0, serverName: "stand-in", secret: WireSecret(GatewayHarness.secret)), logger: GatewayHarness.logger)
+        let servers = [
+            (IdentityContract.serviceName, IdentityContract.methods, identity), (ProfileContract.serviceName, ProfileContract.methods, profile),
+            (NotificationsContract.serviceName, NotificationsContract.methods, notifications),
+        ].map { name, methods, standIn in
+            // Under the real service's name: the gateway's handshake is proven under its verifier at that service.
+            let server = WireServer(configuration: WireServer.Configuration(port: 0, serverName: name, secret: WireSecret(GatewayHarness.secret)), logger: GatewayHarness.logger)
             for method in methods {
                 server.registerRaw(method) { payload, _ in try standIn.answer(method, payload) }
             }

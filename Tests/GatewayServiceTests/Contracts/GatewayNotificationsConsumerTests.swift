@@ -70,14 +70,14 @@ struct GatewayNotificationsConsumerTests {
     /// Runs `body` with a gateway whose Identity validates any token as a session of `accountId` and whose
     /// Notifications is `standIn`.
     static func withGateway(_ standIn: StandIn, _ body: @escaping @Sendable (GatewayHarness.Running) async throws -> Void) async throws {
-        let identity = WireServer(configuration: WireServer.Configuration(port: 0, serverName: "stand-in", secret: WireSecret(GatewayHarness.secret)), logger: GatewayHarness.logger)
+        let identity = WireServer(configuration: WireServer.Configuration(port: 0, serverName: IdentityContract.serviceName, secret: WireSecret(GatewayHarness.secret)), logger: GatewayHarness.logger)
         identity.registerRaw(IdentityContract.validateSession.name) { _, _ in
             let info = IdentitySessionInfo(accountId: standIn.sessionAccount.withLock { $0 }, sessionId: "session-0", expiresAt: Timestamp(Date().addingTimeInterval(3_600)), privilegedUntil: nil, isAnonymous: false, userId: "user@example.org")
             return ByteBuffer(bytes: try JSONEncoder().encode(info))
         }
-        let profile = WireServer(configuration: WireServer.Configuration(port: 0, serverName: "stand-in", secret: WireSecret(GatewayHarness.secret)), logger: GatewayHarness.logger)
+        let profile = WireServer(configuration: WireServer.Configuration(port: 0, serverName: ProfileContract.serviceName, secret: WireSecret(GatewayHarness.secret)), logger: GatewayHarness.logger)
         profile.registerRaw(HealthContract.check.name) { _, _ in ByteBuffer(string: #"{"service":"profile","checks":[]}"#) }
-        let notifications = WireServer(configuration: WireServer.Configuration(port: 0, serverName: "stand-in", secret: WireSecret(GatewayHarness.secret)), logger: GatewayHarness.logger)
+        let notifications = WireServer(configuration: WireServer.Configuration(port: 0, serverName: NotificationsContract.serviceName, secret: WireSecret(GatewayHarness.secret)), logger: GatewayHarness.logger)
         notifications.registerRaw(NotificationsContract.tailCursor.name) { payload, _ in
             _ = standIn.record(NotificationsContract.tailCursor.name, payload)
             return ByteBuffer(string: standIn.cursor)

@@ -1,5 +1,6 @@
 import Foundation
 import KontoTesting
+import KontoWire
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -280,26 +281,35 @@ struct KontoCommandTests {
             #expect(http.status == 0, "\(http.standardError)")
             #expect(http.standardOutput.contains("200"))
             let wire = try await ServiceProcess.run(
-                stack.executable, arguments: ["health", "--wire", "127.0.0.1:\(stack.identityPort)"], environment: ["KONTO_WIRE_SECRET": KontoStackProcess.secret]
+                stack.executable, arguments: ["health", "--wire", "127.0.0.1:\(stack.identityPort)", "--service", "identity"], environment: ["KONTO_WIRE_SECRET": KontoStackProcess.secret]
             )
             #expect(wire.status == 0, "\(wire.standardError)")
             #expect(wire.standardOutput.hasPrefix("identity ready"), "\(wire.standardOutput)")
 
             let wrongSecret = try await ServiceProcess.run(
-                stack.executable, arguments: ["health", "--wire", "127.0.0.1:\(stack.identityPort)", "--timeout", "2"], environment: ["KONTO_WIRE_SECRET": "another secret of sixteen bytes or more"]
+                stack.executable, arguments: ["health", "--wire", "127.0.0.1:\(stack.identityPort)", "--service", "identity", "--timeout", "2"], environment: ["KONTO_WIRE_SECRET": "another secret of sixteen bytes or more"]
             )
             #expect(wrongSecret.status == 3, "\(wrongSecret.standardOutput)")
             let noSecret = try await ServiceProcess.run(
-                stack.executable, arguments: ["health", "--wire", "127.0.0.1:\(stack.identityPort)"], environment: ["KONTO_WIRE_SECRET": ""]
+                stack.executable, arguments: ["health", "--wire", "127.0.0.1:\(stack.identityPort)", "--service", "identity"], environment: ["KONTO_WIRE_SECRET": ""]
             )
             #expect(noSecret.status == 64)
-            #expect(noSecret.standardError.contains("KONTO_WIRE_SECRET"))
+            #expect(noSecret.standardError.contains("KONTO_IDENTITY_WIRE_VERIFIERS (or KONTO_WIRE_SECRET in development) must be set"), "\(noSecret.standardError)")
+            // The first verifier a server's own container holds proves the check to that server.
+            let verifier = "gateway:" + WireSecret.hex(WireSecret(KontoStackProcess.secret).verifierBytes(caller: "gateway", server: "identity"))
+            let own = try await ServiceProcess.run(
+                stack.executable, arguments: ["health", "--wire", "127.0.0.1:\(stack.identityPort)", "--service", "identity"], environment: ["KONTO_IDENTITY_WIRE_VERIFIERS": verifier]
+            )
+            #expect(own.status == 0, "\(own.standardError)")
+            // --wire needs the service's name.
+            let nameless = try await ServiceProcess.run(stack.executable, arguments: ["health", "--wire", "127.0.0.1:\(stack.identityPort)"], environment: ["KONTO_WIRE_SECRET": KontoStackProcess.secret])
+            #expect(nameless.status == 64 && nameless.standardError.contains("--wire needs --service"), "\(nameless.standardError)")
         }
         let down = "127.0.0.1:\(try FreePort.loopback())"
         let executable = try ServiceProcess.executable(named: "konto")
         let http = try await ServiceProcess.run(executable, arguments: ["health", "--http", "http://\(down)"])
         #expect(http.status == 3)
-        let wire = try await ServiceProcess.run(executable, arguments: ["health", "--wire", down, "--timeout", "2"], environment: ["KONTO_WIRE_SECRET": KontoStackProcess.secret])
+        let wire = try await ServiceProcess.run(executable, arguments: ["health", "--wire", down, "--service", "identity", "--timeout", "2"], environment: ["KONTO_WIRE_SECRET": KontoStackProcess.secret])
         #expect(wire.status == 3)
         let quiet = try await ServiceProcess.run(executable, arguments: ["health", "--quiet", "--http", "http://\(down)"])
         #expect(quiet.status == 3 && quiet.standardError.isEmpty && quiet.standardOutput.isEmpty)

@@ -38,9 +38,9 @@ enum GatewayHarness {
 
         /// A wire client to a service the gateway calls, calling as the gateway does (the services enforce their
         /// allow-lists), running for `body`.
-        func withService<Result: Sendable>(port: Int?, _ body: @escaping @Sendable (WireClient) async throws -> Result) async throws -> Result {
+        func withService<Result: Sendable>(port: Int?, server: String, _ body: @escaping @Sendable (WireClient) async throws -> Result) async throws -> Result {
             let port = try port ?? { throw HarnessError("no service port") }()
-            let client = WireClient(configuration: .init(port: port, serviceName: WireAllowList.gateway, secret: WireSecret(GatewayHarness.secret)), logger: GatewayHarness.logger)
+            let client = WireClient(configuration: .init(port: port, serviceName: WireAllowList.gateway, serverName: server, secret: WireSecret(GatewayHarness.secret)), logger: GatewayHarness.logger)
             return try await RunningServices.with([client], logger: GatewayHarness.logger) { try await body(client) }
         }
 

@@ -91,7 +91,7 @@ struct OutboxRelayConsumerTests {
             return ByteBuffer(string: example.response ?? "{}")
         }
         try await RunningServices.with([server], logger: IdentityServiceHarness.logger) {
-            let client = IdentityServiceHarness.client(port: try await server.localAddress().port!, as: IdentityContract.serviceName)
+            let client = IdentityServiceHarness.client(port: try await server.localAddress().port!, as: IdentityContract.serviceName, at: NotificationsContract.serviceName)
             let relay = OutboxRelay(store: outbox, notifications: client, logger: IdentityServiceHarness.logger)
             try await RunningServices.with([client, relay], logger: IdentityServiceHarness.logger) {
                 for await _ in outbox.drains { break }

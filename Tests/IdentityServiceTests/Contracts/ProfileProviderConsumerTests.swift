@@ -48,7 +48,7 @@ struct ProfileProviderConsumerTests {
             server.registerRaw(method) { payload, _ in try script.answer(payload) }
         }
         let checked = try await RunningServices.with([server], logger: IdentityServiceHarness.logger) {
-            let client = IdentityServiceHarness.client(port: try await server.localAddress().port!, as: WireAllowList.gateway)
+            let client = IdentityServiceHarness.client(port: try await server.localAddress().port!, as: WireAllowList.gateway, at: ProfileContract.serviceName)
             return try await RunningServices.with([client], logger: IdentityServiceHarness.logger) {
                 let provider = WireProfileProvider(client: client)
                 var checked = 0
@@ -112,7 +112,7 @@ struct ProfileProviderConsumerTests {
 
     @Test("readiness asks Profile's health check: an unreachable Profile makes it say why")
     func unreachableProfile() async throws {
-        let client = IdentityServiceHarness.client(port: try FreePort.loopback(), as: WireAllowList.gateway)
+        let client = IdentityServiceHarness.client(port: try FreePort.loopback(), as: WireAllowList.gateway, at: ProfileContract.serviceName)
         let problem = try await RunningServices.with([client], logger: IdentityServiceHarness.logger) {
             await WireProfileProvider(client: client, timeout: .seconds(2)).unreadiness()
         }

@@ -68,6 +68,11 @@ import Testing
             ("wrong aud", issuer.token(with(["aud": "someone-else"])), .wrongAudience),
             ("several aud without azp", issuer.token(with(["aud": ["konto-web", "other"]])), .wrongAudience),
             ("expired", issuer.token(with(["exp": Int(now.timeIntervalSince1970) - 61])), .expired),
+            // A provider's date far ahead (a hostile or buggy provider): refused before it reaches a conversion.
+            ("exp in 8 days", issuer.token(with(["exp": Int(now.timeIntervalSince1970) + 8 * 86_400])), .implausibleLifetime),
+            ("exp beyond any date", issuer.token(with(["exp": 1e300])), .implausibleLifetime),
+            ("exp past Int64", issuer.token(with(["exp": 9.3e18])), .implausibleLifetime),
+            ("iat far back and exp far ahead", issuer.token(with(["iat": -1e300, "exp": 1e18])), .implausibleLifetime),
             ("issued in the future", issuer.token(with(["iat": Int(now.timeIntervalSince1970) + 300])), .issuedInFuture),
             ("no subject", issuer.token(with(["sub": nil])), .missingSubject),
             ("another nonce", issuer.token(with(["nonce": "n-somebody-else"])), .wrongNonce),
@@ -79,6 +84,14 @@ import Testing
         for (name, token, reason) in cases {
             let message = await refusal(token)
             #expect(message?.contains(reason.rawValue) == true, "\(name): \(message ?? "accepted")")
+        }
+        // The same claim twice (RFC 7519 §4): parsers disagree on which counts, so neither does. Also when the second
+        // spells the name with an escape.
+        let base = Int(now.timeIntervalSince1970)
+        let claims = #""iss":"\#(issuer.issuer)","aud":"konto-web","iat":\#(base),"exp":\#(base + 600),"nonce":"n-0123456789abcdef""#
+        #expect(await refusal(issuer.token(rawClaims: "{" + claims + #","sub":"user-1"}"#)) == nil)
+        for duplicated in [#","sub":"user-1","sub":"admin"}"#, #","sub":"user-1","\u0073ub":"admin"}"#, #","sub":"user-1","exp":1}"#] {
+            #expect(await refusal(issuer.token(rawClaims: "{" + claims + duplicated))?.contains(IdentityTokenRefusal.duplicateClaim.rawValue) == true, "\(duplicated)")
         }
         // A nonce the client does not send.
         #expect(await refusal(issuer.token(good), nonce: nil)?.contains(IdentityTokenRefusal.missingNonce.rawValue) == true)

@@ -25,12 +25,14 @@ struct DeletionConsumerTests {
                 configuration.notificationsPort = notificationsPort
                 let profile = try ProfileServer(configuration: configuration, logger: Harness.logger)
                 try await RunningServices.with([profile], logger: Harness.logger) {
-                    let profileClient = Harness.client(port: try await profile.localAddress().port!, as: IdentityContract.serviceName)
+                    let profileClient = Harness.client(port: try await profile.localAddress().port!, as: IdentityContract.serviceName, at: ProfileContract.serviceName)
                     // Each call as the service that makes it: the servers enforce their allow-lists.
-                    let profileEditor = Harness.client(port: try await profile.localAddress().port!, as: WireAllowList.gateway)
-                    let notificationsClient = Harness.client(port: notificationsPort, as: WireAllowList.gateway)
-                    let publisher = Harness.client(port: notificationsPort, as: ProfileContract.serviceName)
-                    try await RunningServices.with([profileClient, profileEditor, notificationsClient, publisher], logger: Harness.logger) {
+                    let profileEditor = Harness.client(port: try await profile.localAddress().port!, as: WireAllowList.gateway, at: ProfileContract.serviceName)
+                    let notificationsClient = Harness.client(port: notificationsPort, as: WireAllowList.gateway, at: NotificationsContract.serviceName)
+                    let declarer = Harness.client(port: notificationsPort, as: ProfileContract.serviceName, at: NotificationsContract.serviceName)
+                    // deletingAccount and passwordChanged are Identity's to publish (EventOwnership).
+                    let publisher = Harness.client(port: notificationsPort, as: IdentityContract.serviceName, at: NotificationsContract.serviceName)
+                    try await RunningServices.with([profileClient, profileEditor, notificationsClient, declarer, publisher], logger: Harness.logger) {
                         _ = try await profileClient.call(ProfileContract.create, ProfileCreateRequest(accountId: "a1", details: AccountDetails(values: ["userId": .string("leland@stanford.edu"), "name": IdentityFixture.name])))
                         // A modification's detailsChanged goes out through Profile's outbox relay.
                         _ = try await profileEditor.call(ProfileContract.modify, ProfileModifyRequest(accountId: "a1", modifications: AccountModifications(set: AccountDetails(values: ["dateOfBirth": .string("1824-01-01")]))))
@@ -38,7 +40,7 @@ struct DeletionConsumerTests {
                         #expect(changed.first?.kind == .detailsChanged(keys: ["dateOfBirth"]))
                         // The consumer declares its group when it starts, maybe after this publish: declared here too (as
                         // a deployment would, before the first deletion), so the events are queued for it either way.
-                        _ = try await publisher.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: ProfileServer.deletionGroup, types: ["deletingAccount"]))
+                        _ = try await declarer.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: ProfileServer.deletionGroup, types: ["deletingAccount"]))
                         let events = [
                             AccountEvent(accountId: "a1", kind: .deletingAccount),
                             AccountEvent(accountId: "never-had-a-profile", kind: .deletingAccount),

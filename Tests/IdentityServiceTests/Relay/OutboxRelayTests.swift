@@ -59,7 +59,7 @@ struct OutboxRelayTests {
                         try await RunningServices.with([notifications], logger: Harness.logger) {
                             // Listening (after its migrations).
                             _ = try await notifications.localAddress()
-                            let client = Harness.client(port: notificationsPort, as: WireAllowList.gateway)
+                            let client = Harness.client(port: notificationsPort, as: WireAllowList.gateway, at: NotificationsContract.serviceName)
                             try await RunningServices.with([client], logger: Harness.logger) {
                                 let stored = try await Self.feed(client, accountId: account.accountId, count: pending.count)
                                 #expect(stored.map(\.id) == pending.map(\.id), "the outbox's events, once each, in order")
@@ -91,8 +91,8 @@ struct OutboxRelayTests {
             let notifications = try Self.notificationsServer(port: 0, database: nil)
             try await RunningServices.with([notifications], logger: Harness.logger) {
                 // The relay publishes as Identity; the Gateway reads the feed.
-                let client = Harness.client(port: try await notifications.localAddress().port!, as: IdentityContract.serviceName)
-                let reader = Harness.client(port: try await notifications.localAddress().port!, as: WireAllowList.gateway)
+                let client = Harness.client(port: try await notifications.localAddress().port!, as: IdentityContract.serviceName, at: NotificationsContract.serviceName)
+                let reader = Harness.client(port: try await notifications.localAddress().port!, as: WireAllowList.gateway, at: NotificationsContract.serviceName)
                 try await RunningServices.with([client, reader], logger: Harness.logger) {
                     try await IdentityStorageConformanceTests.account(storage, "a1", "leland@stanford.edu", sessionByte: 1)
                     try await storage.createSession(IdentityStorageConformanceTests.session("s2", account: "a1", byte: 2), events: [IdentityStorageConformanceTests.event("a1", .sessionsRevoked)])

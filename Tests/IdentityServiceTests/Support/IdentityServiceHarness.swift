@@ -91,7 +91,7 @@ enum IdentityServiceHarness {
             let identityServer = try IdentityServer(configuration: configuration(database: database, profilePort: profilePort, options: options), logger: logger)
             return try await RunningServices.with([identityServer], logger: logger) {
                 let identity = client(port: try await identityServer.localAddress().port!, as: WireAllowList.gateway)
-                let profile = client(port: profilePort, as: IdentityContract.serviceName)
+                let profile = client(port: profilePort, as: IdentityContract.serviceName, at: ProfileContract.serviceName)
                 return try await RunningServices.with([identity, profile], logger: logger) {
                     try await body(Running(identity: identity, profile: profile, identityServer: identityServer, profilePort: profilePort))
                 }
@@ -117,7 +117,7 @@ enum IdentityServiceHarness {
             )
             let result = try await RunningServices.with([identityServer], logger: logger) {
                 let identity = client(port: try await identityServer.localAddress().port!, as: WireAllowList.gateway)
-                let profileClient = client(port: profile.port, as: IdentityContract.serviceName)
+                let profileClient = client(port: profile.port, as: IdentityContract.serviceName, at: ProfileContract.serviceName)
                 return try await RunningServices.with([identity, profileClient], logger: logger) {
                     try await body(Running(identity: identity, profile: profileClient, identityServer: identityServer, profilePort: profile.port), profile)
                 }
@@ -132,8 +132,8 @@ enum IdentityServiceHarness {
 
     /// A client calling under `caller`'s name: the services here enforce their allow-lists, so a test calls Identity
     /// as the Gateway does, Profile as Identity does, and so on.
-    static func client(port: Int, as caller: String) -> WireClient {
-        var configuration = WireClient.Configuration(port: port, serviceName: caller, secret: WireSecret(secret))
+    static func client(port: Int, as caller: String, at server: String = IdentityContract.serviceName) -> WireClient {
+        var configuration = WireClient.Configuration(port: port, serviceName: caller, serverName: server, secret: WireSecret(secret))
         configuration.requestTimeout = .seconds(10)
         configuration.connectTimeout = .seconds(15)  // the whole suite's load can push a handshake past production's 3 s
         return WireClient(configuration: configuration, logger: logger)

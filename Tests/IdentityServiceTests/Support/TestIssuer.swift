@@ -63,6 +63,14 @@ final class TestIssuer: ProviderFetcher {
         return input + "." + Self.base64url(Array(signature.rawRepresentation))
     }
 
+    /// An ES256 token over claims given as JSON text as they are (e.g. with a name twice, which no dictionary holds).
+    func token(rawClaims json: String) -> String {
+        let (kid, current) = state.withLock { $0.keys.last! }
+        let input = Self.part(["alg": "ES256", "kid": kid, "typ": "JWT"]) + "." + Self.base64url(Array(json.utf8))
+        let signature = try! current.signature(for: Array(input.utf8))
+        return input + "." + Self.base64url(Array(signature.rawRepresentation))
+    }
+
     /// Remembers what the token endpoint answers for `code`.
     func issue(code: String, idToken: String, refreshToken: String? = nil) {
         state.withLock { state in

@@ -119,7 +119,7 @@ struct IdentityReplicaTests {
             let logger = IdentityServiceHarness.logger
             let profileServer = try ProfileServer(configuration: ProfileServiceConfiguration(port: 0, secret: WireSecret(IdentityServiceHarness.secret), database: settings), logger: logger)
             try await RunningServices.with([profileServer], logger: logger) {
-                let profile = IdentityServiceHarness.client(port: try await profileServer.localAddress().port!, as: IdentityContract.serviceName)
+                let profile = IdentityServiceHarness.client(port: try await profileServer.localAddress().port!, as: IdentityContract.serviceName, at: ProfileContract.serviceName)
                 // A Profile in front of the real one whose create commits, then answers after Identity gave up.
                 let slow = LateProfileProxy(upstream: profile, delay: .seconds(30), secret: IdentityServiceHarness.secret, logger: logger)
                 try await RunningServices.with([profile, slow.server], logger: logger) {

@@ -93,7 +93,7 @@ enum TestSupport {
         port: Int,
         configure: (inout WireClient.Configuration) -> Void = { _ in }
     ) -> WireClient {
-        var configuration = WireClient.Configuration(port: port, serviceName: "test-client", secret: secret)
+        var configuration = WireClient.Configuration(port: port, serviceName: "test-client", serverName: "test-server", secret: secret)
         configure(&configuration)
         return WireClient(configuration: configuration, logger: logger)
     }
@@ -208,11 +208,11 @@ final class RawConnection: Sendable {
     }
 
     /// Reads the challenge and answers it; returns the server's welcome (or error) frame.
-    func handshake(secret: WireSecret = TestSupport.secret, serviceName: String = "raw", versions: [UInt8] = WireProtocolVersion.supported) async throws -> WireFrame? {
+    func handshake(secret: WireSecret = TestSupport.secret, serviceName: String = "raw", serverName: String = "test-server", versions: [UInt8] = WireProtocolVersion.supported) async throws -> WireFrame? {
         guard let challengeFrame = try await self.nextFrame(),
               case .hello(.challenge(let challenge)) = challengeFrame.message
         else { return nil }
-        let hello = WireHandshake.clientHello(answering: challenge, serviceName: serviceName, secret: secret, supportedVersions: versions)
+        let hello = WireHandshake.clientHello(answering: challenge, serviceName: serviceName, serverName: serverName, secret: secret, supportedVersions: versions)
         try await self.send(WireFrame(correlationID: 0, message: .hello(.clientHello(hello))))
         return try await self.nextFrame()
     }

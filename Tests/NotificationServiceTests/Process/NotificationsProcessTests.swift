@@ -71,11 +71,11 @@ struct NotificationsProcessTests {
             let identity = try ServiceProcess.start(try ServiceProcess.executable(named: "konto-identity"), environment: environment)
             nonisolated(unsafe) var notifications = try ServiceProcess.start(notificationsExecutable, environment: environment)
             do {
-                var identityConfiguration = WireClient.Configuration(port: ports.identity, serviceName: WireAllowList.gateway, secret: WireSecret(Harness.secret))
+                var identityConfiguration = WireClient.Configuration(port: ports.identity, serviceName: WireAllowList.gateway, serverName: IdentityContract.serviceName, secret: WireSecret(Harness.secret))
                 identityConfiguration.requestTimeout = .seconds(30)
                 let identityClient = WireClient(configuration: identityConfiguration, logger: Harness.logger)
                 let consumers = ["mailer", "audit"].map { _ in
-                    var configuration = WireClient.Configuration(port: ports.notifications, serviceName: "operator-consumer", secret: WireSecret(Harness.secret))
+                    var configuration = WireClient.Configuration(port: ports.notifications, serviceName: "operator-consumer", serverName: NotificationsContract.serviceName, secret: WireSecret(Harness.secret))
                     configuration.backoff.maximum = .milliseconds(200)
                     return WireClient(configuration: configuration, logger: Harness.logger)
                 }

@@ -56,6 +56,35 @@ struct NotificationStorageConformanceTests {
         }
     }
 
+    @Test("a group is its declarer's: another caller's declaration is foreign; one without an owner becomes the next declarer's; racing declarers of a new name see one owner", arguments: NotificationStorageKind.allCases)
+    func owners(kind: NotificationStorageKind) async throws {
+        try await kind.withStorage { storage async throws in
+            #expect(try await storage.groupOwner("g") == nil)
+            #expect(try await storage.ensureGroup("g", types: ["passwordChanged"], owner: "profile", at: Self.t0) == .created)
+            #expect(try await storage.groupOwner("g") == .some("profile"))
+            #expect(try await storage.ensureGroup("g", types: ["passwordChanged"], owner: "profile", at: Self.t0) == .existing)
+            #expect(try await storage.ensureGroup("g", types: ["passwordChanged"], owner: "operator-billing", at: Self.t0) == .foreign)
+            // Foreign comes before the types: another's group tells nothing of what it receives.
+            #expect(try await storage.ensureGroup("g", types: nil, owner: "operator-billing", at: Self.t0) == .foreign)
+            // Without an owner (declared before groups had owners): the next declarer with the same types takes it.
+            #expect(try await storage.ensureGroup("legacy", types: nil, at: Self.t0) == .created)
+            #expect(try await storage.groupOwner("legacy") == .some(nil))
+            #expect(try await storage.ensureGroup("legacy", types: ["deletingAccount"], owner: "profile", at: Self.t0) == .mismatch)
+            #expect(try await storage.groupOwner("legacy") == .some(nil))
+            #expect(try await storage.ensureGroup("legacy", types: nil, owner: "profile", at: Self.t0) == .existing)
+            #expect(try await storage.groupOwner("legacy") == .some("profile"))
+            #expect(try await storage.ensureGroup("legacy", types: nil, owner: "operator-billing", at: Self.t0) == .foreign)
+            // Two callers declaring one new name at once, 20 rounds: one creates it, the other finds it foreign.
+            for round in 0..<20 {
+                let name = "race-\(round)"
+                async let first = storage.ensureGroup(name, types: nil, owner: "profile", at: Self.t0)
+                async let second = storage.ensureGroup(name, types: nil, owner: "operator-billing", at: Self.t0)
+                let outcomes = [try await first, try await second]
+                #expect(outcomes.sorted { "\($0)" < "\($1)" } == [.created, .foreign], "round \(round): \(outcomes)")
+            }
+        }
+    }
+
     @Test("claims go oldest first and never past an account's earlier queued delivery", arguments: NotificationStorageKind.allCases)
     func perAccountOrder(kind: NotificationStorageKind) async throws {
         try await kind.withStorage { storage async throws in

@@ -36,7 +36,7 @@ enum NotificationServiceHarness {
 
         /// A new client, as another process would have.
         func client(connections: Int = 1) -> WireClient {
-            var configuration = WireClient.Configuration(port: port, serviceName: "notifications-test", secret: WireSecret(NotificationServiceHarness.secret))
+            var configuration = WireClient.Configuration(port: port, serviceName: "notifications-test", serverName: NotificationsContract.serviceName, secret: WireSecret(NotificationServiceHarness.secret))
             configuration.connectionCount = connections
             configuration.requestTimeout = .seconds(15)
             configuration.connectTimeout = .seconds(15)  // the whole suite's load can push a handshake past production's 3 s
@@ -68,6 +68,7 @@ enum NotificationServiceHarness {
         // These tests publish, consume, read feeds and dead letters from one client; who may call which is
         // WireAllowListTests' (and the process and end-to-end suites run the real list).
         configuration.authorization = .allowingEveryone
+        configuration.ownership = .open
         let server = try NotificationServer(configuration: configuration, logger: logger)
         return try await RunningServices.with([server], logger: logger) {
             let port = try await server.localAddress().port!

@@ -66,7 +66,7 @@ struct DeletionConsumerContractTests {
             let profile = try ProfileServer(configuration: configuration, logger: ProfileServiceHarness.logger)
             try await RunningServices.with([profile], logger: ProfileServiceHarness.logger) {
                 let client = WireClient(
-                    configuration: WireClient.Configuration(port: try await profile.localAddress().port!, serviceName: IdentityContract.serviceName, secret: WireSecret(ProfileServiceHarness.secret)),
+                    configuration: WireClient.Configuration(port: try await profile.localAddress().port!, serviceName: IdentityContract.serviceName, serverName: ProfileContract.serviceName, secret: WireSecret(ProfileServiceHarness.secret)),
                     logger: ProfileServiceHarness.logger
                 )
                 try await RunningServices.with([client], logger: ProfileServiceHarness.logger) {

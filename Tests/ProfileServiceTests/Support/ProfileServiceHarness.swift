@@ -69,7 +69,7 @@ enum ProfileServiceHarness {
             let port = try await server.localAddress().port!
             let client = WireClient(
                 configuration: {
-                    var configuration = WireClient.Configuration(port: port, serviceName: "profile-test", secret: WireSecret(secret))
+                    var configuration = WireClient.Configuration(port: port, serviceName: "profile-test", serverName: ProfileContract.serviceName, secret: WireSecret(secret))
                     configuration.connectTimeout = .seconds(15)  // the whole suite's load can push a handshake past production's 3 s
                     return configuration
                 }(),

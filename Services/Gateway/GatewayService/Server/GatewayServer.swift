@@ -48,8 +48,8 @@ public final class GatewayServer: Service {
         self.configuration = configuration
         self.logger = logger
         let timeout = TimeAmount(configuration.upstreamTimeout)
-        func client(_ upstream: GatewayConfiguration.Upstream, service: String, connections: Int = configuration.connectionsPerService) throws -> WireClient {
-            var wire = WireClient.Configuration(host: upstream.host, port: upstream.port, serviceName: Self.serviceName, secret: configuration.secret)
+        func client(_ upstream: GatewayConfiguration.Upstream, service: String, server: String? = nil, connections: Int = configuration.connectionsPerService) throws -> WireClient {
+            var wire = WireClient.Configuration(host: upstream.host, port: upstream.port, serviceName: Self.serviceName, serverName: server ?? service, secret: configuration.secret)
             try wire.apply(configuration.wireTLS)
             wire.connectionCount = connections
             wire.requestTimeout = timeout
@@ -63,7 +63,7 @@ public final class GatewayServer: Service {
         self.identity = identity
         self.profile = profile
         self.notifications = notifications
-        let events = try client(configuration.notifications, service: "notifications-events", connections: configuration.eventStreamConnections)
+        let events = try client(configuration.notifications, service: "notifications-events", server: NotificationsContract.serviceName, connections: configuration.eventStreamConnections)
         self.events = events
         let metrics = GatewayMetrics(routes: OpenAPIDocument.paths)
         let upstreams = GatewayUpstreams(identity: identity, profile: profile, notifications: notifications, events: events, timeout: timeout, metrics: metrics)

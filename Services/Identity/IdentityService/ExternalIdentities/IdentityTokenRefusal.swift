@@ -12,6 +12,8 @@ public enum IdentityTokenRefusal: String, Error, Sendable, CaseIterable {
     case wrongIssuer = "issued by another issuer"
     case wrongAudience = "minted for another client"
     case expired = "expired"
+    case implausibleLifetime = "valid for longer than Konto accepts (exp more than 7 days ahead)"
+    case duplicateClaim = "a claim appears twice"
     case issuedInFuture = "issued in the future"
     case missingSubject = "without a subject"
     case missingNonce = "a nonce is required"

@@ -12,6 +12,10 @@ struct IdentityTokenVerifier: Sendable {
     let directory: ProviderDirectory
     /// How far the provider's clock may be ahead of Identity's (`iat`) or behind it (`exp`).
     var clockSkew: Double = 60
+    /// The furthest ahead an `exp` may lie: ID tokens live minutes to a day (Apple's a day, most providers' an hour).
+    /// Bounding it also bounds how long a nonce is remembered, and keeps a hostile provider's far-future date from
+    /// reaching a conversion or a timestamp column.
+    static let maximumLifetime: Double = 7 * 86_400
     /// Larger tokens are refused before any parsing (Apple's are under 1 KiB, most providers' under 2).
     static let maximumTokenBytes = 8 * 1024
     static let asymmetricAlgorithms: Set<String> = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
@@ -26,8 +30,17 @@ struct IdentityTokenVerifier: Sendable {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3,
               let headerBytes = Base64URL.decodeIfValid(String(parts[0])),
-              let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes))
+              let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes)),
+              let claimBytes = Base64URL.decodeIfValid(String(parts[1]))
         else { throw IdentityTokenRefusal.malformed.error }
+        // RFC 7519 §4, RFC 7515 §4: a name twice in the header or the claims is refused (parsers disagree on which wins).
+        for part in [headerBytes, claimBytes] {
+            switch JSONDuplicateKeys.scan(part) {
+            case .unique: break
+            case .duplicate: throw IdentityTokenRefusal.duplicateClaim.error
+            case .malformed: throw IdentityTokenRefusal.malformed.error
+            }
+        }
         let metadata = try await directory.metadata(for: provider)
         // Only asymmetric algorithms, and of those what the provider says it signs ID tokens with.
         guard Self.asymmetricAlgorithms.contains(header.alg),
@@ -51,8 +64,9 @@ struct IdentityTokenVerifier: Sendable {
         if tokenAudiences.count > 1 || claims.azp != nil {
             guard let azp = claims.azp, audiences.contains(azp) else { throw IdentityTokenRefusal.wrongAudience.error }
         }
-        guard let exp = claims.exp, exp + clockSkew > now else { throw IdentityTokenRefusal.expired.error }
-        guard let iat = claims.iat, iat <= now + clockSkew else { throw IdentityTokenRefusal.issuedInFuture.error }
+        guard let exp = claims.exp, exp.isFinite, exp + clockSkew > now else { throw IdentityTokenRefusal.expired.error }
+        guard exp <= now + Self.maximumLifetime else { throw IdentityTokenRefusal.implausibleLifetime.error }
+        guard let iat = claims.iat, iat.isFinite, iat <= now + clockSkew else { throw IdentityTokenRefusal.issuedInFuture.error }
         guard let subject = claims.sub, (1...255).contains(subject.utf8.count) else { throw IdentityTokenRefusal.missingSubject.error }
         if checkingNonce {
             guard let nonce, !nonce.isEmpty, nonce.utf8.count <= 512 else { throw IdentityTokenRefusal.missingNonce.error }

@@ -50,13 +50,14 @@ public final class IdentityServer: Service {
             host: configuration.profileHost,
             port: configuration.profilePort,
             serviceName: IdentityContract.serviceName,  // who calls: Identity (the handshake proves this name)
+            serverName: ProfileContract.serviceName,
             secret: configuration.secret
         )
         profile.requestTimeout = .milliseconds(configuration.profileTimeout.milliseconds)
         try profile.apply(configuration.wireTLS)
         self.profileClient = WireClient(configuration: profile, eventLoopGroup: eventLoopGroup, logger: logger)
         if let host = configuration.notificationsHost {
-            var wire = WireClient.Configuration(host: host, port: configuration.notificationsPort, serviceName: IdentityContract.serviceName, secret: configuration.secret)
+            var wire = WireClient.Configuration(host: host, port: configuration.notificationsPort, serviceName: IdentityContract.serviceName, serverName: NotificationsContract.serviceName, secret: configuration.secret)
             try wire.apply(configuration.wireTLS)
             let notifications = WireClient(
                 configuration: wire,
@@ -74,17 +75,17 @@ public final class IdentityServer: Service {
             profile: WireProfileProvider(client: profileClient),
             configuration: configuration.accounts,
             options: configuration.options,
-            resetTokenSeal: ResetTokenSeal(secret: configuration.secret),
-            factorSecrets: FactorSecretBox(secret: configuration.secret),
+            resetTokenSeal: ResetTokenSeal(secret: configuration.mailSealKey),
+            factorSecrets: FactorSecretBox(secret: configuration.dataKey),
             providers: ProviderClient(providers: configuration.providers, fetcher: configuration.providerFetcher ?? HTTPProviderFetcher(), keyRefreshCooldown: configuration.options.providerKeyRefreshCooldown, logger: logger),
-            providerTokens: ProviderTokenBox(secret: configuration.secret),
+            providerTokens: ProviderTokenBox(secret: configuration.dataKey),
             logger: logger
         )
         var wire = WireServer.Configuration(
             host: configuration.host,
             port: configuration.port,
             serverName: IdentityContract.serviceName,
-            secret: configuration.secret
+            verifiers: configuration.verifiers
         )
         wire.authorization = configuration.authorization
         try wire.apply(configuration.wireTLS)

@@ -7,11 +7,19 @@ import KontoWire
 import Logging
 import NIOCore
 
-/// Everything `konto-identity` needs, with a default for every setting but the shared secret.
+/// Everything `konto-identity` needs, with a default for every setting but its keys.
 public struct IdentityServiceConfiguration: Sendable {
     public var host: String
     public var port: Int
+    /// What Identity calls Profile and Notifications with: its own wire key (the root in development).
     public var secret: WireSecret
+    /// Whom Identity accepts: the gateway's verifier (derived from `secret` unless set).
+    public var verifiers: WireVerifiers
+    /// Seals Identity's data at rest (TOTP secrets, provider tokens, sign-up tokens, code MACs):
+    /// `KONTO_IDENTITY_DATA_KEY`, held by Identity alone.
+    public var dataKey: WireSecret
+    /// Seals a mail's secret (a reset token) for the courier: `KONTO_MAIL_SEAL_KEY`, shared with Notifications only.
+    public var mailSealKey: WireSecret
     /// TLS on the wire (`KONTO_WIRE_TLS_CERT`, `_KEY`, `_CA`); nil: plain TCP.
     public var wireTLS: WireTLS?
     /// Who may call which method: always the allow-list beside the contracts in a running service (the
@@ -53,6 +61,9 @@ public struct IdentityServiceConfiguration: Sendable {
         self.host = host
         self.port = port
         self.secret = secret
+        self.verifiers = WireVerifiers(secret)
+        self.dataKey = secret
+        self.mailSealKey = secret
         self.database = database
         self.profileHost = profileHost
         self.profilePort = profilePort
@@ -124,6 +135,7 @@ public struct IdentityServiceConfiguration: Sendable {
         options.totpIssuer = issuer
         options.relyingParty = try environment.webAuthnRelyingParty()
         options.providerKeyRefreshCooldown = try environment.seconds("KONTO_IDENTITY_PROVIDER_KEY_COOLDOWN_SECONDS", default: options.providerKeyRefreshCooldown, in: 0...86_400)
+        let keys = try environment.wireKeys(service: IdentityContract.serviceName, calls: true, serves: true)
         let providers: IdentityProviders
         if let path = environment.string("KONTO_IDENTITY_PROVIDERS") {
             do {
@@ -137,7 +149,7 @@ public struct IdentityServiceConfiguration: Sendable {
         self.init(
             host: environment.string("KONTO_IDENTITY_HOST", default: "127.0.0.1"),
             port: try environment.port("KONTO_IDENTITY_PORT", default: IdentityContract.defaultPort),
-            secret: WireSecret(try environment.secret("KONTO_WIRE_SECRET")),
+            secret: keys.callerKey,
             database: database,
             profileHost: environment.string("KONTO_PROFILE_HOST", default: "127.0.0.1"),
             profilePort: try environment.port("KONTO_PROFILE_PORT", default: ProfileContract.defaultPort),
@@ -149,6 +161,9 @@ public struct IdentityServiceConfiguration: Sendable {
             options: options
         )
         self.providers = providers
+        self.verifiers = keys.verifiers
+        self.dataKey = try environment.dataKey("KONTO_IDENTITY_DATA_KEY", keys: keys)
+        self.mailSealKey = try environment.dataKey("KONTO_MAIL_SEAL_KEY", keys: keys)
         do {
             self.wireTLS = try WireTLS.fromEnvironment { environment.string($0) }
         } catch {

@@ -105,7 +105,8 @@ extension IdentityStore {
         }
         // Each verified token and each sign-up token makes one account.
         if let pendingId {
-            try await useOnce(digest: Self.onceDigest("sign-up", pendingId), until: Timestamp(milliseconds: Int64(verified.expiresAt * 1000)).adding(.seconds(3_600)))
+            guard let expiresAt = Timestamp(checkingSeconds: verified.expiresAt) else { throw IdentityTokenRefusal.implausibleLifetime.error }
+            try await useOnce(digest: Self.onceDigest("sign-up", pendingId), until: expiresAt.adding(.seconds(3_600)))
         }
         let addressVerified = verified.emailVerified && configuration.userIdType == .emailAddress
             && verified.email.map { UserIdNormalization.normalized($0, type: .emailAddress) == normalizedUserId } == true
@@ -416,7 +417,7 @@ extension IdentityStore {
 
     /// A token's nonce works once: remembered until the token expires (and a minute of skew).
     private func useNonce(_ nonce: String, provider: IdentityProvider, until expiresAt: Double) async throws(ServiceError) {
-        let until = Timestamp(milliseconds: Int64((expiresAt + 120) * 1_000))
+        guard let until = Timestamp(checkingSeconds: expiresAt + 120) else { throw IdentityTokenRefusal.implausibleLifetime.error }
         do {
             try await useOnce(digest: Self.onceDigest("nonce", provider.name + "\u{0}" + nonce), until: until)
         } catch where error.code == .invalidIdentityToken {

@@ -50,12 +50,12 @@ public final class NotificationServer: Service {
             storage = InMemoryNotificationStorage()
             logger.warning("events are kept in memory and lost at exit")
         }
-        self.store = NotificationStore(storage: storage, options: configuration.options, logger: logger)
+        self.store = NotificationStore(storage: storage, options: configuration.options, ownership: configuration.ownership, logger: logger)
         var wire = WireServer.Configuration(
             host: configuration.host,
             port: configuration.port,
             serverName: NotificationsContract.serviceName,
-            secret: configuration.secret
+            verifiers: configuration.verifiers
         )
         wire.authorization = configuration.authorization
         try wire.apply(configuration.wireTLS)
@@ -65,10 +65,10 @@ public final class NotificationServer: Service {
             logger: logger
         )
         var webhooks = WebhookDispatcher.Configuration(endpoints: configuration.webhooks)
-        webhooks.resetTokenSeal = ResetTokenSeal(secret: configuration.secret)
+        webhooks.resetTokenSeal = ResetTokenSeal(secret: configuration.mailSealKey)
         self.webhooks = WebhookDispatcher(store: store, configuration: webhooks, logger: logger)
         if let mail = configuration.mail {
-            self.courier = try MailCourier(store: store, settings: mail, seal: ResetTokenSeal(secret: configuration.secret), metricsFactory: metrics.factory, logger: logger)
+            self.courier = try MailCourier(store: store, settings: mail, seal: ResetTokenSeal(secret: configuration.mailSealKey), metricsFactory: metrics.factory, logger: logger)
         } else {
             self.courier = nil
         }

@@ -4,17 +4,26 @@ import KontoRuntime
 import KontoWire
 import Logging
 
-/// Everything `konto-notifications` needs, with a default for every setting but the shared secret.
+/// Everything `konto-notifications` needs, with a default for every setting but its keys.
 public struct NotificationServiceConfiguration: Sendable {
     public var host: String
     public var port: Int
+    /// The root in development, from which ``verifiers`` and ``mailSealKey`` are derived unless set (Notifications
+    /// calls no one).
     public var secret: WireSecret
+    /// Whom Notifications accepts: the verifiers of the gateway, Identity, Profile and operators' services.
+    public var verifiers: WireVerifiers
+    /// Opens a mail's secret sealed by Identity (`KONTO_MAIL_SEAL_KEY`, shared with Identity only).
+    public var mailSealKey: WireSecret
     /// TLS on the wire (`KONTO_WIRE_TLS_CERT`, `_KEY`, `_CA`); nil: plain TCP.
     public var wireTLS: WireTLS?
     /// Who may call which method: always the allow-list beside the contracts in a running service (the
     /// executable and the stack never change it). In-process tests of the service's own behaviour, which call every
     /// method from one client, may open it; the allow-list itself is tested on the service as configured here.
     public var authorization: WireAuthorization = WireAllowList.notifications
+    /// Event types are their publishers', groups their declarers' (always `.konto` in a running service; in-process
+    /// tests that publish every type from one client may open it).
+    public var ownership: EventOwnership = .konto
     /// PostgreSQL; `nil` keeps events in memory (dev stack, tests): they are lost at exit.
     public var database: PostgresSettings?
     public var options: NotificationOptions
@@ -38,6 +47,8 @@ public struct NotificationServiceConfiguration: Sendable {
         self.host = host
         self.port = port
         self.secret = secret
+        self.verifiers = WireVerifiers(secret)
+        self.mailSealKey = secret
         self.database = database
         self.options = options
         self.webhooks = webhooks
@@ -65,15 +76,18 @@ public struct NotificationServiceConfiguration: Sendable {
         options.retention = .seconds(86_400 * (try environment.integer("KONTO_NOTIFICATIONS_RETENTION_DAYS", default: 30, in: 1...3_650)))
         options.erasureGrace = .seconds(try environment.integer("KONTO_NOTIFICATIONS_ERASURE_GRACE_SECONDS", default: 86_400, in: 0...(30 * 86_400)))
         options.sweepInterval = try environment.milliseconds("KONTO_NOTIFICATIONS_SWEEP_MS", default: options.sweepInterval, in: 10...3_600_000)
+        let keys = try environment.wireKeys(service: NotificationsContract.serviceName, calls: false, serves: true)
         self.init(
             host: environment.string("KONTO_NOTIFICATIONS_HOST", default: "127.0.0.1"),
             port: try environment.port("KONTO_NOTIFICATIONS_PORT", default: NotificationsContract.defaultPort),
-            secret: WireSecret(try environment.secret("KONTO_WIRE_SECRET")),
+            secret: keys.callerKey,
             database: database,
             options: options,
             webhooks: try environment.string("KONTO_NOTIFICATIONS_WEBHOOKS").map { try WebhookEndpoint.load(path: $0) } ?? [],
             mail: try MailSettings(environment: environment)
         )
+        verifiers = keys.verifiers
+        mailSealKey = try environment.dataKey("KONTO_MAIL_SEAL_KEY", keys: keys)
         metricsHost = environment.string("KONTO_NOTIFICATIONS_METRICS_HOST", default: metricsHost)
         if environment.string("KONTO_NOTIFICATIONS_METRICS_PORT") != nil {
             metricsPort = try environment.port("KONTO_NOTIFICATIONS_METRICS_PORT", default: 0)

@@ -15,9 +15,14 @@ public protocol NotificationStorage: Sendable {
     func append(_ events: [AccountEvent], at now: Timestamp) async throws(NotificationStorageError) -> AppendOutcome
 
     /// Creates the group with its types (nil: every type), or checks that an existing one has the same types.
-    func ensureGroup(_ name: String, types: [String]?, at now: Timestamp) async throws(NotificationStorageError) -> GroupOutcome
+    /// `owner`: the caller that declares it (the store names Notifications itself for its own groups); a group owned
+    /// by another is `.foreign`; one without an owner (declared before groups had owners, or with `owner` nil)
+    /// becomes the next declaring caller's.
+    func ensureGroup(_ name: String, types: [String]?, owner: String?, at now: Timestamp) async throws(NotificationStorageError) -> GroupOutcome
 
     func groupExists(_ name: String) async throws(NotificationStorageError) -> Bool
+    /// The group's owner: nil when there is no such group, `.some(nil)` for one without an owner.
+    func groupOwner(_ name: String) async throws(NotificationStorageError) -> String??
 
     /// Claims up to `limit` of the group's deliveries due at `now` (see the protocol's rules), each invisible to
     /// other claims until `now + visibility`, with its attempts counted. A due delivery already claimed
@@ -130,6 +135,15 @@ public enum GroupOutcome: Sendable, Equatable {
     case existing
     /// The group exists with other types.
     case mismatch
+    /// The group belongs to another caller.
+    case foreign
+}
+
+extension NotificationStorage {
+    /// A group without an owner.
+    public func ensureGroup(_ name: String, types: [String]?, at now: Timestamp) async throws(NotificationStorageError) -> GroupOutcome {
+        try await ensureGroup(name, types: types, owner: nil, at: now)
+    }
 }
 
 /// One claim of one delivery: which group, which event (its position), and which claim.

@@ -9,8 +9,8 @@ import Synchronization
 extension NotificationStore {
     /// Serves one consumer of a group until the subscription ends: claims due deliveries within the free credit,
     /// pushes them, and settles each by its ack. Whatever is unsettled at the end is released to the group.
-    public func serveGroup(_ request: NotificationsSubscribeRequest, subscriber: WireSubscriber<AccountEvent>) async throws {
-        _ = try await declareGroup(request)
+    public func serveGroup(_ request: NotificationsSubscribeRequest, caller: String? = nil, subscriber: WireSubscriber<AccountEvent>) async throws {
+        _ = try await declareGroup(request, caller: caller)
         let ledger = DeliveryLedger()
         let settled = Wakeup()
         let group = request.group
@@ -48,13 +48,16 @@ extension NotificationStore {
         await release(ledger.drain())
     }
 
-    /// Creates the group, or checks that it exists with the same types.
-    public func declareGroup(_ request: NotificationsSubscribeRequest) async throws(ServiceError) -> NotificationsGroupDeclared {
+    /// Creates the group, or checks that it exists with the same types; where groups are owned, it is `caller`'s
+    /// (nil: Notifications' own, its courier's and webhooks'), and another's is refused `wire.forbidden`.
+    public func declareGroup(_ request: NotificationsSubscribeRequest, caller: String? = nil) async throws(ServiceError) -> NotificationsGroupDeclared {
         try Self.checkGroupName(request.group)
         let types = try Self.checkTypes(request.types)
+        let owner = ownership.groupsOwned ? (caller ?? NotificationsContract.serviceName) : nil
         let outcome = try await stored { () async throws(NotificationStorageError) in
-            try await storage.ensureGroup(request.group, types: types, at: clock())
+            try await storage.ensureGroup(request.group, types: types, owner: owner, at: clock())
         }
+        guard outcome != .foreign else { throw .notificationsForbidden("consumer group '\(request.group)' belongs to another service") }
         guard outcome != .mismatch else { throw .groupMismatch(request.group) }
         if outcome == .created {
             logger.info("consumer group created", metadata: ["konto.group": "\(request.group)"])

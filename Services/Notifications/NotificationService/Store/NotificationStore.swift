@@ -12,21 +12,31 @@ public final class NotificationStore: Sendable {
     let options: NotificationOptions
     let logger: Logger
     let clock: @Sendable () -> Timestamp
+    /// Which caller may publish which type, and whether groups are their declarers' (``EventOwnership``).
+    let ownership: EventOwnership
     /// Rung after every publish that stored something: waiting consumers look again at once.
     let published = Wakeup()
 
-    public init(storage: any NotificationStorage, options: NotificationOptions = NotificationOptions(), logger: Logger, clock: @escaping @Sendable () -> Timestamp = { .now }) {
+    public init(
+        storage: any NotificationStorage, options: NotificationOptions = NotificationOptions(), ownership: EventOwnership = .konto, logger: Logger,
+        clock: @escaping @Sendable () -> Timestamp = { .now }
+    ) {
         self.storage = storage
         self.options = options
+        self.ownership = ownership
         self.logger = logger
         self.clock = clock
     }
 
     // MARK: Publishing
 
-    public func publish(_ request: NotificationsPublishRequest) async throws(ServiceError) -> NotificationsPublished {
+    /// - Parameter caller: the publishing service, which must own every event's type (nil: Notifications itself).
+    public func publish(_ request: NotificationsPublishRequest, caller: String? = nil) async throws(ServiceError) -> NotificationsPublished {
         guard request.events.count <= NotificationsContract.maximumPublishBatch else {
             throw .notificationsInvalidRequest("at most \(NotificationsContract.maximumPublishBatch) events per publish")
+        }
+        if let caller, let foreign = request.events.first(where: { !ownership.mayPublish($0.kind.name, caller: caller) }) {
+            throw .notificationsForbidden("'\(caller)' may not publish '\(foreign.kind.name)' events")
         }
         let outcome = try await stored { () async throws(NotificationStorageError) in
             try await storage.append(request.events, at: clock())
@@ -40,12 +50,12 @@ public final class NotificationStore: Sendable {
 
     // MARK: Dead letters and replay
 
-    public func deadLetters(_ request: NotificationsDeadLettersRequest) async throws(ServiceError) -> NotificationsDeadLetters {
+    public func deadLetters(_ request: NotificationsDeadLettersRequest, caller: String? = nil) async throws(ServiceError) -> NotificationsDeadLetters {
         try Self.checkGroupName(request.group)
         guard (1...NotificationsContract.maximumListing).contains(request.limit) else {
             throw .notificationsInvalidRequest("limit must be 1 to \(NotificationsContract.maximumListing)")
         }
-        try await requireGroup(request.group)
+        try await requireGroup(request.group, caller: caller)
         let letters = try await stored { () async throws(NotificationStorageError) in
             try await storage.deadLetters(group: request.group, limit: request.limit)
         }
@@ -54,12 +64,12 @@ public final class NotificationStore: Sendable {
         })
     }
 
-    public func replayDeadLetters(_ request: NotificationsReplayDeadLettersRequest) async throws(ServiceError) -> NotificationsReplayed {
+    public func replayDeadLetters(_ request: NotificationsReplayDeadLettersRequest, caller: String? = nil) async throws(ServiceError) -> NotificationsReplayed {
         try Self.checkGroupName(request.group)
         if let ids = request.eventIds, ids.count > NotificationsContract.maximumListing {
             throw .notificationsInvalidRequest("at most \(NotificationsContract.maximumListing) event ids")
         }
-        try await requireGroup(request.group)
+        try await requireGroup(request.group, caller: caller)
         let count = try await stored { () async throws(NotificationStorageError) in
             try await storage.replayDeadLetters(group: request.group, eventIds: request.eventIds, at: clock())
         }
@@ -68,9 +78,9 @@ public final class NotificationStore: Sendable {
         return NotificationsReplayed(replayed: count)
     }
 
-    public func replay(_ request: NotificationsReplayRequest) async throws(ServiceError) -> NotificationsReplayed {
+    public func replay(_ request: NotificationsReplayRequest, caller: String? = nil) async throws(ServiceError) -> NotificationsReplayed {
         try Self.checkGroupName(request.group)
-        try await requireGroup(request.group)
+        try await requireGroup(request.group, caller: caller)
         let count = try await stored { () async throws(NotificationStorageError) in
             try await storage.replay(group: request.group, from: request.from, at: clock())
         }
@@ -87,9 +97,13 @@ public final class NotificationStore: Sendable {
         }
     }
 
-    private func requireGroup(_ group: String) async throws(ServiceError) {
-        let exists = try await stored { () async throws(NotificationStorageError) in try await storage.groupExists(group) }
-        guard exists else { throw .unknownGroup(group) }
+    /// The group exists and, where groups are owned, is `caller`'s (nil: Notifications itself), or has no owner.
+    private func requireGroup(_ group: String, caller: String?) async throws(ServiceError) {
+        let owner = try await stored { () async throws(NotificationStorageError) in try await storage.groupOwner(group) }
+        guard let owner else { throw .unknownGroup(group) }
+        if ownership.groupsOwned, let owner, owner != (caller ?? NotificationsContract.serviceName) {
+            throw .notificationsForbidden("consumer group '\(group)' belongs to another service")
+        }
     }
 
     /// Runs a storage call, turning its failure into the service's error.

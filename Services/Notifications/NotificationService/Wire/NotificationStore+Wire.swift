@@ -5,11 +5,13 @@ import Logging
 extension NotificationStore {
     /// Serves the Notifications contract on `server`. Register before the server runs.
     public func register(on server: WireServer) {
-        server.register(NotificationsContract.publish) { request, _ in try await self.publish(request) }
-        server.register(NotificationsContract.declareGroup) { request, _ in try await self.declareGroup(request) }
+        // Event types belong to their publishers and groups to their declarers (EventOwnership): the caller the
+        // handshake proved decides.
+        server.register(NotificationsContract.publish) { request, context in try await self.publish(request, caller: context.peer) }
+        server.register(NotificationsContract.declareGroup) { request, context in try await self.declareGroup(request, caller: context.peer) }
         server.registerSubscription(NotificationsContract.subscribe) { request, context, subscriber in
             context.logger.debug("consumer subscribed", metadata: ["konto.group": "\(request.group)"])
-            try await self.serveGroup(request, subscriber: subscriber)
+            try await self.serveGroup(request, caller: context.peer, subscriber: subscriber)
         }
         server.registerSubscription(NotificationsContract.feed) { request, _, subscriber in
             try await self.serveFeed(request, subscriber: subscriber)
@@ -18,9 +20,9 @@ extension NotificationStore {
         server.registerSubscription(NotificationsContract.tail) { request, _, subscriber in
             try await self.serveTail(request, subscriber: subscriber)
         }
-        server.register(NotificationsContract.deadLetters) { request, _ in try await self.deadLetters(request) }
-        server.register(NotificationsContract.replayDeadLetters) { request, _ in try await self.replayDeadLetters(request) }
-        server.register(NotificationsContract.replay) { request, _ in try await self.replay(request) }
+        server.register(NotificationsContract.deadLetters) { request, context in try await self.deadLetters(request, caller: context.peer) }
+        server.register(NotificationsContract.replayDeadLetters) { request, context in try await self.replayDeadLetters(request, caller: context.peer) }
+        server.register(NotificationsContract.replay) { request, context in try await self.replay(request, caller: context.peer) }
         server.register(HealthContract.check) { _, _ in await self.healthReport() }
     }
 

@@ -41,7 +41,7 @@ public final class ProfileServer: Service {
             host: configuration.host,
             port: configuration.port,
             serverName: ProfileContract.serviceName,
-            secret: configuration.secret
+            verifiers: configuration.verifiers
         )
         wire.authorization = configuration.authorization
         // Profile handlers only await the database and do small JSON work, so they may run on the
@@ -69,7 +69,7 @@ public final class ProfileServer: Service {
         try wire.apply(configuration.wireTLS)
         self.wireServer = WireServer(configuration: wire, eventLoopGroup: eventLoopGroup, logger: logger)
         if let host = configuration.notificationsHost {
-            var notifications = WireClient.Configuration(host: host, port: configuration.notificationsPort, serviceName: ProfileContract.serviceName, secret: configuration.secret)
+            var notifications = WireClient.Configuration(host: host, port: configuration.notificationsPort, serviceName: ProfileContract.serviceName, serverName: NotificationsContract.serviceName, secret: configuration.secret)
             try notifications.apply(configuration.wireTLS)
             let client = WireClient(
                 configuration: notifications,

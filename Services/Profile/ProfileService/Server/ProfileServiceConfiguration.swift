@@ -5,11 +5,15 @@ import KontoRuntime
 import KontoWire
 import Logging
 
-/// Everything `konto-profile` needs, with a default for every setting but the shared secret.
+/// Everything `konto-profile` needs, with a default for every setting but its keys.
 public struct ProfileServiceConfiguration: Sendable {
     public var host: String
     public var port: Int
+    /// What Profile calls Notifications with: its own wire key (the root in development).
     public var secret: WireSecret
+    /// Whom Profile accepts: the verifiers of the gateway, Identity and operators' services (derived from `secret`
+    /// unless set).
+    public var verifiers: WireVerifiers
     /// TLS on the wire (`KONTO_WIRE_TLS_CERT`, `_KEY`, `_CA`); nil: plain TCP.
     public var wireTLS: WireTLS?
     /// Who may call which method: always the allow-list beside the contracts in a running service (the
@@ -40,6 +44,7 @@ public struct ProfileServiceConfiguration: Sendable {
         self.host = host
         self.port = port
         self.secret = secret
+        self.verifiers = WireVerifiers(secret)
         self.database = database
         self.accounts = accounts
         self.store = store
@@ -73,16 +78,18 @@ public struct ProfileServiceConfiguration: Sendable {
         let accounts = try environment.string("KONTO_ACCOUNTS_CONFIG").map { path in
             try AccountConfigurationLoader(logger: logger).load(path: path)
         } ?? .default
+        let keys = try environment.wireKeys(service: ProfileContract.serviceName, calls: true, serves: true)
         self.init(
             host: environment.string("KONTO_PROFILE_HOST", default: "127.0.0.1"),
             port: try environment.port("KONTO_PROFILE_PORT", default: ProfileContract.defaultPort),
-            secret: WireSecret(try environment.secret("KONTO_WIRE_SECRET")),
+            secret: keys.callerKey,
             database: database,
             accounts: accounts,
             store: store,
             notificationsHost: try environment.flag("KONTO_PROFILE_EVENTS", default: true) ? environment.string("KONTO_NOTIFICATIONS_HOST", default: "127.0.0.1") : nil,
             notificationsPort: try environment.port("KONTO_NOTIFICATIONS_PORT", default: NotificationsContract.defaultPort)
         )
+        self.verifiers = keys.verifiers
         self.shutdownGracePeriod = .seconds(try environment.integer("KONTO_PROFILE_SHUTDOWN_GRACE_SECONDS", default: 10, in: 1...3_600))
         do {
             self.wireTLS = try WireTLS.fromEnvironment { environment.string($0) }

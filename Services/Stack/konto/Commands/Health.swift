@@ -9,15 +9,18 @@ import NIOCore
 import NIOHTTP1
 
 /// `konto health`: is a service ready? The images' healthcheck (no curl in them): a wire service's `health.check`
-/// with the shared secret from `KONTO_WIRE_SECRET` (over TLS, checked against `KONTO_WIRE_TLS_CA`, when that is set),
-/// or the gateway's `/health/ready`.
+/// (over TLS, checked against `KONTO_WIRE_TLS_CA`, when that is set), or the gateway's `/health/ready`. Over the wire
+/// it proves itself with what the service's own container holds: the first of its callers' verifiers
+/// (`KONTO_<SERVICE>_WIRE_VERIFIERS`; with it the check can call only that service, which lets anyone authenticated
+/// ask `health.check`), or in development the root (`KONTO_WIRE_SECRET`).
 struct Health: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check that a service is ready (exit 0) or not (1); unreachable: 3.",
-        discussion: "--wire HOST:PORT asks a service over the wire, with the secret in KONTO_WIRE_SECRET (and over TLS when KONTO_WIRE_TLS_CA names the CA); --http URL asks a gateway's /health/ready."
+        discussion: "--wire HOST:PORT --service NAME asks a service over the wire, proving itself with the first verifier in KONTO_<NAME>_WIRE_VERIFIERS (or, in development, with KONTO_WIRE_SECRET), over TLS when KONTO_WIRE_TLS_CA names the CA; --http URL asks a gateway's /health/ready."
     )
 
     @Option(help: ArgumentHelp("A service's wire address.", valueName: "host:port")) var wire: String?
+    @Option(help: ArgumentHelp("The service at --wire: identity, profile or notifications.", valueName: "name")) var service: String?
     @Option(help: ArgumentHelp("A gateway's base URL.", valueName: "url")) var http: String?
     @Option(help: "Seconds to wait for the answer.") var timeout = 5
     @Flag(help: "Print nothing, only the exit status.") var quiet = false
@@ -26,13 +29,15 @@ struct Health: AsyncParsableCommand {
         guard (wire == nil) != (http == nil) else { throw ValidationError("one of --wire HOST:PORT or --http URL") }
         guard (1...300).contains(timeout) else { throw ValidationError("--timeout is 1 to 300 seconds") }
         if let wire, Self.address(wire) == nil { throw ValidationError("--wire is HOST:PORT, not '\(wire)'") }
+        if wire != nil, service == nil { throw ValidationError("--wire needs --service NAME (identity, profile or notifications)") }
+        if wire == nil, service != nil { throw ValidationError("--service goes with --wire") }
     }
 
     func run() async throws {
         let (ready, text): (Bool, String)
         do {
             if let wire, let (host, port) = Self.address(wire) {
-                (ready, text) = try await Self.checkWire(host: host, port: port, timeout: .seconds(Int64(timeout)))
+                (ready, text) = try await Self.checkWire(host: host, port: port, service: service ?? "", timeout: .seconds(Int64(timeout)))
             } else {
                 (ready, text) = try await Self.checkHTTP(http ?? "", timeout: .seconds(Int64(timeout)))
             }
@@ -53,11 +58,27 @@ struct Health: AsyncParsableCommand {
         return host.isEmpty ? nil : (host, port)
     }
 
-    private static func checkWire(host: String, port: Int, timeout: TimeAmount) async throws -> (Bool, String) {
-        guard let secret = ProcessInfo.processInfo.environment["KONTO_WIRE_SECRET"], !secret.isEmpty else {
-            throw CommandFailure(usage: "KONTO_WIRE_SECRET must hold the services' shared secret")
+    private static func checkWire(host: String, port: Int, service: String, timeout: TimeAmount) async throws -> (Bool, String) {
+        let variables = ProcessInfo.processInfo.environment
+        let verifiersVariable = DeploymentKeys.verifiersVariable(service)
+        let caller: String, secret: WireSecret
+        if let text = variables[verifiersVariable], !text.isEmpty {
+            switch WireVerifiers.parse(text, server: service) {
+            case .success(let verifiers):
+                guard let name = verifiers.callers?.first, let first = verifiers.candidates(caller: name, server: service).first else {
+                    throw CommandFailure(usage: "\(verifiersVariable) lists no caller")
+                }
+                (caller, secret) = (name, first)
+            case .failure(let error):
+                throw CommandFailure(usage: "\(verifiersVariable) \(error.problem)")
+            }
+        } else if let root = variables["KONTO_WIRE_SECRET"], !root.isEmpty {
+            // The gateway calls every inner service, so every one holds its verifier.
+            (caller, secret) = (WireAllowList.gateway, WireSecret(root))
+        } else {
+            throw CommandFailure(usage: "\(verifiersVariable) (or KONTO_WIRE_SECRET in development) must be set")
         }
-        var configuration = WireClient.Configuration(host: host, port: port, serviceName: "konto-health", secret: WireSecret(secret))
+        var configuration = WireClient.Configuration(host: host, port: port, serviceName: caller, serverName: service, secret: secret)
         if let ca = ProcessInfo.processInfo.environment[WireTLS.caVariable], !ca.isEmpty {
             do {
                 try configuration.apply(WireTLS(caPath: ca))

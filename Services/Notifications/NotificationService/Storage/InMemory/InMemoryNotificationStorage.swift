@@ -32,6 +32,7 @@ public final class InMemoryNotificationStorage: NotificationStorage {
         var lastPosition: Int64 = 0
         var positionByEventId: [UUID: Int64] = [:]
         var groups: [String: [String]?] = [:]
+        var groupOwners: [String: String] = [:]
         var deliveries: [String: [Int64: Delivery]] = [:]
         var deadLetters: [String: [Int64: Letter]] = [:]
         var webhookLog: [String: [WebhookAttempt]] = [:]
@@ -105,18 +106,27 @@ public final class InMemoryNotificationStorage: NotificationStorage {
         }
     }
 
-    public func ensureGroup(_ name: String, types: [String]?, at now: Timestamp) -> GroupOutcome {
+    public func ensureGroup(_ name: String, types: [String]?, owner: String?, at now: Timestamp) -> GroupOutcome {
         state.withLock { state in
             if let existing = state.groups[name] {
-                return existing.map(Set.init) == types.map(Set.init) ? .existing : .mismatch
+                if let current = state.groupOwners[name], current != owner { return .foreign }
+                guard existing.map(Set.init) == types.map(Set.init) else { return .mismatch }
+                // A group without an owner (declared before groups had owners) becomes the declaring caller's.
+                if state.groupOwners[name] == nil { state.groupOwners[name] = owner }
+                return .existing
             }
             state.groups[name] = .some(types)
+            state.groupOwners[name] = owner
             return .created
         }
     }
 
     public func groupExists(_ name: String) -> Bool {
         state.withLock { $0.groups[name] != nil }
+    }
+
+    public func groupOwner(_ name: String) -> String?? {
+        state.withLock { state in state.groups[name] == nil ? nil : .some(state.groupOwners[name]) }
     }
 
     public func claim(group: String, limit: Int, at now: Timestamp, visibility: Duration, maxAttempts: Int) -> [ClaimedDelivery] {

@@ -131,5 +131,14 @@ public enum NotificationMigrations {
                 "CREATE INDEX erasures_pending ON erasures (requested_at) WHERE erased_generation IS DISTINCT FROM generation",
             ]
         ),
+        // A group belongs to the caller that declared it (docs/PROTOCOL.md, "Who may call what"); one declared before
+        // has none and becomes the next declaring caller's.
+        PostgresMigration(
+            version: 6,
+            name: "consumer groups have owners",
+            statements: [
+                "ALTER TABLE groups ADD COLUMN owner text",
+            ]
+        ),
     ]
 }

@@ -71,25 +71,35 @@ public struct PostgresNotificationStorage: NotificationStorage {
         return AppendOutcome(stored: stored, duplicates: events.count - stored)
     }
 
-    public func ensureGroup(_ name: String, types: [String]?, at now: Timestamp) async throws(NotificationStorageError) -> GroupOutcome {
+    public func ensureGroup(_ name: String, types: [String]?, owner: String?, at now: Timestamp) async throws(NotificationStorageError) -> GroupOutcome {
         let sorted = types.map { Array(Set($0)).sorted() }
         return try await run { client, logger in
+            // One statement: create it, or else claim it when it has no owner and the types match. The conflict
+            // branch always updates (to the same owner unless claiming), so RETURNING shows the row as it is after
+            // any concurrent declaration committed: a caller racing another for a new name sees the winner's owner.
             let rows = try await client.query(
                 """
-                WITH created AS (
-                    INSERT INTO notifications.groups (name, types, created_at) VALUES (\(name), \(sorted), \(now.date))
-                    ON CONFLICT (name) DO NOTHING
-                    RETURNING 1
-                )
-                SELECT (SELECT count(*) FROM created), (SELECT types FROM notifications.groups WHERE name = \(name))
+                INSERT INTO notifications.groups AS g (name, types, created_at, owner) VALUES (\(name), \(sorted), \(now.date), \(owner))
+                ON CONFLICT (name) DO UPDATE SET owner = CASE
+                    WHEN g.owner IS NULL AND g.types IS NOT DISTINCT FROM excluded.types THEN excluded.owner ELSE g.owner END
+                RETURNING (xmax = 0), g.types, g.owner
                 """,
                 logger: logger
             )
-            for try await (created, existing) in rows.decode((Int, [String]?).self) {
-                if created == 1 { return .created }
+            for try await (inserted, existing, stored) in rows.decode((Bool, [String]?, String?).self) {
+                if inserted { return .created }
+                if let stored, stored != owner { return .foreign }
                 return existing == sorted ? .existing : .mismatch
             }
             return .mismatch
+        }
+    }
+
+    public func groupOwner(_ name: String) async throws(NotificationStorageError) -> String?? {
+        try await run { client, logger in
+            let rows = try await client.query("SELECT owner FROM notifications.groups WHERE name = \(name)", logger: logger)
+            for try await owner in rows.decode(String?.self) { return .some(owner) }
+            return nil
         }
     }
 
