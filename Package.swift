@@ -128,7 +128,7 @@ let package = Package(
         .target(
             name: "KontoTestSupport",
             dependencies: [
-                "KontoErrors", "KontoWire", "KontoContracts", .postgresNIO, .nioCore, .nioPosix, .nioHTTP1, .logging,
+                "KontoErrors", "KontoModel", "KontoWire", "KontoContracts", .postgresNIO, .nioCore, .nioPosix, .nioHTTP1, .logging,
                 .serviceLifecycle, .crypto,
             ],
             path: "Shared/KontoTestSupport"

@@ -408,7 +408,10 @@ public final class KontoClient: Sendable {
     /// Confirms an address with the token of the link sent to it; no session needed.
     public func confirmEmailVerification(token: String) async throws {
         let body = Components.Schemas.EmailVerificationConfirmation(token: token)
-        switch try await call({ try await $0.confirmEmailVerification(body: .json(body)) }) {
+        // The session this client holds goes with it: when this is the account's first proof of its address, that
+        // session and the password stay, and what else the account had ends (docs/IDENTITY.md, "Pre-hijacked accounts").
+        let session = try? await sessions.load()
+        switch try await call(token: session?.token, { try await $0.confirmEmailVerification(body: .json(body)) }) {
         case .noContent: break
         case .default(let status, let problem): throw Self.refusal(status, problem)
         }

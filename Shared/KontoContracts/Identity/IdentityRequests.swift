@@ -166,9 +166,13 @@ public struct IdentityEmailCodeLoginRequest: Codable, Sendable {
 /// The token of a verification link.
 public struct IdentityConfirmEmailVerificationRequest: Codable, Sendable {
     public var token: BearerToken
+    /// The confirmer's session, when it has one of the account (the console's, the app's): kept, with the password,
+    /// when the confirmation is the account's first proof of its address; everything else the account had ends.
+    public var session: BearerToken?
 
-    public init(token: BearerToken) {
+    public init(token: BearerToken, session: BearerToken? = nil) {
         self.token = token
+        self.session = session
     }
 }
 

@@ -30,7 +30,11 @@ public struct MailRequest: Sendable, Hashable {
         /// A second factor was removed (`values["factorType"]`).
         public static let factorRemoved = Message(rawValue: "factorRemoved")
 
-        public static let all: [Message] = [.passwordReset, .verifyEmail, .signInCode, .passwordChanged, .emailChanged, .factorAdded, .factorRemoved]
+        /// The address was proven for the first time and what the account gained before was removed
+        /// (`values["removed"]`: what, as a list people read).
+        public static let accessSecured = Message(rawValue: "accessSecured")
+
+        public static let all: [Message] = [.passwordReset, .verifyEmail, .signInCode, .passwordChanged, .emailChanged, .factorAdded, .factorRemoved, .accessSecured]
     }
 
     public var message: Message

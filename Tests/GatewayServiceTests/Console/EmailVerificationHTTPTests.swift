@@ -28,7 +28,7 @@ struct EmailVerificationHTTPTests {
         }
     }
 
-    @Test("the mailed link's page confirms the address with a button (not on opening); the token then works no more; a new link needs a session")
+    @Test("the mailed link's page confirms the address with a button (not on opening), keeping the browser's session and password, ending the account's other sessions; the token then works no more; a new link needs a session")
     func verification() async throws {
         try await GatewayHarness.withGateway { gateway in
             let (session, accountId) = try await gateway.signUp("vera@example.org")
@@ -40,6 +40,9 @@ struct EmailVerificationHTTPTests {
             #expect((forged.object["details"] as? [String: Any])?["emailVerified"] as? Bool != true, "\(forged.text)")
             try await ConsoleBrowser.withClient { http in
                 var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                // The owner, signed in in this browser, opens the link there: that session is theirs and stays.
+                _ = try await browser.get("/account/")
+                _ = try await browser.post("/account/login", [("userId", "vera@example.org"), ("password", "correct horse battery")])
                 let page = try await browser.get("/account/verify?token=\(token)")
                 #expect(page.status == 200 && page.html.contains(#"<main id="verify">"#) && page.html.contains(#"value="\#(token)""#))
                 // Opening the page used nothing: the API still takes the token... after the button, which confirms.
@@ -49,8 +52,14 @@ struct EmailVerificationHTTPTests {
                 #expect(again.status == 403 && again.html.contains("The verification link is invalid, used or expired."))
                 let bare = try await browser.get("/account/verify")
                 #expect(bare.html.contains("This page needs the link from your message."))
+                let overview = try await browser.get("/account/")
+                #expect(overview.html.contains(#"<main id="overview">"#) || overview.html.contains("vera@example.org"), "the browser's session stays: \(overview.html)")
             }
-            let after = try await gateway.request(.GET, "/v1/account", token: session)
+            // The account's first proof ended its other sessions (the sign-up's); the password it was confirmed with stays.
+            #expect(try await gateway.request(.GET, "/v1/account", token: session).status == 401)
+            let login = try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"vera@example.org","password":"correct horse battery"}"#)
+            let current = try #require((login.object["session"] as? [String: Any])?["token"] as? String, "\(login.text)")
+            let after = try await gateway.request(.GET, "/v1/account", token: current)
             #expect((after.object["details"] as? [String: Any])?["emailVerified"] as? Bool == true, "\(after.text)")
             let reused = try await gateway.request(.POST, "/v1/email-verifications/confirm", json: #"{"token":"\#(token)"}"#)
             #expect(reused.status == 403 && reused.code == "account.invalidVerificationToken")
@@ -58,7 +67,7 @@ struct EmailVerificationHTTPTests {
             #expect(try await gateway.request(.POST, "/v1/email-verifications/confirm", json: #"{"token":""}"#).code == "account.invalidVerificationToken")
             #expect(try await gateway.request(.POST, "/v1/email-verifications/confirm", json: #"{}"#).status == 400)
             // Verified: a new link is accepted and sends nothing; without a session, refused.
-            #expect(try await gateway.request(.POST, "/v1/account/email-verification", token: session).status == 202)
+            #expect(try await gateway.request(.POST, "/v1/account/email-verification", token: current).status == 202)
             #expect(try await gateway.request(.POST, "/v1/account/email-verification").status == 401)
         }
     }
@@ -83,10 +92,15 @@ struct EmailVerificationHTTPTests {
                 #expect(overview.html.contains(#"id="verification-notice""#), "\(overview.html)")
                 let asked = try await browser.post("/account/verify/request", [])
                 #expect(asked.status == 429 && asked.html.contains("Too many"), "\(asked.status) \(asked.html)")
-                // Any link sent so far still works (the newest as well as the first); then the notice is gone.
-                #expect(try await gateway.request(.POST, "/v1/email-verifications/confirm", json: #"{"token":"\#(token)"}"#).status == 204)
+                // Any link sent so far still works (the newest as well as the first); then the notice is gone. Confirmed
+                // with the API's session, the first proof keeps that one and the password, and ends the browser's.
+                #expect(try await gateway.request(.POST, "/v1/email-verifications/confirm", json: #"{"token":"\#(token)"}"#, token: session).status == 204)
+                #expect(try await gateway.request(.GET, "/v1/account", token: session).status == 200)
+                let signedOut = try await browser.get("/account/")
+                #expect(!signedOut.html.contains(#"id="verification-notice""#))
+                _ = try await browser.post("/account/login", [("userId", "ivo@example.org"), ("password", "correct horse battery")])
                 let verified = try await browser.get("/account/")
-                #expect(!verified.html.contains(#"id="verification-notice""#))
+                #expect(verified.html.contains("ivo@example.org") && !verified.html.contains(#"id="verification-notice""#), "\(verified.html)")
             }
         }
     }
@@ -102,7 +116,7 @@ struct EmailVerificationHTTPTests {
             #expect(try await gateway.request(.GET, "/v1/account", token: session).status == 200)
             #expect(try await gateway.request(.POST, "/v1/account/email-verification", token: session).status == 202)
             let token = try await Self.verificationToken(gateway, accountId: accountId)
-            #expect(try await gateway.request(.POST, "/v1/email-verifications/confirm", json: #"{"token":"\#(token)"}"#).status == 204)
+            #expect(try await gateway.request(.POST, "/v1/email-verifications/confirm", json: #"{"token":"\#(token)"}"#, token: session).status == 204)
             #expect(try await gateway.request(.PATCH, "/v1/account", json: #"{"set":{"email":"una@work.example"}}"#, token: session).status == 200)
         }
         // The overview's "Send a new link" asks for one and says so.

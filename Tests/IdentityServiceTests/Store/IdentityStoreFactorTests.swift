@@ -32,8 +32,11 @@ struct IdentityStoreFactorTests {
     }
 
     /// Signs up, enrols and confirms a TOTP (within the sign-up's privileged window); the session and the secret.
+    /// An account whose owner proved the address and then added an authenticator app (a factor added before the
+    /// first proof would end with it).
     static func enrolled(_ fixture: IdentityFixture) async throws -> (IdentityAccountSession, String, String) {
         let signedUp = try await fixture.signUp()
+        try await fixture.confirmAddress(signedUp)
         let enrolment = try await fixture.store.enrollTOTP(IdentitySecuredRequest(token: signedUp.session.token))
         let secret = try key(of: enrolment)
         _ = try await fixture.store.confirmTOTP(IdentityConfirmFactorRequest(token: signedUp.session.token, factorId: enrolment.factorId, code: code(secret, fixture)))

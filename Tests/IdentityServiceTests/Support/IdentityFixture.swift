@@ -65,6 +65,19 @@ struct IdentityFixture {
         try await store.login(IdentityLoginRequest(userId: userId, password: SecretString(password), clientAddress: address))
     }
 
+    /// The owner confirms the account's address from `signedUp`'s session with the link Identity mailed (its token
+    /// opened as the courier opens it): the account's first proof, which keeps that session and the password.
+    func confirmAddress(_ signedUp: IdentityAccountSession) async throws {
+        for event in try await events().reversed() where event.accountId == signedUp.accountId {
+            if case let .mailRequested(request) = event.kind, request.message == .verifyEmail, let sealed = request.sealedToken {
+                let token = try Self.seal.open(sealed, accountId: signedUp.accountId)
+                _ = try await store.confirmEmailVerification(IdentityConfirmEmailVerificationRequest(token: BearerToken(token), session: signedUp.session.token))
+                return
+            }
+        }
+        Issue.record("no verification mail for \(signedUp.accountId)")
+    }
+
     func validate(_ token: BearerToken) async throws -> IdentitySessionInfo {
         try await store.validateSession(IdentitySessionRequest(token: token))
     }

@@ -36,16 +36,22 @@ extension AccountConsole {
     func confirmVerification(_ visit: Visit, _ form: ConsoleForm) async -> Response {
         let token = form["token"] ?? ""
         do {
-            try await operations.asSession(nil) { try await operations.confirmEmailVerification(token: token) }
+            // The browser's session, if it has one, is the confirmer's: it stays when the address is proven first.
+            try await operations.asSession(visit.session) { try await operations.confirmEmailVerification(token: token) }
         } catch {
             let problem = consoleProblem(error)
             guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }
             return verifyPage(visit, token: token, formError: problem.detail ?? problem.title, status: problem.status)
         }
+        // A first confirmation ends what the account had before it (docs/IDENTITY.md, "Pre-hijacked accounts"); the
+        // page says what that means here, the mail lists what went.
+        let text = visit.session == nil
+            ? "Thank you: your email address is confirmed. If anything was set up on this account before (a password, sessions, second factors), it was removed, and a mail lists it: choose a password to sign in."
+            : "Thank you: your email address is confirmed. If this was its first confirmation, other sessions and second factors added before it were removed (a mail lists them); your password and this session stay."
         return donePage(
             .init(
-                mainId: "verified", heading: "Address confirmed", text: "Thank you: your email address is confirmed.",
-                linkId: "account-link", linkPath: "/", linkLabel: "Go to your account"
+                mainId: "verified", heading: "Address confirmed", text: text,
+                linkId: "account-link", linkPath: visit.session == nil ? "/reset" : "/", linkLabel: visit.session == nil ? "Choose a password" : "Go to your account"
             ),
             visit: visit, endsSession: false
         )

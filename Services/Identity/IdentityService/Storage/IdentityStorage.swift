@@ -170,6 +170,16 @@ public protocol IdentityStorage: OutboxStore {
     /// token or one for a former userId is removed too: it works at most once).
     func confirmEmailVerification(tokenHash: [UInt8], at now: Timestamp, events: @escaping @Sendable (_ accountId: String) -> [AccountEvent]) async throws(IdentityStorageError) -> String?
 
+    /// The account's first proof of its address (docs/IDENTITY.md, "Pre-hijacked accounts"), called right after the
+    /// proof: when the account was never proven before (no proof recorded, and its address not verified when it was
+    /// made, as a provider's vouching does), records it as proven and, in the same transaction, ends what it gained while
+    /// unproven: every session but `keeping`, the password unless `keepingPassword`, every factor and every linked
+    /// identity (a provider token kept for one revoked as an unlink does). The credential's version is raised, so a
+    /// sign-in that checked the old state leaves no session. Nil when the account was proven before (or is gone).
+    func endAccessBeforeFirstProof(
+        accountId: String, keeping: String?, keepingPassword: Bool, at now: Timestamp, events: @escaping @Sendable (AccessEnded) -> [AccountEvent]
+    ) async throws(IdentityStorageError) -> AccessEnded?
+
     // MARK: Sign-in codes
 
     /// Stores a sign-in code's digest for the account under its credential's version (until `expiresAt`), with the

@@ -93,8 +93,17 @@ extension IdentityStore {
         try await forgetFailures(keys, counts: lookup.counts, heldUserId: heldUserId)
         var verified = credential
         verified.emailVerifiedAt = verified.emailVerifiedAt ?? now
+        var demandsSecondFactor = lookup.demandsSecondFactor
+        // A code proves the mailbox: the account's first proof ends what it gained before, the password too (the
+        // owner chooses one); the session this sign-in makes comes after, under the credential as it is then.
+        if try await endAccessBeforeFirstProof(accountId: accountId, keepingPassword: false, at: now) != nil,
+           let current = try await stored({ () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }) {
+            verified = current
+            verified.emailVerifiedAt = verified.emailVerifiedAt ?? now
+            demandsSecondFactor = false
+        }
         do {
-            let answer = try await finishSignIn(verified, demandsSecondFactor: lookup.demandsSecondFactor, privileged: false, clients: clients, at: now)
+            let answer = try await finishSignIn(verified, demandsSecondFactor: demandsSecondFactor, privileged: false, clients: clients, at: now)
             logger.info("signed in with a mailed code", metadata: ["konto.account_id": "\(accountId)"])
             return answer
         } catch where error.code == .identityProfileUnavailable {

@@ -81,6 +81,13 @@ extension IdentityStore {
         }
         guard let accountId else { throw Self.invalidVerificationToken }
         logger.info("email address verified", metadata: ["konto.account_id": "\(accountId)"])
+        // The account's first proof ends what it gained before (docs/IDENTITY.md, "Pre-hijacked accounts"): a session
+        // of the account sent with the link is the confirmer's own, which stays, with the password it was made with.
+        var keeping: String?
+        if let token = request.session, let session = try? await validSession(token, at: now), session.accountId == accountId {
+            keeping = session.id
+        }
+        _ = try await endAccessBeforeFirstProof(accountId: accountId, keeping: keeping, keepingPassword: keeping != nil, at: now)
         return IdentityEmailVerified(accountId: accountId)
     }
 

@@ -61,8 +61,6 @@ extension IdentityStore {
             throw Self.invalidResetToken
         }
         let address = await mailAddress(accountId: tokenAccount)
-        // Whether the address was proven before this reset proves it (a reset link reaches only the mailbox's owner).
-        let wasVerified = (try? await storage.credential(accountId: tokenAccount))??.emailVerifiedAt != nil
         let hash = try await hashing { try await hashing.hash(request.newPassword.value) }
         let confirmed = try await stored { () async throws(IdentityStorageError) in
             try await storage.confirmPasswordReset(tokenHash: tokenHash, at: now, passwordHash: hash.encoded) { accountId, sessionsEnded in
@@ -83,25 +81,18 @@ extension IdentityStore {
             // The owner proved control of the account: failed logins against it are forgiven.
             try? await storage.clearFailures(key: throttleKeys(normalizedUserId: normalizedUserId, clientAddress: nil)[0])
         }
-        if !wasVerified, accountId == tokenAccount {
-            await unlinkUnprovenIdentities(accountId: accountId, at: now)
+        // A reset link reaches only the mailbox's owner: the account's first proof ends what it gained before
+        // (docs/IDENTITY.md, "Pre-hijacked accounts"), but the password this reset set. The reset is done either way; a
+        // failure here leaves the account unproven, so the next proof ends it.
+        if accountId == tokenAccount {
+            do {
+                _ = try await endAccessBeforeFirstProof(accountId: accountId, keepingPassword: true, at: now)
+            } catch {
+                logger.error("first proof by a reset not finished", metadata: ["konto.account_id": "\(accountId)", "konto.error": "\(error.code)"])
+            }
         }
         logger.info("password reset", metadata: ["konto.account_id": "\(accountId)"])
         return IdentitySessionsEnded(sessionsEnded: confirmed.sessionsEnded, accountId: accountId)
-    }
-
-    /// The pre-account takeover: someone signs up with another's address they cannot read (through a provider, typing
-    /// it), the owner later resets the password through the mail. The reset proves the mailbox; identities linked
-    /// while the address was unproven are the squatter's way back in, and go (each `identityUnlinked`).
-    private func unlinkUnprovenIdentities(accountId: String, at now: Timestamp) async {
-        guard let identities = try? await storage.externalIdentities(accountId: accountId) else { return }
-        for identity in identities {
-            _ = try? await storage.removeExternalIdentity(
-                accountId: accountId, identityId: identity.id, keepingWayIn: false,
-                events: [event(accountId, .identityUnlinked(identityId: identity.id, provider: identity.provider), at: now)]
-            )
-            logger.warning("identity unlinked by a password reset of an unverified address", metadata: ["konto.account_id": "\(accountId)", "konto.provider": "\(identity.provider)"])
-        }
     }
 
     static let invalidResetToken = ServiceError(AccountError(code: .invalidResetToken))

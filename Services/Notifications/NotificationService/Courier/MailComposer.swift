@@ -31,6 +31,8 @@ public struct MailComposer: Sendable {
         var time: String
         /// A second factor, as people name it ("An authenticator app").
         var factor: String?
+        /// What a first proof of the address removed, as a list people read (`accessSecured`).
+        var removed: String?
         /// The console's page for resetting a password.
         var resetLink: String
         var publicURL: String
@@ -61,6 +63,7 @@ public struct MailComposer: Sendable {
             }
         }
         context.factor = request.values["factorType"].map(Self.factorName)
+        context.removed = request.values["removed"]
         let templates = settings.templates
         guard let subject = templates.template(request.message, .subject), let text = templates.template(request.message, .text),
               let html = templates.template(request.message, .html)

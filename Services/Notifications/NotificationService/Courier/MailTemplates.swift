@@ -174,6 +174,21 @@ public struct MailTemplates: Sendable {
         <p>{{factor}} was removed from your account {{address}} at {{time}}.</p>
         <p>If it was not you, <a href="{{resetLink}}">reset your password now</a>.</p>
         """),
+        "accessSecured.subject": "Your address is confirmed; what was set up before is gone",
+        "accessSecured.text": """
+        {{address}} was confirmed as your account's address at {{time}}, for the first time. So that nobody who
+        set the account up with your address before you could confirm it can still use it, this was removed:
+        {{removed}}.
+
+        To sign in with a password, choose one here: {{resetLink}}
+
+        """,
+        "accessSecured.html": page("""
+        <p>{{address}} was confirmed as your account's address at {{time}}, for the first time.</p>
+        <p>So that nobody who set the account up with your address before you could confirm it can still use it, this
+        was removed: {{removed}}.</p>
+        <p>To sign in with a password, <a href="{{resetLink}}">choose one here</a>.</p>
+        """),
     ]
 
     private static func page(_ body: String) -> String {

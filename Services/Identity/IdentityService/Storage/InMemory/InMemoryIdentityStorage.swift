@@ -54,6 +54,8 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         var externalIdentities: [String: StoredExternalIdentity] = [:]
         /// Used ID tokens' nonce digests, until the tokens expire.
         var usedNonces: [[UInt8]: Timestamp] = [:]
+        /// accountId → when its address was first proven (``IdentityStorage/endAccessBeforeFirstProof(accountId:keeping:keepingPassword:at:events:)``).
+        var provenAt: [String: Timestamp] = [:]
         /// Provider tokens to revoke (the accounts are deleted), by id.
         var revocations: [String: Revocation] = [:]
         var outbox: [AccountEvent] = [] {
@@ -239,7 +241,9 @@ public final class InMemoryIdentityStorage: IdentityStorage {
             }
             credential.userId = userId
             credential.normalizedUserId = normalizedUserId
-            // A new address is unverified; links sent to the previous one verify nothing.
+            // A new address is unverified; links sent to the previous one verify nothing. An account proven before
+            // stays proven.
+            if let verified = credential.emailVerifiedAt, state.provenAt[accountId] == nil { state.provenAt[accountId] = verified }
             credential.emailVerifiedAt = nil
             state.credentials[accountId] = credential
             state.emailVerifications = state.emailVerifications.filter { $0.value.accountId != accountId }

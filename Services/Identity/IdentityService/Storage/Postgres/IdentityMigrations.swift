@@ -304,5 +304,15 @@ public enum IdentityMigrations {
                 """,
             ]
         ),
+        // When the account's address was first proven (docs/IDENTITY.md, "Pre-hijacked accounts"): the first proof
+        // ends what the account gained before it. Accounts verified before this migration count as proven then.
+        PostgresMigration(
+            version: 11,
+            name: "credentials remember their first proof of address",
+            statements: [
+                "ALTER TABLE credentials ADD COLUMN proven_at timestamptz",
+                "UPDATE credentials SET proven_at = email_verified_at WHERE email_verified_at IS NOT NULL",
+            ]
+        ),
     ]
 }

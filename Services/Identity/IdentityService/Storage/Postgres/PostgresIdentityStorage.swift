@@ -187,7 +187,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
             let rows = try await connection.query(
                 """
                 UPDATE identity.credentials SET user_id = \(userId), normalized_user_id = \(normalizedUserId),
-                    credential_version = credential_version + 1, email_verified_at = NULL
+                    credential_version = credential_version + 1, email_verified_at = NULL, proven_at = COALESCE(proven_at, email_verified_at)
                 WHERE account_id = \(accountId) AND NOT pending RETURNING 1
                 """,
                 logger: logger

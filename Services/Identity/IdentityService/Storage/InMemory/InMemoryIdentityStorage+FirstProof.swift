@@ -1,0 +1,38 @@
+import KontoModel
+import Synchronization
+
+extension InMemoryIdentityStorage {
+    public func endAccessBeforeFirstProof(
+        accountId: String, keeping: String?, keepingPassword: Bool, at now: Timestamp, events: @escaping @Sendable (AccessEnded) -> [AccountEvent]
+    ) -> AccessEnded? {
+        state.withLock { state in
+            guard let credential = state.active(accountId), state.provenAt[accountId] == nil,
+                  credential.emailVerifiedAt.map({ $0 > credential.createdAt }) ?? true
+            else { return nil }
+            state.provenAt[accountId] = now
+            let hadPassword = credential.passwordHash != nil
+            if !keepingPassword { state.credentials[accountId]?.passwordHash = nil }
+            let sessions = state.credentialChanged(accountId, keeping: keeping)
+            state.challenges = state.challenges.filter { $0.value.accountId != accountId }
+            let factors = state.factors.values.filter { $0.accountId == accountId }.sorted { $0.id < $1.id }
+            for factor in factors {
+                state.factors[factor.id] = nil
+                state.recoveryCodes[factor.id] = nil
+            }
+            let identities = state.externalIdentities.values.filter { $0.accountId == accountId }.sorted { $0.id < $1.id }
+            for identity in identities {
+                state.externalIdentities[identity.id] = nil
+                if let sealed = identity.sealedRefreshToken {
+                    let revocation = StoredRevocation(id: identity.id, provider: identity.provider, accountId: accountId, identityId: identity.id, sealedToken: sealed)
+                    state.revocations[revocation.id] = Revocation(revocation: revocation, nextAttemptAt: Timestamp(milliseconds: 0))
+                }
+            }
+            let ended = AccessEnded(
+                sessions: sessions, passwordRemoved: hadPassword && !keepingPassword,
+                factors: factors.map { ($0.id, $0.kind) }, identities: identities.map { ($0.id, $0.provider) }
+            )
+            state.outbox += events(ended)
+            return ended
+        }
+    }
+}
