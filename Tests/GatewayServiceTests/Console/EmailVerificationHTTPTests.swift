@@ -113,6 +113,17 @@ struct EmailVerificationHTTPTests {
             #expect(refused.status == 403 && refused.code == "account.emailNotVerified", "\(refused.text)")
             let factor = try await gateway.request(.POST, "/v1/account/factors/totp", json: "{}", token: session)
             #expect(factor.status == 403 && factor.code == "account.emailNotVerified", "\(factor.text)")
+            // Every way to add a way in: confirming an authenticator app, registering a passkey, linking a provider.
+            let attempts: [(String, String)] = [
+                ("/v1/account/factors/totp/any-factor/confirm", #"{"code":"123456"}"#),
+                ("/v1/account/factors/passkeys/options", "{}"),
+                ("/v1/account/recovery-codes", "{}"),
+                ("/v1/account/identities", #"{"provider":"test","idToken":"x","nonce":"y"}"#),
+            ]
+            for (path, json) in attempts {
+                let refusedWay = try await gateway.request(.POST, path, json: json, token: session)
+                #expect(refusedWay.status == 403 && refusedWay.code == "account.emailNotVerified", "\(path): \(refusedWay.status) \(refusedWay.text)")
+            }
             #expect(try await gateway.request(.GET, "/v1/account", token: session).status == 200)
             #expect(try await gateway.request(.POST, "/v1/account/email-verification", token: session).status == 202)
             let token = try await Self.verificationToken(gateway, accountId: accountId)

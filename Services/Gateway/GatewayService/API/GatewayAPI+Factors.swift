@@ -36,8 +36,9 @@ extension GatewayAPI {
     func confirmTOTP(_ input: Operations.ConfirmTOTP.Input) async throws -> Operations.ConfirmTOTP.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
         // Confirming makes a login ask for the second factor: the account's events say so, and cached sessions go.
-        let factor = try await changingAccount { token, _ in
-            try await upstreams.identity(
+        let factor = try await changingAccount { token, session in
+            try requireVerifiedAddress(session)
+            return try await upstreams.identity(
                 IdentityContract.confirmTOTP,
                 IdentityConfirmFactorRequest(token: token, factorId: input.path.factorId, code: SecretString(body.code))
             )
@@ -77,8 +78,9 @@ extension GatewayAPI {
     func registerPasskey(_ input: Operations.RegisterPasskey.Input) async throws -> Operations.RegisterPasskey.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
         // A passkey makes a login ask for the second factor: the account's events say so, and cached sessions go.
-        let factor = try await changingAccount { token, _ in
-            try await upstreams.identity(IdentityContract.registerPasskey, IdentityRegisterPasskeyRequest(token: token, name: body.name, credential: body.credential))
+        let factor = try await changingAccount { token, session in
+            try requireVerifiedAddress(session)
+            return try await upstreams.identity(IdentityContract.registerPasskey, IdentityRegisterPasskeyRequest(token: token, name: body.name, credential: body.credential))
         }
         return .created(.init(body: .json(Self.factor(factor))))
     }

@@ -64,8 +64,11 @@ extension GatewayAPI {
 
     func linkIdentity(_ input: Operations.LinkIdentity.Input) async throws -> Operations.LinkIdentity.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
-        let linked = try await changingAccount { token, _ in
-            try await upstreams.identity(IdentityContract.linkIdentity, IdentityLinkIdentityRequest(
+        let linked = try await changingAccount { token, session in
+            // A provider's identity is a way in: not added to an account whose address is unproven where verified
+            // addresses are required (the first proof would end it anyway).
+            try requireVerifiedAddress(session)
+            return try await upstreams.identity(IdentityContract.linkIdentity, IdentityLinkIdentityRequest(
                 token: token, currentPassword: body.currentPassword.map(SecretString.init), provider: body.provider,
                 idToken: body.idToken.map(SecretString.init), nonce: body.nonce.map(SecretString.init),
                 authorizationCode: body.authorizationCode.map(SecretString.init), codeVerifier: body.codeVerifier.map(SecretString.init),

@@ -84,8 +84,9 @@ struct GatewayAPI: APIProtocol {
     /// checked first (from the cache, else with Identity), so a made-up token is a 401 that touches nothing, and the
     /// account is always known: no request can empty the whole cache.
     /// Refuses (`account.emailNotVerified`) what a session of an unverified account may not do where the deployment
-    /// requires verified addresses: write details, add a second factor. Reading, verifying, a new userId (to mend a
-    /// mistyped address), logging out and deleting stay open. An account without an address (nil) is not held back.
+    /// requires verified addresses: write details, add or confirm a second factor, link a provider's identity. Reading,
+    /// verifying, a new userId (to mend a mistyped address), logging out and deleting stay open. An account without an
+    /// address (nil) is not held back.
     func requireVerifiedAddress(_ session: IdentitySessionInfo) throws(GatewayProblem) {
         if requireVerifiedEmail, session.emailVerified == false {
             throw GatewayProblem(AccountError(code: .emailNotVerified))
