@@ -1,3 +1,5 @@
+import Foundation
+
 extension AccountConfiguration {
     /// Checks details against the schema, the rules and the required keys; throws every violation at once.
     ///
@@ -35,9 +37,16 @@ extension AccountConfiguration {
         case let .array(elements): elements.compactMap(\.stringValue)
         default: []
         }
-        return rules(for: identifier)
+        var errors = rules(for: identifier)
             .filter { rule in strings.contains { !rule.isSatisfied(by: $0) } }
             .map { AccountFieldError(key: identifier, code: .rule($0.name), message: $0.message) }
+        // Addresses Konto mails to (an email userId, the email detail) must be ones mail can reach, whatever rules the
+        // deployment configured: one address, no line breaks or commas (EmailAddressSyntax).
+        let mailed = (identifier == UserIdKey.identifier && userIdType == .emailAddress) || identifier == EmailKey.identifier
+        if mailed, errors.isEmpty, strings.contains(where: { !EmailAddressSyntax.isDeliverable($0.trimmingCharacters(in: .whitespaces)) }) {
+            errors.append(AccountFieldError(key: identifier, code: .rule(EmailAddressSyntax.ruleName), message: EmailAddressSyntax.message))
+        }
+        return errors
     }
 
     static func missingValueError(_ identifier: String) -> AccountFieldError {
