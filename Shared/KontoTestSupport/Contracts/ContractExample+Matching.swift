@@ -72,9 +72,16 @@ extension ContractExample {
                 throw ContractExampleError("\(example): $totp:\(name) needs a base32 secret captured as \(name)")
             }
             return code
-        case .passkeyCreate(_, let challengeName)?, .passkeyGet(_, let challengeName)?:
+        case .passkeyCreate(_, let challengeName)?, .passkeyGet(_, let challengeName, _)?:
+            var userHandle: String?
+            if case .passkeyGet(_, _, let account?)? = try ContractPlaceholder.parse(value) {
+                guard let accountId = try bindings.value(of: account, in: example) as? String else {
+                    throw ContractExampleError("\(example): a passkey's user handle needs an account ID captured as \(account)")
+                }
+                userHandle = SoftwareAuthenticator.base64URL(Array(accountId.utf8))
+            }
             guard let challenge = try bindings.value(of: challengeName, in: example) as? String,
-                  let json = try ContractPlaceholder.parse(value)?.passkeyJSON(challenge: challenge)
+                  let json = try ContractPlaceholder.parse(value)?.passkeyJSON(challenge: challenge, userHandle: userHandle)
             else {
                 throw ContractExampleError("\(example): a passkey placeholder needs a base64url challenge captured as \(challengeName)")
             }

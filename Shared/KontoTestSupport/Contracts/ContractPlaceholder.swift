@@ -16,8 +16,10 @@ import Foundation
 /// - `"$passkeyCreate:NAME:CHALLENGE"` in a request: a passkey registration (`RegistrationResponseJSON`, attestation
 ///   `none`) by the software passkey NAME (the same keys for the same name) answering the base64url challenge
 ///   captured as CHALLENGE, for RP ID `localhost` on `http://localhost:8080` (Identity's defaults).
-/// - `"$passkeyGet:NAME:CHALLENGE"`: that passkey's assertion (`AuthenticationResponseJSON`) answering CHALLENGE.
-///   Consumers get each made for a sample challenge.
+/// - `"$passkeyGet:NAME:CHALLENGE"` or `"$passkeyGet:NAME:CHALLENGE:ACCOUNT"`: that passkey's assertion
+///   (`AuthenticationResponseJSON`) answering CHALLENGE; with ACCOUNT, a discoverable passkey's, carrying the user
+///   handle of the account ID captured as ACCOUNT (a passwordless sign-in needs it). Consumers get each made for a
+///   sample challenge.
 ///
 /// Kinds: `string` (non-empty), `uuid`, `token` (at least 32 URL-safe base64 characters), `timestamp` (ISO 8601
 /// date and time with a zone), `integer`, `number`, `bool`, `any`.
@@ -28,7 +30,7 @@ enum ContractPlaceholder: Equatable {
     case given(name: String, kind: Kind)
     case totp(name: String, offset: Int64)
     case passkeyCreate(passkey: String, challenge: String)
-    case passkeyGet(passkey: String, challenge: String)
+    case passkeyGet(passkey: String, challenge: String, account: String?)
 
     /// The software passkey of a `$passkeyCreate` / `$passkeyGet` name.
     static func passkey(_ name: String) -> SoftwareAuthenticator {
@@ -36,10 +38,11 @@ enum ContractPlaceholder: Equatable {
     }
 
     /// The JSON a passkey placeholder stands for, answering `challenge` (base64url).
-    func passkeyJSON(challenge: String) -> [String: Any]? {
+    /// `userHandle`: base64url, for a discoverable passkey's assertion.
+    func passkeyJSON(challenge: String, userHandle: String? = nil) -> [String: Any]? {
         switch self {
         case .passkeyCreate(let name, _): Self.passkey(name).registrationJSON(challenge: challenge)
-        case .passkeyGet(let name, _): Self.passkey(name).assertionJSON(challenge: challenge)
+        case .passkeyGet(let name, _, _): Self.passkey(name).assertionJSON(challenge: challenge, userHandle: userHandle)
         default: nil
         }
     }
@@ -74,8 +77,8 @@ enum ContractPlaceholder: Equatable {
             return .totp(name: parts[1], offset: offset)
         case "passkeyCreate" where parts.count == 3 && !parts[1].isEmpty && !parts[2].isEmpty:
             return .passkeyCreate(passkey: parts[1], challenge: parts[2])
-        case "passkeyGet" where parts.count == 3 && !parts[1].isEmpty && !parts[2].isEmpty:
-            return .passkeyGet(passkey: parts[1], challenge: parts[2])
+        case "passkeyGet" where (parts.count == 3 || parts.count == 4) && !parts[1].isEmpty && !parts[2].isEmpty && parts.last?.isEmpty == false:
+            return .passkeyGet(passkey: parts[1], challenge: parts[2], account: parts.count == 4 ? parts[3] : nil)
         case "match", "capture", "ref", "given", "totp", "passkeyCreate", "passkeyGet":
             throw ContractExampleError("malformed placeholder \(text)")
         default:

@@ -200,6 +200,13 @@ struct IdentityStorePasskeyTests {
         let other = fixture.store.passkeyLoginOptions(IdentityPasskeyOptionsRequest())
         let foreign = try Self.decode(PasskeyAssertionCredential.self, authenticator.assertionJSON(challenge: other.challenge, userHandle: SoftwareAuthenticator.base64URL(Array("someone-else".utf8))))
         #expect(await identityError { try await fixture.store.passkeyLogin(IdentityPasskeyLoginRequest(credential: foreign)) }?.code == AccountError.Code.wrongCredentials)
+        // Without its user handle a passwordless sign-in names no account: refused (WebAuthn §7.2 step 6).
+        var nameless = authenticator.assertionJSON(challenge: fixture.store.passkeyLoginOptions(.init()).challenge)
+        var response = try #require(nameless["response"] as? [String: Any])
+        response["userHandle"] = nil
+        nameless["response"] = response
+        let handleless = try Self.decode(PasskeyAssertionCredential.self, nameless)
+        #expect(await identityError { try await fixture.store.passkeyLogin(IdentityPasskeyLoginRequest(credential: handleless)) }?.code == AccountError.Code.wrongCredentials)
         // Still works after all that.
         _ = try await fixture.store.passkeyLogin(IdentityPasskeyLoginRequest(credential: Self.assertion(authenticator, fixture.store.passkeyLoginOptions(.init()).challenge)))
     }
@@ -221,7 +228,7 @@ struct IdentityStorePasskeyTests {
         #expect(await identityError { try await fixture.store.passkeyLogin(IdentityPasskeyLoginRequest(credential: credential)) }?.code == AccountError.Code.wrongCredentials)
     }
 
-    @Test("reauthentication with a passkey opens an aal2 window; another account's passkey does not")
+    @Test("reauthentication with a passkey opens an aal2 window where it verified the user (or the password came with it), aal1 where it did not; another account's passkey does not")
     func reauthentication() async throws {
         let fixture = try IdentityFixture()
         let signedUp = try await fixture.signUp()
@@ -236,8 +243,22 @@ struct IdentityStorePasskeyTests {
             ))
         }
         #expect(foreign?.code == AccountError.Code.wrongCredentials)
+        // Without user verification a passkey is something held, one factor: aal1; with the password beside it, aal2.
+        var unverified = SoftwareAuthenticator.Tampering()
+        unverified.userVerified = false
+        let held = try await fixture.store.reauthenticate(IdentityReauthenticateRequest(
+            token: signedUp.session.token, credential: Self.assertion(authenticator, fixture.store.passkeyLoginOptions(.init()).challenge, tampering: unverified)
+        ))
+        let heldToken = try #require(held.session).token
+        #expect(try await fixture.validate(heldToken).assuranceLevel == 1)
+        let both = try await fixture.store.reauthenticate(IdentityReauthenticateRequest(
+            token: heldToken, password: SecretString("correct horse battery"),
+            credential: Self.assertion(authenticator, fixture.store.passkeyLoginOptions(.init()).challenge, tampering: unverified)
+        ))
+        let bothToken = try #require(both.session).token
+        #expect(try await fixture.validate(bothToken).assuranceLevel == 2)
         let privilege = try await fixture.store.reauthenticate(IdentityReauthenticateRequest(
-            token: signedUp.session.token, credential: Self.assertion(authenticator, fixture.store.passkeyLoginOptions(.init()).challenge)
+            token: bothToken, credential: Self.assertion(authenticator, fixture.store.passkeyLoginOptions(.init()).challenge)
         ))
         let token = try #require(privilege.session).token
         #expect(try await fixture.validate(token).assuranceLevel == 2)

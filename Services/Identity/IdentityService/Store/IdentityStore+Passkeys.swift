@@ -102,7 +102,7 @@ extension IdentityStore {
     /// - Throws: `account.wrongCredentials` for any passkey that does not sign in (the reason is logged, not told).
     public func passkeyLogin(_ request: IdentityPasskeyLoginRequest) async throws(ServiceError) -> IdentityAccountSession {
         let now = clock()
-        let factor = try await verifyPasskeyAssertion(request.credential, for: nil, challengeAccount: nil, requireUserVerification: true, at: now)
+        let (factor, _) = try await verifyPasskeyAssertion(request.credential, for: nil, challengeAccount: nil, requireUserVerification: true, at: now)
         let accountId = factor.accountId
         let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
         guard let credential, credential.userId != nil else { throw Self.wrongCredentials }
@@ -123,7 +123,8 @@ extension IdentityStore {
     }
 
     /// Verifies a passkey's assertion (WebAuthn §7.2) over one of Konto's challenges, uses the challenge up and moves
-    /// the passkey's counter on; the passkey used.
+    /// the passkey's counter on; the passkey used, and whether its authenticator verified the user (a PIN or biometric:
+    /// then it is two factors in one).
     ///
     /// - Parameters:
     ///   - accountId: the account the passkey must belong to (nil: any, a passwordless login).
@@ -135,7 +136,7 @@ extension IdentityStore {
         challengeAccount: String?,
         requireUserVerification: Bool,
         at now: Timestamp
-    ) async throws(ServiceError) -> StoredFactor {
+    ) async throws(ServiceError) -> (factor: StoredFactor, userVerified: Bool) {
         let clientData: [UInt8], authenticatorData: [UInt8], signature: [UInt8], credentialId: [UInt8], challenge: [UInt8]
         let expiresAt: Timestamp
         do throws(WebAuthnError) {
@@ -155,7 +156,11 @@ extension IdentityStore {
         guard let factor = found, accountId.map({ $0 == factor.accountId }) ?? true else {
             throw passkeyDenied(WebAuthnError(.invalidSignature, "no such passkey for this account"), accountId: accountId)
         }
-        // A discoverable passkey names its account: it must be the one Konto gave it.
+        // A discoverable passkey names its account: it must be the one Konto gave it. A passwordless sign-in, which
+        // finds the account from the passkey alone, requires the name (WebAuthn §7.2 step 6).
+        if accountId == nil, credential.response.userHandle == nil {
+            throw passkeyDenied(WebAuthnError(.invalidSignature, "a passwordless sign-in without the user handle"), accountId: factor.accountId)
+        }
         if let handle = credential.response.userHandle, handle != Base64URL.encode(Array(factor.accountId.utf8)) {
             throw passkeyDenied(WebAuthnError(.invalidSignature, "the user handle is not the passkey's account"), accountId: factor.accountId)
         }
@@ -189,7 +194,7 @@ extension IdentityStore {
         var used = factor
         used.signCount = Int64(assertion.signCount)
         used.lastUsedAt = now
-        return used
+        return (used, assertion.userVerified)
     }
 
     /// Options for the account's passkeys as its login's second factor (the challenge is for this account).

@@ -59,7 +59,8 @@ extension IdentityStore {
     /// Enters the password again, a second factor's code, or both: a fresh session, privileged for the window,
     /// replaces the presented one (whose token stops working at once), keeping its expiry. With a code the session is
     /// `aal2` (what security-related operations of an account with second factors need); with the password alone,
-    /// `aal1`.
+    /// `aal1`; with a passkey, `aal2` only where its authenticator verified the user or the password came with it (a
+    /// passkey alone, unverified, is one factor: something held).
     /// - Throws: `account.wrongCredentials` (counted like a failed login, or per account for codes),
     ///   `account.throttled`, `account.validationFailed` when nothing is given.
     public func reauthenticate(_ request: IdentityReauthenticateRequest) async throws(ServiceError) -> IdentityPrivilege {
@@ -74,9 +75,11 @@ extension IdentityStore {
         if let password = request.password {
             try await verifyPassword(password, accountId: session.accountId, at: now)
         }
+        var twoFactors = secondFactor
         if let credential = request.credential {
             guard request.code == nil, request.recoveryCode == nil else { throw Self.oneSecondFactor }
-            _ = try await verifyPasskeyAssertion(credential, for: session.accountId, challengeAccount: nil, requireUserVerification: false, at: now)
+            let (_, userVerified) = try await verifyPasskeyAssertion(credential, for: session.accountId, challengeAccount: nil, requireUserVerification: false, at: now)
+            twoFactors = userVerified || request.password != nil
         } else if secondFactor {
             _ = try await verifySecondFactor(accountId: session.accountId, code: request.code, recoveryCode: request.recoveryCode, at: now)
         }
@@ -86,7 +89,7 @@ extension IdentityStore {
         replacement.id = UUID().uuidString.lowercased()
         replacement.tokenHash = SecretToken.hash(token)
         replacement.privilegedUntil = until
-        replacement.assuranceLevel = secondFactor ? 2 : 1
+        replacement.assuranceLevel = twoFactors ? 2 : 1
         try await stored { () async throws(IdentityStorageError) in try await storage.replaceSession(id: session.id, with: replacement) }
         return IdentityPrivilege(
             privilegedUntil: until,
@@ -94,13 +97,16 @@ extension IdentityStore {
         )
     }
 
-    /// Checks the account's password for a signed-in caller, throttled and counted like a login.
+    /// Checks the account's password for a signed-in caller (reauthentication, the current password of a change, a
+    /// deletion or a factor), throttled like a login but counted apart from it: under the account's own key for
+    /// checks made with one of its sessions, which strangers failing logins at its userId cannot fill, so the owner
+    /// is never locked out of these by others; a stolen session guessing is held by that key alone.
     /// - Throws: `account.wrongCredentials` (an anonymous account has no password), `account.throttled`.
     func verifyPassword(_ password: SecretString, accountId: String, at now: Timestamp) async throws(ServiceError) {
         guard PasswordHashingPool.acceptsLength(of: password) else { throw Self.passwordTooLong }
         let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
-        guard let credential, let normalizedUserId = credential.normalizedUserId else { throw Self.wrongCredentials }
-        let keys = throttleKeys(normalizedUserId: normalizedUserId, clientAddress: nil)
+        guard let credential, credential.normalizedUserId != nil else { throw Self.wrongCredentials }
+        let keys = ["signed-in:" + Self.digest(accountId)]
         try await checkThrottle(keys, at: now)
         let hash = credential.passwordHash.flatMap(PasswordHash.init(encoded:))
         guard try await hashing({ try await hashing.verify(password.value, against: hash) }) else {
