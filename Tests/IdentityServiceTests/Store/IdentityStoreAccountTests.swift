@@ -146,6 +146,31 @@ struct IdentityStoreAccountTests {
         #expect(wrongPassword.wireErrorMessage == unknownUser.wireErrorMessage)
     }
 
+    @Test("strangers failing logins at a userId do not hold the signed-in owner's password checks; the owner's own wrong checks do")
+    func signedInChecksCountedApart() async throws {
+        var options = IdentityOptions()
+        options.throttle = ThrottlePolicy(threshold: 3, baseDelay: .seconds(10), maximumDelay: .seconds(60), window: .seconds(3_600))
+        let fixture = try IdentityFixture(options: options)
+        let signedUp = try await fixture.signUp()
+        // Strangers from addresses of their own hold the userId for logins...
+        for index in 0..<5 {
+            _ = await identityError { try await fixture.login(password: "a stranger's guess", address: "198.51.100.\(index)") }
+        }
+        #expect(await identityError { try await fixture.login(address: "198.51.100.99") }?.code == AccountError.Code.throttled)
+        // ...not the owner's checks made with the account's own session.
+        let privilege = try await fixture.store.reauthenticate(IdentityReauthenticateRequest(token: signedUp.session.token, password: SecretString("correct horse battery")))
+        var token = try #require(privilege.session).token
+        // Wrong checks through the session count for the account alone, and hold it there (a stolen session guessing).
+        for _ in 0..<3 {
+            #expect(await identityError { try await fixture.store.reauthenticate(IdentityReauthenticateRequest(token: token, password: SecretString("not it"))) }?.code == AccountError.Code.wrongCredentials)
+        }
+        let held = await identityError { try await fixture.store.reauthenticate(IdentityReauthenticateRequest(token: token, password: SecretString("correct horse battery"))) }
+        #expect(held?.code == AccountError.Code.throttled)
+        fixture.clock.advance(by: .seconds(11))
+        token = try #require(try await fixture.store.reauthenticate(IdentityReauthenticateRequest(token: token, password: SecretString("correct horse battery"))).session).token
+        #expect(try await fixture.validate(token).accountId == signedUp.accountId)
+    }
+
     @Test("after the threshold, further attempts are throttled with a growing retry-after; a success clears the userId")
     func throttling() async throws {
         var options = IdentityOptions()
