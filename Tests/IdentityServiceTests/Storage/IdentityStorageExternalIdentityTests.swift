@@ -112,15 +112,18 @@ struct IdentityStorageExternalIdentityTests {
             #expect(due == [StoredRevocation(id: "i1", provider: "test", accountId: "a1", identityId: "i1", sealedToken: [1, 2, 3])])
             // Leased: not due again meanwhile.
             #expect(try await storage.dueRevocations(at: now, leaseUntil: now.adding(.seconds(60)), limit: 10).isEmpty)
-            try await storage.failRevocation(id: "i1", attempts: 1, retryAt: now.adding(.seconds(5)))
+            try await storage.failRevocation(id: "i1", attempts: 1, retryAt: now.adding(.seconds(5)), at: now)
             #expect(try await storage.dueRevocations(at: now.adding(.seconds(4)), leaseUntil: now.adding(.seconds(60)), limit: 10).isEmpty)
             let retried = try await storage.dueRevocations(at: now.adding(.seconds(5)), leaseUntil: now.adding(.seconds(65)), limit: 10)
             #expect(retried.map(\.attempts) == [1])
-            try await storage.failRevocation(id: "i1", attempts: 2, retryAt: nil)
+            try await storage.failRevocation(id: "i1", attempts: 2, retryAt: nil, at: now.adding(.seconds(10)))
             #expect(try await storage.deadRevocations().map(\.id) == ["i1"])
             #expect(try await storage.dueRevocations(at: now.adding(.seconds(86_400)), leaseUntil: now.adding(.seconds(86_460)), limit: 10).isEmpty)
-            try await storage.finishRevocation(id: "i1")
+            // Kept for its retention, then forgotten with its token and accountId.
+            #expect(try await storage.pruneDeadRevocations(givenUpBefore: now.adding(.seconds(10))) == 0)
+            #expect(try await storage.pruneDeadRevocations(givenUpBefore: now.adding(.seconds(11))) == 1)
             #expect(try await storage.deadRevocations().isEmpty)
+            try await storage.finishRevocation(id: "i1")
         }
     }
 }

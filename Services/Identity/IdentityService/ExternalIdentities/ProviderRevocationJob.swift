@@ -31,6 +31,10 @@ extension IdentityStore {
     @discardableResult
     public func runRevocations(limit: Int = 50) async -> Int {
         let now = clock()
+        // Given up long enough ago: forgotten, token and accountId with them.
+        if let pruned = try? await storage.pruneDeadRevocations(givenUpBefore: now.adding(.zero - options.deadRevocationRetention)), pruned > 0 {
+            logger.warning("provider token revocations given up were forgotten after their retention", metadata: ["konto.count": "\(pruned)"])
+        }
         let due: [StoredRevocation]
         do {
             due = try await storage.dueRevocations(at: now, leaseUntil: now.adding(.seconds(60)), limit: limit)
@@ -45,7 +49,7 @@ extension IdentityStore {
             else {
                 // A provider no longer configured, or a token sealed under another secret: nothing can be sent.
                 logger.error("provider token revocation given up: provider not configured or token unreadable", metadata: metadata)
-                try? await storage.failRevocation(id: revocation.id, attempts: revocation.attempts + 1, retryAt: nil)
+                try? await storage.failRevocation(id: revocation.id, attempts: revocation.attempts + 1, retryAt: nil, at: now)
                 continue
             }
             do {
@@ -57,11 +61,11 @@ extension IdentityStore {
                 let attempts = revocation.attempts + 1
                 if attempts >= options.revocationAttempts {
                     logger.error("provider token revocation given up", metadata: metadata.merging(["konto.attempts": "\(attempts)", "konto.error": "\(error)"]) { $1 })
-                    try? await storage.failRevocation(id: revocation.id, attempts: attempts, retryAt: nil)
+                    try? await storage.failRevocation(id: revocation.id, attempts: attempts, retryAt: nil, at: clock())
                 } else {
                     let delay = Backoff(initial: options.revocationBackoff, maximum: .seconds(3_600), jitter: .equal).delay(afterFailures: attempts)
                     logger.warning("provider token revocation failed; will retry", metadata: metadata.merging(["konto.attempts": "\(attempts)", "konto.error": "\(error)"]) { $1 })
-                    try? await storage.failRevocation(id: revocation.id, attempts: attempts, retryAt: clock().adding(delay))
+                    try? await storage.failRevocation(id: revocation.id, attempts: attempts, retryAt: clock().adding(delay), at: clock())
                 }
             }
         }

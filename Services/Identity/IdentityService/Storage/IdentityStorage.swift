@@ -252,8 +252,13 @@ public protocol IdentityStorage: OutboxStore {
     /// A revocation the provider confirmed: forgotten.
     func finishRevocation(id: String) async throws(IdentityStorageError)
 
-    /// A failed attempt: tried again at `retryAt`, or given up (kept as dead, with its attempts) when nil.
-    func failRevocation(id: String, attempts: Int, retryAt: Timestamp?) async throws(IdentityStorageError)
+    /// A failed attempt: tried again at `retryAt`, or given up at `now` (kept as dead, with its attempts, until
+    /// ``pruneDeadRevocations(givenUpBefore:)``) when nil.
+    func failRevocation(id: String, attempts: Int, retryAt: Timestamp?, at now: Timestamp) async throws(IdentityStorageError)
+
+    /// Forgets revocations given up before `cutoff`, their sealed token and accountId with them: nothing of a deleted
+    /// account stays for ever because its provider never answered. How many went.
+    func pruneDeadRevocations(givenUpBefore cutoff: Timestamp) async throws(IdentityStorageError) -> Int
 
     /// The revocations given up, for the operator (and tests).
     func deadRevocations() async throws(IdentityStorageError) -> [StoredRevocation]

@@ -57,6 +57,9 @@ public struct IdentityOptions: Sendable, Equatable {
     public var revocationBackoff: Duration = .seconds(5)
     /// Attempts before a revocation is given up as dead (about a day with the backoff above).
     public var revocationAttempts = 30
+    /// How long a revocation given up is kept for the operator (its sealed token and accountId with it) before it is
+    /// forgotten (`KONTO_IDENTITY_DEAD_REVOCATION_DAYS`).
+    public var deadRevocationRetention: Duration = .seconds(30 * 86_400)
     /// The least time between two fetches of a provider's keys prompted by an unknown key id.
     public var providerKeyRefreshCooldown: Duration = .seconds(60)
     /// Passwords refused at sign-up, change and reset however well they pass the rules.

@@ -80,15 +80,21 @@ extension InMemoryIdentityStorage {
         state.withLock { state in state.revocations[id] = nil }
     }
 
-    public func failRevocation(id: String, attempts: Int, retryAt: Timestamp?) {
+    public func failRevocation(id: String, attempts: Int, retryAt: Timestamp?, at now: Timestamp) {
         state.withLock { state in
             guard state.revocations[id] != nil else { return }
             state.revocations[id]?.revocation.attempts = attempts
-            if let retryAt {
-                state.revocations[id]?.nextAttemptAt = retryAt
-            } else {
-                state.revocations[id]?.dead = true
-            }
+            // A dead one keeps when it was given up in nextAttemptAt, which nothing reads for it otherwise.
+            state.revocations[id]?.nextAttemptAt = retryAt ?? now
+            if retryAt == nil { state.revocations[id]?.dead = true }
+        }
+    }
+
+    public func pruneDeadRevocations(givenUpBefore cutoff: Timestamp) -> Int {
+        state.withLock { state in
+            let gone = state.revocations.values.filter { $0.dead && $0.nextAttemptAt < cutoff }.map(\.revocation.id)
+            for id in gone { state.revocations[id] = nil }
+            return gone.count
         }
     }
 

@@ -157,16 +157,26 @@ extension PostgresIdentityStorage {
         }
     }
 
-    public func failRevocation(id: String, attempts: Int, retryAt: Timestamp?) async throws(IdentityStorageError) {
+    public func failRevocation(id: String, attempts: Int, retryAt: Timestamp?, at now: Timestamp) async throws(IdentityStorageError) {
         try await run { client, logger in
+            // A dead one keeps when it was given up in next_attempt_at, which nothing reads for it otherwise.
             try await client.query(
                 """
                 UPDATE identity.provider_revocations
-                SET attempts = \(attempts), next_attempt_at = COALESCE(\(retryAt?.date), next_attempt_at), dead = \(retryAt == nil)
+                SET attempts = \(attempts), next_attempt_at = \((retryAt ?? now).date), dead = \(retryAt == nil)
                 WHERE id = \(id)
                 """,
                 logger: logger
             )
+        }
+    }
+
+    public func pruneDeadRevocations(givenUpBefore cutoff: Timestamp) async throws(IdentityStorageError) -> Int {
+        try await run { client, logger in
+            let rows = try await client.query(
+                "DELETE FROM identity.provider_revocations WHERE dead AND next_attempt_at < \(cutoff.date) RETURNING 1", logger: logger
+            )
+            return try await rows.decode(Int.self).all().count
         }
     }
 
