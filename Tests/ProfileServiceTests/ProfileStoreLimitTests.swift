@@ -45,7 +45,8 @@ struct ProfileStoreLimitTests {
     @Test("an account over the limit is refused with profile.accountTooLarge, at create and by a modification", arguments: StorageKind.allCases)
     func accountLimit(kind: StorageKind) async throws {
         let limits = ProfileLimits(maximumValueBytes: 1_000, maximumAccountBytes: 2_000)
-        let longEmail: String = String(repeating: "e", count: 400) + "@example.org"
+        // As long as an address mail can reach may be (EmailAddressSyntax: 64 before the @, labels of 63).
+        let longEmail = String(repeating: "e", count: 64) + "@" + String(repeating: "d", count: 63) + "." + String(repeating: "d", count: 63) + "." + String(repeating: "d", count: 55) + ".org"
         try await kind.withStore(options: ProfileStoreOptions(limits: limits, operationTimeout: .seconds(20))) { store in
             var details = Fixtures.details()
             details[identifier: "biography"] = Self.string(encodedBytes: 900)
@@ -53,7 +54,7 @@ struct ProfileStoreLimitTests {
             _ = try await store.create(accountId: "a1", details: details)
 
             let modify = await #expect(throws: ServiceError.self) {
-                try await store.modify(accountId: "a1", modifications: Fixtures.modifications(set: ["email": .string(longEmail)]))
+                try await store.modify(accountId: "a1", modifications: Fixtures.modifications(set: ["email": .string(longEmail), "biography": Self.string(encodedBytes: 990)]))
             }
             #expect(modify?.code == .profileAccountTooLarge)
             #expect(modify?.code.rawValue == "profile.accountTooLarge")
@@ -61,6 +62,7 @@ struct ProfileStoreLimitTests {
             #expect(modify?.isRetryable == false)
 
             details[identifier: "email"] = .string(longEmail)
+            details[identifier: "biography"] = Self.string(encodedBytes: 990)
             let create = await #expect(throws: ServiceError.self) {
                 try await store.create(accountId: "a2", details: details)
             }

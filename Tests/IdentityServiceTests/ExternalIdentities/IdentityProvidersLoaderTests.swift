@@ -34,8 +34,10 @@ import Testing
                 issuer: https://id.example.org
                 clientId: konto
                 clientSecretFile: example-secret
+                endpointHosts: [Keys.Example.org]
             """)
         #expect(providers.linkByVerifiedEmail)
+        #expect(providers["example"]?.endpointHosts == ["keys.example.org"] && providers["apple"]?.endpointHosts == [])
         let apple = try #require(providers["apple"])
         #expect(apple.isApple && apple.hashedNonce && apple.issuer == "https://appleid.apple.com")
         #expect(apple.acceptedAudiences == ["org.example.web", "org.example.app"])
@@ -67,6 +69,7 @@ import Testing
                     clientSecret: a
                     clientSecretFile: example-secret
                     clientSecretfile: typo
+                    endpointHosts: ["https://keys.example.org/"]
                   - name: example
                     type: saml
                 """)
@@ -82,6 +85,7 @@ import Testing
                 #"provider "example": clientId: must be 1 to 255 characters"#,
                 #"provider "example": clientSecret, clientSecretFile: give one of them"#,
                 #"provider "example": clientSecretfile: unknown field"#,
+                #"provider "example": endpointHosts: "https://keys.example.org/" is not a host name"#,
                 #"provider "example": type: "saml" is not oidc or apple"#,
             ] {
                 #expect(text.contains(expected), "missing: \(expected)\nin: \(text)")

@@ -135,6 +135,27 @@ import Testing
         #expect(issuer.fetches("/openid-configuration") == 1)
     }
 
+    @Test("a discovery naming endpoints over plain http or on a host neither the issuer's nor the operator's is not used")
+    func endpointsOnlyWhereChosen() async throws {
+        let token = issuer.token(issuer.claims())
+        for (field, url) in [("jwks_uri", "http://issuer.test/jwks"), ("jwks_uri", "https://elsewhere.test/jwks"), ("token_endpoint", "http://issuer.test/token"), ("revocation_endpoint", "https://elsewhere.test/revoke")] {
+            let issuer = TestIssuer()
+            issuer.state.withLock { $0.discovery = [field: url] }
+            let directory = ProviderDirectory(providers: IdentityProviders([provider]), fetcher: issuer, keyRefreshCooldown: .seconds(60), logger: Logger(label: "test"))
+            let error = await identityError {
+                try await IdentityTokenVerifier(directory: directory).verify(issuer.token(issuer.claims()), provider: provider, nonce: "n-0123456789abcdef", hashedNonce: false, audiences: provider.acceptedAudiences, at: now.timeIntervalSince1970)
+            }
+            #expect(error?.code == ServiceError.identityProviderUnavailable.code, "\(field) \(url): \(error?.message ?? "used")")
+            #expect(issuer.fetches("/jwks") == 0, "nothing fetched from \(url)")
+        }
+        // A host the operator listed is called.
+        issuer.state.withLock { $0.discovery = ["jwks_uri": "https://keys.elsewhere.test/jwks"] }
+        var listed = provider
+        listed.endpointHosts = ["keys.elsewhere.test"]
+        let directory = ProviderDirectory(providers: IdentityProviders([listed]), fetcher: issuer, keyRefreshCooldown: .seconds(60), logger: Logger(label: "test"))
+        _ = try await IdentityTokenVerifier(directory: directory).verify(token, provider: listed, nonce: "n-0123456789abcdef", hashedNonce: false, audiences: listed.acceptedAudiences, at: now.timeIntervalSince1970)
+    }
+
     @Test func anUnreachableProviderIsUnavailableNotARefusal() async throws {
         issuer.state.withLock { $0.down = true }
         let error = await identityError { try await verify(issuer.token(issuer.claims())) }

@@ -20,6 +20,8 @@ final class TestIssuer: ProviderFetcher {
         var failedRevocations = 0
         var tokenRequests: [[String: String]] = []
         var down = false
+        /// Discovery fields replaced (e.g. `jwks_uri` on another host).
+        var discovery: [String: String] = [:]
     }
     let state: Mutex<State>
 
@@ -100,20 +102,22 @@ final class TestIssuer: ProviderFetcher {
     // MARK: ProviderFetcher
 
     func get(_ url: String, limit: Int) async throws(ProviderFetchError) -> [UInt8] {
-        let down = state.withLock { state in
+        let (down, overrides) = state.withLock { state in
             state.fetches[url, default: 0] += 1
-            return state.down
+            return (state.down, state.discovery)
         }
         if down { throw ProviderFetchError("down") }
         let object: [String: Any]
         switch url {
         case issuer + "/.well-known/openid-configuration":
-            object = [
+            var document: [String: Any] = [
                 "issuer": issuer, "authorization_endpoint": issuer + "/authorize", "token_endpoint": issuer + "/token",
                 "jwks_uri": issuer + "/jwks", "revocation_endpoint": issuer + "/revoke",
                 "id_token_signing_alg_values_supported": ["ES256", "RS256"],
             ]
-        case issuer + "/jwks":
+            for (key, value) in overrides { document[key] = value }
+            object = document
+        case _ where url.hasSuffix("/jwks"):
             object = jwks
         default:
             throw ProviderFetchError("404")

@@ -35,6 +35,9 @@ public struct IdentityProvider: Sendable {
     /// Whether this is Apple: the name comes beside the token (the first time only), `email_verified` may be a
     /// string, and deletion revokes the refresh token kept for it.
     public var isApple: Bool
+    /// Hosts besides the issuer's that its discovery may name for the keys, the token and the revocation endpoint
+    /// (Google's keys and tokens are on googleapis.com, its issuer on accounts.google.com).
+    public var endpointHosts: [String]
 
     public init(
         name: String,
@@ -45,7 +48,8 @@ public struct IdentityProvider: Sendable {
         scopes: [String] = ["openid", "email", "profile"],
         audiences: [String] = [],
         hashedNonce: Bool = false,
-        isApple: Bool = false
+        isApple: Bool = false,
+        endpointHosts: [String] = []
     ) {
         self.name = name
         self.displayName = displayName ?? name
@@ -56,6 +60,7 @@ public struct IdentityProvider: Sendable {
         self.audiences = audiences
         self.hashedNonce = hashedNonce
         self.isApple = isApple
+        self.endpointHosts = endpointHosts.map { $0.lowercased() }
     }
 
     /// Every `aud` an ID token may be minted for.

@@ -153,6 +153,9 @@ public struct IdentityProvidersLoader: Sendable {
                 problems.append("clientSecret, clientSecretFile: give one of them")
             }
         }
+        for host in entry.endpointHosts ?? [] where host.isEmpty || host.utf8.count > 253 || host.contains(where: { $0 == "/" || $0 == ":" || $0 == "@" || $0.isWhitespace }) {
+            problems.append("endpointHosts: \"\(host.prefix(64))\" is not a host name")
+        }
         if let displayName = entry.displayName, displayName.isEmpty || displayName.count > 64 {
             problems.append("displayName: must be 1 to 64 characters")
         }
@@ -165,7 +168,8 @@ public struct IdentityProvidersLoader: Sendable {
             scopes: scopes,
             audiences: entry.audiences ?? [],
             hashedNonce: entry.hashedNonce ?? isApple,
-            isApple: isApple
+            isApple: isApple,
+            endpointHosts: entry.endpointHosts ?? []
         )
     }
 
@@ -185,7 +189,7 @@ public struct IdentityProvidersLoader: Sendable {
     private static let fileFields: Set<String> = ["linkByVerifiedEmail", "providers"]
     private static let providerFields: Set<String> = [
         "name", "type", "displayName", "issuer", "clientId", "clientSecret", "clientSecretFile", "teamId", "keyId",
-        "privateKeyFile", "scopes", "audiences", "hashedNonce",
+        "privateKeyFile", "scopes", "audiences", "hashedNonce", "endpointHosts",
     ]
 
     /// The field names the file uses, at the top and in each provider.
@@ -233,6 +237,7 @@ public struct IdentityProvidersLoader: Sendable {
         var scopes: [String]?
         var audiences: [String]?
         var hashedNonce: Bool?
+        var endpointHosts: [String]?
     }
 }
 

@@ -96,6 +96,13 @@ public actor ProviderDirectory {
             metadataFailures[provider.name] = clock()
             throw .identityProviderUnavailable
         }
+        guard ProviderURL.endpointsAcceptable(document, provider: provider) else {
+            if metadataFailures[provider.name] == nil || metadata[provider.name] != nil {
+                logger.error("identity provider discovery names endpoints Konto does not call (not https, or another host)", metadata: ["konto.provider": "\(provider.name)"])
+            }
+            metadataFailures[provider.name] = clock()
+            throw .identityProviderUnavailable
+        }
         metadata[provider.name] = (document, now)
         metadataFailures[provider.name] = nil
         return document

@@ -28,6 +28,15 @@ public struct ProviderFetchError: Error, Sendable, CustomStringConvertible {
 public struct HTTPProviderFetcher: ProviderFetcher {
     public var timeout: Duration
 
+    /// Redirects are not followed (AsyncHTTPClient's shared client follows them): a provider's endpoints are where
+    /// its discovery says, and a redirect could carry a client secret or a token elsewhere. Lives as long as the
+    /// process, as the shared client does.
+    static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
+
     public init(timeout: Duration = .seconds(5)) {
         self.timeout = timeout
     }
@@ -51,7 +60,7 @@ public struct HTTPProviderFetcher: ProviderFetcher {
 
     private func execute(_ request: HTTPClientRequest, url: String, limit: Int) async throws(ProviderFetchError) -> (status: Int, body: [UInt8]) {
         do {
-            let response = try await HTTPClient.shared.execute(request, timeout: .init(timeout))
+            let response = try await Self.client.execute(request, timeout: .init(timeout))
             if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > limit {
                 throw ProviderFetchError("\(Self.redacted(url)) answered more than \(limit) bytes")
             }
