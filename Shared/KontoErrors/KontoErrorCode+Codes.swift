@@ -60,6 +60,9 @@ extension KontoErrorCode {
     public static let secondFactorRequired = Self(rawValue: "account.secondFactorRequired")
     /// A login's second-factor challenge that is unknown, used or expired: log in with the password again.
     public static let invalidChallenge = Self(rawValue: "account.invalidChallenge")
+    /// The authenticator app's codes are refused after too many wrong answers in a row, until the owner recovers: a
+    /// recovery code, a passkey, or a password reset through the mail.
+    public static let factorLocked = Self(rawValue: "account.factorLocked")
     /// A second factor that is not the account's (an unknown factor id, or one not awaiting confirmation).
     public static let factorNotFound = Self(rawValue: "account.factorNotFound")
     /// An external identity provider's ID token that does not verify (signature, issuer, audience, time, nonce);
@@ -127,7 +130,7 @@ extension KontoErrorCode {
         .overloaded, .connectionClosed, .protocolViolation, .internalError, .badPayload, .invalidRequest, .cancelled,
         .credentialsTaken, .wrongCredentials, .validationFailed, .accountIdChanged, .mutatingNonMutableAccountKeys,
         .missingAccountValue, .userIdNotRemovable, .reauthenticationRequired, .notFound, .unauthenticated, .throttled,
-        .versionConflict, .alreadySignedUp, .invalidResetToken, .invalidVerificationToken, .emailNotVerified, .secondFactorRequired, .invalidChallenge, .factorNotFound,
+        .versionConflict, .alreadySignedUp, .invalidResetToken, .invalidVerificationToken, .emailNotVerified, .secondFactorRequired, .invalidChallenge, .factorLocked, .factorNotFound,
         .invalidIdentityToken, .identityNotFound, .lastSignInMethod,
         .identityBusy, .identityStorageUnavailable, .identityStorageFailure, .identityProfileUnavailable, .identityProviderUnavailable,
         .profileAlreadyExists, .profileValueTooLarge, .profileAccountTooLarge, .profileStorageUnavailable, .profileStorageFailure,

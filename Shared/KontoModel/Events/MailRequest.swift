@@ -34,7 +34,17 @@ public struct MailRequest: Sendable, Hashable {
         /// (`values["removed"]`: what, as a list people read).
         public static let accessSecured = Message(rawValue: "accessSecured")
 
-        public static let all: [Message] = [.passwordReset, .verifyEmail, .signInCode, .passwordChanged, .emailChanged, .factorAdded, .factorRemoved, .accessSecured]
+        /// Wrong second-factor answers in a row after the password (`values["failures"]`): whoever gave them knows
+        /// the password. Sent at the first few and again when attempts go on past the lock.
+        public static let secondFactorFailures = Message(rawValue: "secondFactorFailures")
+        /// The authenticator app is locked after too many wrong answers (`values["failures"]`) until the owner
+        /// recovers.
+        public static let secondFactorLocked = Message(rawValue: "secondFactorLocked")
+
+        public static let all: [Message] = [
+            .passwordReset, .verifyEmail, .signInCode, .passwordChanged, .emailChanged, .factorAdded, .factorRemoved, .accessSecured,
+            .secondFactorFailures, .secondFactorLocked,
+        ]
     }
 
     public var message: Message

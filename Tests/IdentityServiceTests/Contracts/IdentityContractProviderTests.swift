@@ -13,7 +13,7 @@ import Testing
 /// threads unavailable where an example says so.
 @Suite("Identity contract, provider side", .timeLimit(.minutes(6)))
 struct IdentityContractProviderTests {
-    /// The examples' throttling threshold is 3 failures.
+    /// The examples' throttling threshold is 3 failures; their authenticator apps lock after 4 wrong codes.
     static let options: IdentityOptions = {
         var options = IdentityOptions()
         options.throttle = ThrottlePolicy(threshold: 3, baseDelay: .seconds(60))
@@ -22,6 +22,8 @@ struct IdentityContractProviderTests {
         // One verification mail an hour on request, so the second request shows the limit.
         options.verificationMailsPerHour = 1
         options.emailCodeLogin = true
+        // Four wrong codes in a row lock the authenticator app, before the fifth in the hour throttles.
+        options.secondFactorLockAfter = 4
         return options
     }()
 

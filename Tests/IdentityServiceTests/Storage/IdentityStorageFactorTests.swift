@@ -94,9 +94,9 @@ struct IdentityStorageFactorTests {
             try await Conformance.account(storage, "a1", "ada@example.org", sessionByte: 1)
             let challenge = StoredChallenge(tokenHash: Conformance.token(50), accountId: "a1", credentialVersion: 1, expiresAt: Self.t0.adding(.seconds(300)))
             try await storage.createChallenge(challenge)
-            #expect(try await storage.challenge(tokenHash: Conformance.token(50), at: Self.t0) == challenge)
-            #expect(try await storage.challenge(tokenHash: Conformance.token(50), at: Self.t0.adding(.seconds(300))) == nil)
-            #expect(try await storage.challenge(tokenHash: Conformance.token(51), at: Self.t0) == nil)
+            #expect(try await storage.answerChallenge(tokenHash: Conformance.token(50), at: Self.t0, allowing: 5) == challenge)
+            #expect(try await storage.answerChallenge(tokenHash: Conformance.token(50), at: Self.t0.adding(.seconds(300)), allowing: 5) == nil)
+            #expect(try await storage.answerChallenge(tokenHash: Conformance.token(51), at: Self.t0, allowing: 5) == nil)
             var session = Conformance.session("s2", account: "a1", byte: 2)
             session.assuranceLevel = 2
             // Expired: not used.
@@ -116,9 +116,49 @@ struct IdentityStorageFactorTests {
         }
     }
 
+    @Test("a challenge gives as many answers as it allows; a second factor's answers count until one is right or a reset", arguments: IdentityStorageKind.allCases)
+    func answerCounts(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await Conformance.account(storage, "a1", "ada@example.org", sessionByte: 1)
+            try await Conformance.account(storage, "a2", "bob@example.org", sessionByte: 2)
+            let challenge = StoredChallenge(tokenHash: Conformance.token(60), accountId: "a1", credentialVersion: 1, expiresAt: Self.t0.adding(.seconds(300)))
+            try await storage.createChallenge(challenge)
+            for _ in 1...3 {
+                #expect(try await storage.answerChallenge(tokenHash: Conformance.token(60), at: Self.t0, allowing: 3) == challenge)
+            }
+            #expect(try await storage.answerChallenge(tokenHash: Conformance.token(60), at: Self.t0, allowing: 3) == nil)
+            // More allowed (a configuration raised) gives the next one.
+            #expect(try await storage.answerChallenge(tokenHash: Conformance.token(60), at: Self.t0, allowing: 4) == challenge)
+
+            #expect(try await storage.factorAnswers(accountId: "a1") == 0)
+            for expected in 1...4 {
+                #expect(try await storage.countFactorAnswer(accountId: "a1") == expected)
+            }
+            #expect(try await storage.countFactorAnswer(accountId: "a2") == 1)
+            #expect(try await storage.factorAnswers(accountId: "a1") == 4)
+            #expect(try await storage.countFactorAnswer(accountId: "nobody") == nil)
+            try await storage.clearFactorAnswers(accountId: "a1")
+            #expect(try await storage.factorAnswers(accountId: "a1") == 0)
+            #expect(try await storage.factorAnswers(accountId: "a2") == 1)
+            // A password reset through the mail opens the factor (the mailbox is proven); another account's stays.
+            _ = try await storage.countFactorAnswer(accountId: "a1")
+            try await storage.createResetToken(tokenHash: Conformance.token(61), accountId: "a1", expiresAt: Self.t0.adding(.seconds(600)), events: [])
+            #expect(try await storage.confirmPasswordReset(tokenHash: Conformance.token(61), at: Self.t0, passwordHash: "$argon2id$new") { _, _ in [] } != nil)
+            #expect(try await storage.factorAnswers(accountId: "a1") == 0)
+            #expect(try await storage.factorAnswers(accountId: "a2") == 1)
+            // Events of their own, in order.
+            let before = try await storage.pendingEvents(limit: 1_000).count
+            try await storage.appendEvents([Conformance.event("a2", .associatedAccount)])
+            #expect(try await storage.pendingEvents(limit: 1_000).count == before + 1)
+            // Nothing is left with the account.
+            #expect(try await storage.deleteAccount(accountId: "a2", events: [], profileCleanupAt: Self.t0))
+            #expect(try await storage.factorAnswers(accountId: "a2") == 0)
+        }
+    }
+
     /// Many rounds of several tasks at once, each on the global executor's threads (and, on PostgreSQL, its own
     /// pooled connection): exactly one wins every time.
-    @Test("under concurrency a TOTP step, a recovery code and a challenge each work exactly once", arguments: IdentityStorageKind.allCases)
+    @Test("under concurrency a TOTP step, a recovery code and a challenge each work exactly once, answers are counted one by one", arguments: IdentityStorageKind.allCases)
     func races(kind: IdentityStorageKind) async throws {
         try await kind.withStorage { storage in
             try await Conformance.account(storage, "a1", "ada@example.org", sessionByte: 1)
@@ -157,6 +197,21 @@ struct IdentityStorageFactorTests {
                     return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
                 }
                 #expect(sessionWins == 1, "round \(round): the challenge gave \(sessionWins) sessions")
+
+                // Concurrent answers: each takes its own place in the count, and a challenge gives no more than it allows.
+                try await storage.clearFactorAnswers(accountId: "a1")
+                let counts = try await withThrowingTaskGroup(of: Int?.self) { group in
+                    for _ in 0..<contenders { group.addTask { try await storage.countFactorAnswer(accountId: "a1") } }
+                    return try await group.reduce(into: [Int?]()) { $0.append($1) }
+                }
+                #expect(counts.compactMap { $0 }.sorted() == Array(1...contenders), "round \(round): counts \(counts)")
+                let answered = Conformance.token(UInt8(150 + round))
+                try await storage.createChallenge(StoredChallenge(tokenHash: answered, accountId: "a1", credentialVersion: 1, expiresAt: Self.t0.adding(.seconds(300))))
+                let answers = try await withThrowingTaskGroup(of: Bool.self) { group in
+                    for _ in 0..<contenders { group.addTask { try await storage.answerChallenge(tokenHash: answered, at: Self.t0, allowing: 2) != nil } }
+                    return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+                }
+                #expect(answers == 2, "round \(round): the challenge gave \(answers) answers")
             }
         }
     }

@@ -121,15 +121,17 @@ struct IdentityStoreFactorTests {
     func throttling() async throws {
         let fixture = try IdentityFixture()
         let (_, secret, _) = try await Self.enrolled(fixture)
-        let challenge = try #require(try await fixture.loginAnswer().challenge)
+        let first = try #require(try await fixture.loginAnswer().challenge)
         let right = TOTPAuthenticator.code(secret: secret, step: TOTPAuthenticator.step(at: fixture.clock.now) + 1)
         let wrongCode = right == "123456" ? "654321" : "123456"
         for _ in 0..<5 {
             let wrong = await identityError {
-                try await fixture.store.completeSecondFactor(IdentitySecondFactorRequest(challenge: challenge.token, code: SecretString(wrongCode)))
+                try await fixture.store.completeSecondFactor(IdentitySecondFactorRequest(challenge: first.token, code: SecretString(wrongCode)))
             }
             #expect(wrong?.code == AccountError.Code.wrongCredentials)
         }
+        // A challenge gives five answers; the next challenge finds the account's codes held.
+        let challenge = try #require(try await fixture.loginAnswer().challenge)
         let held = await identityError {
             try await fixture.store.completeSecondFactor(IdentitySecondFactorRequest(challenge: challenge.token, code: SecretString(right)))
         }
@@ -139,6 +141,125 @@ struct IdentityStoreFactorTests {
         // Still within the window ±1 of the new time: the code of the step after the confirming one.
         let session = try await fixture.store.completeSecondFactor(IdentitySecondFactorRequest(challenge: challenge.token, code: Self.code(secret, fixture)))
         #expect(try await fixture.validate(session.session.token).assuranceLevel == 2)
+    }
+
+    /// The mails Identity asked the courier for about wrong second-factor answers, in order, with their counts.
+    static func wrongAnswerMails(_ fixture: IdentityFixture) async throws -> [String] {
+        try await fixture.events().compactMap { event in
+            guard case let .mailRequested(request) = event.kind, [.secondFactorFailures, .secondFactorLocked].contains(request.message) else { return nil }
+            return "\(request.message.rawValue):\(request.values["failures"] ?? "")"
+        }
+    }
+
+    /// Options that leave the hourly throttle out of the way, so the lock alone decides.
+    static var unthrottled: IdentityOptions {
+        var options = IdentityOptions()
+        options.secondFactorThrottle = ThrottlePolicy(threshold: 1_000, baseDelay: .seconds(1), maximumDelay: .seconds(1), window: .seconds(3_600))
+        return options
+    }
+
+    /// One answer on a fresh challenge (each challenge takes only a few).
+    static func answer(_ fixture: IdentityFixture, code: String? = nil, recoveryCode: String? = nil) async -> Result<IdentityAccountSession, ServiceError> {
+        do {
+            guard let challenge = try await fixture.loginAnswer().challenge else { return .failure(ServiceError(AccountError(code: .notFound))) }
+            return .success(try await fixture.store.completeSecondFactor(IdentitySecondFactorRequest(
+                challenge: challenge.token, code: code.map(SecretString.init), recoveryCode: recoveryCode.map(SecretString.init)
+            )))
+        } catch let error as ServiceError {
+            return .failure(error)
+        } catch {
+            return .failure(ServiceError(AccountError(code: .notFound, message: "\(error)")))
+        }
+    }
+
+    @Test("ten wrong codes in a row lock the authenticator app, also against the right code; the owner is mailed at 3, 10 and 20, never more")
+    func lock() async throws {
+        let fixture = try IdentityFixture(options: Self.unthrottled)
+        let (signedUp, secret, _) = try await Self.enrolled(fixture)
+        let strong = try #require(try await fixture.store.reauthenticate(IdentityReauthenticateRequest(token: signedUp.session.token, code: Self.code(secret, fixture, offset: 1))).session?.token)
+        let codes = try await fixture.store.regenerateRecoveryCodes(IdentitySecuredRequest(token: strong)).codes.map(\.value)
+        let right = { Self.code(secret, fixture, offset: 1).value }
+        let wrong = { right() == "123456" ? "654321" : "123456" }
+        for attempt in 1...10 {
+            #expect(await Self.answer(fixture, code: wrong()).failure?.code == AccountError.Code.wrongCredentials, "attempt \(attempt)")
+            if attempt == 2 { #expect(try await Self.wrongAnswerMails(fixture).isEmpty) }
+        }
+        #expect(try await Self.wrongAnswerMails(fixture) == ["secondFactorFailures:3", "secondFactorLocked:10"])
+        // Locked: the right code is refused unchecked, at login and at reauthentication alike.
+        #expect(await Self.answer(fixture, code: right()).failure?.code == AccountError.Code.factorLocked)
+        let reauthenticated = await identityError {
+            try await fixture.store.reauthenticate(IdentityReauthenticateRequest(token: strong, code: SecretString(right())))
+        }
+        #expect(reauthenticated?.code == AccountError.Code.factorLocked)
+        for _ in 13...25 {
+            #expect(await Self.answer(fixture, code: right()).failure?.code == AccountError.Code.factorLocked)
+        }
+        #expect(try await Self.wrongAnswerMails(fixture) == ["secondFactorFailures:3", "secondFactorLocked:10", "secondFactorFailures:20"])
+        // A recovery code still signs in, and opens the app again.
+        let recovered = try #require(await Self.answer(fixture, recoveryCode: codes[0]).success)
+        #expect(recovered.recoveryCodesRemaining == 9)
+        fixture.clock.advance(by: .seconds(30))
+        #expect(await Self.answer(fixture, code: right()).success != nil)
+        // Counting starts again: two wrong ones mail nothing new.
+        for _ in 1...2 { _ = await Self.answer(fixture, code: wrong()) }
+        #expect(try await Self.wrongAnswerMails(fixture).count == 3)
+    }
+
+    @Test("a right code clears the count (ten in a row, not ten ever); a reset through the mail opens a locked app")
+    func lockResets() async throws {
+        let fixture = try IdentityFixture(options: Self.unthrottled)
+        let (_, secret, _) = try await Self.enrolled(fixture)
+        let right = { Self.code(secret, fixture, offset: 1).value }
+        let wrong = { right() == "123456" ? "654321" : "123456" }
+        for _ in 1...9 { _ = await Self.answer(fixture, code: wrong()) }
+        #expect(await Self.answer(fixture, code: right()).success != nil)
+        fixture.clock.advance(by: .seconds(30))
+        for _ in 1...9 { #expect(await Self.answer(fixture, code: wrong()).failure?.code == AccountError.Code.wrongCredentials) }
+        #expect(await Self.answer(fixture, code: wrong()).failure?.code == AccountError.Code.wrongCredentials)
+        #expect(await Self.answer(fixture, code: right()).failure?.code == AccountError.Code.factorLocked)
+        _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland@stanford.edu"))
+        let token = try await IdentityStoreRecoveryTests.resetToken(fixture)
+        _ = try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: BearerToken(token), newPassword: SecretString("a brand new horse battery")))
+        // The requirement stays (a challenge, not a session), and the app's code works again.
+        let challenge = try #require(try await fixture.loginAnswer(password: "a brand new horse battery").challenge)
+        _ = try await fixture.store.completeSecondFactor(IdentitySecondFactorRequest(challenge: challenge.token, code: SecretString(right())))
+    }
+
+    @Test("a challenge takes five answers, then it is spent, the right code too")
+    func challengeAnswers() async throws {
+        let fixture = try IdentityFixture(options: Self.unthrottled)
+        let (_, secret, _) = try await Self.enrolled(fixture)
+        let right = Self.code(secret, fixture, offset: 1).value
+        let challenge = try #require(try await fixture.loginAnswer().challenge)
+        for _ in 1...5 {
+            let wrong = await identityError {
+                try await fixture.store.completeSecondFactor(IdentitySecondFactorRequest(challenge: challenge.token, code: SecretString(right == "123456" ? "654321" : "123456")))
+            }
+            #expect(wrong?.code == AccountError.Code.wrongCredentials)
+        }
+        let spent = await identityError {
+            try await fixture.store.completeSecondFactor(IdentitySecondFactorRequest(challenge: challenge.token, code: SecretString(right)))
+        }
+        #expect(spent?.code == AccountError.Code.invalidChallenge)
+    }
+
+    /// Real threads answering at once: the count is taken before the check, so no more than ten answers are ever
+    /// checked before the lock, however many arrive together, and the lock is mailed once.
+    @Test("concurrent wrong answers cannot pass the lock together", arguments: 1...5)
+    func lockUnderConcurrency(round: Int) async throws {
+        let fixture = try IdentityFixture(options: Self.unthrottled)
+        let (_, secret, _) = try await Self.enrolled(fixture)
+        let right = Self.code(secret, fixture, offset: 1).value
+        let wrong = right == "123456" ? "654321" : "123456"
+        let results = await withTaskGroup(of: Result<IdentityAccountSession, ServiceError>.self) { group in
+            for _ in 0..<30 { group.addTask { await Self.answer(fixture, code: wrong) } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        let codes = results.map { $0.failure?.code.rawValue ?? "signed in" }
+        #expect(codes.filter { $0 == AccountError.Code.wrongCredentials.rawValue }.count == 10, "\(codes)")
+        #expect(codes.filter { $0 == AccountError.Code.factorLocked.rawValue }.count == 20, "\(codes)")
+        // Each count belongs to one answer, so each mail goes once (in whichever order the answers finished).
+        #expect(try await Self.wrongAnswerMails(fixture).sorted() == ["secondFactorFailures:20", "secondFactorFailures:3", "secondFactorLocked:10"])
     }
 
     @Test("security-related operations need an aal2 window: the password alone is refused, a code reopens it")
@@ -226,5 +347,17 @@ struct IdentityStoreFactorTests {
             try await fixture.store.regenerateRecoveryCodes(IdentitySecuredRequest(token: guest.session.token, currentPassword: SecretString("any password at all")))
         }
         #expect(withPassword?.code == AccountError.Code.wrongCredentials)
+    }
+}
+
+extension Result {
+    var failure: Failure? {
+        if case let .failure(error) = self { return error }
+        return nil
+    }
+
+    var success: Success? {
+        if case let .success(value) = self { return value }
+        return nil
     }
 }

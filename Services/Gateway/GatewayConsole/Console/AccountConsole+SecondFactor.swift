@@ -68,7 +68,7 @@ extension AccountConsole {
 
     /// Too late (or used): the password again, and the challenge's cookies gone.
     func challengeExpired(_ visit: Visit) async -> Response {
-        var response = await setupPage(visit, userId: "", error: "That took too long: log in again.", notice: nil, status: .unauthorized)
+        var response = await setupPage(visit, userId: "", error: "Log in again: that took too long, or too many codes were tried.", notice: nil, status: .unauthorized)
         response.setCookie(endedChallengeCookie(visit))
         response.setCookie(endedChallengeOptionsCookie(visit))
         return response

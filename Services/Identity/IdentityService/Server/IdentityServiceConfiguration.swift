@@ -134,6 +134,8 @@ public struct IdentityServiceConfiguration: Sendable {
         }
         options.totpIssuer = issuer
         options.relyingParty = try environment.webAuthnRelyingParty()
+        options.secondFactorLockAfter = try environment.integer("KONTO_IDENTITY_SECOND_FACTOR_LOCK_AFTER", default: 10, in: 3...100)
+        options.secondFactorWarnAfter = min(3, options.secondFactorLockAfter - 1)
         options.deadRevocationRetention = .seconds(86_400 * (try environment.integer("KONTO_IDENTITY_DEAD_REVOCATION_DAYS", default: 30, in: 1...3_650)))
         options.providerKeyRefreshCooldown = try environment.seconds("KONTO_IDENTITY_PROVIDER_KEY_COOLDOWN_SECONDS", default: options.providerKeyRefreshCooldown, in: 0...86_400)
         let keys = try environment.wireKeys(service: IdentityContract.serviceName, calls: true, serves: true)

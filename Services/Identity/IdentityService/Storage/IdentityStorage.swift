@@ -147,8 +147,9 @@ public protocol IdentityStorage: OutboxStore {
     func resetTokenAccount(tokenHash: [UInt8], at now: Timestamp) async throws(IdentityStorageError) -> String?
 
     /// Uses a reset token: when it exists and has not expired at `now`, it is removed, the password hash replaced
-    /// (the credential version raised), every session and every other reset token of the account ended, in one
-    /// transaction. An expired token is removed too and gives nil, so a token works at most once.
+    /// (the credential version raised), every session and every other reset token of the account ended, and a locked
+    /// second factor opened (``clearFactorAnswers(accountId:)``), in one transaction. An expired token is removed too
+    /// and gives nil, so a token works at most once.
     func confirmPasswordReset(
         tokenHash: [UInt8],
         at now: Timestamp,
@@ -322,13 +323,32 @@ public protocol IdentityStorage: OutboxStore {
 
     func createChallenge(_ challenge: StoredChallenge) async throws(IdentityStorageError)
 
-    /// The challenge with this token hash, unexpired at `now`; nil otherwise.
-    func challenge(tokenHash: [UInt8], at now: Timestamp) async throws(IdentityStorageError) -> StoredChallenge?
+    /// Takes one of the challenge's answers: the challenge with this token hash, unexpired at `now`, when fewer than
+    /// `allowing` answers were taken from it before; nil otherwise. Taken before the answer is checked, in one
+    /// statement, so concurrent answers cannot pass the bound together (a login challenge allows a few answers, not
+    /// unlimited).
+    func answerChallenge(tokenHash: [UInt8], at now: Timestamp, allowing: Int) async throws(IdentityStorageError) -> StoredChallenge?
 
     /// Uses the challenge (it is removed) and creates the session it leads to, in one transaction: the challenge
     /// works once. Returns false when it is gone or expired.
     /// - Throws: `notFound` when the account is gone or its credential changed since the password was checked.
     func completeChallenge(tokenHash: [UInt8], at now: Timestamp, session: StoredSession, events: [AccountEvent]) async throws(IdentityStorageError) -> Bool
+
+    // MARK: The second factor's hard stop (docs/IDENTITY.md, "Second factor")
+
+    /// Counts an answer of the account's second factor before it is checked, in one statement, so concurrent answers
+    /// each get their own place in the count: the consecutive answers not shown right since the last right one, this
+    /// one included (past the lock, an answer is refused unchecked). Nil when the account is gone.
+    func countFactorAnswer(accountId: String) async throws(IdentityStorageError) -> Int?
+
+    /// The consecutive answers not shown right (0 when none).
+    func factorAnswers(accountId: String) async throws(IdentityStorageError) -> Int
+
+    /// A right answer, a recovery or a password reset: the count starts again (and a locked factor is open).
+    func clearFactorAnswers(accountId: String) async throws(IdentityStorageError)
+
+    /// Appends events that go with no change of their own (the mail telling the owner of wrong second-factor answers).
+    func appendEvents(_ events: [AccountEvent]) async throws(IdentityStorageError)
 
     // MARK: Outbox and health
 

@@ -44,6 +44,14 @@ public struct IdentityOptions: Sendable, Equatable {
     /// Wrong second-factor codes per account (shared by every replica): five, then 30 s doubling to 15 minutes, so a
     /// 6-digit code is not guessed within a challenge's lifetime (nor in a year of trying).
     public var secondFactorThrottle = ThrottlePolicy(threshold: 5, baseDelay: .seconds(30), maximumDelay: .seconds(900), window: .seconds(3_600))
+    /// Consecutive wrong second-factor answers after which the authenticator app's codes are refused until the owner
+    /// recovers: a recovery code, a passkey, or a password reset through the mail (`KONTO_IDENTITY_SECOND_FACTOR_LOCK_AFTER`;
+    /// NIST SP 800-63B allows at most 100). docs/IDENTITY.md, "Second factor", works out what it leaves a guesser.
+    public var secondFactorLockAfter = 10
+    /// Consecutive wrong answers at which the owner is first mailed (before the lock).
+    public var secondFactorWarnAfter = 3
+    /// Answers one login challenge takes (right or wrong); then it is spent and the password is asked again.
+    public var challengeAnswers = 5
     /// The name an authenticator app shows beside the account (the otpauth URI's issuer).
     public var totpIssuer = "Konto"
     /// The relying party passkeys are made for: its RP ID and the web origins whose pages may use them

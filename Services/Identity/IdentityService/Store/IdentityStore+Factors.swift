@@ -31,7 +31,11 @@ extension IdentityStore {
         let now = clock()
         guard request.challenge.value.utf8.count <= 256 else { throw Self.invalidChallenge }
         let tokenHash = SecretToken.hash(request.challenge.value)
-        guard let challenge = try await stored({ () async throws(IdentityStorageError) in try await storage.challenge(tokenHash: tokenHash, at: now) }) else {
+        // Each answer, right or wrong, takes one of the challenge's few (a wrong code also counts per account below).
+        let allowing = options.challengeAnswers
+        guard let challenge = try await stored({ () async throws(IdentityStorageError) in
+            try await storage.answerChallenge(tokenHash: tokenHash, at: now, allowing: allowing)
+        }) else {
             throw Self.invalidChallenge
         }
         let accountId = challenge.accountId
@@ -39,6 +43,7 @@ extension IdentityStore {
         if let credential = request.credential {
             guard request.code == nil, request.recoveryCode == nil else { throw Self.oneSecondFactor }
             _ = try await verifyPasskeyAssertion(credential, for: accountId, challengeAccount: accountId, requireUserVerification: false, at: now)
+            try await factorShownRight(accountId)
         } else {
             remaining = try await verifySecondFactor(accountId: accountId, code: request.code, recoveryCode: request.recoveryCode, at: now)
         }
@@ -64,9 +69,11 @@ extension IdentityStore {
         )
     }
 
-    /// Checks a TOTP code or a recovery code of the account, each accepted once, wrong ones throttled per account.
-    /// Returns the recovery codes left when one was used, nil for a TOTP code.
-    /// - Throws: `account.validationFailed` (neither given, or too long), `account.wrongCredentials`, `account.throttled`.
+    /// Checks a TOTP code or a recovery code of the account, each accepted once, wrong ones throttled per account and
+    /// counted towards the factor's lock (docs/IDENTITY.md, "Second factor"). Returns the recovery codes left when one
+    /// was used, nil for a TOTP code.
+    /// - Throws: `account.validationFailed` (neither given, or too long), `account.wrongCredentials`, `account.throttled`,
+    ///   `account.factorLocked` (a code while the authenticator app is locked; a recovery code still works).
     func verifySecondFactor(accountId: String, code: SecretString?, recoveryCode: SecretString?, at now: Timestamp) async throws(ServiceError) -> Int? {
         guard (code == nil) != (recoveryCode == nil) else { throw Self.oneSecondFactor }
         guard (code?.value.utf8.count ?? 0) <= 16, (recoveryCode?.value.utf8.count ?? 0) <= 64 else {
@@ -75,6 +82,18 @@ extension IdentityStore {
             ]))
         }
         let failures = try await checkCodeThrottle(accountId, at: now)
+        // Counted before it is checked, in one statement, so concurrent answers each get their own place in the count
+        // and none passes the lock together with another; a right answer clears it below.
+        guard let answers = try await stored({ () async throws(IdentityStorageError) in try await storage.countFactorAnswer(accountId: accountId) }) else {
+            throw Self.invalidChallenge
+        }
+        let lockAfter = options.secondFactorLockAfter
+        if code != nil, answers > lockAfter {
+            // Locked: refused unchecked, so not a guess (nor counted against the hour); the owner hears of it once more.
+            await tellOwnerOfWrongAnswers(accountId, answers: answers, at: now)
+            logger.info("second factor locked", metadata: ["konto.account_id": "\(accountId)", "konto.answers": "\(answers)"])
+            throw Self.factorLocked
+        }
         var remaining: Int?
         var accepted = false
         if let code {
@@ -88,9 +107,39 @@ extension IdentityStore {
             }
             accepted = remaining != nil
         }
-        guard accepted else { throw try await codeRefused(accountId, at: now) }
+        guard accepted else {
+            await tellOwnerOfWrongAnswers(accountId, answers: answers, at: now)
+            throw try await codeRefused(accountId, at: now)
+        }
+        try await factorShownRight(accountId)
         try await codeAccepted(accountId, failures: failures)
         return remaining
+    }
+
+    /// A right second factor (a code, a recovery code, a passkey): the count of wrong answers starts again, and a
+    /// locked authenticator app opens.
+    func factorShownRight(_ accountId: String) async throws(ServiceError) {
+        try await stored { () async throws(IdentityStorageError) in try await storage.clearFactorAnswers(accountId: accountId) }
+    }
+
+    /// Mails the owner at the warning count, at the lock, and once more at twice the lock (someone keeps trying):
+    /// at most three mails until the owner recovers, however long the attempts go on. Only exact counts mail, and
+    /// each count belongs to one answer, so concurrent answers send each mail once.
+    private func tellOwnerOfWrongAnswers(_ accountId: String, answers: Int, at now: Timestamp) async {
+        let lockAfter = options.secondFactorLockAfter
+        let message: MailRequest.Message
+        switch answers {
+        case options.secondFactorWarnAfter, 2 * lockAfter: message = .secondFactorFailures
+        case lockAfter: message = .secondFactorLocked
+        default: return
+        }
+        let address = await mailAddress(accountId: accountId)
+        guard let mail = mailEvent(accountId, to: address, message, values: ["failures": "\(answers)"], at: now) else { return }
+        do {
+            try await storage.appendEvents([mail])
+        } catch {
+            logger.warning("could not mail the owner about wrong second-factor answers", metadata: ["konto.account_id": "\(accountId)", "konto.error": "\(error)"])
+        }
     }
 
     /// Wrong codes count per account in the shared failures table (every replica sees them), apart from passwords.
@@ -151,6 +200,7 @@ extension IdentityStore {
     ]))
 
     static let invalidChallenge = ServiceError(AccountError(code: .invalidChallenge))
+    static let factorLocked = ServiceError(AccountError(code: .factorLocked))
     static let factorNotFound = ServiceError(AccountError(code: .factorNotFound))
 
     /// What a challenge may be answered with.

@@ -80,6 +80,7 @@ extension IdentityStore {
             guard request.code == nil, request.recoveryCode == nil else { throw Self.oneSecondFactor }
             let (_, userVerified) = try await verifyPasskeyAssertion(credential, for: session.accountId, challengeAccount: nil, requireUserVerification: false, at: now)
             twoFactors = userVerified || request.password != nil
+            if twoFactors { try await factorShownRight(session.accountId) }
         } else if secondFactor {
             _ = try await verifySecondFactor(accountId: session.accountId, code: request.code, recoveryCode: request.recoveryCode, at: now)
         }

@@ -33,6 +33,8 @@ public struct MailComposer: Sendable {
         var factor: String?
         /// What a first proof of the address removed, as a list people read (`accessSecured`).
         var removed: String?
+        /// Wrong second-factor answers in a row (`secondFactorFailures`, `secondFactorLocked`).
+        var failures: String?
         /// The console's page for resetting a password.
         var resetLink: String
         var publicURL: String
@@ -64,6 +66,7 @@ public struct MailComposer: Sendable {
         }
         context.factor = request.values["factorType"].map(Self.factorName)
         context.removed = request.values["removed"]
+        context.failures = request.values["failures"].flatMap { Int($0) }.map(String.init)
         let templates = settings.templates
         guard let subject = templates.template(request.message, .subject), let text = templates.template(request.message, .text),
               let html = templates.template(request.message, .html)

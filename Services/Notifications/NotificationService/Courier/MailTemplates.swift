@@ -189,6 +189,33 @@ public struct MailTemplates: Sendable {
         was removed: {{removed}}.</p>
         <p>To sign in with a password, <a href="{{resetLink}}">choose one here</a>.</p>
         """),
+        "secondFactorFailures.subject": "Someone who knows your password is trying codes",
+        "secondFactorFailures.text": """
+        {{failures}} wrong codes in a row were entered for your account {{address}}, the last at {{time}}, each after
+        the right password. If it was not you, someone knows your password: change it now: {{resetLink}}
+
+        """,
+        "secondFactorFailures.html": page("""
+        <p>{{failures}} wrong codes in a row were entered for your account {{address}}, the last at {{time}}, each after
+        the right password.</p>
+        <p>If it was not you, someone knows your password: <a href="{{resetLink}}">change it now</a>.</p>
+        """),
+        "secondFactorLocked.subject": "Your authenticator app's codes are locked",
+        "secondFactorLocked.text": """
+        After {{failures}} wrong codes in a row for your account {{address}} (the last at {{time}}), codes from your
+        authenticator app are not accepted any more. To sign in, use one of your recovery codes or a passkey, or
+        reset your password through this mail's address; that opens the app's codes again: {{resetLink}}
+
+        Whoever entered the codes knew your password: if it was not you, reset it now.
+
+        """,
+        "secondFactorLocked.html": page("""
+        <p>After {{failures}} wrong codes in a row for your account {{address}} (the last at {{time}}), codes from your
+        authenticator app are not accepted any more.</p>
+        <p>To sign in, use one of your recovery codes or a passkey, or <a href="{{resetLink}}">reset your password</a>;
+        that opens the app's codes again.</p>
+        <p>Whoever entered the codes knew your password: if it was not you, reset it now.</p>
+        """),
     ]
 
     private static func page(_ body: String) -> String {

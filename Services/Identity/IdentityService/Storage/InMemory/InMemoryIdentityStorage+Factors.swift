@@ -136,11 +136,35 @@ extension InMemoryIdentityStorage {
         state.withLock { $0.challenges[challenge.tokenHash] = challenge }
     }
 
-    public func challenge(tokenHash: [UInt8], at now: Timestamp) -> StoredChallenge? {
+    public func answerChallenge(tokenHash: [UInt8], at now: Timestamp, allowing: Int) -> StoredChallenge? {
         state.withLock { state in
             guard let challenge = state.challenges[tokenHash], now < challenge.expiresAt else { return nil }
+            let taken = state.challengeAnswers[tokenHash, default: 0]
+            guard taken < allowing else { return nil }
+            state.challengeAnswers[tokenHash] = taken + 1
             return challenge
         }
+    }
+
+    public func countFactorAnswer(accountId: String) -> Int? {
+        state.withLock { state in
+            guard state.active(accountId) != nil else { return nil }
+            let count = state.factorAnswers[accountId, default: 0]
+            state.factorAnswers[accountId] = count + 1
+            return count + 1
+        }
+    }
+
+    public func factorAnswers(accountId: String) -> Int {
+        state.withLock { $0.factorAnswers[accountId, default: 0] }
+    }
+
+    public func clearFactorAnswers(accountId: String) {
+        state.withLock { _ = $0.factorAnswers.removeValue(forKey: accountId) }
+    }
+
+    public func appendEvents(_ events: [AccountEvent]) {
+        state.withLock { $0.outbox += events }
     }
 
     public func completeChallenge(tokenHash: [UInt8], at now: Timestamp, session: StoredSession, events: [AccountEvent]) throws(IdentityStorageError) -> Bool {
@@ -152,6 +176,7 @@ extension InMemoryIdentityStorage {
                 throw IdentityStorageError(.notFound)
             }
             state.challenges[tokenHash] = nil
+            state.challengeAnswers[tokenHash] = nil
             state.insert(session)
             state.outbox += events
             return true

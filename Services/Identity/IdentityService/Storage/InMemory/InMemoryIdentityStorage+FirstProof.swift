@@ -14,6 +14,7 @@ extension InMemoryIdentityStorage {
             if !keepingPassword { state.credentials[accountId]?.passwordHash = nil }
             let sessions = state.credentialChanged(accountId, keeping: keeping)
             state.challenges = state.challenges.filter { $0.value.accountId != accountId }
+            state.challengeAnswers = state.challengeAnswers.filter { state.challenges[$0.key] != nil }
             let factors = state.factors.values.filter { $0.accountId == accountId }.sorted { $0.id < $1.id }
             for factor in factors {
                 state.factors[factor.id] = nil

@@ -48,6 +48,10 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         /// Recovery codes' factorId → code hash → when it was used (nil: unused).
         var recoveryCodes: [String: [[UInt8]: Timestamp?]] = [:]
         var challenges: [[UInt8]: StoredChallenge] = [:]
+        /// Login challenges' token hashes → answers taken.
+        var challengeAnswers: [[UInt8]: Int] = [:]
+        /// accountId → consecutive second-factor answers not shown right.
+        var factorAnswers: [String: Int] = [:]
         /// Used passkey challenges' hashes, until they expire.
         var usedPasskeyChallenges: [[UInt8]: Timestamp] = [:]
         /// identityId → a linked external identity.
@@ -82,11 +86,13 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         mutating func removeCredential(_ accountId: String) -> StoredCredential? {
             guard let credential = credentials.removeValue(forKey: accountId) else { return nil }
             knownClients[accountId] = nil
+            factorAnswers[accountId] = nil
             for factor in factors.values where factor.accountId == accountId {
                 factors[factor.id] = nil
                 recoveryCodes[factor.id] = nil
             }
             challenges = challenges.filter { $0.value.accountId != accountId }
+            challengeAnswers = challengeAnswers.filter { challenges[$0.key] != nil }
             emailVerifications = emailVerifications.filter { $0.value.accountId != accountId }
             emailCodes = emailCodes.filter { $0.value.accountId != accountId }
             externalIdentities = externalIdentities.filter { $0.value.accountId != accountId }
@@ -408,6 +414,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
                   state.active(token.accountId) != nil
             else { return nil }
             state.credentials[token.accountId]?.passwordHash = passwordHash
+            state.factorAnswers[token.accountId] = nil
             let ended = state.credentialChanged(token.accountId, keeping: nil)
             state.outbox += events(token.accountId, ended)
             return ConfirmedPasswordReset(accountId: token.accountId, sessionsEnded: ended)
@@ -456,6 +463,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
             }
             // Expired challenges go with expired tokens (not counted: nothing outlives its expiry).
             state.challenges = state.challenges.filter { $0.value.expiresAt > now }
+            state.challengeAnswers = state.challengeAnswers.filter { state.challenges[$0.key] != nil }
             state.usedPasskeyChallenges = state.usedPasskeyChallenges.filter { $0.value > now }
             let tokens = state.resetTokens.filter { $0.value.expiresAt <= now }.map(\.key).prefix(limit)
             for token in tokens { state.resetTokens[token] = nil }

@@ -314,5 +314,20 @@ public enum IdentityMigrations {
                 "UPDATE credentials SET proven_at = email_verified_at WHERE email_verified_at IS NOT NULL",
             ]
         ),
+        // The second factor's hard stop (docs/IDENTITY.md, "Second factor"): answers a login challenge has taken, and
+        // each account's consecutive second-factor answers not shown right (counted before they are checked).
+        PostgresMigration(
+            version: 12,
+            name: "login challenges allow a few answers; a second factor locks after consecutive wrong ones",
+            statements: [
+                "ALTER TABLE login_challenges ADD COLUMN answers integer NOT NULL DEFAULT 0",
+                """
+                CREATE TABLE second_factor_answers (
+                    account_id text PRIMARY KEY REFERENCES credentials (account_id) ON DELETE CASCADE,
+                    count integer NOT NULL
+                )
+                """,
+            ]
+        ),
     ]
 }

@@ -241,17 +241,55 @@ extension PostgresIdentityStorage {
         }
     }
 
-    public func challenge(tokenHash: [UInt8], at now: Timestamp) async throws(IdentityStorageError) -> StoredChallenge? {
+    public func answerChallenge(tokenHash: [UInt8], at now: Timestamp, allowing: Int) async throws(IdentityStorageError) -> StoredChallenge? {
         try await run { client, logger in
+            // The answer is taken in the statement that finds the challenge: of concurrent answers, `allowing` at most.
             let rows = try await client.query(
                 """
-                SELECT account_id, credential_version, expires_at FROM identity.login_challenges
-                WHERE token_hash = \(ByteBuffer(bytes: tokenHash)) AND expires_at > \(now.date)
+                UPDATE identity.login_challenges SET answers = answers + 1
+                WHERE token_hash = \(ByteBuffer(bytes: tokenHash)) AND expires_at > \(now.date) AND answers < \(allowing)
+                RETURNING account_id, credential_version, expires_at
                 """,
                 logger: logger
             )
             guard let (accountId, version, expiresAt) = try await rows.decode((String, Int64, Date).self).all().first else { return nil }
             return StoredChallenge(tokenHash: tokenHash, accountId: accountId, credentialVersion: version, expiresAt: Timestamp(expiresAt))
+        }
+    }
+
+    public func countFactorAnswer(accountId: String) async throws(IdentityStorageError) -> Int? {
+        try await run { client, logger in
+            // One statement: the row's lock orders concurrent answers, each returning its own count.
+            let rows = try await client.query(
+                """
+                INSERT INTO identity.second_factor_answers AS a (account_id, count)
+                SELECT account_id, 1 FROM identity.credentials WHERE account_id = \(accountId) AND NOT pending
+                ON CONFLICT (account_id) DO UPDATE SET count = a.count + 1
+                RETURNING count
+                """,
+                logger: logger
+            )
+            return try await rows.decode(Int32.self).all().first.map(Int.init)
+        }
+    }
+
+    public func factorAnswers(accountId: String) async throws(IdentityStorageError) -> Int {
+        try await run { client, logger in
+            let rows = try await client.query("SELECT count FROM identity.second_factor_answers WHERE account_id = \(accountId)", logger: logger)
+            return Int(try await rows.decode(Int32.self).all().first ?? 0)
+        }
+    }
+
+    public func clearFactorAnswers(accountId: String) async throws(IdentityStorageError) {
+        try await run { client, logger in
+            try await client.query("DELETE FROM identity.second_factor_answers WHERE account_id = \(accountId)", logger: logger)
+        }
+    }
+
+    public func appendEvents(_ events: [AccountEvent]) async throws(IdentityStorageError) {
+        guard !events.isEmpty else { return }
+        try await transaction { connection, logger in
+            try await Self.append(events, on: connection, logger: logger)
         }
     }
 

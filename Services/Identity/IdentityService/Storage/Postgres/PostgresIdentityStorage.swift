@@ -533,6 +533,8 @@ public struct PostgresIdentityStorage: IdentityStorage {
                 logger: logger
             )
             guard try await updated.decode(Int.self).all().count == 1 else { return nil }
+            // The mailbox is proven: a second factor locked by wrong answers opens (the requirement stays).
+            try await connection.query("DELETE FROM identity.second_factor_answers WHERE account_id = \(token.accountId)", logger: logger)
             let ended = try await Self.endCredential(accountId: token.accountId, keeping: nil, on: connection, logger: logger)
             try await Self.append(events(token.accountId, ended), on: connection, logger: logger)
             return ConfirmedPasswordReset(accountId: token.accountId, sessionsEnded: ended)
