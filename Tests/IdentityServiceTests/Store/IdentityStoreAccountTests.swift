@@ -1,6 +1,8 @@
+import Crypto
 @testable import IdentityService
 import KontoContracts
 import KontoModel
+import KontoWire
 import Testing
 
 @Suite("Identity: sign-up, login and enumeration")
@@ -228,6 +230,33 @@ struct IdentityStoreAccountTests {
             _ = await identityError { try await fixture.login(password: "my own guess \(attempt)", address: "198.51.100.10") }
         }
         #expect(await identityError { try await fixture.login(address: "198.51.100.10") }?.code == throttled)
+    }
+
+    @Test("client addresses are stored keyed (a dump names none); clients known under the old plain hash are still known")
+    func keyedClients() async throws {
+        let fixture = try IdentityFixture()
+        let signedUp = try await fixture.signUp()
+        let accountId = signedUp.accountId
+        _ = try await fixture.login(address: "198.51.100.10")
+        let plain = { (text: String) in Array(SHA256.hash(data: Array(text.utf8))) }
+        let since = fixture.clock.now.adding(.seconds(-60))
+        #expect(try await fixture.storage.isKnownClient(accountId: accountId, clients: fixture.store.clientHashes(address: "198.51.100.10", device: nil), since: since))
+        #expect(try await fixture.storage.isKnownClient(accountId: accountId, clients: [plain("address:198.51.100.10")], since: since) == false)
+        // Under another deployment's data key the digest is another: the key, not the address, makes it.
+        let other = FactorSecretBox(secret: WireSecret("another deployment's data key, 32+ bytes"))
+        #expect(other.clientDigest("address:198.51.100.10") != fixture.store.clientHashes(address: "198.51.100.10", device: nil)[0])
+        // A failure counts under the keyed address key, never the plain one.
+        _ = await identityError { try await fixture.login(password: "a wrong one", address: "192.0.2.9") }
+        let keys = ["address:" + IdentityStore.digest("192.0.2.9"), fixture.store.throttleKeys(normalizedUserId: "x", clientAddress: "192.0.2.9")[1]]
+        #expect(try await fixture.storage.failures(keys: keys, at: fixture.clock.now, window: .seconds(3_600)).map(\.count) == [0, 1])
+
+        // A client remembered the old way (plain SHA-256) is still known: a guess-storm does not lock it out.
+        try await fixture.storage.rememberClients(accountId: accountId, clients: [plain("address:198.51.100.77")], at: fixture.clock.now)
+        for attempt in 0..<12 {
+            _ = await identityError { try await fixture.login(password: "guess number \(attempt)", address: "203.0.113.\(attempt % 3)") }
+        }
+        #expect(await identityError { try await fixture.login(address: "192.0.2.78") }?.code == AccountError.Code.throttled)
+        #expect(try await fixture.login(address: "198.51.100.77").accountId == accountId)
     }
 
     @Test("reset mails: at most three an hour from strangers together, three more for each client that signed in before")

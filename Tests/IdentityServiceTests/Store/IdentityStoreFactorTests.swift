@@ -2,6 +2,7 @@ import Foundation
 @testable import IdentityService
 import KontoContracts
 import KontoModel
+import KontoWire
 import Testing
 
 /// The second factor through Identity's operations: enrolment, the login's challenge, assurance levels, recovery
@@ -321,6 +322,31 @@ struct IdentityStoreFactorTests {
         }
         #expect(old?.code == AccountError.Code.wrongCredentials)
         _ = try await fixture.store.completeSecondFactor(IdentitySecondFactorRequest(challenge: second.token, recoveryCode: SecretString(fresh[0])))
+    }
+
+    @Test("recovery codes are stored keyed and bound to the account; codes stored before as plain SHA-256 still work once")
+    func keyedRecoveryCodes() async throws {
+        let fixture = try IdentityFixture()
+        let (signedUp, secret, _) = try await Self.enrolled(fixture)
+        let accountId = signedUp.accountId
+        let strong = try #require(try await fixture.store.reauthenticate(IdentityReauthenticateRequest(token: signedUp.session.token, code: Self.code(secret, fixture, offset: 1))).session?.token)
+        let codes = try await fixture.store.regenerateRecoveryCodes(IdentitySecuredRequest(token: strong)).codes.map(\.value)
+        // Neither the plain hash nor another deployment's digest finds a code (a miss uses nothing).
+        #expect(try await fixture.storage.useRecoveryCode(accountId: accountId, codeHash: RecoveryCodes.legacyHash(codes[0]), at: fixture.clock.now) { _ in [] } == nil)
+        let other = FactorSecretBox(secret: WireSecret("another deployment's data key, 32+ bytes"))
+        #expect(try await fixture.storage.useRecoveryCode(accountId: accountId, codeHash: other.recoveryCodeDigest(codes[0], accountId: accountId), at: fixture.clock.now) { _ in [] } == nil)
+        // Bound to the account: the same code digests otherwise for another.
+        #expect(IdentityFixture.factorSecrets.recoveryCodeDigest(codes[0], accountId: accountId) != IdentityFixture.factorSecrets.recoveryCodeDigest(codes[0], accountId: "another"))
+        #expect(await Self.answer(fixture, recoveryCode: codes[0]).success?.recoveryCodesRemaining == 9)
+
+        // A set made before the keyed digest (plain SHA-256), as an upgraded deployment has it.
+        let old = "abcd-efgh-jkmn"
+        try await fixture.storage.replaceRecoveryCodes(
+            StoredFactor(id: "old-codes", accountId: accountId, kind: .recoveryCodes, name: "Recovery codes", confirmed: true, createdAt: fixture.clock.now),
+            codeHashes: [RecoveryCodes.legacyHash(old), RecoveryCodes.legacyHash("pqrs-tuvw-xyz0")], events: []
+        )
+        #expect(await Self.answer(fixture, recoveryCode: old.uppercased()).success?.recoveryCodesRemaining == 1)
+        #expect(await Self.answer(fixture, recoveryCode: old).failure?.code == AccountError.Code.wrongCredentials)
     }
 
     @Test("a password reset never bypasses the second factor: the next login still asks for it")

@@ -11,11 +11,28 @@ public struct FactorSecretBox: Sendable {
     let challengeKey: SymmetricKey
     /// Digests mailed sign-in codes (``EmailCode``): a key of its own purpose.
     private let emailCodeKey: SymmetricKey
+    /// Digests recovery codes and client addresses and device markers: low-entropy values a plain hash would give
+    /// away (every IPv4 address is hashed in seconds, 60-bit codes are within a GPU's reach). Each its own purpose.
+    private let recoveryCodeKey: SymmetricKey
+    private let clientKey: SymmetricKey
 
     public init(secret: WireSecret) {
         key = secret.derivedKey(purpose: "konto.identity.factor-secrets.v1")
         challengeKey = secret.derivedKey(purpose: "konto.identity.passkey-challenges.v1")
         emailCodeKey = secret.derivedKey(purpose: "konto.identity.email-codes.v1")
+        recoveryCodeKey = secret.derivedKey(purpose: "konto.identity.recovery-codes.v1")
+        clientKey = secret.derivedKey(purpose: "konto.identity.clients.v1")
+    }
+
+    /// What is stored of a recovery code: an HMAC of its normalized form under the data key, bound to the account.
+    func recoveryCodeDigest(_ code: String, accountId: String) -> [UInt8] {
+        Array(HMAC<SHA256>.authenticationCode(for: Array((accountId + "\u{0}" + RecoveryCodes.normalized(code)).utf8), using: recoveryCodeKey))
+    }
+
+    /// What is stored of a client (`address:…`, `device:…`) in known clients and failure keys: an HMAC under the data
+    /// key, so a dump of the tables names no address.
+    func clientDigest(_ text: String) -> [UInt8] {
+        Array(HMAC<SHA256>.authenticationCode(for: Array(text.utf8), using: clientKey))
     }
 
     /// What is stored of a mailed sign-in code: an HMAC under the deployment's key, bound to the account. A plain

@@ -2,8 +2,9 @@ import Crypto
 import Foundation
 
 /// Recovery codes: ten single-use codes of 12 characters from a 32-letter alphabet without look-alikes (60 bits
-/// each), shown as `xxxx-xxxx-xxxx`. Only their SHA-256 is stored: 60 random bits are not worth an offline search,
-/// so a fast hash is enough, and a lookup by digest compares nothing in Swift.
+/// each), shown as `xxxx-xxxx-xxxx`. Only an HMAC under Identity's data key is stored
+/// (``FactorSecretBox/recoveryCodeDigest(_:accountId:)``): a dump without the key finds no code however fast the
+/// search, and a lookup by digest compares nothing in Swift.
 enum RecoveryCodes {
     static let count = 10
     /// 32 symbols (5 bits each): no i, l, o or 1.
@@ -22,7 +23,9 @@ enum RecoveryCodes {
         String(code.lowercased().filter { !$0.isWhitespace && $0 != "-" })
     }
 
-    static func hash(_ code: String) -> [UInt8] {
+    /// The unkeyed SHA-256 codes made before the keyed digest were stored as: still accepted (once each) until the
+    /// owner makes new codes, so nobody's saved codes stop working.
+    static func legacyHash(_ code: String) -> [UInt8] {
         Array(SHA256.hash(data: Array(("konto-recovery-code:" + normalized(code)).utf8)))
     }
 }

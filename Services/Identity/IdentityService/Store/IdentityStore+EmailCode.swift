@@ -17,7 +17,7 @@ extension IdentityStore {
         guard options.emailCodeLogin else { throw Self.emailCodeLoginOff }
         let now = clock()
         let normalizedUserId = try await admitMailRequest("email-code", userId: request.userId, clientAddress: request.clientAddress, at: now)
-        let clients = clientHashes(address: request.clientAddress, device: request.clientDevice)
+        let clients = knownClientCandidates(address: request.clientAddress, device: request.clientDevice)
         pendingWork.run {
             await self.mailEmailCode(normalizedUserId: normalizedUserId, clients: clients, at: now)
         }
@@ -77,7 +77,9 @@ extension IdentityStore {
         let lookup = try await stored { () async throws(IdentityStorageError) in
             try await storage.loginLookup(normalizedUserId: normalizedUserId, keys: keys, at: now, window: options.throttle.window)
         }
-        let heldUserId = try await admitSignIn(lookup.counts, credential: lookup.credential, clients: clients, at: now)
+        let heldUserId = try await admitSignIn(
+            lookup.counts, credential: lookup.credential, clients: knownClientCandidates(address: request.clientAddress, device: request.clientDevice), at: now
+        )
         // Tried for an unknown userId too (under an accountId no account has), so both answers take the same statements.
         let accountId = configuration.userIdType == .emailAddress ? lookup.credential?.accountId ?? "" : ""
         let digest = factorSecrets.emailCodeDigest(request.code.value, accountId: accountId)

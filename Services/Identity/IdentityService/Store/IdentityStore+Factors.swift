@@ -99,11 +99,15 @@ extension IdentityStore {
         if let code {
             accepted = try await useTOTPCode(code.value, accountId: accountId, at: now)
         } else if let recoveryCode {
-            let hash = RecoveryCodes.hash(recoveryCode.value)
-            remaining = try await stored { () async throws(IdentityStorageError) in
-                try await storage.useRecoveryCode(accountId: accountId, codeHash: hash, at: now) { left in
-                    [self.event(accountId, .recoveryCodeUsed(remaining: left), at: now)]
+            // The keyed digest, then the unkeyed one codes made before it were stored as (each code is stored one
+            // way only, so it still works once).
+            for hash in [factorSecrets.recoveryCodeDigest(recoveryCode.value, accountId: accountId), RecoveryCodes.legacyHash(recoveryCode.value)] {
+                remaining = try await stored { () async throws(IdentityStorageError) in
+                    try await storage.useRecoveryCode(accountId: accountId, codeHash: hash, at: now) { left in
+                        [self.event(accountId, .recoveryCodeUsed(remaining: left), at: now)]
+                    }
                 }
+                if remaining != nil { break }
             }
             accepted = remaining != nil
         }
@@ -307,7 +311,7 @@ extension IdentityStore {
         let factor = StoredFactor(id: UUID().uuidString.lowercased(), accountId: accountId, kind: .recoveryCodes, name: "Recovery codes", confirmed: true, createdAt: now)
         try await stored { () async throws(IdentityStorageError) in
             try await storage.replaceRecoveryCodes(
-                factor, codeHashes: codes.map(RecoveryCodes.hash),
+                factor, codeHashes: codes.map { factorSecrets.recoveryCodeDigest($0, accountId: accountId) },
                 events: factorEvents(accountId, .factorAdded(factorId: factor.id, factorType: StoredFactor.Kind.recoveryCodes.rawValue), address: credential.userId, at: now)
             )
         }

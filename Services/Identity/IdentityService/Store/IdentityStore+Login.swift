@@ -29,7 +29,9 @@ extension IdentityStore {
         }
         let counts = lookup.counts
         let credential = lookup.credential
-        let heldUserId = try await admitSignIn(counts, credential: credential, clients: clients, at: now)
+        let heldUserId = try await admitSignIn(
+            counts, credential: credential, clients: knownClientCandidates(address: request.clientAddress, device: request.clientDevice), at: now
+        )
         let hash = credential?.passwordHash.flatMap(PasswordHash.init(encoded:))
         let matches = try await hashing { try await hashing.verify(request.password.value, against: hash) }
         guard matches, let credential, let hash else {
@@ -101,12 +103,13 @@ extension IdentityStore {
 
     /// The throttling keys of an attempt: the userId's first (a success clears it), then the client address's.
     ///
-    /// Keys are SHA-256 digests (hex) of what they count: bounded whatever the input (a 64 KiB userId must not break
-    /// the failures table's index), and the table holds no userIds or addresses in clear.
+    /// Keys are digests (hex) of what they count: bounded whatever the input (a 64 KiB userId must not break the
+    /// failures table's index), and the table holds no userIds or addresses in clear; an address's under the data key,
+    /// since a plain hash of every IPv4 address is computed in seconds.
     func throttleKeys(normalizedUserId: String, clientAddress: String?) -> [String] {
         var keys = ["user:" + Self.digest(normalizedUserId)]
         if let clientAddress, !clientAddress.isEmpty {
-            keys.append("address:" + Self.digest(clientAddress))
+            keys.append("address:" + Self.hex(factorSecrets.clientDigest("address:" + clientAddress)))
         }
         return keys
     }
@@ -119,16 +122,24 @@ extension IdentityStore {
         bytes.map { String(format: "%02x", $0) }.joined()
     }
 
-    /// What a client is known by: SHA-256 of its device marker (first, when it has one) and of its address.
+    /// What a client is known by: the keyed digest (``FactorSecretBox/clientDigest(_:)``) of its device marker
+    /// (first, when it has one) and of its address.
     func clientHashes(address: String?, device: String?) -> [[UInt8]] {
-        var clients: [[UInt8]] = []
-        if let device, (1...256).contains(device.utf8.count) {
-            clients.append(Array(SHA256.hash(data: Array(("device:" + device).utf8))))
-        }
-        if let address, !address.isEmpty {
-            clients.append(Array(SHA256.hash(data: Array(("address:" + address).utf8))))
-        }
-        return clients
+        clientMarkers(address: address, device: device).map(factorSecrets.clientDigest)
+    }
+
+    /// What asks whether a client is known: its digests, and the unkeyed SHA-256 that known clients were remembered
+    /// as before (still counted until they age out after ``IdentityOptions/knownClientAge``; nothing new is stored so).
+    func knownClientCandidates(address: String?, device: String?) -> [[UInt8]] {
+        let markers = clientMarkers(address: address, device: device)
+        return markers.map(factorSecrets.clientDigest) + markers.map { Array(SHA256.hash(data: Array($0.utf8))) }
+    }
+
+    private func clientMarkers(address: String?, device: String?) -> [String] {
+        var markers: [String] = []
+        if let device, (1...256).contains(device.utf8.count) { markers.append("device:" + device) }
+        if let address, !address.isEmpty { markers.append("address:" + address) }
+        return markers
     }
 
     /// The details a sign-in answers with (login, second factor, passkey): Profile's record assembled with what the

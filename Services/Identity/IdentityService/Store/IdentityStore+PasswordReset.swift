@@ -21,7 +21,7 @@ extension IdentityStore {
         guard let credential, let userId = credential.userId else {
             return IdentityDone()
         }
-        let clients = clientHashes(address: request.clientAddress, device: request.clientDevice)
+        let clients = knownClientCandidates(address: request.clientAddress, device: request.clientDevice)
         let known = try await stored { () async throws(IdentityStorageError) in
             try await storage.isKnownClient(accountId: credential.accountId, clients: clients, since: now.adding(.zero - options.knownClientAge))
         }
