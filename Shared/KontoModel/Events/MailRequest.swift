@@ -41,9 +41,18 @@ public struct MailRequest: Sendable, Hashable {
         /// recovers.
         public static let secondFactorLocked = Message(rawValue: "secondFactorLocked")
 
+        /// A provider identity was linked to the account (`values["provider"]`; `values["automatic"]` "true" when it
+        /// was linked by its verified address, not by the owner).
+        public static let identityLinked = Message(rawValue: "identityLinked")
+        /// A recovery code signed in (`values["remaining"]`: how many are left).
+        public static let recoveryCodeUsed = Message(rawValue: "recoveryCodeUsed")
+        /// A sign-in from a client (network address or browser) that never signed in to the account before
+        /// (`values["method"]`: how, as people read it).
+        public static let newSignIn = Message(rawValue: "newSignIn")
+
         public static let all: [Message] = [
             .passwordReset, .verifyEmail, .signInCode, .passwordChanged, .emailChanged, .factorAdded, .factorRemoved, .accessSecured,
-            .secondFactorFailures, .secondFactorLocked,
+            .secondFactorFailures, .secondFactorLocked, .identityLinked, .recoveryCodeUsed, .newSignIn,
         ]
     }
 

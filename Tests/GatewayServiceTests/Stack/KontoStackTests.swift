@@ -51,7 +51,7 @@ struct KontoStackTests {
                 "KONTO_IDENTITY_PORT": "\(ports.identity)",
                 "KONTO_PROFILE_PORT": "\(ports.profile)",
                 "KONTO_NOTIFICATIONS_PORT": "\(ports.notifications)",
-                "KONTO_GATEWAY_CREDENTIALS_RATE_LIMIT_PER_MINUTE": "2",
+                "KONTO_GATEWAY_CREDENTIALS_RATE_LIMIT_PER_MINUTE": "3",
                 "KONTO_IDENTITY_PRIVILEGED_SECONDS": "0",
             ]
         )
@@ -66,7 +66,8 @@ struct KontoStackTests {
         // KONTO_IDENTITY_PRIVILEGED_SECONDS=0: even right after sign-up a security-related change needs the password.
         let demanded = await #expect(throws: KontoClientError.self) { try await client.changeUserId(to: "lovelace@example.org") }
         #expect(demanded?.code == "account.reauthenticationRequired")
-        // KONTO_GATEWAY_CREDENTIALS_RATE_LIMIT_PER_MINUTE=2: the sign-up and one login pass, the next is refused.
+        // KONTO_GATEWAY_CREDENTIALS_RATE_LIMIT_PER_MINUTE=3: the sign-up, the userId change (it can mail a chosen
+        // address) and one login pass, the next is refused.
         try await client.logIn(userId: "ada@example.org", password: "correct horse battery")
         let limited = await #expect(throws: KontoClientError.self) { try await client.logIn(userId: "ada@example.org", password: "correct horse battery") }
         #expect(limited?.status == 429)

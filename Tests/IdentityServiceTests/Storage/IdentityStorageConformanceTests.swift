@@ -434,3 +434,28 @@ struct IdentityStorageConformanceTests {
         }
     }
 }
+
+extension IdentityStorageConformanceTests {
+    @Test("an allowance is taken up to its limit in a window, a refusal counts nothing, and concurrent takers never pass it together", arguments: IdentityStorageKind.allCases)
+    func allowances(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            let window = Duration.seconds(3_600)
+            for _ in 1...3 { #expect(try await storage.takeAllowance(key: "mail:a", limit: 3, at: Self.t0, window: window) == nil) }
+            let used = try #require(try await storage.takeAllowance(key: "mail:a", limit: 3, at: Self.t0.adding(.seconds(10)), window: window))
+            #expect(used.count == 3 && used.lastFailureAt == Self.t0)
+            // Out of the window it starts again.
+            #expect(try await storage.takeAllowance(key: "mail:a", limit: 3, at: Self.t0.adding(.seconds(3_601)), window: window) == nil)
+            #expect(try await storage.failures(keys: ["mail:a"], at: Self.t0.adding(.seconds(3_601)), window: window)[0].count == 1)
+            // Real threads: of twelve at once, exactly the limit are taken, every round.
+            for round in 1...15 {
+                let key = "mail:race-\(round)"
+                let taken = try await withThrowingTaskGroup(of: Bool.self) { group in
+                    for _ in 0..<12 { group.addTask { try await storage.takeAllowance(key: key, limit: 4, at: Self.t0, window: window) == nil } }
+                    return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+                }
+                #expect(taken == 4, "round \(round): \(taken) taken")
+            }
+        }
+    }
+}
+

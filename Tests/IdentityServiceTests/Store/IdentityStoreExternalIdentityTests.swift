@@ -142,11 +142,15 @@ import Testing
             let link = try await IdentityStoreMailTests.verificationToken(fixture)
             _ = try await fixture.store.confirmEmailVerification(IdentityConfirmEmailVerificationRequest(token: BearerToken(link)))
             let answer = try await native(fixture, name: PersonName(givenName: "Leland"))
+            let told = try await IdentityStoreMailTests.mails(fixture).filter { $0.request.message == .identityLinked }
             if allowed {
                 #expect(answer.accountSession?.accountId == owner.accountId)
                 #expect(answer.created == false)
+                // An automatic link is told of like the owner's own, saying why it happened.
+                #expect(told.map(\.request.to) == ["leland@stanford.edu"] && told.first?.request.values["automatic"] == "true")
             } else {
                 #expect(answer.signUp != nil)
+                #expect(told.isEmpty)
             }
         }
     }
@@ -171,6 +175,9 @@ import Testing
         let idToken = issuer.token(issuer.claims(sub: "linked-1", aud: "konto-web", nonce: nonce, email: "other@example.org", now: fixture.clock.now.date))
         let linked = try await fixture.store.linkIdentity(IdentityLinkIdentityRequest(token: token, provider: "test", idToken: SecretString(idToken), nonce: SecretString(nonce)))
         #expect(linked.provider == "test" && linked.email == "other@example.org" && linked.emailVerified)
+        // The owner is told of the new way in.
+        let told = try await IdentityStoreMailTests.mails(fixture).filter { $0.request.message == .identityLinked }
+        #expect(told.map(\.request.to) == ["leland@stanford.edu"] && told.first?.request.values == ["provider": "Test ID", "automatic": "false"])
         #expect(try await fixture.store.listIdentities(IdentitySessionRequest(token: token)).identities == [linked])
         // It signs in to the owner's account now.
         #expect(try await native(fixture, sub: "linked-1", email: "other@example.org").accountSession?.accountId == owner.accountId)

@@ -156,4 +156,93 @@ struct IdentityStoreMailTests {
         let down = await identityError { try await fixture.store.requestEmailVerification(IdentitySessionRequest(token: signedUp.session.token)) }
         #expect(down?.code == .identityProfileUnavailable)
     }
+
+    /// The `newSignIn` mails so far, with how each sign-in was made.
+    static func newSignIns(_ fixture: IdentityFixture) async throws -> [String] {
+        try await mails(fixture).filter { $0.request.message == .newSignIn }.map { $0.request.values["method"] ?? "" }
+    }
+
+    @Test("a sign-in from a client that never signed in to the account mails the owner, once per client; a known browser anywhere is no news")
+    func newClient() async throws {
+        let fixture = try IdentityFixture()
+        _ = try await fixture.store.signUp(IdentitySignUpRequest(
+            userId: "leland@stanford.edu", password: SecretString("correct horse battery"), details: AccountDetails(values: ["name": IdentityFixture.name]), clientAddress: "198.51.100.10"
+        ))
+        // The sign-up's own address is known.
+        _ = try await fixture.login(address: "198.51.100.10")
+        #expect(try await Self.newSignIns(fixture).isEmpty)
+        _ = try await fixture.login(address: "203.0.113.5")
+        #expect(try await Self.newSignIns(fixture) == ["a password"])
+        let mail = try #require(try await Self.mails(fixture).last)
+        #expect(mail.request.to == "leland@stanford.edu" && mail.request.values["method"] == "a password")
+        _ = try await fixture.login(address: "203.0.113.5")
+        // No client given: nothing to tell apart, nothing mailed.
+        _ = try await fixture.login(address: nil)
+        #expect(try await Self.newSignIns(fixture).count == 1)
+        // A browser's marker, then that browser from another network: known.
+        let device = { (address: String) in
+            try await fixture.store.login(IdentityLoginRequest(userId: "leland@stanford.edu", password: SecretString("correct horse battery"), clientAddress: address, clientDevice: "device-of-leland"))
+        }
+        _ = try await device("203.0.113.5")
+        _ = try await device("192.0.2.44")
+        #expect(try await Self.newSignIns(fixture).count == 1)
+        // A failed login tells nothing.
+        _ = await identityError { try await fixture.login(password: "a guess", address: "192.0.2.99") }
+        #expect(try await Self.newSignIns(fixture).count == 1)
+    }
+
+    @Test("KONTO_IDENTITY_NEW_CLIENT_MAIL off: new clients are remembered, nobody is mailed")
+    func newClientOff() async throws {
+        var options = IdentityOptions()
+        options.newClientMail = false
+        let fixture = try IdentityFixture(options: options)
+        _ = try await fixture.signUp()
+        _ = try await fixture.login(address: "203.0.113.5")
+        #expect(try await Self.newSignIns(fixture).isEmpty)
+        let accountId = try #require(try await fixture.events().first?.accountId)
+        #expect(try await fixture.storage.isKnownClient(accountId: accountId, clients: fixture.store.clientHashes(address: "203.0.113.5", device: nil), since: fixture.clock.now))
+    }
+
+    @Test("a recovery code used is told, with how many are left")
+    func recoveryCodeUsed() async throws {
+        let fixture = try IdentityFixture()
+        let (signedUp, secret, _) = try await IdentityStoreFactorTests.enrolled(fixture)
+        let strong = try #require(try await fixture.store.reauthenticate(IdentityReauthenticateRequest(token: signedUp.session.token, code: IdentityStoreFactorTests.code(secret, fixture, offset: 1))).session?.token)
+        let codes = try await fixture.store.regenerateRecoveryCodes(IdentitySecuredRequest(token: strong)).codes.map(\.value)
+        #expect(try await Self.mails(fixture).last?.request.values["factorType"] == "recoveryCodes")
+        _ = try await IdentityStoreFactorTests.answer(fixture, recoveryCode: codes[2]).get()
+        let used = try await Self.mails(fixture).filter { $0.request.message == .recoveryCodeUsed }
+        #expect(used.map(\.request.to) == ["leland@stanford.edu"] && used.first?.request.values == ["remaining": "9"])
+    }
+
+    @Test("a session cannot mail any number of chosen addresses: six userId changes an hour, then account.throttled and nothing changes")
+    func userIdChangeAllowance() async throws {
+        let fixture = try IdentityFixture()
+        let signedUp = try await fixture.signUp()
+        let change = { (userId: String) in
+            try await fixture.store.changeUserId(IdentityChangeUserIdRequest(token: signedUp.session.token, userId: userId, currentPassword: SecretString("correct horse battery")))
+        }
+        for number in 1...6 { _ = try await change("leland\(number)@stanford.edu") }
+        let refused = await identityError { try await change("victim@example.org") }
+        #expect(refused?.code == AccountError.Code.throttled && (refused?.retryAfterSeconds ?? 0) >= 1)
+        #expect(try await fixture.storage.credential(accountId: signedUp.accountId)?.userId == "leland6@stanford.edu")
+        #expect(try await Self.mails(fixture, verification: true).contains { $0.request.to == "victim@example.org" } == false)
+        // The account's verification links count against the same hour.
+        #expect(await identityError { try await fixture.store.requestEmailVerification(IdentitySessionRequest(token: signedUp.session.token)) }?.code == AccountError.Code.throttled)
+        fixture.clock.advance(by: .seconds(3_601))
+        _ = try await change("victim@example.org")
+    }
+
+    @Test("one contact address gets ten links an hour from every account together; sign-ups past it stand without one")
+    func addressAllowance() async throws {
+        let configuration = try AccountConfiguration(userIdType: .username, keys: [.requires(\.userId), .requires(\.password), .requires(\.name), .collects(\.email)])
+        let fixture = try IdentityFixture(configuration: configuration)
+        var sessions: [BearerToken] = []
+        for number in 1...11 {
+            sessions.append(try await fixture.signUp("user\(number)", details: ["name": IdentityFixture.name, "email": .string(number.isMultiple(of: 2) ? "Victim@Example.org" : "victim@example.org")]).session.token)
+        }
+        let links = try await Self.mails(fixture, verification: true).filter { $0.request.message == .verifyEmail }
+        #expect(links.count == 10)
+        #expect(await identityError { try await fixture.store.requestEmailVerification(IdentitySessionRequest(token: sessions[10])) }?.code == AccountError.Code.throttled)
+    }
 }

@@ -30,7 +30,8 @@ extension AccountConsole {
         router.post(RouterPath(base + "/logout")) { request, _ in await self.form(request, self.logOut) }
         router.post(RouterPath(base + "/logout-everywhere")) { request, _ in await self.form(request, self.logOutEverywhere) }
         router.get(RouterPath(base + "/edit")) { request, _ in await self.editPage(request) }
-        router.post(RouterPath(base + "/edit")) { request, _ in await self.form(request, self.edit) }
+        // A new contact address is mailed: counted like the forms that take a password.
+        router.post(RouterPath(base + "/edit")) { request, _ in await self.form(request, credentials: true, self.edit) }
         for change in [passwordChange, userIdChange] {
             router.get(RouterPath(base + change.form.action)) { request, _ in self.signedInPage(request) { self.securityPage(change, $0) } }
             router.post(RouterPath(base + change.form.action)) { request, _ in

@@ -3,7 +3,8 @@ import KontoErrors
 import Synchronization
 
 /// The gateway's rate limits per client address: one for every route, and a stricter one for the routes that take
-/// credentials or start a reset (login, sign-up, reauthentication, password reset), where guessing and flooding
+/// credentials, start a reset or mail a chosen address (login, sign-up, reauthentication, password reset, a userId or
+/// contact address change), where guessing and flooding
 /// cost the most. Health and metrics are exempt, so probes never get 429.
 ///
 /// The general limit is taken for every request before routing; the credential limit where the route is known, as
@@ -19,6 +20,8 @@ final class GatewayRateLimits: Sendable {
         "logIn", "signUp", "reauthenticate", "requestPasswordReset", "confirmPasswordReset", "completeSecondFactor",
         "confirmTOTP", "passkeyLogIn", "registerPasskey", "requestEmailVerification", "confirmEmailVerification",
         "requestEmailCode", "logInWithEmailCode", "logInWithProvider", "linkIdentity",
+        // They can mail chosen addresses (a userId change, a new contact address).
+        "changeUserId", "modifyAccount",
     ]
 
     init(generalPerMinute: Int, credentialsPerMinute: Int, maximumAddresses: Int = 100_000) {

@@ -127,6 +127,7 @@ public struct IdentityServiceConfiguration: Sendable {
         options.staleReservationAge = max(staleAge, profileTimeout + .seconds(5))
         options.pruneInterval = try environment.seconds("KONTO_IDENTITY_PRUNE_SECONDS", default: options.pruneInterval, in: 1...86_400)
         options.emailCodeLogin = try environment.flag("KONTO_IDENTITY_EMAIL_CODE_LOGIN", default: options.emailCodeLogin)
+        options.newClientMail = try environment.flag("KONTO_IDENTITY_NEW_CLIENT_MAIL", default: options.newClientMail)
         let issuer = environment.string("KONTO_IDENTITY_TOTP_ISSUER", default: options.totpIssuer)
         // The otpauth URI's label is "ISSUER:account": a colon would split it where the app does not expect.
         guard (1...64).contains(issuer.count), !issuer.contains(":") else {

@@ -116,14 +116,21 @@ public protocol IdentityStorage: OutboxStore {
     /// that a login must ask for.
     func loginLookup(normalizedUserId: String, keys: [String], at now: Timestamp, window: Duration) async throws(IdentityStorageError) -> LoginLookup
 
+    /// Takes one of a key's `limit` uses in `window` (an allowance, e.g. mails to an address an hour), checked and
+    /// counted in one statement so concurrent requests cannot pass the limit together: nil when taken, else the
+    /// key's count, used up (its last use says when one frees up). A refused request does not extend the window.
+    func takeAllowance(key: String, limit: Int, at now: Timestamp, window: Duration) async throws(IdentityStorageError) -> FailureCount?
+
     /// Forgets a key's failures (after a successful login).
     func clearFailures(key: String) async throws(IdentityStorageError)
 
     // MARK: Known clients (so that strangers' failures do not lock the owner out)
 
-    /// Remembers clients (SHA-256 of a client address or a device marker) that signed in to the account at `now`.
-    /// Nothing happens when the account is gone.
-    func rememberClients(accountId: String, clients: [[UInt8]], at now: Timestamp) async throws(IdentityStorageError)
+    /// Remembers clients (keyed digests of a client address or a device marker) that signed in to the account at `now`.
+    /// Nothing happens when the account is gone. Returns whether any of them was remembered before (true too when the
+    /// account is gone or no client is given: nothing new to tell the owner of).
+    @discardableResult
+    func rememberClients(accountId: String, clients: [[UInt8]], at now: Timestamp) async throws(IdentityStorageError) -> Bool
 
     /// Whether any of `clients` signed in to the account since `since`.
     func isKnownClient(accountId: String, clients: [[UInt8]], since: Timestamp) async throws(IdentityStorageError) -> Bool

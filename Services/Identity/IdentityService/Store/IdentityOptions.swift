@@ -32,6 +32,12 @@ public struct IdentityOptions: Sendable, Equatable {
     public var emailVerificationLifetime: Duration = .seconds(86_400)
     /// Verification mails an account may ask for per hour and address (sign-up's own and a new address's aside).
     public var verificationMailsPerHour = 3
+    /// Mails to addresses an account chooses (verification links, a userId change's two mails) per hour, all its
+    /// addresses together: a session cannot mail any number of chosen addresses.
+    public var chosenAddressMailsPerAccountPerHour = 6
+    /// Verification links to one address per hour, from every account together: nobody's mailbox is flooded from many
+    /// accounts.
+    public var verificationMailsPerAddressPerHour = 10
     /// Whether a code mailed to the userId signs in (`KONTO_IDENTITY_EMAIL_CODE_LOGIN`): off unless the deployment
     /// offers it.
     public var emailCodeLogin = false
@@ -44,6 +50,9 @@ public struct IdentityOptions: Sendable, Equatable {
     /// Wrong second-factor codes per account (shared by every replica): five, then 30 s doubling to 15 minutes, so a
     /// 6-digit code is not guessed within a challenge's lifetime (nor in a year of trying).
     public var secondFactorThrottle = ThrottlePolicy(threshold: 5, baseDelay: .seconds(30), maximumDelay: .seconds(900), window: .seconds(3_600))
+    /// Whether the owner is mailed about a sign-in from a client (address or browser) that never signed in to the
+    /// account before (`KONTO_IDENTITY_NEW_CLIENT_MAIL`).
+    public var newClientMail = true
     /// Consecutive wrong second-factor answers after which the authenticator app's codes are refused until the owner
     /// recovers: a recovery code, a passkey, or a password reset through the mail (`KONTO_IDENTITY_SECOND_FACTOR_LOCK_AFTER`;
     /// NIST SP 800-63B allows at most 100). docs/IDENTITY.md, "Second factor", works out what it leaves a guesser.

@@ -105,7 +105,7 @@ extension IdentityStore {
             demandsSecondFactor = false
         }
         do {
-            let answer = try await finishSignIn(verified, demandsSecondFactor: demandsSecondFactor, privileged: false, clients: clients, at: now)
+            let answer = try await finishSignIn(verified, demandsSecondFactor: demandsSecondFactor, privileged: false, clients: clients, method: "a code sent by mail", at: now)
             logger.info("signed in with a mailed code", metadata: ["konto.account_id": "\(accountId)"])
             return answer
         } catch where error.code == .identityProfileUnavailable {

@@ -26,6 +26,18 @@ extension IdentityStore {
         if configuration.userIdType == .emailAddress {
             await sendEmailVerification(accountId: accountId, address: userId, at: now)
         } else if case let .string(email)? = stored.details.storedValues[EmailKey.identifier] {
+            // Any number of accounts may name one contact address: its links from all of them are counted, and past
+            // the hour's allowance the sign-up stands without one (the owner asks later).
+            let key = "verify-mail-address:" + Self.digest(email.lowercased())
+            do {
+                guard try await takeMailAllowance(key, perHour: options.verificationMailsPerAddressPerHour, at: now) == nil else {
+                    logger.info("verification mail not sent: the address's allowance is used", metadata: ["konto.account_id": "\(accountId)"])
+                    return
+                }
+            } catch {
+                logger.warning("verification mail not asked for", metadata: ["konto.account_id": "\(accountId)", "konto.error": "\(error)"])
+                return
+            }
             await sendEmailVerification(accountId: accountId, address: email, contact: true, at: now)
         }
     }
@@ -59,11 +71,9 @@ extension IdentityStore {
             guard credential.emailVerifiedAt == nil, let userId = credential.userId else { return IdentityDone() }
             address = userId
         }
-        let allowance = "verify-mail:" + Self.digest(accountId + "\u{0}" + address)
-        if let used = try await takeMailAllowance(allowance, perHour: options.verificationMailsPerHour, at: now) {
-            let retryAfter = used.lastFailureAt.map { Int(($0.adding(Self.mailAllowanceWindow).milliseconds - now.milliseconds + 999) / 1_000) } ?? 3_600
-            throw .throttled(retryAfterSeconds: max(retryAfter, 1))
-        }
+        try await takeMailAllowances([
+            ("verify-mail:" + Self.digest(accountId + "\u{0}" + address), options.verificationMailsPerHour),
+        ] + chosenAddressAllowances(accountId: accountId, address: address), at: now)
         await sendEmailVerification(accountId: accountId, address: address, contact: contact, at: now)
         logger.info("verification mail asked for", metadata: ["konto.account_id": "\(accountId)"])
         return IdentityDone()
@@ -93,14 +103,30 @@ extension IdentityStore {
 
     static let mailAllowanceWindow = Duration.seconds(3_600)
 
+    /// What a mail to an address the account chose counts against: the account's chosen-address mails together, and
+    /// the address's verification mails from every account.
+    func chosenAddressAllowances(accountId: String, address: String) -> [(key: String, perHour: Int)] {
+        [
+            ("chosen-mail-account:" + Self.digest(accountId), options.chosenAddressMailsPerAccountPerHour),
+            ("verify-mail-address:" + Self.digest(address.lowercased()), options.verificationMailsPerAddressPerHour),
+        ]
+    }
+
+    /// Takes one from each allowance in order (each check and count one statement); `account.throttled`, with when
+    /// one frees up, at the first used up (those before it stay taken: a refused request still counted).
+    func takeMailAllowances(_ allowances: [(key: String, perHour: Int)], at now: Timestamp) async throws(ServiceError) {
+        for (key, perHour) in allowances {
+            guard let used = try await takeMailAllowance(key, perHour: perHour, at: now) else { continue }
+            let retryAfter = used.lastFailureAt.map { Int(($0.adding(Self.mailAllowanceWindow).milliseconds - now.milliseconds + 999) / 1_000) } ?? 3_600
+            throw .throttled(retryAfterSeconds: max(retryAfter, 1))
+        }
+    }
+
     /// Takes one mail from an hourly allowance (counted in the shared failure counts, so every replica sees it): nil
     /// when taken, the count when it is used up (nothing taken).
     func takeMailAllowance(_ key: String, perHour limit: Int, at now: Timestamp) async throws(ServiceError) -> FailureCount? {
         let window = Self.mailAllowanceWindow
-        let sent = try await stored { () async throws(IdentityStorageError) in try await storage.failures(keys: [key], at: now, window: window) }
-        guard sent[0].count < limit else { return sent[0] }
-        try await stored { () async throws(IdentityStorageError) in try await storage.recordFailures(keys: [key], at: now, window: window) }
-        return nil
+        return try await stored { () async throws(IdentityStorageError) in try await storage.takeAllowance(key: key, limit: limit, at: now, window: window) }
     }
 
     /// Whether an account's address is verified, for its answers; nil for an account without one (a username, an

@@ -62,7 +62,7 @@ extension IdentityStore {
             try await storage.touchExternalIdentity(id: identity.id, email: verified.email, emailVerified: verified.emailVerified, at: now, sealedRefreshToken: sealed)
         }
         logger.info("signed in with an external identity", metadata: ["konto.account_id": "\(credential.accountId)", "konto.provider": "\(identity.provider)"])
-        return try await finishExternalSignIn(credential, clients: clients, at: now)
+        return try await finishExternalSignIn(credential, providerName: identity.provider, clients: clients, at: now)
     }
 
     /// A first sign-in: a new account (or the anonymous session's), a link to the account whose verified address
@@ -215,20 +215,24 @@ extension IdentityStore {
         pendingId: String?, clients: [[UInt8]], at now: Timestamp
     ) async throws(ServiceError) -> IdentityExternalLoginAnswer {
         let identity = newIdentity(provider, verified: verified, refreshToken: refreshToken, accountId: owner.accountId, at: now)
+        let events = identityLinkedEvents(owner.accountId, identity, provider, address: owner.userId, automatic: true, at: now)
         guard try await stored({ () async throws(IdentityStorageError) in
-            try await storage.addExternalIdentity(identity, events: [event(owner.accountId, .identityLinked(identityId: identity.id, provider: provider.name), at: now)])
+            try await storage.addExternalIdentity(identity, events: events)
         }) else {
             throw ServiceError(AccountError(code: .credentialsTaken, message: "This identity was linked to an account meanwhile: sign in again."))
         }
         logger.info("external identity linked by its verified address", metadata: ["konto.account_id": "\(owner.accountId)", "konto.provider": "\(provider.name)"])
-        return try await finishExternalSignIn(owner, clients: clients, at: now)
+        return try await finishExternalSignIn(owner, providerName: provider.name, clients: clients, at: now)
     }
 
     /// A provider's sign-in to an existing account: privileged (the provider just authenticated the user), or the
     /// second factor's challenge when one is enrolled.
-    private func finishExternalSignIn(_ credential: StoredCredential, clients: [[UInt8]], at now: Timestamp) async throws(ServiceError) -> IdentityExternalLoginAnswer {
+    private func finishExternalSignIn(
+        _ credential: StoredCredential, providerName: String, clients: [[UInt8]], at now: Timestamp
+    ) async throws(ServiceError) -> IdentityExternalLoginAnswer {
         let demands = try await demandsSecondFactor(credential.accountId)
-        let answer = try await finishSignIn(credential, demandsSecondFactor: demands, privileged: true, clients: clients, at: now)
+        let method = (try? provider(named: providerName))?.displayName ?? providerName
+        let answer = try await finishSignIn(credential, demandsSecondFactor: demands, privileged: true, clients: clients, method: method, at: now)
         return IdentityExternalLoginAnswer(accountSession: answer.accountSession, challenge: answer.challenge)
     }
 
@@ -297,8 +301,10 @@ extension IdentityStore {
             return Self.info(existing)
         }
         let identity = newIdentity(provider, verified: verified, refreshToken: refreshToken, accountId: accountId, at: now)
+        let address = await mailAddress(accountId: accountId)
+        let events = identityLinkedEvents(accountId, identity, provider, address: address, automatic: false, at: now)
         guard try await stored({ () async throws(IdentityStorageError) in
-            try await storage.addExternalIdentity(identity, events: [event(accountId, .identityLinked(identityId: identity.id, provider: provider.name), at: now)])
+            try await storage.addExternalIdentity(identity, events: events)
         }) else {
             throw ServiceError(AccountError(code: .credentialsTaken, message: "This identity is linked to another account."))
         }
@@ -452,5 +458,18 @@ extension IdentityStore {
 
     static func isOpaque(_ text: String) -> Bool {
         (16...256).contains(text.utf8.count) && text.unicodeScalars.allSatisfy { ("A"..."Z").contains($0) || ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_" }
+    }
+}
+
+extension IdentityStore {
+    /// A linked identity's event, and the mail telling the owner of the new way in (ASVS 5.0 6.3.7), in its
+    /// transaction: an identity linked by the owner, or automatically by its verified address.
+    func identityLinkedEvents(
+        _ accountId: String, _ identity: StoredExternalIdentity, _ provider: IdentityProvider, address: String?, automatic: Bool, at now: Timestamp
+    ) -> [AccountEvent] {
+        let mail = mailEvent(
+            accountId, to: address, .identityLinked, values: ["provider": provider.displayName, "automatic": automatic ? "true" : "false"], at: now
+        )
+        return [event(accountId, .identityLinked(identityId: identity.id, provider: provider.name), at: now), mail].compactMap { $0 }
     }
 }

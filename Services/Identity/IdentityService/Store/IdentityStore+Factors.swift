@@ -61,7 +61,7 @@ extension IdentityStore {
         }
         // Used by a concurrent completion in the meantime: one challenge, one session.
         guard completed else { throw Self.invalidChallenge }
-        try? await storage.rememberClients(accountId: accountId, clients: clientHashes(address: request.clientAddress, device: request.clientDevice), at: now)
+        await rememberSignIn(accountId: accountId, clients: clientHashes(address: request.clientAddress, device: request.clientDevice), method: "a second factor", at: now)
         logger.debug("logged in with a second factor", metadata: ["konto.account_id": "\(accountId)", "konto.session_id": "\(session.id)"])
         return IdentityAccountSession(
             accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt),
@@ -100,11 +100,15 @@ extension IdentityStore {
             accepted = try await useTOTPCode(code.value, accountId: accountId, at: now)
         } else if let recoveryCode {
             // The keyed digest, then the unkeyed one codes made before it were stored as (each code is stored one
-            // way only, so it still works once).
+            // way only, so it still works once). The owner is told each use, in its transaction.
+            let address = await mailAddress(accountId: accountId)
             for hash in [factorSecrets.recoveryCodeDigest(recoveryCode.value, accountId: accountId), RecoveryCodes.legacyHash(recoveryCode.value)] {
                 remaining = try await stored { () async throws(IdentityStorageError) in
                     try await storage.useRecoveryCode(accountId: accountId, codeHash: hash, at: now) { left in
-                        [self.event(accountId, .recoveryCodeUsed(remaining: left), at: now)]
+                        [
+                            self.event(accountId, .recoveryCodeUsed(remaining: left), at: now),
+                            self.mailEvent(accountId, to: address, .recoveryCodeUsed, values: ["remaining": "\(left)"], at: now),
+                        ].compactMap { $0 }
                     }
                 }
                 if remaining != nil { break }

@@ -44,7 +44,7 @@ extension IdentityStore {
         if hashing.hasher.needsRehash(hash) {
             await rehash(request.password, of: credential)
         }
-        return try await finishSignIn(credential, demandsSecondFactor: lookup.demandsSecondFactor, privileged: true, clients: clients, at: now)
+        return try await finishSignIn(credential, demandsSecondFactor: lookup.demandsSecondFactor, privileged: true, clients: clients, method: "a password", at: now)
     }
 
     /// A checked first factor's answer: a second-factor challenge when the account has one (known from the lookup: a
@@ -52,7 +52,7 @@ extension IdentityStore {
     /// (should the password or userId have changed since, none is made and the sign-in fails as a wrong password
     /// would), its client remembered as known.
     func finishSignIn(
-        _ credential: StoredCredential, demandsSecondFactor: Bool, privileged: Bool, clients: [[UInt8]], at now: Timestamp
+        _ credential: StoredCredential, demandsSecondFactor: Bool, privileged: Bool, clients: [[UInt8]], method: String, at now: Timestamp
     ) async throws(ServiceError) -> IdentityLoginAnswer {
         let accountId = credential.accountId
         if demandsSecondFactor {
@@ -69,7 +69,7 @@ extension IdentityStore {
             throw Self.error(for: error)
         }
         // Known from now on (a failure here only means the next lockout may hold this client too).
-        try? await storage.rememberClients(accountId: accountId, clients: clients, at: now)
+        await rememberSignIn(accountId: accountId, clients: clients, method: method, at: now)
         logger.debug("logged in", metadata: ["konto.account_id": "\(accountId)", "konto.session_id": "\(session.id)"])
         return IdentityLoginAnswer(accountSession: IdentityAccountSession(
             accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: answer

@@ -1,5 +1,6 @@
 import KontoContracts
 import KontoModel
+import Logging
 
 extension IdentityStore {
     /// A `mailRequested` event for Notifications' courier, written in the same transaction as the change it tells of;
@@ -43,5 +44,19 @@ extension IdentityStore {
     func mailAllowanceKey(_ kind: String, normalizedUserId: String, knownClient: [UInt8]?) -> String {
         guard let knownClient else { return kind + "-mail:" + Self.digest(normalizedUserId) }
         return kind + "-mail-client:" + Self.digest(normalizedUserId + "\u{0}" + Self.hex(knownClient))
+    }
+
+    /// Remembers the clients a sign-in came from; when none of them had signed in to the account before, mails the
+    /// owner (`newSignIn`, ASVS 5.0 6.3.7) unless the deployment turned it off (`KONTO_IDENTITY_NEW_CLIENT_MAIL`).
+    /// The answer comes with the write (no read of its own); a failure only costs the notice.
+    func rememberSignIn(accountId: String, clients: [[UInt8]], method: String, at now: Timestamp) async {
+        guard let known = try? await storage.rememberClients(accountId: accountId, clients: clients, at: now), !known, options.newClientMail else { return }
+        let address = await mailAddress(accountId: accountId)
+        guard let mail = mailEvent(accountId, to: address, .newSignIn, values: ["method": method], at: now) else { return }
+        do {
+            try await storage.appendEvents([mail])
+        } catch {
+            logger.warning("could not mail the owner about a sign-in from a new client", metadata: ["konto.account_id": "\(accountId)", "konto.error": "\(error)"])
+        }
     }
 }

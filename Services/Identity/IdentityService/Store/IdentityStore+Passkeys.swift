@@ -115,7 +115,7 @@ extension IdentityStore {
         } catch {
             throw Self.error(for: error)
         }
-        try? await storage.rememberClients(accountId: accountId, clients: clientHashes(address: request.clientAddress, device: request.clientDevice), at: now)
+        await rememberSignIn(accountId: accountId, clients: clientHashes(address: request.clientAddress, device: request.clientDevice), method: "a passkey", at: now)
         logger.debug("logged in with a passkey", metadata: ["konto.account_id": "\(accountId)", "konto.session_id": "\(session.id)"])
         return IdentityAccountSession(
             accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: details

@@ -31,7 +31,8 @@ extension IdentityStore {
 
     /// Gives the account a new userId; the old one no longer logs in, and, as after a password change, every other
     /// session and every reset token of the account ends. Needs a privileged session or the current password.
-    /// - Throws: `account.credentialsTaken` when another account has it.
+    /// - Throws: `account.credentialsTaken` when another account has it; `account.throttled` past the account's mails to
+    ///   chosen addresses, or the new address's, this hour (nothing changed).
     public func changeUserId(_ request: IdentityChangeUserIdRequest) async throws(ServiceError) -> IdentityDone {
         let now = clock()
         let session = try await validSession(request.token, at: now)
@@ -44,6 +45,11 @@ extension IdentityStore {
             throw ServiceError(AccountError(code: .notFound, message: "An anonymous account has no userId; sign up instead."))
         }
         let normalizedUserId = UserIdNormalization.normalized(userId, type: configuration.userIdType)
+        // Where userIds are addresses the change mails a chosen address (the link) and the previous one: counted like
+        // the account's other chosen-address mails before anything changes, so a session cannot mail any number.
+        if configuration.userIdType == .emailAddress {
+            try await takeMailAllowances(chosenAddressAllowances(accountId: accountId, address: userId), at: now)
+        }
         let ended = try await stored { () async throws(IdentityStorageError) in
             try await storage.changeUserId(accountId: accountId, userId: userId, normalizedUserId: normalizedUserId, keeping: session.id) { ended in
                 var events = [self.event(accountId, .userIdChanged(previous: previous, new: userId), at: now)]

@@ -35,6 +35,13 @@ public struct MailComposer: Sendable {
         var removed: String?
         /// Wrong second-factor answers in a row (`secondFactorFailures`, `secondFactorLocked`).
         var failures: String?
+        /// The provider of a linked identity, and whether Konto linked it by its verified address (`identityLinked`).
+        var provider: String?
+        var automatic: Bool?
+        /// Recovery codes left (`recoveryCodeUsed`).
+        var remaining: String?
+        /// How a sign-in was made (`newSignIn`).
+        var method: String?
         /// The console's page for resetting a password.
         var resetLink: String
         var publicURL: String
@@ -67,6 +74,10 @@ public struct MailComposer: Sendable {
         context.factor = request.values["factorType"].map(Self.factorName)
         context.removed = request.values["removed"]
         context.failures = request.values["failures"].flatMap { Int($0) }.map(String.init)
+        context.provider = request.values["provider"]
+        context.automatic = request.values["automatic"] == "true" ? true : nil
+        context.remaining = request.values["remaining"].flatMap { Int($0) }.map(String.init)
+        context.method = request.values["method"]
         let templates = settings.templates
         guard let subject = templates.template(request.message, .subject), let text = templates.template(request.message, .text),
               let html = templates.template(request.message, .html)
@@ -91,7 +102,7 @@ public struct MailComposer: Sendable {
         switch type {
         case "totp": "An authenticator app"
         case "passkey": "A passkey"
-        case "recoveryCodes": "A set of recovery codes"
+        case "recoveryCodes": "A new set of recovery codes (any earlier ones stopped working)"
         default: "A second factor"
         }
     }

@@ -216,6 +216,43 @@ public struct MailTemplates: Sendable {
         that opens the app's codes again.</p>
         <p>Whoever entered the codes knew your password: if it was not you, reset it now.</p>
         """),
+        "identityLinked.subject": "A sign-in with {{provider}} was added to your account",
+        "identityLinked.text": """
+        Your account {{address}} can now be signed in to with {{provider}}, since {{time}}.{{#automatic}} It was linked
+        because {{provider}} vouched for this address.{{/automatic}}
+
+        If it was not you, reset your password now and remove the link in your account: {{resetLink}}
+
+        """,
+        "identityLinked.html": page("""
+        <p>Your account {{address}} can now be signed in to with {{provider}}, since {{time}}.{{#automatic}} It was
+        linked because {{provider}} vouched for this address.{{/automatic}}</p>
+        <p>If it was not you, <a href="{{resetLink}}">reset your password now</a> and remove the link in your account.</p>
+        """),
+        "recoveryCodeUsed.subject": "A recovery code was used for your account",
+        "recoveryCodeUsed.text": """
+        A recovery code signed in to your account {{address}} at {{time}}; {{remaining}} are left. Each works once.
+
+        If it was not you, reset your password now: {{resetLink}}
+
+        """,
+        "recoveryCodeUsed.html": page("""
+        <p>A recovery code signed in to your account {{address}} at {{time}}; {{remaining}} are left. Each works once.</p>
+        <p>If it was not you, <a href="{{resetLink}}">reset your password now</a>.</p>
+        """),
+        "newSignIn.subject": "A sign-in to your account from a new device or network",
+        "newSignIn.text": """
+        Your account {{address}} was signed in to with {{method}} at {{time}}, from a device or network it was not
+        used from before.
+
+        If it was you, there is nothing to do. If not, reset your password now: {{resetLink}}
+
+        """,
+        "newSignIn.html": page("""
+        <p>Your account {{address}} was signed in to with {{method}} at {{time}}, from a device or network it was not
+        used from before.</p>
+        <p>If it was you, there is nothing to do. If not, <a href="{{resetLink}}">reset your password now</a>.</p>
+        """),
     ]
 
     private static func page(_ body: String) -> String {

@@ -345,6 +345,17 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         }
     }
 
+    public func takeAllowance(key: String, limit: Int, at now: Timestamp, window: Duration) -> FailureCount? {
+        state.withLock { state in
+            var count = Self.current(state.failures[key], at: now, window: window)
+            guard count.count < limit else { return count }
+            count.count += 1
+            count.lastFailureAt = now
+            state.failures[key] = count
+            return nil
+        }
+    }
+
     public func failures(keys: [String], at now: Timestamp, window: Duration) -> [FailureCount] {
         state.withLock { state in keys.map { Self.current(state.failures[$0], at: now, window: window) } }
     }
@@ -353,10 +364,13 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         state.withLock { _ = $0.failures.removeValue(forKey: key) }
     }
 
-    public func rememberClients(accountId: String, clients: [[UInt8]], at now: Timestamp) {
+    @discardableResult
+    public func rememberClients(accountId: String, clients: [[UInt8]], at now: Timestamp) -> Bool {
         state.withLock { state in
-            guard state.active(accountId) != nil else { return }
-            for client in clients { state.knownClients[accountId, default: [:]][client] = now }
+            guard state.active(accountId) != nil, !clients.isEmpty else { return true }
+            let known = clients.contains { state.knownClients[accountId]?[$0] != nil }
+            for client in clients { state.knownClients[accountId, default: [:]][client] = max(now, state.knownClients[accountId]?[client] ?? now) }
+            return known
         }
     }
 

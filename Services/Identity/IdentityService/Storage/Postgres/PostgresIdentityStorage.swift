@@ -371,6 +371,28 @@ public struct PostgresIdentityStorage: IdentityStorage {
         }
     }
 
+    public func takeAllowance(key: String, limit: Int, at now: Timestamp, window: Duration) async throws(IdentityStorageError) -> FailureCount? {
+        let windowStart = Timestamp(milliseconds: now.milliseconds - window.milliseconds)
+        let taken = try await run { client, logger in
+            // Counted only while under the limit (or out of the window): the row's lock orders concurrent takers, and
+            // a refused one changes nothing.
+            let rows = try await client.query(
+                """
+                INSERT INTO identity.login_failures AS f (key, count, last_failure_at) VALUES (\(key), 1, \(now.date))
+                ON CONFLICT (key) DO UPDATE SET
+                    count = CASE WHEN f.last_failure_at < \(windowStart.date) THEN 1 ELSE f.count + 1 END,
+                    last_failure_at = excluded.last_failure_at
+                WHERE f.last_failure_at < \(windowStart.date) OR f.count < \(limit)
+                RETURNING 1
+                """,
+                logger: logger
+            )
+            return try await rows.decode(Int.self).all().count == 1
+        }
+        guard !taken else { return nil }
+        return try await failures(keys: [key], at: now, window: window)[0]
+    }
+
     public func failures(keys: [String], at now: Timestamp, window: Duration) async throws(IdentityStorageError) -> [FailureCount] {
         let windowStart = Timestamp(milliseconds: now.milliseconds - window.milliseconds)
         let found = try await run { client, logger in
@@ -436,18 +458,24 @@ public struct PostgresIdentityStorage: IdentityStorage {
         }
     }
 
-    public func rememberClients(accountId: String, clients: [[UInt8]], at now: Timestamp) async throws(IdentityStorageError) {
-        guard !clients.isEmpty else { return }
-        try await run { client, logger in
-            try await client.query(
+    @discardableResult
+    public func rememberClients(accountId: String, clients: [[UInt8]], at now: Timestamp) async throws(IdentityStorageError) -> Bool {
+        guard !clients.isEmpty else { return true }
+        return try await run { client, logger in
+            // `xmax = 0` marks a row this statement inserted (an updated one carries the updating transaction's id):
+            // whether the client was remembered before comes with the write, no read of its own.
+            let rows = try await client.query(
                 """
                 INSERT INTO identity.known_clients (account_id, client_hash, last_success_at)
                 SELECT c.account_id, decode(h, 'hex'), \(now.date) FROM identity.credentials c, unnest(\(clients.map(IdentityStore.hex))::text[]) AS h
                 WHERE c.account_id = \(accountId) AND NOT c.pending
                 ON CONFLICT (account_id, client_hash) DO UPDATE SET last_success_at = greatest(known_clients.last_success_at, excluded.last_success_at)
+                RETURNING xmax = 0
                 """,
                 logger: logger
             )
+            let inserted = try await rows.decode(Bool.self).all()
+            return inserted.isEmpty || inserted.contains(false)
         }
     }
 
