@@ -1,3 +1,4 @@
+import Foundation
 import KontoWire
 import NIOCore
 import NIOEmbedded
@@ -84,9 +85,9 @@ struct StateMachineTests {
         #expect(machine.readRequested() == .read)
         #expect(machine.frameReceived(Self.request(1)) == .forward(correlationID: 1, request: .init(method: "m", payload: ByteBuffer())))
         _ = machine.frameReceived(Self.request(2))
-        #expect(machine.readRequested() == .none)
-        // Beyond the limit (already read from the socket): refused, not queued.
+        // Beyond the limit, in the same read: refused, not queued.
         #expect(machine.frameReceived(Self.request(3)) == .write(WireFrame(correlationID: 3, message: .error(.init(WireError.overloaded)))))
+        #expect(machine.readRequested() == .none)
         let answered = machine.answerWritten(correlationID: 1)
         #expect(answered.write)
         #expect(answered.then == .read)
@@ -155,6 +156,62 @@ struct StateMachineTests {
         #expect(machine.idleTimeout() == .none)
         _ = machine.answerWritten(correlationID: 1)
         #expect(machine.idleTimeout() == .close)
+    }
+
+    @Test("input while the read is held is a peer that left (NIO drains its socket): nothing is started or answered, and the connection closes")
+    func inputWhileReadHeld() {
+        // Held at the in-flight limit.
+        var machine = Self.readyServer(maxInFlight: 1)
+        _ = machine.frameReceived(Self.request(1))
+        #expect(machine.readRequested() == .none)
+        #expect(machine.frameReceived(Self.request(2)) == .close)
+        #expect(machine.isClosed)
+        #expect(machine.frameReceived(WireFrame(correlationID: 3, message: .ping(.init()))) == .none)
+        #expect(machine.inFlightCount == 1)
+
+        // Held while the peer does not read its answers, below the limit.
+        var unread = Self.readyServer(maxInFlight: 4)
+        #expect(unread.writabilityChanged(isWritable: false) == .none)
+        #expect(unread.readRequested() == .none)
+        #expect(unread.frameReceived(WireFrame(correlationID: 1, message: .ping(.init()))) == .close)
+        #expect(unread.frameReceived(Self.request(2)) == .none)
+        #expect(unread.inFlightCount == 0)
+    }
+
+    @Test("once the channel is inactive, late answers are not written and ask for nothing; each slot frees when its handler returns")
+    func inactiveWithRequestsInFlight() {
+        var machine = Self.readyServer(maxInFlight: 2)
+        _ = machine.frameReceived(Self.request(1))
+        _ = machine.frameReceived(Self.request(2))
+        _ = machine.deadlineExpired(correlationID: 2)
+        #expect(machine.readRequested() == .none)
+        machine.channelInactive()
+        #expect(machine.isClosed)
+        #expect(!machine.isReadHeld)
+        #expect(machine.deadlineExpired(correlationID: 1) == .none)
+        #expect(machine.inFlightCount == 2)
+        for id: UInt64 in [1, 2, 3] {
+            let answered = machine.answerWritten(correlationID: id)
+            #expect(!answered.write)
+            #expect(answered.then == .none)
+        }
+        #expect(machine.inFlightCount == 0)
+        #expect(machine.readRequested() == .none)
+        #expect(machine.frameReceived(Self.request(4)) == .none)
+        #expect(machine.idleTimeout() == .none)
+        #expect(machine.gracefulShutdown() == .none)
+    }
+
+    @Test("a connection failing under the protocol (a reset) closes without an error frame; refused input still gets one")
+    func transportFailure() {
+        var machine = Self.readyServer()
+        _ = machine.frameReceived(Self.request(1))
+        #expect(machine.errorCaught(IOError(errnoCode: ECONNRESET, reason: "connection reset")) == .close)
+        #expect(machine.isClosed)
+        #expect(machine.errorCaught(WireError.malformedFrame("after close")) == .none)
+
+        var refusing = Self.readyServer()
+        #expect(refusing.errorCaught(WireError.malformedFrame("bad")) == .writeAndClose(WireFrame(correlationID: 0, message: .error(.init(WireError.malformedFrame("bad"))))))
     }
 
     @Test("a repeated correlation id in flight is a protocol violation")

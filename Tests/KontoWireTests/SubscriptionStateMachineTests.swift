@@ -136,6 +136,25 @@ struct SubscriptionStateMachineTests {
         #expect(machine.frameReceived(WireFrame(correlationID: 0, message: .error(.init(WireError.timeout)))) == .close)
     }
 
+    @Test("once the channel is inactive, pushes end at once (even after the peer stopped reading) and a subscription's last frame is not written")
+    func inactiveWithSubscription() {
+        var machine = Self.server()
+        _ = machine.frameReceived(Self.subscribe(1, credit: 4))
+        #expect(Self.push(&machine, 1) == 1)
+        #expect(machine.writabilityChanged(isWritable: false) == .none)
+        machine.channelInactive()
+        #expect(machine.isClosed)
+        #expect(machine.push(subscriptionID: 1, topic: "t", payload: ByteBuffer()) == .ended)
+        #expect(machine.outstandingDeliveries == 0)
+        #expect(machine.frameReceived(Self.ack(1)) == .none)
+        // Its id stays taken until its handler has returned.
+        #expect(machine.subscriptionCount == 1)
+        let ended = machine.subscriptionEnded(correlationID: 1)
+        #expect(!ended.write)
+        #expect(ended.then == .none)
+        #expect(machine.subscriptionCount == 0)
+    }
+
     @Test("an event from a client is a protocol violation")
     func eventFromClient() {
         var machine = Self.server()

@@ -188,7 +188,9 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     /// One event of a subscription's handler, written once the channel is writable; its delivery id.
     private func pushEvent(subscriptionID: UInt64, topic: String, payload: ByteBuffer, context: ChannelHandlerContext) -> EventLoopFuture<UInt64> {
         let promise = context.eventLoop.makePromise(of: UInt64.self)
-        if context.channel.isWritable, self.unwritableEvents.isEmpty {
+        // A closed channel keeps the writability it had (false, if its peer had stopped reading) and never drains: an
+        // event queued then would wait for ever, and its subscription's handler with it. The state machine ends it.
+        if self.stateMachine.isClosed || (context.channel.isWritable && self.unwritableEvents.isEmpty) {
             self.writeEvent(subscriptionID: subscriptionID, topic: topic, payload: payload, promise: promise, context: context)
         } else {
             self.unwritableEvents.append((subscriptionID, topic, payload, promise))
@@ -259,7 +261,8 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        self.logger.debug("Refusing wire input", metadata: ["konto.error": "\(error)"])
+        // Debug: a peer resetting its connection is no news.
+        self.logger.debug(error is WireError ? "Refusing wire input" : "Wire connection failed", metadata: ["konto.error": "\(error)"])
         self.run(self.stateMachine.errorCaught(error), context: context)
     }
 

@@ -262,6 +262,11 @@ public final class WireServer: Service, Sendable {
         package var bufferedOutboundBytes: Int
     }
 
+    /// Connections counted against the connection limit.
+    package var admittedConnections: Int {
+        self.state.withLock { $0.admitted }
+    }
+
     /// The load of each open connection (those that have reached `serve`).
     package func connectionLoads() async -> [ConnectionLoad] {
         let channels = self.state.withLock { Array($0.connections.values) }

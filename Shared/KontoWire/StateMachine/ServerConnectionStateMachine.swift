@@ -85,6 +85,7 @@ public struct ServerConnectionStateMachine: Sendable {
     /// passed and an error was already sent; the slot stays taken until the handler finishes,
     /// so a runaway handler still counts against the limit.
     private var inFlight: [UInt64: Bool] = [:]
+    /// The channel's `read()` is withheld; input arriving meanwhile means the peer has left (``peerLeft()``).
     private var readHeld = false
     /// False while the channel holds more unwritten bytes than its high water mark (a peer that stopped reading
     /// its answers): reads are held until it drains, so the peer's next requests wait in TCP, not in memory here.
@@ -112,6 +113,11 @@ public struct ServerConnectionStateMachine: Sendable {
     }
 
     public var inFlightCount: Int { self.inFlight.count }
+    /// Closed or closing: nothing more is read, started or written for the peer.
+    public var isClosed: Bool {
+        if case .closed = self.state { return true }
+        return false
+    }
     /// The channel's last `read()` is held: the in-flight limit is reached or the channel is not writable.
     public var isReadHeld: Bool { self.readHeld }
     public var subscriptionCount: Int { self.subscriptions.count }
@@ -146,6 +152,9 @@ public struct ServerConnectionStateMachine: Sendable {
     }
 
     public mutating func frameReceived(_ frame: WireFrame) -> Action {
+        if self.readHeld, !self.isClosed {
+            return self.peerLeft()
+        }
         switch self.state {
         case .initial, .closed:
             return .none
@@ -332,11 +341,24 @@ public struct ServerConnectionStateMachine: Sendable {
     }
 
     private mutating func afterSlotFreed() -> Action {
-        if case .draining = self.state, self.inFlight.isEmpty, self.subscriptions.isEmpty {
+        switch self.state {
+        case .closed:
+            return .none
+        case .draining where self.inFlight.isEmpty && self.subscriptions.isEmpty:
             self.state = .closed
             return .close
+        default:
+            return self.releaseHeldRead()
         }
-        return self.releaseHeldRead()
+    }
+
+    /// A frame came in while the channel's read was held. A live peer's input waits in TCP then; NIO reads past a
+    /// held read only to drain a socket the peer has reset or shut down, whose close follows in the same tick. So
+    /// the peer has left: what it left unread is neither started nor answered (refusals and pongs for a whole
+    /// receive buffer would pile up unread), and the connection closes.
+    private mutating func peerLeft() -> Action {
+        self.state = .closed
+        return .close
     }
 
     /// The held `read()`, once neither the in-flight limit nor an unwritable channel holds it.
@@ -352,6 +374,7 @@ public struct ServerConnectionStateMachine: Sendable {
     /// written are not being drained: backpressure reaches the peer through TCP instead of queueing requests,
     /// or their answers, here.
     public mutating func readRequested() -> Action {
+        if self.isClosed { return .none }
         if self.inFlight.count >= self.configuration.maxInFlight || !self.writable {
             self.readHeld = true
             return .none
@@ -406,17 +429,30 @@ public struct ServerConnectionStateMachine: Sendable {
         }
     }
 
-    /// The decoder refused the input, or another error happened on the channel.
+    /// The decoder refused the input (a ``WireError``), or the connection failed under the protocol.
     public mutating func errorCaught(_ error: any Error) -> Action {
         if case .closed = self.state { return .none }
-        let wireError = error as? WireError ?? .malformedFrame("unreadable input")
+        guard let wireError = error as? WireError else {
+            // Not the peer's input but its connection failing (a reset, a broken TLS session): an error frame would
+            // not reach it, so close without one.
+            self.state = .closed
+            return .close
+        }
         return self.fail(wireError)
     }
 
+    /// The channel closed, however the peer left, and the handler cancels every running handler. Nobody reads
+    /// answers now: each request counts as answered and each subscription as cancelled, so no late answer or last
+    /// frame is written; each keeps its slot until its handler returns, as after a deadline.
     public mutating func channelInactive() {
         self.state = .closed
-        self.subscriptions.removeAll()
+        self.inFlight = self.inFlight.mapValues { _ in true }
+        for id in self.subscriptions.keys {
+            self.subscriptions[id]?.cancelled = true
+            self.subscriptions[id]?.outstanding.removeAll()
+        }
         self.deliveries.removeAll()
+        self.readHeld = false
     }
 
     private var version: UInt8? {

@@ -47,6 +47,16 @@ enum TestSupport {
 
     struct WaitTimedOut: Error {}
 
+    /// Returns once `condition` holds, checking it every few milliseconds; fails after `seconds`. For state only
+    /// observable from outside (a server's event loops), not to wait out a race.
+    static func waitUntil(seconds: Double = 30, _ condition: @escaping @Sendable () async -> Bool) async throws {
+        try await within(seconds: seconds) {
+            while await !condition() {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+    }
+
     static func makeServer(
         port: Int = 0,
         configure: (inout WireServer.Configuration) -> Void = { _ in }
@@ -219,5 +229,16 @@ final class RawConnection: Sendable {
 
     func close() async {
         try? await self.channel.close()
+    }
+
+    /// Closes with SO_LINGER {1, 0}: the kernel sends a reset instead of a FIN and drops what either side left
+    /// unread in this socket.
+    func reset() async throws {
+        guard let socket = self.channel as? any SocketOptionProvider else {
+            Issue.record("not a socket channel")
+            return
+        }
+        try await socket.setSoLinger(linger(l_onoff: 1, l_linger: 0)).get()
+        try await self.channel.close()
     }
 }
