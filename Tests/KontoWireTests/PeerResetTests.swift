@@ -190,4 +190,39 @@ struct PeerResetTests {
             try await HostileInputTests.expectServing(port: port)
         }
     }
+
+    @Test("handlers that ignore cancellation keep the connection of a peer that reset in the connection limit until they return")
+    func stubbornHandlersKeepTheirPlace() async throws {
+        let maxInFlight = 4
+        let calls = HeldCalls(stubborn: true)
+        let server = TestSupport.makeServer {
+            $0.maxInFlightPerConnection = maxInFlight
+            $0.maxConnections = 1
+        }
+        calls.register(on: server)
+        // Whatever fails, the calls return in the end.
+        defer { calls.openGate() }
+        try await TestSupport.withRunning([server]) {
+            let port = try await TestSupport.port(of: server)
+            let peer = try await Self.silentPeer(port: port)
+            peer.channel.writeAndFlush(Self.requests(1...1_000, method: "test.hold"), promise: nil)
+            try await calls.wait { started, _ in started == maxInFlight }
+            try await TestSupport.waitUntil { await server.connectionLoads().first?.isReadHeld == true }
+
+            try await peer.reset()
+            try await calls.wait { _, cancelled in cancelled == maxInFlight }
+            // Closed (the server no longer lists it), but its handlers still run and hold what they hold.
+            try await TestSupport.waitUntil { await server.connectionLoads().isEmpty }
+            #expect(server.admittedConnections == 1)
+            // So a peer coming back finds the limit reached, and cannot pile up more such handlers.
+            let again = try await RawConnection.connect(port: port)
+            #expect(try await again.nextFrame() == WireFrame(correlationID: 0, message: .error(.init(WireError.tooManyConnections))))
+            await again.close()
+            #expect(calls.started == maxInFlight)
+
+            calls.openGate()
+            try await TestSupport.waitUntil { server.admittedConnections == 0 }
+            try await HostileInputTests.expectServing(port: port)
+        }
+    }
 }

@@ -202,6 +202,27 @@ struct StateMachineTests {
         #expect(machine.gracefulShutdown() == .none)
     }
 
+    @Test("a connection is settled once its channel is inactive and every handler it started has returned")
+    func settled() {
+        var machine = SubscriptionStateMachineTests.server()
+        _ = machine.frameReceived(Self.request(1))
+        _ = machine.frameReceived(SubscriptionStateMachineTests.subscribe(2, credit: 1))
+        #expect(machine.errorCaught(IOError(errnoCode: ECONNRESET, reason: "connection reset")) == .close)
+        // Closing is not closed: the channel may still be active.
+        #expect(!machine.isSettled)
+        machine.channelInactive()
+        #expect(!machine.isSettled)
+        _ = machine.answerWritten(correlationID: 1)
+        #expect(!machine.isSettled)
+        _ = machine.subscriptionEnded(correlationID: 2)
+        #expect(machine.isSettled)
+
+        var idle = Self.readyServer()
+        #expect(!idle.isSettled)
+        idle.channelInactive()
+        #expect(idle.isSettled)
+    }
+
     @Test("a connection failing under the protocol (a reset) closes without an error frame; refused input still gets one")
     func transportFailure() {
         var machine = Self.readyServer()

@@ -45,12 +45,35 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
 
     /// False when the server is at its connection limit: the connection is refused instead of challenged.
     private let admitted: Bool
+    /// Called once the connection has settled (``ServerConnectionStateMachine/isSettled``): until every handler it
+    /// started has returned they hold memory for it, so it keeps its place in the server's connection limit.
+    private var settled: (@Sendable () -> Void)?
 
-    init(configuration: ServerConnectionStateMachine.Configuration, dispatch: Dispatch, admitted: Bool = true, logger: Logger) {
+    init(
+        configuration: ServerConnectionStateMachine.Configuration,
+        dispatch: Dispatch,
+        admitted: Bool = true,
+        logger: Logger,
+        settled: (@Sendable () -> Void)? = nil
+    ) {
         self.stateMachine = ServerConnectionStateMachine(configuration: configuration)
         self.dispatch = dispatch
         self.admitted = admitted
         self.logger = logger
+        self.settled = settled
+    }
+
+    /// The channel's close future completed: after channelInactive, or instead of it for a channel that never
+    /// became active. On the event loop.
+    func channelClosed() {
+        self.stateMachine.channelInactive()
+        self.settleIfDone()
+    }
+
+    private func settleIfDone() {
+        guard self.stateMachine.isSettled, let settled = self.settled else { return }
+        self.settled = nil
+        settled()
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -100,6 +123,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         self.deadlines.removeValue(forKey: id)
         let (shouldWrite, next) = self.stateMachine.answerWritten(correlationID: id)
         self.writeLast(frame, shouldWrite: shouldWrite, then: next, context: context)
+        self.settleIfDone()
     }
 
     /// Writes a request's or subscription's last frame (unless the state machine dropped it), then does what the
@@ -240,6 +264,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         self.subscriptions.removeValue(forKey: id)?.end(.connectionClosed)
         let (shouldWrite, next) = self.stateMachine.subscriptionEnded(correlationID: id)
         self.writeLast(frame, shouldWrite: shouldWrite, then: next, context: context)
+        self.settleIfDone()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -283,6 +308,7 @@ final class ServerConnectionHandler: ChannelDuplexHandler {
         self.deadlineTimer?.task.cancel()
         self.deadlineTimer = nil
         self.deadlines.removeAll()
+        self.settleIfDone()
         context.fireChannelInactive()
     }
 

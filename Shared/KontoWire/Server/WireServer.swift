@@ -25,7 +25,8 @@ public final class WireServer: Service, Sendable {
         /// The most events a subscription may have unacknowledged, whatever credit its client asks for.
         public var maxCreditPerSubscription: Int = WireLimits.defaultMaximumCredit
         /// Connections served at once; one more is answered `wire.overloaded` (retryable) and closed, so a
-        /// flood of connections cannot exhaust memory or file descriptors.
+        /// flood of connections cannot exhaust memory or file descriptors. A closed connection counts until the
+        /// handlers it started have returned.
         public var maxConnections: Int = 1_024
         /// A connection that sends nothing for this long is closed (clients heartbeat well within it).
         public var idleTimeout: TimeAmount = .seconds(60)
@@ -83,7 +84,8 @@ public final class WireServer: Service, Sendable {
         var isRunning = false
         var isShuttingDown = false
         var connections: [ObjectIdentifier: any Channel] = [:]
-        /// Accepted connections not yet closed, counted from the moment their pipeline is set up.
+        /// Accepted connections counted against the limit, from the moment their pipeline is set up until they are
+        /// closed and every handler they started has returned.
         var admitted = 0
     }
 
@@ -199,8 +201,17 @@ public final class WireServer: Service, Sendable {
                 .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .childChannelOption(.writeBufferWaterMark, value: configuration.writeBufferWaterMark)
                 .bind(host: configuration.host, port: configuration.port) { channel in
-                    let admitted = self.admit(channel, limit: configuration.maxConnections)
                     return channel.eventLoop.makeCompletedFuture {
+                        // Made first, so that the close is seen (and the count dropped) whatever fails below.
+                        let connection = self.admit(channel, limit: configuration.maxConnections) { admitted, settled in
+                            ServerConnectionHandler(
+                                configuration: connectionConfiguration,
+                                dispatch: dispatch,
+                                admitted: admitted,
+                                logger: logger,
+                                settled: settled
+                            )
+                        }
                         let sync = channel.pipeline.syncOperations
                         if let tls = configuration.tlsContext {
                             try sync.addHandler(NIOSSLServerHandler(context: tls))
@@ -211,12 +222,7 @@ public final class WireServer: Service, Sendable {
                         )))
                         try sync.addHandler(MessageToByteHandler(WireFrameEncoder()))
                         try sync.addHandler(IdleStateHandler(readTimeout: configuration.idleTimeout))
-                        try sync.addHandler(ServerConnectionHandler(
-                            configuration: connectionConfiguration,
-                            dispatch: dispatch,
-                            admitted: admitted,
-                            logger: logger
-                        ))
+                        try sync.addHandler(connection)
                         return channel
                     }
                 }
@@ -262,7 +268,8 @@ public final class WireServer: Service, Sendable {
         package var bufferedOutboundBytes: Int
     }
 
-    /// Connections counted against the connection limit.
+    /// Connections counted against the connection limit: open ones, and closed ones whose handlers have not all
+    /// returned yet (what a peer that left still makes the server hold).
     package var admittedConnections: Int {
         self.state.withLock { $0.admitted }
     }
@@ -280,19 +287,29 @@ public final class WireServer: Service, Sendable {
         return loads
     }
 
-    /// Counts a new connection in, unless `limit` connections are open already; the count drops when it closes.
-    private func admit(_ channel: any Channel, limit: Int) -> Bool {
+    /// Counts a new connection in, unless `limit` connections are counted already, and makes its handler (on the
+    /// channel's event loop) with whether it was admitted and what to call once it has settled.
+    ///
+    /// The count drops once the connection is closed *and* its handlers have returned, not at the close alone: a
+    /// handler that ignores cancellation still holds memory for a peer that left, and a peer that leaves and comes
+    /// back must not pile such handlers up past the limit.
+    private func admit(
+        _ channel: any Channel,
+        limit: Int,
+        makeHandler: (_ admitted: Bool, _ settled: (@Sendable () -> Void)?) -> ServerConnectionHandler
+    ) -> ServerConnectionHandler {
         let admitted = self.state.withLock { state in
             guard state.admitted < limit else { return false }
             state.admitted += 1
             return true
         }
+        var settled: (@Sendable () -> Void)?
         if admitted {
-            channel.closeFuture.whenComplete { _ in
-                self.state.withLock { $0.admitted -= 1 }
-            }
+            settled = { @Sendable in self.state.withLock { $0.admitted -= 1 } }
         }
-        return admitted
+        let handler = makeHandler(admitted, settled)
+        channel.closeFuture.assumeIsolated().whenComplete { _ in handler.channelClosed() }
+        return handler
     }
 
     private func beginShutdown(serverChannel: any Channel) {

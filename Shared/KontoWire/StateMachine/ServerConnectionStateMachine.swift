@@ -87,6 +87,8 @@ public struct ServerConnectionStateMachine: Sendable {
     private var inFlight: [UInt64: Bool] = [:]
     /// The channel's `read()` is withheld; input arriving meanwhile means the peer has left (``peerLeft()``).
     private var readHeld = false
+    /// The channel is inactive (``channelInactive()``), not just closing.
+    private var inactive = false
     /// False while the channel holds more unwritten bytes than its high water mark (a peer that stopped reading
     /// its answers): reads are held until it drains, so the peer's next requests wait in TCP, not in memory here.
     private var writable = true
@@ -117,6 +119,11 @@ public struct ServerConnectionStateMachine: Sendable {
     public var isClosed: Bool {
         if case .closed = self.state { return true }
         return false
+    }
+    /// The channel is inactive and every handler the connection started has returned: nothing is held for the peer
+    /// any more. Until then a handler that ignores cancellation holds memory for it.
+    public var isSettled: Bool {
+        self.inactive && self.inFlight.isEmpty && self.subscriptions.isEmpty
     }
     /// The channel's last `read()` is held: the in-flight limit is reached or the channel is not writable.
     public var isReadHeld: Bool { self.readHeld }
@@ -445,6 +452,8 @@ public struct ServerConnectionStateMachine: Sendable {
     /// answers now: each request counts as answered and each subscription as cancelled, so no late answer or last
     /// frame is written; each keeps its slot until its handler returns, as after a deadline.
     public mutating func channelInactive() {
+        guard !self.inactive else { return }
+        self.inactive = true
         self.state = .closed
         self.inFlight = self.inFlight.mapValues { _ in true }
         for id in self.subscriptions.keys {
