@@ -44,6 +44,14 @@ struct IdentityStoreFactorTests {
         return (signedUp, secret, enrolment.factorId)
     }
 
+    /// An enrolled account with an `aal2` window (reauthenticated with the next step's code) and ten recovery codes.
+    static func withRecoveryCodes(_ fixture: IdentityFixture) async throws -> (IdentityAccountSession, String, BearerToken, [String]) {
+        let (signedUp, secret, _) = try await enrolled(fixture)
+        let strong = try #require(try await fixture.store.reauthenticate(IdentityReauthenticateRequest(token: signedUp.session.token, code: code(secret, fixture, offset: 1))).session?.token)
+        let codes = try await fixture.store.regenerateRecoveryCodes(IdentitySecuredRequest(token: strong)).codes.map(\.value)
+        return (signedUp, secret, strong, codes)
+    }
+
     @Test("enrolment: pending until a first code confirms it; then a login gives a challenge, not a session")
     func enrolmentAndChallenge() async throws {
         let fixture = try IdentityFixture()
@@ -176,9 +184,7 @@ struct IdentityStoreFactorTests {
     @Test("ten wrong codes in a row lock the authenticator app, also against the right code; the owner is mailed at 3, 10 and 20, never more")
     func lock() async throws {
         let fixture = try IdentityFixture(options: Self.unthrottled)
-        let (signedUp, secret, _) = try await Self.enrolled(fixture)
-        let strong = try #require(try await fixture.store.reauthenticate(IdentityReauthenticateRequest(token: signedUp.session.token, code: Self.code(secret, fixture, offset: 1))).session?.token)
-        let codes = try await fixture.store.regenerateRecoveryCodes(IdentitySecuredRequest(token: strong)).codes.map(\.value)
+        let (_, secret, strong, codes) = try await Self.withRecoveryCodes(fixture)
         let right = { Self.code(secret, fixture, offset: 1).value }
         let wrong = { right() == "123456" ? "654321" : "123456" }
         for attempt in 1...10 {
@@ -302,9 +308,7 @@ struct IdentityStoreFactorTests {
     @Test("recovery codes: each signs in once, the event and the answer say how many are left")
     func recoveryCodes() async throws {
         let fixture = try IdentityFixture()
-        let (signedUp, secret, _) = try await Self.enrolled(fixture)
-        let strong = try #require(try await fixture.store.reauthenticate(IdentityReauthenticateRequest(token: signedUp.session.token, code: Self.code(secret, fixture, offset: 1))).session?.token)
-        let codes = try await fixture.store.regenerateRecoveryCodes(IdentitySecuredRequest(token: strong)).codes.map(\.value)
+        let (_, _, _, codes) = try await Self.withRecoveryCodes(fixture)
         let challenge = try #require(try await fixture.loginAnswer().challenge)
         #expect(challenge.factors == ["totp", "recoveryCode"])
         let session = try await fixture.store.completeSecondFactor(IdentitySecondFactorRequest(challenge: challenge.token, recoveryCode: SecretString(codes[3].uppercased())))
@@ -327,10 +331,8 @@ struct IdentityStoreFactorTests {
     @Test("recovery codes are stored keyed and bound to the account; codes stored before as plain SHA-256 still work once")
     func keyedRecoveryCodes() async throws {
         let fixture = try IdentityFixture()
-        let (signedUp, secret, _) = try await Self.enrolled(fixture)
+        let (signedUp, _, _, codes) = try await Self.withRecoveryCodes(fixture)
         let accountId = signedUp.accountId
-        let strong = try #require(try await fixture.store.reauthenticate(IdentityReauthenticateRequest(token: signedUp.session.token, code: Self.code(secret, fixture, offset: 1))).session?.token)
-        let codes = try await fixture.store.regenerateRecoveryCodes(IdentitySecuredRequest(token: strong)).codes.map(\.value)
         // Neither the plain hash nor another deployment's digest finds a code (a miss uses nothing).
         #expect(try await fixture.storage.useRecoveryCode(accountId: accountId, codeHash: RecoveryCodes.legacyHash(codes[0]), at: fixture.clock.now) { _ in [] } == nil)
         let other = FactorSecretBox(secret: WireSecret("another deployment's data key, 32+ bytes"))

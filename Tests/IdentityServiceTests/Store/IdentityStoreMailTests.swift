@@ -206,9 +206,7 @@ struct IdentityStoreMailTests {
     @Test("a recovery code used is told, with how many are left")
     func recoveryCodeUsed() async throws {
         let fixture = try IdentityFixture()
-        let (signedUp, secret, _) = try await IdentityStoreFactorTests.enrolled(fixture)
-        let strong = try #require(try await fixture.store.reauthenticate(IdentityReauthenticateRequest(token: signedUp.session.token, code: IdentityStoreFactorTests.code(secret, fixture, offset: 1))).session?.token)
-        let codes = try await fixture.store.regenerateRecoveryCodes(IdentitySecuredRequest(token: strong)).codes.map(\.value)
+        let (_, _, _, codes) = try await IdentityStoreFactorTests.withRecoveryCodes(fixture)
         #expect(try await Self.mails(fixture).last?.request.values["factorType"] == "recoveryCodes")
         _ = try await IdentityStoreFactorTests.answer(fixture, recoveryCode: codes[2]).get()
         let used = try await Self.mails(fixture).filter { $0.request.message == .recoveryCodeUsed }
