@@ -18,8 +18,9 @@ phase() {
 missing=()
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 # chromium and its driver (with a font, so that screenshots show text) for the web console's browser test
-# (ConsoleBrowserTests); openssl's command, which makes the SMTP tests' certificate (SMTPClientTests).
-for package in libpq-dev libssl-dev libargon2-dev chromium chromium-driver fonts-dejavu-core openssl; do
+# (ConsoleBrowserTests); openssl's command, which makes the SMTP tests' certificate (SMTPClientTests); curl, which runs
+# the stack banner's example and the docs' runnable blocks as a reader would (KontoStackTests, DocsTests).
+for package in libpq-dev libssl-dev libargon2-dev chromium chromium-driver fonts-dejavu-core openssl curl; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if ((${#missing[@]})); then

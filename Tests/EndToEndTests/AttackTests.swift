@@ -239,7 +239,8 @@ struct AttackTests {
                                 race.tokens.withLock { $0.append(token) }
                                 firstLogin.continuation.yield()
                             } else if answer.status != 401 {
-                                throw EndToEndError("a login during the race answered \(answer.status)")
+                                // The problem's code and detail say which limit, should one ever answer.
+                                throw EndToEndError("a login during the race answered \(answer.status): \(String(decoding: answer.body.prefix(512), as: UTF8.self))")
                             }
                         }
                     }

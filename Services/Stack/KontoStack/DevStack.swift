@@ -42,6 +42,9 @@ public struct DevStack: Sendable {
         /// A root the services' keys are derived from (each service is still given only its own); nil: random keys
         /// for this run (nothing outside the process needs them).
         public var secret: String?
+        /// Where mail goes when no mail server is configured (`KONTO_MAIL_SMTP_URL` unset): each mail is handed here
+        /// instead of sent, and the console says so. nil: no mail, as in a deployment without a mail server.
+        public var showMail: (@Sendable (DevStack.Mail) -> Void)?
 
         public init() {}
     }
@@ -78,6 +81,21 @@ public struct DevStack: Sendable {
         notificationsConfiguration.host = host
         notificationsConfiguration.port = configuration.notificationsPort
         notificationsConfiguration.database = configuration.database
+        let consolePath = try environment.consolePath()
+        let mailNote: String?
+        if notificationsConfiguration.mail == nil, let showMail = configuration.showMail {
+            let publicURL = environment.string("KONTO_PUBLIC_URL") ?? "http://localhost:\(configuration.gatewayPort)"
+            var mail = MailSettings(
+                smtp: .init(host: "localhost", port: 25, security: .none), from: try MailAddress("konto@example.org"),
+                publicURL: publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL,
+                consolePath: consolePath ?? ServiceEnvironment.defaultConsolePath, concurrency: 1
+            )
+            mail.transport = DevStackMailTransport(show: showMail)
+            notificationsConfiguration.mail = mail
+            mailNote = "No mail server is configured: konto stack shows each mail's link or code in its terminal instead."
+        } else {
+            mailNote = nil
+        }
         let notifications = try NotificationServer(configuration: notificationsConfiguration, logger: Self.logger(logger, "notifications"))
 
         var profileConfiguration = try ProfileServiceConfiguration(environment: serviceEnvironment(ProfileContract.serviceName), logger: logger)
@@ -107,6 +125,7 @@ public struct DevStack: Sendable {
         gatewayConfiguration.profile = .init(host: host, port: configuration.profilePort)
         gatewayConfiguration.notifications = .init(host: host, port: configuration.notificationsPort)
         if let accounts = configuration.accounts { gatewayConfiguration.accounts = accounts }
+        gatewayConfiguration.consoleMailNote = mailNote
         if environment.string("KONTO_GATEWAY_CONSOLE_ANONYMOUS") == nil {
             gatewayConfiguration.consoleAllowsAnonymous = configuration.consoleAllowsAnonymous
         }
@@ -123,6 +142,9 @@ public struct DevStack: Sendable {
 
     /// Runs the stack as one ServiceGroup until SIGTERM or SIGINT shuts it down gracefully.
     public func run(logger: Logger) async throws {
+        // A start that fails before the gateway runs (another service's port in use) must still end the wait for its
+        // address.
+        defer { gateway.endAddressWait() }
         try await serviceGroup(logger: logger, gracefulShutdownSignals: [.sigterm, .sigint]).run()
     }
 
@@ -133,6 +155,12 @@ public struct DevStack: Sendable {
         group.gracefulShutdownSignals = gracefulShutdownSignals
         return ServiceGroup(configuration: group)
     }
+
+    /// The key schema the services run with (the configured one, else `KONTO_ACCOUNTS_CONFIG`'s, else the built-in).
+    public var accounts: AccountConfiguration { gateway.configuration.accounts }
+
+    /// Where the console is served, nil when it is off.
+    public var consolePath: String? { gateway.configuration.consolePath }
 
     /// Where the gateway listens, once it does.
     public func gatewayAddress() async throws -> (host: String, port: Int) {

@@ -40,12 +40,29 @@ public enum FreePort {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
+        return bind(fd, port: port)
+    }
+
+    /// A socket listening on a free loopback port (another process's, as a program under test sees it), for tests of
+    /// what a server does when its port is taken; close the descriptor to free it.
+    public static func occupied() throws -> (port: Int, descriptor: Int32) {
+        for _ in 0..<10 {
+            let port = try loopback()
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { break }
+            if bind(fd, port: port), listen(fd, 1) == 0 { return (port, fd) }
+            close(fd)
+        }
+        throw KontoTestingError(.commandFailed, "could not listen on a free loopback port")
+    }
+
+    private static func bind(_ fd: Int32, port: Int) -> Bool {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
     }
 }

@@ -227,6 +227,7 @@ public final class WireServer: Service, Sendable {
                     }
                 }
         } catch {
+            let error = ListenError(server: configuration.serverName, host: configuration.host, port: configuration.port, error: error)
             self.boundAddress.fail(error)
             throw error
         }

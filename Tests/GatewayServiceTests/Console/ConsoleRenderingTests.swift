@@ -193,14 +193,14 @@ struct ConsoleRenderingTests {
         ("off", nil), ("/account", "/account"), ("/my-account/console", "/my-account/console"),
     ] as [(String, String?)])
     func consolePath(value: String, expected: String?) throws {
-        #expect(try GatewayConfiguration.consolePath(value) == expected)
+        #expect(try ServiceEnvironment.consolePath(value) == expected)
     }
 
     @Test("a console path that is no path, or one of the API's, is refused naming its variable", arguments: [
         "account", "/Account", "/account/", "/", "/v1/account", "/health", "/metrics", "/a b", "/a//b",
     ])
     func badConsolePath(value: String) {
-        #expect(throws: (any Error).self) { try GatewayConfiguration.consolePath(value) }
-        #expect((try? GatewayConfiguration.consolePath(value)) == nil)
+        #expect(throws: (any Error).self) { try ServiceEnvironment.consolePath(value) }
+        #expect((try? ServiceEnvironment.consolePath(value)) == nil)
     }
 }

@@ -206,7 +206,7 @@ extension AccountConsole {
         return donePage(
             .init(
                 mainId: "reset-requested", heading: "Check your messages",
-                text: "If an account has this user identifier, a link to reset its password is on its way.",
+                text: mailSent("If an account has this user identifier, a link to reset its password is on its way."),
                 linkId: "login-link", linkPath: "/", linkLabel: "Back to log in"
             ),
             visit: visit, endsSession: false

@@ -36,7 +36,7 @@ extension AccountConsole {
         formPage(
             .init(
                 mainId: "email-code-entry", heading: "Enter your code",
-                intro: "If an account has this address, a code is on its way to it. It works once, for 10 minutes.",
+                intro: mailSent("If an account has this address, a code is on its way to it. It works once, for 10 minutes."),
                 formId: "email-code-form", action: "/login/code/confirm", submitId: "email-code-submit", submitLabel: "Sign in",
                 cancels: false, backToLogin: true
             ),

@@ -141,7 +141,8 @@ extension AccountConsole {
 
     private func home(_ request: Request) async -> Response {
         let visit = visit(request)
-        let notice = request.uri.queryParameters.get("done").flatMap { Self.notices[$0] }
+        let done = request.uri.queryParameters.get("done")
+        let notice = done.flatMap { Self.notices[$0] }.map { done == "verificationSent" ? mailSent($0) : $0 }
         guard let session = visit.session else {
             return await setupPage(visit, userId: "", error: nil, notice: notice)
         }

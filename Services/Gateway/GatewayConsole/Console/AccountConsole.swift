@@ -30,6 +30,8 @@ struct AccountConsole: GatewayPages {
         /// `Secure` cookies: always, never, or (nil) when a trusted proxy says the request came over HTTPS.
         var secureCookies: Bool?
         var maximumBodyBytes: Int
+        /// Said after every "a mail is on its way" (the dev stack without a mail server: where its link is shown).
+        var mailNote: String?
     }
 
     let operations: GatewayOperations
@@ -59,13 +61,19 @@ struct AccountConsole: GatewayPages {
                 offersEmailCode: configuration.emailCodeLogin,
                 publicURL: configuration.publicURL,
                 secureCookies: configuration.consoleSecureCookies,
-                maximumBodyBytes: configuration.maximumBodyBytes
+                maximumBodyBytes: configuration.maximumBodyBytes,
+                mailNote: configuration.consoleMailNote
             ),
             secret: configuration.secret
         )
     }
 
     var basePath: String { options.basePath }
+
+    /// `text`, which says a mail is on its way, with the deployment's note on where mail goes, if it has one.
+    func mailSent(_ text: String) -> String {
+        options.mailNote.map { text + " " + $0 } ?? text
+    }
 
     init(operations: GatewayOperations, accounts: AccountConfiguration, options: Options, secret: WireSecret) throws {
         self.operations = operations

@@ -70,7 +70,10 @@ public struct GatewayConfiguration: Sendable {
     /// Sessions, and accounts, the cache holds at most.
     public var cacheCapacity = 20_000
     /// Where the web account console is served (`/account`); nil turns it off.
-    public var consolePath: String? = "/account"
+    public var consolePath: String? = ServiceEnvironment.defaultConsolePath
+    /// A sentence the console adds wherever it says a mail is on its way; set by the dev stack without a mail server
+    /// (where the mail's link is shown instead). No variable: a deployment's mail goes where its mail server sends it.
+    public var consoleMailNote: String?
     /// Whether the console offers to continue without an account (an anonymous session).
     public var consoleAllowsAnonymous = false
     /// The console's cookies are `Secure`: always (true), never (false), or (nil) when a trusted proxy
@@ -177,7 +180,7 @@ public struct GatewayConfiguration: Sendable {
         // still reach Identity often enough to stay active.
         cacheTimeToLive = try environment.milliseconds("KONTO_GATEWAY_CACHE_MS", default: cacheTimeToLive, in: 0...55_000)
         cacheCapacity = try environment.integer("KONTO_GATEWAY_CACHE_ENTRIES", default: cacheCapacity, in: 1...1_000_000)
-        consolePath = try Self.consolePath(environment.string("KONTO_GATEWAY_CONSOLE_PATH", default: consolePath ?? "off"))
+        consolePath = try ServiceEnvironment.consolePath(environment.string("KONTO_GATEWAY_CONSOLE_PATH", default: consolePath ?? "off"))
         consoleAllowsAnonymous = try environment.flag("KONTO_GATEWAY_CONSOLE_ANONYMOUS", default: consoleAllowsAnonymous)
         switch environment.string("KONTO_GATEWAY_CONSOLE_SECURE_COOKIES", default: "auto") {
         case "auto": consoleSecureCookies = nil
@@ -190,21 +193,5 @@ public struct GatewayConfiguration: Sendable {
         } catch {
             throw ServiceEnvironmentError(variable: error.variable, problem: error.problem)
         }
-    }
-
-    /// `off` (nil), or a path of one or more segments of `a-z 0-9 - _` starting with `/`, without a trailing `/`.
-    static func consolePath(_ value: String) throws(ServiceEnvironmentError) -> String? {
-        guard value != "off" else { return nil }
-        let segments = value.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        let valid = value.hasPrefix("/") && value.utf8.count <= 64 && !segments.isEmpty && segments.allSatisfy { segment in
-            !segment.isEmpty && segment.utf8.allSatisfy { byte in
-                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-            }
-        }
-        guard valid, !value.hasPrefix("/v1/"), !value.hasPrefix("/health/"), value != "/v1", value != "/health", value != "/metrics", value != "/openapi.json" else {
-            throw ServiceEnvironmentError(variable: "KONTO_GATEWAY_CONSOLE_PATH", problem: "must be off or a path such as /account (lowercase letters, digits, - and _; not an API path)")
-        }
-        return value
     }
 }

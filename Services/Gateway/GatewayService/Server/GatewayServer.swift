@@ -10,6 +10,7 @@ import NIOPosix
 import OpenAPIHummingbird
 import OpenAPIRuntime
 import ServiceLifecycle
+import Synchronization
 
 /// The gateway: the HTTP API (Hummingbird, routes generated from openapi.yaml) in front of pooled wire clients to
 /// Identity, Profile and Notifications, as a component graph (the clients start before the HTTP server listens
@@ -26,6 +27,8 @@ public final class GatewayServer: Service {
     private let cacheInvalidator: AccountCacheInvalidator?
     private let application: Application<RouterResponder<GatewayRequestContext>>
     private let boundAddress: EventLoopPromise<SocketAddress>
+    /// Whether the HTTP server has bound its address: a failure before that is a ``ListenError``.
+    private let listening: ListeningFlag
     private let logger: Logger
 
     /// The gateway's API alone. The executable and the dev stack serve the web console too:
@@ -114,6 +117,8 @@ public final class GatewayServer: Service {
 
         let boundAddress = eventLoopGroup.any().makePromise(of: SocketAddress.self)
         self.boundAddress = boundAddress
+        let listening = ListeningFlag()
+        self.listening = listening
         let headTimeout = TimeAmount(configuration.requestHeadTimeout)
         var httpConfiguration = HTTP1Channel.Configuration(
             additionalChannelHandlers: [RequestHeadTimeoutHandler(timeout: headTimeout)],
@@ -126,6 +131,7 @@ public final class GatewayServer: Service {
             server: .http1(configuration: httpConfiguration),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "konto-gateway"),
             onServerRunning: { channel in
+                listening.value.withLock { $0 = true }
                 if let address = channel.localAddress {
                     boundAddress.succeed(address)
                 }
@@ -158,7 +164,27 @@ public final class GatewayServer: Service {
         return try ComponentGraph(components)
     }
 
-    public func run() async throws {
-        try await componentGraph().run(logger: logger)
+    /// Answers every wait for ``localAddress()`` that is still open with an error: the server will not listen (it
+    /// stopped, or was never started because something it needs failed first). A no-op once it has listened.
+    public func endAddressWait() {
+        boundAddress.fail(ChannelError.ioOnClosedChannel)
     }
+
+    public func run() async throws {
+        // Whoever waits for the address learns that it never comes.
+        defer { endAddressWait() }
+        do {
+            try await componentGraph().run(logger: logger)
+        } catch let error as IOError where !listening.value.withLock({ $0 }) {
+            // Only the HTTP server binds anything here; the wire clients retry what they cannot reach.
+            throw ListenError(server: "gateway", host: configuration.host, port: configuration.port, error: error)
+        } catch let error as SocketAddressError where !listening.value.withLock({ $0 }) {
+            throw ListenError(server: "gateway", host: configuration.host, port: configuration.port, error: error)
+        }
+    }
+}
+
+/// Set once the HTTP server has bound its address (shared with the server's start callback).
+private final class ListeningFlag: Sendable {
+    let value = Mutex(false)
 }

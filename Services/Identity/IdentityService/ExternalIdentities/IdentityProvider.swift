@@ -15,7 +15,7 @@ public struct IdentityProvider: Sendable {
         case none
     }
 
-    /// Lower-case letters, digits and dashes, unique: in URLs (`/account/oidc/{name}/callback`) and stored with each
+    /// Lower-case letters, digits and dashes, unique: in URLs (`{console path}/oidc/{name}/callback`) and stored with each
     /// linked identity, so it should not change once used.
     public var name: String
     /// What the console's "Continue with …" button says.

@@ -52,7 +52,7 @@ public struct MailComposer: Sendable {
     public func message(for event: AccountEvent, _ request: MailRequest) throws(MailError) -> MailMessage {
         let to = try MailAddress(request.to)
         var context = Context(
-            address: to.value, time: Self.shown(event.time), resetLink: settings.publicURL + "/account/reset", publicURL: settings.publicURL
+            address: to.value, time: Self.shown(event.time), resetLink: settings.publicURL + settings.consolePath + "/reset", publicURL: settings.publicURL
         )
         if let expiresAt = request.expiresAt {
             context.expiresAt = Self.shown(expiresAt)
@@ -66,8 +66,8 @@ public struct MailComposer: Sendable {
                 throw MailError(.permanent, "the mail's secret does not open with this deployment's secret")
             }
             switch request.message {
-            case .passwordReset: context.link = settings.publicURL + "/account/reset/confirm?token=" + Self.queryValue(secret)
-            case .verifyEmail: context.link = settings.publicURL + "/account/verify?token=" + Self.queryValue(secret)
+            case .passwordReset: context.link = settings.publicURL + settings.consolePath + "/reset/confirm?token=" + Self.queryValue(secret)
+            case .verifyEmail: context.link = settings.publicURL + settings.consolePath + "/verify?token=" + Self.queryValue(secret)
             default: context.code = secret
             }
         }
@@ -85,12 +85,15 @@ public struct MailComposer: Sendable {
             throw MailError(.permanent, "no template for the message \(request.message)")
         }
         context.subject = subject.render(context).trimmingCharacters(in: .whitespacesAndNewlines)
-        return MailMessage(
+        var message = MailMessage(
             from: settings.from, fromName: settings.fromName, to: to, subject: context.subject ?? "",
             text: text.render(context), html: html.render(context),
             messageId: "<\(event.id.uuidString.lowercased())@\(settings.from.value.split(separator: "@").last ?? "konto.invalid")>",
             date: event.time
         )
+        message.link = context.link
+        message.code = context.code
+        return message
     }
 
     /// A token as a query value (base64url and digits need no escaping; anything else is percent-encoded).

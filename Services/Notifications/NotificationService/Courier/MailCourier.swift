@@ -19,7 +19,9 @@ public struct MailCourier: Service {
 
     private let store: NotificationStore
     private let composer: MailComposer
-    private let client: SMTPClient
+    private let transport: any MailTransport
+    /// How long one mail may take to send (the SMTP conversation's bound).
+    private let sendTimeout: TimeAmount
     private let metrics: Metrics
     private let logger: Logger
 
@@ -42,7 +44,8 @@ public struct MailCourier: Service {
         var smtp = settings.smtp
         // As many idle sessions as mails go at once: each slot finds its own waiting.
         smtp.maximumIdleConnections = settings.concurrency
-        self.client = try SMTPClient(configuration: smtp)
+        self.transport = try settings.transport ?? SMTPClient(configuration: smtp)
+        self.sendTimeout = smtp.timeout
         self.metrics = Metrics(factory: metricsFactory)
         var logger = logger
         logger[metadataKey: "konto.channel"] = "mail"
@@ -51,7 +54,7 @@ public struct MailCourier: Service {
 
     public func run() async throws {
         // The claim outlasts the whole SMTP conversation, so no second claim races a slow server.
-        let visibility = max(store.options.visibilityTimeout, .nanoseconds(client.configuration.timeout.nanoseconds) * 2 + .seconds(5))
+        let visibility = max(store.options.visibilityTimeout, .nanoseconds(sendTimeout.nanoseconds) * 2 + .seconds(5))
         let metrics = self.metrics
         await cancelWhenGracefulShutdown {
             await store.work(
@@ -67,7 +70,7 @@ public struct MailCourier: Service {
                 }
             )
         }
-        await client.shutdown()
+        await transport.shutdown()
     }
 
     func deliver(_ delivery: ClaimedDelivery) async -> DeliveryOutcome {
@@ -84,7 +87,7 @@ public struct MailCourier: Service {
         let started = ContinuousClock.now
         do throws(MailError) {
             let message = try composer.message(for: event, request)
-            try await client.send(message)
+            try await transport.send(message)
             logger.info("mail sent", metadata: metadata.merging(["konto.message": "\(request.message)", "konto.milliseconds": "\((ContinuousClock.now - started).milliseconds)"]) { $1 })
             return .delivered
         } catch {

@@ -12,20 +12,29 @@ public struct MailSettings: Sendable {
     public var fromName: String?
     /// The base of every link in a mail (the console's reset and verification pages), without a trailing slash.
     public var publicURL: String
+    /// Where the console's pages are under ``publicURL`` (`KONTO_GATEWAY_CONSOLE_PATH`, read as the gateway reads it;
+    /// `/account` when the console is off, for a deployment that serves those pages itself).
+    public var consolePath: String
     public var templates: MailTemplates
     /// Mails in flight at once: the bound on SMTP connections.
     public var concurrency: Int
+    /// Where mails go instead of ``smtp`` (the dev stack's terminal); nil: an ``SMTPClient`` for ``smtp``.
+    public var transport: (any MailTransport)?
 
-    public init(smtp: SMTPClient.Configuration, from: MailAddress, fromName: String? = nil, publicURL: String, templates: MailTemplates = .builtIn, concurrency: Int = 4) {
+    public init(
+        smtp: SMTPClient.Configuration, from: MailAddress, fromName: String? = nil, publicURL: String,
+        consolePath: String = ServiceEnvironment.defaultConsolePath, templates: MailTemplates = .builtIn, concurrency: Int = 4
+    ) {
         self.smtp = smtp
         self.from = from
         self.fromName = fromName
         self.publicURL = publicURL
+        self.consolePath = consolePath
         self.templates = templates
         self.concurrency = concurrency
     }
 
-    /// The settings from `KONTO_MAIL_SMTP_URL`, `KONTO_MAIL_FROM`, `KONTO_PUBLIC_URL`, `KONTO_MAIL_TEMPLATES`,
+    /// The settings from `KONTO_MAIL_SMTP_URL`, `KONTO_MAIL_FROM`, `KONTO_PUBLIC_URL`, `KONTO_GATEWAY_CONSOLE_PATH`, `KONTO_MAIL_TEMPLATES`,
     /// `KONTO_MAIL_SMTP_CA`, `KONTO_MAIL_TIMEOUT_SECONDS` and `KONTO_MAIL_CONCURRENCY`; nil when no SMTP URL is set (mail off). Every problem
     /// names its variable, and never repeats a password.
     public init?(environment: ServiceEnvironment) throws(ServiceEnvironmentError) {
@@ -51,7 +60,8 @@ public struct MailSettings: Sendable {
             templates = .builtIn
         }
         self.init(
-            smtp: smtp, from: from, fromName: fromName, publicURL: publicURL, templates: templates,
+            smtp: smtp, from: from, fromName: fromName, publicURL: publicURL,
+            consolePath: try environment.consolePath() ?? ServiceEnvironment.defaultConsolePath, templates: templates,
             concurrency: try environment.integer("KONTO_MAIL_CONCURRENCY", default: 4, in: 1...64)
         )
     }

@@ -13,6 +13,10 @@ public struct MailMessage: Sendable, Equatable {
     /// `<…@domain>`; unique per mail (a retry sends the same one, so a receiver can tell a repeat).
     public var messageId: String
     public var date: Date
+    /// What the reader is to act on, the link (reset, verification) or the sign-in code, when the mail carries one;
+    /// not part of what is sent (the text and HTML carry it), for a transport that shows rather than delivers.
+    public var link: String?
+    public var code: String?
 
     public init(from: MailAddress, fromName: String? = nil, to: MailAddress, subject: String, text: String, html: String, messageId: String, date: Date) {
         self.from = from

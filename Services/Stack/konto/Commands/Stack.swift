@@ -79,23 +79,58 @@ struct Stack: AsyncParsableCommand {
         if let accounts {
             configuration.accounts = try AccountConfigurationLoader(logger: logger).load(path: accounts)
         }
+        // Without a mail server each mail's link or code is shown here, beside the banner.
+        configuration.showMail = { mail in
+            var text = "mail to \(mail.to): \(mail.subject)\n"
+            if let link = mail.link { text += "  \(link)\n" }
+            if let code = mail.code { text += "  code: \(code)\n" }
+            FileHandle.standardOutput.write(Data(text.utf8))
+        }
         let stack = try DevStack(configuration: configuration, logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await stack.run(logger: logger) }
-            let address = try await stack.gatewayAddress()
-            let url = "http://\(address.host):\(address.port)"
-            let storage = databaseURL == nil ? "in memory" : "on PostgreSQL"
-            let milliseconds = Int((ContinuousClock.now - started) / .milliseconds(1))
-            let banner = """
-                Konto is running \(storage) at \(url) (ready in \(milliseconds) ms)
-                  OpenAPI document: \(url)/openapi.json
-                  account console: \(url)/account/
-                  try: curl -s \(url)/v1/accounts -H 'Content-Type: application/json' -d '{"userId":"ada@example.org","password":"correct horse battery"}'
-                Ctrl-C stops it.
-
-                """
-            FileHandle.standardOutput.write(Data(banner.utf8))
+            let address: (host: String, port: Int)
+            do {
+                address = try await stack.gatewayAddress()
+            } catch {
+                // The gateway never listened: the stack stopped while starting, either failing (a port in use: the
+                // run's ListenError names it, and the process exits non-zero) or on SIGINT/SIGTERM (it returns).
+                try await tasks.waitForAll()
+                return
+            }
+            FileHandle.standardOutput.write(Data(Self.banner(
+                port: address.port, storage: databaseURL == nil ? "in memory" : "on PostgreSQL",
+                milliseconds: Int((ContinuousClock.now - started) / .milliseconds(1)),
+                consolePath: stack.consolePath, example: SignUpExample.json(for: stack.accounts),
+                mailShown: environment.string("KONTO_MAIL_SMTP_URL") == nil
+            ).utf8))
             try await tasks.waitForAll()
         }
+    }
+
+    /// What the stack prints once it serves: where, with a sign-up the configured schema accepts, at `localhost`
+    /// (the passkeys' relying party: a browser refuses WebAuthn at 127.0.0.1), and what the CLI needs to find it.
+    static func banner(port: Int, storage: String, milliseconds: Int, consolePath: String?, example: String?, mailShown: Bool) -> String {
+        let url = "http://localhost:\(port)"
+        var lines = [
+            "Konto is running \(storage) at \(url) (ready in \(milliseconds) ms)",
+            "  OpenAPI document: \(url)/openapi.json",
+        ]
+        if let consolePath { lines.append("  account console:  \(url)\(consolePath)/") }
+        if let example {
+            // Single-quoted for the shell; a quote in the JSON closes, escapes and reopens it.
+            let quoted = example.replacingOccurrences(of: "'", with: "'\\''")
+            lines.append("  try: curl -s \(url)/v1/accounts -H 'Content-Type: application/json' -d '\(quoted)'")
+        } else {
+            lines.append("  sign up: POST \(url)/v1/accounts with the keys GET \(url)/v1/schema requires")
+        }
+        if port != DevStack.Configuration().gatewayPort {
+            lines.append("  for the CLI: export KONTO_GATEWAY=\(url)")
+        }
+        if mailShown {
+            lines.append("  no mail server (KONTO_MAIL_SMTP_URL): each mail's link or code is shown here instead")
+        }
+        lines.append("Ctrl-C stops it.")
+        return lines.joined(separator: "\n") + "\n\n"
     }
 }
