@@ -58,6 +58,9 @@ extension KontoErrorCode {
     /// A security-related operation of an account with a second factor needs a privileged window opened with it
     /// (reauthentication with a code or passkey): the password alone is not enough.
     public static let secondFactorRequired = Self(rawValue: "account.secondFactorRequired")
+    /// A second factor's code (an authenticator app's, or a recovery code) that is wrong, used already or out of its
+    /// window; only ever after the password (or a session) proved who asks, so it tells a stranger nothing.
+    public static let wrongSecondFactor = Self(rawValue: "account.wrongSecondFactor")
     /// A login's second-factor challenge that is unknown, used or expired: log in with the password again.
     public static let invalidChallenge = Self(rawValue: "account.invalidChallenge")
     /// The authenticator app's codes are refused after too many wrong answers in a row, until the owner recovers: a
@@ -130,7 +133,7 @@ extension KontoErrorCode {
         .overloaded, .connectionClosed, .protocolViolation, .internalError, .badPayload, .invalidRequest, .cancelled,
         .credentialsTaken, .wrongCredentials, .validationFailed, .accountIdChanged, .mutatingNonMutableAccountKeys,
         .missingAccountValue, .userIdNotRemovable, .reauthenticationRequired, .notFound, .unauthenticated, .throttled,
-        .versionConflict, .alreadySignedUp, .invalidResetToken, .invalidVerificationToken, .emailNotVerified, .secondFactorRequired, .invalidChallenge, .factorLocked, .factorNotFound,
+        .versionConflict, .alreadySignedUp, .invalidResetToken, .invalidVerificationToken, .emailNotVerified, .secondFactorRequired, .wrongSecondFactor, .invalidChallenge, .factorLocked, .factorNotFound,
         .invalidIdentityToken, .identityNotFound, .lastSignInMethod,
         .identityBusy, .identityStorageUnavailable, .identityStorageFailure, .identityProfileUnavailable, .identityProviderUnavailable,
         .profileAlreadyExists, .profileValueTooLarge, .profileAccountTooLarge, .profileStorageUnavailable, .profileStorageFailure,

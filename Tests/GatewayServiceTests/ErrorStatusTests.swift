@@ -16,7 +16,7 @@ struct ErrorStatusTests {
         (AccountError.Code.credentialsTaken, 409), (.wrongCredentials, 401), (.unauthenticated, 401), (.reauthenticationRequired, 403),
         (.notFound, 404), (.versionConflict, 412), (.validationFailed, 422), (.accountIdChanged, 422),
         (.mutatingNonMutableAccountKeys, 422), (.missingAccountValue, 422), (.userIdNotRemovable, 422), (.invalidResetToken, 403),
-        (.throttled, 429), (.alreadySignedUp, 409),
+        (.throttled, 429), (.alreadySignedUp, 409), (.wrongSecondFactor, 401), (.factorLocked, 403), (.invalidChallenge, 401),
     ])
     func accountStatuses(code: AccountError.Code, status: Int) {
         #expect(code.httpStatus.code == status)

@@ -44,7 +44,7 @@ struct OwnerToldTests {
             let answering = try await challenge()
             for _ in 1...3 {
                 let answer = try await gateway.request(.POST, "/v1/sessions/mfa", json: #"{"challenge":"\#(answering)","code":"\#(wrong)"}"#)
-                #expect(answer.status == 401 && answer.code == "account.wrongCredentials", "\(answer.status) \(answer.text)")
+                #expect(answer.status == 401 && answer.code == "account.wrongSecondFactor", "\(answer.status) \(answer.text)")
             }
             let locked = try await gateway.request(.POST, "/v1/sessions/mfa", json: #"{"challenge":"\#(answering)","code":"\#(right)"}"#)
             #expect(locked.status == 403 && locked.code == "account.factorLocked", "\(locked.status) \(locked.text)")

@@ -46,6 +46,7 @@ public struct AccountError: Error, Sendable, Equatable, Codable, CustomStringCon
         case .invalidVerificationToken: "The verification link is invalid, used or expired."
         case .emailNotVerified: "Confirm your email address first: open the link sent to it, or ask for a new one."
         case .secondFactorRequired: "This operation requires a recent authentication with the second factor."
+        case .wrongSecondFactor: "The code is wrong, or was used already."
         case .invalidChallenge: "The login challenge is invalid, used or expired; log in again."
         case .factorLocked: "Too many wrong codes: the authenticator app is locked. Use a recovery code or a passkey, or reset your password through the mail."
         case .factorNotFound: "The account has no such second factor."

@@ -48,7 +48,7 @@ struct KontoClientFactorTests {
             #expect(try await owner.factors().map(\.isPending) == [true])
             let codes = try await Self.pyotp(enrolment.otpauthURI, offsets: [0, 30])
             let wrong = await Self.refusal { try await owner.confirmTOTP(factorId: enrolment.factorId, code: codes[0] == "000000" ? "111111" : "000000") }
-            #expect(wrong?.code == "account.wrongCredentials")
+            #expect(wrong?.code == "account.wrongSecondFactor")
             let confirmed = try await owner.confirmTOTP(factorId: enrolment.factorId, code: codes[0])
             #expect(!confirmed.isPending && confirmed.type == "totp")
 
@@ -62,7 +62,7 @@ struct KontoClientFactorTests {
             #expect(try await thief.currentSession() == nil)
             // A replayed code (the confirming one) and a made-up challenge are refused.
             let replayed = await Self.refusal { try await thief.completeLogIn(challenge: challenge, code: codes[0]) }
-            #expect(replayed?.code == "account.wrongCredentials")
+            #expect(replayed?.code == "account.wrongSecondFactor")
             #expect(replayed?.status == 401)
             var forged = challenge
             forged.token = "bm90LWEtdG9rZW4tbm90LWEtdG9rZW4tbm90LWEtdG9rZW4"
@@ -94,7 +94,7 @@ struct KontoClientFactorTests {
             let fourth = KontoClient(gatewayURL: gateway.baseURL)
             let fourthChallenge = try #require(await Self.refusal { try await fourth.logIn(userId: "hopper@example.org", password: "nanosecond wire") }?.challenge)
             let reused = await Self.refusal { try await fourth.completeLogIn(challenge: fourthChallenge, recoveryCode: recovery[0]) }
-            #expect(reused?.code == "account.wrongCredentials")
+            #expect(reused?.code == "account.wrongSecondFactor")
 
             // Reauthenticating the owner's aal1 session with a recovery code opens an aal2 window: the factor goes.
             try await owner.reauthenticate(recoveryCode: recovery[1])
@@ -116,7 +116,7 @@ struct KontoClientFactorTests {
             // "abcdef" is never a code: five refusals, counted against the account in the shared storage.
             for _ in 0..<5 {
                 let wrong = await Self.refusal { try await owner.confirmTOTP(factorId: enrolment.factorId, code: "abcdef") }
-                #expect(wrong?.code == "account.wrongCredentials" && wrong?.status == 401)
+                #expect(wrong?.code == "account.wrongSecondFactor" && wrong?.status == 401)
             }
             let held = await Self.refusal { try await owner.confirmTOTP(factorId: enrolment.factorId, code: "123456") }
             #expect(held?.code == "account.throttled")

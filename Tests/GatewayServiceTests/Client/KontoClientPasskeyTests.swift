@@ -62,7 +62,7 @@ struct KontoClientPasskeyTests {
             let refused = await KontoClientTests.refusal {
                 try await thief.completeLogIn(challenge: challenge, passkeyCredentialJSON: Self.answer(Self.authenticator(), to: mfaOptions))
             }
-            #expect(refused?.code == "account.wrongCredentials" && refused?.status == 401)
+            #expect(refused?.code == "account.wrongSecondFactor" && refused?.status == 401)
             let laptop = KontoClient(gatewayURL: gateway.baseURL)
             let completed = try await laptop.completeLogIn(challenge: challenge, passkeyCredentialJSON: Self.answer(authenticator, to: mfaOptions))
             #expect(completed.session.accountId == signedUp.session.accountId)

@@ -32,12 +32,15 @@ struct KontoFactorCommandTests {
             }
             #expect(enrol.status == 0, "\(enrol.output)")
             #expect(enrol.output.contains("Authenticator app added"))
+            // The next step it suggests names the reauthentication it needs.
+            #expect(enrol.output.contains("`konto reauthenticate --code` with the app's next code, then `konto factors recovery-codes`"), "\(enrol.output)")
             #expect(uri?.hasPrefix("otpauth://totp/Konto:ada@example.org?") == true, "\(enrol.output)")
             let base32 = try #require(secret)
 
             // With a second factor, the sign-up's session (password only) may not make recovery codes.
             let weak = try await stack.konto("factors", "recovery-codes")
-            #expect(weak.status == 1 && weak.standardError.contains("second factor"), "\(weak.standardError)")
+            #expect(weak.status == 1, "\(weak.standardError)")
+            #expect(weak.standardError == "konto: this needs the second factor again (the account has one): `konto reauthenticate --code`, then this again\n")
             #expect(try await stack.konto("logout").status == 0)
             // The password, then the code of the next step (the confirming one was used), on standard input.
             let next = try #require(TOTPTestCode.code(base32Secret: base32, offset: 1))
@@ -60,6 +63,8 @@ struct KontoFactorCommandTests {
             #expect(try await stack.konto("logout").status == 0)
             let wrong = try await stack.konto("login", "ada@example.org", input: Self.password + "\n" + "abcdef\n")
             #expect(wrong.status == 1, "\(wrong.standardError)")
+            // The code's own refusal, not a wrong password's.
+            #expect(wrong.standardError == "konto: wrong code, or one used already: enter the one the authenticator app shows now\n")
             #expect(try await stack.konto("whoami").status == 2)
 
             // Removing the app needs the second factor again: the password alone is refused, a recovery code opens it.

@@ -66,7 +66,7 @@ struct IdentityStoreFactorTests {
         let wrong = await identityError {
             try await fixture.store.confirmTOTP(IdentityConfirmFactorRequest(token: signedUp.session.token, factorId: enrolment.factorId, code: SecretString("abcdef")))
         }
-        #expect(wrong?.code == AccountError.Code.wrongCredentials)
+        #expect(wrong?.code == AccountError.Code.wrongSecondFactor)
         let unknown = await identityError {
             try await fixture.store.confirmTOTP(IdentityConfirmFactorRequest(token: signedUp.session.token, factorId: "no-such-factor", code: Self.code(secret, fixture)))
         }
@@ -87,7 +87,7 @@ struct IdentityStoreFactorTests {
         let replayed = await identityError {
             try await fixture.store.completeSecondFactor(IdentitySecondFactorRequest(challenge: challenge.token, code: Self.code(secret, fixture)))
         }
-        #expect(replayed?.code == AccountError.Code.wrongCredentials)
+        #expect(replayed?.code == AccountError.Code.wrongSecondFactor)
         let session = try await fixture.store.completeSecondFactor(IdentitySecondFactorRequest(challenge: challenge.token, code: Self.code(secret, fixture, offset: 1)))
         let info = try await fixture.validate(session.session.token)
         #expect(info.assuranceLevel == 2)
@@ -137,7 +137,7 @@ struct IdentityStoreFactorTests {
             let wrong = await identityError {
                 try await fixture.store.completeSecondFactor(IdentitySecondFactorRequest(challenge: first.token, code: SecretString(wrongCode)))
             }
-            #expect(wrong?.code == AccountError.Code.wrongCredentials)
+            #expect(wrong?.code == AccountError.Code.wrongSecondFactor)
         }
         // A challenge gives five answers; the next challenge finds the account's codes held.
         let challenge = try #require(try await fixture.loginAnswer().challenge)
@@ -188,7 +188,7 @@ struct IdentityStoreFactorTests {
         let right = { Self.code(secret, fixture, offset: 1).value }
         let wrong = { right() == "123456" ? "654321" : "123456" }
         for attempt in 1...10 {
-            #expect(await Self.answer(fixture, code: wrong()).failure?.code == AccountError.Code.wrongCredentials, "attempt \(attempt)")
+            #expect(await Self.answer(fixture, code: wrong()).failure?.code == AccountError.Code.wrongSecondFactor, "attempt \(attempt)")
             if attempt == 2 { #expect(try await Self.wrongAnswerMails(fixture).isEmpty) }
         }
         #expect(try await Self.wrongAnswerMails(fixture) == ["secondFactorFailures:3", "secondFactorLocked:10"])
@@ -221,8 +221,8 @@ struct IdentityStoreFactorTests {
         for _ in 1...9 { _ = await Self.answer(fixture, code: wrong()) }
         #expect(await Self.answer(fixture, code: right()).success != nil)
         fixture.clock.advance(by: .seconds(30))
-        for _ in 1...9 { #expect(await Self.answer(fixture, code: wrong()).failure?.code == AccountError.Code.wrongCredentials) }
-        #expect(await Self.answer(fixture, code: wrong()).failure?.code == AccountError.Code.wrongCredentials)
+        for _ in 1...9 { #expect(await Self.answer(fixture, code: wrong()).failure?.code == AccountError.Code.wrongSecondFactor) }
+        #expect(await Self.answer(fixture, code: wrong()).failure?.code == AccountError.Code.wrongSecondFactor)
         #expect(await Self.answer(fixture, code: right()).failure?.code == AccountError.Code.factorLocked)
         _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland@stanford.edu"))
         let token = try await IdentityStoreRecoveryTests.resetToken(fixture)
@@ -242,7 +242,7 @@ struct IdentityStoreFactorTests {
             let wrong = await identityError {
                 try await fixture.store.completeSecondFactor(IdentitySecondFactorRequest(challenge: challenge.token, code: SecretString(right == "123456" ? "654321" : "123456")))
             }
-            #expect(wrong?.code == AccountError.Code.wrongCredentials)
+            #expect(wrong?.code == AccountError.Code.wrongSecondFactor)
         }
         let spent = await identityError {
             try await fixture.store.completeSecondFactor(IdentitySecondFactorRequest(challenge: challenge.token, code: SecretString(right)))
@@ -263,7 +263,7 @@ struct IdentityStoreFactorTests {
             return await group.reduce(into: []) { $0.append($1) }
         }
         let codes = results.map { $0.failure?.code.rawValue ?? "signed in" }
-        #expect(codes.filter { $0 == AccountError.Code.wrongCredentials.rawValue }.count == 10, "\(codes)")
+        #expect(codes.filter { $0 == AccountError.Code.wrongSecondFactor.rawValue }.count == 10, "\(codes)")
         #expect(codes.filter { $0 == AccountError.Code.factorLocked.rawValue }.count == 20, "\(codes)")
         // Each count belongs to one answer, so each mail goes once (in whichever order the answers finished).
         #expect(try await Self.wrongAnswerMails(fixture).sorted() == ["secondFactorFailures:20", "secondFactorFailures:3", "secondFactorLocked:10"])
@@ -318,13 +318,13 @@ struct IdentityStoreFactorTests {
         let reused = await identityError {
             try await fixture.store.completeSecondFactor(IdentitySecondFactorRequest(challenge: second.token, recoveryCode: SecretString(codes[3])))
         }
-        #expect(reused?.code == AccountError.Code.wrongCredentials)
+        #expect(reused?.code == AccountError.Code.wrongSecondFactor)
         // Regenerating replaces them all: an old unused code stops working.
         let fresh = try await fixture.store.regenerateRecoveryCodes(IdentitySecuredRequest(token: session.session.token)).codes.map(\.value)
         let old = await identityError {
             try await fixture.store.completeSecondFactor(IdentitySecondFactorRequest(challenge: second.token, recoveryCode: SecretString(codes[4])))
         }
-        #expect(old?.code == AccountError.Code.wrongCredentials)
+        #expect(old?.code == AccountError.Code.wrongSecondFactor)
         _ = try await fixture.store.completeSecondFactor(IdentitySecondFactorRequest(challenge: second.token, recoveryCode: SecretString(fresh[0])))
     }
 
@@ -348,7 +348,7 @@ struct IdentityStoreFactorTests {
             codeHashes: [RecoveryCodes.legacyHash(old), RecoveryCodes.legacyHash("pqrs-tuvw-xyz0")], events: []
         )
         #expect(await Self.answer(fixture, recoveryCode: old.uppercased()).success?.recoveryCodesRemaining == 1)
-        #expect(await Self.answer(fixture, recoveryCode: old).failure?.code == AccountError.Code.wrongCredentials)
+        #expect(await Self.answer(fixture, recoveryCode: old).failure?.code == AccountError.Code.wrongSecondFactor)
     }
 
     @Test("a password reset never bypasses the second factor: the next login still asks for it")

@@ -151,7 +151,7 @@ struct IdentityStorePasskeyTests {
         let unbound = await identityError {
             try await fixture.store.completeSecondFactor(IdentitySecondFactorRequest(challenge: challenge.token, credential: Self.assertion(authenticator, loose.challenge)))
         }
-        #expect(unbound?.code == AccountError.Code.wrongCredentials)
+        #expect(unbound?.code == AccountError.Code.wrongSecondFactor)
         let session = try await fixture.store.completeSecondFactor(IdentitySecondFactorRequest(challenge: challenge.token, credential: Self.assertion(authenticator, options.challenge)))
         #expect(try await fixture.validate(session.session.token).assuranceLevel == 2)
         // A passkey and a code at once: one second factor.

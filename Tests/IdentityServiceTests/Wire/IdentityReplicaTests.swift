@@ -66,7 +66,7 @@ struct IdentityReplicaTests {
                             let wrong = await wireErrorCode {
                                 try await first.identity.call(IdentityContract.completeSecondFactor, IdentitySecondFactorRequest(challenge: challenge.token, code: SecretString("abcdef")))
                             }
-                            #expect(wrong == AccountError.Code.wrongCredentials)
+                            #expect(wrong == AccountError.Code.wrongSecondFactor)
                         }
                         // …and the right one through the second waits (on a new challenge: one takes five answers).
                         let next = try #require(TOTPTestCode.code(base32Secret: enrolment.secret.value, offset: 1))

@@ -75,14 +75,30 @@ extension AccountConsole {
         let current = form["currentPassword"].flatMap { $0.isEmpty ? nil : $0 }
         do {
             let enrolment = try await operations.asSession(session) { try await operations.enrollTOTP(currentPassword: current) }
-            let code = try? QRCode(enrolment.otpauthURI)
-            return totpPage(visit, ConsolePage.TOTPEnrolment(
-                factorId: enrolment.factorId, hasQR: code != nil, qrPath: code?.svgPath() ?? "", qrExtent: (code?.size ?? 0) + 8,
-                secret: enrolment.secret, uri: enrolment.otpauthURI
-            ))
+            return totpPage(visit, Self.totpEnrolment(factorId: enrolment.factorId, uri: enrolment.otpauthURI, secret: enrolment.secret))
         } catch {
             return securedStepRefused(error, asking: Self.totpPasswordForm, title: "Add an authenticator app", passwordGiven: current != nil, visit: visit)
         }
+    }
+
+    /// The enrolment's page: the QR code of `uri` and the secret, beside the form for the first code.
+    static func totpEnrolment(factorId: String, uri: String, secret: String) -> ConsolePage.TOTPEnrolment {
+        let code = try? QRCode(uri)
+        return ConsolePage.TOTPEnrolment(
+            factorId: factorId, hasQR: code != nil, qrPath: code?.svgPath() ?? "", qrExtent: (code?.size ?? 0) + 8, secret: secret, uri: uri
+        )
+    }
+
+    /// The enrolment shown again after a wrong first code, from the otpauth URI the page's form carried back (the
+    /// browser has it already; Identity shows a secret once): only a TOTP URI with a base32 secret, else the form alone.
+    static func retriedEnrolment(factorId: String, uri: String?) -> ConsolePage.TOTPEnrolment {
+        guard let uri, uri.utf8.count <= 512, uri.hasPrefix("otpauth://totp/"),
+              let secret = URLComponents(string: uri)?.queryItems?.first(where: { $0.name == "secret" })?.value,
+              (16...128).contains(secret.count), secret.allSatisfy({ ("A"..."Z").contains($0) || ("2"..."7").contains($0) })
+        else {
+            return ConsolePage.TOTPEnrolment(factorId: factorId, hasQR: false, qrPath: "", qrExtent: 0, secret: "", uri: "", error: nil)
+        }
+        return totpEnrolment(factorId: factorId, uri: uri, secret: secret)
     }
 
     private func totpPage(_ visit: Visit, _ enrolment: ConsolePage.TOTPEnrolment, status: HTTPResponse.Status = .ok) -> Response {
@@ -93,8 +109,8 @@ extension AccountConsole {
         guard let session = visit.session else { return redirect("/", visit: visit) }
         let factorId = form["factorId"] ?? ""
         let code = (form["code"] ?? "").trimmingCharacters(in: .whitespaces)
-        // A retry shows the form alone: the secret was shown once.
-        let retry = ConsolePage.TOTPEnrolment(factorId: factorId, hasQR: false, qrPath: "", qrExtent: 0, secret: "", uri: "", error: nil)
+        // A retry shows the QR code and the secret again, so the user can scan it afresh or check what they typed.
+        let retry = Self.retriedEnrolment(factorId: factorId, uri: form["otpauthURI"])
         guard !code.isEmpty else {
             var page = retry
             page.error = Self.required
@@ -105,11 +121,11 @@ extension AccountConsole {
             return redirect("/factors?done=totp", visit: visit)
         } catch {
             let problem = consoleProblem(error)
-            guard problem.status.code < 500, problem.status != .unauthorized || problem.code == AccountError.Code.wrongCredentials else {
+            guard problem.status.code < 500, problem.status != .unauthorized || problem.code == AccountError.Code.wrongSecondFactor else {
                 return factorProblem(error, visit: visit)
             }
             var page = retry
-            page.error = problem.code == AccountError.Code.wrongCredentials ? "The code is wrong: enter the one the app shows now." : (problem.detail ?? problem.title)
+            page.error = problem.code == AccountError.Code.wrongSecondFactor ? "The code is wrong: enter the one the app shows now." : (problem.detail ?? problem.title)
             return totpPage(visit, page, status: problem.status)
         }
     }
@@ -161,7 +177,7 @@ extension AccountConsole {
             let problem = consoleProblem(error)
             if problem.code == AccountError.Code.unauthenticated { return redirect("/", visit: visit, session: .some(nil)) }
             guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }
-            let message = problem.code == AccountError.Code.wrongCredentials ? "That is not right." : (problem.detail ?? problem.title)
+            let message = [AccountError.Code.wrongCredentials, .wrongSecondFactor].contains(problem.code) ? "That is not right." : (problem.detail ?? problem.title)
             return await reauthenticatePage(visit, error: message, status: problem.status)
         }
     }

@@ -53,7 +53,12 @@ extension AccountConsole {
             let problem = consoleProblem(error)
             if problem.code == AccountError.Code.invalidChallenge { return await challengeExpired(visit) }
             guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }
-            let message = problem.code == AccountError.Code.wrongCredentials ? "The code is wrong, or was used already." : (problem.detail ?? problem.title)
+            let message = switch problem.code {
+            case AccountError.Code.wrongSecondFactor: "The code is wrong, or was used already."
+            // A passkey that does not sign in.
+            case AccountError.Code.wrongCredentials: "That did not work: try again, or use another way."
+            default: problem.detail ?? problem.title
+            }
             return secondFactorPage(visit, challenge: challenge, error: message, status: problem.status)
         }
     }

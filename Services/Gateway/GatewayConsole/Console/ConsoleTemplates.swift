@@ -333,6 +333,7 @@ enum ConsoleTemplates {
     <form id="totp-form" method="post" action="{{base}}/factors/totp/confirm" novalidate>
     {{>csrf}}
     <input type="hidden" name="factorId" value="{{factorId}}">
+    <input type="hidden" name="otpauthURI" value="{{uri}}">
     <label for="field-code">Code from the app</label>
     <input id="field-code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code"{{#error}} aria-invalid="true" aria-describedby="error-code"{{/error}}>
     {{#error}}<p class="field-error" id="error-code">{{error}}</p>{{/error}}

@@ -51,6 +51,7 @@ extension KontoErrorCode {
         .emailNotVerified: .forbidden,
         .secondFactorRequired: .forbidden,
         .invalidChallenge: .unauthorized,
+        .wrongSecondFactor: .unauthorized,
         // 403: well formed and authenticated by the challenge, but the factor grants nothing until recovered.
         .factorLocked: .forbidden,
         .factorNotFound: .notFound,

@@ -25,7 +25,7 @@ extension IdentityStore {
 
     /// Completes a login with the second factor: the challenge a correct password gave and a TOTP or recovery code.
     /// The session is `aal2` and privileged for the window.
-    /// - Throws: `account.invalidChallenge` (unknown, used or expired), `account.wrongCredentials` (a wrong, replayed
+    /// - Throws: `account.invalidChallenge` (unknown, used or expired), `account.wrongSecondFactor` (a wrong, replayed
     ///   or out-of-window code), `account.throttled` (wrong codes per account, across replicas).
     public func completeSecondFactor(_ request: IdentitySecondFactorRequest) async throws(ServiceError) -> IdentityAccountSession {
         let now = clock()
@@ -42,7 +42,12 @@ extension IdentityStore {
         var remaining: Int?
         if let credential = request.credential {
             guard request.code == nil, request.recoveryCode == nil else { throw Self.oneSecondFactor }
-            _ = try await verifyPasskeyAssertion(credential, for: accountId, challengeAccount: accountId, requireUserVerification: false, at: now)
+            do {
+                _ = try await verifyPasskeyAssertion(credential, for: accountId, challengeAccount: accountId, requireUserVerification: false, at: now)
+            } catch where error.code == AccountError.Code.wrongCredentials {
+                // The password was right; it is the second factor that was not.
+                throw Self.wrongSecondFactor
+            }
             try await factorShownRight(accountId)
         } else {
             remaining = try await verifySecondFactor(accountId: accountId, code: request.code, recoveryCode: request.recoveryCode, at: now)
@@ -72,7 +77,7 @@ extension IdentityStore {
     /// Checks a TOTP code or a recovery code of the account, each accepted once, wrong ones throttled per account and
     /// counted towards the factor's lock (docs/IDENTITY.md, "Second factor"). Returns the recovery codes left when one
     /// was used, nil for a TOTP code.
-    /// - Throws: `account.validationFailed` (neither given, or too long), `account.wrongCredentials`, `account.throttled`,
+    /// - Throws: `account.validationFailed` (neither given, or too long), `account.wrongSecondFactor`, `account.throttled`,
     ///   `account.factorLocked` (a code while the authenticator app is locked; a recovery code still works).
     func verifySecondFactor(accountId: String, code: SecretString?, recoveryCode: SecretString?, at now: Timestamp) async throws(ServiceError) -> Int? {
         guard (code == nil) != (recoveryCode == nil) else { throw Self.oneSecondFactor }
@@ -171,7 +176,7 @@ extension IdentityStore {
         try await stored { () async throws(IdentityStorageError) in
             try await storage.recordFailures(keys: [Self.codeThrottleKey(accountId)], at: now, window: window)
         }
-        return Self.wrongCredentials
+        return Self.wrongSecondFactor
     }
 
     /// A right code forgets the account's wrong ones (only when there are some: most uses write nothing).

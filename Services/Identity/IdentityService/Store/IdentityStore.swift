@@ -117,6 +117,7 @@ public final class IdentityStore: Sendable {
 
     static let unauthenticated = ServiceError(AccountError(code: .unauthenticated))
     static let wrongCredentials = ServiceError(AccountError(code: .wrongCredentials))
+    static let wrongSecondFactor = ServiceError(AccountError(code: .wrongSecondFactor))
 
     /// Runs a password hash or verification on the pool; a full pool is `identity.busy`.
     func hashing<T>(_ body: () async throws -> T) async throws(ServiceError) -> T {

@@ -68,7 +68,7 @@ struct Factors: AsyncParsableCommand {
                 let code = try Terminal.ask("Code from the app, to confirm: ")
                 try await client.confirmTOTP(factorId: enrolment.factorId, code: code.trimmingCharacters(in: .whitespaces))
                 output.answer(
-                    "Authenticator app added: from now on a login asks for its code. Make recovery codes too: konto factors recovery-codes",
+                    "Authenticator app added: from now on a login asks for its code. Make recovery codes too: `konto reauthenticate --code` with the app's next code, then `konto factors recovery-codes`",
                     Answer(factorId: enrolment.factorId, otpauthURI: enrolment.otpauthURI, secret: enrolment.secret)
                 )
             }

@@ -66,9 +66,24 @@ struct CommandFailure: Error, Sendable {
             case AccountError.Code.wrongCredentials.rawValue:
                 status = .refused
                 message = passwordOnly ? "wrong password" : "wrong userId or password"
+            case AccountError.Code.wrongSecondFactor.rawValue:
+                status = .refused
+                message = "wrong code, or one used already: enter the one the authenticator app shows now"
             case AccountError.Code.reauthenticationRequired.rawValue:
                 status = .refused
-                message = "this needs the password again (the privileged window has closed)"
+                message = "this needs the password again (the privileged window has closed): `konto reauthenticate`, then this again"
+            case AccountError.Code.secondFactorRequired.rawValue:
+                status = .refused
+                message = "this needs the second factor again (the account has one): `konto reauthenticate --code`, then this again"
+            case AccountError.Code.factorLocked.rawValue:
+                status = .refused
+                message = "the authenticator app is locked after too many wrong codes: use a recovery code (`konto reauthenticate --code` takes one), a passkey in the web console, or reset the password through the mail"
+            case AccountError.Code.invalidChallenge.rawValue:
+                status = .refused
+                message = "the login's second step has expired or was used: `konto login USERID` again"
+            case AccountError.Code.emailNotVerified.rawValue:
+                status = .refused
+                message = "confirm the account's address first: open the link sent to it, or `konto verify-email` for a new one"
             default:
                 status = .refused
                 message = Self.describe(error)
