@@ -557,13 +557,16 @@ def journey(console):
     console.element("notice")
 
     step("change the userId: the current password is asked for; the overview then shows the new one")
+    expect(console.text("userid-link") == "Change email address", f"the userId's link says {console.text('userid-link')!r}")
     console.follow("userid-link", "form#userid-form")
+    expect(driver.find_element(By.TAG_NAME, "h1").text == "Change your email address", "the userId's page is not named after an email address")
     console.fill("field-userId", new_user_id)
     console.submit("userid-submit", "form#userid-form", refused=True)
     console.element("form-error")
     expect(console.value("field-userId") == new_user_id, "the typed userId was not kept when the current password was asked for")
     console.fill("field-currentPassword", passwords[1])
     console.submit("userid-submit", "main#overview")
+    expect(console.text("notice") == "Your email address is changed.", f"after the change the notice says {console.text('notice')!r}")
     console.element("notice")
     expect(console.text("value-userId") == new_user_id, f"#value-userId shows {console.text('value-userId')!r}, not {new_user_id!r}")
 

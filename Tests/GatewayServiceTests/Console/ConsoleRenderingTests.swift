@@ -58,6 +58,29 @@ struct ConsoleRenderingTests {
         }
     }
 
+    @Test("SpeziAccount's default schema: the name is asked once (no \"Name / Name (required)\"), labels in sentence case")
+    func defaultSchemaSignUp() throws {
+        let schema = ConsoleSchema(configuration: .default)
+        let html = try Self.render("signup") { $0.categories = schema.categories(schema.signUpKeys, values: [:], errors: [:]) }
+        #expect(html.contains(#"<div class="category" id="category-name">"#), "\(html)")
+        #expect(!html.contains("<legend>Name</legend>"), "\(html)")
+        #expect(html.components(separatedBy: #"<legend>Name <span class="required">(required)</span></legend>"#).count == 2, "\(html)")
+        #expect(html.contains(#"<label for="field-dateOfBirth">Date of birth</label>"#), "\(html)")
+        #expect(html.contains(#"<label for="field-genderIdentity">Gender identity</label>"#), "\(html)")
+        #expect(html.contains(#"<label for="field-userId">Email address <span class="required">(required)</span></label>"#), "\(html)")
+    }
+
+    @Test("an unnamed passkey is named after the browser that made it", arguments: [
+        ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36", "Chrome on Linux"),
+        ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1", "Safari on iPhone"),
+        ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0", "Edge on Windows"),
+        ("Mozilla/5.0 (Macintosh; Intel Mac OS X 14.0; rv:132.0) Gecko/20100101 Firefox/132.0", "Firefox on macOS"),
+        ("curl/8.5.0", nil),
+    ])
+    func browserName(userAgent: String, expected: String?) {
+        #expect(BrowserName.from(userAgent: userAgent) == expected)
+    }
+
     @Test("the edit form adds the supports keys with dates, enums, numbers and repeated fields, and leaves out credentials and manual keys")
     func editFields() throws {
         let values: [String: AccountValue] = [

@@ -84,7 +84,7 @@ extension AccountConsole {
 
     var userIdChange: SecurityChange {
         SecurityChange(
-            form: .init(mainId: "user-id", heading: "Change user identifier", formId: "userid-form", action: "/user-id", submitId: "userid-submit", submitLabel: "Change"),
+            form: .init(mainId: "user-id", heading: "Change your \(userIdNoun)", formId: "userid-form", action: "/user-id", submitId: "userid-submit", submitLabel: "Change"),
             input: "userId", key: UserIdKey.identifier, field: { newUserIdField(value: $0, error: $1) }, done: "userId"
         ) { value, current in
             try await operations.changeUserId(to: value, currentPassword: current)
@@ -179,7 +179,7 @@ extension AccountConsole {
         formPage(
             .init(
                 mainId: "reset", heading: "Reset your password",
-                intro: "Enter your user identifier; if an account has it, a link to set a new password is sent.",
+                intro: "Enter your \(userIdNoun); if an account has it, a link to set a new password is sent.",
                 formId: "reset-request-form", action: "/reset", submitId: "reset-request-submit", submitLabel: "Send the link",
                 cancels: false, backToLogin: true
             ),
@@ -206,7 +206,7 @@ extension AccountConsole {
         return donePage(
             .init(
                 mainId: "reset-requested", heading: "Check your messages",
-                text: mailSent("If an account has this user identifier, a link to reset its password is on its way."),
+                text: mailSent("If an account has this \(userIdNoun), a link to reset its password is on its way."),
                 linkId: "login-link", linkPath: "/", linkLabel: "Back to log in"
             ),
             visit: visit, endsSession: false

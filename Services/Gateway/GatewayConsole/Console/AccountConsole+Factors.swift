@@ -51,7 +51,7 @@ extension AccountConsole {
                     let added = "added \(factor.createdAt.formatted(date: .abbreviated, time: .omitted))"
                     let detail = switch factor.type {
                     case "recoveryCodes": "\(factor.remaining ?? 0) unused"
-                    case "passkey": "passkey, " + added
+                    case "passkey": factor.name.lowercased().contains("passkey") ? added : "passkey, " + added
                     default: added
                     }
                     return ConsolePage.FactorRow(id: factor.id, name: factor.name, detail: detail)

@@ -76,7 +76,8 @@ extension AccountConsole {
 
     private func registerPasskey(_ visit: Visit, _ form: ConsoleForm) async -> Response {
         guard let session = visit.session else { return redirect("/", visit: visit) }
-        let name = form["name"].map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
+        // Unnamed, it is named after the browser that made it, so the list tells passkeys apart.
+        let name = form["name"].map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 } ?? visit.browser.map { "Passkey in \($0)" }
         do {
             _ = try await operations.asSession(session) { try await operations.registerPasskey(name: name, credentialJSON: form["credential"] ?? "") }
             return redirect("/factors?done=passkey", visit: visit)

@@ -130,7 +130,7 @@ extension AccountConsole {
     static let notices = [
         "saved": "Your details are saved.",
         "password": "Your password is changed, and your other sessions have ended.",
-        "userId": "Your user identifier is changed.",
+        "userId": "Your {userId} is changed.",
         "loggedOut": "You are logged out.",
         "loggedOutEverywhere": "You are logged out on every device.",
         "welcome": "Welcome! Your account is ready.",
@@ -143,6 +143,7 @@ extension AccountConsole {
         let visit = visit(request)
         let done = request.uri.queryParameters.get("done")
         let notice = done.flatMap { Self.notices[$0] }.map { done == "verificationSent" ? mailSent($0) : $0 }
+            .map { $0.replacingOccurrences(of: "{userId}", with: userIdNoun) }
         guard let session = visit.session else {
             return await setupPage(visit, userId: "", error: nil, notice: notice)
         }

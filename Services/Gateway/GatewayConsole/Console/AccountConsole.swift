@@ -70,6 +70,9 @@ struct AccountConsole: GatewayPages {
 
     var basePath: String { options.basePath }
 
+    /// What the userId is, as the pages name it ("Change your email address").
+    var userIdNoun: String { schema.configuration.userIdType == .emailAddress ? "email address" : "username" }
+
     /// `text`, which says a mail is on its way, with the deployment's note on where mail goes, if it has one.
     func mailSent(_ text: String) -> String {
         options.mailNote.map { text + " " + $0 } ?? text
@@ -103,6 +106,8 @@ struct AccountConsole: GatewayPages {
         var secure: Bool
         /// The browser's device marker, if it has a well-formed one.
         var device: String? = nil
+        /// The browser as people name it (``BrowserName``), for what the console names after it.
+        var browser: String? = nil
     }
 
     func visit(_ request: Request) -> Visit {
@@ -114,11 +119,15 @@ struct AccountConsole: GatewayPages {
         let secure = options.secureCookies
             ?? (operations.viaTrustedProxy && request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() == "https")
         let device = cookies[Self.deviceCookie].map(\.value).flatMap { Self.isWellFormedCookieToken($0) ? $0 : nil }
-        return Visit(csrfCookie: valid ?? Self.randomToken(), isNewCSRFCookie: valid == nil, session: session, secure: secure, device: device)
+        return Visit(
+            csrfCookie: valid ?? Self.randomToken(), isNewCSRFCookie: valid == nil, session: session, secure: secure, device: device,
+            browser: BrowserName.from(userAgent: request.headers[.userAgent])
+        )
     }
 
     func page(_ template: String, title: String, visit: Visit, status: HTTPResponse.Status = .ok, _ configure: (inout ConsolePage) -> Void = { _ in }) -> Response {
         var page = ConsolePage(title: title, base: options.basePath, csrf: csrfToken(for: visit.csrfCookie))
+        page.userIdNoun = userIdNoun
         configure(&page)
         let html = ConsoleTemplates.render(page, template: template, in: library)
         var headers = Self.securityHeaders

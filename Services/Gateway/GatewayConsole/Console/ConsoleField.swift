@@ -65,7 +65,7 @@ struct ConsoleField: Sendable {
         self.identifier = identifier
         self.inputId = "field-\(identifier)"
         self.errorId = "error-\(identifier)"
-        self.label = descriptor.name
+        self.label = Self.label(descriptor)
         self.required = required
         self.error = error
         switch descriptor.valueType {
@@ -164,6 +164,14 @@ struct ConsoleField: Sendable {
     }
 
     /// What the pages call the userId, everywhere as the login form does.
+    /// A key's name as a label: the built-in keys' in sentence case like every label of the console's own ("Date of
+    /// birth", not SpeziAccount's "Date of Birth"); a deployment's own keys as it names them.
+    static func label(_ descriptor: AccountKeyDescriptor) -> String {
+        guard AccountKeySchema.builtInIdentifiers.contains(descriptor.identifier) else { return descriptor.name }
+        let words = descriptor.name.split(separator: " ")
+        return ([words.first.map(String.init) ?? ""] + words.dropFirst().map { $0.lowercased() }).joined(separator: " ")
+    }
+
     static func userIdLabel(_ type: UserIdType) -> String {
         type == .emailAddress ? "Email address" : "Username"
     }

@@ -6,6 +6,8 @@ struct ConsolePage: Sendable {
     var csrf: String
     var notice: String?
     var formError: String?
+    /// The userId as the pages name it: `email address` or `username`.
+    var userIdNoun = ""
     /// Fields of a page's own (log in, a password, a reset).
     var fields: [ConsoleField] = []
     /// Fields of account keys, by category (sign up, edit).

@@ -10,6 +10,17 @@ struct ConsoleSchema: Sendable {
         var id: String
         var title: String
         var fields: [ConsoleField]
+        /// Drawn as a fieldset with its title; not when its one field is named like it (a name in the category Name
+        /// would read "Name / Name (required)"): the field's own legend then says it once.
+        /// (Stored: the templates read stored properties only.)
+        var wrapped: Bool
+
+        init(id: String, title: String, fields: [ConsoleField]) {
+            self.id = id
+            self.title = title
+            self.fields = fields
+            self.wrapped = !(fields.count == 1 && fields[0].label.lowercased() == title.lowercased())
+        }
     }
 
     struct ShownValue: Sendable {
@@ -130,7 +141,7 @@ struct ConsoleSchema: Sendable {
 
     /// A key's name as the pages show it: the userId as the login form names it.
     private func label(_ descriptor: AccountKeyDescriptor) -> String {
-        descriptor.identifier == UserIdKey.identifier ? ConsoleField.userIdLabel(configuration.userIdType) : descriptor.name
+        descriptor.identifier == UserIdKey.identifier ? ConsoleField.userIdLabel(configuration.userIdType) : ConsoleField.label(descriptor)
     }
 
     static func shownText(_ value: AccountValue, type: AccountValueType) -> String {

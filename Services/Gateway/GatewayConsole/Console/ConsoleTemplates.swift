@@ -132,10 +132,10 @@ enum ConsoleTemplates {
     /// Account keys' fields by category (sign-up, edit).
     static let categories = """
     {{#categories}}
-    <fieldset class="category" id="{{id}}">
-    <legend>{{title}}</legend>
+    {{#wrapped}}<fieldset class="category" id="{{id}}">
+    <legend>{{title}}</legend>{{/wrapped}}{{^wrapped}}<div class="category" id="{{id}}">{{/wrapped}}
     {{#fields}}{{>field}}{{/fields}}
-    </fieldset>
+    {{#wrapped}}</fieldset>{{/wrapped}}{{^wrapped}}</div>{{/wrapped}}
     {{/categories}}
     """
 
@@ -223,7 +223,7 @@ enum ConsoleTemplates {
     {{^isAnonymous}}
     <a id="edit-link" class="button" href="{{base}}/edit">Edit details</a>
     <a id="password-link" class="button secondary" href="{{base}}/password">Change password</a>
-    <a id="userid-link" class="button secondary" href="{{base}}/user-id">Change user identifier</a>
+    <a id="userid-link" class="button secondary" href="{{base}}/user-id">Change {{userIdNoun}}</a>
     <a id="factors-link" class="button secondary" href="{{base}}/factors">Second factor</a>
     {{/isAnonymous}}
     </nav>
