@@ -397,9 +397,19 @@ def journey(console):
     password_kept = console.value("field-password") == passwords[0]
     print(f"  the password was {'kept' if password_kept else 'not kept (typed again)'}", flush=True)
 
-    step("correct the handle and sign up: the overview shows every value, the name's markup as text")
+    step("a required name left empty: its error is shown next to the name, inside its fieldset")
     console.fill("field-handle", handle)
     if not password_kept:
+        console.fill("field-password", passwords[0])
+    driver.find_element(By.ID, "field-name-givenName").clear()
+    driver.find_element(By.ID, "field-name-familyName").clear()
+    console.submit_refused("signup-submit", "name", "main#signup")
+    expect(driver.find_elements(By.CSS_SELECTOR, "fieldset#name-name #error-name"), "the name's error is not inside the name's fieldset")
+
+    step("fill in the name again and sign up: the overview shows every value, the name's markup as text")
+    console.fill("field-name-givenName", given)
+    console.fill("field-name-familyName", family)
+    if console.value("field-password") != passwords[0]:
         console.fill("field-password", passwords[0])
     console.submit("signup-submit", "main#overview")
     expected_name = f"{given} {family}"

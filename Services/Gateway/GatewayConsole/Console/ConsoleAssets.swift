@@ -138,6 +138,14 @@ enum ConsoleAssets {
         showError(input, problem);
         if (problem && !first) { first = input; }
       }
+      // A required name is one fieldset of optional parts: it is missing when every part is empty (said beside it).
+      for (const name of form.querySelectorAll("fieldset.name[data-required=true]")) {
+        const parts = Array.from(name.querySelectorAll("input"));
+        if (parts.length > 0 && parts.every((input) => input.value.trim() === "")) {
+          showError(parts[0], required);
+          if (!first) { first = parts[0]; }
+        }
+      }
       if (first) { first.focus(); }
       return first === null;
     }

@@ -118,7 +118,7 @@ enum ConsoleTemplates {
     </fieldset>
     {{/isList}}
     {{#isName}}
-    <fieldset class="field name" id="name-{{identifier}}">
+    <fieldset class="field name" id="name-{{identifier}}"{{#required}} data-required="true"{{/required}}>
     <legend>{{label}}{{#required}} <span class="required">(required)</span>{{/required}}</legend>
     {{#parts}}
     <div class="item"><label for="{{id}}">{{label}}</label>
