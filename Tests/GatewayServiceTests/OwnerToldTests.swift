@@ -28,7 +28,10 @@ struct OwnerToldTests {
             // The owner's address proven first (a factor added before the first proof would end with it).
             let link = try #require(try await stack.mail(accountId: accountId, .verifyEmail, logger: GatewayHarness.logger).secret)
             #expect(try await gateway.request(.POST, "/v1/email-verifications/confirm", json: #"{"token":"\#(link)"}"#, token: token).status == 204)
-            let enrolment = try await gateway.request(.POST, "/v1/account/factors/totp", token: token).object
+            let answer = try await gateway.request(.POST, "/v1/account/factors/totp", token: token)
+            // JSON as people read it: the URI's slashes are not escaped.
+            #expect(answer.text.contains(#""otpauthUri":"otpauth://totp/"#), "\(answer.text)")
+            let enrolment = answer.object
             let secret = try #require(enrolment["secret"] as? String, "\(enrolment)")
             let factorId = try #require(enrolment["factorId"] as? String)
             let first = try #require(TOTPTestCode.code(base32Secret: secret))

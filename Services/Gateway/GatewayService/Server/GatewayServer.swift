@@ -102,7 +102,7 @@ public final class GatewayServer: Service {
         // Compact JSON (the runtime pretty-prints by default), keys sorted so answers are stable.
         try api.registerHandlers(
             on: router,
-            configuration: Configuration(jsonEncodingOptions: [.sortedKeys]),
+            configuration: Configuration(jsonEncodingOptions: [.sortedKeys, .withoutEscapingSlashes]),
             middlewares: [CredentialRateLimitMiddleware(limits: rateLimits), AbsentBodyMiddleware()]
         )
         pages?.register(on: router)
