@@ -78,6 +78,27 @@ struct GatewayRouteTests {
         }
     }
 
+    @Test("the root says where the console and the API document are; a problem's type is a page explaining its code")
+    func rootAndProblemTypes() async throws {
+        try await GatewayHarness.withGateway { gateway in
+            let root = try await gateway.request(.GET, "/")
+            #expect(root.status == 200)
+            #expect(root.object["console"] as? String == "/account/" && root.object["openapi"] as? String == "/openapi.json", "\(root.text)")
+            // A problem's type leads to its explanation.
+            let wrong = try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"nobody@example.org","password":"not a password"}"#)
+            let type = try #require(wrong.object["type"] as? String)
+            #expect(type == "/problems/account.wrongCredentials")
+            let page = try await gateway.request(.GET, type)
+            #expect(page.status == 200)
+            #expect(page.text.contains("HTTP 401 Unauthorized") && page.text.contains("The user identifier or password is wrong."), "\(page.text)")
+            let limited = try await gateway.request(.GET, "/problems/request.rateLimited")
+            #expect(limited.text.contains("HTTP 429 Too Many Requests") && limited.text.contains("may succeed later"), "\(limited.text)")
+            // Only codes this build declares; the path is never written back.
+            let unknown = try await gateway.request(.GET, "/problems/%3Cscript%3E")
+            #expect(unknown.status == 404 && unknown.code == "request.notFound" && !unknown.text.contains("<script>"))
+        }
+    }
+
     @Test("a wrong password and an unknown user get the same 401 problem")
     func noEnumeration() async throws {
         try await GatewayHarness.withGateway { gateway in

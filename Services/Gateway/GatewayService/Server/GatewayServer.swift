@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
@@ -106,6 +107,24 @@ public final class GatewayServer: Service {
             middlewares: [CredentialRateLimitMiddleware(limits: rateLimits), AbsentBodyMiddleware()]
         )
         pages?.register(on: router)
+        // The root says where things are: a browser goes to the console, anything else gets the map as JSON.
+        let consolePath = pages == nil ? nil : configuration.consolePath
+        var places = ["openapi": "/openapi.json", "problems": "/problems/{code}"]
+        places["console"] = consolePath.map { $0 + "/" }
+        let map = try JSONSerialization.data(withJSONObject: places, options: [.sortedKeys, .withoutEscapingSlashes])
+        router.get("/") { request, _ in
+            if let consolePath, request.headers[.accept]?.contains("text/html") == true {
+                return Response(status: .seeOther, headers: [.location: consolePath + "/"])
+            }
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: map)))
+        }
+        // What a problem's `type` names.
+        router.get("/problems/:code") { _, context in
+            guard let html = context.parameters.get("code").flatMap({ ProblemTypePage.html(for: KontoErrorCode(rawValue: $0)) }) else {
+                throw GatewayProblem(status: .notFound, code: .requestNotFound, detail: "No such problem code.")
+            }
+            return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
+        }
         let document = OpenAPIDocument.served(for: configuration.accounts)
         router.get("/openapi.json") { _, _ in
             Response(
