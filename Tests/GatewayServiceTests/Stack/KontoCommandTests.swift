@@ -53,7 +53,15 @@ struct KontoCommandTests {
             let schema = try await stack.konto("schema")
             #expect(schema.status == 0)
             #expect(schema.standardOutput.contains("dateOfBirth"))
-            #expect(schema.standardOutput.contains("genderIdentity  collects  enum (female, male"), "\(schema.standardOutput)")
+            #expect(schema.standardOutput.contains("genderIdentity  collects  enum        Gender Identity (female, male"), "\(schema.standardOutput)")
+            // Aligned: every key's requirement, type and name start in the same column.
+            let rows = schema.standardOutput.split(separator: "\n").dropFirst().map(String.init)
+            for column in ["collects", "requires"] {
+                let starts = Set(rows.compactMap { row in row.range(of: "  \(column)  ").map { $0.lowerBound.utf16Offset(in: row) } })
+                #expect(starts.count <= 1, "\(schema.standardOutput)")
+            }
+            let nameStarts = Set(rows.map { row in (row.range(of: #"\S+\s+\S+\s+\S+\s+"#, options: .regularExpression)?.upperBound).map { $0.utf16Offset(in: row) } ?? -1 })
+            #expect(nameStarts.count == 1, "\(schema.standardOutput)")
             let schemaJSON = try await stack.konto("schema", "--json")
             #expect((try JSONSerialization.jsonObject(with: Data(schemaJSON.standardOutput.utf8)) as? [String: Any])?["keys"] is [Any])
 

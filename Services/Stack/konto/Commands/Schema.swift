@@ -16,16 +16,19 @@ struct Schema: AsyncParsableCommand {
         }
     }
 
+    /// One key a line in aligned columns: identifier, requirement, type, then the name (the type's column is as wide
+    /// as the widest type but an enum's list of cases, which goes after the name so that it does not push every line).
     static func render(_ schema: KontoSchema) -> String {
-        let width = schema.keys.map(\.identifier.count).max() ?? 0
+        func padded(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
+        let identifierWidth = schema.keys.map(\.identifier.count).max() ?? 0
+        let requirementWidth = schema.keys.map(\.requirement.rawValue.count).max() ?? 0
+        let typeWidth = schema.keys.map(\.valueType.name.count).max() ?? 0
         var lines = ["userId: \(schema.userIdType.rawValue)"]
         for key in schema.keys {
-            var type = key.valueType.name
-            if case let .enumeration(cases: cases) = key.valueType { type += " (" + cases.joined(separator: ", ") + ")" }
-            lines.append(
-                "  " + key.identifier.padding(toLength: width, withPad: " ", startingAt: 0)
-                    + "  \(key.requirement.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))  \(type)  \(key.name)"
-            )
+            var line = "  " + padded(key.identifier, identifierWidth) + "  " + padded(key.requirement.rawValue, requirementWidth)
+                + "  " + padded(key.valueType.name, typeWidth) + "  " + key.name
+            if case let .enumeration(cases: cases) = key.valueType { line += " (" + cases.joined(separator: ", ") + ")" }
+            lines.append(line)
         }
         return lines.joined(separator: "\n")
     }
