@@ -222,7 +222,7 @@ let package = Package(
                 .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .httpTypes, .crypto, .yams, .logging, .nioCore, .nioPosix, .serviceLifecycle,
+                .httpTypes, .crypto, .yams, .logging, .nioCore, .nioPosix, .nioHTTP1, .serviceLifecycle,
             ],
             path: "Services/Gateway/GatewayService",
             // Served as /openapi.json: in the binary, so a slim image needs no resource bundle beside it.

@@ -93,6 +93,15 @@ struct GatewayRouteTests {
             #expect(page.text.contains("HTTP 401 Unauthorized") && page.text.contains("The user identifier or password is wrong."), "\(page.text)")
             let limited = try await gateway.request(.GET, "/problems/request.rateLimited")
             #expect(limited.text.contains("HTTP 429 Too Many Requests") && limited.text.contains("may succeed later"), "\(limited.text)")
+            // The status line says what the title says (read as sent, by curl).
+            for (body, status) in [(#"{"userId":"ada@example.org","password":"correct horse battery","details":{}}"#, 422), ("{", 400)] {
+                let run = try await ServiceProcess.run("/bin/bash", arguments: [
+                    "-c", "curl -si \(gateway.baseURL)/v1/accounts -H 'Content-Type: application/json' --data-binary \"$1\"", "curl", body,
+                ])
+                let lines = run.standardOutput.components(separatedBy: "\r\n")
+                let title = try #require(run.standardOutput.firstMatch(of: /"title":"([^"]+)"/)?.output.1, "\(run.standardOutput) \(run.standardError)")
+                #expect(lines.first == "HTTP/1.1 \(status) \(title)", "\(lines.first ?? "")")
+            }
             // Only codes this build declares; the path is never written back.
             let unknown = try await gateway.request(.GET, "/problems/%3Cscript%3E")
             #expect(unknown.status == 404 && unknown.code == "request.notFound" && !unknown.text.contains("<script>"))

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import NIOHTTP1
 import KontoContracts
 import KontoErrors
 import KontoModel
@@ -37,15 +38,10 @@ public struct GatewayProblem: Error, Sendable, Equatable, CustomStringConvertibl
         self.headers = headers
     }
 
-    /// The standard reason phrase (a status made from a bare code has none).
+    /// The reason phrase of the status line the server writes for `status` (NIO's, whatever phrase the status was made
+    /// with: "Unprocessable Entity", "Payload Too Large"), so a problem's title and its status line say the same.
     static func title(for status: HTTPResponse.Status) -> String {
-        if !status.reasonPhrase.isEmpty { return status.reasonPhrase }
-        let known: [HTTPResponse.Status] = [
-            .badRequest, .unauthorized, .forbidden, .notFound, .methodNotAllowed, .conflict, .preconditionFailed,
-            .contentTooLarge, .unsupportedMediaType, .unprocessableContent, .tooManyRequests, .internalServerError,
-            .badGateway, .serviceUnavailable, .gatewayTimeout,
-        ]
-        return known.first { $0.code == status.code }?.reasonPhrase ?? "Error"
+        HTTPResponseStatus(statusCode: status.code).reasonPhrase
     }
 
     public var description: String {
