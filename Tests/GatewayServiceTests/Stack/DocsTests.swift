@@ -21,12 +21,13 @@ struct DocsTests {
         for document in try documents() {
             let text = try String(contentsOf: document, encoding: .utf8)
             var rest = text[...]
-            while let marker = rest.range(of: "<!-- runnable") {
+            // A marker begins its line (a mention of it in prose is none).
+            while let marker = rest.range(of: "\n<!-- runnable") {
                 let after = rest[marker.upperBound...]
                 guard let open = after.range(of: "```sh\n"), let close = after[open.upperBound...].range(of: "\n```") else {
                     throw KontoStackProcessError(description: "\(document.lastPathComponent): a runnable marker without a ```sh block")
                 }
-                let line = text[..<marker.lowerBound].filter { $0 == "\n" }.count + 1
+                let line = text[..<marker.lowerBound].filter { $0 == "\n" }.count + 2
                 blocks.append(("\(document.lastPathComponent):\(line)", after[open.upperBound..<close.lowerBound].components(separatedBy: "\n")))
                 rest = after[close.upperBound...]
             }

@@ -69,11 +69,11 @@ final class AccountCache: Sendable {
             account.isAnonymous == session.isAnonymous && userId == session.userId
         }
 
-        /// The OpenAPI runtime's body encoder as the gateway configures it (`jsonEncodingOptions: [.sortedKeys]`);
+        /// The OpenAPI runtime's body encoder as the gateway configures it (`jsonEncodingOptions: [.sortedKeys, .withoutEscapingSlashes]`);
         /// an account has no dates, so its date strategy does not come into it. A test compares the two answers.
         static let encoder: JSONEncoder = {
             let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             return encoder
         }()
     }
