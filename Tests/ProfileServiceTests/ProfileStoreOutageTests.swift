@@ -11,8 +11,9 @@ import Testing
 struct ProfileStoreOutageTests {
     static let operationTimeout = Duration.seconds(2)
     /// What "fails fast" means on a loaded two-core machine: the timeout plus scheduling slack, far below the pool's
-    /// own waits (its circuit breaker trips after 60 s).
-    static let failFastBound = operationTimeout + .seconds(2)
+    /// own waits (its circuit breaker trips after 60 s). The slack is 4 s: a clean-clone run beside release builds
+    /// and benchmarks saw 4.4 s with 2.
+    static let failFastBound = operationTimeout + .seconds(4)
 
     @Test("calls fail fast with a retryable error while PostgreSQL is down, and succeed again once it is back")
     func outageAndRecovery() async throws {
