@@ -193,13 +193,15 @@ struct EventLoopBatchedLookupTests {
         try await withLookup(table: ["a": 1, "b": 2]) { lookup, batched in
             lookup.hold()
             lookup.failNext(with: LookupFailed())
+            // The first call's batch is out (held) before the second is made, so the failing batch is surely the first's.
             let first = Task { try await batched.value(for: "a", timeout: .seconds(30)) }
+            try await eventually { lookup.batches.count == 1 }
             let second = Task { try await batched.value(for: "a", timeout: .seconds(30)) }
             try await eventually { try await batched.waitingCount.get() == 2 }
             lookup.release()
             await #expect(throws: LookupFailed.self) { try await first.value }
-            // The second call went out with the first, or in the batch after it, which works.
-            _ = try? await second.value
+            // The second call waited for the batch after the failed one, which works.
+            #expect(try await second.value == 1)
             #expect(try await batched.value(for: "b", timeout: .seconds(30)) == 2)
         }
     }
