@@ -1,5 +1,6 @@
 import Foundation
 @testable import GatewayService
+import KontoModel
 import NIOHTTP1
 import Testing
 import Yams
@@ -26,8 +27,20 @@ struct OpenAPIDocumentTests {
             let served = answer.object
             let source = try #require(try Yams.load(yaml: yaml) as? [String: Any])
             #expect(served["openapi"] as? String == "3.1.0")
-            // Every path and operation of the file, unchanged.
-            #expect(NSDictionary(dictionary: served["paths"] as? [String: Any] ?? [:]) == NSDictionary(dictionary: source["paths"] as? [String: Any] ?? [:]))
+            // Every path and operation of the file, unchanged but for the problem responses added beside its own.
+            let servedPaths = served["paths"] as? [String: Any] ?? [:], sourcePaths = source["paths"] as? [String: Any] ?? [:]
+            #expect(Set(servedPaths.keys) == Set(sourcePaths.keys))
+            for (path, item) in sourcePaths {
+                for (method, operation) in item as? [String: Any] ?? [:] {
+                    var written = operation as? [String: Any] ?? [:]
+                    var shown = (servedPaths[path] as? [String: Any])?[method] as? [String: Any] ?? [:]
+                    let writtenResponses = written.removeValue(forKey: "responses") as? [String: Any] ?? [:]
+                    let shownResponses = shown.removeValue(forKey: "responses") as? [String: Any] ?? [:]
+                    #expect(NSDictionary(dictionary: written) == NSDictionary(dictionary: shown), "\(method) \(path)")
+                    #expect(NSDictionary(dictionary: writtenResponses) == NSDictionary(dictionary: shownResponses.filter { writtenResponses[$0.key] != nil }))
+                    #expect(Set(shownResponses.keys).subtracting(writtenResponses.keys).isSubset(of: ["401", "403", "404", "409", "412", "422", "429"]))
+                }
+            }
             #expect(Set((served["paths"] as? [String: Any] ?? [:]).keys).isSuperset(of: [
                 "/v1/accounts", "/v1/sessions", "/v1/sessions/anonymous", "/v1/sessions/current", "/v1/account",
                 "/v1/account/password", "/v1/account/user-id", "/v1/account/reauthenticate", "/v1/account/events",
@@ -47,6 +60,41 @@ struct OpenAPIDocumentTests {
             let nullableRemove = try #require((modifications["properties"] as? [String: Any])?["remove"] as? [String: Any])
             let remove = try #require((nullableRemove["anyOf"] as? [[String: Any]])?.first)
             #expect(Set(((remove["items"] as? [String: Any])?["enum"] as? [String]) ?? []) == ["email", "dateOfBirth", "genderIdentity", "phoneNumbers"])
+        }
+    }
+
+    @Test("each operation declares its refusals status by status (401, 403, 404, 409, 412, 422, 429) with the problem schema and the codes behind them")
+    func problems() throws {
+        let served = try #require(try JSONSerialization.jsonObject(with: OpenAPIDocument.served(for: .default)) as? [String: Any])
+        let paths = try #require(served["paths"] as? [String: Any])
+        func responses(_ method: String, _ path: String) -> [String: [String: Any]] {
+            let operation = (paths[path] as? [String: Any])?[method] as? [String: Any]
+            return (operation?["responses"] as? [String: Any] ?? [:]).compactMapValues { $0 as? [String: Any] }
+        }
+        func codes(_ response: [String: Any]?) -> String { response?["description"] as? String ?? "" }
+        let logIn = responses("post", "/v1/sessions")
+        #expect(Set(logIn.keys) == ["200", "202", "401", "404", "422", "429", "default"])
+        #expect(codes(logIn["401"]).contains("[`account.wrongCredentials`](/problems/account.wrongCredentials)"))
+        #expect(codes(logIn["429"]).contains("`account.throttled`") && codes(logIn["429"]).contains("`request.rateLimited`"))
+        #expect(codes(logIn["429"]).hasPrefix("Too Many Requests: "))
+        #expect((logIn["429"]?["headers"] as? [String: Any])?["Retry-After"] != nil)
+        let schema = ((logIn["422"]?["content"] as? [String: Any])?["application/problem+json"] as? [String: Any])?["schema"] as? [String: Any]
+        #expect(schema?["$ref"] as? String == "#/components/schemas/Problem")
+        // A session's check adds 401; Profile's answers 404 and 412; a required verified address 403.
+        let modify = responses("patch", "/v1/account")
+        #expect(codes(modify["401"]).contains("`account.unauthenticated`"))
+        #expect(codes(modify["412"]).contains("`account.versionConflict`"))
+        #expect(codes(modify["403"]).contains("`account.emailNotVerified`"))
+        #expect(codes(modify["422"]).contains("`account.mutatingNonMutableAccountKeys`"))
+        #expect(codes(responses("put", "/v1/account/user-id")["409"]).contains("`account.credentialsTaken`"))
+        // Probes are never limited, and refuse nothing one by one.
+        #expect(Set(responses("get", "/health/live").keys) == ["200", "default"])
+        // Every operation of the document has its services' methods named (an unknown one would declare too little).
+        for (_, item) in paths {
+            for (_, operation) in item as? [String: Any] ?? [:] {
+                let operationId = try #require((operation as? [String: Any])?["operationId"] as? String)
+                #expect(OpenAPIDocument.upstreamMethods[operationId] != nil, "\(operationId) names no methods")
+            }
         }
     }
 

@@ -18,6 +18,35 @@ struct ErrorCodeTests {
         #expect(KontoErrorCode.retryableCodes.isSubset(of: KontoErrorCode.all))
     }
 
+    @Test("field codes follow one style, every one is in docs/API.md's table, and every recorded example's is declared")
+    func fieldCodes() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let style = /[a-z][A-Za-z]*/
+        #expect(Set(AccountFieldError.Code.all).count == AccountFieldError.Code.all.count)
+        for code in AccountFieldError.Code.all {
+            #expect(code.rawValue.wholeMatch(of: style) != nil, "\(code) is not lowerCamelCase")
+        }
+        #expect(AccountFieldError.Code.rule("minimalPassword").rawValue == "rule.minimalPassword")
+        let table = try String(contentsOf: root.appendingPathComponent("docs/API.md"), encoding: .utf8)
+            .split(separator: "\n").filter { $0.hasPrefix("| `") }.compactMap { $0.split(separator: "`").dropFirst().first.map(String.init) }
+        #expect(Set(table).isSuperset(of: AccountFieldError.Code.all.map(\.rawValue) + ["rule.<name>"]))
+        // What the services answered when the examples were recorded: only declared codes and rules.
+        let examples = root.appendingPathComponent("Tests/Contracts")
+        let files = FileManager.default.enumerator(at: examples, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL }.filter { $0.pathExtension == "json" } ?? []
+        var seen = Set<String>()
+        for file in files {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            // A field error, as recorded (keys sorted): {"code": …, "key": …, "message": …}.
+            for match in text.matches(of: /"code"\s*:\s*"([^"]+)"\s*,\s*"key"\s*:/) {
+                seen.insert(String(match.output.1))
+            }
+        }
+        #expect(seen.count >= 5, "the examples' field errors were not found")
+        for code in seen {
+            #expect(AccountFieldError.Code.all.contains(AccountFieldError.Code(rawValue: code)) || code.hasPrefix("rule."), "\(code) is recorded but not declared")
+        }
+    }
+
     @Test("the wire layer's errors carry their code's retryable flag", arguments: [
         WireError.frameTooLarge(2, max: 1), .malformedFrame("m"), .unsupportedVersion(9), .authenticationFailed, .handshakeRequired,
         .protocolViolation("p"), .unknownMethod("x"), .forbidden(peer: "p", method: "m"), .invalidRequest("r"), .deadlineExceeded, .overloaded, .tooManyConnections,

@@ -18,8 +18,11 @@ public struct AccountFieldError: Sendable, Hashable, Codable, CustomStringConver
         public static let unsupportedKey = Code(rawValue: "unsupportedKey")
         /// A required key has no value.
         public static let missingAccountValue = Code(rawValue: "missingAccountValue")
+        /// A modification changes or removes `accountId`.
         public static let accountIdChanged = Code(rawValue: "accountIdChanged")
+        /// A modification changes a key declared `mutable: false` (re-sending its current value is allowed).
         public static let mutatingNonMutableAccountKey = Code(rawValue: "mutatingNonMutableAccountKey")
+        /// A modification removes `userId`.
         public static let userIdNotRemovable = Code(rawValue: "userIdNotRemovable")
         /// The same key is both set and removed in one modification.
         public static let conflictingModification = Code(rawValue: "conflictingModification")
@@ -34,6 +37,16 @@ public struct AccountFieldError: Sendable, Hashable, Codable, CustomStringConver
         public static func rule(_ name: String) -> Code {
             Code(rawValue: "rule.\(name)")
         }
+
+        /// Every fixed field code, the services' included. One style: lowerCamelCase, naming what is wrong with the
+        /// one value (where an account error says the same of the whole request, the same words: `missingAccountValue`
+        /// beside `account.missingAccountValue`); a deployment's rules alone are namespaced, `rule.<name>`, since
+        /// their names are the deployment's. docs/API.md lists them ("Field errors"); a test holds the two together.
+        public static let all: [Code] = [
+            .invalidType, .unknownKey, .unsupportedKey, .missingAccountValue, .accountIdChanged, .mutatingNonMutableAccountKey,
+            .userIdNotRemovable, .conflictingModification, .commonPassword, .serverOwnedKey, .passkeyRefused,
+            .credentialNotAccepted, .unsupportedCharacter, .valueTooLarge,
+        ]
     }
 
     /// What a required key without a value is told (the web console's forms say the same).

@@ -61,6 +61,29 @@ struct GatewayContractConsumerTests {
 
     static let health = #"{"service":"stand-in","checks":[{"name":"storage","status":"ready"}]}"#
 
+    /// The statuses the served document declares one by one (the others fall under each operation's `default`).
+    static let declaredStatuses: Set<Int> = [401, 403, 404, 409, 412, 422, 429]
+
+    /// The description of the problem response `document` declares for `status` at the operation a request matches.
+    static func problemResponse(_ document: [String: Any], method: HTTPMethod, path: String, status: Int) -> String? {
+        let paths = document["paths"] as? [String: Any] ?? [:]
+        let segments = path.prefix { $0 != "?" }.split(separator: "/", omittingEmptySubsequences: false)
+        // A literal path before a template it also fits (`/v1/account/factors/totp`, not `…/{factorId}`).
+        let literal = String(path.prefix { $0 != "?" })
+        let template = paths[literal] != nil ? literal : paths.keys.first { template in
+            let pattern = template.split(separator: "/", omittingEmptySubsequences: false)
+            return pattern.count == segments.count && zip(pattern, segments).allSatisfy { $0.hasPrefix("{") ? !$1.isEmpty : $0 == $1 }
+        }
+        guard let template, let item = paths[template] as? [String: Any],
+              let operation = item[method.rawValue.lowercased()] as? [String: Any],
+              let responses = operation["responses"] as? [String: Any],
+              let response = responses[String(status)] as? [String: Any],
+              let schema = ((response["content"] as? [String: Any])?["application/problem+json"] as? [String: Any])?["schema"] as? [String: Any],
+              schema["$ref"] as? String == "#/components/schemas/Problem"
+        else { return nil }
+        return response["description"] as? String
+    }
+
     /// The HTTP request that makes the gateway send `example`'s request, if one does.
     static func httpRequest(for example: ContractExample) throws -> (HTTPMethod, String, json: String?, token: String?, headers: [(String, String)])? {
         let request = try #require(try JSONSerialization.jsonObject(with: Data(example.request.utf8)) as? [String: Any])
@@ -189,6 +212,7 @@ struct GatewayContractConsumerTests {
             configuration.rateLimitPerMinute = 0
             configuration.credentialsRateLimitPerMinute = 0
             return try await GatewayHarness.withGateway(configuration) { gateway in
+                let document = try #require(try JSONSerialization.jsonObject(with: Data(try await gateway.request(.GET, "/openapi.json").text.utf8)) as? [String: Any])
                 var checked = 0
                 for (service, example) in examples where example.consumerProduces {
                     guard let (method, path, json, token, headers) = try Self.httpRequest(for: example) else { continue }
@@ -210,6 +234,11 @@ struct GatewayContractConsumerTests {
                         let expected = error.code == AccountError.Code.notFound && example.method == ProfileContract.load.name ? 404 : Int(error.code.httpStatus.code)
                         #expect(answer.status == expected, "\(service)/\(example.name): \(answer.status) \(answer.text)")
                         #expect(answer.code == error.code.rawValue, "\(service)/\(example.name)")
+                        // The served document declares the refusal, status and code, for a client generated from it.
+                        if Self.declaredStatuses.contains(answer.status) {
+                            let declared = Self.problemResponse(document, method: method, path: path, status: answer.status)
+                            #expect(declared?.contains("`\(error.code.rawValue)`") == true, "\(service)/\(example.name): \(method) \(path) declares \(answer.status) as \(declared ?? "nothing")")
+                        }
                     } else {
                         #expect((200..<300).contains(answer.status), "\(service)/\(example.name): \(answer.status) \(answer.text)")
                     }

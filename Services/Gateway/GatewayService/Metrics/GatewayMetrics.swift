@@ -9,7 +9,8 @@ import Prometheus
 final class GatewayMetrics: Sendable {
     let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
-    /// The routes of the document: anything else is counted as `unmatched`, so label values stay bounded.
+    /// The routes of the document, for answers given before the router matched one: anything else is counted as
+    /// `unmatched`, so label values stay bounded.
     private let routes: Set<String>
 
     private let cacheHits: [String: CoreMetrics.Counter]
@@ -35,14 +36,19 @@ final class GatewayMetrics: Sendable {
         cacheLiveGauge.record(0)
     }
 
-    func route(_ path: String) -> String {
+    /// The label of a request's route: the route the router matched (`endpoint`, a template such as
+    /// `/v1/account/factors/{factorId}` or the console's `/account/login`, registered by the gateway so bounded), else
+    /// the API's template the path falls under (an answer given before routing: the cache, a limit), else `unmatched`.
+    func route(path: String, endpoint: String?) -> String {
+        // Hummingbird names a request no route matched "NotFound".
+        if let endpoint, endpoint != "NotFound" { return endpoint }
         if routes.contains(path) { return path }
         // A path with parameters is counted under its template, so label values stay bounded.
         return OpenAPIDocument.template(matching: path).flatMap { routes.contains($0) ? $0 : nil } ?? "unmatched"
     }
 
-    func request(path: String, method: String, status: Int, duration: Duration) {
-        let route = route(path)
+    func request(path: String, endpoint: String?, method: String, status: Int, duration: Duration) {
+        let route = route(path: path, endpoint: endpoint)
         Counter(label: "konto_gateway_requests_total", dimensions: [("route", route), ("method", method), ("status", String(status))], factory: factory).increment()
         Timer(label: "konto_gateway_request_duration_seconds", dimensions: [("route", route), ("method", method)], factory: factory).recordNanoseconds(TimeAmount(duration).nanoseconds)
     }

@@ -10,11 +10,12 @@ extension OpenAPIDocument {
     /// (the details a sign-up takes and which of them it requires, the keys a modification may set and remove,
     /// each value's JSON type, the rules of userId, password and every string key as patterns), so what the
     /// document calls valid is what the services accept. The generated server keeps the file's free-form details;
-    /// the services check them.
+    /// the services check them. Each operation's refusals are declared status by status (``describeProblems(in:)``).
     static func served(for accounts: AccountConfiguration) -> Data {
         do {
             guard var document = try Yams.load(yaml: yaml) as? [String: Any] else { throw CocoaError(.fileReadCorruptFile) }
             describeAccounts(accounts, in: &document)
+            describeProblems(in: &document)
             return try JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])
         } catch {
             preconditionFailure("openapi.yaml does not convert to JSON: \(error)")
