@@ -46,6 +46,7 @@ let package = Package(
         .library(name: "KontoTesting", targets: ["KontoTesting"]),
         .library(name: "KontoClient", targets: ["KontoClient"]),
         .library(name: "KontoQRCode", targets: ["KontoQRCode"]),
+        .library(name: "KontoWebAuthn", targets: ["KontoWebAuthn"]),
         .library(name: "KontoPostgres", targets: ["KontoPostgres"]),
         .library(name: "KontoEvents", targets: ["KontoEvents"]),
         .library(name: "ProfileService", targets: ["ProfileService"]),
@@ -123,6 +124,17 @@ let package = Package(
         ),
         // QR codes of otpauth URIs, for the console (SVG) and konto (the terminal); no dependencies.
         .target(name: "KontoQRCode", path: "Shared/KontoQRCode"),
+        // WebAuthn (passkeys) for a relying party: CBOR, COSE keys, authenticator data, registration and assertion.
+        // Konto's own because no WebAuthn package is in the mirror; shaped so swift-server/swift-webauthn could
+        // replace it (docs/IDENTITY.md, "Passkeys").
+        .target(
+            name: "KontoWebAuthn",
+            dependencies: [
+                .crypto, .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "ExtrasBase64", package: "swift-extras-base64"),
+            ],
+            path: "Shared/KontoWebAuthn"
+        ),
         // Test support that depends on no service: temporary PostgreSQL, free ports, service processes, running
         // services, contract replay, a webhook receiver.
         .target(
@@ -171,7 +183,7 @@ let package = Package(
         .target(
             name: "IdentityService",
             dependencies: serviceFoundation + [
-                "CArgon2", .crypto,
+                "CArgon2", "KontoWebAuthn", .crypto,
                 // RFC 4226/6238 one-time passwords for the TOTP second factor.
                 .product(name: "HummingbirdOTP", package: "hummingbird-auth"),
                 .product(name: "ExtrasBase64", package: "swift-extras-base64"),
@@ -274,6 +286,11 @@ let package = Package(
             name: "KontoQRCodeTests",
             dependencies: ["KontoQRCode", "KontoTestSupport"],
             path: "Tests/KontoQRCodeTests"
+        ),
+        .testTarget(
+            name: "KontoWebAuthnTests",
+            dependencies: ["KontoWebAuthn", "KontoTestSupport", .crypto],
+            path: "Tests/KontoWebAuthnTests"
         ),
         .testTarget(
             name: "KontoModelTests",
@@ -431,7 +448,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "konto-passkey-fuzz",
-            dependencies: ["IdentityService", "KontoWireFuzzSupport"],
+            dependencies: ["KontoWebAuthn", "KontoWireFuzzSupport"],
             path: "Tests/Fuzz/PasskeyFuzz"
         ),
     ]

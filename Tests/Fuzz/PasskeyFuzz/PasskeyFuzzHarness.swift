@@ -1,5 +1,5 @@
 import Foundation
-import IdentityService
+import KontoWebAuthn
 
 /// Feeds one input to a passkey parser or verifier, chosen by its first byte; the rest is what a hostile client
 /// would send there. Every call must return or throw ``WebAuthnError`` (or CBOR's error): a trap is a finding.

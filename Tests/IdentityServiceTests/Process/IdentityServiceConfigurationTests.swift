@@ -1,5 +1,6 @@
 import IdentityService
 import KontoRuntime
+import KontoWebAuthn
 import Logging
 import Testing
 

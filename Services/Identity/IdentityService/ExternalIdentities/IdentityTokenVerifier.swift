@@ -2,6 +2,7 @@ import Foundation
 import JWTKit
 import KontoContracts
 import KontoModel
+import KontoWebAuthn
 
 /// Verifies a provider's ID token completely (OpenID Connect Core §3.1.3.7): its size, its header's algorithm (an
 /// asymmetric one the provider publishes, never `none` or HMAC, and the key's own when its JWK names one), its

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import KontoModel
+import KontoWebAuthn
 import KontoWire
 
 /// Seals what Identity keeps or hands out of an external sign-in, each under a key derived from the deployment's

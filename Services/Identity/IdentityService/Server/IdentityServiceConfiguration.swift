@@ -3,6 +3,7 @@ import KontoContracts
 import KontoModel
 import KontoPostgres
 import KontoRuntime
+import KontoWebAuthn
 import KontoWire
 import Logging
 import NIOCore

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import KontoWebAuthn
 
 /// Session and password-reset tokens: 256 random bits from the system's CSPRNG, base64url without padding
 /// (43 characters). Only their SHA-256 is ever stored, so a leaked table cannot be replayed.

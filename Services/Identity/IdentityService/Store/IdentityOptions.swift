@@ -1,3 +1,5 @@
+import KontoWebAuthn
+
 /// Identity's policies: session lifetimes, the privileged window, reset tokens, throttling and clean-ups.
 public struct IdentityOptions: Sendable, Equatable {
     /// A session unused this long ends.

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import KontoContracts
 import KontoModel
+import KontoWebAuthn
 import Logging
 
 extension IdentityStore {

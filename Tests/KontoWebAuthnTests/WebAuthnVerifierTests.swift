@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-@testable import IdentityService
+@testable import KontoWebAuthn
 import KontoTestSupport
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-@testable import IdentityService
+@testable import KontoWebAuthn
 import Testing
 
 /// Registrations and assertions other WebAuthn libraries publish as their fixtures (from real authenticators),

@@ -1,5 +1,5 @@
 import Foundation
-@testable import IdentityService
+@testable import KontoWebAuthn
 import Testing
 
 @Suite("CBOR")

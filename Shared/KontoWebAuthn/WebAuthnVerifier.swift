@@ -1,5 +1,4 @@
 import Crypto
-import KontoContracts
 
 /// Verifies passkey registrations and assertions (WebAuthn level 2, §7.1 and §7.2) for one relying party: the
 /// client data's type, challenge and origin, the authenticator data's RP ID hash and flags, the attestation
@@ -164,7 +163,7 @@ public struct WebAuthnVerifier: Sendable {
             throw WebAuthnError(.wrongType, "client data of type \(clientData.type.prefix(32)) where \(type) was asked")
         }
         let challenge = try Base64URL.decode(clientData.challenge, "the client data's challenge")
-        guard ConstantTime.equal(challenge, expected) else {
+        guard constantTimeEqual(challenge, expected) else {
             throw WebAuthnError(.wrongChallenge, "signed over another challenge than the one issued")
         }
         guard relyingParty.origins.contains(clientData.origin) else {
@@ -176,13 +175,20 @@ public struct WebAuthnVerifier: Sendable {
     }
 
     private func checkAuthenticatorData(_ data: AuthenticatorData, requireUserVerification: Bool) throws(WebAuthnError) {
-        guard ConstantTime.equal(data.rpIdHash, rpIdHash) else {
+        guard constantTimeEqual(data.rpIdHash, rpIdHash) else {
             throw WebAuthnError(.wrongRelyingParty, "scoped to another RP ID than \(relyingParty.id)")
         }
         guard data.flags.contains(.userPresent) else { throw WebAuthnError(.userNotPresent, "the user was not present (UP)") }
         guard !requireUserVerification || data.flags.contains(.userVerified) else {
             throw WebAuthnError(.userNotVerified, "the authenticator did not verify the user (UV)")
         }
+    }
+
+    /// Compares every byte (only the lengths, which are not secret, end it early): a challenge compared so tells
+    /// nothing of where a guess first differs.
+    private func constantTimeEqual(_ left: [UInt8], _ right: [UInt8]) -> Bool {
+        guard left.count == right.count else { return false }
+        return zip(left, right).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
 
     private static func bounded(_ bytes: [UInt8], maximum: Int, _ what: String) throws(WebAuthnError) {
