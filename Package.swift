@@ -47,6 +47,7 @@ let package = Package(
         .library(name: "KontoClient", targets: ["KontoClient"]),
         .library(name: "KontoQRCode", targets: ["KontoQRCode"]),
         .library(name: "KontoWebAuthn", targets: ["KontoWebAuthn"]),
+        .library(name: "KontoMail", targets: ["KontoMail"]),
         .library(name: "KontoPostgres", targets: ["KontoPostgres"]),
         .library(name: "KontoEvents", targets: ["KontoEvents"]),
         .library(name: "ProfileService", targets: ["ProfileService"]),
@@ -135,6 +136,13 @@ let package = Package(
             ],
             path: "Shared/KontoWebAuthn"
         ),
+        // Mail over SMTP: addresses, MIME, the SMTP client's state machine and its NIO client. Konto's own because no
+        // SMTP package is in the mirror; shaped so sersoft-gmbh/swift-smtp could replace it (docs/NOTIFICATIONS.md).
+        .target(
+            name: "KontoMail",
+            dependencies: ["KontoModel", .nioCore, .nioPosix, .nioSSL, .product(name: "NIOTLS", package: "swift-nio")],
+            path: "Shared/KontoMail"
+        ),
         // Test support that depends on no service: temporary PostgreSQL, free ports, service processes, running
         // services, contract replay, a webhook receiver.
         .target(
@@ -206,7 +214,7 @@ let package = Package(
         .target(
             name: "NotificationService",
             dependencies: serviceFoundation + [
-                .asyncHTTPClient, .crypto, .yams, .nioSSL, .product(name: "NIOTLS", package: "swift-nio"),
+                "KontoMail", .asyncHTTPClient, .crypto, .yams, .nioSSL, .product(name: "NIOTLS", package: "swift-nio"),
                 // The courier's templates (the console's too).
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -256,7 +264,7 @@ let package = Package(
         .target(
             name: "KontoStack",
             dependencies: [
-                "GatewayService", "GatewayConsole", "IdentityService", "NotificationService", "ProfileService", "KontoModel",
+                "GatewayService", "GatewayConsole", "IdentityService", "NotificationService", "ProfileService", "KontoMail", "KontoModel",
                 "KontoPostgres", "KontoRuntime", "KontoWire", .crypto, .logging, .serviceLifecycle, .unixSignals,
                 .nioCore,
             ],
@@ -291,6 +299,11 @@ let package = Package(
             name: "KontoWebAuthnTests",
             dependencies: ["KontoWebAuthn", "KontoTestSupport", .crypto],
             path: "Tests/KontoWebAuthnTests"
+        ),
+        .testTarget(
+            name: "KontoMailTests",
+            dependencies: ["KontoMail", "KontoTestSupport", .nioCore, .nioSSL],
+            path: "Tests/KontoMailTests"
         ),
         .testTarget(
             name: "KontoModelTests",
@@ -370,7 +383,7 @@ let package = Package(
         .testTarget(
             name: "NotificationServiceTests",
             dependencies: [
-                .nioHTTP1, .nioPosix, "NotificationService", "KontoContracts", "KontoModel", "KontoPostgres",
+                .nioHTTP1, .nioPosix, "NotificationService", "KontoContracts", "KontoMail", "KontoModel", "KontoPostgres",
                 "KontoTestSupport", "KontoWire", "KontoRuntime", .logging, .nioCore, .postgresNIO, .serviceLifecycle,
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
@@ -423,7 +436,7 @@ let package = Package(
         .executableTarget(
             name: "konto-bench",
             dependencies: [
-                "KontoWire", "KontoContracts", "KontoModel", "KontoPostgres", "KontoTestSupport", "IdentityService",
+                "KontoWire", "KontoContracts", "KontoMail", "KontoModel", "KontoPostgres", "KontoTestSupport", "IdentityService",
                 "ProfileService", "NotificationService", "GatewayService", .postgresNIO, .argumentParser, .nioCore,
                 .nioPosix, .logging, .serviceLifecycle, .unixSignals, .nioSSL,
             ],

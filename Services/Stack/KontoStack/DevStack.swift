@@ -4,6 +4,7 @@ import GatewayConsole
 import GatewayService
 import IdentityService
 import KontoContracts
+import KontoMail
 import KontoModel
 import KontoPostgres
 import KontoRuntime

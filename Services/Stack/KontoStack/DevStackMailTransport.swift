@@ -1,3 +1,4 @@
+import KontoMail
 import NotificationService
 
 extension DevStack {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KontoContracts
+import KontoMail
 import KontoModel
 import KontoTestSupport
 import KontoWire

@@ -1,5 +1,6 @@
 import Foundation
 import KontoContracts
+import KontoMail
 import KontoModel
 import Mustache
 

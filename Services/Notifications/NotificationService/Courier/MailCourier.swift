@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import KontoContracts
+import KontoMail
 import KontoModel
 import Logging
 import NIOCore

@@ -1,4 +1,5 @@
 import Foundation
+import KontoMail
 import KontoRuntime
 import NIOCore
 import NIOSSL

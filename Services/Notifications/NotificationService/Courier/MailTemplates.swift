@@ -1,4 +1,5 @@
 import Foundation
+import KontoMail
 import KontoModel
 import Mustache
 

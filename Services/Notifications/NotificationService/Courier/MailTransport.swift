@@ -1,3 +1,5 @@
+import KontoMail
+
 /// Where the courier hands a composed mail: ``SMTPClient`` in every deployment; the dev stack, without a mail server,
 /// shows each mail's link or code in its terminal instead, so reset and verification can be tried without one.
 public protocol MailTransport: Sendable {

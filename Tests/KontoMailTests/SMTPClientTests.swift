@@ -2,7 +2,7 @@ import Foundation
 import KontoTestSupport
 import NIOCore
 import NIOSSL
-@testable import NotificationService
+@testable import KontoMail
 import Testing
 
 /// The SMTP client against a real SMTP server (PyPI's aiosmtpd, Tests/Mail/smtp_server.py): a plain catcher; STARTTLS

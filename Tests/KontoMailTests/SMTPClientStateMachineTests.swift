@@ -1,5 +1,5 @@
 import Foundation
-@testable import NotificationService
+@testable import KontoMail
 import Testing
 
 /// The SMTP conversation as a pure state machine, fed scripted replies: what it sends at each step, and how each

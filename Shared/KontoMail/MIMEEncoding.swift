@@ -3,7 +3,7 @@ import Synchronization
 
 /// The encodings a mail's headers and bodies need (RFC 2045, RFC 2047, RFC 5322): written here because no MIME
 /// package is in the mirror; Python's `email` package reads every message back in the tests.
-enum MIMEEncoding {
+public enum MIMEEncoding {
     /// A header value as RFC 2047 encoded words (UTF-8, base64) when it is anything but printable ASCII, so neither
     /// non-ASCII text nor a line break in a value (a name someone chose) can change the message's structure.
     /// Words hold at most 45 bytes (60 characters of base64), never splitting a character, and are folded onto
@@ -98,7 +98,7 @@ enum MIMEEncoding {
 
     /// `date` in UTC as `format` (a DateFormatter pattern) writes it, in English whatever the machine's locale.
     /// One formatter per format, made once: making one (ICU's set-up) cost more than the rest of a mail's rendering.
-    static func utc(_ date: Date, format: String) -> String {
+    public static func utc(_ date: Date, format: String) -> String {
         formatters.withLock { formatters in
             let formatter = formatters[format] ?? {
                 let formatter = DateFormatter()

@@ -1,6 +1,6 @@
 import Foundation
 import KontoTestSupport
-@testable import NotificationService
+@testable import KontoMail
 import Testing
 
 /// Mail as MIME, judged by Python's `email` package (the standard library's parser, which no one here wrote): the
