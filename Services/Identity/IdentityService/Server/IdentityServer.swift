@@ -115,9 +115,14 @@ public final class IdentityServer: Service {
             host.add("notifications-client", relay.client, servesWire: false)
             host.addJob("outbox-relay", needs: ["notifications-client"], relay.relay)
         }
-        host.addJob("cleanup", needs: ["profile-client"], ProfileCleanupJob(store: store))
+        // Sweeps rather than notifications: clean-ups are rare and never urgent to the second. Every replica runs them;
+        // each is idempotent (`profile.delete` of nothing is fine), so replicas racing on one only repeat a delete.
+        let store = store
+        host.addJob("cleanup", needs: ["profile-client"], PeriodicJob(every: store.options.cleanupInterval) { await store.runCleanups() })
+        // Expiry scans whole tables: far less often than the clean-ups.
+        host.addJob("expiry", PeriodicJob(every: store.options.pruneInterval) { await store.pruneExpired() })
         host.addJob("pending-work", PendingWorkDrain(work: store.pendingWork))
-        host.addJob("provider-revocations", ProviderRevocationJob(store: store))
+        host.addJob("provider-revocations", PeriodicJob(every: store.options.revocationInterval, start: .immediately) { await store.runRevocations() })
         return try host.graph(wire: wireServer)
     }
 

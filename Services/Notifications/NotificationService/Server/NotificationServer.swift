@@ -91,7 +91,9 @@ public final class NotificationServer: Service {
         if let courier {
             host.addJob("mail", courier)
         }
-        host.addJob("retention", EventRetentionJob(store: store))
+        // A sweep: an erasure waits for the groups anyway, and retention counts in days.
+        let store = store
+        host.addJob("retention", PeriodicJob(every: store.options.sweepInterval) { await store.sweep() })
         if let metricsPort {
             host.add("metrics", MetricsEndpoint(metrics: metrics, host: metricsHost, port: metricsPort, logger: logger) { [self] port in
                 metricsAddress.withLock { $0 = port }

@@ -1,37 +1,10 @@
 import KontoModel
 import Logging
-import ServiceLifecycle
 
-/// Deletes the profiles that failed sign-ups and deletions left behind, abandons sign-ups whose process died
-/// between reserving the userId and activating the account, and forgets failed-login counts out of every window;
-/// less often, deletes expired sessions and reset tokens and anonymous accounts that lost their last session. Runs in every replica; each clean-up is idempotent
-/// (`profile.delete` of nothing is fine), so replicas racing on one only repeat a harmless delete.
-public struct ProfileCleanupJob: Service {
-    let store: IdentityStore
-
-    public init(store: IdentityStore) {
-        self.store = store
-    }
-
-    public func run() async throws {
-        // A periodic sweep rather than a notification: clean-ups are rare and never urgent to the second.
-        let interval = store.options.cleanupInterval
-        try? await cancelWhenGracefulShutdown {
-            var lastPrune = ContinuousClock.now
-            while true {
-                try await Task.sleep(for: interval)
-                // Every step is bounded (the storage's statements, the Profile call), so a sweep always ends.
-                await store.runCleanups()
-                // Expiry scans whole tables: far less often than the clean-ups.
-                if ContinuousClock.now - lastPrune >= store.options.pruneInterval {
-                    lastPrune = ContinuousClock.now
-                    await store.pruneExpired()
-                }
-            }
-        }
-    }
-}
-
+/// Identity's clean-ups, run by its periodic jobs (IdentityServer): the profiles that failed sign-ups and deletions
+/// left behind, sign-ups whose process died between reserving the userId and activating the account, failed-login
+/// counts out of every window; less often, expired sessions and reset tokens and anonymous accounts that lost their
+/// last session.
 extension IdentityStore {
     /// One sweep: stale reservations first (their profiles join the clean-ups), failure counts out of their window and
     /// clients no longer known, then every due clean-up.

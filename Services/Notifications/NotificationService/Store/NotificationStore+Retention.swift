@@ -1,28 +1,8 @@
 import KontoModel
 import Logging
-import ServiceLifecycle
 
 /// Erases deleted accounts' events and prunes events past retention, on a schedule. Runs in every replica; both
 /// steps are idempotent and claim their rows with `SKIP LOCKED`, so replicas sweeping at once share the work.
-public struct EventRetentionJob: Service {
-    let store: NotificationStore
-
-    public init(store: NotificationStore) {
-        self.store = store
-    }
-
-    public func run() async throws {
-        // A periodic sweep: an erasure waits for the groups anyway, and retention counts in days.
-        let interval = store.options.sweepInterval
-        try? await cancelWhenGracefulShutdown {
-            while true {
-                try await Task.sleep(for: interval)
-                await store.sweep()
-            }
-        }
-    }
-}
-
 extension NotificationStore {
     /// One sweep: erasures that are due, then events past retention, each in bounded batches until none is left.
     /// Returns how many accounts were erased and how many events pruned.

@@ -1,31 +1,12 @@
 import KontoErrors
 import KontoModel
 import Logging
-import ServiceLifecycle
 
 /// Revokes the provider tokens of deleted accounts and unlinked identities (Apple's `/auth/revoke`, which the App
 /// Store requires at deletion; RFC 7009 elsewhere). The revocation is written in the deletion's own transaction, so
-/// none is lost; this job tries it until the provider confirms, backing off (5 s doubling to an hour), and gives it
+/// none is lost; the `provider-revocations` job (a ``PeriodicJob``) tries it until the provider confirms, backing off (5 s doubling to an hour), and gives it
 /// up as dead after ``IdentityOptions/revocationAttempts`` (logged as an error, listed for the operator). Each
 /// attempt is leased, so replicas never send one twice at once; a confirmed one is forgotten, with its token.
-public struct ProviderRevocationJob: Service {
-    let store: IdentityStore
-
-    public init(store: IdentityStore) {
-        self.store = store
-    }
-
-    public func run() async throws {
-        let interval = store.options.revocationInterval
-        try? await cancelWhenGracefulShutdown {
-            while true {
-                await store.runRevocations()
-                try await Task.sleep(for: interval)
-            }
-        }
-    }
-}
-
 extension IdentityStore {
     /// One sweep over the due revocations; returns how many the providers confirmed.
     @discardableResult
