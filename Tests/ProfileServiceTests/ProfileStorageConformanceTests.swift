@@ -46,7 +46,7 @@ struct ProfileStorageConformanceTests {
             let error = await #expect(throws: ProfileStorageError.self) {
                 try await storage.insert(accountId: "a1", values: [:])
             }
-            #expect(error?.code == .alreadyExists)
+            #expect(error?.code == .conflict)
             #expect(error?.isRetryable == false)
             #expect(try await storage.fetch(accountId: "a1") == StoredProfile(values: values, version: 1))
         }

@@ -49,7 +49,7 @@ struct IdentityStorageConformanceTests {
                 try await storage.reserveAccount(Self.credential("a2", "LELAND@stanford.edu"))
                 Issue.record("a taken userId was reserved twice")
             } catch {
-                #expect((error as? IdentityStorageError)?.code == .userIdTaken)
+                #expect((error as? IdentityStorageError)?.code == .conflict)
             }
             let event = Self.event("a1", .associatedAccount)
             try await storage.activateAccount(accountId: "a1", session: Self.session("s1", account: "a1", byte: 1), events: [event])
@@ -101,7 +101,7 @@ struct IdentityStorageConformanceTests {
                 try await storage.reserveAccount(Self.credential("again2", "new@stanford.edu"))
                 Issue.record("a fresh reservation was dropped")
             } catch {
-                #expect((error as? IdentityStorageError)?.code == .userIdTaken)
+                #expect((error as? IdentityStorageError)?.code == .conflict)
             }
         }
     }
@@ -192,7 +192,7 @@ struct IdentityStorageConformanceTests {
                 _ = try await storage.changeUserId(accountId: "a1", userId: "Jane@stanford.edu", normalizedUserId: "jane@stanford.edu", keeping: nil) { _ in [] }
                 Issue.record("took another account's userId")
             } catch {
-                #expect((error as? IdentityStorageError)?.code == .userIdTaken)
+                #expect((error as? IdentityStorageError)?.code == .conflict)
             }
             try await storage.createSession(Self.session("s-extra2", account: "a1", byte: 5, version: 2), events: [])
             try await storage.createResetToken(tokenHash: Self.token(9), accountId: "a1", expiresAt: Self.t0.adding(.seconds(60)), events: [])
@@ -226,7 +226,7 @@ struct IdentityStorageConformanceTests {
                 try await storage.upgradeAnonymous(accountId: "anon", userId: "leland@stanford.edu", normalizedUserId: "leland@stanford.edu", passwordHash: "h", session: fresh, events: [])
                 Issue.record("upgraded to a taken userId")
             } catch {
-                #expect((error as? IdentityStorageError)?.code == .userIdTaken)
+                #expect((error as? IdentityStorageError)?.code == .conflict)
             }
             try await storage.upgradeAnonymous(accountId: "anon", userId: "Jane@stanford.edu", normalizedUserId: "jane@stanford.edu", passwordHash: "h", session: fresh, events: [])
             #expect(try await storage.session(tokenHash: Self.token(2)) == nil, "the anonymous token stops working")

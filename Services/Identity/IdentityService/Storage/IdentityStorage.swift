@@ -11,7 +11,7 @@ public protocol IdentityStorage: OutboxStore {
     // MARK: Accounts
 
     /// Reserves a userId for a sign-up in progress: stored as pending, invisible to logins, but taken.
-    /// - Throws: `userIdTaken` when another account (pending or not) has the normalized userId.
+    /// - Throws: `conflict` when another account (pending or not) has the normalized userId.
     func reserveAccount(_ credential: StoredCredential) async throws(IdentityStorageError)
 
     /// Completes a reserved sign-up: the account becomes usable, with its first session.
@@ -34,7 +34,7 @@ public protocol IdentityStorage: OutboxStore {
     /// Gives an anonymous account a userId and password, keeping its accountId: a credential change (its version is
     /// raised), so every session of the account ends and `session` (created under the raised version) replaces
     /// them, all in one transaction.
-    /// - Throws: `userIdTaken`; `notFound` when the account is gone or not anonymous any more.
+    /// - Throws: `conflict`; `notFound` when the account is gone or not anonymous any more.
     func upgradeAnonymous(
         accountId: String,
         userId: String,
@@ -62,7 +62,7 @@ public protocol IdentityStorage: OutboxStore {
 
     /// Gives the account a new userId: a credential change like ``changePassword(accountId:passwordHash:keeping:events:)``
     /// (version raised; other sessions and every reset token end). Returns how many sessions ended.
-    /// - Throws: `userIdTaken`, `notFound`.
+    /// - Throws: `conflict`, `notFound`.
     func changeUserId(
         accountId: String,
         userId: String,

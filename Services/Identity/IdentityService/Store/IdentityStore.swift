@@ -79,7 +79,7 @@ public final class IdentityStore: Sendable {
         switch error.code {
         case .unavailable: .identityStorageUnavailable
         case .notFound: ServiceError(AccountError(code: .notFound))
-        case .userIdTaken: ServiceError(AccountError(code: .credentialsTaken))
+        case .conflict: ServiceError(AccountError(code: .credentialsTaken))
         case .failure: .identityStorageFailure
         }
     }

@@ -193,23 +193,5 @@ public struct DeadLetter: Sendable, Equatable {
     }
 }
 
-/// A storage call that failed. ``description`` is constant per code: driver errors may quote bound values.
-public struct NotificationStorageError: Error, Sendable, CustomStringConvertible {
-    public enum Code: String, Sendable, Hashable {
-        /// The storage cannot be reached right now; retrying later may succeed.
-        case unavailable
-        /// Anything else.
-        case failure
-    }
-
-    public let code: Code
-    /// Kept for debugging (`String(reflecting:)`), never shown in ``description``.
-    public let underlying: (any Error)?
-
-    public init(_ code: Code, underlying: (any Error)? = nil) {
-        self.code = code
-        self.underlying = underlying
-    }
-
-    public var description: String { "NotificationStorageError.\(code.rawValue)" }
-}
+/// Notifications' storage errors are the services' one ``StorageError`` (only `unavailable` and `failure` occur).
+public typealias NotificationStorageError = StorageError

@@ -113,7 +113,8 @@ public final class NotificationStore: Sendable {
         } catch {
             switch error.code {
             case .unavailable: throw .notificationsStorageUnavailable
-            case .failure: throw .notificationsStorageFailure
+            // Notifications' storage answers missing or existing records in its results, never with these codes.
+            case .failure, .notFound, .conflict: throw .notificationsStorageFailure
             }
         }
     }

@@ -1,4 +1,5 @@
 import KontoContracts
+import KontoModel
 import KontoWire
 import Logging
 

@@ -1,4 +1,5 @@
 import KontoContracts
+import KontoModel
 import KontoPostgres
 import Logging
 
@@ -39,12 +40,13 @@ extension ProfileStore {
             return ServiceError.profileStorageUnavailable
         }
         switch storageError?.code {
-        case .alreadyExists:
+        case .conflict:
             return ServiceError.profileAlreadyExists
         case .unavailable:
             logger.warning("profile storage unavailable", metadata: ["konto.operation": "\(operation)"])
             return ServiceError.profileStorageUnavailable
-        case .failure:
+        case .failure, .notFound:
+            // Profile's storage answers a missing record with nil, never notFound: one would be a defect.
             logger.error("profile storage failed", metadata: ["konto.operation": "\(operation)"])
             return ServiceError.profileStorageFailure
         case nil:

@@ -137,7 +137,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
     public func reserveAccount(_ credential: StoredCredential) throws(IdentityStorageError) {
         try state.withLock { state throws(IdentityStorageError) in
             if let userId = credential.normalizedUserId, state.accountByUserId[userId] != nil {
-                throw IdentityStorageError(.userIdTaken)
+                throw IdentityStorageError(.conflict)
             }
             var pending = credential
             pending.isPending = true
@@ -195,7 +195,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
             guard var credential = state.active(accountId), credential.isAnonymous,
                   session.credentialVersion == credential.credentialVersion + 1
             else { throw IdentityStorageError(.notFound) }
-            guard state.accountByUserId[normalizedUserId] == nil else { throw IdentityStorageError(.userIdTaken) }
+            guard state.accountByUserId[normalizedUserId] == nil else { throw IdentityStorageError(.conflict) }
             credential.userId = userId
             credential.normalizedUserId = normalizedUserId
             credential.passwordHash = passwordHash
@@ -240,7 +240,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         try state.withLock { state throws(IdentityStorageError) in
             guard var credential = state.active(accountId) else { throw IdentityStorageError(.notFound) }
             if let owner = state.accountByUserId[normalizedUserId], owner != accountId {
-                throw IdentityStorageError(.userIdTaken)
+                throw IdentityStorageError(.conflict)
             }
             if let previous = credential.normalizedUserId {
                 state.accountByUserId[previous] = nil

@@ -834,7 +834,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
         }
         if let error = error as? PSQLError, error.serverInfo?[.sqlState] == Self.uniqueViolation,
            error.serverInfo?[.constraintName] == Self.userIdConstraint {
-            return IdentityStorageError(.userIdTaken, underlying: error)
+            return IdentityStorageError(.conflict, underlying: error)
         }
         if let unavailable = PostgresFailure.unavailability(of: error) {
             return IdentityStorageError(.unavailable, underlying: unavailable)

@@ -16,7 +16,7 @@ public final class InMemoryProfileStorage: ProfileStorage {
             records[accountId] = StoredProfile(values: values, version: 1)
             return true
         }
-        guard inserted else { throw ProfileStorageError(.alreadyExists) }
+        guard inserted else { throw ProfileStorageError(.conflict) }
         return 1
     }
 

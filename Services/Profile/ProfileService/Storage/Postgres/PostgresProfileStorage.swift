@@ -142,7 +142,7 @@ public struct PostgresProfileStorage: ProfileStorage {
             )
             return 1
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == Self.uniqueViolation {
-            throw ProfileStorageError(.alreadyExists)
+            throw ProfileStorageError(.conflict)
         } catch {
             throw mapped(error)
         }
