@@ -33,6 +33,25 @@ let serviceFoundation: [Target.Dependency] = [
     .postgresNIO, .logging, .nioCore, .nioPosix, .serviceLifecycle,
 ]
 
+/// The console's pages (Mustache), stylesheet, script and icon: resources compiled into GatewayConsole.
+let consoleResources = [
+    "categories", "codes", "csrf", "done", "edit", "externalSignup", "factors", "field", "form", "layout",
+    "messages", "overview", "passkey", "passkeyPage", "problem", "setup", "signup", "totp",
+].map { "Resources/Templates/\($0).mustache" } + ["console.css", "console.js", "icon.svg"].map { "Resources/Assets/\($0)" }
+
+/// The courier's built-in templates, `<message>.<part>`.
+let mailTemplates = [
+    "accessSecured.html", "accessSecured.subject", "accessSecured.text", "emailChanged.html", "emailChanged.subject",
+    "emailChanged.text", "factorAdded.html", "factorAdded.subject", "factorAdded.text", "factorRemoved.html",
+    "factorRemoved.subject", "factorRemoved.text", "identityLinked.html", "identityLinked.subject",
+    "identityLinked.text", "newSignIn.html", "newSignIn.subject", "newSignIn.text", "passwordChanged.html",
+    "passwordChanged.subject", "passwordChanged.text", "passwordReset.html", "passwordReset.subject",
+    "passwordReset.text", "recoveryCodeUsed.html", "recoveryCodeUsed.subject", "recoveryCodeUsed.text",
+    "secondFactorFailures.html", "secondFactorFailures.subject", "secondFactorFailures.text",
+    "secondFactorLocked.html", "secondFactorLocked.subject", "secondFactorLocked.text", "signInCode.html",
+    "signInCode.subject", "signInCode.text", "verifyEmail.html", "verifyEmail.subject", "verifyEmail.text",
+]
+
 let package = Package(
     name: "konto",
     platforms: [.macOS(.v15)],
@@ -222,7 +241,9 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
-            path: "Services/Notifications/NotificationService"
+            path: "Services/Notifications/NotificationService",
+            // The built-in mail templates, compiled in; each named as an operator's override is (`KONTO_MAIL_TEMPLATES`).
+            resources: mailTemplates.map { .embedInCode("Resources/MailTemplates/\($0).mustache") }
         ),
         .executableTarget(
             name: "konto-notifications",
@@ -258,7 +279,9 @@ let package = Package(
                 .product(name: "Mustache", package: "swift-mustache"),
                 .openAPIRuntime, .httpTypes, .crypto, .nioCore,
             ],
-            path: "Services/Gateway/GatewayConsole"
+            path: "Services/Gateway/GatewayConsole",
+            // Compiled in (no files to ship beside the binary, a read-only root filesystem is fine).
+            resources: consoleResources.map { .embedInCode($0) }
         ),
         // MARK: The dev stack (the composition root) and the konto command
         .target(

@@ -88,182 +88,46 @@ public struct MailTemplates: Sendable {
         try self.init(overrides: overrides)
     }
 
+    /// Konto's own texts, from `Resources/MailTemplates` (compiled in: `embedInCode`), named as overrides are.
     static let builtInTexts: [String: String] = [
-        "passwordReset.subject": "Reset your password",
-        "passwordReset.text": """
-        Someone asked to reset the password of your account {{address}}.
-
-        Choose a new password here; the link works once, until {{expiresAt}}:
-        {{link}}
-
-        If it was not you, ignore this mail: your password stays as it is.
-
-        """,
-        "passwordReset.html": page("""
-        <p>Someone asked to reset the password of your account {{address}}.</p>
-        <p><a href="{{link}}">Choose a new password</a>. The link works once, until {{expiresAt}}.</p>
-        <p>If it was not you, ignore this mail: your password stays as it is.</p>
-        """),
-        "verifyEmail.subject": "Confirm your email address",
-        "verifyEmail.text": """
-        Please confirm that {{address}} is your address:
-        {{link}}
-
-        The link works once, until {{expiresAt}}. If you did not ask for this, ignore this mail.
-
-        """,
-        "verifyEmail.html": page("""
-        <p>Please confirm that {{address}} is your address.</p>
-        <p><a href="{{link}}">Confirm my address</a>. The link works once, until {{expiresAt}}.</p>
-        <p>If you did not ask for this, ignore this mail.</p>
-        """),
-        "signInCode.subject": "Your sign-in code",
-        "signInCode.text": """
-        Your code to sign in to {{address}}:
-
-            {{code}}
-
-        It works once, for {{minutes}} minutes. If you did not ask for it, ignore this mail; nobody can sign in without it.
-
-        """,
-        "signInCode.html": page("""
-        <p>Your code to sign in to {{address}}:</p>
-        <p style="font-size:1.5em;letter-spacing:0.2em"><strong>{{code}}</strong></p>
-        <p>It works once, for {{minutes}} minutes. If you did not ask for it, ignore this mail; nobody can sign in without it.</p>
-        """),
-        "passwordChanged.subject": "Your password was changed",
-        "passwordChanged.text": """
-        The password of your account {{address}} was changed at {{time}}, and its other sessions were signed out.
-
-        If it was not you, reset your password now: {{resetLink}}
-
-        """,
-        "passwordChanged.html": page("""
-        <p>The password of your account {{address}} was changed at {{time}}, and its other sessions were signed out.</p>
-        <p>If it was not you, <a href="{{resetLink}}">reset your password now</a>.</p>
-        """),
-        "emailChanged.subject": "Your email address was changed",
-        "emailChanged.text": """
-        Your account no longer signs in as {{address}}: its address was changed at {{time}}.
-
-        If it was not you, reply to this mail or contact the service's support at once.
-
-        """,
-        "emailChanged.html": page("""
-        <p>Your account no longer signs in as {{address}}: its address was changed at {{time}}.</p>
-        <p>If it was not you, reply to this mail or contact the service's support at once.</p>
-        """),
-        "factorAdded.subject": "A second factor was added to your account",
-        "factorAdded.text": """
-        {{factor}} was added to your account {{address}} at {{time}} as a second factor.
-
-        If it was not you, reset your password now: {{resetLink}}
-
-        """,
-        "factorAdded.html": page("""
-        <p>{{factor}} was added to your account {{address}} at {{time}} as a second factor.</p>
-        <p>If it was not you, <a href="{{resetLink}}">reset your password now</a>.</p>
-        """),
-        "factorRemoved.subject": "A second factor was removed from your account",
-        "factorRemoved.text": """
-        {{factor}} was removed from your account {{address}} at {{time}}.
-
-        If it was not you, reset your password now: {{resetLink}}
-
-        """,
-        "factorRemoved.html": page("""
-        <p>{{factor}} was removed from your account {{address}} at {{time}}.</p>
-        <p>If it was not you, <a href="{{resetLink}}">reset your password now</a>.</p>
-        """),
-        "accessSecured.subject": "Your address is confirmed; what was set up before is gone",
-        "accessSecured.text": """
-        {{address}} was confirmed as your account's address at {{time}}, for the first time. So that nobody who
-        set the account up with your address before you could confirm it can still use it, this was removed:
-        {{removed}}.
-
-        To sign in with a password, choose one here: {{resetLink}}
-
-        """,
-        "accessSecured.html": page("""
-        <p>{{address}} was confirmed as your account's address at {{time}}, for the first time.</p>
-        <p>So that nobody who set the account up with your address before you could confirm it can still use it, this
-        was removed: {{removed}}.</p>
-        <p>To sign in with a password, <a href="{{resetLink}}">choose one here</a>.</p>
-        """),
-        "secondFactorFailures.subject": "Someone who knows your password is trying codes",
-        "secondFactorFailures.text": """
-        {{failures}} wrong codes in a row were entered for your account {{address}}, the last at {{time}}, each after
-        the right password. If it was not you, someone knows your password: change it now: {{resetLink}}
-
-        """,
-        "secondFactorFailures.html": page("""
-        <p>{{failures}} wrong codes in a row were entered for your account {{address}}, the last at {{time}}, each after
-        the right password.</p>
-        <p>If it was not you, someone knows your password: <a href="{{resetLink}}">change it now</a>.</p>
-        """),
-        "secondFactorLocked.subject": "Your authenticator app's codes are locked",
-        "secondFactorLocked.text": """
-        After {{failures}} wrong codes in a row for your account {{address}} (the last at {{time}}), codes from your
-        authenticator app are not accepted any more. To sign in, use one of your recovery codes or a passkey, or
-        reset your password through this mail's address; that opens the app's codes again: {{resetLink}}
-
-        Whoever entered the codes knew your password: if it was not you, reset it now.
-
-        """,
-        "secondFactorLocked.html": page("""
-        <p>After {{failures}} wrong codes in a row for your account {{address}} (the last at {{time}}), codes from your
-        authenticator app are not accepted any more.</p>
-        <p>To sign in, use one of your recovery codes or a passkey, or <a href="{{resetLink}}">reset your password</a>;
-        that opens the app's codes again.</p>
-        <p>Whoever entered the codes knew your password: if it was not you, reset it now.</p>
-        """),
-        "identityLinked.subject": "A sign-in with {{provider}} was added to your account",
-        "identityLinked.text": """
-        Your account {{address}} can now be signed in to with {{provider}}, since {{time}}.{{#automatic}} It was linked
-        because {{provider}} vouched for this address.{{/automatic}}
-
-        If it was not you, reset your password now and remove the link in your account: {{resetLink}}
-
-        """,
-        "identityLinked.html": page("""
-        <p>Your account {{address}} can now be signed in to with {{provider}}, since {{time}}.{{#automatic}} It was
-        linked because {{provider}} vouched for this address.{{/automatic}}</p>
-        <p>If it was not you, <a href="{{resetLink}}">reset your password now</a> and remove the link in your account.</p>
-        """),
-        "recoveryCodeUsed.subject": "A recovery code was used for your account",
-        "recoveryCodeUsed.text": """
-        A recovery code signed in to your account {{address}} at {{time}}; {{remaining}} are left. Each works once.
-
-        If it was not you, reset your password now: {{resetLink}}
-
-        """,
-        "recoveryCodeUsed.html": page("""
-        <p>A recovery code signed in to your account {{address}} at {{time}}; {{remaining}} are left. Each works once.</p>
-        <p>If it was not you, <a href="{{resetLink}}">reset your password now</a>.</p>
-        """),
-        "newSignIn.subject": "A sign-in to your account from a new device or network",
-        "newSignIn.text": """
-        Your account {{address}} was signed in to with {{method}} at {{time}}, from a device or network it was not
-        used from before.
-
-        If it was you, there is nothing to do. If not, reset your password now: {{resetLink}}
-
-        """,
-        "newSignIn.html": page("""
-        <p>Your account {{address}} was signed in to with {{method}} at {{time}}, from a device or network it was not
-        used from before.</p>
-        <p>If it was you, there is nothing to do. If not, <a href="{{resetLink}}">reset your password now</a>.</p>
-        """),
+        "accessSecured.html": String(decoding: PackageResources.accessSecured_html_mustache, as: UTF8.self),
+        "accessSecured.subject": String(decoding: PackageResources.accessSecured_subject_mustache, as: UTF8.self),
+        "accessSecured.text": String(decoding: PackageResources.accessSecured_text_mustache, as: UTF8.self),
+        "emailChanged.html": String(decoding: PackageResources.emailChanged_html_mustache, as: UTF8.self),
+        "emailChanged.subject": String(decoding: PackageResources.emailChanged_subject_mustache, as: UTF8.self),
+        "emailChanged.text": String(decoding: PackageResources.emailChanged_text_mustache, as: UTF8.self),
+        "factorAdded.html": String(decoding: PackageResources.factorAdded_html_mustache, as: UTF8.self),
+        "factorAdded.subject": String(decoding: PackageResources.factorAdded_subject_mustache, as: UTF8.self),
+        "factorAdded.text": String(decoding: PackageResources.factorAdded_text_mustache, as: UTF8.self),
+        "factorRemoved.html": String(decoding: PackageResources.factorRemoved_html_mustache, as: UTF8.self),
+        "factorRemoved.subject": String(decoding: PackageResources.factorRemoved_subject_mustache, as: UTF8.self),
+        "factorRemoved.text": String(decoding: PackageResources.factorRemoved_text_mustache, as: UTF8.self),
+        "identityLinked.html": String(decoding: PackageResources.identityLinked_html_mustache, as: UTF8.self),
+        "identityLinked.subject": String(decoding: PackageResources.identityLinked_subject_mustache, as: UTF8.self),
+        "identityLinked.text": String(decoding: PackageResources.identityLinked_text_mustache, as: UTF8.self),
+        "newSignIn.html": String(decoding: PackageResources.newSignIn_html_mustache, as: UTF8.self),
+        "newSignIn.subject": String(decoding: PackageResources.newSignIn_subject_mustache, as: UTF8.self),
+        "newSignIn.text": String(decoding: PackageResources.newSignIn_text_mustache, as: UTF8.self),
+        "passwordChanged.html": String(decoding: PackageResources.passwordChanged_html_mustache, as: UTF8.self),
+        "passwordChanged.subject": String(decoding: PackageResources.passwordChanged_subject_mustache, as: UTF8.self),
+        "passwordChanged.text": String(decoding: PackageResources.passwordChanged_text_mustache, as: UTF8.self),
+        "passwordReset.html": String(decoding: PackageResources.passwordReset_html_mustache, as: UTF8.self),
+        "passwordReset.subject": String(decoding: PackageResources.passwordReset_subject_mustache, as: UTF8.self),
+        "passwordReset.text": String(decoding: PackageResources.passwordReset_text_mustache, as: UTF8.self),
+        "recoveryCodeUsed.html": String(decoding: PackageResources.recoveryCodeUsed_html_mustache, as: UTF8.self),
+        "recoveryCodeUsed.subject": String(decoding: PackageResources.recoveryCodeUsed_subject_mustache, as: UTF8.self),
+        "recoveryCodeUsed.text": String(decoding: PackageResources.recoveryCodeUsed_text_mustache, as: UTF8.self),
+        "secondFactorFailures.html": String(decoding: PackageResources.secondFactorFailures_html_mustache, as: UTF8.self),
+        "secondFactorFailures.subject": String(decoding: PackageResources.secondFactorFailures_subject_mustache, as: UTF8.self),
+        "secondFactorFailures.text": String(decoding: PackageResources.secondFactorFailures_text_mustache, as: UTF8.self),
+        "secondFactorLocked.html": String(decoding: PackageResources.secondFactorLocked_html_mustache, as: UTF8.self),
+        "secondFactorLocked.subject": String(decoding: PackageResources.secondFactorLocked_subject_mustache, as: UTF8.self),
+        "secondFactorLocked.text": String(decoding: PackageResources.secondFactorLocked_text_mustache, as: UTF8.self),
+        "signInCode.html": String(decoding: PackageResources.signInCode_html_mustache, as: UTF8.self),
+        "signInCode.subject": String(decoding: PackageResources.signInCode_subject_mustache, as: UTF8.self),
+        "signInCode.text": String(decoding: PackageResources.signInCode_text_mustache, as: UTF8.self),
+        "verifyEmail.html": String(decoding: PackageResources.verifyEmail_html_mustache, as: UTF8.self),
+        "verifyEmail.subject": String(decoding: PackageResources.verifyEmail_subject_mustache, as: UTF8.self),
+        "verifyEmail.text": String(decoding: PackageResources.verifyEmail_text_mustache, as: UTF8.self),
     ]
-
-    private static func page(_ body: String) -> String {
-        """
-        <!doctype html>
-        <html lang="en"><head><meta charset="utf-8"><title>{{subject}}</title></head>
-        <body style="font-family:system-ui,sans-serif;line-height:1.5;max-width:40em">
-        \(body)
-        </body></html>
-
-        """
-    }
 }
