@@ -418,6 +418,7 @@ let package = Package(
             dependencies: [
                 "GatewayService",
                 "GatewayConsole",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 // AccountConfigurationLoader: the console's pages for deploy/accounts.yaml.
                 "KontoRuntime",
                 "KontoClient",

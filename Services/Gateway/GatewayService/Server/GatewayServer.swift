@@ -26,7 +26,8 @@ public final class GatewayServer: Service {
     private let events: WireClient
     /// Follows the account events while the cache is on.
     private let cacheInvalidator: AccountCacheInvalidator?
-    private let application: Application<RouterResponder<GatewayRequestContext>>
+    /// The HTTP application (its router with every middleware), for router-level tests (HummingbirdTesting).
+    package let application: Application<RouterResponder<GatewayRequestContext>>
     private let boundAddress: EventLoopPromise<SocketAddress>
     /// Whether the HTTP server has bound its address: a failure before that is a ``ListenError``.
     private let listening: ListeningFlag
