@@ -49,9 +49,8 @@ enum ProcessCPU {
 
         /// Microseconds of CPU per request in each group between `earlier` and this snapshot.
         func microsecondsPerRequest(since earlier: Snapshot, requests: Int) -> [String: Double] {
-            seconds.mapValues { _ in 0 }.merging(seconds) { _, now in now }.reduce(into: [:]) { result, entry in
-                result[entry.key] = (entry.value - (earlier.seconds[entry.key] ?? 0)) / Double(max(requests, 1)) * 1_000_000
-            }
+            let perRequest = 1_000_000 / Double(max(requests, 1))
+            return Dictionary(uniqueKeysWithValues: seconds.map { name, now in (name, (now - (earlier.seconds[name] ?? 0)) * perRequest) })
         }
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import GatewayService
+@testable import GatewayService
 import HTTPTypes
 import KontoContracts
 import KontoModel
@@ -67,13 +67,8 @@ struct GatewayContractConsumerTests {
     /// The description of the problem response `document` declares for `status` at the operation a request matches.
     static func problemResponse(_ document: [String: Any], method: HTTPMethod, path: String, status: Int) -> String? {
         let paths = document["paths"] as? [String: Any] ?? [:]
-        let segments = path.prefix { $0 != "?" }.split(separator: "/", omittingEmptySubsequences: false)
-        // A literal path before a template it also fits (`/v1/account/factors/totp`, not `…/{factorId}`).
-        let literal = String(path.prefix { $0 != "?" })
-        let template = paths[literal] != nil ? literal : paths.keys.first { template in
-            let pattern = template.split(separator: "/", omittingEmptySubsequences: false)
-            return pattern.count == segments.count && zip(pattern, segments).allSatisfy { $0.hasPrefix("{") ? !$1.isEmpty : $0 == $1 }
-        }
+        // The gateway's own matching (a literal path before a template it also fits).
+        let template = OpenAPIDocument.template(matching: String(path.prefix { $0 != "?" }))
         guard let template, let item = paths[template] as? [String: Any],
               let operation = item[method.rawValue.lowercased()] as? [String: Any],
               let responses = operation["responses"] as? [String: Any],
