@@ -13,7 +13,7 @@ struct AccountAssemblerTests {
             details: AccountDetails(values: ["name": .string("Ada"), PasswordKey.identifier: .string("secret"), AccountIdKey.identifier: .string("stale")]),
             version: 7
         )
-        let account = assembler.account(accountId: "a1", profile: profile, userId: "Ada@Example.org", isAnonymous: false)
+        let account = assembler.account(IdentityAccountFacts(accountId: "a1", userId: "Ada@Example.org", isAnonymous: false), profile: profile)
         #expect(account.accountId == "a1")
         #expect(account.version == 7)
         #expect(!account.isAnonymous)
@@ -26,15 +26,15 @@ struct AccountAssemblerTests {
 
     @Test("an anonymous account before its sign-up: version 0, its accountId alone")
     func anonymous() {
-        let account = assembler.account(accountId: "a2", profile: nil, userId: nil, isAnonymous: true)
+        let account = assembler.account(IdentityAccountFacts(accountId: "a2", userId: nil, isAnonymous: true), profile: nil)
         #expect(account == AssembledAccount(accountId: "a2", version: 0, isAnonymous: true, details: AccountDetails(values: [AccountIdKey.identifier: .string("a2")])))
     }
 
     @Test("a userId Profile holds (it never should) gives way to Identity's, and none for an account without one")
     func identityOwnsTheUserId() {
         let profile = ProfileRecord(accountId: "a3", details: AccountDetails(values: [UserIdKey.identifier: .string("old@example.org")]), version: 1)
-        #expect(assembler.account(accountId: "a3", profile: profile, userId: "new@example.org", isAnonymous: false).details.userId == "new@example.org")
-        #expect(assembler.account(accountId: "a3", profile: profile, userId: nil, isAnonymous: true).details.storedValues[UserIdKey.identifier] == nil)
+        #expect(assembler.account(IdentityAccountFacts(accountId: "a3", userId: "new@example.org", isAnonymous: false), profile: profile).details.userId == "new@example.org")
+        #expect(assembler.account(IdentityAccountFacts(accountId: "a3", userId: nil, isAnonymous: true), profile: profile).details.storedValues[UserIdKey.identifier] == nil)
     }
 
     @Test("where userIds are usernames, emailVerified says whether the email detail is the address Identity confirmed (without case); none without an email or for an anonymous account")
@@ -42,7 +42,7 @@ struct AccountAssemblerTests {
         let usernames = AccountAssembler(userIdType: .username)
         let profile = ProfileRecord(accountId: "a4", details: AccountDetails(values: [EmailKey.identifier: .string("Ada@Example.org"), EmailVerifiedKey.identifier: .bool(true)]), version: 2)
         func verified(_ verifiedEmail: String?, profile: ProfileRecord? = profile, isAnonymous: Bool = false) -> AccountValue? {
-            usernames.account(accountId: "a4", profile: profile, userId: isAnonymous ? nil : "ada", isAnonymous: isAnonymous, verifiedEmail: verifiedEmail).details.storedValues[EmailVerifiedKey.identifier]
+            usernames.account(IdentityAccountFacts(accountId: "a4", userId: isAnonymous ? nil : "ada", isAnonymous: isAnonymous, verifiedEmail: verifiedEmail), profile: profile).details.storedValues[EmailVerifiedKey.identifier]
         }
         #expect(verified("ada@example.org") == .bool(true))
         #expect(verified("ada@elsewhere.org") == .bool(false), "a changed address is unverified")
@@ -50,7 +50,7 @@ struct AccountAssemblerTests {
         #expect(verified("ada@example.org", profile: ProfileRecord(accountId: "a4", details: AccountDetails(values: [:]), version: 1)) == nil)
         #expect(verified("ada@example.org", isAnonymous: true) == nil)
         // Where userIds are addresses, the userId's state is what counts, whatever the email detail.
-        #expect(assembler.account(accountId: "a4", profile: profile, userId: "ada@example.org", isAnonymous: false, emailVerified: false, verifiedEmail: "ada@example.org")
+        #expect(assembler.account(IdentityAccountFacts(accountId: "a4", userId: "ada@example.org", isAnonymous: false, emailVerified: false, verifiedEmail: "ada@example.org"), profile: profile)
             .details.storedValues[EmailVerifiedKey.identifier] == .bool(false))
     }
 }

@@ -1,7 +1,7 @@
 import KontoModel
 
 /// The one place an account is put together from what its two owners hold: Profile's stored details and their
-/// version, and what Identity keeps (the userId, whether the account is anonymous).
+/// version, and what Identity keeps (``IdentityAccountFacts``).
 ///
 /// Sign-up, anonymous sign-in and login (in Identity), `GET` and `PATCH /v1/account` (in the gateway) and the web
 /// console (through the gateway's handlers) all answer with what it makes; a key added to the answer is added here.
@@ -18,30 +18,27 @@ public struct AccountAssembler: Sendable {
     }
 
     /// - Parameters:
+    ///   - facts: Identity's: the userId as it was given (none for an anonymous account), whether the address was
+    ///     confirmed, and where userIds are usernames the contact address last confirmed. The account's `email` is
+    ///     verified while it is that address (compared without case), so a changed address is unverified without anyone
+    ///     having to notice the change.
     ///   - profile: what Profile holds, or nil when it holds nothing (an anonymous account before its sign-up).
-    ///   - userId: Identity's, as it was given; nil for an anonymous account.
-    ///   - emailVerified: Identity's: whether the userId (an address) was confirmed; nil for an account without one.
-    ///   - verifiedEmail: Identity's, where userIds are usernames: the contact address last confirmed. The account's
-    ///     `email` is verified while it is that address (compared without case), so a changed address is unverified
-    ///     without anyone having to notice the change.
-    public func account(
-        accountId: String, profile: ProfileRecord?, userId: String?, isAnonymous: Bool, emailVerified: Bool? = nil, verifiedEmail: String? = nil
-    ) -> AssembledAccount {
+    public func account(_ facts: IdentityAccountFacts, profile: ProfileRecord?) -> AssembledAccount {
         var values = profile?.details.storedValues ?? [:]
-        values[AccountIdKey.identifier] = .string(accountId)
-        values[UserIdKey.identifier] = userId.map(AccountValue.string)
+        values[AccountIdKey.identifier] = .string(facts.accountId)
+        values[UserIdKey.identifier] = facts.userId.map(AccountValue.string)
         // Identity's alone, whatever Profile holds under the name.
-        var verified = emailVerified
-        if verified == nil, userIdType == .username, !isAnonymous, case let .string(email)? = values[EmailKey.identifier] {
-            verified = verifiedEmail.map { $0.lowercased() == email.lowercased() } ?? false
+        var verified = facts.emailVerified
+        if verified == nil, userIdType == .username, !facts.isAnonymous, case let .string(email)? = values[EmailKey.identifier] {
+            verified = facts.verifiedEmail.map { $0.lowercased() == email.lowercased() } ?? false
         }
         values[EmailVerifiedKey.identifier] = verified.map(AccountValue.bool)
         // Profile never stores one; none is ever shown even so.
         values[PasswordKey.identifier] = nil
         return AssembledAccount(
-            accountId: accountId,
+            accountId: facts.accountId,
             version: profile?.version ?? 0,
-            isAnonymous: isAnonymous,
+            isAnonymous: facts.isAnonymous,
             details: AccountDetails(values: values, userIdType: userIdType)
         )
     }

@@ -20,49 +20,80 @@ public struct IdentityAccountSession: Codable, Sendable, Equatable {
     public var details: AccountDetails
     /// After a login completed with a recovery code: how many unused ones are left.
     public var recoveryCodesRemaining: Int?
+    /// What Identity knows about the account the session is for. Added compatibly: nil in an older Identity's answer.
+    public var account: IdentityAccountFacts?
 
-    public init(accountId: String, session: IdentitySession, details: AccountDetails, recoveryCodesRemaining: Int? = nil) {
-        self.accountId = accountId
+    public init(session: IdentitySession, details: AccountDetails, account: IdentityAccountFacts, recoveryCodesRemaining: Int? = nil) {
+        self.accountId = account.accountId
         self.session = session
         self.details = details
         self.recoveryCodesRemaining = recoveryCodesRemaining
+        self.account = account
     }
 }
 
-/// What a valid session says about its caller.
+/// What a valid session says about its caller: the session, and Identity's facts about its account as one member.
+///
+/// The facts travelled as separate fields before `account` held them; those are still written beside it, so an older
+/// gateway reads a newer Identity's answer, and read when `account` is absent, so a newer gateway reads an older one.
 public struct IdentitySessionInfo: Codable, Sendable, Equatable {
-    public var accountId: String
+    public var account: IdentityAccountFacts
     /// Stable id of the session (not its token), for logs and "log out this device".
     public var sessionId: String
     public var expiresAt: Timestamp
     /// Until when security-related operations are allowed without the password; nil when not privileged.
     public var privilegedUntil: Timestamp?
-    public var isAnonymous: Bool
-    /// The account's userId as it was given (nil for an anonymous account); added in a compatible way, so an older
-    /// Identity's answer without it still decodes.
-    public var userId: String?
     /// How the session was authenticated: 1 (a password, or none for an anonymous account), 2 (with a second
     /// factor). Optional: an older Identity's answer without it decodes.
     public var assuranceLevel: Int?
-    /// Whether the account's address (its userId) is verified; nil for an account without one. Added compatibly.
-    public var emailVerified: Bool?
-    /// Where userIds are usernames: the contact address (the `email` detail) last confirmed; the account's answer says
-    /// `emailVerified` while its `email` still holds it (``AccountAssembler``). Added compatibly.
-    public var verifiedEmail: String?
 
-    public init(
-        accountId: String, sessionId: String, expiresAt: Timestamp, privilegedUntil: Timestamp?, isAnonymous: Bool, userId: String?, assuranceLevel: Int? = nil,
-        emailVerified: Bool? = nil, verifiedEmail: String? = nil
-    ) {
-        self.accountId = accountId
+    public var accountId: String { account.accountId }
+
+    public init(account: IdentityAccountFacts, sessionId: String, expiresAt: Timestamp, privilegedUntil: Timestamp?, assuranceLevel: Int? = nil) {
+        self.account = account
         self.sessionId = sessionId
         self.expiresAt = expiresAt
         self.privilegedUntil = privilegedUntil
-        self.isAnonymous = isAnonymous
-        self.userId = userId
         self.assuranceLevel = assuranceLevel
-        self.emailVerified = emailVerified
-        self.verifiedEmail = verifiedEmail
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case account, sessionId, expiresAt, privilegedUntil, assuranceLevel
+        // The facts' fields as they travelled before `account`.
+        case accountId, isAnonymous, userId, emailVerified, verifiedEmail
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        sessionId = try container.decode(String.self, forKey: .sessionId)
+        expiresAt = try container.decode(Timestamp.self, forKey: .expiresAt)
+        privilegedUntil = try container.decodeIfPresent(Timestamp.self, forKey: .privilegedUntil)
+        assuranceLevel = try container.decodeIfPresent(Int.self, forKey: .assuranceLevel)
+        if let account = try container.decodeIfPresent(IdentityAccountFacts.self, forKey: .account) {
+            self.account = account
+        } else {
+            account = IdentityAccountFacts(
+                accountId: try container.decode(String.self, forKey: .accountId),
+                userId: try container.decodeIfPresent(String.self, forKey: .userId),
+                isAnonymous: try container.decode(Bool.self, forKey: .isAnonymous),
+                emailVerified: try container.decodeIfPresent(Bool.self, forKey: .emailVerified),
+                verifiedEmail: try container.decodeIfPresent(String.self, forKey: .verifiedEmail)
+            )
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(account, forKey: .account)
+        try container.encode(sessionId, forKey: .sessionId)
+        try container.encode(expiresAt, forKey: .expiresAt)
+        try container.encodeIfPresent(privilegedUntil, forKey: .privilegedUntil)
+        try container.encodeIfPresent(assuranceLevel, forKey: .assuranceLevel)
+        try container.encode(account.accountId, forKey: .accountId)
+        try container.encode(account.isAnonymous, forKey: .isAnonymous)
+        try container.encodeIfPresent(account.userId, forKey: .userId)
+        try container.encodeIfPresent(account.emailVerified, forKey: .emailVerified)
+        try container.encodeIfPresent(account.verifiedEmail, forKey: .verifiedEmail)
     }
 }
 

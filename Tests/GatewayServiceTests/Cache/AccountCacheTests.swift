@@ -21,11 +21,15 @@ struct AccountCacheTests {
     }
 
     static func session(_ accountId: String, expiresIn: TimeInterval = 3_600, anonymous: Bool = false) -> IdentitySessionInfo {
-        IdentitySessionInfo(accountId: accountId, sessionId: "s-\(accountId)", expiresAt: Timestamp(Date().addingTimeInterval(expiresIn)), privilegedUntil: nil, isAnonymous: anonymous, userId: anonymous ? nil : "\(accountId)@example.org")
+        IdentitySessionInfo(account: facts(accountId, anonymous: anonymous), sessionId: "s-\(accountId)", expiresAt: Timestamp(Date().addingTimeInterval(expiresIn)), privilegedUntil: nil)
+    }
+
+    static func facts(_ accountId: String, anonymous: Bool = false) -> IdentityAccountFacts {
+        IdentityAccountFacts(accountId: accountId, userId: anonymous ? nil : "\(accountId)@example.org", isAnonymous: anonymous, emailVerified: anonymous ? nil : false)
     }
 
     static func account(_ accountId: String, version: Int64 = 1) -> AccountCache.CachedAccount {
-        try! AccountCache.CachedAccount(account: .init(accountId: accountId, version: version, isAnonymous: false, details: .init()), version: version, userId: "\(accountId)@example.org")
+        try! AccountCache.CachedAccount(account: .init(accountId: accountId, version: version, isAnonymous: false, details: .init()), version: version, facts: facts(accountId))
     }
 
     @Test("nothing is served or stored unless the cache is live; going live or leaving empties it")
@@ -144,14 +148,18 @@ struct AccountCacheTests {
         #expect(cache.session(for: AccountCache.TokenKey("t49")) != nil)
     }
 
-    @Test("a cached account answers only a session that names the same userId and anonymity")
+    @Test("a cached account answers only a session whose account facts are those it was assembled with")
     func cachedAccountMatchesItsSession() {
         let cached = Self.account("a1")
         #expect(cached.matches(Self.session("a1")))
         // A session validated after a userId change whose event has not arrived yet names the new userId.
         var renamed = Self.session("a1")
-        renamed.userId = "new@example.org"
+        renamed.account.userId = "new@example.org"
         #expect(!cached.matches(renamed))
         #expect(!cached.matches(Self.session("a1", anonymous: true)))
+        // Or after the address was confirmed: the cached emailVerified is stale.
+        var confirmed = Self.session("a1")
+        confirmed.account.emailVerified = true
+        #expect(!cached.matches(confirmed))
     }
 }

@@ -46,7 +46,7 @@ struct GatewayContractConsumerTests {
             guard let example else {
                 if method == IdentityContract.validateSession.name, let accountId = validation.withLock({ $0 }) {
                     let now = Timestamp(Date())
-                    let info = IdentitySessionInfo(accountId: accountId, sessionId: "session-0", expiresAt: now, privilegedUntil: nil, isAnonymous: false, userId: "user@example.org")
+                    let info = IdentitySessionInfo(account: IdentityAccountFacts(accountId: accountId, userId: "user@example.org", isAnonymous: false), sessionId: "session-0", expiresAt: now, privilegedUntil: nil)
                     return ByteBuffer(bytes: try JSONEncoder().encode(info))
                 }
                 guard let answer = fixed[method] else { throw WireError(code: KontoErrorCode(rawValue: "test.unexpected"), message: "no answer for \(method)") }

@@ -72,7 +72,7 @@ struct GatewayNotificationsConsumerTests {
     static func withGateway(_ standIn: StandIn, _ body: @escaping @Sendable (GatewayHarness.Running) async throws -> Void) async throws {
         let identity = WireServer(configuration: WireServer.Configuration(port: 0, serverName: IdentityContract.serviceName, secret: WireSecret(GatewayHarness.secret)), logger: GatewayHarness.logger)
         identity.registerRaw(IdentityContract.validateSession.name) { _, _ in
-            let info = IdentitySessionInfo(accountId: standIn.sessionAccount.withLock { $0 }, sessionId: "session-0", expiresAt: Timestamp(Date().addingTimeInterval(3_600)), privilegedUntil: nil, isAnonymous: false, userId: "user@example.org")
+            let info = IdentitySessionInfo(account: IdentityAccountFacts(accountId: standIn.sessionAccount.withLock { $0 }, userId: "user@example.org", isAnonymous: false), sessionId: "session-0", expiresAt: Timestamp(Date().addingTimeInterval(3_600)), privilegedUntil: nil)
             return ByteBuffer(bytes: try JSONEncoder().encode(info))
         }
         let profile = WireServer(configuration: WireServer.Configuration(port: 0, serverName: ProfileContract.serviceName, secret: WireSecret(GatewayHarness.secret)), logger: GatewayHarness.logger)

@@ -113,11 +113,13 @@ struct IdentityStorageConformanceTests {
             try await storage.createAnonymousAccount(Self.credential("anon", nil), session: Self.session("s-anon", account: "anon", byte: 2), events: [])
             let session = try #require(try await storage.session(tokenHash: [UInt8](repeating: 1, count: 32)))
             var expected = Self.session("s-a1", account: "a1", byte: 1)
-            expected.accountUserId = "leland@stanford.edu"
+            // Found with its account's credential, every column of it but the password hash.
+            expected.account = Self.credential("a1", "leland@stanford.edu")
+            expected.account?.passwordHash = nil
             #expect(session == expected)
             let anonymous = try await storage.session(tokenHash: [UInt8](repeating: 2, count: 32))
             #expect(anonymous?.accountIsAnonymous == true)
-            #expect(anonymous?.accountUserId == nil)
+            #expect(anonymous?.account == Self.credential("anon", nil))
             #expect(try await storage.session(tokenHash: [UInt8](repeating: 7, count: 32)) == nil)
 
             try await storage.touchSession(id: "s-a1", idleExpiresAt: Self.t0.adding(.seconds(900)))
@@ -132,7 +134,7 @@ struct IdentityStorageConformanceTests {
             replacement.id = "s-a1-fresh"
             replacement.tokenHash = Self.token(4)
             replacement.privilegedUntil = Self.t0.adding(.seconds(300))
-            replacement.accountUserId = nil
+            replacement.account = nil
             try await storage.replaceSession(id: "s-a1", with: replacement)
             #expect(try await storage.session(tokenHash: session.tokenHash) == nil)
             #expect(try await storage.session(tokenHash: Self.token(4))?.privilegedUntil == Self.t0.adding(.seconds(300)))
@@ -203,7 +205,7 @@ struct IdentityStorageConformanceTests {
             #expect(try await storage.credential(normalizedUserId: "leland@stanford.edu") == nil)
             #expect(try await storage.credential(normalizedUserId: "stanford@stanford.edu")?.userId == "Stanford@stanford.edu")
             #expect(try await storage.credential(accountId: "a1")?.credentialVersion == 3)
-            #expect(try await storage.session(tokenHash: Self.token(1))?.accountUserId == "Stanford@stanford.edu")
+            #expect(try await storage.session(tokenHash: Self.token(1))?.account?.userId == "Stanford@stanford.edu")
             #expect(try await storage.session(tokenHash: Self.token(5)) == nil)
             #expect(try await storage.resetTokenAccount(tokenHash: Self.token(9), at: Self.t0) == nil)
             do {
@@ -233,7 +235,7 @@ struct IdentityStorageConformanceTests {
             #expect(try await storage.session(tokenHash: Self.token(3)) == nil)
             let upgraded = try await storage.session(tokenHash: Self.token(4))
             #expect(upgraded?.accountIsAnonymous == false)
-            #expect(upgraded?.accountUserId == "Jane@stanford.edu", "as given, not normalised")
+            #expect(upgraded?.account?.userId == "Jane@stanford.edu", "as given, not normalised")
             do {
                 try await storage.upgradeAnonymous(accountId: "anon", userId: "x@stanford.edu", normalizedUserId: "x@stanford.edu", passwordHash: "h", session: Self.session("s-again", account: "anon", byte: 5, version: 3), events: [])
                 Issue.record("upgraded twice")

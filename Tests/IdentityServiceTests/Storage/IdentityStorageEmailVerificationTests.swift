@@ -60,7 +60,7 @@ struct IdentityStorageEmailVerificationTests {
             #expect(credential?.verifiedEmail == "Leland@Stanford.edu" && credential?.emailVerifiedAt == nil)
             #expect(try await storage.credential(normalizedUserId: "leland")?.verifiedEmail == "Leland@Stanford.edu")
             #expect(try await storage.loginLookup(normalizedUserId: "leland", keys: [], at: t0, window: .seconds(60)).credential?.verifiedEmail == "Leland@Stanford.edu")
-            #expect(try await storage.session(tokenHash: Conformance.token(1))?.accountVerifiedEmail == "Leland@Stanford.edu")
+            #expect(try await storage.session(tokenHash: Conformance.token(1))?.account?.verifiedEmail == "Leland@Stanford.edu")
             #expect(try await storage.confirmEmailVerification(tokenHash: Conformance.token(31), at: t0) { _ in [] } == nil, "used")
         }
     }

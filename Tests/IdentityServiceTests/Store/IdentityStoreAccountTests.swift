@@ -20,8 +20,8 @@ struct IdentityStoreAccountTests {
         #expect(!stored.contains(UserIdKey.identifier))
         let info = try await fixture.validate(signedUp.session.token)
         #expect(info.accountId == signedUp.accountId)
-        #expect(info.userId == "leland@stanford.edu")
-        #expect(!info.isAnonymous)
+        #expect(info.account.userId == "leland@stanford.edu")
+        #expect(!info.account.isAnonymous)
         #expect(info.privilegedUntil != nil)
         let events = try await fixture.events()
         // With the link that confirms the address, for the courier.
@@ -317,8 +317,8 @@ struct IdentityStoreAccountTests {
         let fixture = try IdentityFixture()
         let anonymous = try await fixture.store.signInAnonymously(IdentityClientRequest())
         let anonymousInfo = try await fixture.validate(anonymous.session.token)
-        #expect(anonymousInfo.isAnonymous)
-        #expect(anonymousInfo.userId == nil)
+        #expect(anonymousInfo.account.isAnonymous)
+        #expect(anonymousInfo.account.userId == nil)
         let upgraded = try await fixture.store.signUp(IdentitySignUpRequest(
             userId: "leland@stanford.edu",
             password: SecretString("correct horse battery"),
@@ -329,7 +329,7 @@ struct IdentityStoreAccountTests {
         #expect(upgraded.session.token != anonymous.session.token)
         #expect(await identityError { try await fixture.validate(anonymous.session.token) }?.code == AccountError.Code.unauthenticated)
         let info = try await fixture.validate(upgraded.session.token)
-        #expect(!info.isAnonymous)
+        #expect(!info.account.isAnonymous)
         #expect(info.privilegedUntil != nil)
         #expect(fixture.profile.profiles[anonymous.accountId] != nil)
         #expect(try await fixture.login().accountId == anonymous.accountId)

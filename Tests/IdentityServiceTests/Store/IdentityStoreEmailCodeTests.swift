@@ -67,7 +67,7 @@ struct IdentityStoreEmailCodeTests {
         #expect(session.details[\.emailVerified] == true)
         let info = try await fixture.validate(session.session.token)
         #expect(info.privilegedUntil == nil, "a mailbox is not the password")
-        #expect(info.emailVerified == true)
+        #expect(info.account.emailVerified == true)
         #expect(try await fixture.events().contains { $0.accountId == signedUp.accountId && $0.kind == .emailVerified })
         let reused = await identityError { try await Self.login(fixture, mail.code) }
         #expect(reused == mistyped)

@@ -141,7 +141,7 @@ struct IdentityStoreMailTests {
         let credential = try await fixture.storage.credential(accountId: signedUp.accountId)
         #expect(credential?.verifiedEmail == "Leland@Stanford.edu" && credential?.emailVerifiedAt == nil)
         #expect(try await fixture.login("leland").details[\.emailVerified] == true)
-        #expect(try await fixture.validate(signedUp.session.token).verifiedEmail == "Leland@Stanford.edu")
+        #expect(try await fixture.validate(signedUp.session.token).account.verifiedEmail == "Leland@Stanford.edu")
         // Verified: asking again sends nothing.
         let before = try await Self.mails(fixture, verification: true).count
         _ = try await fixture.store.requestEmailVerification(IdentitySessionRequest(token: signedUp.session.token))

@@ -135,7 +135,7 @@ struct IdentityStoreSessionTests {
         }
         #expect(invalid?.fields.map(\.key) == ["userId"])
         _ = try await fixture.store.changeUserId(IdentityChangeUserIdRequest(token: Self.token(leland), userId: "stanford@stanford.edu"))
-        #expect(try await fixture.validate(Self.token(leland)).userId == "stanford@stanford.edu", "the session names the new userId")
+        #expect(try await fixture.validate(Self.token(leland)).account.userId == "stanford@stanford.edu", "the session names the new userId")
         #expect(await identityError { try await fixture.login() }?.code == AccountError.Code.wrongCredentials)
         #expect(try await fixture.login("stanford@stanford.edu").accountId == leland.accountId)
         // The old id is free again.

@@ -16,14 +16,14 @@ extension GatewayAPI {
             record = try await upstreams.profile(ProfileContract.load, ProfileLoadRequest(accountId: session.accountId))
         } catch {
             // An anonymous account has no details until it signs up (not cached: its sign-up creates them).
-            guard session.isAnonymous, error.code == AccountError.Code.notFound else { throw error }
+            guard session.account.isAnonymous, error.code == AccountError.Code.notFound else { throw error }
             let empty = account(profile: nil, session: session)
             return .ok(.init(headers: .init(eTag: Self.etag(empty.version)), body: .json(empty)))
         }
         let account = account(profile: record, session: session)
         if let ticket {
             metrics.cache("account", hit: false)
-            cache.store(try AccountCache.CachedAccount(account: account, version: record.version, userId: session.userId), ticket: ticket)
+            cache.store(try AccountCache.CachedAccount(account: account, version: record.version, facts: session.account), ticket: ticket)
         }
         return .ok(.init(headers: .init(eTag: Self.etag(record.version)), body: .json(account)))
     }
@@ -42,7 +42,7 @@ extension GatewayAPI {
         // Where userIds are usernames, a new contact address gets its link at once. Best effort: past the hour's
         // allowance the change stands, and the owner asks again later.
         if accounts.userIdType == .username, case let .string(email)? = modifications.set.storedValues[EmailKey.identifier],
-           email.lowercased() != session.verifiedEmail?.lowercased() {
+           email.lowercased() != session.account.verifiedEmail?.lowercased() {
             _ = try? await upstreams.identity(IdentityContract.requestEmailVerification, IdentitySessionRequest(token: token))
         }
         return .ok(.init(headers: .init(eTag: Self.etag(record.version)), body: .json(account(profile: record, session: session))))
@@ -130,12 +130,9 @@ extension GatewayAPI {
         throw GatewayProblem(AccountError(code: .validationFailed, fields: fields))
     }
 
-    /// The account as ``AccountAssembler`` puts it together from Profile's record and the session's userId (the
-    /// document's `Account` is the assembler's type).
+    /// The account as ``AccountAssembler`` puts it together from Profile's record and Identity's facts the session
+    /// check answered with (the document's `Account` is the assembler's type).
     private func account(profile: ProfileRecord?, session: IdentitySessionInfo) -> AssembledAccount {
-        assembler.account(
-            accountId: session.accountId, profile: profile, userId: session.userId, isAnonymous: session.isAnonymous,
-            emailVerified: session.emailVerified, verifiedEmail: session.verifiedEmail
-        )
+        assembler.account(session.account, profile: profile)
     }
 }

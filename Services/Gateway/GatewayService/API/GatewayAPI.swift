@@ -88,7 +88,7 @@ struct GatewayAPI: APIProtocol {
     /// verifying, a new userId (to mend a mistyped address), logging out and deleting stay open. An account without an
     /// address (nil) is not held back.
     func requireVerifiedAddress(_ session: IdentitySessionInfo) throws(GatewayProblem) {
-        if requireVerifiedEmail, session.emailVerified == false {
+        if requireVerifiedEmail, session.account.emailVerified == false {
             throw GatewayProblem(AccountError(code: .emailNotVerified))
         }
     }

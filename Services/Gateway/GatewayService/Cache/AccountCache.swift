@@ -53,20 +53,21 @@ final class AccountCache: Sendable {
         /// `account` as the generated handler's response body encodes it, encoded once when stored (see
         /// ``CachedAccountMiddleware``).
         var json: [UInt8]
-        /// The userId in `account`'s details: Identity's, from the session it was read with.
-        var userId: String?
+        /// Identity's facts in `account`: from the session it was read with.
+        var facts: IdentityAccountFacts
 
-        init(account: Components.Schemas.Account, version: Int64, userId: String?) throws {
+        init(account: Components.Schemas.Account, version: Int64, facts: IdentityAccountFacts) throws {
             self.account = account
             self.version = version
-            self.userId = userId
+            self.facts = facts
             self.json = Array(try Self.encoder.encode(account))
         }
 
-        /// Whether it answers for `session`: the account cached before an anonymous account's sign-up, or before a
-        /// userId change whose event has not arrived yet, does not.
+        /// Whether it answers for `session`: only while Identity's facts are those it was assembled with. The account
+        /// cached before an anonymous account's sign-up, or before a userId change or a confirmation whose event has not
+        /// arrived yet, does not.
         func matches(_ session: IdentitySessionInfo) -> Bool {
-            account.isAnonymous == session.isAnonymous && userId == session.userId
+            facts == session.account
         }
 
         /// The OpenAPI runtime's body encoder as the gateway configures it (`jsonEncodingOptions: [.sortedKeys, .withoutEscapingSlashes]`);

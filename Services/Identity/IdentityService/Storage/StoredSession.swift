@@ -15,14 +15,9 @@ public struct StoredSession: Sendable, Equatable {
     /// The account's ``StoredCredential/credentialVersion`` the session was created under; the session is valid only
     /// while the account's is the same.
     public var credentialVersion: Int64
-    /// The account's userId as given, nil when the account is anonymous; filled in by
-    /// ``IdentityStorage/session(tokenHash:)``, ignored when stored.
-    public var accountUserId: String?
-    /// Whether the account's userId was verified (filled in by the lookup, like ``accountUserId``).
-    public var accountEmailVerified = false
-    /// The account's confirmed contact address where userIds are usernames (filled in by the lookup, like
-    /// ``accountUserId``).
-    public var accountVerifiedEmail: String?
+    /// The account's credential as ``IdentityStorage/session(tokenHash:)`` found it with the session (without its
+    /// password hash): what the session check answers with. Ignored when stored.
+    public var account: StoredCredential?
     /// How it was authenticated: 1 (password, or an anonymous account), 2 (with a second factor). A privileged window
     /// of an `aal2` session is what security-related operations of an account with second factors need.
     public var assuranceLevel: Int
@@ -36,7 +31,7 @@ public struct StoredSession: Sendable, Equatable {
         absoluteExpiresAt: Timestamp,
         privilegedUntil: Timestamp?,
         credentialVersion: Int64 = 1,
-        accountUserId: String? = nil,
+        account: StoredCredential? = nil,
         assuranceLevel: Int = 1
     ) {
         self.id = id
@@ -47,12 +42,12 @@ public struct StoredSession: Sendable, Equatable {
         self.absoluteExpiresAt = absoluteExpiresAt
         self.privilegedUntil = privilegedUntil
         self.credentialVersion = credentialVersion
-        self.accountUserId = accountUserId
+        self.account = account
         self.assuranceLevel = assuranceLevel
     }
 
     /// Whether the account is anonymous: it has no userId (as looked up).
-    public var accountIsAnonymous: Bool { accountUserId == nil }
+    public var accountIsAnonymous: Bool { account?.userId == nil }
 
     /// Whether the session may be used at `now`.
     public func isValid(at now: Timestamp) -> Bool {

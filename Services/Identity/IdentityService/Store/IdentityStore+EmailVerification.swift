@@ -129,11 +129,5 @@ extension IdentityStore {
         return try await stored { () async throws(IdentityStorageError) in try await storage.takeAllowance(key: key, limit: limit, at: now, window: window) }
     }
 
-    /// Whether an account's address is verified, for its answers; nil for an account without one (a username, an
-    /// anonymous account).
-    func emailVerified(userId: String?, verified: Bool) -> Bool? {
-        configuration.userIdType == .emailAddress && userId != nil ? verified : nil
-    }
-
     static let invalidVerificationToken = ServiceError(AccountError(code: .invalidVerificationToken))
 }

@@ -153,11 +153,10 @@ extension IdentityStore {
             await sendSignUpVerification(accountId: accountId, userId: userId, stored: stored, at: now)
         }
         logger.info("account signed up with an external identity", metadata: ["konto.account_id": "\(accountId)", "konto.provider": "\(provider.name)"])
-        let answer = assembler.account(
-            accountId: accountId, profile: stored, userId: userId, isAnonymous: false, emailVerified: emailVerified(userId: userId, verified: addressVerified)
-        ).details
+        let facts = credential.facts(userIdType: configuration.userIdType)
+        let answer = assembler.account(facts, profile: stored).details
         return IdentityExternalLoginAnswer(
-            accountSession: IdentityAccountSession(accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: answer),
+            accountSession: IdentityAccountSession(session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: answer, account: facts),
             created: true
         )
     }
@@ -202,9 +201,10 @@ extension IdentityStore {
         }
         await sendSignUpVerification(accountId: accountId, userId: userId, stored: stored, at: now)
         logger.info("anonymous account signed up with an external identity", metadata: ["konto.account_id": "\(accountId)", "konto.provider": "\(provider.name)"])
-        let answer = assembler.account(accountId: accountId, profile: stored, userId: userId, isAnonymous: false, emailVerified: emailVerified(userId: userId, verified: false)).details
+        let facts = try upgraded(session, userId: userId, normalizedUserId: normalizedUserId)
+        let answer = assembler.account(facts, profile: stored).details
         return IdentityExternalLoginAnswer(
-            accountSession: IdentityAccountSession(accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: fresh.absoluteExpiresAt), details: answer),
+            accountSession: IdentityAccountSession(session: IdentitySession(token: BearerToken(token), expiresAt: fresh.absoluteExpiresAt), details: answer, account: facts),
             created: true
         )
     }

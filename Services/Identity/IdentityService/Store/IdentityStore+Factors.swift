@@ -54,7 +54,7 @@ extension IdentityStore {
         }
         let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
         guard let credential, credential.credentialVersion == challenge.credentialVersion else { throw Self.invalidChallenge }
-        let details = try await signedInDetails(credential)
+        let signedIn = try await signedInDetails(credential)
         let (session, token) = makeSession(accountId: accountId, credentialVersion: challenge.credentialVersion, privileged: true, assuranceLevel: 2, at: now)
         let completed: Bool
         do {
@@ -69,8 +69,8 @@ extension IdentityStore {
         await rememberSignIn(accountId: accountId, clients: clientHashes(address: request.clientAddress, device: request.clientDevice), method: "a second factor", at: now)
         logger.debug("logged in with a second factor", metadata: ["konto.account_id": "\(accountId)", "konto.session_id": "\(session.id)"])
         return IdentityAccountSession(
-            accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt),
-            details: details, recoveryCodesRemaining: remaining
+            session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt),
+            details: signedIn.details, account: signedIn.facts, recoveryCodesRemaining: remaining
         )
     }
 

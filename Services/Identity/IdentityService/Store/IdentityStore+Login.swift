@@ -72,7 +72,7 @@ extension IdentityStore {
         await rememberSignIn(accountId: accountId, clients: clients, method: method, at: now)
         logger.debug("logged in", metadata: ["konto.account_id": "\(accountId)", "konto.session_id": "\(session.id)"])
         return IdentityLoginAnswer(accountSession: IdentityAccountSession(
-            accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: answer
+            session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: answer.details, account: answer.facts
         ))
     }
 
@@ -145,17 +145,15 @@ extension IdentityStore {
     /// The details a sign-in answers with (login, second factor, passkey): Profile's record assembled with what the
     /// credential holds. No session without them: Profile unreachable is `identity.profileUnavailable`, and the caller
     /// retries the whole sign-in.
-    func signedInDetails(_ credential: StoredCredential) async throws(ServiceError) -> AccountDetails {
+    func signedInDetails(_ credential: StoredCredential) async throws(ServiceError) -> (facts: IdentityAccountFacts, details: AccountDetails) {
         let record: ProfileRecord?
         do {
             record = try await profile.load(accountId: credential.accountId)
         } catch {
             throw .identityProfileUnavailable
         }
-        let verified = emailVerified(userId: credential.userId, verified: credential.emailVerifiedAt != nil)
-        return assembler.account(
-            accountId: credential.accountId, profile: record, userId: credential.userId, isAnonymous: false, emailVerified: verified, verifiedEmail: credential.verifiedEmail
-        ).details
+        let facts = credential.facts(userIdType: configuration.userIdType)
+        return (facts, assembler.account(facts, profile: record).details)
     }
 
     /// Refuses the attempt with `account.throttled` while any key is locked.

@@ -107,7 +107,7 @@ extension IdentityStore {
         let accountId = factor.accountId
         let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
         guard let credential, credential.userId != nil else { throw Self.wrongCredentials }
-        let details = try await signedInDetails(credential)
+        let signedIn = try await signedInDetails(credential)
         let (session, token) = makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true, assuranceLevel: 2, at: now)
         do {
             try await storage.createSession(session, events: [event(accountId, .associatedAccount, at: now)])
@@ -119,7 +119,7 @@ extension IdentityStore {
         await rememberSignIn(accountId: accountId, clients: clientHashes(address: request.clientAddress, device: request.clientDevice), method: "a passkey", at: now)
         logger.debug("logged in with a passkey", metadata: ["konto.account_id": "\(accountId)", "konto.session_id": "\(session.id)"])
         return IdentityAccountSession(
-            accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: details
+            session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: signedIn.details, account: signedIn.facts
         )
     }
 

@@ -17,15 +17,11 @@ extension IdentityStore {
             expiresAt = idleExpiresAt
         }
         return IdentitySessionInfo(
-            accountId: session.accountId,
+            account: try facts(of: session),
             sessionId: session.id,
             expiresAt: expiresAt,
             privilegedUntil: session.isPrivileged(at: now) ? session.privilegedUntil : nil,
-            isAnonymous: session.accountIsAnonymous,
-            userId: session.accountUserId,
-            assuranceLevel: session.assuranceLevel,
-            emailVerified: emailVerified(userId: session.accountUserId, verified: session.accountEmailVerified),
-            verifiedEmail: configuration.userIdType == .username ? session.accountVerifiedEmail : nil
+            assuranceLevel: session.assuranceLevel
         )
     }
 

@@ -41,7 +41,8 @@ extension IdentityStore {
             try await abandon(accountId: accountId, after: error)
         }
         let (session, token) = makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true, at: clock())
-        let answer = assembler.account(accountId: accountId, profile: stored, userId: userId, isAnonymous: false, emailVerified: emailVerified(userId: userId, verified: false)).details
+        let facts = credential.facts(userIdType: configuration.userIdType)
+        let answer = assembler.account(facts, profile: stored).details
         do {
             try await storage.activateAccount(
                 accountId: accountId,
@@ -57,7 +58,7 @@ extension IdentityStore {
         try? await storage.rememberClients(accountId: accountId, clients: clientHashes(address: request.clientAddress, device: nil), at: now)
         await sendSignUpVerification(accountId: accountId, userId: userId, stored: stored, at: now)
         logger.info("account signed up", metadata: ["konto.account_id": "\(accountId)"])
-        return IdentityAccountSession(accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: answer)
+        return IdentityAccountSession(session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: answer, account: facts)
     }
 
     /// Creates an anonymous account and its session; it has no details until it signs up.
@@ -66,12 +67,13 @@ extension IdentityStore {
         let accountId = UUID().uuidString.lowercased()
         let credential = StoredCredential(accountId: accountId, userId: nil, normalizedUserId: nil, passwordHash: nil, createdAt: now)
         let (session, token) = makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: false, at: now)
-        let details = assembler.account(accountId: accountId, profile: nil, userId: nil, isAnonymous: true).details
+        let facts = credential.facts(userIdType: configuration.userIdType)
+        let details = assembler.account(facts, profile: nil).details
         try await stored { () async throws(IdentityStorageError) in
             try await storage.createAnonymousAccount(credential, session: session, events: [event(accountId, .associatedAccount, at: now)])
         }
         logger.info("anonymous account created", metadata: ["konto.account_id": "\(accountId)"])
-        return IdentityAccountSession(accountId: accountId, session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: details)
+        return IdentityAccountSession(session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: details, account: facts)
     }
 
     /// Signs up from an anonymous session: the account keeps its accountId; a fresh, privileged session replaces
@@ -104,7 +106,8 @@ extension IdentityStore {
         } catch {
             throw .identityProfileUnavailable
         }
-        let answer = assembler.account(accountId: accountId, profile: stored, userId: userId, isAnonymous: false, emailVerified: emailVerified(userId: userId, verified: false)).details
+        let facts = try upgraded(session, userId: userId, normalizedUserId: normalizedUserId)
+        let answer = assembler.account(facts, profile: stored).details
         let (fresh, freshToken) = makeSession(accountId: accountId, credentialVersion: session.credentialVersion + 1, privileged: true, at: clock())
         do {
             try await storage.upgradeAnonymous(
@@ -122,11 +125,18 @@ extension IdentityStore {
         }
         await sendSignUpVerification(accountId: accountId, userId: userId, stored: stored, at: now)
         logger.info("anonymous account signed up", metadata: ["konto.account_id": "\(accountId)"])
-        return IdentityAccountSession(
-            accountId: accountId,
-            session: IdentitySession(token: BearerToken(freshToken), expiresAt: fresh.absoluteExpiresAt),
-            details: answer
-        )
+        return IdentityAccountSession(session: IdentitySession(token: BearerToken(freshToken), expiresAt: fresh.absoluteExpiresAt), details: answer, account: facts)
+    }
+
+    /// The facts of an anonymous session's account once it signed up with `userId`: its accountId and creation kept, an
+    /// unverified userId.
+    func upgraded(_ session: StoredSession, userId: String, normalizedUserId: String) throws(ServiceError) -> IdentityAccountFacts {
+        guard var account = session.account else { throw Self.unauthenticated }
+        account.userId = userId
+        account.normalizedUserId = normalizedUserId
+        account.emailVerifiedAt = nil
+        account.verifiedEmail = nil
+        return account.facts(userIdType: configuration.userIdType)
     }
 
     /// Drops a reservation after Profile failed, and answers with Profile's refusal or `identity.profileUnavailable`.

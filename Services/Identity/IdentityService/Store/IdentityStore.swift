@@ -115,6 +115,12 @@ public final class IdentityStore: Sendable {
         return session
     }
 
+    /// Identity's facts about a session's account, as the lookup found it with the session.
+    func facts(of session: StoredSession) throws(ServiceError) -> IdentityAccountFacts {
+        guard let account = session.account else { throw Self.unauthenticated }
+        return account.facts(userIdType: configuration.userIdType)
+    }
+
     static let unauthenticated = ServiceError(AccountError(code: .unauthenticated))
     static let wrongCredentials = ServiceError(AccountError(code: .wrongCredentials))
     static let wrongSecondFactor = ServiceError(AccountError(code: .wrongSecondFactor))

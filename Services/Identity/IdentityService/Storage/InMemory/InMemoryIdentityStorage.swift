@@ -304,9 +304,9 @@ public final class InMemoryIdentityStorage: IdentityStorage {
             guard var session = state.sessionByTokenHash[tokenHash].flatMap({ state.sessions[$0] }),
                   let credential = state.active(session.accountId), credential.credentialVersion == session.credentialVersion
             else { return nil }
-            session.accountUserId = credential.userId
-            session.accountEmailVerified = credential.emailVerifiedAt != nil
-            session.accountVerifiedEmail = credential.verifiedEmail
+            var account = credential
+            account.passwordHash = nil
+            session.account = account
             return session
         }
     }

@@ -94,23 +94,14 @@ public struct PostgresIdentityStorage: IdentityStorage {
     private func credential(where column: StaticString, equals value: String) async throws(IdentityStorageError) -> StoredCredential? {
         try await run { client, logger in
             var query = PostgresQuery(unsafeSQL: """
-                SELECT account_id, user_id, normalized_user_id, password_hash, created_at, credential_version, email_verified_at, verified_email
-                FROM identity.credentials WHERE \(column) = $1 AND NOT pending
+                SELECT \(CredentialColumns.sql), c.password_hash
+                FROM identity.credentials AS c WHERE c.\(column) = $1 AND NOT c.pending
                 """)
             query.binds.append(value)
             let rows = try await client.query(query, logger: logger)
-            for try await (accountId, userId, normalizedUserId, passwordHash, createdAt, version, verifiedAt, verifiedEmail)
-                in rows.decode((String, String?, String?, String?, Date, Int64, Date?, String?).self) {
-                return StoredCredential(
-                    accountId: accountId,
-                    userId: userId,
-                    normalizedUserId: normalizedUserId,
-                    passwordHash: passwordHash,
-                    createdAt: Timestamp(createdAt),
-                    credentialVersion: version,
-                    emailVerifiedAt: verifiedAt.map(Timestamp.init),
-                    verifiedEmail: verifiedEmail
-                )
+            for try await row in rows {
+                let cells = row.makeRandomAccess()
+                return try CredentialColumns.decode(cells, from: 0, passwordHash: try cells[CredentialColumns.count].decode(String?.self))
             }
             return nil
         }
@@ -301,21 +292,8 @@ public struct PostgresIdentityStorage: IdentityStorage {
                 found = []
                 for try await row in rows { found.append(try statement.decodeRow(row)) }
             }
-            for (id, accountId, createdAt, idle, absolute, privileged, version, userId, assuranceLevel, emailVerified, verifiedEmail) in found {
-                var session = StoredSession(
-                    id: id,
-                    accountId: accountId,
-                    tokenHash: tokenHash,
-                    createdAt: Timestamp(createdAt),
-                    idleExpiresAt: Timestamp(idle),
-                    absoluteExpiresAt: Timestamp(absolute),
-                    privilegedUntil: privileged.map(Timestamp.init),
-                    credentialVersion: version,
-                    accountUserId: userId,
-                    assuranceLevel: Int(assuranceLevel)
-                )
-                session.accountEmailVerified = emailVerified
-                session.accountVerifiedEmail = verifiedEmail
+            for var session in found {
+                session.tokenHash = tokenHash
                 return session
             }
             return nil
@@ -415,8 +393,9 @@ public struct PostgresIdentityStorage: IdentityStorage {
         return try await run { client, logger in
             let rows = try await client.query(
                 """
-                SELECT f.keys, f.counts, f.lasts, c.account_id, c.user_id, c.password_hash, c.created_at, c.credential_version, c.email_verified_at, c.verified_email,
-                       EXISTS (SELECT 1 FROM identity.factors fa WHERE fa.account_id = c.account_id AND fa.confirmed AND fa.kind <> 'recoveryCodes')
+                SELECT f.keys, f.counts, f.lasts,
+                       EXISTS (SELECT 1 FROM identity.factors fa WHERE fa.account_id = c.account_id AND fa.confirmed AND fa.kind <> 'recoveryCodes'),
+                       c.password_hash, \(unescaped: CredentialColumns.sql)
                 FROM (
                     SELECT array_agg(key) AS keys, array_agg(count) AS counts, array_agg(last_failure_at) AS lasts
                     FROM identity.login_failures WHERE key = ANY(\(keys)) AND last_failure_at >= \(windowStart.date)
@@ -428,25 +407,17 @@ public struct PostgresIdentityStorage: IdentityStorage {
             var found: [String: FailureCount] = [:]
             var credential: StoredCredential?
             var demandsSecondFactor = false
-            for try await (failedKeys, counts, lasts, accountId, userId, passwordHash, createdAt, version, verifiedAt, verifiedEmail, secondFactor)
-                in rows.decode(([String]?, [Int32]?, [Date]?, String?, String?, String?, Date?, Int64?, Date?, String?, Bool).self) {
-                demandsSecondFactor = secondFactor
+            for try await row in rows {
+                let cells = row.makeRandomAccess()
+                let failedKeys = try cells[0].decode([String]?.self)
+                let counts = try cells[1].decode([Int32]?.self)
+                let lasts = try cells[2].decode([Date]?.self)
+                demandsSecondFactor = try cells[3].decode(Bool.self)
                 for (index, key) in (failedKeys ?? []).enumerated() {
                     guard let counts, let lasts, index < counts.count, index < lasts.count else { break }
                     found[key] = FailureCount(count: Int(counts[index]), lastFailureAt: Timestamp(lasts[index]))
                 }
-                if let accountId, let createdAt {
-                    credential = StoredCredential(
-                        accountId: accountId,
-                        userId: userId,
-                        normalizedUserId: normalizedUserId,
-                        passwordHash: passwordHash,
-                        createdAt: Timestamp(createdAt),
-                        credentialVersion: version ?? 1,
-                        emailVerifiedAt: verifiedAt.map(Timestamp.init),
-                        verifiedEmail: verifiedEmail
-                    )
-                }
+                credential = try CredentialColumns.decode(cells, from: 5, passwordHash: try cells[4].decode(String?.self))
             }
             return LoginLookup(counts: keys.map { found[$0] ?? .none }, credential: credential, demandsSecondFactor: demandsSecondFactor)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import KontoModel
 import NIOCore
 import PostgresNIO
 
@@ -7,14 +8,15 @@ import PostgresNIO
 /// credential version (a session created under another one is no session).
 struct SessionLookupStatement: PostgresPreparedStatement {
     static let sql = """
-        SELECT s.id, s.account_id, s.created_at, s.idle_expires_at, s.absolute_expires_at, s.privileged_until,
-               s.credential_version, c.user_id, s.assurance_level, c.email_verified_at IS NOT NULL, c.verified_email
+        SELECT s.id, s.created_at, s.idle_expires_at, s.absolute_expires_at, s.privileged_until, s.credential_version, s.assurance_level,
+               \(CredentialColumns.sql)
         FROM identity.sessions s JOIN identity.credentials c
             ON c.account_id = s.account_id AND NOT c.pending AND c.credential_version = s.credential_version
         WHERE s.token_hash = $1
         """
 
-    typealias Row = (String, String, Date, Date, Date, Date?, Int64, String?, Int16, Bool, String?)
+    /// The session with its account's credential (no password hash); ``StoredSession/tokenHash`` is the caller's.
+    typealias Row = StoredSession
 
     var tokenHash: ByteBuffer
 
@@ -25,6 +27,22 @@ struct SessionLookupStatement: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
-        try row.decode(Row.self)
+        let cells = row.makeRandomAccess()
+        guard let account = try CredentialColumns.decode(cells, from: 7) else {
+            throw PostgresDecodingError.Code.missingData
+        }
+        var session = StoredSession(
+            id: try cells[0].decode(String.self),
+            accountId: account.accountId,
+            tokenHash: [],
+            createdAt: Timestamp(try cells[1].decode(Date.self)),
+            idleExpiresAt: Timestamp(try cells[2].decode(Date.self)),
+            absoluteExpiresAt: Timestamp(try cells[3].decode(Date.self)),
+            privilegedUntil: try cells[4].decode(Date?.self).map(Timestamp.init),
+            credentialVersion: try cells[5].decode(Int64.self),
+            assuranceLevel: Int(try cells[6].decode(Int16.self))
+        )
+        session.account = account
+        return session
     }
 }
