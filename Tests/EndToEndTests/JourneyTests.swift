@@ -45,6 +45,10 @@ struct JourneyTests {
             #expect(read.details[identifier: "email"] == .string("ada@example.org"))
             #expect(read.details[identifier: "newsletter"] == .bool(true))
             #expect(read.details[identifier: "name"] == collected[identifier: "name"])
+            // When it was created: Identity's, the same in the sign-up's answer and every read, within this test's time.
+            let createdAt = try #require(signedUp.details[\.createdAt])
+            #expect(read.details[\.createdAt] == createdAt)
+            #expect(abs(createdAt.date.timeIntervalSinceNow) < 600)
 
             // Modify: set keys signup did not ask for, remove a collected one.
             let modified = try await ada.modify(

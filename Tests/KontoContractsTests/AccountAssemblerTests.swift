@@ -37,6 +37,17 @@ struct AccountAssemblerTests {
         #expect(assembler.account(IdentityAccountFacts(accountId: "a3", userId: nil, isAnonymous: true), profile: profile).details.storedValues[UserIdKey.identifier] == nil)
     }
 
+    @Test("createdAt is Identity's, an ISO 8601 time in UTC written over anything Profile holds under the name; none when Identity's answer has none")
+    func createdAt() {
+        let profile = ProfileRecord(accountId: "a5", details: AccountDetails(values: [CreatedAtKey.identifier: .string("1970-01-01T00:00:00.000Z")]), version: 1)
+        let created = Timestamp(milliseconds: 1_800_000_000_123)
+        let account = assembler.account(IdentityAccountFacts(accountId: "a5", userId: "ada@example.org", isAnonymous: false, createdAt: created), profile: profile)
+        #expect(account.details.storedValues[CreatedAtKey.identifier] == .string("2027-01-15T08:00:00.123Z"))
+        #expect(account.details[\.createdAt] == created)
+        // An older Identity's facts without it: nothing, not Profile's.
+        #expect(assembler.account(IdentityAccountFacts(accountId: "a5", userId: "ada@example.org", isAnonymous: false), profile: profile).details.storedValues[CreatedAtKey.identifier] == nil)
+    }
+
     @Test("where userIds are usernames, emailVerified says whether the email detail is the address Identity confirmed (without case); none without an email or for an anonymous account")
     func contactAddress() {
         let usernames = AccountAssembler(userIdType: .username)

@@ -33,6 +33,7 @@ public struct AccountAssembler: Sendable {
             verified = facts.verifiedEmail.map { $0.lowercased() == email.lowercased() } ?? false
         }
         values[EmailVerifiedKey.identifier] = verified.map(AccountValue.bool)
+        values[CreatedAtKey.identifier] = facts.createdAt.map { .string($0.description) }
         // Profile never stores one; none is ever shown even so.
         values[PasswordKey.identifier] = nil
         return AssembledAccount(

@@ -15,14 +15,19 @@ public struct IdentityAccountFacts: Codable, Sendable, Hashable {
     /// Where userIds are usernames: the contact address (the `email` detail) last confirmed; the account's answer says
     /// `emailVerified` while its `email` still holds it (``AccountAssembler``).
     public var verifiedEmail: String?
+    /// When the account was created (an upgraded anonymous account keeps its own). Optional: an older Identity's
+    /// answer without it still decodes.
+    public var createdAt: Timestamp?
 
     public init(
-        accountId: String, userId: String?, isAnonymous: Bool, emailVerified: Bool? = nil, verifiedEmail: String? = nil
+        accountId: String, userId: String?, isAnonymous: Bool, emailVerified: Bool? = nil, verifiedEmail: String? = nil,
+        createdAt: Timestamp? = nil
     ) {
         self.accountId = accountId
         self.userId = userId
         self.isAnonymous = isAnonymous
         self.emailVerified = emailVerified
         self.verifiedEmail = verifiedEmail
+        self.createdAt = createdAt
     }
 }

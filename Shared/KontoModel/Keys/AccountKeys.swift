@@ -14,5 +14,6 @@ extension AccountKeys {
     public var genderIdentity: GenderIdentityKey.Type { GenderIdentityKey.self }
     public var email: EmailKey.Type { EmailKey.self }
     public var emailVerified: EmailVerifiedKey.Type { EmailVerifiedKey.self }
+    public var createdAt: CreatedAtKey.Type { CreatedAtKey.self }
     public var phoneNumbers: PhoneNumbersKey.Type { PhoneNumbersKey.self }
 }

@@ -23,10 +23,19 @@ struct IdentityStoreAccountTests {
         #expect(info.account.userId == "leland@stanford.edu")
         #expect(!info.account.isAnonymous)
         #expect(info.privilegedUntil != nil)
+        // When it was created, in every answer: the sign-up's, the session check's, a later login's.
+        let createdAt = fixture.clock.now
+        #expect(info.account.createdAt == createdAt)
+        #expect(signedUp.account?.createdAt == createdAt)
+        #expect(signedUp.details[\.createdAt] == createdAt)
         let events = try await fixture.events()
         // With the link that confirms the address, for the courier.
         #expect(events.map(\.kind.name) == ["associatedAccount", "mailRequested"])
         #expect(events.first?.accountId == signedUp.accountId)
+        fixture.clock.advance(by: .seconds(60))
+        let later = try await fixture.login()
+        #expect(later.details[\.createdAt] == createdAt)
+        #expect(later.account?.createdAt == createdAt)
     }
 
     @Test("the same userId in another case, or with spaces around it, is taken")
@@ -317,6 +326,10 @@ struct IdentityStoreAccountTests {
         let fixture = try IdentityFixture()
         let anonymous = try await fixture.store.signInAnonymously(IdentityClientRequest())
         let anonymousInfo = try await fixture.validate(anonymous.session.token)
+        let createdAt = fixture.clock.now
+        #expect(anonymousInfo.account.createdAt == createdAt)
+        #expect(anonymous.details[\.createdAt] == createdAt)
+        fixture.clock.advance(by: .seconds(600))
         #expect(anonymousInfo.account.isAnonymous)
         #expect(anonymousInfo.account.userId == nil)
         let upgraded = try await fixture.store.signUp(IdentitySignUpRequest(
@@ -330,6 +343,9 @@ struct IdentityStoreAccountTests {
         #expect(await identityError { try await fixture.validate(anonymous.session.token) }?.code == AccountError.Code.unauthenticated)
         let info = try await fixture.validate(upgraded.session.token)
         #expect(!info.account.isAnonymous)
+        // The account it was: created when the anonymous account was.
+        #expect(info.account.createdAt == createdAt)
+        #expect(upgraded.details[\.createdAt] == createdAt)
         #expect(info.privilegedUntil != nil)
         #expect(fixture.profile.profiles[anonymous.accountId] != nil)
         #expect(try await fixture.login().accountId == anonymous.accountId)

@@ -11,7 +11,8 @@ extension StoredCredential {
             userId: userId,
             isAnonymous: isAnonymous,
             emailVerified: userIdType == .emailAddress && userId != nil ? emailVerifiedAt != nil : nil,
-            verifiedEmail: userIdType == .username ? verifiedEmail : nil
+            verifiedEmail: userIdType == .username ? verifiedEmail : nil,
+            createdAt: createdAt
         )
     }
 }
