@@ -336,9 +336,15 @@ struct IdentityStoreAccountTests {
             userId: "leland@stanford.edu",
             password: SecretString("correct horse battery"),
             details: AccountDetails(values: ["name": IdentityFixture.name]),
+            clientAddress: "198.51.100.23",
             anonymousSession: anonymous.session.token
         ))
         #expect(upgraded.accountId == anonymous.accountId)
+        // Opened like any account: the client that signed up is the owner's, the address gets its link.
+        #expect(try await fixture.storage.isKnownClient(
+            accountId: anonymous.accountId, clients: fixture.store.clientHashes(address: "198.51.100.23", device: nil), since: createdAt
+        ))
+        #expect(try await fixture.events().map(\.kind.name).suffix(2) == ["associatedAccount", "mailRequested"])
         #expect(upgraded.session.token != anonymous.session.token)
         #expect(await identityError { try await fixture.validate(anonymous.session.token) }?.code == AccountError.Code.unauthenticated)
         let info = try await fixture.validate(upgraded.session.token)

@@ -110,103 +110,23 @@ extension IdentityStore {
         }
         let addressVerified = verified.emailVerified && configuration.userIdType == .emailAddress
             && verified.email.map { UserIdNormalization.normalized($0, type: .emailAddress) == normalizedUserId } == true
+        var upgrading: StoredSession?
         if let anonymous = request.anonymousSession {
-            return try await upgradeExternal(anonymous, provider: provider, verified: verified, refreshToken: refreshToken, userId: userId, normalizedUserId: normalizedUserId, details: checked, at: now)
+            let session = try await validSession(anonymous, at: now)
+            guard session.accountIsAnonymous else { throw ServiceError(AccountError(code: .alreadySignedUp)) }
+            if try await stored({ () async throws(IdentityStorageError) in try await storage.credential(normalizedUserId: normalizedUserId) }) != nil {
+                throw ServiceError(AccountError(code: .credentialsTaken))
+            }
+            upgrading = session
         }
-        let accountId = UUID().uuidString.lowercased()
-        let credential = StoredCredential(
-            accountId: accountId, userId: userId, normalizedUserId: normalizedUserId, passwordHash: nil, createdAt: now,
-            emailVerifiedAt: addressVerified ? now : nil
+        let opened = try await openAccount(
+            AccountOpening(
+                credential: .external(provider, verified, refreshToken), userId: userId, normalizedUserId: normalizedUserId, details: checked,
+                addressVerified: addressVerified, upgrading: upgrading, clients: clients
+            ),
+            at: now
         )
-        try await stored { () async throws(IdentityStorageError) in try await storage.reserveAccount(credential) }
-        let identity = newIdentity(provider, verified: verified, refreshToken: refreshToken, accountId: accountId, at: now)
-        let linked: Bool
-        do {
-            linked = try await storage.addExternalIdentity(identity, events: [])
-        } catch {
-            try? await storage.abandonAccount(accountId: accountId, profileCleanupAt: nil)
-            throw Self.error(for: error)
-        }
-        guard linked else {
-            // Another first sign-in of this identity got there first: it signs in there from now on.
-            try? await storage.abandonAccount(accountId: accountId, profileCleanupAt: nil)
-            throw ServiceError(AccountError(code: .credentialsTaken, message: "This identity was linked to an account meanwhile: sign in again."))
-        }
-        let stored: ProfileRecord
-        do {
-            stored = try await profile.create(accountId: accountId, details: checked)
-        } catch {
-            try await abandon(accountId: accountId, after: error)
-        }
-        let (session, token) = makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true, at: clock())
-        do {
-            try await storage.activateAccount(
-                accountId: accountId, session: session,
-                events: [event(accountId, .associatedAccount, at: now), event(accountId, .identityLinked(identityId: identity.id, provider: provider.name), at: now)]
-            )
-        } catch {
-            try? await storage.abandonAccount(accountId: accountId, profileCleanupAt: clock().adding(options.profileCleanupDelay))
-            throw Self.error(for: error)
-        }
-        try? await storage.rememberClients(accountId: accountId, clients: clients, at: now)
-        if !addressVerified {
-            await sendSignUpVerification(accountId: accountId, userId: userId, stored: stored, at: now)
-        }
-        logger.info("account signed up with an external identity", metadata: ["konto.account_id": "\(accountId)", "konto.provider": "\(provider.name)"])
-        let facts = credential.facts(userIdType: configuration.userIdType)
-        let answer = assembler.account(facts, profile: stored).details
-        return IdentityExternalLoginAnswer(
-            accountSession: IdentityAccountSession(session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: answer, account: facts),
-            created: true
-        )
-    }
-
-    /// An anonymous account signs up with the identity, keeping its accountId: a fresh privileged session replaces
-    /// its sessions (as a sign-up with a password does).
-    private func upgradeExternal(
-        _ anonymous: BearerToken, provider: IdentityProvider, verified: VerifiedIdentity, refreshToken: ProviderTokenBox.RefreshToken?,
-        userId: String, normalizedUserId: String, details: AccountDetails, at now: Timestamp
-    ) async throws(ServiceError) -> IdentityExternalLoginAnswer {
-        let session = try await validSession(anonymous, at: now)
-        guard session.accountIsAnonymous else { throw ServiceError(AccountError(code: .alreadySignedUp)) }
-        let accountId = session.accountId
-        if try await stored({ () async throws(IdentityStorageError) in try await storage.credential(normalizedUserId: normalizedUserId) }) != nil {
-            throw ServiceError(AccountError(code: .credentialsTaken))
-        }
-        let identity = newIdentity(provider, verified: verified, refreshToken: refreshToken, accountId: accountId, at: now)
-        guard try await stored({ () async throws(IdentityStorageError) in
-            try await storage.addExternalIdentity(identity, events: [event(accountId, .identityLinked(identityId: identity.id, provider: provider.name), at: now)])
-        }) else {
-            throw ServiceError(AccountError(code: .credentialsTaken, message: "This identity was linked to an account meanwhile: sign in again."))
-        }
-        let stored: ProfileRecord
-        do {
-            _ = try await profile.delete(accountId: accountId)
-            stored = try await profile.create(accountId: accountId, details: details)
-        } catch {
-            _ = try? await storage.removeExternalIdentity(accountId: accountId, identityId: identity.id, keepingWayIn: false, events: [])
-            if case let .refused(refusal) = error { throw refusal }
-            throw .identityProfileUnavailable
-        }
-        let (fresh, token) = makeSession(accountId: accountId, credentialVersion: session.credentialVersion + 1, privileged: true, at: clock())
-        do {
-            try await storage.upgradeAnonymous(
-                accountId: accountId, userId: userId, normalizedUserId: normalizedUserId, passwordHash: nil, session: fresh,
-                events: [event(accountId, .associatedAccount, at: now)]
-            )
-        } catch {
-            _ = try? await storage.removeExternalIdentity(accountId: accountId, identityId: identity.id, keepingWayIn: false, events: [])
-            _ = try? await profile.delete(accountId: accountId)
-            throw Self.error(for: error)
-        }
-        await sendSignUpVerification(accountId: accountId, userId: userId, stored: stored, at: now)
-        logger.info("anonymous account signed up with an external identity", metadata: ["konto.account_id": "\(accountId)", "konto.provider": "\(provider.name)"])
-        let facts = try upgraded(session, userId: userId, normalizedUserId: normalizedUserId)
-        let answer = assembler.account(facts, profile: stored).details
-        return IdentityExternalLoginAnswer(
-            accountSession: IdentityAccountSession(session: IdentitySession(token: BearerToken(token), expiresAt: fresh.absoluteExpiresAt), details: answer, account: facts),
-            created: true
-        )
+        return IdentityExternalLoginAnswer(accountSession: opened, created: true)
     }
 
     /// The operator's automatic link (`linkByVerifiedEmail`): both addresses verified; then a sign-in there.
@@ -441,7 +361,7 @@ extension IdentityStore {
         Array(SHA256.hash(data: Array((purpose + "\u{0}" + value).utf8)))
     }
 
-    private func newIdentity(_ provider: IdentityProvider, verified: VerifiedIdentity, refreshToken: ProviderTokenBox.RefreshToken?, accountId: String, at now: Timestamp) -> StoredExternalIdentity {
+    func newIdentity(_ provider: IdentityProvider, verified: VerifiedIdentity, refreshToken: ProviderTokenBox.RefreshToken?, accountId: String, at now: Timestamp) -> StoredExternalIdentity {
         let id = UUID().uuidString.lowercased()
         return StoredExternalIdentity(
             id: id, accountId: accountId, provider: provider.name, subject: verified.subject, email: verified.email, emailVerified: verified.emailVerified,
