@@ -45,17 +45,21 @@ new_venv() {
     python3 -m venv "$1"
 }
 
-# A pinned PyPI package in a virtual environment of its own under .build (made again when the module does not
-# import); prints the environment's path.
+# A pinned PyPI package in a virtual environment of its own (made again when the module does not import); prints the
+# environment's path. The environments live in the user's cache (KONTO_PYTHON_TOOLS), not in the clone: a fresh clone
+# on a machine that ran the tests before finds them (installing all seven takes about 100 s), and each is named by its
+# pinned version, so a changed pin makes a new one.
+python_tools=${KONTO_PYTHON_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/konto/python-tools}
 python_tool() {
     local package=$1 version=$2 module=$3
-    local venv=.build/$package-$version
+    local venv=$python_tools/$package-$version
     if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c "import $module" 2>/dev/null; then
         echo "test: installing $package $version" >&2
+        mkdir -p "$python_tools"
         new_venv "$venv" >&2
         "$venv/bin/pip" install -q "$package==$version" >&2
     fi
-    echo "$PWD/$venv"
+    echo "$venv"
 }
 
 # schemathesis, for the gateway's API test (SchemathesisTests).
