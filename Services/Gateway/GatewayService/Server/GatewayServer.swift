@@ -83,80 +83,20 @@ public final class GatewayServer: Service {
             generalPerMinute: configuration.rateLimitPerMinute,
             credentialsPerMinute: configuration.credentialsRateLimitPerMinute
         )
-        let router = Router(context: GatewayRequestContext.self)
-        router.middlewares.add(ResponseHeadersMiddleware())
-        if !configuration.corsOrigins.isEmpty {
-            router.middlewares.add(CORSPolicy(origins: configuration.corsOrigins.contains("*") ? nil : Set(configuration.corsOrigins)))
-        }
-        let pages = try makePages?(GatewayPagesContext(operations: GatewayOperations(api: api, rateLimits: rateLimits), configuration: configuration))
-        // Outermost first: every answer is counted, carries its request id, and every failure inside becomes one.
-        router.middlewares.add(MetricsMiddleware(metrics: metrics))
-        router.middlewares.add(RequestScopeMiddleware(
-            clientAddressHeader: configuration.clientAddressHeader.flatMap { HTTPField.Name($0) },
-            trustedProxies: configuration.trustedProxies,
-            logger: logger
-        ))
-        router.middlewares.add(ProblemMiddleware(htmlPages: pages.map { pages in (pages.basePath, { problem in pages.refusalPage(problem) }) }))
-        router.middlewares.add(ETagMiddleware())
-        router.middlewares.add(RateLimitMiddleware(rateLimits: rateLimits))
-        router.middlewares.add(BodyLimitMiddleware(maximumBodyBytes: configuration.maximumBodyBytes))
-        router.middlewares.add(CachedAccountMiddleware(cache: cache, metrics: metrics))
-        // Compact JSON (the runtime pretty-prints by default), keys sorted so answers are stable.
-        try api.registerHandlers(
-            on: router,
-            configuration: Configuration(jsonEncodingOptions: [.sortedKeys, .withoutEscapingSlashes]),
-            middlewares: [CredentialRateLimitMiddleware(limits: rateLimits), AbsentBodyMiddleware()]
-        )
-        pages?.register(on: router)
-        // The root says where things are: a browser goes to the console, anything else gets the map as JSON.
-        let consolePath = pages == nil ? nil : configuration.consolePath
-        var places = ["openapi": "/openapi.json", "problems": "/problems/{code}"]
-        places["console"] = consolePath.map { $0 + "/" }
-        let map = try JSONSerialization.data(withJSONObject: places, options: [.sortedKeys, .withoutEscapingSlashes])
-        router.get("/") { request, _ in
-            if let consolePath, request.headers[.accept]?.contains("text/html") == true {
-                return Response(status: .seeOther, headers: [.location: consolePath + "/"])
-            }
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: map)))
-        }
-        // What a problem's `type` names.
-        router.get("/problems/:code") { _, context in
-            guard let html = context.parameters.get("code").flatMap({ ProblemTypePage.html(for: KontoErrorCode(rawValue: $0)) }) else {
-                throw GatewayProblem(status: .notFound, code: .requestNotFound, detail: "No such problem code.")
-            }
-            return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
-        }
-        let document = OpenAPIDocument.served(for: configuration.accounts)
-        router.get("/openapi.json") { _, _ in
-            Response(
-                status: .ok,
-                headers: [.contentType: "application/json"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: document))
-            )
-        }
+        let router = try Self.buildRouter(api: api, rateLimits: rateLimits, cache: cache, metrics: metrics, pages: makePages, configuration: configuration, logger: logger)
 
         let boundAddress = eventLoopGroup.any().makePromise(of: SocketAddress.self)
         self.boundAddress = boundAddress
         let listening = ListeningFlag()
         self.listening = listening
-        let headTimeout = TimeAmount(configuration.requestHeadTimeout)
-        var httpConfiguration = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [RequestHeadTimeoutHandler(timeout: headTimeout)],
-            idleTimeout: TimeAmount(configuration.idleTimeout)
-        )
-        // Headers: 16 KiB per field and 32 KiB in all, well above what browsers send, far below the defaults.
-        httpConfiguration.httpDecoder = .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)
-        self.application = Application(
-            router: router,
-            server: .http1(configuration: httpConfiguration),
-            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "konto-gateway"),
+        self.application = Self.buildApplication(
+            router: router, configuration: configuration, eventLoopGroup: eventLoopGroup,
             onServerRunning: { channel in
                 listening.value.withLock { $0 = true }
                 if let address = channel.localAddress {
                     boundAddress.succeed(address)
                 }
             },
-            eventLoopGroupProvider: .shared(eventLoopGroup),
             logger: logger
         )
     }

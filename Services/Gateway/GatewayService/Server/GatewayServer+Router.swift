@@ -1,0 +1,73 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KontoContracts
+import KontoErrors
+import Logging
+import NIOCore
+import OpenAPIHummingbird
+import OpenAPIRuntime
+
+extension GatewayServer {
+    /// The gateway's router, as hummingbird's template builds one (`buildRouter`): the middlewares, outermost first,
+    /// the API's generated handlers, the console's pages, and the few routes of the gateway's own (the map at `/`, the
+    /// problem pages, the served document). The executable, the dev stack and the router tests (HummingbirdTesting,
+    /// through ``application``) all serve what this builds.
+    static func buildRouter(
+        api: GatewayAPI, rateLimits: GatewayRateLimits, cache: AccountCache, metrics: GatewayMetrics, pages makePages: GatewayPagesFactory?,
+        configuration: GatewayConfiguration, logger: Logger
+    ) throws -> Router<GatewayRequestContext> {
+        let router = Router(context: GatewayRequestContext.self)
+        router.middlewares.add(ResponseHeadersMiddleware())
+        if !configuration.corsOrigins.isEmpty {
+            router.middlewares.add(CORSPolicy(origins: configuration.corsOrigins.contains("*") ? nil : Set(configuration.corsOrigins)))
+        }
+        let pages = try makePages?(GatewayPagesContext(operations: GatewayOperations(api: api, rateLimits: rateLimits), configuration: configuration))
+        // Outermost first: every answer is counted, carries its request id, and every failure inside becomes one.
+        router.middlewares.add(MetricsMiddleware(metrics: metrics))
+        router.middlewares.add(RequestScopeMiddleware(
+            clientAddressHeader: configuration.clientAddressHeader.flatMap { HTTPField.Name($0) },
+            trustedProxies: configuration.trustedProxies,
+            logger: logger
+        ))
+        router.middlewares.add(ProblemMiddleware(htmlPages: pages.map { pages in (pages.basePath, { problem in pages.refusalPage(problem) }) }))
+        router.middlewares.add(ETagMiddleware())
+        router.middlewares.add(RateLimitMiddleware(rateLimits: rateLimits))
+        router.middlewares.add(BodyLimitMiddleware(maximumBodyBytes: configuration.maximumBodyBytes))
+        router.middlewares.add(CachedAccountMiddleware(cache: cache, metrics: metrics))
+        // Compact JSON (the runtime pretty-prints by default), keys sorted so answers are stable.
+        try api.registerHandlers(
+            on: router,
+            configuration: Configuration(jsonEncodingOptions: [.sortedKeys, .withoutEscapingSlashes]),
+            middlewares: [CredentialRateLimitMiddleware(limits: rateLimits), AbsentBodyMiddleware()]
+        )
+        pages?.register(on: router)
+        // The root says where things are: a browser goes to the console, anything else gets the map as JSON.
+        let consolePath = pages == nil ? nil : configuration.consolePath
+        var places = ["openapi": "/openapi.json", "problems": "/problems/{code}"]
+        places["console"] = consolePath.map { $0 + "/" }
+        let map = try JSONSerialization.data(withJSONObject: places, options: [.sortedKeys, .withoutEscapingSlashes])
+        router.get("/") { request, _ in
+            if let consolePath, request.headers[.accept]?.contains("text/html") == true {
+                return Response(status: .seeOther, headers: [.location: consolePath + "/"])
+            }
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: map)))
+        }
+        // What a problem's `type` names.
+        router.get("/problems/:code") { _, context in
+            guard let html = context.parameters.get("code").flatMap({ ProblemTypePage.html(for: KontoErrorCode(rawValue: $0)) }) else {
+                throw GatewayProblem(status: .notFound, code: .requestNotFound, detail: "No such problem code.")
+            }
+            return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
+        }
+        let document = OpenAPIDocument.served(for: configuration.accounts)
+        router.get("/openapi.json") { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "application/json"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: document))
+            )
+        }
+        return router
+    }
+}
