@@ -103,6 +103,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
     ],
     targets: [
         // MARK: Shared libraries
@@ -118,7 +120,13 @@ let package = Package(
         ),
         .target(
             name: "KontoRuntime",
-            dependencies: ["KontoErrors", "KontoModel", "KontoWire", .yams, .logging, .serviceLifecycle, .unixSignals],
+            dependencies: [
+                "KontoErrors", "KontoModel", "KontoWire", .yams, .logging, .serviceLifecycle, .unixSignals,
+                // Where settings come from (the environment, an environment file, a secrets directory) and in which
+                // order: swift-configuration's providers behind one ConfigReader per service.
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
             path: "Shared/KontoRuntime"
         ),
         .target(

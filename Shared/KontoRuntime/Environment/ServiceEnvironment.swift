@@ -1,20 +1,74 @@
+import Configuration
 import Foundation
 import Logging
+import SystemPackage
 
-/// Typed reads of a service's environment variables (twelve-factor configuration).
+/// Typed reads of a service's settings (twelve-factor configuration), through one swift-configuration `ConfigReader`.
 ///
-/// Every problem names the variable; values of variables marked secret never appear in errors
-/// or logs.
+/// Settings are named as environment variables (`KONTO_IDENTITY_PORT`) wherever they come from; the reader asks its
+/// providers in order (``load(_:)``): the process's environment, then an environment file (`KONTO_ENV_FILE`), then a
+/// secrets directory (`KONTO_SECRETS_DIRECTORY`, a file per setting as Docker and Kubernetes mount secrets).
+/// Every problem names the setting; values of settings marked secret never appear in errors or logs.
 public struct ServiceEnvironment: Sendable {
-    private let variables: [String: String]
+    private let reader: ConfigReader
 
+    /// Settings from these variables alone (the dev stack's and the tests' way in).
     public init(_ variables: [String: String] = ProcessInfo.processInfo.environment) {
-        self.variables = variables
+        self.init(reader: ConfigReader(provider: Self.environmentProvider(variables)))
+    }
+
+    public init(reader: ConfigReader) {
+        self.reader = reader
+    }
+
+    /// The service's reader: the environment `variables` first, then the environment file `KONTO_ENV_FILE` names
+    /// (`NAME=value` lines, as compose's `.env`), then the directory `KONTO_SECRETS_DIRECTORY` names, whose files are
+    /// named like the settings in lowercase with dashes (`konto-wire-secret`) and hold one value each, every one
+    /// treated as secret.
+    /// - Throws: a ``ServiceEnvironmentError`` naming the variable whose file or directory cannot be read.
+    public static func load(_ variables: [String: String] = ProcessInfo.processInfo.environment) async throws(ServiceEnvironmentError) -> ServiceEnvironment {
+        let environment = environmentProvider(variables)
+        var providers: [any ConfigProvider] = [environment]
+        let plain = ServiceEnvironment(reader: ConfigReader(provider: environment))
+        if let path = plain.string(envFileVariable) {
+            do {
+                providers.append(try await EnvironmentVariablesProvider(environmentFilePath: FilePath(path), secretsSpecifier: secrets))
+            } catch {
+                throw ServiceEnvironmentError(variable: envFileVariable, problem: "names a file that cannot be read as NAME=value lines: \(path)")
+            }
+        }
+        if let path = plain.string(secretsDirectoryVariable) {
+            do {
+                providers.append(try await DirectoryFilesProvider(directoryPath: FilePath(path)))
+            } catch {
+                throw ServiceEnvironmentError(variable: secretsDirectoryVariable, problem: "names a directory that cannot be read: \(path)")
+            }
+        }
+        return ServiceEnvironment(reader: ConfigReader(providers: providers))
+    }
+
+    public static let envFileVariable = "KONTO_ENV_FILE"
+    public static let secretsDirectoryVariable = "KONTO_SECRETS_DIRECTORY"
+
+    private static func environmentProvider(_ variables: [String: String]) -> EnvironmentVariablesProvider {
+        EnvironmentVariablesProvider(environmentVariables: variables, secretsSpecifier: secrets)
+    }
+
+    /// What the reader redacts should it ever report an access: secrets, keys, passwords and database URLs (which may
+    /// carry a password).
+    private static let secrets = SecretsSpecifier<String, String>.dynamic { name, _ in
+        ["SECRET", "KEY", "PASSWORD", "_URL", "VERIFIERS"].contains { name.uppercased().contains($0) }
+    }
+
+    /// The key a setting's name stands for: `KONTO_IDENTITY_PORT` is `konto.identity.port`, which the environment
+    /// provider spells `KONTO_IDENTITY_PORT` again and the secrets directory `konto-identity-port`.
+    static func key(_ name: String) -> ConfigKey {
+        ConfigKey(name.lowercased().split(separator: "_", omittingEmptySubsequences: false).map(String.init))
     }
 
     /// The value, or nil when unset or empty.
     public func string(_ name: String) -> String? {
-        guard let value = variables[name], !value.isEmpty else { return nil }
+        guard let value = reader.string(forKey: Self.key(name)), !value.isEmpty else { return nil }
         return value
     }
 
@@ -52,6 +106,10 @@ public struct ServiceEnvironment: Sendable {
 
     /// What the example files' placeholders contain.
     static let placeholderMarks = ["replace-with", "replace-me", "change-me", "changeme"]
+
+    // The typed reads below take the value as text and parse it here rather than through the reader's `int(forKey:)`
+    // and `bool(forKey:)`, which answer nil (or the default) for a malformed value: a setting Konto cannot read is
+    // refused with its name and the value's problem, never silently replaced by the default.
 
     public func integer(_ name: String, default defaultValue: Int, in range: ClosedRange<Int>) throws(ServiceEnvironmentError) -> Int {
         guard let text = string(name) else { return defaultValue }

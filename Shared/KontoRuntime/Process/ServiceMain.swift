@@ -23,7 +23,7 @@ public enum ServiceMain {
     public static func run(service: String, _ assemble: @Sendable (ServiceEnvironment, Logger) throws -> Assembly) async -> Never {
         var logger = Logger(label: "konto.\(service)")
         do {
-            let environment = ServiceEnvironment()
+            let environment = try await ServiceEnvironment.load()
             logger.logLevel = try environment.logLevel("KONTO_LOG_LEVEL")
             let assembly = try assemble(environment, logger)
             var group = assembly.graph.serviceGroupConfiguration(logger: logger)

@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import KontoClient
 import KontoContracts
+import KontoRuntime
 import KontoWire
 import Logging
 import NIOCore
@@ -59,10 +60,17 @@ struct Health: AsyncParsableCommand {
     }
 
     private static func checkWire(host: String, port: Int, service: String, timeout: TimeAmount) async throws -> (Bool, String) {
-        let variables = ProcessInfo.processInfo.environment
+        // Read as the service reads its own (the environment, KONTO_ENV_FILE, KONTO_SECRETS_DIRECTORY), so the check
+        // finds the keys where the container's service finds them.
+        let variables: ServiceEnvironment
+        do {
+            variables = try await ServiceEnvironment.load()
+        } catch {
+            throw CommandFailure(usage: error.description)
+        }
         let verifiersVariable = DeploymentKeys.verifiersVariable(service)
         let caller: String, secret: WireSecret
-        if let text = variables[verifiersVariable], !text.isEmpty {
+        if let text = variables.string(verifiersVariable) {
             switch WireVerifiers.parse(text, server: service) {
             case .success(let verifiers):
                 guard let name = verifiers.callers?.first, let first = verifiers.candidates(caller: name, server: service).first else {
@@ -72,14 +80,14 @@ struct Health: AsyncParsableCommand {
             case .failure(let error):
                 throw CommandFailure(usage: "\(verifiersVariable) \(error.problem)")
             }
-        } else if let root = variables["KONTO_WIRE_SECRET"], !root.isEmpty {
+        } else if let root = variables.string("KONTO_WIRE_SECRET") {
             // The gateway calls every inner service, so every one holds its verifier.
             (caller, secret) = (WireAllowList.gateway, WireSecret(root))
         } else {
             throw CommandFailure(usage: "\(verifiersVariable) (or KONTO_WIRE_SECRET in development) must be set")
         }
         var configuration = WireClient.Configuration(host: host, port: port, serviceName: caller, serverName: service, secret: secret)
-        if let ca = ProcessInfo.processInfo.environment[WireTLS.caVariable], !ca.isEmpty {
+        if let ca = variables.string(WireTLS.caVariable) {
             do {
                 try configuration.apply(WireTLS(caPath: ca))
             } catch {
