@@ -256,7 +256,7 @@ struct IdentityStoreAccountTests {
         #expect(other.clientDigest("address:198.51.100.10") != fixture.store.clientHashes(address: "198.51.100.10", device: nil)[0])
         // A failure counts under the keyed address key, never the plain one.
         _ = await identityError { try await fixture.login(password: "a wrong one", address: "192.0.2.9") }
-        let keys = ["address:" + IdentityStore.digest("192.0.2.9"), fixture.store.throttleKeys(normalizedUserId: "x", clientAddress: "192.0.2.9")[1]]
+        let keys = ["address:" + SessionAuthority.digest("192.0.2.9"), fixture.store.throttleKeys(normalizedUserId: "x", clientAddress: "192.0.2.9")[1]]
         #expect(try await fixture.storage.failures(keys: keys, at: fixture.clock.now, window: .seconds(3_600)).map(\.count) == [0, 1])
 
         // A client remembered the old way (plain SHA-256) is still known: a guess-storm does not lock it out.

@@ -71,7 +71,7 @@ struct IdentityTokenVerifier: Sendable {
         guard let subject = claims.sub, (1...255).contains(subject.utf8.count) else { throw IdentityTokenRefusal.missingSubject.error }
         if checkingNonce {
             guard let nonce, !nonce.isEmpty, nonce.utf8.count <= 512 else { throw IdentityTokenRefusal.missingNonce.error }
-            let expected = hashedNonce ? IdentityStore.digest(nonce) : nonce
+            let expected = hashedNonce ? SessionAuthority.digest(nonce) : nonce
             guard let claimed = claims.nonce, ConstantTime.equal(Array(claimed.utf8), Array(expected.utf8)) else {
                 throw IdentityTokenRefusal.wrongNonce.error
             }

@@ -5,8 +5,13 @@ import KontoWire
 import Logging
 
 /// Identity's operations (SpeziAccount's UserIdPasswordAccountService), independent of the wire: sign-up, login,
-/// sessions, security-related operations and password reset, over an ``IdentityStorage``, a
-/// ``PasswordHashingPool`` and a ``ProfileProvider``.
+/// sessions, second factors, external identities, proofs by mail and the owner's changes, over an
+/// ``IdentityStorage``, a ``PasswordHashingPool`` and a ``ProfileProvider``.
+///
+/// The operations live in parts by concern, each holding only what it needs (docs/ARCHITECTURE.md, "Identity"):
+/// ``SessionAuthority`` (sessions, the password check, throttling), ``AccountMail``, ``SecondFactors``, ``SignIn``,
+/// ``AccountOpener``, ``EmailProofs``, ``AccountSecurity``, ``ExternalIdentities`` and ``IdentityMaintenance``. This
+/// type composes them once and is what the wire server and the tests call.
 ///
 /// - No enumeration: an unknown userId is hashed against a dummy with the same parameters and answers the very
 ///   same `account.wrongCredentials` as a wrong password; a reset request answers the same either way. Sign-up's
@@ -15,25 +20,23 @@ import Logging
 /// - No half-made accounts: sign-up reserves the userId, stores the details through Profile, then activates; when
 ///   Profile fails the reservation is dropped at once and the profile deleted after ``IdentityOptions/profileCleanupDelay``.
 public final class IdentityStore: Sendable {
-    public let configuration: AccountConfiguration
-    public let options: IdentityOptions
+    let context: IdentityContext
     let storage: any IdentityStorage
-    let hashing: PasswordHashingPool
     let profile: any ProfileProvider
-    /// What login and sign-up answer with: the account as every path puts it together.
-    let assembler: AccountAssembler
-    /// Seals each reset token into its event for the delivering channel.
-    let resetTokenSeal: ResetTokenSeal
-    /// Seals TOTP secrets for storage.
-    let factorSecrets: FactorSecretBox
-    let clock: @Sendable () -> Timestamp
-    let logger: Logger
-    /// The configured external identity providers, and Konto as their client.
-    let providers: ProviderClient
-    /// Seals provider refresh tokens and pending external sign-ups.
-    let providerTokens: ProviderTokenBox
+    let sessions: SessionAuthority
+    let signIn: SignIn
+    let factors: SecondFactors
+    let opener: AccountOpener
+    let proofs: EmailProofs
+    let security: AccountSecurity
+    let external: ExternalIdentities
+    let maintenance: IdentityMaintenance
     /// What answers do not wait for (a sign-in code's mail).
     public let pendingWork = PendingWork()
+
+    public var configuration: AccountConfiguration { context.configuration }
+    public var options: IdentityOptions { context.options }
+    var hashing: PasswordHashingPool { sessions.hashing }
 
     /// - Parameter clock: the current time; tests move it to expire sessions and tokens.
     public init(
@@ -49,30 +52,32 @@ public final class IdentityStore: Sendable {
         clock: @escaping @Sendable () -> Timestamp = { .now },
         logger: Logger
     ) {
-        self.providers = providers ?? ProviderClient(providers: .none, clock: clock, logger: logger)
+        let context = IdentityContext(configuration: configuration, options: options, clock: clock, logger: logger)
+        let sessions = SessionAuthority(context: context, storage: storage, hashing: hashing, factorSecrets: factorSecrets)
+        let mail = AccountMail(context: context, storage: storage, profile: profile, resetTokenSeal: resetTokenSeal, sessions: sessions)
+        let factors = SecondFactors(context: context, storage: storage, factorSecrets: factorSecrets, sessions: sessions, mail: mail)
+        let signIn = SignIn(context: context, storage: storage, profile: profile, sessions: sessions, factors: factors, mail: mail)
         // Without a box from the deployment's secret nothing it seals has to outlive the process.
-        self.providerTokens = providerTokens ?? ProviderTokenBox(secret: WireSecret(bytes: (0..<32).map { _ in UInt8.random(in: 0...255) }))
-        self.resetTokenSeal = resetTokenSeal
-        self.factorSecrets = factorSecrets
+        let providerTokens = providerTokens ?? ProviderTokenBox(secret: WireSecret(bytes: (0..<32).map { _ in UInt8.random(in: 0...255) }))
+        let opener = AccountOpener(context: context, storage: storage, profile: profile, sessions: sessions, mail: mail, providerTokens: providerTokens)
+        self.context = context
         self.storage = storage
-        self.hashing = hashing
         self.profile = profile
-        self.configuration = configuration
-        self.assembler = AccountAssembler(configuration: configuration)
-        self.options = options
-        self.clock = clock
-        self.logger = logger
-    }
-
-    // MARK: Helpers shared by the operations
-
-    /// A storage call, its failures turned into the service's errors.
-    func stored<T>(_ body: () async throws(IdentityStorageError) -> T) async throws(ServiceError) -> T {
-        do {
-            return try await body()
-        } catch {
-            throw Self.error(for: error)
-        }
+        self.sessions = sessions
+        self.signIn = signIn
+        self.factors = factors
+        self.opener = opener
+        self.proofs = EmailProofs(
+            context: context, storage: storage, profile: profile, sessions: sessions, signIn: signIn, mail: mail, factorSecrets: factorSecrets,
+            pendingWork: pendingWork
+        )
+        self.security = AccountSecurity(context: context, storage: storage, profile: profile, sessions: sessions, factors: factors, mail: mail)
+        self.external = ExternalIdentities(
+            context: context, storage: storage,
+            providers: providers ?? ProviderClient(providers: .none, clock: clock, logger: logger),
+            providerTokens: providerTokens, sessions: sessions, signIn: signIn, factors: factors, opener: opener, mail: mail
+        )
+        self.maintenance = IdentityMaintenance(context: context, storage: storage, profile: profile)
     }
 
     static func error(for error: IdentityStorageError) -> ServiceError {
@@ -84,70 +89,64 @@ public final class IdentityStore: Sendable {
         }
     }
 
-    /// A new session for the account under its credential's version, privileged for the window when a password was
-    /// just entered.
-    func makeSession(accountId: String, credentialVersion: Int64, privileged: Bool, assuranceLevel: Int = 1, at now: Timestamp) -> (session: StoredSession, token: String) {
-        let token = SecretToken.generate()
-        let absolute = now.adding(options.sessionLifetime)
-        let session = StoredSession(
-            id: UUID().uuidString.lowercased(),
-            accountId: accountId,
-            tokenHash: SecretToken.hash(token),
-            createdAt: now,
-            idleExpiresAt: min(now.adding(options.sessionIdleTimeout), absolute),
-            absoluteExpiresAt: absolute,
-            privilegedUntil: privileged ? now.adding(options.privilegedWindow) : nil,
-            credentialVersion: credentialVersion,
-            assuranceLevel: assuranceLevel
-        )
-        return (session, token)
+    /// What a client is known by (``SessionAuthority/clientHashes(address:device:)``).
+    func clientHashes(address: String?, device: String?) -> [[UInt8]] { sessions.clientHashes(address: address, device: device) }
+
+    /// A sign-in attempt's throttling keys (``SessionAuthority/throttleKeys(normalizedUserId:clientAddress:)``).
+    func throttleKeys(normalizedUserId: String, clientAddress: String?) -> [String] {
+        sessions.throttleKeys(normalizedUserId: normalizedUserId, clientAddress: clientAddress)
     }
 
-    /// The session a token names, valid at `now`.
-    /// - Throws: `account.unauthenticated` for an unknown, ended or expired session (the same for each).
-    func validSession(_ token: BearerToken, at now: Timestamp) async throws(ServiceError) -> StoredSession {
-        // A token is 43 characters; anything far longer is not one and is not hashed.
-        guard token.value.utf8.count <= 256 else { throw Self.unauthenticated }
-        let hash = SecretToken.hash(token.value)
-        guard let session = try await stored({ () async throws(IdentityStorageError) in try await storage.session(tokenHash: hash) }),
-              session.isValid(at: now)
-        else { throw Self.unauthenticated }
-        return session
-    }
+    // The operations, each answered by its part.
 
-    /// Identity's facts about a session's account, as the lookup found it with the session.
-    func facts(of session: StoredSession) throws(ServiceError) -> IdentityAccountFacts {
-        guard let account = session.account else { throw Self.unauthenticated }
-        return account.facts(userIdType: configuration.userIdType)
-    }
+    // MARK: External identities
+    @discardableResult public func runRevocations(limit: Int = 50) async -> Int { await external.runRevocations(limit: limit) }
+    public func externalLogin(_ request: IdentityExternalLoginRequest) async throws(ServiceError) -> IdentityExternalLoginAnswer { try await external.externalLogin(request) }
+    public func linkIdentity(_ request: IdentityLinkIdentityRequest) async throws(ServiceError) -> IdentityExternalIdentity { try await external.linkIdentity(request) }
+    public func listIdentities(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentityExternalIdentities { try await external.listIdentities(request) }
+    public func unlinkIdentity(_ request: IdentityUnlinkIdentityRequest) async throws(ServiceError) -> IdentityDone { try await external.unlinkIdentity(request) }
+    public func identityProviders(_ request: IdentityClientRequest) -> IdentityProviderList { external.identityProviders(request) }
+    public func externalAuthorization(_ request: IdentityAuthorizationRequest) async throws(ServiceError) -> IdentityAuthorizationURL { try await external.externalAuthorization(request) }
 
-    static let unauthenticated = ServiceError(AccountError(code: .unauthenticated))
-    static let wrongCredentials = ServiceError(AccountError(code: .wrongCredentials))
-    static let wrongSecondFactor = ServiceError(AccountError(code: .wrongSecondFactor))
+    // MARK: Second factors
+    public func listFactors(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentityFactors { try await factors.listFactors(request) }
+    public func enrollTOTP(_ request: IdentitySecuredRequest) async throws(ServiceError) -> IdentityTOTPEnrolment { try await factors.enrollTOTP(request) }
+    public func confirmTOTP(_ request: IdentityConfirmFactorRequest) async throws(ServiceError) -> IdentityFactor { try await factors.confirmTOTP(request) }
+    public func removeFactor(_ request: IdentityRemoveFactorRequest) async throws(ServiceError) -> IdentityFactorRemoved { try await factors.removeFactor(request) }
+    public func regenerateRecoveryCodes(_ request: IdentitySecuredRequest) async throws(ServiceError) -> IdentityRecoveryCodes { try await factors.regenerateRecoveryCodes(request) }
+    public func passkeyRegistrationOptions(_ request: IdentitySecuredRequest) async throws(ServiceError) -> PasskeyCreationOptions { try await factors.passkeyRegistrationOptions(request) }
+    public func registerPasskey(_ request: IdentityRegisterPasskeyRequest) async throws(ServiceError) -> IdentityFactor { try await factors.registerPasskey(request) }
+    public func reauthenticate(_ request: IdentityReauthenticateRequest) async throws(ServiceError) -> IdentityPrivilege { try await factors.reauthenticate(request) }
 
-    /// Runs a password hash or verification on the pool; a full pool is `identity.busy`.
-    func hashing<T>(_ body: () async throws -> T) async throws(ServiceError) -> T {
-        do {
-            return try await body()
-        } catch let error as ServiceError {
-            throw error
-        } catch is PasswordTooLong {
-            throw Self.passwordTooLong
-        } catch {
-            logger.error("password hashing failed", metadata: ["konto.error": "\(String(reflecting: type(of: error)))"])
-            throw ServiceError(code: WireError.Code.internalError, message: "Password hashing failed.")
-        }
-    }
+    // MARK: Maintenance
+    @discardableResult public func runCleanups(limit: Int = 100) async -> Int { await maintenance.runCleanups(limit: limit) }
+    @discardableResult public func pruneExpired(limit: Int = 500) async -> PrunedRecords { await maintenance.pruneExpired(limit: limit) }
 
-    static let passwordTooLong = ServiceError(AccountError(code: .validationFailed, fields: [passwordTooLongField]))
-    static let passwordTooLongField = AccountFieldError(
-        key: PasswordKey.identifier,
-        code: .valueTooLarge,
-        message: "Use at most \(PasswordHashingPool.maximumPasswordCharacters) characters."
-    )
+    // MARK: Opening
+    public func signUp(_ request: IdentitySignUpRequest) async throws(ServiceError) -> IdentityAccountSession { try await opener.signUp(request) }
+    public func signInAnonymously(_ request: IdentityClientRequest) async throws(ServiceError) -> IdentityAccountSession { try await opener.signInAnonymously(request) }
 
-    func event(_ accountId: String, _ kind: AccountEvent.Kind, at now: Timestamp) -> AccountEvent {
-        AccountEvent(time: now.date, accountId: accountId, kind: kind)
-    }
+    // MARK: Proofs by mail
+    public func requestEmailCode(_ request: IdentityEmailCodeRequest) async throws(ServiceError) -> IdentityDone { try await proofs.requestEmailCode(request) }
+    public func emailCodeLogin(_ request: IdentityEmailCodeLoginRequest) async throws(ServiceError) -> IdentityLoginAnswer { try await proofs.emailCodeLogin(request) }
+    public func requestPasswordReset(_ request: IdentityPasswordResetRequest) async throws(ServiceError) -> IdentityDone { try await proofs.requestPasswordReset(request) }
+    public func confirmPasswordReset(_ request: IdentityConfirmPasswordResetRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await proofs.confirmPasswordReset(request) }
+    public func requestEmailVerification(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentityDone { try await proofs.requestEmailVerification(request) }
+    public func confirmEmailVerification(_ request: IdentityConfirmEmailVerificationRequest) async throws(ServiceError) -> IdentityEmailVerified { try await proofs.confirmEmailVerification(request) }
+
+    // MARK: The owner's changes
+    public func changePassword(_ request: IdentityChangePasswordRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await security.changePassword(request) }
+    public func changeUserId(_ request: IdentityChangeUserIdRequest) async throws(ServiceError) -> IdentityDone { try await security.changeUserId(request) }
+    public func delete(_ request: IdentityDeleteRequest) async throws(ServiceError) -> IdentityDone { try await security.delete(request) }
+
+    // MARK: Sessions
+    public func validateSession(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentitySessionInfo { try await sessions.validateSession(request) }
+    public func logout(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await sessions.logout(request) }
+    public func logoutEverywhere(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await sessions.logoutEverywhere(request) }
+
+    // MARK: Signing in
+    public func login(_ request: IdentityLoginRequest) async throws(ServiceError) -> IdentityLoginAnswer { try await signIn.login(request) }
+    public func completeSecondFactor(_ request: IdentitySecondFactorRequest) async throws(ServiceError) -> IdentityAccountSession { try await signIn.completeSecondFactor(request) }
+    public func passkeyLoginOptions(_ request: IdentityPasskeyOptionsRequest) -> PasskeyRequestOptions { signIn.passkeyLoginOptions(request) }
+    public func passkeyLogin(_ request: IdentityPasskeyLoginRequest) async throws(ServiceError) -> IdentityAccountSession { try await signIn.passkeyLogin(request) }
 }
-

@@ -438,7 +438,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
             let rows = try await client.query(
                 """
                 INSERT INTO identity.known_clients (account_id, client_hash, last_success_at)
-                SELECT c.account_id, decode(h, 'hex'), \(now.date) FROM identity.credentials c, unnest(\(clients.map(IdentityStore.hex))::text[]) AS h
+                SELECT c.account_id, decode(h, 'hex'), \(now.date) FROM identity.credentials c, unnest(\(clients.map(SessionAuthority.hex))::text[]) AS h
                 WHERE c.account_id = \(accountId) AND NOT c.pending
                 ON CONFLICT (account_id, client_hash) DO UPDATE SET last_success_at = greatest(known_clients.last_success_at, excluded.last_success_at)
                 RETURNING xmax = 0
@@ -456,7 +456,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
             let rows = try await client.query(
                 """
                 SELECT 1 FROM identity.known_clients
-                WHERE account_id = \(accountId) AND client_hash IN (SELECT decode(h, 'hex') FROM unnest(\(clients.map(IdentityStore.hex))::text[]) AS h)
+                WHERE account_id = \(accountId) AND client_hash IN (SELECT decode(h, 'hex') FROM unnest(\(clients.map(SessionAuthority.hex))::text[]) AS h)
                     AND last_success_at >= \(since.date)
                 LIMIT 1
                 """,

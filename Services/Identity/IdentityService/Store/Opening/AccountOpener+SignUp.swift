@@ -3,43 +3,43 @@ import KontoContracts
 import KontoModel
 import Logging
 
-extension IdentityStore {
+extension AccountOpener {
     /// Creates an account with credentials and details and logs it in; from an anonymous session, upgrades that
     /// account instead, keeping its accountId.
     ///
     /// The whole request is checked first against the account configuration, every violation in one answer; a taken
     /// userId is refused before the expensive hash (the reservation or the upgrade is what guarantees it). Then the
     /// account is opened (``openAccount(_:at:)``): userId reserved, details to Profile, and only then usable.
-    public func signUp(_ request: IdentitySignUpRequest) async throws(ServiceError) -> IdentityAccountSession {
+    func signUp(_ request: IdentitySignUpRequest) async throws(ServiceError) -> IdentityAccountSession {
         let userId = UserIdNormalization.trimmed(request.userId)
         let details = try checkSignUp(userId: userId, password: request.password, details: request.details)
         let normalizedUserId = UserIdNormalization.normalized(userId, type: configuration.userIdType)
         let now = clock()
         var upgrading: StoredSession?
         if let anonymousToken = request.anonymousSession {
-            let session = try await validSession(anonymousToken, at: now)
+            let session = try await sessions.validSession(anonymousToken, at: now)
             guard session.accountIsAnonymous else { throw ServiceError(AccountError(code: .alreadySignedUp)) }
             upgrading = session
         }
         if try await stored({ () async throws(IdentityStorageError) in try await storage.credential(normalizedUserId: normalizedUserId) }) != nil {
             throw ServiceError(AccountError(code: .credentialsTaken))
         }
-        let hash = try await hashing { try await hashing.hash(request.password.value) }
+        let hash = try await sessions.hashing { try await sessions.hashing.hash(request.password.value) }
         return try await openAccount(
             AccountOpening(
                 credential: .password(hash: hash.encoded), userId: userId, normalizedUserId: normalizedUserId, details: details, upgrading: upgrading,
-                clients: clientHashes(address: request.clientAddress, device: nil)
+                clients: sessions.clientHashes(address: request.clientAddress, device: nil)
             ),
             at: now
         )
     }
 
     /// Creates an anonymous account and its session; it has no details until it signs up.
-    public func signInAnonymously(_ request: IdentityClientRequest) async throws(ServiceError) -> IdentityAccountSession {
+    func signInAnonymously(_ request: IdentityClientRequest) async throws(ServiceError) -> IdentityAccountSession {
         let now = clock()
         let accountId = UUID().uuidString.lowercased()
         let credential = StoredCredential(accountId: accountId, userId: nil, normalizedUserId: nil, passwordHash: nil, createdAt: now)
-        let (session, token) = makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: false, at: now)
+        let (session, token) = sessions.makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: false, at: now)
         let facts = credential.facts(userIdType: configuration.userIdType)
         let details = assembler.account(facts, profile: nil).details
         try await stored { () async throws(IdentityStorageError) in

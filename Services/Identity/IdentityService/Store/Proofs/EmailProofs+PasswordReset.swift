@@ -2,7 +2,7 @@ import KontoContracts
 import KontoModel
 import Logging
 
-extension IdentityStore {
+extension EmailProofs {
     /// Starts a password reset: for an existing account, a single-use token (only its hash stored) and the
     /// `passwordResetRequested` event a mail sender acts on. The answer is the same whether or not the account exists.
     ///
@@ -11,22 +11,22 @@ extension IdentityStore {
     /// limited: ``IdentityOptions/resetMailsPerHour`` for all unknown clients together (a mailbox cannot be
     /// flooded), and as many again for each client that signed in to the account before (the owner's requests are
     /// not used up by a stranger's). A request past its allowance is answered the same and sends nothing.
-    public func requestPasswordReset(_ request: IdentityPasswordResetRequest) async throws(ServiceError) -> IdentityDone {
+    func requestPasswordReset(_ request: IdentityPasswordResetRequest) async throws(ServiceError) -> IdentityDone {
         // A malformed userId is refused as such (it says nothing about which accounts exist).
         let now = clock()
-        let normalizedUserId = try await admitMailRequest("reset", userId: request.userId, clientAddress: request.clientAddress, at: now)
+        let normalizedUserId = try await mail.admitMailRequest("reset", userId: request.userId, clientAddress: request.clientAddress, at: now)
         let credential = try await stored { () async throws(IdentityStorageError) in
             try await storage.credential(normalizedUserId: normalizedUserId)
         }
         guard let credential, let userId = credential.userId else {
             return IdentityDone()
         }
-        let clients = knownClientCandidates(address: request.clientAddress, device: request.clientDevice)
+        let clients = sessions.knownClientCandidates(address: request.clientAddress, device: request.clientDevice)
         let known = try await stored { () async throws(IdentityStorageError) in
             try await storage.isKnownClient(accountId: credential.accountId, clients: clients, since: now.adding(.zero - options.knownClientAge))
         }
-        let allowance = mailAllowanceKey("reset", normalizedUserId: normalizedUserId, knownClient: known ? clients.first : nil)
-        if try await takeMailAllowance(allowance, perHour: options.resetMailsPerHour, at: now) != nil {
+        let allowance = mail.mailAllowanceKey("reset", normalizedUserId: normalizedUserId, knownClient: known ? clients.first : nil)
+        if try await mail.takeMailAllowance(allowance, perHour: options.resetMailsPerHour, at: now) != nil {
             logger.info("password reset not sent: allowance used", metadata: ["konto.account_id": "\(credential.accountId)", "konto.known_client": "\(known)"])
             return IdentityDone()
         }
@@ -39,8 +39,8 @@ extension IdentityStore {
                 accountId: accountId,
                 expiresAt: expiresAt,
                 events: [
-                    event(accountId, .passwordResetRequested(userId: userId, token: resetTokenSeal.seal(token, accountId: accountId), expiresAt: expiresAt.date), at: now),
-                    mailEvent(accountId, to: userId, .passwordReset, secret: token, expiresAt: expiresAt, at: now),
+                    event(accountId, .passwordResetRequested(userId: userId, token: mail.resetTokenSeal.seal(token, accountId: accountId), expiresAt: expiresAt.date), at: now),
+                    mail.mailEvent(accountId, to: userId, .passwordReset, secret: token, expiresAt: expiresAt, at: now),
                 ].compactMap { $0 }
             )
         }
@@ -51,7 +51,7 @@ extension IdentityStore {
     /// Sets a new password with a reset token: once, before it expires. Every session of the account ends.
     /// - Throws: `account.invalidResetToken` for an unknown, used or expired token; the password's field errors
     ///   (checked first, so a weak password does not use the token up).
-    public func confirmPasswordReset(_ request: IdentityConfirmPasswordResetRequest) async throws(ServiceError) -> IdentitySessionsEnded {
+    func confirmPasswordReset(_ request: IdentityConfirmPasswordResetRequest) async throws(ServiceError) -> IdentitySessionsEnded {
         guard request.token.value.utf8.count <= 256 else { throw Self.invalidResetToken }
         try checkNewPassword(request.newPassword)
         let now = clock()
@@ -60,8 +60,8 @@ extension IdentityStore {
         guard let tokenAccount = try await stored({ () async throws(IdentityStorageError) in try await storage.resetTokenAccount(tokenHash: tokenHash, at: now) }) else {
             throw Self.invalidResetToken
         }
-        let address = await mailAddress(accountId: tokenAccount)
-        let hash = try await hashing { try await hashing.hash(request.newPassword.value) }
+        let address = await mail.mailAddress(accountId: tokenAccount)
+        let hash = try await sessions.hashing { try await sessions.hashing.hash(request.newPassword.value) }
         let confirmed = try await stored { () async throws(IdentityStorageError) in
             try await storage.confirmPasswordReset(tokenHash: tokenHash, at: now, passwordHash: hash.encoded) { accountId, sessionsEnded in
                 var events = [self.event(accountId, .passwordChanged, at: now)]
@@ -69,7 +69,7 @@ extension IdentityStore {
                     events.append(self.event(accountId, .sessionsRevoked, at: now))
                 }
                 // The token named this account when the address was read (a token is the account's alone).
-                if accountId == tokenAccount, let mail = self.mailEvent(accountId, to: address, .passwordChanged, at: now) {
+                if accountId == tokenAccount, let mail = self.mail.mailEvent(accountId, to: address, .passwordChanged, at: now) {
                     events.append(mail)
                 }
                 return events
@@ -79,7 +79,7 @@ extension IdentityStore {
         let accountId = confirmed.accountId
         if let credential = try? await storage.credential(accountId: accountId), let normalizedUserId = credential.normalizedUserId {
             // The owner proved control of the account: failed logins against it are forgiven.
-            try? await storage.clearFailures(key: throttleKeys(normalizedUserId: normalizedUserId, clientAddress: nil)[0])
+            try? await storage.clearFailures(key: sessions.throttleKeys(normalizedUserId: normalizedUserId, clientAddress: nil)[0])
         }
         // A reset link reaches only the mailbox's owner: the account's first proof ends what it gained before
         // (docs/IDENTITY.md, "Pre-hijacked accounts"), but the password this reset set. The reset is done either way; a

@@ -2,7 +2,7 @@ import KontoContracts
 import KontoModel
 import Logging
 
-extension IdentityStore {
+extension EmailProofs {
     /// After a proof of the account's address (its verification link, a mailed sign-in code, a reset through the
     /// mail), when it is the account's first: what the account gained while its address was unproven is ended
     /// (docs/IDENTITY.md, "Pre-hijacked accounts"). Someone who signed up with another's address (a password, a
@@ -14,7 +14,7 @@ extension IdentityStore {
     ///   - keepingPassword: the proof sets the password (a reset): that one is the owner's.
     func endAccessBeforeFirstProof(accountId: String, keeping: String? = nil, keepingPassword: Bool, at now: Timestamp) async throws(ServiceError) -> AccessEnded? {
         guard configuration.userIdType == .emailAddress else { return nil }
-        let address = await mailAddress(accountId: accountId)
+        let address = await mail.mailAddress(accountId: accountId)
         let ended = try await stored { () async throws(IdentityStorageError) in
             try await storage.endAccessBeforeFirstProof(accountId: accountId, keeping: keeping, keepingPassword: keepingPassword, at: now) { ended in
                 var events: [AccountEvent] = []
@@ -27,7 +27,7 @@ extension IdentityStore {
                 for identity in ended.identities {
                     events.append(self.event(accountId, .identityUnlinked(identityId: identity.id, provider: identity.provider), at: now))
                 }
-                if !ended.isEmpty, let mail = self.mailEvent(accountId, to: address, .accessSecured, values: ["removed": Self.removedList(ended)], at: now) {
+                if !ended.isEmpty, let mail = self.mail.mailEvent(accountId, to: address, .accessSecured, values: ["removed": Self.removedList(ended)], at: now) {
                     events.append(mail)
                 }
                 return events

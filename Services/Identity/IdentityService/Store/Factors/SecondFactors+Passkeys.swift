@@ -5,14 +5,14 @@ import KontoModel
 import KontoWebAuthn
 import Logging
 
-extension IdentityStore {
+extension SecondFactors {
     // MARK: Registering
 
     /// Options to make a passkey for the signed-in account (security-related: the privileged window, or the current
     /// password; with second factors, an `aal2` window). The challenge is for this account and works once.
-    public func passkeyRegistrationOptions(_ request: IdentitySecuredRequest) async throws(ServiceError) -> PasskeyCreationOptions {
+    func passkeyRegistrationOptions(_ request: IdentitySecuredRequest) async throws(ServiceError) -> PasskeyCreationOptions {
         let now = clock()
-        let session = try await validSession(request.token, at: now)
+        let session = try await sessions.validSession(request.token, at: now)
         try await authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
         let credential = try await signedUpCredential(session.accountId)
         let accountId = session.accountId
@@ -39,9 +39,9 @@ extension IdentityStore {
     /// public key sealed, asked for at login from now on. `factorAdded`.
     /// - Throws: `account.validationFailed` naming why the passkey was refused (another challenge or origin, a
     ///   signature that does not verify, an algorithm Konto does not verify, registered already, …).
-    public func registerPasskey(_ request: IdentityRegisterPasskeyRequest) async throws(ServiceError) -> IdentityFactor {
+    func registerPasskey(_ request: IdentityRegisterPasskeyRequest) async throws(ServiceError) -> IdentityFactor {
         let now = clock()
-        let session = try await validSession(request.token, at: now)
+        let session = try await sessions.validSession(request.token, at: now)
         let accountId = session.accountId
         let name = try Self.passkeyName(request.name)
         let registration: WebAuthnVerifier.Registration
@@ -74,7 +74,7 @@ extension IdentityStore {
             sealedSecret: factorSecrets.seal(bytes: registration.publicKey, accountId: accountId, factorId: factorId),
             confirmed: true, createdAt: now, credentialId: registration.credentialId, signCount: Int64(registration.signCount)
         )
-        let address = await mailAddress(accountId: accountId)
+        let address = await mail.mailAddress(accountId: accountId)
         let added = try await stored { () async throws(IdentityStorageError) in
             try await storage.addPasskey(factor, events: factorEvents(accountId, .factorAdded(factorId: factorId, factorType: StoredFactor.Kind.passkey.rawValue), address: address, at: now))
         }
@@ -84,43 +84,6 @@ extension IdentityStore {
             "konto.passkey_attestation": "\(registration.attestationFormat)",
         ])
         return Self.answer(factor)
-    }
-
-    // MARK: Signing in
-
-    /// Options for a passwordless login (or a reauthentication): any of the site's passkeys, the user verified.
-    public func passkeyLoginOptions(_ request: IdentityPasskeyOptionsRequest) -> PasskeyRequestOptions {
-        let now = clock()
-        let challenge = PasskeyChallenge.make(.assertion, accountId: nil, expiresAt: now.adding(options.challengeLifetime), key: factorSecrets.challengeKey)
-        return PasskeyRequestOptions(
-            challenge: Base64URL.encode(challenge), timeout: Int(options.challengeLifetime.milliseconds),
-            rpId: options.relyingParty.id, allowCredentials: [], userVerification: "required"
-        )
-    }
-
-    /// A passwordless login: a passkey whose authenticator verified the user, over a challenge from
-    /// ``passkeyLoginOptions(_:)``. The session is `aal2` and privileged for the window.
-    /// - Throws: `account.wrongCredentials` for any passkey that does not sign in (the reason is logged, not told).
-    public func passkeyLogin(_ request: IdentityPasskeyLoginRequest) async throws(ServiceError) -> IdentityAccountSession {
-        let now = clock()
-        let (factor, _) = try await verifyPasskeyAssertion(request.credential, for: nil, challengeAccount: nil, requireUserVerification: true, at: now)
-        let accountId = factor.accountId
-        let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
-        guard let credential, credential.userId != nil else { throw Self.wrongCredentials }
-        let signedIn = try await signedInDetails(credential)
-        let (session, token) = makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true, assuranceLevel: 2, at: now)
-        do {
-            try await storage.createSession(session, events: [event(accountId, .associatedAccount, at: now)])
-        } catch where error.code == .notFound {
-            throw Self.wrongCredentials
-        } catch {
-            throw Self.error(for: error)
-        }
-        await rememberSignIn(accountId: accountId, clients: clientHashes(address: request.clientAddress, device: request.clientDevice), method: "a passkey", at: now)
-        logger.debug("logged in with a passkey", metadata: ["konto.account_id": "\(accountId)", "konto.session_id": "\(session.id)"])
-        return IdentityAccountSession(
-            session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt), details: signedIn.details, account: signedIn.facts
-        )
     }
 
     /// Verifies a passkey's assertion (WebAuthn §7.2) over one of Konto's challenges, uses the challenge up and moves
@@ -209,20 +172,20 @@ extension IdentityStore {
 
     var passkeyVerifier: WebAuthnVerifier { WebAuthnVerifier(relyingParty: options.relyingParty) }
 
-    private func passkeyDenied(_ error: WebAuthnError, accountId: String?) -> ServiceError {
+    func passkeyDenied(_ error: WebAuthnError, accountId: String?) -> ServiceError {
         logger.info("passkey refused", metadata: [
             "konto.account_id": "\(accountId ?? "-")", "konto.webauthn_code": "\(error.code.rawValue)", "konto.webauthn_detail": "\(error.detail)",
         ])
         return Self.wrongCredentials
     }
 
-    private static func passkeyRefused(_ error: WebAuthnError) -> ServiceError {
+    static func passkeyRefused(_ error: WebAuthnError) -> ServiceError {
         ServiceError(AccountError(code: .validationFailed, fields: [
             AccountFieldError(key: "credential", code: .passkeyRefused, message: "The passkey was refused: \(error.detail) (webauthn.\(error.code.rawValue))."),
         ]))
     }
 
-    private static func credentialId(_ text: String) throws(WebAuthnError) -> [UInt8] {
+    static func credentialId(_ text: String) throws(WebAuthnError) -> [UInt8] {
         guard text.utf8.count <= 2 * AuthenticatorData.maximumCredentialIdLength else { throw WebAuthnError(.tooLarge, "a credential ID over 1023 bytes") }
         let bytes = try Base64URL.decode(text, "the credential's rawId")
         guard !bytes.isEmpty, bytes.count <= AuthenticatorData.maximumCredentialIdLength else {
@@ -231,7 +194,7 @@ extension IdentityStore {
         return bytes
     }
 
-    private static func passkeyName(_ name: String?) throws(ServiceError) -> String {
+    static func passkeyName(_ name: String?) throws(ServiceError) -> String {
         let trimmed = (name ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         guard trimmed.count <= 64, !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw ServiceError(AccountError(code: .validationFailed, fields: [

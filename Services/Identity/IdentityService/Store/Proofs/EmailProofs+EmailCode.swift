@@ -2,7 +2,7 @@ import KontoContracts
 import KontoModel
 import Logging
 
-extension IdentityStore {
+extension EmailProofs {
     /// Mails a sign-in code to an account's userId, where the deployment offers sign-in by code
     /// (``IdentityOptions/emailCodeLogin``).
     ///
@@ -13,11 +13,11 @@ extension IdentityStore {
     /// A newer code does not end an older one: a stranger asking cannot spoil the code the owner is typing.
     /// - Throws: `account.notFound` where sign-in by code is off; the userId's field errors; `account.throttled` for
     ///   a client address asking too often.
-    public func requestEmailCode(_ request: IdentityEmailCodeRequest) async throws(ServiceError) -> IdentityDone {
+    func requestEmailCode(_ request: IdentityEmailCodeRequest) async throws(ServiceError) -> IdentityDone {
         guard options.emailCodeLogin else { throw Self.emailCodeLoginOff }
         let now = clock()
-        let normalizedUserId = try await admitMailRequest("email-code", userId: request.userId, clientAddress: request.clientAddress, at: now)
-        let clients = knownClientCandidates(address: request.clientAddress, device: request.clientDevice)
+        let normalizedUserId = try await mail.admitMailRequest("email-code", userId: request.userId, clientAddress: request.clientAddress, at: now)
+        let clients = sessions.knownClientCandidates(address: request.clientAddress, device: request.clientDevice)
         pendingWork.run {
             await self.mailEmailCode(normalizedUserId: normalizedUserId, clients: clients, at: now)
         }
@@ -25,21 +25,21 @@ extension IdentityStore {
     }
 
     /// The part of a code request nobody waits for: failures are logged (the owner asks again).
-    private func mailEmailCode(normalizedUserId: String, clients: [[UInt8]], at now: Timestamp) async {
+    func mailEmailCode(normalizedUserId: String, clients: [[UInt8]], at now: Timestamp) async {
         do {
             guard configuration.userIdType == .emailAddress,
                   let credential = try await storage.credential(normalizedUserId: normalizedUserId), let address = credential.userId
             else { return }
             let accountId = credential.accountId
             let known = try await storage.isKnownClient(accountId: accountId, clients: clients, since: now.adding(.zero - options.knownClientAge))
-            let allowance = mailAllowanceKey("code", normalizedUserId: normalizedUserId, knownClient: known ? clients.first : nil)
-            if try await takeMailAllowance(allowance, perHour: options.emailCodeMailsPerHour, at: now) != nil {
+            let allowance = mail.mailAllowanceKey("code", normalizedUserId: normalizedUserId, knownClient: known ? clients.first : nil)
+            if try await mail.takeMailAllowance(allowance, perHour: options.emailCodeMailsPerHour, at: now) != nil {
                 logger.info("sign-in code not sent: allowance used", metadata: ["konto.account_id": "\(accountId)", "konto.known_client": "\(known)"])
                 return
             }
             let code = EmailCode.generate()
             let expiresAt = now.adding(options.emailCodeLifetime)
-            guard let mail = mailEvent(accountId, to: address, .signInCode, secret: code, expiresAt: expiresAt, at: now) else { return }
+            guard let mail = mail.mailEvent(accountId, to: address, .signInCode, secret: code, expiresAt: expiresAt, at: now) else { return }
             try await storage.createEmailCode(
                 accountId: accountId, codeDigest: factorSecrets.emailCodeDigest(code, accountId: accountId),
                 credentialVersion: credential.credentialVersion, expiresAt: expiresAt, events: [mail]
@@ -59,7 +59,7 @@ extension IdentityStore {
     /// not the password, so security-related steps still ask for it (or a second factor).
     /// - Throws: `account.notFound` where sign-in by code is off; `account.validationFailed` for a code that is not 8
     ///   digits or an over-long userId (no guess counted); `account.throttled`; `account.wrongCredentials`.
-    public func emailCodeLogin(_ request: IdentityEmailCodeLoginRequest) async throws(ServiceError) -> IdentityLoginAnswer {
+    func emailCodeLogin(_ request: IdentityEmailCodeLoginRequest) async throws(ServiceError) -> IdentityLoginAnswer {
         guard options.emailCodeLogin else { throw Self.emailCodeLoginOff }
         guard UserIdNormalization.acceptsLength(of: request.userId) else {
             throw ServiceError(AccountError(code: .validationFailed, fields: [UserIdNormalization.tooLongField]))
@@ -67,18 +67,18 @@ extension IdentityStore {
         guard EmailCode.isWellFormed(request.code.value) else { throw Self.malformedEmailCode }
         let now = clock()
         let normalizedUserId = UserIdNormalization.normalized(request.userId, type: configuration.userIdType)
-        let clients = clientHashes(address: request.clientAddress, device: request.clientDevice)
+        let clients = sessions.clientHashes(address: request.clientAddress, device: request.clientDevice)
         // [the userId's code attempts, the address's (shared with password logins), this client's at this userId?]
-        var keys = ["code-user:" + Self.digest(normalizedUserId)]
-        keys += throttleKeys(normalizedUserId: normalizedUserId, clientAddress: request.clientAddress).dropFirst()
+        var keys = ["code-user:" + SessionAuthority.digest(normalizedUserId)]
+        keys += sessions.throttleKeys(normalizedUserId: normalizedUserId, clientAddress: request.clientAddress).dropFirst()
         if let client = clients.first {
-            keys.append("code-user-client:" + Self.digest(normalizedUserId + "\u{0}" + Self.hex(client)))
+            keys.append("code-user-client:" + SessionAuthority.digest(normalizedUserId + "\u{0}" + SessionAuthority.hex(client)))
         }
         let lookup = try await stored { () async throws(IdentityStorageError) in
             try await storage.loginLookup(normalizedUserId: normalizedUserId, keys: keys, at: now, window: options.throttle.window)
         }
-        let heldUserId = try await admitSignIn(
-            lookup.counts, credential: lookup.credential, clients: knownClientCandidates(address: request.clientAddress, device: request.clientDevice), at: now
+        let heldUserId = try await sessions.admitSignIn(
+            lookup.counts, credential: lookup.credential, clients: sessions.knownClientCandidates(address: request.clientAddress, device: request.clientDevice), at: now
         )
         // Tried for an unknown userId too (under an accountId no account has), so both answers take the same statements.
         let accountId = configuration.userIdType == .emailAddress ? lookup.credential?.accountId ?? "" : ""
@@ -89,10 +89,10 @@ extension IdentityStore {
             }
         }
         guard let credential = lookup.credential, let used, used.credentialVersion == credential.credentialVersion else {
-            try await recordFailure(keys, at: now)
+            try await sessions.recordFailure(keys, at: now)
             throw Self.wrongCredentials
         }
-        try await forgetFailures(keys, counts: lookup.counts, heldUserId: heldUserId)
+        try await sessions.forgetFailures(keys, counts: lookup.counts, heldUserId: heldUserId)
         var verified = credential
         verified.emailVerifiedAt = verified.emailVerifiedAt ?? now
         var demandsSecondFactor = lookup.demandsSecondFactor
@@ -105,7 +105,7 @@ extension IdentityStore {
             demandsSecondFactor = false
         }
         do {
-            let answer = try await finishSignIn(verified, demandsSecondFactor: demandsSecondFactor, privileged: false, clients: clients, method: "a code sent by mail", at: now)
+            let answer = try await signIn.finishSignIn(verified, demandsSecondFactor: demandsSecondFactor, privileged: false, clients: clients, method: "a code sent by mail", at: now)
             logger.info("signed in with a mailed code", metadata: ["konto.account_id": "\(accountId)"])
             return answer
         } catch where error.code == .identityProfileUnavailable {
@@ -116,6 +116,7 @@ extension IdentityStore {
     }
 
     static let emailCodeLoginOff = ServiceError(AccountError(code: .notFound, message: "Sign-in by emailed code is not offered here."))
+
     static let malformedEmailCode = ServiceError(AccountError(code: .validationFailed, fields: [
         AccountFieldError(key: "code", code: .credentialNotAccepted, message: "Enter the \(EmailCode.digits) digits from the mail."),
     ]))

@@ -2,24 +2,24 @@ import KontoContracts
 import KontoModel
 import Logging
 
-extension IdentityStore {
+extension AccountSecurity {
     /// Sets a new password and ends every other session of the account. Needs a privileged session or the current
     /// password.
-    public func changePassword(_ request: IdentityChangePasswordRequest) async throws(ServiceError) -> IdentitySessionsEnded {
+    func changePassword(_ request: IdentityChangePasswordRequest) async throws(ServiceError) -> IdentitySessionsEnded {
         let now = clock()
-        let session = try await validSession(request.token, at: now)
+        let session = try await sessions.validSession(request.token, at: now)
         try checkNewPassword(request.newPassword)
-        try await authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
-        let hash = try await hashing { try await hashing.hash(request.newPassword.value) }
+        try await factors.authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
+        let hash = try await sessions.hashing { try await sessions.hashing.hash(request.newPassword.value) }
         let accountId = session.accountId
-        let address = await mailAddress(accountId: accountId)
+        let address = await mail.mailAddress(accountId: accountId)
         let ended = try await stored { () async throws(IdentityStorageError) in
             try await storage.changePassword(accountId: accountId, passwordHash: hash.encoded, keeping: session.id) { ended in
                 var events = [self.event(accountId, .passwordChanged, at: now)]
                 if ended > 0 {
                     events.append(self.event(accountId, .sessionsRevoked, at: now))
                 }
-                if let mail = self.mailEvent(accountId, to: address, .passwordChanged, at: now) {
+                if let mail = self.mail.mailEvent(accountId, to: address, .passwordChanged, at: now) {
                     events.append(mail)
                 }
                 return events
@@ -33,12 +33,12 @@ extension IdentityStore {
     /// session and every reset token of the account ends. Needs a privileged session or the current password.
     /// - Throws: `account.credentialsTaken` when another account has it; `account.throttled` past the account's mails to
     ///   chosen addresses, or the new address's, this hour (nothing changed).
-    public func changeUserId(_ request: IdentityChangeUserIdRequest) async throws(ServiceError) -> IdentityDone {
+    func changeUserId(_ request: IdentityChangeUserIdRequest) async throws(ServiceError) -> IdentityDone {
         let now = clock()
-        let session = try await validSession(request.token, at: now)
+        let session = try await sessions.validSession(request.token, at: now)
         let userId = UserIdNormalization.trimmed(request.userId)
         try checkUserId(userId)
-        try await authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
+        try await factors.authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
         let accountId = session.accountId
         let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
         guard let credential, let previous = credential.userId else {
@@ -48,7 +48,7 @@ extension IdentityStore {
         // Where userIds are addresses the change mails a chosen address (the link) and the previous one: counted like
         // the account's other chosen-address mails before anything changes, so a session cannot mail any number.
         if configuration.userIdType == .emailAddress {
-            try await takeMailAllowances(chosenAddressAllowances(accountId: accountId, address: userId), at: now)
+            try await mail.takeMailAllowances(mail.chosenAddressAllowances(accountId: accountId, address: userId), at: now)
         }
         let ended = try await stored { () async throws(IdentityStorageError) in
             try await storage.changeUserId(accountId: accountId, userId: userId, normalizedUserId: normalizedUserId, keeping: session.id) { ended in
@@ -57,14 +57,14 @@ extension IdentityStore {
                     events.append(self.event(accountId, .sessionsRevoked, at: now))
                 }
                 // To the previous address: whoever owns it learns that it no longer signs in.
-                if let mail = self.mailEvent(accountId, to: previous, .emailChanged, at: now) {
+                if let mail = self.mail.mailEvent(accountId, to: previous, .emailChanged, at: now) {
                     events.append(mail)
                 }
                 return events
             }
         }
         // The new address is unverified until the link sent to it is opened.
-        await sendEmailVerification(accountId: accountId, address: userId, at: now)
+        await mail.sendEmailVerification(accountId: accountId, address: userId, at: now)
         logger.info("userId changed", metadata: ["konto.account_id": "\(accountId)", "konto.sessions_ended": "\(ended)"])
         return IdentityDone()
     }
@@ -77,10 +77,10 @@ extension IdentityStore {
     /// a repair after ``IdentityOptions/profileCleanupDelay``, should the event not get there (events switched off,
     /// Notifications down for long): the clean-up job's `profile.delete` then finds nothing or removes what is left.
     /// The caller is told the account is gone at once, since it can no longer log in.
-    public func delete(_ request: IdentityDeleteRequest) async throws(ServiceError) -> IdentityDone {
+    func delete(_ request: IdentityDeleteRequest) async throws(ServiceError) -> IdentityDone {
         let now = clock()
-        let session = try await validSession(request.token, at: now)
-        try await authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
+        let session = try await sessions.validSession(request.token, at: now)
+        try await factors.authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
         let accountId = session.accountId
         let normalizedUserId = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }?.normalizedUserId
         let deleted = try await stored { () async throws(IdentityStorageError) in
@@ -93,49 +93,9 @@ extension IdentityStore {
         guard deleted else { throw ServiceError(AccountError(code: .notFound)) }
         if let normalizedUserId {
             // The failure count under the userId's digest goes too (it would expire with its window anyway).
-            try? await storage.clearFailures(key: throttleKeys(normalizedUserId: normalizedUserId, clientAddress: nil)[0])
+            try? await storage.clearFailures(key: sessions.throttleKeys(normalizedUserId: normalizedUserId, clientAddress: nil)[0])
         }
         logger.info("account deleted", metadata: ["konto.account_id": "\(accountId)"])
         return IdentityDone()
-    }
-
-    /// A new password must pass the configured password rules and the length limit, and not be a common one.
-    func checkNewPassword(_ password: SecretString) throws(ServiceError) {
-        guard PasswordHashingPool.acceptsLength(of: password) else { throw Self.passwordTooLong }
-        try checkValue(.string(password.value), identifier: PasswordKey.identifier)
-        if let common = commonPasswordError(password) {
-            throw ServiceError(AccountError(code: .validationFailed, fields: [common]))
-        }
-    }
-
-    /// The field error of a password on the common-password list (ASVS 6.2.4), nil for any other.
-    func commonPasswordError(_ password: SecretString) -> AccountFieldError? {
-        guard options.commonPasswords.contains(password.value) else { return nil }
-        return AccountFieldError(
-            key: PasswordKey.identifier,
-            code: .commonPassword,
-            message: "This password is one of the most common ones, which are guessed first. Choose another."
-        )
-    }
-
-    func checkUserId(_ userId: String) throws(ServiceError) {
-        guard UserIdNormalization.acceptsLength(of: userId) else {
-            throw ServiceError(AccountError(code: .validationFailed, fields: [UserIdNormalization.tooLongField]))
-        }
-        try checkValue(.string(userId), identifier: UserIdKey.identifier)
-    }
-
-    /// One credential checked against its configured rules (nonEmpty when it has none).
-    private func checkValue(_ value: AccountValue, identifier: String) throws(ServiceError) {
-        do {
-            try configuration.validate(AccountDetails(values: [identifier: value], userIdType: configuration.userIdType), requiring: [identifier])
-        } catch {
-            throw ServiceError(error)
-        }
-        if case let .string(string) = value, string.isEmpty {
-            throw ServiceError(AccountError(code: .missingAccountValue, fields: [
-                AccountFieldError(key: identifier, code: .missingAccountValue, message: "This field is required."),
-            ]))
-        }
     }
 }

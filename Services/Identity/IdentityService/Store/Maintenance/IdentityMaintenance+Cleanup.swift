@@ -5,12 +5,12 @@ import Logging
 /// left behind, sign-ups whose process died between reserving the userId and activating the account, failed-login
 /// counts out of every window; less often, expired sessions and reset tokens and anonymous accounts that lost their
 /// last session.
-extension IdentityStore {
+extension IdentityMaintenance {
     /// One sweep: stale reservations first (their profiles join the clean-ups), failure counts out of their window and
     /// clients no longer known, then every due clean-up.
     /// Returns how many profiles were cleaned up.
     @discardableResult
-    public func runCleanups(limit: Int = 100) async -> Int {
+    func runCleanups(limit: Int = 100) async -> Int {
         let now = clock()
         do {
             let cutoff = now.adding(.zero - options.staleReservationAge)
@@ -36,13 +36,11 @@ extension IdentityStore {
             return 0
         }
     }
-}
 
-extension IdentityStore {
     /// Deletes expired sessions and reset tokens, and anonymous accounts no one can sign in to any more (each with a
     /// `deletingAccount` event, so consumers forget what they keep for it), in bounded batches until none is left.
     @discardableResult
-    public func pruneExpired(limit: Int = 500) async -> PrunedRecords {
+    func pruneExpired(limit: Int = 500) async -> PrunedRecords {
         let now = clock()
         var total = PrunedRecords()
         do {

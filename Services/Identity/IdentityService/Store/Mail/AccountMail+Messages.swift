@@ -2,7 +2,7 @@ import KontoContracts
 import KontoModel
 import Logging
 
-extension IdentityStore {
+extension AccountMail {
     /// A `mailRequested` event for Notifications' courier, written in the same transaction as the change it tells of;
     /// nil when the account has no address to write to (its userId is a username, or it is anonymous). A secret is
     /// sealed for the courier, as a reset token for its deliverer.
@@ -33,17 +33,17 @@ extension IdentityStore {
     func admitMailRequest(_ kind: String, userId: String, clientAddress: String?, at now: Timestamp) async throws(ServiceError) -> String {
         try checkUserId(userId)
         let normalizedUserId = UserIdNormalization.normalized(userId, type: configuration.userIdType)
-        let addressKeys = throttleKeys(normalizedUserId: normalizedUserId, clientAddress: clientAddress).dropFirst().map { kind + ":" + $0 }
-        try await checkThrottle(addressKeys, at: now)
-        try await recordFailure(addressKeys, at: now)
+        let addressKeys = sessions.throttleKeys(normalizedUserId: normalizedUserId, clientAddress: clientAddress).dropFirst().map { kind + ":" + $0 }
+        try await sessions.checkThrottle(addressKeys, at: now)
+        try await sessions.recordFailure(addressKeys, at: now)
         return normalizedUserId
     }
 
     /// The hourly allowance a mail of `kind` to a userId counts against: all unknown clients' together, or a known
     /// client's own (so a stranger's requests never use up the owner's).
     func mailAllowanceKey(_ kind: String, normalizedUserId: String, knownClient: [UInt8]?) -> String {
-        guard let knownClient else { return kind + "-mail:" + Self.digest(normalizedUserId) }
-        return kind + "-mail-client:" + Self.digest(normalizedUserId + "\u{0}" + Self.hex(knownClient))
+        guard let knownClient else { return kind + "-mail:" + SessionAuthority.digest(normalizedUserId) }
+        return kind + "-mail-client:" + SessionAuthority.digest(normalizedUserId + "\u{0}" + SessionAuthority.hex(knownClient))
     }
 
     /// Remembers the clients a sign-in came from; when none of them had signed in to the account before, mails the
@@ -51,12 +51,19 @@ extension IdentityStore {
     /// The answer comes with the write (no read of its own); a failure only costs the notice.
     func rememberSignIn(accountId: String, clients: [[UInt8]], method: String, at now: Timestamp) async {
         guard let known = try? await storage.rememberClients(accountId: accountId, clients: clients, at: now), !known, options.newClientMail else { return }
-        let address = await mailAddress(accountId: accountId)
-        guard let mail = mailEvent(accountId, to: address, .newSignIn, values: ["method": method], at: now) else { return }
         do {
-            try await storage.appendEvents([mail])
+            try await notify(accountId, .newSignIn, values: ["method": method], at: now)
         } catch {
             logger.warning("could not mail the owner about a sign-in from a new client", metadata: ["konto.account_id": "\(accountId)", "konto.error": "\(error)"])
         }
+    }
+
+    /// Mails the owner a notice that is no part of a change (a sign-in from a new client, wrong second-factor
+    /// answers): its event written alone. Nothing where the account has no address to write to.
+    /// - Throws: the storage's error; the caller logs it (only the notice is lost).
+    func notify(_ accountId: String, _ message: MailRequest.Message, values: [String: String], at now: Timestamp) async throws(IdentityStorageError) {
+        let address = await mailAddress(accountId: accountId)
+        guard let mail = mailEvent(accountId, to: address, message, values: values, at: now) else { return }
+        try await storage.appendEvents([mail])
     }
 }

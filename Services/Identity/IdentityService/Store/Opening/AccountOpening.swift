@@ -1,6 +1,6 @@
 import KontoModel
 
-/// What opens an account (``IdentityStore/openAccount(_:at:)``): its first credential, its userId and checked details,
+/// What opens an account (``AccountOpener/openAccount(_:at:)``): its first credential, its userId and checked details,
 /// and the anonymous session it upgrades, if any. Password sign-up, provider sign-up and both anonymous upgrades are
 /// each one of these.
 struct AccountOpening {
@@ -15,13 +15,13 @@ struct AccountOpening {
     /// As given (trimmed), and as uniqueness compares it.
     var userId: String
     var normalizedUserId: String
-    /// Profile's part, checked (``IdentityStore/checkSignUp(userId:password:details:)``).
+    /// Profile's part, checked (``AccountOpener/checkSignUp(userId:password:details:)``).
     var details: AccountDetails
     /// The userId is an address the provider vouched for: a new account has it verified from the start, and no link
     /// is mailed.
     var addressVerified = false
     /// The anonymous session whose account signs up (it keeps its accountId and creation); nil for a new account.
     var upgrading: StoredSession?
-    /// The signing-up client's digests (``IdentityStore/clientHashes(address:device:)``), remembered as the owner's.
+    /// The signing-up client's digests (``SessionAuthority/clientHashes(address:device:)``), remembered as the owner's.
     var clients: [[UInt8]] = []
 }

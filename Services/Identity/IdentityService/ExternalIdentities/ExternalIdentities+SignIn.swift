@@ -4,7 +4,7 @@ import KontoContracts
 import KontoModel
 import Logging
 
-extension IdentityStore {
+extension ExternalIdentities {
     // MARK: Signing in
 
     /// Signs in with an external provider (docs/IDENTITY.md, "External identities").
@@ -18,10 +18,10 @@ extension IdentityStore {
     /// (``IdentityExternalSignUp``). An address the provider vouches for that belongs to another account joins that
     /// account only where the operator turned `linkByVerifiedEmail` on and the account's address is verified too;
     /// otherwise the owner signs in there and links the provider.
-    public func externalLogin(_ request: IdentityExternalLoginRequest) async throws(ServiceError) -> IdentityExternalLoginAnswer {
+    func externalLogin(_ request: IdentityExternalLoginRequest) async throws(ServiceError) -> IdentityExternalLoginAnswer {
         let now = clock()
         let provider = try provider(named: request.provider)
-        let clients = clientHashes(address: request.clientAddress, device: request.clientDevice)
+        let clients = sessions.clientHashes(address: request.clientAddress, device: request.clientDevice)
         if let signUpToken = request.signUpToken {
             guard let pending = providerTokens.open(signUp: signUpToken.value), pending.identity.provider == provider.name, now < pending.expiresAt else {
                 throw ServiceError(AccountError(code: .invalidIdentityToken, message: "The sign-up token is unknown or expired: sign in with the provider again."))
@@ -53,7 +53,7 @@ extension IdentityStore {
 
     /// A linked identity's sign-in: a privileged session (the provider just authenticated the user), or the second
     /// factor's challenge.
-    private func signIn(
+    func signIn(
         _ identity: StoredExternalIdentity, credential: StoredCredential, verified: VerifiedIdentity, refreshToken: ProviderTokenBox.RefreshToken?,
         clients: [[UInt8]], at now: Timestamp
     ) async throws(ServiceError) -> IdentityExternalLoginAnswer {
@@ -67,7 +67,7 @@ extension IdentityStore {
 
     /// A first sign-in: a new account (or the anonymous session's), a link to the account whose verified address
     /// the provider vouches for (where the operator allows it), or the sign-up to complete.
-    private func createExternalAccount(
+    func createExternalAccount(
         _ provider: IdentityProvider, verified: VerifiedIdentity, name: PersonName?, refreshToken: ProviderTokenBox.RefreshToken?,
         request: IdentityExternalLoginRequest, pendingId: String?, clients: [[UInt8]], at now: Timestamp
     ) async throws(ServiceError) -> IdentityExternalLoginAnswer {
@@ -89,7 +89,7 @@ extension IdentityStore {
         let details = externalDetails(request.details, verified: verified, name: name)
         let checked: AccountDetails
         do {
-            checked = try checkSignUp(userId: userId ?? "", password: nil, details: details)
+            checked = try opener.checkSignUp(userId: userId ?? "", password: nil, details: details)
         } catch {
             // Completing with a sign-up token: the values are refused as in any sign-up (the token still works).
             if pendingId != nil { throw error }
@@ -112,14 +112,14 @@ extension IdentityStore {
             && verified.email.map { UserIdNormalization.normalized($0, type: .emailAddress) == normalizedUserId } == true
         var upgrading: StoredSession?
         if let anonymous = request.anonymousSession {
-            let session = try await validSession(anonymous, at: now)
+            let session = try await sessions.validSession(anonymous, at: now)
             guard session.accountIsAnonymous else { throw ServiceError(AccountError(code: .alreadySignedUp)) }
             if try await stored({ () async throws(IdentityStorageError) in try await storage.credential(normalizedUserId: normalizedUserId) }) != nil {
                 throw ServiceError(AccountError(code: .credentialsTaken))
             }
             upgrading = session
         }
-        let opened = try await openAccount(
+        let opened = try await opener.openAccount(
             AccountOpening(
                 credential: .external(provider, verified, refreshToken), userId: userId, normalizedUserId: normalizedUserId, details: checked,
                 addressVerified: addressVerified, upgrading: upgrading, clients: clients
@@ -130,11 +130,11 @@ extension IdentityStore {
     }
 
     /// The operator's automatic link (`linkByVerifiedEmail`): both addresses verified; then a sign-in there.
-    private func linkByEmail(
+    func linkByEmail(
         _ provider: IdentityProvider, verified: VerifiedIdentity, refreshToken: ProviderTokenBox.RefreshToken?, to owner: StoredCredential,
         pendingId: String?, clients: [[UInt8]], at now: Timestamp
     ) async throws(ServiceError) -> IdentityExternalLoginAnswer {
-        let identity = newIdentity(provider, verified: verified, refreshToken: refreshToken, accountId: owner.accountId, at: now)
+        let identity = opener.newIdentity(provider, verified: verified, refreshToken: refreshToken, accountId: owner.accountId, at: now)
         let events = identityLinkedEvents(owner.accountId, identity, provider, address: owner.userId, automatic: true, at: now)
         guard try await stored({ () async throws(IdentityStorageError) in
             try await storage.addExternalIdentity(identity, events: events)
@@ -147,17 +147,17 @@ extension IdentityStore {
 
     /// A provider's sign-in to an existing account: privileged (the provider just authenticated the user), or the
     /// second factor's challenge when one is enrolled.
-    private func finishExternalSignIn(
+    func finishExternalSignIn(
         _ credential: StoredCredential, providerName: String, clients: [[UInt8]], at now: Timestamp
     ) async throws(ServiceError) -> IdentityExternalLoginAnswer {
-        let demands = try await demandsSecondFactor(credential.accountId)
+        let demands = try await factors.demandsSecondFactor(credential.accountId)
         let method = (try? provider(named: providerName))?.displayName ?? providerName
-        let answer = try await finishSignIn(credential, demandsSecondFactor: demands, privileged: true, clients: clients, method: method, at: now)
+        let answer = try await signIn.finishSignIn(credential, demandsSecondFactor: demands, privileged: true, clients: clients, method: method, at: now)
         return IdentityExternalLoginAnswer(accountSession: answer.accountSession, challenge: answer.challenge)
     }
 
     /// The answer asking for what the account still needs, with a token standing for the verified identity.
-    private func signUpToComplete(
+    func signUpToComplete(
         _ provider: IdentityProvider, verified: VerifiedIdentity, name: PersonName?, refreshToken: ProviderTokenBox.RefreshToken?,
         userId: String?, details: AccountDetails, takenAddress: Bool, problems: ServiceError?, at now: Timestamp
     ) async throws(ServiceError) -> IdentityExternalLoginAnswer {
@@ -181,7 +181,7 @@ extension IdentityStore {
 
     /// The details of a new account: the caller's, with the provider's name and (where userIds are usernames) address
     /// where the deployment has those keys and the caller did not set them.
-    private func externalDetails(_ given: AccountDetails?, verified: VerifiedIdentity, name: PersonName?) -> AccountDetails {
+    func externalDetails(_ given: AccountDetails?, verified: VerifiedIdentity, name: PersonName?) -> AccountDetails {
         var values = given?.storedValues ?? [:]
         let keys = Set(configuration.keys.map(\.identifier))
         let fromToken = verified.givenName != nil || verified.familyName != nil ? PersonName(givenName: verified.givenName, familyName: verified.familyName) : nil
@@ -201,13 +201,13 @@ extension IdentityStore {
 
     /// Links an identity to the signed-in account (security-related). `account.credentialsTaken` when it is linked
     /// to another account; linking one the account has already answers it again.
-    public func linkIdentity(_ request: IdentityLinkIdentityRequest) async throws(ServiceError) -> IdentityExternalIdentity {
+    func linkIdentity(_ request: IdentityLinkIdentityRequest) async throws(ServiceError) -> IdentityExternalIdentity {
         let now = clock()
-        let session = try await validSession(request.token, at: now)
+        let session = try await sessions.validSession(request.token, at: now)
         let provider = try provider(named: request.provider)
-        try await authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
+        try await factors.authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
         let accountId = session.accountId
-        _ = try await signedUpCredential(accountId)
+        _ = try await factors.signedUpCredential(accountId)
         let (verified, refreshToken) = try await verifiedIdentity(
             provider, idToken: request.idToken, nonce: request.nonce, code: request.authorizationCode,
             codeVerifier: request.codeVerifier, redirectURI: request.redirectURI, at: now
@@ -220,8 +220,8 @@ extension IdentityStore {
             }
             return Self.info(existing)
         }
-        let identity = newIdentity(provider, verified: verified, refreshToken: refreshToken, accountId: accountId, at: now)
-        let address = await mailAddress(accountId: accountId)
+        let identity = opener.newIdentity(provider, verified: verified, refreshToken: refreshToken, accountId: accountId, at: now)
+        let address = await mail.mailAddress(accountId: accountId)
         let events = identityLinkedEvents(accountId, identity, provider, address: address, automatic: false, at: now)
         guard try await stored({ () async throws(IdentityStorageError) in
             try await storage.addExternalIdentity(identity, events: events)
@@ -233,8 +233,8 @@ extension IdentityStore {
     }
 
     /// The signed-in account's linked identities.
-    public func listIdentities(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentityExternalIdentities {
-        let session = try await validSession(request.token, at: clock())
+    func listIdentities(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentityExternalIdentities {
+        let session = try await sessions.validSession(request.token, at: clock())
         let accountId = session.accountId
         let identities = try await stored { () async throws(IdentityStorageError) in try await storage.externalIdentities(accountId: accountId) }
         return IdentityExternalIdentities(identities: identities.map(Self.info))
@@ -242,10 +242,10 @@ extension IdentityStore {
 
     /// Unlinks one of the account's identities (security-related); refused with `account.lastSignInMethod` when the
     /// account has no password and no other identity. A refresh token kept for it is revoked at the provider.
-    public func unlinkIdentity(_ request: IdentityUnlinkIdentityRequest) async throws(ServiceError) -> IdentityDone {
+    func unlinkIdentity(_ request: IdentityUnlinkIdentityRequest) async throws(ServiceError) -> IdentityDone {
         let now = clock()
-        let session = try await validSession(request.token, at: now)
-        try await authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
+        let session = try await sessions.validSession(request.token, at: now)
+        try await factors.authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
         let accountId = session.accountId
         let identityId = request.identityId
         guard identityId.utf8.count <= 64 else { throw ServiceError(AccountError(code: .identityNotFound)) }
@@ -269,12 +269,12 @@ extension IdentityStore {
     // MARK: Web flow
 
     /// The providers offered, for sign-in pages.
-    public func identityProviders(_ request: IdentityClientRequest) -> IdentityProviderList {
+    func identityProviders(_ request: IdentityClientRequest) -> IdentityProviderList {
         IdentityProviderList(providers: providers.providers.providers.map { .init(name: $0.name, displayName: $0.displayName) })
     }
 
     /// The provider's authorization URL for the caller's state, nonce and PKCE challenge.
-    public func externalAuthorization(_ request: IdentityAuthorizationRequest) async throws(ServiceError) -> IdentityAuthorizationURL {
+    func externalAuthorization(_ request: IdentityAuthorizationRequest) async throws(ServiceError) -> IdentityAuthorizationURL {
         let provider = try provider(named: request.provider)
         var fields: [AccountFieldError] = []
         if !ProviderURL.isAcceptable(request.redirectURI, allowingQuery: true) {
@@ -301,7 +301,7 @@ extension IdentityStore {
 
     /// The identity a request proves: a native ID token (with Apple's code exchanged for the refresh token kept for
     /// revocation), or a web flow's code exchanged for the ID token. The token's nonce is used up here.
-    private func verifiedIdentity(
+    func verifiedIdentity(
         _ provider: IdentityProvider, idToken: SecretString?, nonce: SecretString?, code: SecretString?, codeVerifier: SecretString?,
         redirectURI: String?, at now: Timestamp
     ) async throws(ServiceError) -> (VerifiedIdentity, ProviderTokenBox.RefreshToken?) {
@@ -342,7 +342,7 @@ extension IdentityStore {
     }
 
     /// A token's nonce works once: remembered until the token expires (and a minute of skew).
-    private func useNonce(_ nonce: String, provider: IdentityProvider, until expiresAt: Double) async throws(ServiceError) {
+    func useNonce(_ nonce: String, provider: IdentityProvider, until expiresAt: Double) async throws(ServiceError) {
         guard let until = Timestamp(checkingSeconds: expiresAt + 120) else { throw IdentityTokenRefusal.implausibleLifetime.error }
         do {
             try await useOnce(digest: Self.onceDigest("nonce", provider.name + "\u{0}" + nonce), until: until)
@@ -351,7 +351,7 @@ extension IdentityStore {
         }
     }
 
-    private func useOnce(digest: [UInt8], until: Timestamp) async throws(ServiceError) {
+    func useOnce(digest: [UInt8], until: Timestamp) async throws(ServiceError) {
         guard try await stored({ () async throws(IdentityStorageError) in try await storage.useNonce(digest: digest, expiresAt: until) }) else {
             throw ServiceError(AccountError(code: .invalidIdentityToken, message: "This sign-up was completed already: sign in with the provider again."))
         }
@@ -361,13 +361,6 @@ extension IdentityStore {
         Array(SHA256.hash(data: Array((purpose + "\u{0}" + value).utf8)))
     }
 
-    func newIdentity(_ provider: IdentityProvider, verified: VerifiedIdentity, refreshToken: ProviderTokenBox.RefreshToken?, accountId: String, at now: Timestamp) -> StoredExternalIdentity {
-        let id = UUID().uuidString.lowercased()
-        return StoredExternalIdentity(
-            id: id, accountId: accountId, provider: provider.name, subject: verified.subject, email: verified.email, emailVerified: verified.emailVerified,
-            createdAt: now, lastUsedAt: now, sealedRefreshToken: refreshToken.map { providerTokens.seal($0, accountId: accountId, identityId: id) }
-        )
-    }
 
     static func info(_ identity: StoredExternalIdentity) -> IdentityExternalIdentity {
         IdentityExternalIdentity(
@@ -378,18 +371,5 @@ extension IdentityStore {
 
     static func isOpaque(_ text: String) -> Bool {
         (16...256).contains(text.utf8.count) && text.unicodeScalars.allSatisfy { ("A"..."Z").contains($0) || ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_" }
-    }
-}
-
-extension IdentityStore {
-    /// A linked identity's event, and the mail telling the owner of the new way in (ASVS 5.0 6.3.7), in its
-    /// transaction: an identity linked by the owner, or automatically by its verified address.
-    func identityLinkedEvents(
-        _ accountId: String, _ identity: StoredExternalIdentity, _ provider: IdentityProvider, address: String?, automatic: Bool, at now: Timestamp
-    ) -> [AccountEvent] {
-        let mail = mailEvent(
-            accountId, to: address, .identityLinked, values: ["provider": provider.displayName, "automatic": automatic ? "true" : "false"], at: now
-        )
-        return [event(accountId, .identityLinked(identityId: identity.id, provider: provider.name), at: now), mail].compactMap { $0 }
     }
 }

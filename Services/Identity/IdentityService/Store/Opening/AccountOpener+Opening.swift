@@ -3,7 +3,7 @@ import KontoContracts
 import KontoModel
 import Logging
 
-extension IdentityStore {
+extension AccountOpener {
     /// Opens an account, the one way every sign-up takes: a new account's userId is reserved (taken, not usable),
     /// an external identity linked, the details stored in Profile, and then the account activated with its first,
     /// privileged session; from an anonymous session, the same account gets the userId and credential instead (its
@@ -80,7 +80,7 @@ extension IdentityStore {
             }
         }
 
-        let (session, token) = makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true, at: clock())
+        let (session, token) = sessions.makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true, at: clock())
         do {
             if upgrading == nil {
                 var events = [event(accountId, .associatedAccount, at: now)]
@@ -108,7 +108,7 @@ extension IdentityStore {
             _ = try? await storage.rememberClients(accountId: accountId, clients: opening.clients, at: now)
         }
         if !addressVerified {
-            await sendSignUpVerification(accountId: accountId, userId: opening.userId, stored: stored, at: now)
+            await mail.sendSignUpVerification(accountId: accountId, userId: opening.userId, stored: stored, at: now)
         }
         logger.info("account opened", metadata: [
             "konto.account_id": "\(accountId)", "konto.upgraded": "\(upgrading != nil)", "konto.provider": "\(identity?.provider ?? "")",
@@ -122,8 +122,16 @@ extension IdentityStore {
     }
 
     /// Undoes an upgrade's link, if it made one.
-    private func unlink(_ identity: StoredExternalIdentity?) async {
+    func unlink(_ identity: StoredExternalIdentity?) async {
         guard let identity else { return }
         _ = try? await storage.removeExternalIdentity(accountId: identity.accountId, identityId: identity.id, keepingWayIn: false, events: [])
+    }
+
+    func newIdentity(_ provider: IdentityProvider, verified: VerifiedIdentity, refreshToken: ProviderTokenBox.RefreshToken?, accountId: String, at now: Timestamp) -> StoredExternalIdentity {
+        let id = UUID().uuidString.lowercased()
+        return StoredExternalIdentity(
+            id: id, accountId: accountId, provider: provider.name, subject: verified.subject, email: verified.email, emailVerified: verified.emailVerified,
+            createdAt: now, lastUsedAt: now, sealedRefreshToken: refreshToken.map { providerTokens.seal($0, accountId: accountId, identityId: id) }
+        )
     }
 }

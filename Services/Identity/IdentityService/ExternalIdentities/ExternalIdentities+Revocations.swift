@@ -7,10 +7,10 @@ import Logging
 /// none is lost; the `provider-revocations` job (a ``PeriodicJob``) tries it until the provider confirms, backing off (5 s doubling to an hour), and gives it
 /// up as dead after ``IdentityOptions/revocationAttempts`` (logged as an error, listed for the operator). Each
 /// attempt is leased, so replicas never send one twice at once; a confirmed one is forgotten, with its token.
-extension IdentityStore {
+extension ExternalIdentities {
     /// One sweep over the due revocations; returns how many the providers confirmed.
     @discardableResult
-    public func runRevocations(limit: Int = 50) async -> Int {
+    func runRevocations(limit: Int = 50) async -> Int {
         let now = clock()
         // Given up long enough ago: forgotten, token and accountId with them.
         if let pruned = try? await storage.pruneDeadRevocations(givenUpBefore: now.adding(.zero - options.deadRevocationRetention)), pruned > 0 {
