@@ -76,7 +76,7 @@ struct LoginBenchmark: AsyncParsableCommand {
                 let identity = try IdentityServer(configuration: configuration, logger: logger)
                 try await RunningServices.with([identity], logger: logger) {
                     let port = try await identity.localAddress().port!
-                    try await measure(port: port, parameters: parameters, logger: logger)
+                    try await measure(port: port, parameters: parameters, postmaster: cluster.postmasterPID, logger: logger)
                 }
             }
         } catch {
@@ -86,7 +86,7 @@ struct LoginBenchmark: AsyncParsableCommand {
         try await cluster.destroy()
     }
 
-    private func measure(port: Int, parameters: Argon2Parameters, logger: Logger) async throws {
+    private func measure(port: Int, parameters: Argon2Parameters, postmaster: pid_t?, logger: Logger) async throws {
         let users = (1...accounts).map { "user\($0)@example.com" }
         let setup = Self.client(port: port, connections: 8, logger: logger)
         let apps = TOTPApps()
@@ -114,8 +114,18 @@ struct LoginBenchmark: AsyncParsableCommand {
         // alternate with their baselines: the VM's speed drifts by ±20% within minutes.
         var raws = [try Self.rawVerifyRate(parameters: parameters, threads: threads, seconds: seconds)]
         var rates: [(clients: Int, perSecond: Double, raw: Double)] = []
+        // Where a login's CPU goes, over the 8-client phase: this process (Identity, Profile, the hashing threads and
+        // the client) and PostgreSQL (postmaster and backends), from /proc.
+        var cpu: (process: Double, postgres: Double) = (0, 0)
         for clients in [2, 8] {
+            let groups: [(String, [pid_t])] = [("process", [getpid()]), ("postgres", postmaster.map(ProcessCPU.family(of:)) ?? [])]
+            let before = ProcessCPU.Snapshot(groups, loadGenerator: false)
+            let started = ContinuousClock.now
             let rate = try await loginRate(port: port, clients: clients, users: users, apps: totp ? apps : nil, logger: logger)
+            let elapsed = ContinuousClock.now - started
+            let logins = Int(rate * (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+            let perLogin = ProcessCPU.Snapshot(groups, loadGenerator: false).microsecondsPerRequest(since: before, requests: logins)
+            if clients == 8 { cpu = (perLogin["process"] ?? 0, perLogin["postgres"] ?? 0) }
             raws.append(try Self.rawVerifyRate(parameters: parameters, threads: threads, seconds: seconds))
             rates.append((clients, rate, (raws[raws.count - 2] + raws[raws.count - 1]) / 2))
         }
@@ -130,13 +140,19 @@ struct LoginBenchmark: AsyncParsableCommand {
         print(String(format: "  Keycloak's sizing guide:         %8.1f per vCPU with %@", Self.keycloakLoginsPerCore, Self.keycloakHash))
         print(String(format: "  median login, unknown user:      %8.2f ms (%d logins)", unknown, accounts))
         print(String(format: "  median login, wrong password:    %8.2f ms (%d logins)", wrong, accounts))
+        // One verification's CPU on a saturated pool: the hashing threads' CPU over the raw rate.
+        let hashMicroseconds = Double(threads) / max(raw, 0.001) * 1_000_000
+        print(String(
+            format: "  CPU per login (8 clients):       %8.0f µs in this process (Identity, Profile, client, hashing: one hash ≈ %.0f µs), %.0f µs in PostgreSQL",
+            cpu.process, hashMicroseconds, cpu.postgres
+        ))
         let best = rates.map { $0.perSecond / $0.raw }.max() ?? 0
         let at8 = rates.first { $0.clients == 8 }?.perSecond ?? 0
         let at2 = rates.first { $0.clients == 2 }?.perSecond ?? 0
         print(String(
-            format: "konto-bench login: ratio=%.2f target=0.9 raw_per_s=%.1f logins_per_s_2=%.1f logins_per_s_8=%.1f per_core=%.1f keycloak_per_core=%.0f unknown_ms=%.2f wrong_ms=%.2f timing_gap=%.3f timing_target=0.05 memory_kib=%d iterations=%d totp=%@",
+            format: "konto-bench login: ratio=%.2f target=0.9 raw_per_s=%.1f logins_per_s_2=%.1f logins_per_s_8=%.1f per_core=%.1f keycloak_per_core=%.0f unknown_ms=%.2f wrong_ms=%.2f timing_gap=%.3f timing_target=0.05 memory_kib=%d iterations=%d totp=%@ cpu_process_us=%.0f cpu_postgres_us=%.0f hash_us=%.0f",
             best, raw, at2, at8, max(at2, at8) / cores, Self.keycloakLoginsPerCore, unknown, wrong, abs(unknown - wrong) / max(unknown, wrong),
-            Int(parameters.memoryKiB), Int(parameters.iterations), totp ? "yes" : "no"
+            Int(parameters.memoryKiB), Int(parameters.iterations), totp ? "yes" : "no", cpu.process, cpu.postgres, hashMicroseconds
         ))
     }
 
