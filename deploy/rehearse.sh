@@ -128,7 +128,8 @@ products=(konto-identity konto-profile konto-notifications konto-gateway konto)
 if [[ $configuration == debug ]]; then
     # The very build the tests made (same targets, so SwiftPM plans nothing again: about 1 s after them, where one
     # `swift build --product` per program re-planned the package five times, 115 s of CI).
-    swift build --build-tests 2>&1 | grep -E 'error|warning: unre' || true
+    source scripts/build-flags.sh
+    swift build --build-tests "${konto_build_flags[@]}" 2>&1 | grep -E 'error|warning: unre' || true
 else
     for product in "${products[@]}"; do
         swift build "${build_flags[@]}" --product "$product" 2>&1 | grep -E 'error|warning: unre' || true

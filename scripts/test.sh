@@ -105,11 +105,12 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e
 # Built first, on its own, so that the summary tells the build's time from the tests'.
-swift build --build-tests 2>&1 | tee "$log"
+source scripts/build-flags.sh
+swift build --build-tests "${konto_build_flags[@]}" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 phase "swift build --build-tests"
 if ((status == 0)); then
-    swift test --skip-build --experimental-maximum-parallelization-width "${KONTO_TEST_PARALLELISM:-3}" "$@" 2>&1 \
+    swift test --skip-build "${konto_build_flags[@]}" --experimental-maximum-parallelization-width "${KONTO_TEST_PARALLELISM:-3}" "$@" 2>&1 \
         | tee -a "$log"
     status=${PIPESTATUS[0]}
     phase "swift test"
