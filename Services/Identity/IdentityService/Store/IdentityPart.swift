@@ -29,7 +29,12 @@ extension IdentityPart {
     }
 
     static func error(for error: IdentityStorageError) -> ServiceError {
-        IdentityStore.error(for: error)
+        switch error.code {
+        case .unavailable: .identityStorageUnavailable
+        case .notFound: ServiceError(AccountError(code: .notFound))
+        case .conflict: ServiceError(AccountError(code: .credentialsTaken))
+        case .failure: .identityStorageFailure
+        }
     }
 
     func event(_ accountId: String, _ kind: AccountEvent.Kind, at now: Timestamp) -> AccountEvent {

@@ -80,15 +80,6 @@ public final class IdentityStore: Sendable {
         self.maintenance = IdentityMaintenance(context: context, storage: storage, profile: profile)
     }
 
-    static func error(for error: IdentityStorageError) -> ServiceError {
-        switch error.code {
-        case .unavailable: .identityStorageUnavailable
-        case .notFound: ServiceError(AccountError(code: .notFound))
-        case .conflict: ServiceError(AccountError(code: .credentialsTaken))
-        case .failure: .identityStorageFailure
-        }
-    }
-
     /// What a client is known by (``SessionAuthority/clientHashes(address:device:)``).
     func clientHashes(address: String?, device: String?) -> [[UInt8]] { sessions.clientHashes(address: address, device: device) }
 
