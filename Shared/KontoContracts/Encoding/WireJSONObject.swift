@@ -18,9 +18,67 @@ struct WireJSONObject {
         self.members = try AccountValue.parseObject(json: bytes)
     }
 
+    /// A nested object's members, as ``object(_:)`` or ``optionalObject(_:)`` read them.
+    init(members: [String: AccountValue]) {
+        self.members = members
+    }
+
     func string(_ member: String) throws(MemberError) -> String {
         guard case .string(let value) = members[member] else { throw MemberError(member: member) }
         return value
+    }
+
+    /// `nil` when absent or `null`, as `decodeIfPresent` reads it.
+    func optionalString(_ member: String) throws(MemberError) -> String? {
+        switch members[member] {
+        case nil, .null: return nil
+        case .string(let value): return value
+        default: throw MemberError(member: member)
+        }
+    }
+
+    func bool(_ member: String) throws(MemberError) -> Bool {
+        guard case .bool(let value) = members[member] else { throw MemberError(member: member) }
+        return value
+    }
+
+    /// `nil` when absent or `null`, as `decodeIfPresent` reads it.
+    func optionalBool(_ member: String) throws(MemberError) -> Bool? {
+        switch members[member] {
+        case nil, .null: return nil
+        case .bool(let value): return value
+        default: throw MemberError(member: member)
+        }
+    }
+
+    /// `nil` when absent or `null`, as `decodeIfPresent` reads it.
+    func optionalInt64(_ member: String) throws(MemberError) -> Int64? {
+        switch members[member] {
+        case nil, .null: return nil
+        default: return try int64(member)
+        }
+    }
+
+    /// A ``Timestamp`` as its `Codable` form reads it: an ISO 8601 string.
+    func timestamp(_ member: String) throws(MemberError) -> Timestamp {
+        guard let timestamp = Timestamp(iso8601: try string(member)) else { throw MemberError(member: member) }
+        return timestamp
+    }
+
+    /// `nil` when absent or `null`, as `decodeIfPresent` reads it.
+    func optionalTimestamp(_ member: String) throws(MemberError) -> Timestamp? {
+        guard let text = try optionalString(member) else { return nil }
+        guard let timestamp = Timestamp(iso8601: text) else { throw MemberError(member: member) }
+        return timestamp
+    }
+
+    /// `nil` when absent or `null`, as `decodeIfPresent` reads it.
+    func optionalObject(_ member: String) throws(MemberError) -> WireJSONObject? {
+        switch members[member] {
+        case nil, .null: return nil
+        case .object(let value): return WireJSONObject(members: value)
+        default: throw MemberError(member: member)
+        }
     }
 
     func int64(_ member: String) throws(MemberError) -> Int64 {
