@@ -49,3 +49,64 @@ struct TimestampTests {
         #expect(Timestamp(milliseconds: 1_000).adding(seconds: 2).milliseconds == 3_000)
     }
 }
+
+/// The direct ISO 8601 writer and reader (`Timestamp+ISO8601.swift`) against Foundation's style, the straightforward
+/// version they stand in for.
+@Suite("Timestamps: direct ISO 8601 against Foundation's")
+struct TimestampISO8601Tests {
+    /// Edges (1583, leap days, 1900, 2000, the ends of months and of the range) and a spread over the whole range.
+    static var samples: [Int64] {
+        var values: [Int64] = [
+            0, -1, 1, 999, -999, -1000, 86_399_999, -86_400_000, 951_782_400_000, 951_868_799_999, 4_107_542_399_999,
+            -2_203_977_600_000, -2_208_988_800_001, -12_212_553_600_000, -12_212_553_599_999, Timestamp.validMilliseconds.upperBound,
+            1_767_225_600_123, 1_709_164_800_000, 1_709_251_199_999,
+        ]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            values.append(Int64.random(in: -12_212_553_600_000...Timestamp.validMilliseconds.upperBound, using: &generator))
+        }
+        for _ in 0..<500 {
+            values.append(Int64.random(in: 1_500_000_000_000...2_100_000_000_000, using: &generator))
+        }
+        return values
+    }
+
+    @Test("writes what Foundation's style writes, and reads it back exactly, from 1583 to 9999")
+    func agreesWithFoundation() {
+        for milliseconds in Self.samples {
+            let timestamp = Timestamp(milliseconds: milliseconds)
+            let foundation = timestamp.foundationISO8601
+            #expect(timestamp.description == foundation, "\(milliseconds)")
+            #expect(Timestamp(iso8601: foundation) == timestamp, "\(foundation)")
+            #expect(Timestamp(foundationISO8601: timestamp.description) == timestamp, "\(milliseconds)")
+        }
+    }
+
+    @Test("fractions of every length read as Foundation's path reads them", arguments: [
+        "2026-03-01T12:34:56Z", "2026-03-01T12:34:56.5Z", "2026-03-01T12:34:56.05Z", "2026-03-01T12:34:56.123Z",
+        "2026-03-01T12:34:56.1239Z", "2024-02-29T23:59:59.999999999Z", "1583-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z",
+    ])
+    func fractions(_ text: String) {
+        #expect(Timestamp(iso8601: text) != nil)
+        #expect(Timestamp(iso8601: text) == Timestamp(foundationISO8601: text))
+    }
+
+    @Test("what the direct reader leaves to Foundation reads as before (earlier years, offsets); what is no date is refused", arguments: [
+        "1582-10-15T00:00:00.000Z", "0001-01-01T00:00:00.000Z", "2026-01-01T00:00:00+01:00", "2026-02-29T00:00:00Z",
+        "2026-13-01T00:00:00Z", "2026-01-32T00:00:00Z", "2026-01-01T24:00:00Z", "2026-01-01T00:60:00Z", "2026-01-01T00:00:60Z",
+        "2026-01-01T00:00:00.Z", "2026-01-01T00:00:00.1a2Z", "2026-01-01t00:00:00z", "2026-01-01T00:00:00", "+2026-01-01T00:00:00Z",
+        "２０２６-01-01T00:00:00Z", "",
+    ])
+    func leftToFoundation(_ text: String) {
+        #expect(Timestamp(iso8601: text) == Timestamp(foundationISO8601: text), "\(text)")
+    }
+
+    @Test("before 1583 the text is Foundation's, and reads back exactly")
+    func earlyYears() {
+        for milliseconds: Int64 in [Timestamp.validMilliseconds.lowerBound, -30_000_000_000_000, -12_212_553_600_001] {
+            let timestamp = Timestamp(milliseconds: milliseconds)
+            #expect(timestamp.description == timestamp.foundationISO8601)
+            #expect(Timestamp(iso8601: timestamp.description) == timestamp)
+        }
+    }
+}

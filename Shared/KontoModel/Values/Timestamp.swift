@@ -63,6 +63,13 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
     }
 
     public var description: String {
+        if let direct = Self.directISO8601(milliseconds) { return direct }
+        return foundationISO8601
+    }
+
+    /// The same text through Foundation's ISO 8601 style: the years before 1583, and the reference its tests hold the
+    /// direct writer to.
+    package var foundationISO8601: String {
         let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
         let fraction = String(milliseconds - seconds * 1000)
         let base = Date(timeIntervalSince1970: Double(seconds)).formatted(.iso8601)
@@ -71,6 +78,16 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
 
     /// Reads an ISO 8601 date and time in UTC, with or without fractional seconds (kept to milliseconds).
     public init?(iso8601 string: String) {
+        if let milliseconds = Self.directMilliseconds(iso8601: string) {
+            self.init(milliseconds: milliseconds)
+            return
+        }
+        self.init(foundationISO8601: string)
+    }
+
+    /// The same reading through Foundation's ISO 8601 style: every shape the direct reader leaves, and the reference its
+    /// tests hold it to.
+    package init?(foundationISO8601 string: String) {
         var base = string
         var fraction: Int64 = 0
         if let dot = string.firstIndex(of: ".") {
