@@ -18,6 +18,7 @@ struct IdentityStorageFactorTests {
     func enrolment(kind: IdentityStorageKind) async throws {
         try await kind.withStorage { storage in
             try await Conformance.account(storage, "a1", "ada@example.org", sessionByte: 1)
+            try await Conformance.account(storage, "a2", "bob@example.org", sessionByte: 2)
             let before = try await storage.pendingEvents(limit: 100).count
             try await storage.addPendingFactor(Self.totp("f1"))
             try await storage.addPendingFactor(Self.totp("f2", at: Self.t0.adding(.seconds(1))))
@@ -35,11 +36,17 @@ struct IdentityStorageFactorTests {
             #expect(factors.first?.demandsSecondFactor == true && factors.first?.lastUsedStep == 10 && factors.first?.lastUsedAt == Self.t0)
             #expect(try await storage.loginLookup(normalizedUserId: "ada@example.org", keys: [], at: Self.t0, window: .seconds(60)).demandsSecondFactor)
             #expect(try await storage.pendingEvents(limit: 100).count == before + 1)
-            // The confirming step is used; later steps are not, earlier ones never again.
+            // The confirming step is used; later steps are not, earlier ones never again. A refused use leaves the
+            // wrong answers counted; a step used clears them (its account's only).
+            _ = try await storage.countFactorAnswer(accountId: "a1")
+            _ = try await storage.countFactorAnswer(accountId: "a2")
             #expect(try await storage.useFactorStep(accountId: "a1", factorId: "f2", step: 10, at: Self.t0) == false)
             #expect(try await storage.useFactorStep(accountId: "a1", factorId: "f2", step: 9, at: Self.t0) == false)
             #expect(try await storage.useFactorStep(accountId: "a2", factorId: "f2", step: 11, at: Self.t0) == false)
+            #expect(try await storage.factorAnswers(accountId: "a1") == 1)
             #expect(try await storage.useFactorStep(accountId: "a1", factorId: "f2", step: 11, at: Self.t0))
+            #expect(try await storage.factorAnswers(accountId: "a1") == 0)
+            #expect(try await storage.factorAnswers(accountId: "a2") == 1)
             #expect(try await storage.useFactorStep(accountId: "a1", factorId: "f2", step: 11, at: Self.t0) == false)
             // A pending enrolment of an account that is gone is refused.
             await #expect(throws: IdentityStorageError.self) { try await storage.addPendingFactor(Self.totp("f3", account: "nobody")) }

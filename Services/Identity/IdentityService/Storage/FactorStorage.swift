@@ -19,7 +19,8 @@ public protocol FactorStorage: Sendable {
     func confirmFactor(accountId: String, factorId: String, step: Int64, at now: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError) -> Bool
 
     /// Uses a confirmed TOTP's `step`: only when it is later than the last step used (a code is accepted once, and no
-    /// earlier one after it), atomically, so two concurrent uses of one code cannot both succeed.
+    /// earlier one after it), atomically, so two concurrent uses of one code cannot both succeed. A step used is a right
+    /// answer: the account's count of wrong ones (``countFactorAnswer(accountId:)``) goes with it, in the same write.
     func useFactorStep(accountId: String, factorId: String, step: Int64, at now: Timestamp) async throws(IdentityStorageError) -> Bool
 
     /// Removes a factor of the account (its recovery codes with it), with the events `events` gives for its kind and

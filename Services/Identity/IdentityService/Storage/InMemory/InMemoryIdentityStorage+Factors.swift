@@ -46,6 +46,7 @@ extension InMemoryIdentityStorage {
             else { return false }
             state.factors[factorId]?.lastUsedStep = step
             state.factors[factorId]?.lastUsedAt = now
+            state.factorAnswers[accountId] = nil
             return true
         }
     }

@@ -73,7 +73,8 @@ extension SecondFactors {
             await tellOwnerOfWrongAnswers(accountId, answers: answers, at: now)
             throw try await codeRefused(accountId, at: now)
         }
-        try await factorShownRight(accountId)
+        // A TOTP step used cleared the wrong answers with it (useFactorStep); a recovery code clears them here.
+        if recoveryCode != nil { try await factorShownRight(accountId) }
         try await codeAccepted(accountId, failures: failures)
         return remaining
     }
