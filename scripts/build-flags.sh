@@ -26,5 +26,8 @@ if [[ ${CI:-} == true ]]; then
             flock "$konto_build_lock"
         fi
         konto_build_flags+=(--scratch-path "$konto_scratch")
+        # The clone's .build is that directory, so what names .build/debug (README's quick start, run as written by
+        # ReadmeQuickStartTests) finds this build's programs.
+        [[ -e .build ]] || ln -s "$konto_scratch" .build
     fi
 fi
