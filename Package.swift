@@ -345,7 +345,10 @@ let package = Package(
         ),
         .testTarget(
             name: "KontoRuntimeTests",
-            dependencies: ["KontoRuntime", "KontoModel", "KontoWire", .logging, .serviceLifecycle],
+            dependencies: [
+                "KontoRuntime", "KontoModel", "KontoWire", .logging, .serviceLifecycle,
+                .product(name: "Configuration", package: "swift-configuration"), .product(name: "SystemPackage", package: "swift-system"),
+            ],
             path: "Tests/KontoRuntimeTests"
         ),
         .testTarget(

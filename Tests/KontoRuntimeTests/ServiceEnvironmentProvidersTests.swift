@@ -1,5 +1,7 @@
+import Configuration
 import Foundation
 import KontoRuntime
+import SystemPackage
 import Logging
 import Testing
 
@@ -69,6 +71,31 @@ struct ServiceEnvironmentProvidersTests {
                 #expect(error.variable == variable)
                 #expect(error.description.contains(path))
             }
+        }
+    }
+
+    @Test("a Kubernetes Secret volume (each file a symbolic link into ..data) is read, which the provider alone does not")
+    func kubernetesSecretVolume() async throws {
+        try await Self.withFolder { folder in
+            // The kubelet's layout: the values in a timestamped hidden directory, `..data` linking to it, and each name
+            // a link through `..data`.
+            let volume = folder.appendingPathComponent("secrets")
+            let values = volume.appendingPathComponent("..2026_11_27_20_00_00.123456789")
+            try FileManager.default.createDirectory(at: values, withIntermediateDirectories: true)
+            try Self.secret.write(to: values.appendingPathComponent("konto-wire-secret"), atomically: true, encoding: .utf8)
+            try "7301".write(to: values.appendingPathComponent("konto-profile-port"), atomically: true, encoding: .utf8)
+            try FileManager.default.createSymbolicLink(atPath: volume.appendingPathComponent("..data").path, withDestinationPath: values.lastPathComponent)
+            for name in ["konto-wire-secret", "konto-profile-port"] {
+                try FileManager.default.createSymbolicLink(atPath: volume.appendingPathComponent(name).path, withDestinationPath: "..data/" + name)
+            }
+
+            let environment = try await ServiceEnvironment.load(["KONTO_SECRETS_DIRECTORY": volume.path])
+            #expect(try environment.secret("KONTO_WIRE_SECRET") == Self.secret)
+            #expect(try environment.port("KONTO_PROFILE_PORT", default: 1) == 7301)
+            // The straightforward way, swift-configuration's provider on the volume itself, skips the links and finds
+            // nothing: why ServiceEnvironment reads the directory behind ..data.
+            let plain = ServiceEnvironment(reader: ConfigReader(provider: try await DirectoryFilesProvider(directoryPath: FilePath(volume.path))))
+            #expect(plain.string("KONTO_WIRE_SECRET") == nil)
         }
     }
 

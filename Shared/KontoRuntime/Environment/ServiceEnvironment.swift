@@ -39,12 +39,24 @@ public struct ServiceEnvironment: Sendable {
         }
         if let path = plain.string(secretsDirectoryVariable) {
             do {
-                providers.append(try await DirectoryFilesProvider(directoryPath: FilePath(path)))
+                providers.append(try await DirectoryFilesProvider(directoryPath: secretsDirectory(path)))
             } catch {
                 throw ServiceEnvironmentError(variable: secretsDirectoryVariable, problem: "names a directory that cannot be read: \(path)")
             }
         }
         return ServiceEnvironment(reader: ConfigReader(providers: providers))
+    }
+
+    /// The directory whose regular files hold the secrets. swift-configuration's `DirectoryFilesProvider` reads
+    /// regular files only (it skips symbolic links), and a Kubernetes Secret volume is symbolic links, `name ->
+    /// ..data/name`, into a hidden directory the kubelet swaps on an update (`..data -> ..2026_11_27_…`): read as it is,
+    /// it would give no setting at all. So where `..data` is, the directory behind it is read, whose files are the same
+    /// names as regular files. (`ServiceEnvironmentProvidersTests` holds the provider on the volume itself to that.)
+    static func secretsDirectory(_ path: String) -> FilePath {
+        let data = URL(fileURLWithPath: path).appendingPathComponent("..data")
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: data.path, isDirectory: &isDirectory), isDirectory.boolValue else { return FilePath(path) }
+        return FilePath(data.resolvingSymlinksInPath().path)
     }
 
     public static let envFileVariable = "KONTO_ENV_FILE"
