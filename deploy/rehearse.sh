@@ -135,7 +135,11 @@ else
         swift build "${build_flags[@]}" --product "$product" 2>&1 | grep -E 'error|warning: unre' || true
     done
 fi
-bin=$(swift build "${build_flags[@]}" --show-bin-path)
+if [[ $configuration == debug ]]; then
+    bin=$(swift build "${konto_build_flags[@]}" --show-bin-path)
+else
+    bin=$(swift build "${build_flags[@]}" --show-bin-path)
+fi
 context=$work/context
 rm -rf "$context" && mkdir -p "$context/lib"
 # Without DWARF (a third of the size); the symbol table stays, so crash backtraces still name functions.
