@@ -37,18 +37,7 @@ public struct PostgresOutbox: Sendable {
     public static func append(_ events: [AccountEvent], schema: StaticString, on connection: PostgresConnection, logger: Logger) async throws {
         guard !events.isEmpty else { return }
         let columns = try AccountEventColumns(events)
-        var query = PostgresQuery(unsafeSQL: """
-            INSERT INTO \(schema).outbox (event_id, account_id, type, event, occurred_at)
-            SELECT e.event_id, e.account_id, e.type, e.event::jsonb, e.occurred_at
-            FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
-                WITH ORDINALITY AS e(event_id, account_id, type, event, occurred_at, ordinal)
-            ORDER BY e.ordinal
-            """)
-        query.binds.append(columns.ids)
-        query.binds.append(columns.accountIds)
-        query.binds.append(columns.types)
-        query.binds.append(columns.documents)
-        query.binds.append(columns.times)
+        let query: PostgresQuery = "\(outboxInsert: columns, schema: schema, after: nil)"
         try await connection.query(query, logger: logger)
     }
 

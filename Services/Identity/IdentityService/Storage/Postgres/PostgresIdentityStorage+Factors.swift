@@ -318,20 +318,9 @@ extension PostgresIdentityStorage {
                       AND expires_at > \(now.date)
                     RETURNING account_id
                 ), created AS (
-                    INSERT INTO identity.sessions (id, account_id, token_hash, created_at, idle_expires_at, absolute_expires_at, privileged_until,
-                                                   credential_version, assurance_level)
-                    SELECT \(session.id), account_id, \(ByteBuffer(bytes: session.tokenHash)), \(session.createdAt.date),
-                           \(session.idleExpiresAt.date), \(session.absoluteExpiresAt.date), \(session.privilegedUntil?.date),
-                           \(session.credentialVersion), \(Int16(session.assuranceLevel))
-                    FROM used
-                    RETURNING account_id
+                    \(sessionInsert: session, from: "used")
                 ), events AS (
-                    INSERT INTO identity.outbox (event_id, account_id, type, event, occurred_at)
-                    SELECT e.event_id, e.account_id, e.type, e.event::jsonb, e.occurred_at
-                    FROM created, unnest(\(outbox.ids)::uuid[], \(outbox.accountIds)::text[], \(outbox.types)::text[],
-                                         \(outbox.documents)::text[], \(outbox.times)::timestamptz[])
-                        WITH ORDINALITY AS e(event_id, account_id, type, event, occurred_at, ordinal)
-                    ORDER BY e.ordinal
+                    \(outboxInsert: outbox, schema: "identity", after: "created")
                 )
                 SELECT (SELECT count(*) FROM account), (SELECT count(*) FROM created)
                 """,

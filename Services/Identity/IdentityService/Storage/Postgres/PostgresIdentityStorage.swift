@@ -233,20 +233,9 @@ public struct PostgresIdentityStorage: IdentityStorage {
                     WHERE account_id = \(session.accountId) AND NOT pending AND credential_version = \(session.credentialVersion)
                     FOR SHARE
                 ), created AS (
-                    INSERT INTO identity.sessions (id, account_id, token_hash, created_at, idle_expires_at, absolute_expires_at, privileged_until,
-                                                   credential_version, assurance_level)
-                    SELECT \(session.id), account_id, \(ByteBuffer(bytes: session.tokenHash)), \(session.createdAt.date),
-                           \(session.idleExpiresAt.date), \(session.absoluteExpiresAt.date), \(session.privilegedUntil?.date),
-                           \(session.credentialVersion), \(Int16(session.assuranceLevel))
-                    FROM account
-                    RETURNING account_id
+                    \(sessionInsert: session, from: "account")
                 ), events AS (
-                    INSERT INTO identity.outbox (event_id, account_id, type, event, occurred_at)
-                    SELECT e.event_id, e.account_id, e.type, e.event::jsonb, e.occurred_at
-                    FROM created, unnest(\(outbox.ids)::uuid[], \(outbox.accountIds)::text[], \(outbox.types)::text[],
-                                         \(outbox.documents)::text[], \(outbox.times)::timestamptz[])
-                        WITH ORDINALITY AS e(event_id, account_id, type, event, occurred_at, ordinal)
-                    ORDER BY e.ordinal
+                    \(outboxInsert: outbox, schema: "identity", after: "created")
                 )
                 SELECT count(*) FROM created
                 """,
@@ -829,3 +818,33 @@ extension AsyncSequence {
     }
 }
 
+
+extension PostgresQuery.StringInterpolation {
+    /// A session's insert as one data-modifying `WITH` part's body (`created AS (\(sessionInsert: session, from:
+    /// "account"))`): inserted once per row of the part named `from`, whose `account_id` it takes, returning that
+    /// `account_id`. `source` is the caller's literal, never input.
+    mutating func appendInterpolation(sessionInsert session: StoredSession, from source: StaticString) {
+        appendLiteral("""
+            INSERT INTO identity.sessions (id, account_id, token_hash, created_at, idle_expires_at, absolute_expires_at, privileged_until,
+                                           credential_version, assurance_level)
+            SELECT
+            """)
+        appendLiteral(" ")
+        appendInterpolation(session.id)
+        appendLiteral(", account_id, ")
+        appendInterpolation(ByteBuffer(bytes: session.tokenHash))
+        appendLiteral(", ")
+        appendInterpolation(session.createdAt.date)
+        appendLiteral(", ")
+        appendInterpolation(session.idleExpiresAt.date)
+        appendLiteral(", ")
+        appendInterpolation(session.absoluteExpiresAt.date)
+        appendLiteral(", ")
+        appendInterpolation(session.privilegedUntil?.date)
+        appendLiteral(", ")
+        appendInterpolation(session.credentialVersion)
+        appendLiteral(", ")
+        appendInterpolation(Int16(session.assuranceLevel))
+        appendLiteral("\nFROM \(source)\nRETURNING account_id")
+    }
+}

@@ -199,12 +199,7 @@ public struct PostgresProfileStorage: ProfileStorage {
                     WHERE account_id = \(accountId) AND version = \(ifVersion)
                     RETURNING version
                 ), events AS (
-                    INSERT INTO profile.outbox (event_id, account_id, type, event, occurred_at)
-                    SELECT e.event_id, e.account_id, e.type, e.event::jsonb, e.occurred_at
-                    FROM updated, unnest(\(columns.ids)::uuid[], \(columns.accountIds)::text[], \(columns.types)::text[],
-                                         \(columns.documents)::text[], \(columns.times)::timestamptz[])
-                        WITH ORDINALITY AS e(event_id, account_id, type, event, occurred_at, ordinal)
-                    ORDER BY e.ordinal
+                    \(outboxInsert: columns, schema: "profile", after: "updated")
                 )
                 SELECT version FROM updated
                 """,
