@@ -94,7 +94,7 @@ export KONTO_AIOSMTPD_PYTHON="$aiosmtpd/bin/python"
 oidc=$(python_tool oidc-provider-mock 0.3.4 oidc_provider_mock)
 "$oidc/bin/python" -c 'import jwt' 2>/dev/null || "$oidc/bin/pip" install -q PyJWT==2.15.1 cryptography==50.0.2 Authlib==1.9.10 >&2
 export KONTO_OIDC_PYTHON="$oidc/bin/python"
-# kubernetes-validate and checkov, the judges of deploy/kubernetes/ (KubernetesManifestsTests, deploy/kubernetes/check.sh).
+# kubernetes-validate and checkov, the judges of deploy/kubernetes/ (deploy/kubernetes/check.sh, run after the suite).
 kubernetes_validate=$(python_tool kubernetes-validate 1.37.0 kubernetes_validate)
 export KONTO_KUBERNETES_VALIDATE="$kubernetes_validate/bin/kubernetes-validate"
 checkov=$(python_tool checkov 3.3.30 checkov)
