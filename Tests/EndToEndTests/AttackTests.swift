@@ -444,6 +444,13 @@ final class RaceState: Sendable {
 /// Plain HTTP to the gateway, nothing a client library would add or correct.
 struct RawHTTP: Sendable {
     let system: EndToEndSystem
+    /// Where requests go; the system's gateway unless given (one gateway of several, or their load balancer).
+    var baseURL: String?
+
+    init(system: EndToEndSystem, baseURL: String? = nil) {
+        self.system = system
+        self.baseURL = baseURL
+    }
 
     struct Answer: Sendable {
         var status: Int
@@ -457,7 +464,7 @@ struct RawHTTP: Sendable {
 
     /// `form`: the body as `application/x-www-form-urlencoded` (the console's), else JSON.
     func send(_ method: String, _ path: String, json: [String: Any]? = nil, token: String? = nil, form: Bool = false, headers: [(String, String)] = []) async throws -> Answer {
-        var request = HTTPClientRequest(url: system.gatewayURL + path)
+        var request = HTTPClientRequest(url: (baseURL ?? system.gatewayURL) + path)
         request.method = HTTPMethod(rawValue: method)
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }

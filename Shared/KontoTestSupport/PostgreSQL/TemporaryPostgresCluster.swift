@@ -14,9 +14,9 @@ import Glibc
 /// is removed by ``destroy()``.
 ///
 /// When the tests run as root the server runs as the `postgres` user, because PostgreSQL refuses
-/// to run as root.
+/// to run as root. It can also run on a host of a ``VirtualNetwork`` (its namespace, its address).
 public final class TemporaryPostgresCluster: Sendable {
-    public let host = "127.0.0.1"
+    public let host: String
     public let port: Int
     public let username = "postgres"
     /// A random password: the server uses SCRAM on TCP, as a real deployment does.
@@ -25,6 +25,8 @@ public final class TemporaryPostgresCluster: Sendable {
     public let dataDirectory: String
 
     private let root: URL
+    /// The network namespace the server runs in; nil for the test's own.
+    private let namespace: String?
     private let binaries: PostgresBinaries
     private let runAsPostgresUser: Bool
     private let logger: Logger
@@ -39,8 +41,10 @@ public final class TemporaryPostgresCluster: Sendable {
         case destroyed
     }
 
-    private init(root: URL, port: Int, password: String, binaries: PostgresBinaries, runAsPostgresUser: Bool, logger: Logger) {
+    private init(root: URL, host: String, namespace: String?, port: Int, password: String, binaries: PostgresBinaries, runAsPostgresUser: Bool, logger: Logger) {
         self.root = root
+        self.host = host
+        self.namespace = namespace
         self.port = port
         self.password = password
         self.dataDirectory = root.appendingPathComponent("data").path
@@ -54,8 +58,13 @@ public final class TemporaryPostgresCluster: Sendable {
         try await start(logger: logger, watching: getpid())
     }
 
+    /// Creates a cluster that runs on `host` of a ``VirtualNetwork``, listening on its address.
+    public static func start(on host: VirtualNetwork.Host, logger: Logger = Logger(label: "konto.testing.postgres")) async throws -> TemporaryPostgresCluster {
+        try await start(logger: logger, watching: getpid(), placement: (host.address, host.namespace))
+    }
+
     /// `owner` is the process whose end, however it comes, stops the server (tests pass another).
-    static func start(logger: Logger, watching owner: pid_t) async throws -> TemporaryPostgresCluster {
+    static func start(logger: Logger, watching owner: pid_t, placement: (address: String, namespace: String)? = nil) async throws -> TemporaryPostgresCluster {
         let binaries = try PostgresBinaries.locate()
         let runAsPostgresUser = geteuid() == 0
         let root = URL(fileURLWithPath: NSTemporaryDirectory())
@@ -64,6 +73,8 @@ public final class TemporaryPostgresCluster: Sendable {
 
         let cluster = TemporaryPostgresCluster(
             root: root,
+            host: placement?.address ?? "127.0.0.1",
+            namespace: placement?.namespace,
             port: try freeLoopbackPort(),
             password: randomHex(bytes: 16),
             binaries: binaries,
@@ -95,7 +106,8 @@ public final class TemporaryPostgresCluster: Sendable {
             "-c", "synchronous_commit=off",
             "-c", "full_page_writes=off",
         ].joined(separator: " ")
-        try await pgCtl(["start", "-w", "-t", "60", "-D", dataDirectory, "-l", root.appendingPathComponent("server.log").path, "-o", options])
+        // In a namespace the server is started inside it (pg_ctl's server inherits it) and stopped from outside.
+        try await runServerProgram(binaries.pgCtl, ["start", "-w", "-t", "60", "-D", dataDirectory, "-l", root.appendingPathComponent("server.log").path, "-o", options], inNamespace: true)
         state.withLock { $0 = .running }
         ClusterReaper.register(dataDirectory: dataDirectory)
         logger.debug("temporary postgres started", metadata: ["konto.port": "\(port)", "konto.data_directory": "\(dataDirectory)"])
@@ -165,6 +177,14 @@ public final class TemporaryPostgresCluster: Sendable {
             "--no-sync",
         ])
         try? FileManager.default.removeItem(at: passwordFile)
+        // initdb lets TCP in from loopback only; on a host of a virtual network the clients are other hosts.
+        if namespace != nil {
+            let hba = URL(fileURLWithPath: dataDirectory).appendingPathComponent("pg_hba.conf")
+            let handle = try FileHandle(forWritingTo: hba)
+            defer { try? handle.close() }
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data("host all all 0.0.0.0/0 scram-sha-256\n".utf8))
+        }
     }
 
     /// A test process that crashes runs no `atexit` handler (see ``ClusterReaper``). The watchdog,
@@ -196,12 +216,12 @@ public final class TemporaryPostgresCluster: Sendable {
         try await runServerProgram(binaries.pgCtl, arguments)
     }
 
-    private func runServerProgram(_ program: String, _ arguments: [String]) async throws {
-        if runAsPostgresUser {
-            try await ChildProcess.check(Self.runuser, ["-u", "postgres", "--", program] + arguments)
-        } else {
-            try await ChildProcess.check(program, arguments)
+    private func runServerProgram(_ program: String, _ arguments: [String], inNamespace: Bool = false) async throws {
+        var command = runAsPostgresUser ? [Self.runuser, "-u", "postgres", "--", program] + arguments : [program] + arguments
+        if inNamespace, let namespace {
+            command = [VirtualNetwork.ip, "netns", "exec", namespace] + command
         }
+        try await ChildProcess.check(command[0], Array(command.dropFirst()))
     }
 
     private static var runuser: String {

@@ -16,9 +16,13 @@ public final class KontoProcessStack: Sendable {
     public let wireSecret: String
     /// Operators' services Profile and Notifications accept.
     public let operators: [String]
+    /// The virtual network's host the services run on (nil: this machine's loopback).
+    public let host: VirtualNetwork.Host?
+    private let network: VirtualNetwork?
     private let processes: Mutex<[String: ServiceProcess]>
 
-    public var gatewayURL: String { "http://127.0.0.1:\(gatewayPort)" }
+    /// Where the gateway is reached: loopback, or the host's address on its virtual network.
+    public var gatewayURL: String { "http://\(host?.address ?? "127.0.0.1"):\(gatewayPort)" }
 
     /// Starts the four services with every database URL set to `databaseURL` (each keeps to its own schema), and
     /// `environment` added (it wins over the defaults here).
@@ -26,7 +30,12 @@ public final class KontoProcessStack: Sendable {
     /// Each service is given only its own keys, derived from the stack's root ``wireSecret``, which stays in the test's
     /// process; `operators` names operators' services (`operator-…`) Profile and Notifications also accept (their
     /// keys derive from the root too).
-    public init(databaseURL: String, environment additions: [String: String] = [:], operators: [String] = []) throws {
+    ///
+    /// On `host` of `network` the services run in its namespace, each on its own loopback but the gateway, which
+    /// listens on the host's address (as every replica of a deployment would).
+    public init(
+        databaseURL: String, environment additions: [String: String] = [:], operators: [String] = [], on host: VirtualNetwork.Host? = nil, of network: VirtualNetwork? = nil
+    ) throws {
         let ports = (gateway: try FreePort.loopback(), identity: try FreePort.loopback(), profile: try FreePort.loopback(), notifications: try FreePort.loopback())
         let secret = "process-stack-" + UUID().uuidString
         var environment = [
@@ -40,6 +49,9 @@ public final class KontoProcessStack: Sendable {
             "KONTO_PROFILE_DATABASE_URL": databaseURL,
             "KONTO_NOTIFICATIONS_DATABASE_URL": databaseURL,
         ]
+        if host != nil {
+            environment["KONTO_GATEWAY_HOST"] = "0.0.0.0"
+        }
         environment.merge(additions) { _, addition in addition }
         let gatewayPort = Int(environment["KONTO_GATEWAY_PORT"]!) ?? ports.gateway
         // Passkeys on the stack's own origin (browsers allow WebAuthn on localhost, not on 127.0.0.1), as the dev
@@ -55,10 +67,12 @@ public final class KontoProcessStack: Sendable {
         self.operators = operators
         self.gatewayPort = gatewayPort
         self.wireSecret = environment["KONTO_WIRE_SECRET"]!
+        self.host = host
+        self.network = host == nil ? nil : network
         var started: [String: ServiceProcess] = [:]
         do {
             for service in Self.services {
-                started[service] = try ServiceProcess.start(try ServiceProcess.executable(named: service), environment: Self.environment(environment, for: service, operators: operators))
+                started[service] = try Self.start(service, environment: environment, operators: operators, on: host, of: network)
             }
         } catch {
             for process in started.values { process.signal(SIGKILL) }
@@ -104,8 +118,32 @@ public final class KontoProcessStack: Sendable {
 
     /// Starts a service again on its port.
     public func restart(_ service: String) throws {
-        let process = try ServiceProcess.start(try ServiceProcess.executable(named: service), environment: Self.environment(environment, for: service, operators: operators))
+        let process = try Self.start(service, environment: environment, operators: operators, on: host, of: network)
         processes.withLock { $0[service] = process }
+    }
+
+    private static func start(_ service: String, environment: [String: String], operators: [String], on host: VirtualNetwork.Host?, of network: VirtualNetwork?) throws -> ServiceProcess {
+        let executable = try ServiceProcess.executable(named: service)
+        let given = Self.environment(environment, for: service, operators: operators)
+        guard let host, let network else {
+            return try ServiceProcess.start(executable, environment: given)
+        }
+        let command = network.command(on: host, executable)
+        return try ServiceProcess.start(command.executable, arguments: command.arguments, environment: given)
+    }
+
+    /// Forgets every process after they were killed from outside (a host lost whole) and waits until each is gone.
+    public func reapAll() async {
+        for service in Self.services {
+            _ = await process(service)?.waitForExit(timeout: .seconds(10))
+        }
+    }
+
+    /// Starts every service again (after ``reapAll()``), in the order they start in.
+    public func restartAll() throws {
+        for service in Self.services {
+            try restart(service)
+        }
     }
 
     /// Stops every service gracefully (SIGTERM, then SIGKILL after the grace), the gateway first.

@@ -30,7 +30,8 @@ public final class WebhookReceiver: Sendable {
         self.state = Mutex(State(statuses: statuses))
     }
 
-    public static func start(statuses: [HTTPResponseStatus]) async throws -> WebhookReceiver {
+    /// Listens on `host` (loopback by default; a ``VirtualNetwork``'s bridge address for services on its hosts).
+    public static func start(statuses: [HTTPResponseStatus], host: String = "127.0.0.1") async throws -> WebhookReceiver {
         let box = StateBox(statuses: statuses)
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -40,7 +41,7 @@ public final class WebhookReceiver: Sendable {
                     try channel.pipeline.syncOperations.addHandler(Handler(record: box.record))
                 }
             }
-            .bind(host: "127.0.0.1", port: 0)
+            .bind(host: host, port: 0)
             .get()
         let receiver = WebhookReceiver(channel: channel, statuses: statuses)
         box.receiver.withLock { $0 = receiver }

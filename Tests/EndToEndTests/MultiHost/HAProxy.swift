@@ -1,0 +1,120 @@
+import AsyncHTTPClient
+import Foundation
+import KontoTestSupport
+import NIOCore
+
+/// Debian's HAProxy in front of several gateways, as a deployment's load balancer: round robin, each server checked
+/// on `/health/ready` every 300 ms (two failures take it out, two passes bring it back), a failed connection retried
+/// on the other server. Its statistics page tells which servers it counts as up.
+final class HAProxy: Sendable {
+    struct Server: Sendable {
+        var name: String
+        var address: String
+        var port: Int
+
+        init(name: String, address: String, port: Int) {
+            self.name = name
+            self.address = address
+            self.port = port
+        }
+    }
+
+    static let executable = ["/usr/sbin/haproxy", "/usr/bin/haproxy"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    /// Where clients reach it (loopback).
+    let port: Int
+    private let statsPort: Int
+    private let configurationPath: String
+    private let process: ServiceProcess
+
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    private init(port: Int, statsPort: Int, configurationPath: String, process: ServiceProcess) {
+        self.port = port
+        self.statsPort = statsPort
+        self.configurationPath = configurationPath
+        self.process = process
+    }
+
+    /// Starts HAProxy balancing `servers`; returns once it listens. `serverTimeout` bounds a request at a server (above
+    /// the gateways' own upstream bound, so that their 503 is what a client sees).
+    static func start(servers: [Server], serverTimeout: Duration = .seconds(15)) async throws -> HAProxy {
+        guard let executable else {
+            throw KontoTestingError(.toolNotInstalled, "haproxy is not installed (scripts/test.sh installs Debian's)")
+        }
+        let port = try FreePort.loopback(), statsPort = try FreePort.loopback()
+        let configurationPath = FileManager.default.temporaryDirectory.appendingPathComponent("konto-haproxy-\(UUID().uuidString).cfg").path
+        let lines = [
+            "global",
+            "    maxconn 4096",
+            "defaults",
+            "    mode http",
+            "    timeout connect 1s",
+            "    timeout client 60s",
+            "    timeout server \(serverTimeout.components.seconds)s",
+            "    option redispatch",
+            "    retries 2",
+            "frontend konto",
+            "    bind 127.0.0.1:\(port)",
+            "    option forwardfor",
+            "    default_backend gateways",
+            "backend gateways",
+            "    balance roundrobin",
+            "    option httpchk GET /health/ready",
+            "    http-check expect status 200",
+            "    default-server inter 300ms fall 2 rise 2",
+        ] + servers.map { "    server \($0.name) \($0.address):\($0.port) check" } + [
+            "listen stats",
+            "    bind 127.0.0.1:\(statsPort)",
+            "    stats enable",
+            "    stats uri /stats",
+        ]
+        try (lines.joined(separator: "\n") + "\n").write(toFile: configurationPath, atomically: true, encoding: .utf8)
+        let check = try await ServiceProcess.run(executable, arguments: ["-c", "-f", configurationPath])
+        guard check.status == 0 else {
+            throw KontoTestingError(.commandFailed, "haproxy refused its configuration: \(check.standardOutput) \(check.standardError)")
+        }
+        let process = try ServiceProcess.start(executable, arguments: ["-db", "-f", configurationPath], environment: [:])
+        let proxy = HAProxy(port: port, statsPort: statsPort, configurationPath: configurationPath, process: process)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while (try? await proxy.serverStates()) == nil {
+            guard ContinuousClock.now < deadline, process.isRunning else {
+                let output = process.output
+                await proxy.stop()
+                throw KontoTestingError(.serverDidNotStart, "haproxy did not start: \(output.suffix(2000))")
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return proxy
+    }
+
+    struct ServerState: Sendable {
+        /// `UP`, `DOWN`, `UP 1/2` (going down), `DOWN 1/2` (coming back), …
+        var status: String
+        /// Requests (sessions) it has been given so far.
+        var sessions: Int
+    }
+
+    /// Each server's state as HAProxy counts it, from its statistics page's CSV.
+    func serverStates() async throws -> [String: ServerState] {
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(statsPort)/stats;csv"), timeout: .seconds(5))
+        let body = String(buffer: try await response.body.collect(upTo: 1 << 20))
+        let rows = body.split(whereSeparator: \.isNewline).map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        // The header line starts with "# ".
+        guard let header = rows.first.map({ $0.map { $0.replacingOccurrences(of: "# ", with: "") } }),
+              let status = header.firstIndex(of: "status"), let name = header.firstIndex(of: "svname"), let total = header.firstIndex(of: "stot")
+        else {
+            throw KontoTestingError(.commandFailed, "haproxy's statistics without status, svname and stot columns")
+        }
+        var states: [String: ServerState] = [:]
+        for row in rows.dropFirst() where row.count > max(status, total) && row[0] == "gateways" && !["FRONTEND", "BACKEND"].contains(row[name]) {
+            states[row[name]] = ServerState(status: row[status], sessions: Int(row[total]) ?? 0)
+        }
+        return states
+    }
+
+    func stop() async {
+        await process.stop()
+        try? FileManager.default.removeItem(atPath: configurationPath)
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import KontoModel
+import KontoTestSupport
+import Testing
+
+/// The multi-host rehearsal: PostgreSQL on one host, every service on each of two more, HAProxy balancing the two
+/// gateways (``MultiHostSystem``). scripts/test.sh runs this suite on its own after the rest, since it times how soon
+/// one host sees another's changes, which other suites' CPU would blur.
+@Suite("Multi-host: two hosts behind HAProxy", .serialized, .timeLimit(.minutes(5)))
+struct MultiHostTests {
+    static let password = "multi host password 1"
+    static let throttleFailures = 6
+
+    @Test("sessions and changes are shared by both hosts, wrong passwords sent to both are counted once, and every event reaches each webhook once")
+    func sharedState() async throws {
+        let namespaces = try await MultiHostSystem.with(environment: [
+            "KONTO_IDENTITY_THROTTLE_FAILURES": "\(Self.throttleFailures)",
+            "KONTO_GATEWAY_CREDENTIALS_RATE_LIMIT_PER_MINUTE": "0",
+        ]) { hosts in
+            try await Self.balanced(hosts)
+            try await Self.changesSeenAtTheOtherHost(hosts)
+            try await Self.throttleShared(hosts)
+            try await Self.eventsOnce(hosts)
+            return hosts.network.hosts.values.map(\.namespace)
+        }
+        // Nothing of the network is left: no namespace, so no process in one either.
+        let listed = try await ServiceProcess.run(VirtualNetwork.ip, arguments: ["netns", "list"]).standardOutput
+        #expect(!namespaces.isEmpty)
+        for namespace in namespaces {
+            #expect(!listed.contains(namespace), "\(namespace) outlived the rehearsal")
+        }
+    }
+
+    /// HAProxy gives work to both gateways, and what one host made the other serves.
+    static func balanced(_ hosts: MultiHostSystem) async throws {
+        let before = try await hosts.proxy.serverStates()
+        let proxy = try hosts.http(via: nil)
+        let (_, token) = try await proxy.signUp(userId: "balanced@example.org", password: password)
+        for _ in 0..<6 {
+            #expect(try await proxy.send("GET", "/v1/account", token: token).status == 200)
+        }
+        let after = try await hosts.proxy.serverStates()
+        for host in MultiHostSystem.hosts {
+            #expect((after[host]?.sessions ?? 0) > (before[host]?.sessions ?? 0), "HAProxy gave host \(host) no request")
+            #expect(try await hosts.http(via: host).send("GET", "/v1/account", token: token).status == 200)
+        }
+    }
+
+    /// A logout, a password change and a deletion through gateway A: gateway B, whose cache held the session, refuses
+    /// it once the change's event has reached it (each gateway drops a changed account from its cache when the event
+    /// arrives; the time it takes is measured and bounded here). Returns those times (ms).
+    ///
+    /// Not yet what the target is, "on the very next request": measured, B answered 200 from its cache to a request
+    /// sent right after A's answer in most runs. That needs A's answer to wait until every live gateway has dropped
+    /// the account (a barrier through Notifications with leases), which is still to be built.
+    @discardableResult
+    static func changesSeenAtTheOtherHost(_ hosts: MultiHostSystem) async throws -> [String: Int] {
+        let (a, b) = (try hosts.http(via: "a"), try hosts.http(via: "b"))
+        let hitsSample = #"konto_gateway_cache_lookups_total{cache="account",outcome="hit"}"#
+        // B serves `token` from its cache (or the check after the change would prove nothing): read until a read is a
+        // hit; a read may be refused a place in the cache while the sign-up's own events are still arriving.
+        func cachedAtB(_ token: String) async throws {
+            try await EndToEndSystem.waitUntil(within: .seconds(10), "B's cache serves the session") {
+                let hits = try await b.metric(hitsSample)
+                #expect(try await b.send("GET", "/v1/account", token: token).status == 200)
+                return try await b.metric(hitsSample) > hits
+            }
+        }
+        // Until B refuses `token`; how long that took after A's answer.
+        func refusedAtB(_ token: String, _ what: String) async throws -> Int {
+            let start = ContinuousClock.now
+            try await EndToEndSystem.waitUntil(within: .seconds(5), what) {
+                try await b.send("GET", "/v1/account", token: token).status == 401
+            }
+            return Int((ContinuousClock.now - start).milliseconds)
+        }
+        var windows: [String: Int] = [:]
+        // Logout.
+        let (_, token) = try await a.signUp(userId: "logout@example.org", password: password)
+        try await cachedAtB(token)
+        #expect(try await a.send("DELETE", "/v1/sessions/current", token: token).status == 204)
+        windows["logout"] = try await refusedAtB(token, "a session logged out at A is refused at B")
+
+        // Password change: every other session ends.
+        let (_, owner) = try await a.signUp(userId: "change@example.org", password: password)
+        let other = try #require(try await b.send("POST", "/v1/sessions", json: ["userId": "change@example.org", "password": password]).token)
+        try await cachedAtB(other)
+        #expect(try await a.send("PUT", "/v1/account/password", json: ["currentPassword": password, "newPassword": password + " new"], token: owner).status == 200)
+        windows["password"] = try await refusedAtB(other, "a session ended by a password change at A is refused at B")
+        #expect(try await b.send("GET", "/v1/account", token: owner).status == 200, "the session that changed it goes on at B")
+
+        // Deletion.
+        let (_, doomed) = try await a.signUp(userId: "deleted@example.org", password: password)
+        try await cachedAtB(doomed)
+        #expect(try await a.send("DELETE", "/v1/account", json: ["currentPassword": password], token: doomed).status == 204)
+        windows["deletion"] = try await refusedAtB(doomed, "a deleted account's session is refused at B")
+        print("multi-host: a change at A refused at B after (ms): \(windows.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))")
+        return windows
+    }
+
+    /// Wrong passwords sent alternately to both gateways are throttled as one count (Identity's, in PostgreSQL).
+    static func throttleShared(_ hosts: MultiHostSystem) async throws {
+        let userId = "throttled@example.org"
+        _ = try await hosts.http(via: "a").signUp(userId: userId, password: password)
+        for attempt in 0..<throttleFailures {
+            let host = attempt.isMultiple(of: 2) ? "a" : "b"
+            let answer = try await hosts.http(via: host).send("POST", "/v1/sessions", json: ["userId": userId, "password": "wrong \(attempt)"])
+            #expect(answer.status == 401, "wrong password \(attempt + 1) at \(host): \(answer.status)")
+        }
+        for host in MultiHostSystem.hosts {
+            let answer = try await hosts.http(via: host).send("POST", "/v1/sessions", json: ["userId": userId, "password": password])
+            #expect(answer.status == 429, "after \(throttleFailures) failures split over both hosts, host \(host) answers \(answer.status) \(answer.code ?? "")")
+        }
+    }
+
+    /// Both hosts' Notifications deliver; every event Notifications stored reaches the audit webhook exactly once,
+    /// and every reset mail the mailer once.
+    static func eventsOnce(_ hosts: MultiHostSystem) async throws {
+        let proxy = try hosts.http(via: nil)
+        for index in 0..<4 {
+            #expect(try await proxy.send("POST", "/v1/password-resets", json: ["userId": "balanced@example.org"], headers: [("X-Forwarded-For", "198.51.100.\(index)")]).status == 202)
+        }
+        _ = try await FaultTests.settle(hosts.system)
+        let produced = Set(try await hosts.system.strings("SELECT event_id::text FROM notifications.events"))
+        try await EndToEndSystem.waitUntil(within: .seconds(30), "every event reaches the audit webhook") {
+            let received = try EndToEndSystem.events(receivedBy: hosts.system.audit, secret: EndToEndSystem.auditSecret)
+            return produced.isSubset(of: Set(received.compactMap { ($0["id"] as? String)?.lowercased() }))
+        }
+        let received = try EndToEndSystem.events(receivedBy: hosts.system.audit, secret: EndToEndSystem.auditSecret).compactMap { ($0["id"] as? String)?.lowercased() }
+        let twice = Dictionary(grouping: received, by: { $0 }).filter { $0.value.count > 1 }
+        #expect(twice.isEmpty, "\(twice.count) events delivered more than once to the audit webhook")
+        let resets = try EndToEndSystem.events(receivedBy: hosts.system.mailer, secret: EndToEndSystem.mailerSecret)
+        let resetIds = resets.compactMap { $0["id"] as? String }
+        let resetEvents = try await hosts.system.count("SELECT 1 FROM notifications.events WHERE type = 'passwordResetRequested'")
+        #expect(resetEvents > 0)
+        #expect(Set(resetIds).count == resetIds.count, "a reset mail delivered twice")
+        #expect(resetIds.count == resetEvents, "\(resetEvents) resets asked for, the mailer got \(resetIds.count)")
+    }
+}
