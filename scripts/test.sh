@@ -116,8 +116,8 @@ source scripts/build-flags.sh
 swift build --build-tests "${konto_build_flags[@]}" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 phase "swift build --build-tests"
-# The multi-host rehearsal (MultiHostTests) runs after the rest, on its own: it times how soon one host sees another's
-# changes, which other suites' CPU would blur. A run with arguments runs what they name.
+# The multi-host rehearsal (MultiHostTests) runs after the rest, on its own: it loses a host under load and bounds what
+# clients see meanwhile, which other suites' CPU would blur. A run with arguments runs what they name.
 whole_run=$(( $# == 0 ))
 suite_arguments=("$@")
 ((whole_run)) && suite_arguments=(--skip MultiHostTests)

@@ -6,6 +6,10 @@ import NIOCore
 /// Debian's HAProxy in front of several gateways, as a deployment's load balancer: round robin, each server checked
 /// on `/health/ready` every 300 ms (two failures take it out, two passes bring it back), a failed connection retried
 /// on the other server. Its statistics page tells which servers it counts as up.
+///
+/// A request whose gateway died under it (HAProxy's own 502 and 504) and one with no gateway left (its 503) are
+/// answered as the gateway answers a service that is gone: 503 with Retry-After and a problem document, since the
+/// outcome is unknown and the client may try again (docs/DEPLOYMENT.md shows the same for a deployment's balancer).
 final class HAProxy: Sendable {
     struct Server: Sendable {
         var name: String
@@ -44,16 +48,26 @@ final class HAProxy: Sendable {
         }
         let port = try FreePort.loopback(), statsPort = try FreePort.loopback()
         let configurationPath = FileManager.default.temporaryDirectory.appendingPathComponent("konto-haproxy-\(UUID().uuidString).cfg").path
+        let problem = #"{"type":"/problems/gateway.serviceUnavailable","title":"Service Unavailable","status":503,"code":"gateway.serviceUnavailable","detail":"No gateway could answer; try again shortly."}"#
+        let unavailablePath = configurationPath + ".503.http"
+        try ("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/problem+json\r\nRetry-After: 1\r\nCache-Control: no-store\r\n"
+            + "Content-Length: \(problem.utf8.count)\r\n\r\n" + problem).write(toFile: unavailablePath, atomically: true, encoding: .utf8)
         let lines = [
             "global",
             "    maxconn 4096",
+            "    log stdout format raw local0",
             "defaults",
             "    mode http",
+            "    log global",
+            "    option httplog",
             "    timeout connect 1s",
             "    timeout client 60s",
             "    timeout server \(serverTimeout.components.seconds)s",
             "    option redispatch",
             "    retries 2",
+            "    errorfile 502 \(unavailablePath)",
+            "    errorfile 503 \(unavailablePath)",
+            "    errorfile 504 \(unavailablePath)",
             "frontend konto",
             "    bind 127.0.0.1:\(port)",
             "    option forwardfor",
@@ -113,8 +127,12 @@ final class HAProxy: Sendable {
         return states
     }
 
+    /// Its log: a line per request (`option httplog`: server, status, termination state) and per health change.
+    var log: String { process.output }
+
     func stop() async {
         await process.stop()
         try? FileManager.default.removeItem(atPath: configurationPath)
+        try? FileManager.default.removeItem(atPath: configurationPath + ".503.http")
     }
 }

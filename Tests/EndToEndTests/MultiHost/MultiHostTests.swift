@@ -1,11 +1,12 @@
 import Foundation
+import KontoClient
 import KontoModel
 import KontoTestSupport
 import Testing
 
 /// The multi-host rehearsal: PostgreSQL on one host, every service on each of two more, HAProxy balancing the two
-/// gateways (``MultiHostSystem``). scripts/test.sh runs this suite on its own after the rest, since it times how soon
-/// one host sees another's changes, which other suites' CPU would blur.
+/// gateways (``MultiHostSystem``). scripts/test.sh runs this suite on its own after the rest, since it loses a host
+/// under load and bounds what clients see meanwhile, which other suites' CPU would blur.
 @Suite("Multi-host: two hosts behind HAProxy", .serialized, .timeLimit(.minutes(5)))
 struct MultiHostTests {
     static let password = "multi host password 1"
@@ -28,6 +29,96 @@ struct MultiHostTests {
         #expect(!namespaces.isEmpty)
         for namespace in namespaces {
             #expect(!listed.contains(namespace), "\(namespace) outlived the rehearsal")
+        }
+    }
+
+    @Test("a host lost whole under load, then PostgreSQL restarted: clients see only 503s, none waits past the bound, nothing is lost, and the host takes work again")
+    func hostLostUnderLoad() async throws {
+        try await MultiHostSystem.with(environment: [
+            "KONTO_IDENTITY_PROFILE_TIMEOUT_MS": "3000",
+            // Floored at the Profile timeout + 5 s: a sign-up cut short by the loss is cleaned up within the test.
+            "KONTO_IDENTITY_PROFILE_CLEANUP_SECONDS": "1",
+            "KONTO_IDENTITY_STALE_RESERVATION_SECONDS": "1",
+            "KONTO_GATEWAY_RATE_LIMIT_PER_MINUTE": "0",
+            "KONTO_GATEWAY_CREDENTIALS_RATE_LIMIT_PER_MINUTE": "0",
+        ]) { hosts in
+            let schema = try await hosts.client().schema()
+            let load = MixedLoad(schema: schema, makeClient: { hosts.client() })
+            let running = Task { await load.run(workers: 4) }
+            var takenOut: Duration = .zero
+            do {
+                load.begin("both before")
+                try await load.waitForCalls(FaultTests.callsPerPhase, in: "both before", within: .seconds(120))
+
+                // Host b lost whole: every process SIGKILLed at once, its cable pulled.
+                load.begin("b lost")
+                let host = try hosts.network.host("b")
+                let lostAt = ContinuousClock.now
+                #expect(try await hosts.network.killEveryProcess(on: host) == KontoProcessStack.services.count)
+                try await hosts.network.setLink(of: host, up: false)
+                try await EndToEndSystem.waitUntil(within: .seconds(30), "HAProxy takes host b out") {
+                    try await hosts.proxy.serverStates()["b"]?.status.hasPrefix("DOWN") == true
+                }
+                takenOut = ContinuousClock.now - lostAt
+                try await load.waitForCalls(FaultTests.callsPerPhase, in: "b lost", within: .seconds(120))
+
+                // It comes back: the cable, then its services; HAProxy gives it work again.
+                load.begin("b back")
+                try await hosts.network.setLink(of: host, up: true)
+                let stack = try hosts.stack("b")
+                await stack.reapAll()
+                try stack.restartAll()
+                let sessionsBefore = try await hosts.proxy.serverStates()["b"]?.sessions ?? 0
+                try await hosts.waitUntilReady()
+                try await load.waitForCalls(FaultTests.callsPerPhase, in: "b back", within: .seconds(120))
+                try await EndToEndSystem.waitUntil(within: .seconds(30), "host b takes work again") {
+                    (try await hosts.proxy.serverStates()["b"]?.sessions ?? 0) > sessionsBefore
+                }
+
+                // PostgreSQL restarted under the same load.
+                load.begin("postgresql down")
+                try await hosts.cluster.stop()
+                try await load.waitForCalls(FaultTests.callsPerPhase, in: "postgresql down", within: .seconds(120))
+                try await EndToEndSystem.waitUntil(within: .seconds(60), "a 503 while PostgreSQL is down") { load.tally("postgresql down").unavailable > 0 }
+                load.begin("postgresql back")
+                try await hosts.cluster.start()
+                try await hosts.waitUntilReady()
+                load.begin("after")
+                try await load.waitForCalls(FaultTests.callsPerPhase, in: "after", within: .seconds(120))
+            } catch {
+                load.stop()
+                await running.value
+                throw error
+            }
+            load.stop()
+            await running.value
+
+            let total = load.total
+            #expect(total.failures.isEmpty, "answers other than 503: \(total.failures.prefix(10))")
+            #expect(total.unreachable == 0, "with HAProxy up, every call is answered: \(total.unreachableCalls.prefix(5))")
+            if total.unreachable > 0 || !total.failures.isEmpty {
+                try? hosts.proxy.log.write(toFile: "/tmp/konto-haproxy-debug.log", atomically: true, encoding: .utf8)
+                // What HAProxy did with them: its lines for requests not answered 2xx, and its health changes.
+                let lines = hosts.proxy.log.split(separator: "\n").filter { $0.contains("] konto ") && !$0.contains(" ---- ") && !$0.contains("<NOSRV>") }
+                print("multi-host: HAProxy's requests that did not end normally (but for those with no server up)\n" + lines.prefix(80).joined(separator: "\n"))
+            }
+            #expect(total.slowest < FaultTests.slowestAllowed, "the slowest call took \(total.slowest)")
+            for phase in ["both before", "after"] {
+                let tally = load.tally(phase)
+                #expect(tally.succeeded == tally.sent, "\(phase): \(tally.sent - tally.succeeded) of \(tally.sent) calls did not succeed: \(tally.unavailableCodes)")
+            }
+            let settled = try await FaultTests.settle(hosts.system)
+            let accounts = try await FaultTests.checkAccounts(hosts.system, load: load)
+            let events = try await FaultTests.checkEvents(hosts.system)
+            let phases = ["both before", "b lost", "b back", "postgresql down", "postgresql back", "after"].map { phase in
+                let tally = load.tally(phase)
+                return "\(phase): \(tally.succeeded)/\(tally.sent) succeeded, \(tally.unavailable) 503"
+            }
+            print("""
+                multi-host: host lost: HAProxy took it out after \(takenOut.milliseconds) ms; \(phases.joined(separator: "; ")); \
+                requests=\(total.sent) slowestMs=\(total.slowest.milliseconds) accountsChecked=\(accounts) \
+                eventsProduced=\(events.produced) eventsDelivered=\(events.delivered) settledMs=\(settled)
+                """)
         }
     }
 

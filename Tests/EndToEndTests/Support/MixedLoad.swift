@@ -12,7 +12,7 @@ final class MixedLoad: Sendable {
         /// 503 from the gateway (with its problem document's code, and which call got it).
         case unavailable(String)
         /// No answer: the connection was refused or lost (only expected while the gateway itself is down).
-        case unreachable
+        case unreachable(String)
         /// Anything else: a 500, an unexpected refusal, a call that outlived its deadline.
         case failed(String)
     }
@@ -22,6 +22,8 @@ final class MixedLoad: Sendable {
         var succeeded = 0
         var unavailable = 0
         var unreachable = 0
+        /// Which calls found no one to answer, and how.
+        var unreachableCalls: [String] = []
         /// The 503s by call and code.
         var unavailableCodes: [String: Int] = [:]
         var failures: [String] = []
@@ -35,7 +37,9 @@ final class MixedLoad: Sendable {
             case .unavailable(let code):
                 unavailable += 1
                 unavailableCodes[code, default: 0] += 1
-            case .unreachable: unreachable += 1
+            case .unreachable(let what):
+                unreachable += 1
+                unreachableCalls.append(what)
             case .failed(let what): failures.append(what)
             }
         }
@@ -46,6 +50,7 @@ final class MixedLoad: Sendable {
                 succeeded: left.succeeded + right.succeeded,
                 unavailable: left.unavailable + right.unavailable,
                 unreachable: left.unreachable + right.unreachable,
+                unreachableCalls: left.unreachableCalls + right.unreachableCalls,
                 unavailableCodes: left.unavailableCodes.merging(right.unavailableCodes, uniquingKeysWith: +),
                 failures: left.failures + right.failures,
                 slowest: max(left.slowest, right.slowest)
@@ -215,7 +220,7 @@ final class MixedLoad: Sendable {
             case (503, let code):
                 return .unavailable("\(name) \(code)")
             case (0, KontoClientError.Code.unreachable):
-                return .unreachable
+                return .unreachable("\(name) at \(Date().formatted(.iso8601.time(includingFractionalSeconds: true))): \(error.detail ?? "")")
             default:
                 return .failed("\(name): \(error.status) \(error.code) \(error.detail ?? "")")
             }
