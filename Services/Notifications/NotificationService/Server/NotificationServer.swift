@@ -87,6 +87,7 @@ public final class NotificationServer: Service {
         if let client, let postgresStorage {
             host.database(client) { try await postgresStorage.migrate(logger: self.logger) }
         }
+        host.addJob("published-watch", PublishedWatcher(store: store, logger: logger))
         host.addJob("webhooks", webhooks)
         if let courier {
             host.addJob("mail", courier)

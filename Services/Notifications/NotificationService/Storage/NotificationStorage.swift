@@ -85,6 +85,12 @@ public protocol NotificationStorage: Sendable {
     func prune(before cutoff: Timestamp, limit: Int) async throws(NotificationStorageError) -> Int
 
     func checkHealth() async throws(NotificationStorageError)
+
+    /// Calls `changed` once it watches (anything stored before may not have been seen) and then whenever events or
+    /// deliveries were stored by any process sharing this storage; returns or throws only when the watch ends
+    /// (cancelled, or the connection lost). A storage only this process uses has nothing to watch: it waits until
+    /// cancelled, since its own stores wake their readers directly.
+    func watchPublished(_ changed: @escaping @Sendable () -> Void) async throws
 }
 
 /// One POST of an event to a webhook endpoint, as the delivery log keeps it.

@@ -324,6 +324,14 @@ public final class InMemoryNotificationStorage: NotificationStorage {
     }
 
     public func checkHealth() {}
+
+    /// Nothing to watch: only this process stores here, and its store wakes its readers itself. Waits until
+    /// cancelled.
+    public func watchPublished(_ changed: @escaping @Sendable () -> Void) async throws {
+        changed()
+        let (never, _) = AsyncStream<Void>.makeStream()
+        for await _ in never {}
+    }
 }
 
 /// An event with its position, as the memory store keeps them.

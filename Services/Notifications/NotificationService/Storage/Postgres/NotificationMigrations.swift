@@ -140,5 +140,24 @@ public enum NotificationMigrations {
                 "ALTER TABLE groups ADD COLUMN owner text",
             ]
         ),
+        // Every replica learns at once that events or deliveries were stored, by any replica: tails and consumers
+        // served here then read at once instead of at their next poll (watchPublished). One notification per
+        // inserting statement, sent at commit; PostgreSQL folds identical ones of a transaction.
+        PostgresMigration(
+            version: 7,
+            name: "stored events and deliveries notify every replica",
+            statements: [
+                """
+                CREATE FUNCTION notify_published() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    PERFORM pg_notify('notifications_published', '');
+                    RETURN NULL;
+                END
+                $$
+                """,
+                "CREATE TRIGGER events_published AFTER INSERT ON events FOR EACH STATEMENT EXECUTE FUNCTION notify_published()",
+                "CREATE TRIGGER deliveries_published AFTER INSERT ON deliveries FOR EACH STATEMENT EXECUTE FUNCTION notify_published()",
+            ]
+        ),
     ]
 }

@@ -438,6 +438,18 @@ public struct PostgresNotificationStorage: NotificationStorage {
         }
     }
 
+    /// LISTEN on `notifications_published` (migration 7's triggers), on a connection of its own.
+    public func watchPublished(_ changed: @escaping @Sendable () -> Void) async throws {
+        try await client.withConnection { connection in
+            try await connection.listen(on: "notifications_published") { notifications in
+                changed()
+                for try await _ in notifications {
+                    changed()
+                }
+            }
+        }
+    }
+
     // MARK: Helpers
 
     private static let decoder = JSONDecoder()
