@@ -142,8 +142,8 @@ struct MultiHostTests {
     /// arrives; the time it takes is measured and bounded here). Returns those times (ms).
     ///
     /// Not yet what the target is, "on the very next request": measured, B answered 200 from its cache to a request
-    /// sent right after A's answer in most runs (it refused it 55–145 ms later). That needs A's answer to wait until every live gateway has dropped
-    /// the account (a barrier through Notifications with leases), which is still to be built.
+    /// sent right after A's answer in most runs (it refused it 55–145 ms later). That needs A's answer to wait until
+    /// every live gateway has dropped the account (a barrier through Notifications with leases), still to be built.
     @discardableResult
     static func changesSeenAtTheOtherHost(_ hosts: MultiHostSystem) async throws -> [String: Int] {
         let (a, b) = (try hosts.http(via: "a"), try hosts.http(via: "b"))
