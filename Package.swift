@@ -121,7 +121,7 @@ let package = Package(
         .target(
             name: "KontoRuntime",
             dependencies: [
-                "KontoErrors", "KontoModel", "KontoWire", .yams, .logging, .serviceLifecycle, .unixSignals,
+                "KontoErrors", "KontoModel", "KontoPostgres", "KontoWire", .yams, .logging, .serviceLifecycle, .unixSignals,
                 // Where settings come from (the environment, an environment file, a secrets directory) and in which
                 // order: swift-configuration's providers behind one ConfigReader per service.
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -346,7 +346,7 @@ let package = Package(
         .testTarget(
             name: "KontoRuntimeTests",
             dependencies: [
-                "KontoRuntime", "KontoModel", "KontoWire", .logging, .serviceLifecycle,
+                "KontoRuntime", "KontoModel", "KontoPostgres", "KontoWire", .logging, .serviceLifecycle,
                 .product(name: "Configuration", package: "swift-configuration"), .product(name: "SystemPackage", package: "swift-system"),
             ],
             path: "Tests/KontoRuntimeTests"

@@ -78,16 +78,7 @@ public struct IdentityServiceConfiguration: Sendable {
 
     /// Reads the variables docs/CONFIGURATION.md lists; every problem names its variable or file.
     public init(environment: ServiceEnvironment, logger: Logger) throws {
-        let database: PostgresSettings?
-        if let url = environment.string("KONTO_IDENTITY_DATABASE_URL") {
-            do {
-                database = try PostgresSettings(url: url)
-            } catch {
-                throw ServiceEnvironmentError(variable: "KONTO_IDENTITY_DATABASE_URL", problem: "is not a usable PostgreSQL URL: \(error)")
-            }
-        } else {
-            database = nil
-        }
+        let database = try environment.database(url: "KONTO_IDENTITY_DATABASE_URL", connections: "KONTO_IDENTITY_DATABASE_CONNECTIONS")
         let accounts = try environment.string("KONTO_ACCOUNTS_CONFIG").map { path in
             try AccountConfigurationLoader(logger: logger).load(path: path)
         } ?? .default

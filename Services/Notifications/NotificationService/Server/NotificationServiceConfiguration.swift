@@ -57,16 +57,7 @@ public struct NotificationServiceConfiguration: Sendable {
 
     /// Reads the variables docs/CONFIGURATION.md lists; every problem names its variable.
     public init(environment: ServiceEnvironment, logger: Logger) throws {
-        let database: PostgresSettings?
-        if let url = environment.string("KONTO_NOTIFICATIONS_DATABASE_URL") {
-            do {
-                database = try PostgresSettings(url: url)
-            } catch {
-                throw ServiceEnvironmentError(variable: "KONTO_NOTIFICATIONS_DATABASE_URL", problem: "is not a usable PostgreSQL URL: \(error)")
-            }
-        } else {
-            database = nil
-        }
+        let database = try environment.database(url: "KONTO_NOTIFICATIONS_DATABASE_URL", connections: "KONTO_NOTIFICATIONS_DATABASE_CONNECTIONS")
         var options = NotificationOptions()
         options.visibilityTimeout = .seconds(try environment.integer("KONTO_NOTIFICATIONS_VISIBILITY_SECONDS", default: 30, in: 1...86_400))
         options.maxAttempts = try environment.integer("KONTO_NOTIFICATIONS_MAX_ATTEMPTS", default: options.maxAttempts, in: 1...1_000)

@@ -65,16 +65,7 @@ public struct ProfileServiceConfiguration: Sendable {
             operationTimeout: try environment.milliseconds("KONTO_PROFILE_DB_TIMEOUT_MS", default: defaults.operationTimeout, in: 10...600_000),
             maximumModifyAttempts: defaults.maximumModifyAttempts
         )
-        let database: PostgresSettings?
-        if let url = environment.string("KONTO_PROFILE_DATABASE_URL") {
-            do {
-                database = try PostgresSettings(url: url)
-            } catch {
-                throw ServiceEnvironmentError(variable: "KONTO_PROFILE_DATABASE_URL", problem: "is not a usable PostgreSQL URL: \(error)")
-            }
-        } else {
-            database = nil
-        }
+        let database = try environment.database(url: "KONTO_PROFILE_DATABASE_URL", connections: "KONTO_PROFILE_DATABASE_CONNECTIONS")
         let accounts = try environment.string("KONTO_ACCOUNTS_CONFIG").map { path in
             try AccountConfigurationLoader(logger: logger).load(path: path)
         } ?? .default
