@@ -18,14 +18,17 @@ struct FaultTests {
     /// machine's slack, far below the client's own 15 s.
     static let slowestAllowed: Duration = .seconds(10)
 
+    /// Identity's bounds for a sign-up cut short by a kill: Profile's timeout, and the clean-up and stale reservation
+    /// ages (both floored at the Profile timeout + 5 s), so such a sign-up is cleaned up within the test.
+    static let environment = [
+        "KONTO_IDENTITY_PROFILE_TIMEOUT_MS": "3000",
+        "KONTO_IDENTITY_PROFILE_CLEANUP_SECONDS": "1",
+        "KONTO_IDENTITY_STALE_RESERVATION_SECONDS": "1",
+    ]
+
     @Test("services and PostgreSQL killed and restarted under load: 503 during, success after, consistent and delivered")
     func faultsUnderLoad() async throws {
-        try await EndToEndSystem.with(environment: [
-            "KONTO_IDENTITY_PROFILE_TIMEOUT_MS": "3000",
-            // Both floored at the Profile timeout + 5 s: a sign-up cut short by a kill is cleaned up within the test.
-            "KONTO_IDENTITY_PROFILE_CLEANUP_SECONDS": "1",
-            "KONTO_IDENTITY_STALE_RESERVATION_SECONDS": "1",
-        ]) { system in
+        try await EndToEndSystem.with(environment: Self.environment) { system in
             let schema = try await system.client().schema()
             let load = MixedLoad(schema: schema, makeClient: { system.client() })
             let running = Task { await load.run(workers: 4) }

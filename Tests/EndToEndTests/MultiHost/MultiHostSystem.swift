@@ -69,28 +69,13 @@ struct MultiHostSystem: Sendable {
             let database = try await TestDatabase.createDatabase(on: cluster!.maintenanceDatabase, logger: EndToEndSystem.logger)
             mailer = try await WebhookReceiver.start(statuses: [.noContent], host: network.bridgeAddress)
             audit = try await WebhookReceiver.start(statuses: [.noContent], host: network.bridgeAddress)
-            try """
-            - name: mailer
-              url: http://\(network.bridgeAddress):\(mailer!.port)/konto/events
-              secret: \(EndToEndSystem.mailerSecret)
-              types: [passwordResetRequested]
-              insecure: true
-            - name: audit
-              url: http://\(network.bridgeAddress):\(audit!.port)/konto/events
-              secret: \(EndToEndSystem.auditSecret)
-              insecure: true
-            """.write(toFile: webhooksFile, atomically: true, encoding: .utf8)
-            var settings = [
-                "KONTO_ACCOUNTS_CONFIG": try EndToEndSystem.repositoryFile("deploy/accounts.yaml"),
-                "KONTO_NOTIFICATIONS_WEBHOOKS": webhooksFile,
-                "KONTO_NOTIFICATIONS_POLL_MS": "100",
-                "KONTO_GATEWAY_UPSTREAM_TIMEOUT_MS": "3000",
-                // One root for both hosts, as a deployment's replicas share their keys.
-                "KONTO_WIRE_SECRET": "multi-host-" + UUID().uuidString,
-                // Clients are told apart by HAProxy's X-Forwarded-For; HAProxy reaches the hosts from the bridge.
-                "KONTO_GATEWAY_CLIENT_ADDRESS_HEADER": "X-Forwarded-For",
-                "KONTO_GATEWAY_TRUSTED_PROXIES": network.bridgeAddress,
-            ]
+            try EndToEndSystem.writeWebhooks(mailer: mailer!, audit: audit!, host: network.bridgeAddress, to: webhooksFile)
+            var settings = try EndToEndSystem.baseSettings(webhooksFile: webhooksFile)
+            // One root for both hosts, as a deployment's replicas share their keys.
+            settings["KONTO_WIRE_SECRET"] = "multi-host-" + UUID().uuidString
+            // Clients are told apart by HAProxy's X-Forwarded-For; HAProxy reaches the hosts from the bridge.
+            settings["KONTO_GATEWAY_CLIENT_ADDRESS_HEADER"] = "X-Forwarded-For"
+            settings["KONTO_GATEWAY_TRUSTED_PROXIES"] = network.bridgeAddress
             settings.merge(environment) { _, given in given }
             for name in hosts {
                 stacks[name] = try KontoProcessStack(databaseURL: database.url, environment: settings, on: try network.host(name), of: network)

@@ -34,14 +34,10 @@ struct MultiHostTests {
 
     @Test("a host lost whole under load, then PostgreSQL restarted: clients see only 503s, none waits past the bound, nothing is lost, and the host takes work again")
     func hostLostUnderLoad() async throws {
-        try await MultiHostSystem.with(environment: [
-            "KONTO_IDENTITY_PROFILE_TIMEOUT_MS": "3000",
-            // Floored at the Profile timeout + 5 s: a sign-up cut short by the loss is cleaned up within the test.
-            "KONTO_IDENTITY_PROFILE_CLEANUP_SECONDS": "1",
-            "KONTO_IDENTITY_STALE_RESERVATION_SECONDS": "1",
+        try await MultiHostSystem.with(environment: FaultTests.environment.merging([
             "KONTO_GATEWAY_RATE_LIMIT_PER_MINUTE": "0",
             "KONTO_GATEWAY_CREDENTIALS_RATE_LIMIT_PER_MINUTE": "0",
-        ]) { hosts in
+        ]) { $1 }) { hosts in
             let schema = try await hosts.client().schema()
             let load = MixedLoad(schema: schema, makeClient: { hosts.client() })
             let running = Task { await load.run(workers: 4) }

@@ -65,26 +65,10 @@ struct EndToEndSystem: Sendable {
             let database = try await TestDatabase.createDatabase(on: cluster.maintenanceDatabase, logger: logger)
             mailer = try await WebhookReceiver.start(statuses: [.noContent])
             audit = try await WebhookReceiver.start(statuses: [.noContent])
-            // Receivers on loopback in plain http, which the endpoints must allow with insecure: true.
-            try """
-            - name: mailer
-              url: http://127.0.0.1:\(mailer!.port)/konto/events
-              secret: \(mailerSecret)
-              types: [passwordResetRequested]
-              insecure: true
-            - name: audit
-              url: http://127.0.0.1:\(audit!.port)/konto/events
-              secret: \(auditSecret)
-              insecure: true
-            """.write(toFile: webhooksFile, atomically: true, encoding: .utf8)
-            var settings = [
-                "KONTO_ACCOUNTS_CONFIG": try repositoryFile("deploy/accounts.yaml"),
-                "KONTO_NOTIFICATIONS_WEBHOOKS": webhooksFile,
-                "KONTO_NOTIFICATIONS_POLL_MS": "100",
-                "KONTO_GATEWAY_UPSTREAM_TIMEOUT_MS": "3000",
-                "KONTO_GATEWAY_RATE_LIMIT_PER_MINUTE": "0",
-                "KONTO_GATEWAY_CREDENTIALS_RATE_LIMIT_PER_MINUTE": "0",
-            ]
+            try writeWebhooks(mailer: mailer!, audit: audit!, host: "127.0.0.1", to: webhooksFile)
+            var settings = try baseSettings(webhooksFile: webhooksFile)
+            settings["KONTO_GATEWAY_RATE_LIMIT_PER_MINUTE"] = "0"
+            settings["KONTO_GATEWAY_CREDENTIALS_RATE_LIMIT_PER_MINUTE"] = "0"
             settings.merge(environment) { _, given in given }
             stack = try KontoProcessStack(databaseURL: database.url, environment: settings, operators: ["operator-billing"])
             let system = EndToEndSystem(cluster: cluster, database: database, stack: stack!, mailer: mailer!, audit: audit!, http: http)
@@ -98,6 +82,33 @@ struct EndToEndSystem: Sendable {
             if !logs.isEmpty { print("end-to-end: the services' last log lines\n\(logs)") }
             throw error
         }
+    }
+
+    /// The webhook endpoints of `mailer` and `audit`, listening on `host`: plain http, which the endpoints must allow
+    /// with insecure: true.
+    static func writeWebhooks(mailer: WebhookReceiver, audit: WebhookReceiver, host: String, to path: String) throws {
+        try """
+        - name: mailer
+          url: http://\(host):\(mailer.port)/konto/events
+          secret: \(mailerSecret)
+          types: [passwordResetRequested]
+          insecure: true
+        - name: audit
+          url: http://\(host):\(audit.port)/konto/events
+          secret: \(auditSecret)
+          insecure: true
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    /// What every end-to-end system's services start with: the deployment's key schema, the webhooks in
+    /// `webhooksFile`, a fast poll and a 3 s upstream bound.
+    static func baseSettings(webhooksFile: String) throws -> [String: String] {
+        [
+            "KONTO_ACCOUNTS_CONFIG": try repositoryFile("deploy/accounts.yaml"),
+            "KONTO_NOTIFICATIONS_WEBHOOKS": webhooksFile,
+            "KONTO_NOTIFICATIONS_POLL_MS": "100",
+            "KONTO_GATEWAY_UPSTREAM_TIMEOUT_MS": "3000",
+        ]
     }
 
     /// Waits (bounded) until the gateway reports itself and every service behind it ready.
