@@ -24,13 +24,14 @@ extension Target.Dependency {
     static let httpTypes = Target.Dependency.product(name: "HTTPTypes", package: "swift-http-types")
     static let openAPIRuntime = Target.Dependency.product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")
     static let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
+    static let tracing = Target.Dependency.product(name: "Tracing", package: "swift-distributed-tracing")
 }
 
 /// What a service library (Identity, Profile, Notifications) stands on: the shared floors and the runtime every
 /// service runs on (docs/ARCHITECTURE.md, "Floors").
 let serviceFoundation: [Target.Dependency] = [
     "KontoModel", "KontoContracts", "KontoEvents", "KontoPostgres", "KontoRuntime", "KontoWire",
-    .postgresNIO, .logging, .nioCore, .nioPosix, .serviceLifecycle,
+    .postgresNIO, .logging, .nioCore, .nioPosix, .serviceLifecycle, .tracing,
 ]
 
 /// The console's pages (Mustache), stylesheet, script and icon: resources compiled into GatewayConsole.
@@ -105,6 +106,9 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        // Only the OTLP/HTTP exporter: the gRPC one's packages cost minutes of every CI build (docs/CONFIGURATION.md, "Tracing").
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         // MARK: Shared libraries
@@ -126,12 +130,14 @@ let package = Package(
                 // order: swift-configuration's providers behind one ConfigReader per service.
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),
+                // Traces over OTLP/HTTP where OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/CONFIGURATION.md, "Tracing").
+                .product(name: "OTel", package: "swift-otel"), .tracing,
             ],
             path: "Shared/KontoRuntime"
         ),
         .target(
             name: "KontoWire",
-            dependencies: ["KontoErrors", .nioCore, .nioPosix, .nioSSL, .crypto, .logging, .serviceLifecycle],
+            dependencies: ["KontoErrors", .nioCore, .nioPosix, .nioSSL, .crypto, .logging, .serviceLifecycle, .tracing],
             path: "Shared/KontoWire"
         ),
         .target(
@@ -191,7 +197,7 @@ let package = Package(
         ),
         .target(
             name: "KontoPostgres",
-            dependencies: [.postgresNIO, .nioCore, .nioPosix, .nioSSL, .logging, .serviceLifecycle],
+            dependencies: [.postgresNIO, .nioCore, .nioPosix, .nioSSL, .logging, .serviceLifecycle, .tracing],
             path: "Shared/KontoPostgres"
         ),
         .target(
@@ -272,7 +278,7 @@ let package = Package(
                 .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .httpTypes, .crypto, .yams, .logging, .nioCore, .nioPosix, .nioHTTP1, .serviceLifecycle,
+                .httpTypes, .crypto, .yams, .logging, .nioCore, .nioPosix, .nioHTTP1, .serviceLifecycle, .tracing,
             ],
             path: "Services/Gateway/GatewayService",
             // Served as /openapi.json: in the binary, so a slim image needs no resource bundle beside it.
@@ -348,6 +354,7 @@ let package = Package(
             dependencies: [
                 "KontoRuntime", "KontoModel", "KontoPostgres", "KontoWire", .logging, .serviceLifecycle,
                 .product(name: "Configuration", package: "swift-configuration"), .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "OTel", package: "swift-otel"),
             ],
             path: "Tests/KontoRuntimeTests"
         ),

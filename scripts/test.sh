@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command (README, "Run the tests"): installs what a fresh Debian machine lacks (PostgreSQL's server
 # programs, the -dev packages the build links, chromium and its driver; schemathesis, Selenium, standardwebhooks,
-# pyotp, zxing-cpp, aiosmtpd, oidc-provider-mock, kubernetes-validate and checkov from PyPI), then runs the whole suite.
+# pyotp, zxing-cpp, aiosmtpd, oidc-provider-mock, opentelemetry-proto, kubernetes-validate and checkov from PyPI), then runs the whole suite.
 # Extra arguments go to `swift test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -95,12 +95,16 @@ export KONTO_AIOSMTPD_PYTHON="$aiosmtpd/bin/python"
 oidc=$(python_tool oidc-provider-mock 0.3.4 oidc_provider_mock)
 "$oidc/bin/python" -c 'import jwt' 2>/dev/null || "$oidc/bin/pip" install -q PyJWT==2.15.1 cryptography==50.0.2 Authlib==1.9.10 >&2
 export KONTO_OIDC_PYTHON="$oidc/bin/python"
+# opentelemetry-proto, OpenTelemetry's generated code for the OTLP messages: the traces receiver of the tracing tests
+# (Tests/Tracing/otlp_receiver.py) decodes what the services export with it.
+otlp=$(python_tool opentelemetry-proto 1.45.2 opentelemetry.proto.collector.trace.v1.trace_service_pb2)
+export KONTO_OTLP_PYTHON="$otlp/bin/python"
 # kubernetes-validate and checkov, the judges of deploy/kubernetes/ (deploy/kubernetes/check.sh, run after the suite).
 kubernetes_validate=$(python_tool kubernetes-validate 1.37.0 kubernetes_validate)
 export KONTO_KUBERNETES_VALIDATE="$kubernetes_validate/bin/kubernetes-validate"
 checkov=$(python_tool checkov 3.3.30 checkov)
 export KONTO_CHECKOV="$checkov/bin/checkov"
-phase "the Python tools (schemathesis, Selenium, standardwebhooks, pyotp, zxing-cpp, aiosmtpd, oidc-provider-mock, kubernetes-validate, checkov)"
+phase "the Python tools (schemathesis, Selenium, standardwebhooks, pyotp, zxing-cpp, aiosmtpd, oidc-provider-mock, opentelemetry-proto, kubernetes-validate, checkov)"
 
 # At most three tests at once (KONTO_TEST_PARALLELISM to change it): the suite starts PostgreSQL clusters, service
 # processes, Chromium, Python judges and load, and on two cores unbounded parallelism failed 2 of 4 full runs on timing

@@ -15,6 +15,7 @@ import asyncio
 import email
 import email.policy
 import json
+import os
 import signal
 import ssl
 import sys
@@ -72,6 +73,8 @@ class Handler:
             "authenticated": bool(session.authenticated), "data": envelope.original_content.decode("utf-8", "replace"),
             # The client's port: mails with the same one came over one connection.
             "peerPort": session.peer[1] if session.peer else None,
+            # And its address: which host's courier sent it (the multi-host rehearsal).
+            "peer": session.peer[0] if session.peer else None,
             **parsed,
         })
         print(line, flush=True)
@@ -88,7 +91,8 @@ if mode == "starttls":
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(arguments[2], arguments[3])
     options = {"tls_context": context, "require_starttls": True, "authenticator": authenticator, "auth_required": True, "auth_require_tls": True}
-controller = Controller(Handler(), hostname="127.0.0.1", port=port, **options)
+# Loopback unless SMTP_SERVER_HOST names another address (a virtual network's bridge, for couriers on its hosts).
+controller = Controller(Handler(), hostname=os.environ.get("SMTP_SERVER_HOST", "127.0.0.1"), port=port, **options)
 controller.start()
 print("ready", flush=True)
 stop = threading.Event()

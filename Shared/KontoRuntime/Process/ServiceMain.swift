@@ -25,8 +25,13 @@ public enum ServiceMain {
         do {
             let environment = try await ServiceEnvironment.load()
             logger.logLevel = try environment.logLevel("KONTO_LOG_LEVEL")
+            let tracing = try ServiceTracing.bootstrap(service: service, logger: logger)
             let assembly = try assemble(environment, logger)
             var group = assembly.graph.serviceGroupConfiguration(logger: logger)
+            if let tracing {
+                // First, so it stops last: the spans of the other parts' last requests are exported before it ends.
+                group.services.insert(.init(service: tracing, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup), at: 0)
+            }
             group.gracefulShutdownSignals = [.sigterm, .sigint]
             logger.info("service starting", metadata: assembly.metadata.merging(["konto.service": "\(service)"]) { $1 })
             try await ServiceGroup(configuration: group).run()

@@ -13,6 +13,8 @@ public final class MailCatcher: Sendable {
         public var authenticated: Bool
         /// The client's port: mails with the same one came over one connection.
         public var peerPort: Int?
+        /// The client's address: which host's courier sent it.
+        public var peer: String?
         /// The message as sent.
         public var data: String
         /// Decoded by Python: the subject, headers, and the text and HTML parts.
@@ -45,8 +47,9 @@ public final class MailCatcher: Sendable {
     }
 
     /// Starts the server in `mode` (see smtp_server.py: plain, starttls, reject-rcpt, later, flaky, hold) on a free port
-    /// and returns once it listens.
-    public static func start(mode: String = "plain", certificate: (cert: String, key: String)? = nil) async throws -> MailCatcher {
+    /// of `host` (loopback by default; a ``VirtualNetwork``'s bridge address for couriers on its hosts) and returns
+    /// once it listens.
+    public static func start(mode: String = "plain", certificate: (cert: String, key: String)? = nil, host: String = "127.0.0.1") async throws -> MailCatcher {
         guard let python else {
             throw KontoTestingError(.toolNotInstalled, "KONTO_AIOSMTPD_PYTHON is not set (scripts/test.sh installs aiosmtpd and sets it)")
         }
@@ -54,7 +57,7 @@ public final class MailCatcher: Sendable {
             .deletingLastPathComponent().appendingPathComponent("Tests/Mail/smtp_server.py").path
         let port = try FreePort.loopback()
         let arguments = ["-u", script, "\(port)", mode] + (certificate.map { [$0.cert, $0.key] } ?? [])
-        let process = try ServiceProcess.start(python, arguments: arguments, environment: [:])
+        let process = try ServiceProcess.start(python, arguments: arguments, environment: ["SMTP_SERVER_HOST": host])
         let catcher = MailCatcher(port: port, process: process)
         let deadline = ContinuousClock.now + .seconds(30)
         while !catcher.lines.contains("ready") {

@@ -4,6 +4,7 @@ import NIOPosix
 import NIOSSL
 import ServiceLifecycle
 import Synchronization
+import Tracing
 
 /// Calls one service over a small pool of pipelined connections.
 ///
@@ -130,6 +131,37 @@ public final class WireClient: Service, Sendable {
     ) async throws -> ByteBuffer {
         try Self.checkHeaders(method: method, requestID: requestID, traceParent: traceParent)
         try Task.checkCancellation()
+        // A client span per call, child of the caller's (the gateway's request, or the handler this call is made
+        // from); the request carries it so the server's span continues the trace. With tracing off the span is a
+        // no-op and the caller's own `traceParent`, if any, is passed on.
+        let span = startSpan(method, ofKind: .client)
+        defer { span.end() }
+        span.attributes["rpc.system"] = "konto-wire"
+        span.attributes["rpc.method"] = method
+        span.attributes["server.address"] = self.configuration.host
+        do {
+            return try await self.send(
+                method,
+                payload: payload,
+                timeout: timeout,
+                requestID: requestID,
+                traceParent: WireTraceHeaders.inject(span.context) ?? traceParent
+            )
+        } catch {
+            // The code only, never the error's text: a span leaves the process.
+            span.setStatus(SpanStatus(code: .error))
+            span.attributes["konto.error_code"] = (error as? WireError)?.code.rawValue ?? "\(type(of: error))"
+            throw error
+        }
+    }
+
+    private func send(
+        _ method: String,
+        payload: ByteBuffer,
+        timeout: TimeAmount?,
+        requestID: String?,
+        traceParent: String?
+    ) async throws -> ByteBuffer {
         let timeout = timeout ?? self.configuration.requestTimeout
         let deadline = NIODeadline.now() + timeout
         let connection = try await self.acquire(deadline: deadline)

@@ -1,5 +1,6 @@
 import Logging
 import Synchronization
+import Tracing
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -369,15 +370,35 @@ public final class WireServer: Service, Sendable {
             correlationID: id,
             baseLogger: logger
         )
-        let outcome: Result<ByteBuffer, any Error>
-        do {
-            outcome = .success(try await handler(incoming.request.payload, context))
-        } catch {
-            outcome = .failure(error)
+        // A server span per call, continuing the trace the request's `traceparent` names; the handler runs in it, so
+        // the calls and statements it makes are its children.
+        let outcome = await withSpan(
+            incoming.request.method,
+            context: WireTraceHeaders.extract(incoming.request.traceParent),
+            ofKind: .server
+        ) { span -> Result<ByteBuffer, any Error> in
+            span.attributes["rpc.system"] = "konto-wire"
+            span.attributes["rpc.method"] = incoming.request.method
+            span.attributes["konto.peer"] = incoming.peer
+            do {
+                return .success(try await handler(incoming.request.payload, context))
+            } catch {
+                // The code only, never the error's text: a span leaves the process.
+                span.setStatus(SpanStatus(code: .error))
+                span.attributes["konto.error_code"] = Self.traceCode(of: error)
+                return .failure(error)
+            }
         }
         // The context's logger is built only when something is logged: building it sets metadata, which a stream
         // log handler renders at once (measured: 2% of the server's time at 64 connections, spent on every answer).
         return Self.answerFrame(id: id, outcome: outcome, maxFrameLength: maxFrameLength, logger: context.logger)
+    }
+
+    /// The stable code an error answers with (what a span records of it).
+    static func traceCode(of error: any Error) -> String {
+        if let error = error as? any WireErrorConvertible { return error.wireErrorCode.rawValue }
+        if let error = error as? WireError { return error.code.rawValue }
+        return KontoErrorCode.internalError.rawValue
     }
 
     /// The last frame of a subscription: an empty response when its handler returned, else its error.

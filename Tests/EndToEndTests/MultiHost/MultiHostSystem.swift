@@ -18,6 +18,10 @@ struct MultiHostSystem: Sendable {
     let system: EndToEndSystem
     let stacks: [String: KontoProcessStack]
     let proxy: HAProxy
+    /// Where every service on both hosts sends its traces (on the bridge).
+    let traces: OTLPReceiver
+    /// The SMTP server both hosts' couriers send to (aiosmtpd, on the bridge).
+    let mail: MailCatcher
 
     var cluster: TemporaryPostgresCluster { system.cluster }
 
@@ -43,6 +47,8 @@ struct MultiHostSystem: Sendable {
         var audit: WebhookReceiver?
         var stacks: [String: KontoProcessStack] = [:]
         var proxy: HAProxy?
+        var traces: OTLPReceiver?
+        var mail: MailCatcher?
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.timeout.connect = .seconds(2)
@@ -60,6 +66,8 @@ struct MultiHostSystem: Sendable {
             try? await http.shutdown()
             await mailer?.stop()
             await audit?.stop()
+            await traces?.stop()
+            await mail?.stop()
             try? FileManager.default.removeItem(atPath: webhooksFile)
             try? await cluster?.destroy()
             await network.destroy()
@@ -69,6 +77,8 @@ struct MultiHostSystem: Sendable {
             let database = try await TestDatabase.createDatabase(on: cluster!.maintenanceDatabase, logger: EndToEndSystem.logger)
             mailer = try await WebhookReceiver.start(statuses: [.noContent], host: network.bridgeAddress)
             audit = try await WebhookReceiver.start(statuses: [.noContent], host: network.bridgeAddress)
+            traces = try await OTLPReceiver.start(host: network.bridgeAddress)
+            mail = try await MailCatcher.start(host: network.bridgeAddress)
             try EndToEndSystem.writeWebhooks(mailer: mailer!, audit: audit!, host: network.bridgeAddress, to: webhooksFile)
             var settings = try EndToEndSystem.baseSettings(webhooksFile: webhooksFile)
             // One root for both hosts, as a deployment's replicas share their keys.
@@ -76,9 +86,16 @@ struct MultiHostSystem: Sendable {
             // Clients are told apart by HAProxy's X-Forwarded-For; HAProxy reaches the hosts from the bridge.
             settings["KONTO_GATEWAY_CLIENT_ADDRESS_HEADER"] = "X-Forwarded-For"
             settings["KONTO_GATEWAY_TRUSTED_PROXIES"] = network.bridgeAddress
+            // Both hosts' couriers send every mail to one SMTP server, as a deployment's replicas do.
+            settings["KONTO_MAIL_SMTP_URL"] = "smtp://\(network.bridgeAddress):\(mail!.port)?tls=none"
+            settings["KONTO_MAIL_FROM"] = "Konto <accounts@example.org>"
+            settings["KONTO_PUBLIC_URL"] = "http://konto.example.org"
+            settings.merge(TracingTests.environment(traces!)) { _, given in given }
             settings.merge(environment) { _, given in given }
             for name in hosts {
-                stacks[name] = try KontoProcessStack(databaseURL: database.url, environment: settings, on: try network.host(name), of: network)
+                // Each host's spans say which host made them, as a node's resource detector would.
+                let host = settings.merging(["OTEL_RESOURCE_ATTRIBUTES": "host.name=\(name)"]) { _, given in given }
+                stacks[name] = try KontoProcessStack(databaseURL: database.url, environment: host, on: try network.host(name), of: network)
             }
             proxy = try await HAProxy.start(servers: try hosts.map { name in
                 HAProxy.Server(name: name, address: try network.host(name).address, port: try stacks[name]!.gatewayPort)
@@ -87,7 +104,9 @@ struct MultiHostSystem: Sendable {
                 network: network,
                 system: EndToEndSystem(cluster: cluster!, database: database, stack: stacks["a"]!, mailer: mailer!, audit: audit!, http: http),
                 stacks: stacks,
-                proxy: proxy!
+                proxy: proxy!,
+                traces: traces!,
+                mail: mail!
             )
             try await system.waitUntilReady()
             let result = try await body(system)

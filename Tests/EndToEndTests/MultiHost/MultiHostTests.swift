@@ -12,13 +12,14 @@ struct MultiHostTests {
     static let password = "multi host password 1"
     static let throttleFailures = 6
 
-    @Test("sessions and changes are shared by both hosts, wrong passwords sent to both are counted once, and every event reaches each webhook once")
+    @Test("sessions and changes are shared by both hosts, wrong passwords sent to both are counted once, every event reaches each webhook and every mail the SMTP server once, and a sign-in through HAProxy is one trace across the services of the host that served it")
     func sharedState() async throws {
         let namespaces = try await MultiHostSystem.with(environment: [
             "KONTO_IDENTITY_THROTTLE_FAILURES": "\(Self.throttleFailures)",
             "KONTO_GATEWAY_CREDENTIALS_RATE_LIMIT_PER_MINUTE": "0",
         ]) { hosts in
             try await Self.balanced(hosts)
+            try await Self.tracedAcrossHosts(hosts)
             try await Self.changesSeenAtTheOtherHost(hosts)
             try await Self.throttleShared(hosts)
             try await Self.eventsOnce(hosts)
@@ -133,6 +134,30 @@ struct MultiHostTests {
         }
     }
 
+    /// Sign-ins through HAProxy, each with a client's `traceparent`, until both hosts have served one: each is one
+    /// trace (``SignInTrace``) whose gateway, Identity and Profile spans all come from the host HAProxy chose, as
+    /// each host's gateway calls its own services; OTLP receiver and services on different hosts.
+    static func tracedAcrossHosts(_ hosts: MultiHostSystem) async throws {
+        let proxy = try hosts.http(via: nil)
+        _ = try await proxy.signUp(userId: "traced@example.org", password: password)
+        var served: Set<String> = []
+        for _ in 0..<8 where served.count < MultiHostSystem.hosts.count {
+            let client = SignInTrace.clientContext()
+            let login = try await proxy.send("POST", "/v1/sessions", json: ["userId": "traced@example.org", "password": password], headers: [("traceparent", client.traceParent)])
+            #expect(login.status == 200)
+            let spans = await hosts.traces.spans(ofTrace: client.traceId) { SignInTrace(spans: $0, clientSpanId: client.spanId).isComplete }
+            let trace = SignInTrace(spans: spans, clientSpanId: client.spanId)
+            #expect(trace.problems.isEmpty, "\(trace.problems)\nspans: \(spans.map { "\($0.host) \($0.service) \($0.name)" })")
+            guard let host = trace.gatewayRequest?.host else { continue }
+            #expect(MultiHostSystem.hosts.contains(host), "the gateway's span names host \(host)")
+            #expect(Set(spans.map(\.host)) == [host], "one sign-in's spans came from hosts \(Set(spans.map(\.host)))")
+            #expect(Set(spans.map(\.service)).isSuperset(of: ["konto-gateway", "konto-identity", "konto-profile"]))
+            served.insert(host)
+        }
+        #expect(served == Set(MultiHostSystem.hosts), "traced sign-ins were served by \(served) only")
+        #expect(hosts.traces.refusals.isEmpty, "\(hosts.traces.refusals)")
+    }
+
     /// A logout, a password change and a deletion through gateway A: gateway B, whose cache held the session, refuses
     /// it once the change's event has reached it (each gateway drops a changed account from its cache when the event
     /// arrives; the time it takes is measured and bounded here). Returns those times (ms).
@@ -209,6 +234,11 @@ struct MultiHostTests {
         for index in 0..<4 {
             #expect(try await proxy.send("POST", "/v1/password-resets", json: ["userId": "balanced@example.org"], headers: [("X-Forwarded-For", "198.51.100.\(index)")]).status == 202)
         }
+        // Mail for several accounts (each sign-up's address confirmation), so the courier group's work, in order per
+        // account, can be shared by both hosts.
+        for index in 0..<8 {
+            _ = try await proxy.signUp(userId: "mail-\(index)@example.org", password: password)
+        }
         _ = try await FaultTests.settle(hosts.system)
         let produced = Set(try await hosts.system.strings("SELECT event_id::text FROM notifications.events"))
         try await EndToEndSystem.waitUntil(within: .seconds(30), "every event reaches the audit webhook") {
@@ -224,5 +254,27 @@ struct MultiHostTests {
         #expect(resetEvents > 0)
         #expect(Set(resetIds).count == resetIds.count, "a reset mail delivered twice")
         #expect(resetIds.count == resetEvents, "\(resetEvents) resets asked for, the mailer got \(resetIds.count)")
+
+        // Every mail Identity asked for reached the SMTP server, none twice (a Message-ID is its event's id), sent by
+        // the couriers of both hosts.
+        func asked() async throws -> Set<String> {
+            Set(try await hosts.system.strings("SELECT event_id::text FROM notifications.events WHERE type = 'mailRequested'").map { $0.lowercased() })
+        }
+        func sent() -> [String] {
+            hosts.mail.mails.map { $0.messageId.trimmingCharacters(in: CharacterSet(charactersIn: "<>")).split(separator: "@").first.map(String.init) ?? "" }
+        }
+        // Sent may hold more than what is still asked: the deleted account's events are erased, its mails were sent.
+        do {
+            try await EndToEndSystem.waitUntil(within: .seconds(60), "every mail asked for is sent") { try await asked().isSubset(of: sent()) }
+        } catch {
+            Issue.record("not sent: \(try await asked().subtracting(sent()))")
+        }
+        let messageIds = sent()
+        let mails = hosts.mail.mails
+        #expect(try await asked().count >= 12)
+        #expect(messageIds.count == Set(messageIds).count, "\(messageIds.count - Set(messageIds).count) mails sent twice")
+        let senders = Set(mails.compactMap(\.peer))
+        let addresses = Set(try MultiHostSystem.hosts.map { try hosts.network.host($0).address })
+        #expect(senders == addresses, "mails came from \(senders), the hosts are \(addresses)")
     }
 }

@@ -7,17 +7,28 @@ import Logging
 import NIOCore
 import OpenAPIHummingbird
 import OpenAPIRuntime
+import Tracing
 
 extension GatewayServer {
     /// The gateway's router, as hummingbird's template builds one (`buildRouter`): the middlewares, outermost first,
     /// the API's generated handlers, the console's pages, and the few routes of the gateway's own (the map at `/`, the
     /// problem pages, the served document). The executable, the dev stack and the router tests (HummingbirdTesting,
     /// through ``application``) all serve what this builds.
+    /// Query parameters whose values a span must not carry: the reset and verification links' tokens, and what a
+    /// provider's callback brings (its code, the flow's state and nonce, tokens of a form post).
+    static let secretQueryParameters: Set<String> = ["token", "code", "state", "nonce", "id_token", "access_token", "user", "session_state"]
+
     static func buildRouter(
         api: GatewayAPI, rateLimits: GatewayRateLimits, cache: AccountCache, metrics: GatewayMetrics, pages makePages: GatewayPagesFactory?,
         configuration: GatewayConfiguration, logger: Logger
     ) throws -> Router<GatewayRequestContext> {
         let router = Router(context: GatewayRequestContext.self)
+        if !(InstrumentationSystem.tracer is NoOpTracer) {
+            // A server span per request (hummingbird's), continuing a client's `traceparent`; the wire calls made for
+            // it are its children. Only with a tracer installed (ServiceTracing): otherwise every request would pay
+            // for a span nobody exports. Query values that are secrets (links' tokens, providers' codes) are redacted.
+            router.middlewares.add(TracingMiddleware(redactingQueryParameters: Self.secretQueryParameters))
+        }
         router.middlewares.add(ResponseHeadersMiddleware())
         if !configuration.corsOrigins.isEmpty {
             router.middlewares.add(CORSPolicy(origins: configuration.corsOrigins.contains("*") ? nil : Set(configuration.corsOrigins)))

@@ -12,8 +12,11 @@ extension ProfileStore {
     ) async throws(ServiceError) -> Value {
         let storage = storage
         do {
-            return try await OperationTimeout.run(options.operationTimeout) {
-                try await body(storage)
+            let timeout = options.operationTimeout
+            return try await StatementSpan.run(operation, schema: "profile") {
+                try await OperationTimeout.run(timeout) {
+                    try await body(storage)
+                }
             }
         } catch {
             throw mapped(error, operation: operation, logger: logger)
@@ -24,7 +27,10 @@ extension ProfileStore {
     /// Loads are the hot path, so the account's logger is only made when there is something to log.
     func fetch(_ accountId: String, keys: [String]?) async throws(ServiceError) -> StoredProfile? {
         do {
-            return try await storage.fetch(accountId: accountId, keys: keys, timeout: options.operationTimeout)
+            let (storage, timeout) = (storage, options.operationTimeout)
+            return try await StatementSpan.run("fetch", schema: "profile") {
+                try await storage.fetch(accountId: accountId, keys: keys, timeout: timeout)
+            }
         } catch {
             throw mapped(error, operation: "fetch", logger: logger(for: accountId))
         }

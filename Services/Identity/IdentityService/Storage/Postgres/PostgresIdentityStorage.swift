@@ -762,22 +762,32 @@ public struct PostgresIdentityStorage: IdentityStorage {
 
     /// One statement on the pool, its failures classified.
     @discardableResult
-    func run<T: Sendable>(_ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T) async throws(IdentityStorageError) -> T {
-        let (client, logger) = (client, logger)
+    func run<T: Sendable>(
+        operation: String = #function,
+        _ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T
+    ) async throws(IdentityStorageError) -> T {
+        let (client, logger, timeout) = (client, logger, operationTimeout)
         do {
-            return try await OperationTimeout.run(operationTimeout) { try await body(client, logger) }
+            return try await StatementSpan.run(operation, schema: "identity") {
+                try await OperationTimeout.run(timeout) { try await body(client, logger) }
+            }
         } catch {
             throw classify(error)
         }
     }
 
     /// One transaction; an ``IdentityStorageError`` thrown inside rolls it back and is passed on as it is.
-    func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws(IdentityStorageError) -> T {
-        let (client, logger) = (client, logger)
+    func transaction<T: Sendable>(
+        operation: String = #function,
+        _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
+    ) async throws(IdentityStorageError) -> T {
+        let (client, logger, timeout) = (client, logger, operationTimeout)
         do {
-            return try await OperationTimeout.run(operationTimeout) {
-                try await client.withTransaction(logger: logger) { connection in
-                    try await body(connection, logger)
+            return try await StatementSpan.run(operation, schema: "identity") {
+                try await OperationTimeout.run(timeout) {
+                    try await client.withTransaction(logger: logger) { connection in
+                        try await body(connection, logger)
+                    }
                 }
             }
         } catch {

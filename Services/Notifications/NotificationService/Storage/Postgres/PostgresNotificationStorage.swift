@@ -547,10 +547,15 @@ public struct PostgresNotificationStorage: NotificationStorage {
         return (error as? PSQLError)?.serverInfo?[.sqlState] == "40001"
     }
 
-    private func run<T: Sendable>(_ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T) async throws(NotificationStorageError) -> T {
-        let (client, logger) = (client, logger)
+    private func run<T: Sendable>(
+        operation: String = #function,
+        _ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T
+    ) async throws(NotificationStorageError) -> T {
+        let (client, logger, timeout) = (client, logger, operationTimeout)
         do {
-            return try await OperationTimeout.run(operationTimeout) { try await body(client, logger) }
+            return try await StatementSpan.run(operation, schema: "notifications") {
+                try await OperationTimeout.run(timeout) { try await body(client, logger) }
+            }
         } catch {
             throw classify(error)
         }
