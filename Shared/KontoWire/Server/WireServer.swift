@@ -377,9 +377,11 @@ public final class WireServer: Service, Sendable {
             context: WireTraceHeaders.extract(incoming.request.traceParent),
             ofKind: .server
         ) { span -> Result<ByteBuffer, any Error> in
-            span.attributes["rpc.system"] = "konto-wire"
-            span.attributes["rpc.method"] = incoming.request.method
-            span.attributes["konto.peer"] = incoming.peer
+            if span.isRecording {
+                span.attributes["rpc.system"] = "konto-wire"
+                span.attributes["rpc.method"] = incoming.request.method
+                span.attributes["konto.peer"] = incoming.peer
+            }
             do {
                 return .success(try await handler(incoming.request.payload, context))
             } catch {
