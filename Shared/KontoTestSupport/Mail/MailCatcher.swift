@@ -50,25 +50,12 @@ public final class MailCatcher: Sendable {
     /// of `host` (loopback by default; a ``VirtualNetwork``'s bridge address for couriers on its hosts) and returns
     /// once it listens.
     public static func start(mode: String = "plain", certificate: (cert: String, key: String)? = nil, host: String = "127.0.0.1") async throws -> MailCatcher {
-        guard let python else {
-            throw KontoTestingError(.toolNotInstalled, "KONTO_AIOSMTPD_PYTHON is not set (scripts/test.sh installs aiosmtpd and sets it)")
-        }
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Tests/Mail/smtp_server.py").path
         let port = try FreePort.loopback()
-        let arguments = ["-u", script, "\(port)", mode] + (certificate.map { [$0.cert, $0.key] } ?? [])
-        let process = try ServiceProcess.start(python, arguments: arguments, environment: ["SMTP_SERVER_HOST": host])
-        let catcher = MailCatcher(port: port, process: process)
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !catcher.lines.contains("ready") {
-            guard process.isRunning, ContinuousClock.now < deadline else {
-                let output = process.output
-                await process.stop()
-                throw KontoTestingError(.serverDidNotStart, "the SMTP server did not start: \(output)")
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return catcher
+        let (process, _) = try await ServiceProcess.startPythonJudge(
+            "Mail/smtp_server.py", arguments: ["\(port)", mode] + (certificate.map { [$0.cert, $0.key] } ?? []),
+            environment: ["SMTP_SERVER_HOST": host], pythonVariable: "KONTO_AIOSMTPD_PYTHON", tool: "aiosmtpd", readyPrefix: "ready"
+        )
+        return MailCatcher(port: port, process: process)
     }
 
     private var lines: [Substring] { process.output.split(separator: "\n") }

@@ -32,27 +32,15 @@ public final class OIDCProviderProcess: Sendable {
     }
 
     private static func start(script: String, arguments: [String]) async throws -> OIDCProviderProcess {
-        guard let python else {
-            throw KontoTestingError(.toolNotInstalled, "KONTO_OIDC_PYTHON is not set (scripts/test.sh installs oidc-provider-mock and sets it)")
+        let (process, ready) = try await ServiceProcess.startPythonJudge(
+            "OIDC/\(script)", arguments: ["--port", "0"] + arguments, pythonVariable: "KONTO_OIDC_PYTHON", tool: "oidc-provider-mock", readyPrefix: "listening "
+        )
+        let parts = ready.split(separator: " ")
+        guard parts.count == 3, let port = Int(parts[1]) else {
+            await process.stop()
+            throw KontoTestingError(.serverDidNotStart, "the OpenID Connect provider said \(ready)")
         }
-        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Tests/OIDC/\(script)").path
-        let process = try ServiceProcess.start(python, arguments: ["-u", path, "--port", "0"] + arguments, environment: [:])
-        let deadline = ContinuousClock.now + .seconds(30)
-        while true {
-            if let line = process.output.split(separator: "\n").first(where: { $0.hasPrefix("listening ") }) {
-                let parts = line.split(separator: " ")
-                if parts.count == 3, let port = Int(parts[1]) {
-                    return OIDCProviderProcess(issuer: String(parts[2]), port: port, process: process)
-                }
-            }
-            guard process.isRunning, ContinuousClock.now < deadline else {
-                let output = process.output
-                await process.stop()
-                throw KontoTestingError(.serverDidNotStart, "the OpenID Connect provider did not start: \(output)")
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        return OIDCProviderProcess(issuer: String(parts[2]), port: port, process: process)
     }
 
     /// POSTs JSON to one of the provider's control endpoints (`/_control/…`, `/users/…` with PUT) and returns its JSON.

@@ -25,8 +25,6 @@ public final class OTLPReceiver: Sendable {
         public static let clientKind = 3
     }
 
-    public static var python: String? { ProcessInfo.processInfo.environment["KONTO_OTLP_PYTHON"] }
-
     /// Where services send their traces: the value for `OTEL_EXPORTER_OTLP_ENDPOINT`.
     public let endpoint: String
     private let process: ServiceProcess
@@ -39,24 +37,10 @@ public final class OTLPReceiver: Sendable {
     /// Starts the receiver on `host` (loopback by default; a ``VirtualNetwork``'s bridge address for services on its
     /// hosts) and returns once it listens.
     public static func start(host: String = "127.0.0.1") async throws -> OTLPReceiver {
-        guard let python else {
-            throw KontoTestingError(.toolNotInstalled, "KONTO_OTLP_PYTHON is not set (scripts/test.sh installs opentelemetry-proto and sets it)")
-        }
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Tests/Tracing/otlp_receiver.py").path
-        let process = try ServiceProcess.start(python, arguments: ["-u", script, host, "0"], environment: [:])
-        let deadline = ContinuousClock.now + .seconds(30)
-        while true {
-            if let ready = process.output.split(separator: "\n").first(where: { $0.hasPrefix("ready ") }) {
-                return OTLPReceiver(endpoint: "http://\(host):\(ready.dropFirst(6))", process: process)
-            }
-            guard process.isRunning, ContinuousClock.now < deadline else {
-                let output = process.output
-                await process.stop()
-                throw KontoTestingError(.serverDidNotStart, "the OTLP receiver did not start: \(output)")
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        let (process, ready) = try await ServiceProcess.startPythonJudge(
+            "Tracing/otlp_receiver.py", arguments: [host, "0"], pythonVariable: "KONTO_OTLP_PYTHON", tool: "opentelemetry-proto", readyPrefix: "ready "
+        )
+        return OTLPReceiver(endpoint: "http://\(host):\(ready.dropFirst(6))", process: process)
     }
 
     private var lines: [Substring] { process.output.split(separator: "\n") }
