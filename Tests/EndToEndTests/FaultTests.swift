@@ -53,7 +53,7 @@ struct FaultTests {
                 let before = load.tally("\(target) before")
                 #expect(before.succeeded == before.sent, "\(target): before the fault \(before.sent - before.succeeded) of \(before.sent) calls did not succeed: \(before.unavailableCodes) \(before.failures.prefix(5))")
                 let after = load.tally("\(target) after")
-                #expect(after.succeeded == after.sent, "\(target): after recovery \(after.sent - after.succeeded) of \(after.sent) calls did not succeed: \(after.failures.prefix(5))")
+                #expect(after.succeeded == after.sent, "\(target): after recovery \(after.sent - after.succeeded) of \(after.sent) calls did not succeed: \(after.unavailableCodes) \(after.unreachableCalls.prefix(5)) \(after.failures.prefix(5))")
             }
             for target in Self.targets {
                 let (before, down, recovering, after) = (load.tally("\(target) before"), load.tally("\(target) down"), load.tally("\(target) recovering"), load.tally("\(target) after"))

@@ -54,6 +54,7 @@ struct NotificationsContractConsumerTests {
         ContractCodec.entry(subscription: NotificationsContract.feed),
         ContractCodec.entry(NotificationsContract.tailCursor),
         ContractCodec.entry(subscription: NotificationsContract.tail),
+        ContractCodec.entry(NotificationsContract.tailBarrier),
         ContractCodec.entry(NotificationsContract.deadLetters),
         ContractCodec.entry(NotificationsContract.replayDeadLetters),
         ContractCodec.entry(NotificationsContract.replay),

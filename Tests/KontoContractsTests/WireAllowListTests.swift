@@ -28,6 +28,7 @@ struct WireAllowListTests {
             NotificationsContract.feed.name: ["gateway"],
             NotificationsContract.tailCursor.name: ["gateway"],
             NotificationsContract.tail.name: ["gateway"],
+            NotificationsContract.tailBarrier.name: ["gateway"],
             NotificationsContract.deadLetters.name: ["operator-billing"],
             NotificationsContract.replayDeadLetters.name: ["operator-billing"],
             NotificationsContract.replay.name: ["operator-billing"],

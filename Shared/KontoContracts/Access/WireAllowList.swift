@@ -30,7 +30,7 @@ public enum WireAllowList {
     /// Notifications' server.
     public static let notifications = WireAuthorization([
         "*": [HealthContract.check.name],
-        gateway: [NotificationsContract.feed.name, NotificationsContract.tailCursor.name, NotificationsContract.tail.name],
+        gateway: [NotificationsContract.feed.name, NotificationsContract.tailCursor.name, NotificationsContract.tail.name, NotificationsContract.tailBarrier.name],
         IdentityContract.serviceName: [NotificationsContract.publish.name],
         ProfileContract.serviceName: [
             NotificationsContract.publish.name, NotificationsContract.declareGroup.name, NotificationsContract.subscribe.name,

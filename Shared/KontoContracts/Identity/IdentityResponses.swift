@@ -1,3 +1,4 @@
+import Foundation
 import KontoModel
 
 /// A new session: its token (only ever shown here, to its owner) and when it ends at the latest.
@@ -113,10 +114,14 @@ public struct IdentitySessionsEnded: Codable, Sendable, Equatable {
     /// The account concerned, where the caller could not name it (a password reset, known by its token only), so
     /// the gateway drops what it caches of that account alone. Optional: an older Identity's answer still decodes.
     public var accountId: String?
+    /// The events the change wrote (committed with it): the gateway waits until every other gateway's cache has
+    /// read them (`notifications.tailBarrier`) before it answers. Optional: an older Identity's answer still decodes.
+    public var eventIds: [UUID]?
 
-    public init(sessionsEnded: Int, accountId: String? = nil) {
+    public init(sessionsEnded: Int, accountId: String? = nil, eventIds: [UUID]? = nil) {
         self.sessionsEnded = sessionsEnded
         self.accountId = accountId
+        self.eventIds = eventIds
     }
 }
 
@@ -133,7 +138,12 @@ public struct IdentityPrivilege: Codable, Sendable, Equatable {
     }
 }
 
-/// An answer with nothing to say but that it worked.
+/// An answer with nothing to say but that it worked, and, for a change that ends sessions (a deletion, a new
+/// userId), the events it wrote (see ``IdentitySessionsEnded/eventIds``).
 public struct IdentityDone: Codable, Sendable, Equatable {
-    public init() {}
+    public var eventIds: [UUID]?
+
+    public init(eventIds: [UUID]? = nil) {
+        self.eventIds = eventIds
+    }
 }

@@ -32,6 +32,9 @@ public enum NotificationsContract {
     /// then new ones as they are stored. Nothing is kept for the subscriber (no group, no redelivery): for caches
     /// that drop what an event touches (the gateway), which start afresh from a new cursor when a tail ends.
     public static let tail = WireSubscriptionMethod<NotificationsTailRequest, AccountEvent>("notifications.tail")
+    /// Waits until every live cache-holding tail reader has acknowledged a change's events, so a gateway's answer to a
+    /// logout is not followed by another gateway serving the ended session from its cache (docs/SCALING.md).
+    public static let tailBarrier = WireMethod<NotificationsTailBarrierRequest, NotificationsTailBarrier>("notifications.tailBarrier")
     public static let deadLetters = WireMethod<NotificationsDeadLettersRequest, NotificationsDeadLetters>("notifications.deadLetters")
     /// Puts dead letters back for delivery (all of the group's, or the listed events').
     public static let replayDeadLetters = WireMethod<NotificationsReplayDeadLettersRequest, NotificationsReplayed>("notifications.replayDeadLetters")
@@ -39,7 +42,7 @@ public enum NotificationsContract {
     public static let replay = WireMethod<NotificationsReplayRequest, NotificationsReplayed>("notifications.replay")
 
     public static let methods = [
-        publish.name, declareGroup.name, subscribe.name, feed.name, tailCursor.name, tail.name, deadLetters.name, replayDeadLetters.name, replay.name, HealthContract.check.name,
+        publish.name, declareGroup.name, subscribe.name, feed.name, tailCursor.name, tail.name, tailBarrier.name, deadLetters.name, replayDeadLetters.name, replay.name, HealthContract.check.name,
     ]
 
     /// Every code a Notifications method may answer with (besides the wire layer's).
@@ -58,6 +61,7 @@ public enum NotificationsContract {
             feed.name: [invalid, KontoErrorCode.notificationsUnknownEvent] + storage,
             tailCursor.name: storage,
             tail.name: [invalid] + storage,
+            tailBarrier.name: [invalid] + storage,
             deadLetters.name: [invalid, KontoErrorCode.notificationsUnknownGroup] + storage,
             replayDeadLetters.name: [invalid, KontoErrorCode.notificationsUnknownGroup] + storage,
             replay.name: [invalid, KontoErrorCode.notificationsUnknownGroup] + storage,
@@ -87,6 +91,10 @@ public enum NotificationsContract {
     public static let maximumPublishBatch = 1_000
     /// The longest group name, in UTF-8 bytes.
     public static let maximumGroupNameLength = 128
+    /// The most events one barrier waits for.
+    public static let maximumBarrierEvents = 64
+    /// The longest a barrier waits.
+    public static let maximumBarrierTimeoutMilliseconds = 10_000
     /// The most dead letters one listing returns.
     public static let maximumListing = 1_000
 }

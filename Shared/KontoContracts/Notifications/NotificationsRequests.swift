@@ -126,17 +126,32 @@ public struct NotificationsReplayed: Codable, Sendable, Equatable {
     }
 }
 
-/// Asks where a tail starts now (no fields).
+/// Asks where a tail starts now; with `holdsCache`, also registers the caller as a reader that caches what the tail
+/// keeps honest, which ``NotificationsContract/tailBarrier`` then waits for.
 public struct NotificationsTailCursorRequest: Codable, Sendable, Equatable {
-    public init() {}
+    /// The tail to come feeds a cache (the gateway's): the answer names a reader, leased for a while, to subscribe
+    /// with. Optional: nil is false.
+    public var holdsCache: Bool?
+    /// The reader this one replaces (the same cache's, whose tail ended and whose cache emptied): removed at once, so
+    /// barriers do not wait for it until its lease ends (Notifications restarted, or the tail ended for being slow).
+    public var replacing: UUID?
+
+    public init(holdsCache: Bool? = nil, replacing: UUID? = nil) {
+        self.holdsCache = holdsCache
+        self.replacing = replacing
+    }
 }
 
 /// An opaque position in the store's order, for ``NotificationsContract/tail``.
 public struct NotificationsTailCursor: Codable, Sendable, Equatable {
     public var cursor: String
+    /// The reader registered for a request that `holdsCache`: a tail subscribed with it records its acknowledgements
+    /// and keeps its lease.
+    public var readerId: UUID?
 
-    public init(cursor: String) {
+    public init(cursor: String, readerId: UUID? = nil) {
         self.cursor = cursor
+        self.readerId = readerId
     }
 }
 
@@ -145,9 +160,40 @@ public struct NotificationsTailRequest: Codable, Sendable, Equatable {
     public var after: String
     /// The event types wanted (``AccountEvent/Kind/name``); nil for every type.
     public var types: [String]?
+    /// The reader ``NotificationsContract/tailCursor`` registered with `after` (every type only): while the tail
+    /// runs its acknowledgements are recorded and its lease renewed; a reader too slow to acknowledge, or whose lease
+    /// could not be renewed, has its tail ended (its cache must then empty, as for any tail that ends).
+    public var readerId: UUID?
 
-    public init(after: String, types: [String]? = nil) {
+    public init(after: String, types: [String]? = nil, readerId: UUID? = nil) {
         self.after = after
         self.types = types
+        self.readerId = readerId
+    }
+}
+
+/// Waits until every cache-holding tail reader that was live when the call came has acknowledged the listed events
+/// (or stopped being live), for at most `timeoutMilliseconds`.
+public struct NotificationsTailBarrierRequest: Codable, Sendable, Equatable {
+    /// The events a change wrote, 1 to ``NotificationsContract/maximumBarrierEvents``.
+    public var eventIds: [UUID]
+    /// How long to wait at most, 0 to ``NotificationsContract/maximumBarrierTimeoutMilliseconds``.
+    public var timeoutMilliseconds: Int
+
+    public init(eventIds: [UUID], timeoutMilliseconds: Int) {
+        self.eventIds = eventIds
+        self.timeoutMilliseconds = timeoutMilliseconds
+    }
+}
+
+public struct NotificationsTailBarrier: Codable, Sendable, Equatable {
+    /// Every reader has the events (or none was live): no cache serves what they changed any more.
+    public var complete: Bool
+    /// Readers still without all of them when the wait ended (0 when complete).
+    public var readersBehind: Int
+
+    public init(complete: Bool, readersBehind: Int) {
+        self.complete = complete
+        self.readersBehind = readersBehind
     }
 }

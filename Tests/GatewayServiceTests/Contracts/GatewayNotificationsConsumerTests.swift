@@ -102,11 +102,12 @@ struct GatewayNotificationsConsumerTests {
         }
     }
 
-    @Test("the account cache asks for a tail cursor and follows the tail from it as recorded, reading the recorded events")
+    @Test("the account cache asks for a reader's tail cursor and follows the tail from it as recorded, reading the recorded events")
     func tail() async throws {
         let examples = try Self.examples.get()
-        let cursor = try #require(examples.first { $0.method == NotificationsContract.tailCursor.name && $0.error == nil && $0.given == nil })
-        let tail = try #require(examples.first { $0.method == NotificationsContract.tail.name && $0.error == nil && $0.given == nil })
+        // The gateway's cache tails as a reader that holds a cache: the examples that register one and tail with it.
+        let cursor = try #require(examples.first { $0.method == NotificationsContract.tailCursor.name && $0.error == nil && $0.given == nil && $0.request.contains("holdsCache") })
+        let tail = try #require(examples.first { $0.method == NotificationsContract.tail.name && $0.error == nil && $0.given == nil && $0.request.contains("readerId") })
         let standIn = StandIn(cursor: try #require(cursor.response))
         standIn.play(tail)
         try await Self.withGateway(standIn) { _ in

@@ -61,9 +61,10 @@ extension GatewayAPI {
     /// Deletes the session's account; with `currentPassword`, whether or not the privileged window is open (one call,
     /// so a short window cannot close between a reauthentication and the deletion; the web console always asks).
     func deleteAccount(currentPassword: SecretString?) async throws {
-        _ = try await changingAccount { token, _ in
+        let deleted = try await changingAccount { token, _ in
             try await upstreams.identity(IdentityContract.delete, IdentityDeleteRequest(token: token, currentPassword: currentPassword))
         }
+        await awaitCaches(deleted.eventIds)
     }
 
     func changePassword(_ input: Operations.ChangePassword.Input) async throws -> Operations.ChangePassword.Output {
@@ -76,15 +77,17 @@ extension GatewayAPI {
             )
             return try await upstreams.identity(IdentityContract.changePassword, request)
         }
+        await awaitCaches(ended.eventIds)
         return .ok(.init(body: .json(.init(sessionsEnded: ended.sessionsEnded))))
     }
 
     func changeUserId(_ input: Operations.ChangeUserId.Input) async throws -> Operations.ChangeUserId.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
-        _ = try await changingAccount { token, _ in
+        let changed = try await changingAccount { token, _ in
             let request = IdentityChangeUserIdRequest(token: token, userId: body.userId, currentPassword: body.currentPassword.map(SecretString.init))
             return try await upstreams.identity(IdentityContract.changeUserId, request)
         }
+        await awaitCaches(changed.eventIds)
         return .noContent(.init())
     }
 

@@ -77,9 +77,10 @@ extension GatewayAPI {
     }
 
     func logOut(_ input: Operations.LogOut.Input) async throws -> Operations.LogOut.Output {
-        _ = try await changingAccount { token, _ in
+        let ended = try await changingAccount { token, _ in
             try await upstreams.identity(IdentityContract.logout, IdentitySessionRequest(token: token))
         }
+        await awaitCaches(ended.eventIds)
         return .noContent(.init())
     }
 
@@ -87,6 +88,7 @@ extension GatewayAPI {
         let ended = try await changingAccount { token, _ in
             try await upstreams.identity(IdentityContract.logoutEverywhere, IdentitySessionRequest(token: token))
         }
+        await awaitCaches(ended.eventIds)
         return .ok(.init(body: .json(.init(sessionsEnded: ended.sessionsEnded))))
     }
 
@@ -131,6 +133,7 @@ extension GatewayAPI {
         } else {
             cache.removeAll()
         }
+        await awaitCaches(confirmed.eventIds)
         return .noContent(.init())
     }
 }

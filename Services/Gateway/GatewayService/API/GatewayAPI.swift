@@ -2,6 +2,8 @@ import Foundation
 import HTTPTypes
 import KontoContracts
 import KontoModel
+import Logging
+import NIOCore
 import OpenAPIRuntime
 
 /// The handlers of the operations openapi.yaml declares (the generated `APIProtocol`): each checks what only the
@@ -21,9 +23,16 @@ struct GatewayAPI: APIProtocol {
     let metrics: GatewayMetrics
     /// Session checks and details, invalidated by account events (``AccountCache``).
     let cache: AccountCache
+    /// How long an answer to a change that ends sessions waits, at most, for every gateway's cache to drop the
+    /// account (``awaitCaches(_:)``); zero: not at all.
+    let barrierTimeout: Duration
 
-    init(upstreams: GatewayUpstreams, accounts: AccountConfiguration, eventStreamHeartbeat: Duration, requireVerifiedEmail: Bool = false, metrics: GatewayMetrics, cache: AccountCache) throws {
+    init(
+        upstreams: GatewayUpstreams, accounts: AccountConfiguration, eventStreamHeartbeat: Duration, requireVerifiedEmail: Bool = false,
+        metrics: GatewayMetrics, cache: AccountCache, barrierTimeout: Duration = .zero
+    ) throws {
         self.requireVerifiedEmail = requireVerifiedEmail
+        self.barrierTimeout = barrierTimeout
         self.upstreams = upstreams
         self.accounts = accounts
         self.assembler = AccountAssembler(configuration: accounts)
@@ -100,6 +109,33 @@ struct GatewayAPI: APIProtocol {
             cache.invalidate(token: AccountCache.TokenKey(token.value))
         }
         return try await body(token, session)
+    }
+
+    /// Waits until every gateway's cache has read the events a change wrote (`notifications.tailBarrier`), so that
+    /// the very next request, at any gateway, is refused the ended session. Bounded: past ``barrierTimeout``, or with
+    /// Notifications unreachable, it returns anyway (the change is made; a cache left behind drops the account when
+    /// the event reaches it, and a cache whose tail ended is off). Counted in `konto_gateway_cache_barriers_total`.
+    func awaitCaches(_ eventIds: [UUID]?) async {
+        guard let eventIds, !eventIds.isEmpty, barrierTimeout > .zero else { return }
+        let start = ContinuousClock.now
+        let request = NotificationsTailBarrierRequest(
+            eventIds: Array(eventIds.prefix(NotificationsContract.maximumBarrierEvents)),
+            timeoutMilliseconds: Int(barrierTimeout.milliseconds)
+        )
+        let outcome: String
+        do {
+            // The call's deadline is the wait's, with room for the answer: a Notifications that cannot reach its
+            // database (or is late) holds the change back no longer than the barrier would.
+            let deadline = TimeAmount(barrierTimeout + .milliseconds(100))
+            let barrier = try await upstreams.notifications(NotificationsContract.tailBarrier, request, timeout: deadline)
+            outcome = barrier.complete ? "complete" : "timeout"
+            if !barrier.complete {
+                RequestScope.scope.logger.warning("a change answered before every gateway's cache had it", metadata: ["konto.readers_behind": "\(barrier.readersBehind)"])
+            }
+        } catch {
+            outcome = "failed"
+        }
+        metrics.cacheBarrier(outcome: outcome, duration: .now - start)
     }
 
     static func etag(_ version: Int64) -> String {

@@ -1,3 +1,4 @@
+import Foundation
 import KontoContracts
 import KontoModel
 import KontoWire
@@ -26,12 +27,21 @@ struct AccountCacheInvalidator: Service {
     private func follow() async {
         var attempts = backoff.attempts()
         var failing = false
+        // This cache's previous reader: its tail ended and the cache emptied, so the next registration retires it
+        // rather than leave barriers waiting for it until its lease ends.
+        var previousReader: UUID?
         while !Task.isCancelled {
             do {
                 // The cursor first: every change committed after it has its event in the tail, so what is read
                 // from the services after going live is invalidated by the tail when it changes.
-                let cursor = try await client.call(NotificationsContract.tailCursor, NotificationsTailCursorRequest())
-                let tail = try await client.subscribe(NotificationsContract.tail, NotificationsTailRequest(after: cursor.cursor), credit: credit)
+                // As a reader that holds a cache: from now on a change's barrier (GatewayAPI.awaitCaches) waits until
+                // this tail has acknowledged the change's events, so a logout at another gateway is refused here on
+                // the very next request.
+                let cursor = try await client.call(NotificationsContract.tailCursor, NotificationsTailCursorRequest(holdsCache: true, replacing: previousReader))
+                previousReader = cursor.readerId
+                let tail = try await client.subscribe(
+                    NotificationsContract.tail, NotificationsTailRequest(after: cursor.cursor, readerId: cursor.readerId), credit: credit
+                )
                 cache.setLive(true)
                 metrics.cacheLive(true)
                 if failing {

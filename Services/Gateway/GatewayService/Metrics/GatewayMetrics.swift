@@ -70,6 +70,13 @@ final class GatewayMetrics: Sendable {
         cacheLiveGauge.record(live ? 1 : 0)
     }
 
+    /// A change's wait for every gateway's cache (`complete`, `timeout`: answered with some cache behind, `failed`:
+    /// Notifications unreachable), and how long it took.
+    func cacheBarrier(outcome: String, duration: Duration) {
+        Counter(label: "konto_gateway_cache_barriers_total", dimensions: [("outcome", outcome)], factory: factory).increment()
+        Timer(label: "konto_gateway_cache_barrier_duration_seconds", factory: factory).recordNanoseconds(TimeAmount(duration).nanoseconds)
+    }
+
     /// The Prometheus text exposition of every metric.
     func exposition() -> [UInt8] {
         registry.emitToBuffer()

@@ -69,6 +69,9 @@ public struct GatewayConfiguration: Sendable {
     public var cacheTimeToLive: Duration = .seconds(30)
     /// Sessions, and accounts, the cache holds at most.
     public var cacheCapacity = 20_000
+    /// How long the answer to a logout, password change, userId change, reset or deletion waits, at most, until every
+    /// gateway's cache has dropped the account (`notifications.tailBarrier`); zero answers at once.
+    public var cacheBarrierTimeout: Duration = .seconds(3)
     /// Where the web account console is served (`/account`); nil turns it off.
     public var consolePath: String? = ServiceEnvironment.defaultConsolePath
     /// A sentence the console adds wherever it says a mail is on its way; set by the dev stack without a mail server
@@ -180,6 +183,9 @@ public struct GatewayConfiguration: Sendable {
         // still reach Identity often enough to stay active.
         cacheTimeToLive = try environment.milliseconds("KONTO_GATEWAY_CACHE_MS", default: cacheTimeToLive, in: 0...55_000)
         cacheCapacity = try environment.integer("KONTO_GATEWAY_CACHE_ENTRIES", default: cacheCapacity, in: 1...1_000_000)
+        cacheBarrierTimeout = try environment.milliseconds(
+            "KONTO_GATEWAY_CACHE_BARRIER_MS", default: cacheBarrierTimeout, in: 0...NotificationsContract.maximumBarrierTimeoutMilliseconds
+        )
         consolePath = try ServiceEnvironment.consolePath(environment.string("KONTO_GATEWAY_CONSOLE_PATH", default: consolePath ?? "off"))
         consoleAllowsAnonymous = try environment.flag("KONTO_GATEWAY_CONSOLE_ANONYMOUS", default: consoleAllowsAnonymous)
         switch environment.string("KONTO_GATEWAY_CONSOLE_SECURE_COOKIES", default: "auto") {

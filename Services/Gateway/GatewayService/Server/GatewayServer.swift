@@ -53,11 +53,15 @@ public final class GatewayServer: Service {
         self.configuration = configuration
         self.logger = logger
         let timeout = TimeAmount(configuration.upstreamTimeout)
-        func client(_ upstream: GatewayConfiguration.Upstream, service: String, server: String? = nil, connections: Int = configuration.connectionsPerService) throws -> WireClient {
+        func client(
+            _ upstream: GatewayConfiguration.Upstream, service: String, server: String? = nil, connections: Int = configuration.connectionsPerService,
+            heartbeat: TimeAmount? = nil
+        ) throws -> WireClient {
             var wire = WireClient.Configuration(host: upstream.host, port: upstream.port, serviceName: Self.serviceName, serverName: server ?? service, secret: configuration.secret)
             try wire.apply(configuration.wireTLS)
             wire.connectionCount = connections
             wire.requestTimeout = timeout
+            if let heartbeat { wire.heartbeatInterval = heartbeat }
             var logger = logger
             logger[metadataKey: "konto.upstream"] = "\(service)"
             return WireClient(configuration: wire, eventLoopGroup: eventLoopGroup, logger: logger)
@@ -68,7 +72,12 @@ public final class GatewayServer: Service {
         self.identity = identity
         self.profile = profile
         self.notifications = notifications
-        let events = try client(configuration.notifications, service: "notifications-events", server: NotificationsContract.serviceName, connections: configuration.eventStreamConnections)
+        // The cache's tail runs here: a dead Notifications must be noticed (its connection closed, the cache off) well
+        // within the reader's lease there (NotificationOptions.tailReaderLease, 5 s), so idle connections ping every second.
+        let events = try client(
+            configuration.notifications, service: "notifications-events", server: NotificationsContract.serviceName,
+            connections: configuration.eventStreamConnections, heartbeat: .seconds(1)
+        )
         self.events = events
         let metrics = GatewayMetrics(routes: OpenAPIDocument.paths)
         let upstreams = GatewayUpstreams(identity: identity, profile: profile, notifications: notifications, events: events, timeout: timeout, metrics: metrics)
@@ -76,7 +85,8 @@ public final class GatewayServer: Service {
         self.cacheInvalidator = cache.isEnabled ? AccountCacheInvalidator(client: events, cache: cache, metrics: metrics, logger: logger) : nil
         let api = try GatewayAPI(
             upstreams: upstreams, accounts: configuration.accounts, eventStreamHeartbeat: configuration.eventStreamHeartbeat,
-            requireVerifiedEmail: configuration.requireVerifiedEmail, metrics: metrics, cache: cache
+            requireVerifiedEmail: configuration.requireVerifiedEmail, metrics: metrics, cache: cache,
+            barrierTimeout: configuration.cacheBarrierTimeout
         )
 
         let rateLimits = GatewayRateLimits(

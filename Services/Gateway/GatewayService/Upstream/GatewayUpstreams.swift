@@ -24,22 +24,24 @@ struct GatewayUpstreams: Sendable {
         try await call(profile, service: ProfileContract.serviceName, method, request)
     }
 
-    func notifications<Request, Response>(_ method: WireMethod<Request, Response>, _ request: Request) async throws(GatewayProblem) -> Response {
-        try await call(notifications, service: NotificationsContract.serviceName, method, request)
+    /// - Parameter timeout: the call's own deadline, where it is not the usual one (a barrier's wait).
+    func notifications<Request, Response>(_ method: WireMethod<Request, Response>, _ request: Request, timeout: TimeAmount? = nil) async throws(GatewayProblem) -> Response {
+        try await call(notifications, service: NotificationsContract.serviceName, method, request, timeout: timeout)
     }
 
     private func call<Request, Response>(
         _ client: WireClient,
         service: String,
         _ method: WireMethod<Request, Response>,
-        _ request: Request
+        _ request: Request,
+        timeout: TimeAmount? = nil
     ) async throws(GatewayProblem) -> Response {
         let scope = RequestScope.scope
         let start = ContinuousClock.now
         var errorCode: String?
         defer { metrics.upstream(service: service, method: method.name, duration: .now - start, errorCode: errorCode) }
         do {
-            return try await client.call(method, request, timeout: timeout, requestID: scope.requestID, traceParent: scope.traceParent)
+            return try await client.call(method, request, timeout: timeout ?? self.timeout, requestID: scope.requestID, traceParent: scope.traceParent)
         } catch let error as WireError {
             errorCode = error.code.rawValue
             let problem = GatewayProblem(upstream: error, service: service)

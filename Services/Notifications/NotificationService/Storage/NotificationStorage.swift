@@ -66,6 +66,23 @@ public protocol NotificationStorage: Sendable {
     /// Events after `cursor` (of `types`; nil: every type) whose place in the tail's order is settled — no event can
     /// still appear before them — in that order.
     func tail(after cursor: TailCursor, types: [String]?, limit: Int) async throws(NotificationStorageError) -> [TailedEvent]
+
+    // Cache-holding tail readers (the gateways'), for `notifications.tailBarrier`: registered where the tail starts,
+    // their acknowledged place in the tail's order recorded and their lease renewed by the replica serving the tail.
+
+    /// Registers a reader whose tail starts at `start`, leased until `leaseUntil`; forgets readers whose lease ended
+    /// before `now`.
+    func registerTailReader(_ id: UUID, start: TailCursor, leaseUntil: Timestamp, at now: Timestamp) async throws(NotificationStorageError)
+    /// Records that the reader has acknowledged every event up to `acknowledged` (if given) and renews its lease.
+    /// False when the reader is unknown or its lease had ended by `now` (a barrier may have stopped waiting for it).
+    func renewTailReader(_ id: UUID, acknowledged: TailCursor?, leaseUntil: Timestamp, at now: Timestamp) async throws(NotificationStorageError) -> Bool
+    func removeTailReader(_ id: UUID) async throws(NotificationStorageError)
+    /// The readers whose lease runs past `now`.
+    func liveTailReaders(at now: Timestamp) async throws(NotificationStorageError) -> [UUID]
+    /// How many of `readers`, leased past `now`, have yet to acknowledge some of the events (an event their tail
+    /// started after counts as acknowledged); nil while some of the events are not stored yet.
+    func tailReadersBehind(_ readers: [UUID], eventIds: [UUID], at now: Timestamp) async throws(NotificationStorageError) -> Int?
+
     /// Records one webhook delivery attempt in the endpoint's delivery log.
     func logWebhookAttempt(_ attempt: WebhookAttempt) async throws(NotificationStorageError)
 

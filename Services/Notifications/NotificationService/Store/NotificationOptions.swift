@@ -22,6 +22,16 @@ public struct NotificationOptions: Sendable {
     /// How often erasure and retention run.
     public var sweepInterval: Duration = .seconds(10)
 
+    /// How long a cache-holding tail reader stays live (awaited by `notifications.tailBarrier`) after the replica
+    /// serving its tail last vouched for it, and how often that replica does. A reader's own side must notice a
+    /// dead tail sooner than the lease ends (the gateway pings Notifications every second when idle): see
+    /// docs/SCALING.md.
+    public var tailReaderLease: Duration = .seconds(5)
+    public var tailReaderRenewal: Duration = .seconds(1)
+    /// A cache-holding reader that leaves an event unacknowledged this long has its tail ended (and its lease given
+    /// up), so barriers stop waiting for a reader that is gone or stuck; its cache empties as with any ended tail.
+    public var tailAcknowledgementDeadline: Duration = .seconds(2)
+
     public init() {}
 
     /// The delay before attempt `attempts + 1`, after `attempts` failed ones.

@@ -209,18 +209,35 @@ extension NotificationStore {
 extension NotificationStore {
     // MARK: Tail
 
-    public func tailCursor() async throws(ServiceError) -> NotificationsTailCursor {
+    /// Where a tail starts now; for a reader that holds a cache, also registers it (leased), so barriers wait for it
+    /// from now on: before its cache goes live.
+    public func tailCursor(_ request: NotificationsTailCursorRequest = NotificationsTailCursorRequest()) async throws(ServiceError) -> NotificationsTailCursor {
         let cursor = try await stored { () async throws(NotificationStorageError) in try await storage.tailCursor() }
-        return NotificationsTailCursor(cursor: cursor.description)
+        guard request.holdsCache == true else { return NotificationsTailCursor(cursor: cursor.description) }
+        let reader = UUID()
+        let now = clock()
+        try await stored { () async throws(NotificationStorageError) in
+            if let replaced = request.replacing {
+                try await storage.removeTailReader(replaced)
+            }
+            try await storage.registerTailReader(reader, start: cursor, leaseUntil: now.adding(options.tailReaderLease), at: now)
+        }
+        return NotificationsTailCursor(cursor: cursor.description, readerId: reader)
     }
 
     /// Serves every account's events after the request's cursor, then new ones as they are stored, within the
-    /// credit. Nothing is recorded for the subscriber: a tail that ends is started again from a new cursor.
+    /// credit. Nothing is kept for a plain subscriber: a tail that ends is started again from a new cursor. A
+    /// cache-holding reader's acknowledgements are recorded and its lease renewed while the tail runs
+    /// (``serveReader(_:start:subscriber:)``).
     public func serveTail(_ request: NotificationsTailRequest, subscriber: WireSubscriber<AccountEvent>) async throws {
         guard let start = TailCursor(request.after) else {
             throw ServiceError.notificationsInvalidRequest("after must be a cursor from notifications.tailCursor")
         }
         let types = try Self.checkTypes(request.types)
+        if let reader = request.readerId {
+            guard types == nil else { throw ServiceError.notificationsInvalidRequest("a reader that holds a cache tails every type") }
+            return try await serveReader(reader, start: start, subscriber: subscriber)
+        }
         try await serveStream(from: start, to: subscriber, recheckAfterPublish: true) { cursor, limit async throws(NotificationStorageError) in
             try await self.storage.tail(after: cursor, types: types, limit: limit).map { ($0.cursor, $0.event) }
         }
@@ -230,17 +247,20 @@ extension NotificationStore {
     /// unacknowledged than the subscriber's credit: a feed's and a tail's loop. With `recheckAfterPublish`, a read
     /// that finds nothing after a publish looks again soon (a tail's events settle only when older transactions
     /// end) instead of after the whole poll interval.
-    private func serveStream<Cursor: Sendable>(
+    func serveStream<Cursor: Sendable>(
         from start: Cursor,
         to subscriber: WireSubscriber<AccountEvent>,
         recheckAfterPublish: Bool,
+        onPush: (@Sendable (_ delivery: UInt64, _ cursor: Cursor) -> Void)? = nil,
+        onOutcome: (@Sendable (WireDeliveryOutcome) -> Void)? = nil,
         read: @escaping @Sendable (Cursor, Int) async throws(NotificationStorageError) -> [(Cursor, AccountEvent)]
     ) async throws {
         let unsettled = Unsettled()
         let settled = Wakeup()
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask {
-                for await _ in subscriber.outcomes {
+                for await outcome in subscriber.outcomes {
+                    onOutcome?(outcome)
                     unsettled.subtract()
                     settled.notify()
                 }
@@ -269,7 +289,8 @@ extension NotificationStore {
                     rechecks = 0
                     for (next, event) in events {
                         unsettled.add()
-                        _ = try await subscriber.push(event, topic: event.kind.name)
+                        let delivery = try await subscriber.push(event, topic: event.kind.name)
+                        onPush?(delivery, next)
                         cursor = next
                     }
                 }

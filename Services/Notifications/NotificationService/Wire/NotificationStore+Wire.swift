@@ -17,10 +17,11 @@ extension NotificationStore {
         server.registerSubscription(NotificationsContract.feed) { request, _, subscriber in
             try await self.serveFeed(request, subscriber: subscriber)
         }
-        server.register(NotificationsContract.tailCursor) { _, _ in try await self.tailCursor() }
+        server.register(NotificationsContract.tailCursor) { request, _ in try await self.tailCursor(request) }
         server.registerSubscription(NotificationsContract.tail) { request, _, subscriber in
             try await self.serveTail(request, subscriber: subscriber)
         }
+        server.register(NotificationsContract.tailBarrier) { request, _ in try await self.tailBarrier(request) }
         server.register(NotificationsContract.deadLetters) { request, context in try await self.deadLetters(request, caller: context.peer) }
         server.register(NotificationsContract.replayDeadLetters) { request, context in try await self.replayDeadLetters(request, caller: context.peer) }
         server.register(NotificationsContract.replay) { request, context in try await self.replay(request, caller: context.peer) }

@@ -62,6 +62,7 @@ extension EmailProofs {
         }
         let address = await mail.mailAddress(accountId: tokenAccount)
         let hash = try await sessions.hashing { try await sessions.hashing.hash(request.newPassword.value) }
+        let written = WrittenEvents()
         let confirmed = try await stored { () async throws(IdentityStorageError) in
             try await storage.confirmPasswordReset(tokenHash: tokenHash, at: now, passwordHash: hash.encoded) { accountId, sessionsEnded in
                 var events = [self.event(accountId, .passwordChanged, at: now)]
@@ -72,7 +73,7 @@ extension EmailProofs {
                 if accountId == tokenAccount, let mail = self.mail.mailEvent(accountId, to: address, .passwordChanged, at: now) {
                     events.append(mail)
                 }
-                return events
+                return written.record(events)
             }
         }
         guard let confirmed else { throw Self.invalidResetToken }
@@ -92,7 +93,7 @@ extension EmailProofs {
             }
         }
         logger.info("password reset", metadata: ["konto.account_id": "\(accountId)"])
-        return IdentitySessionsEnded(sessionsEnded: confirmed.sessionsEnded, accountId: accountId)
+        return IdentitySessionsEnded(sessionsEnded: confirmed.sessionsEnded, accountId: accountId, eventIds: written.ids)
     }
 
     static let invalidResetToken = ServiceError(AccountError(code: .invalidResetToken))

@@ -13,6 +13,7 @@ extension AccountSecurity {
         let hash = try await sessions.hashing { try await sessions.hashing.hash(request.newPassword.value) }
         let accountId = session.accountId
         let address = await mail.mailAddress(accountId: accountId)
+        let written = WrittenEvents()
         let ended = try await stored { () async throws(IdentityStorageError) in
             try await storage.changePassword(accountId: accountId, passwordHash: hash.encoded, keeping: session.id) { ended in
                 var events = [self.event(accountId, .passwordChanged, at: now)]
@@ -22,11 +23,11 @@ extension AccountSecurity {
                 if let mail = self.mail.mailEvent(accountId, to: address, .passwordChanged, at: now) {
                     events.append(mail)
                 }
-                return events
+                return written.record(events)
             }
         }
         logger.info("password changed", metadata: ["konto.account_id": "\(accountId)", "konto.sessions_ended": "\(ended)"])
-        return IdentitySessionsEnded(sessionsEnded: ended)
+        return IdentitySessionsEnded(sessionsEnded: ended, eventIds: written.ids)
     }
 
     /// Gives the account a new userId; the old one no longer logs in, and, as after a password change, every other
@@ -50,6 +51,7 @@ extension AccountSecurity {
         if configuration.userIdType == .emailAddress {
             try await mail.takeMailAllowances(mail.chosenAddressAllowances(accountId: accountId, address: userId), at: now)
         }
+        let written = WrittenEvents()
         let ended = try await stored { () async throws(IdentityStorageError) in
             try await storage.changeUserId(accountId: accountId, userId: userId, normalizedUserId: normalizedUserId, keeping: session.id) { ended in
                 var events = [self.event(accountId, .userIdChanged(previous: previous, new: userId), at: now)]
@@ -60,13 +62,13 @@ extension AccountSecurity {
                 if let mail = self.mail.mailEvent(accountId, to: previous, .emailChanged, at: now) {
                     events.append(mail)
                 }
-                return events
+                return written.record(events)
             }
         }
         // The new address is unverified until the link sent to it is opened.
         await mail.sendEmailVerification(accountId: accountId, address: userId, at: now)
         logger.info("userId changed", metadata: ["konto.account_id": "\(accountId)", "konto.sessions_ended": "\(ended)"])
-        return IdentityDone()
+        return IdentityDone(eventIds: written.ids)
     }
 
     /// Deletes the account: `deletingAccount` is recorded first, then the credentials, sessions and reset tokens go
@@ -83,10 +85,11 @@ extension AccountSecurity {
         try await factors.authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
         let accountId = session.accountId
         let normalizedUserId = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }?.normalizedUserId
+        let written = WrittenEvents()
         let deleted = try await stored { () async throws(IdentityStorageError) in
             try await storage.deleteAccount(
                 accountId: accountId,
-                events: [event(accountId, .deletingAccount, at: now)],
+                events: written.record([event(accountId, .deletingAccount, at: now)]),
                 profileCleanupAt: now.adding(options.profileCleanupDelay)
             )
         }
@@ -96,6 +99,6 @@ extension AccountSecurity {
             try? await storage.clearFailures(key: sessions.throttleKeys(normalizedUserId: normalizedUserId, clientAddress: nil)[0])
         }
         logger.info("account deleted", metadata: ["konto.account_id": "\(accountId)"])
-        return IdentityDone()
+        return IdentityDone(eventIds: written.ids)
     }
 }

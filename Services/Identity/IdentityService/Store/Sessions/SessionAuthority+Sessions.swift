@@ -29,10 +29,11 @@ extension SessionAuthority {
     func logout(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentitySessionsEnded {
         let now = clock()
         let session = try await validSession(request.token, at: now)
+        let written = WrittenEvents()
         let ended = try await stored { () async throws(IdentityStorageError) in
-            try await storage.deleteSession(id: session.id, events: [event(session.accountId, .disassociatingAccount, at: now)])
+            try await storage.deleteSession(id: session.id, events: written.record([event(session.accountId, .disassociatingAccount, at: now)]))
         }
-        return IdentitySessionsEnded(sessionsEnded: ended ? 1 : 0)
+        return IdentitySessionsEnded(sessionsEnded: ended ? 1 : 0, eventIds: ended ? written.ids : nil)
     }
 
     /// Ends every session of the account, the presented one included.
@@ -40,16 +41,17 @@ extension SessionAuthority {
         let now = clock()
         let session = try await validSession(request.token, at: now)
         let accountId = session.accountId
+        let written = WrittenEvents()
         let ended = try await stored { () async throws(IdentityStorageError) in
             try await storage.deleteSessions(accountId: accountId, keeping: nil) { _ in
-                [
+                written.record([
                     self.event(accountId, .sessionsRevoked, at: now),
                     self.event(accountId, .disassociatingAccount, at: now),
-                ]
+                ])
             }
         }
         logger.info("every session ended", metadata: ["konto.account_id": "\(accountId)", "konto.sessions_ended": "\(ended)"])
-        return IdentitySessionsEnded(sessionsEnded: ended)
+        return IdentitySessionsEnded(sessionsEnded: ended, eventIds: written.ids)
     }
 
     /// Checks the account's password for a signed-in caller (reauthentication, the current password of a change, a

@@ -26,7 +26,14 @@ public final class InMemoryNotificationStorage: NotificationStorage {
         var erasedAt: Timestamp?
     }
 
+    private struct TailReader {
+        /// Events up to this position are acknowledged, or were stored before the reader's tail started.
+        var acknowledged: Int64
+        var leaseUntil: Timestamp
+    }
+
     private struct State {
+        var tailReaders: [UUID: TailReader] = [:]
         /// In position order; erasure and retention remove from anywhere.
         var events: [StoredEvent] = []
         var lastPosition: Int64 = 0
@@ -271,6 +278,42 @@ public final class InMemoryNotificationStorage: NotificationStorage {
                 .filter { State.matches($0.event.kind.name, types) }
                 .prefix(limit)
                 .map { TailedEvent(cursor: TailCursor(transaction: 0, position: $0.position), event: $0.event) }
+        }
+    }
+
+    public func registerTailReader(_ id: UUID, start: TailCursor, leaseUntil: Timestamp, at now: Timestamp) {
+        state.withLock { state in
+            state.tailReaders = state.tailReaders.filter { $0.value.leaseUntil > now }
+            state.tailReaders[id] = TailReader(acknowledged: start.position, leaseUntil: leaseUntil)
+        }
+    }
+
+    public func renewTailReader(_ id: UUID, acknowledged: TailCursor?, leaseUntil: Timestamp, at now: Timestamp) -> Bool {
+        state.withLock { state in
+            guard var reader = state.tailReaders[id], reader.leaseUntil > now else { return false }
+            reader.acknowledged = max(reader.acknowledged, acknowledged?.position ?? reader.acknowledged)
+            reader.leaseUntil = leaseUntil
+            state.tailReaders[id] = reader
+            return true
+        }
+    }
+
+    public func removeTailReader(_ id: UUID) {
+        state.withLock { _ = $0.tailReaders.removeValue(forKey: id) }
+    }
+
+    public func liveTailReaders(at now: Timestamp) -> [UUID] {
+        state.withLock { state in state.tailReaders.filter { $0.value.leaseUntil > now }.map(\.key) }
+    }
+
+    public func tailReadersBehind(_ readers: [UUID], eventIds: [UUID], at now: Timestamp) -> Int? {
+        state.withLock { state in
+            let positions = Set(eventIds).map { state.positionByEventId[$0] }
+            guard let last = positions.compactMap({ $0 }).max(), !positions.contains(nil) else { return nil }
+            return Set(readers).count { id in
+                guard let reader = state.tailReaders[id], reader.leaseUntil > now else { return false }
+                return reader.acknowledged < last
+            }
         }
     }
 

@@ -159,5 +159,22 @@ public enum NotificationMigrations {
                 "CREATE TRIGGER deliveries_published AFTER INSERT ON deliveries FOR EACH STATEMENT EXECUTE FUNCTION notify_published()",
             ]
         ),
+        // The gateways' cache-holding tails, for notifications.tailBarrier: where each started (its snapshot: what
+        // it never gets), what it has acknowledged, and until when the replica serving it vouches for it.
+        PostgresMigration(
+            version: 8,
+            name: "cache-holding tail readers",
+            statements: [
+                """
+                CREATE TABLE tail_readers (
+                    reader_id uuid PRIMARY KEY,
+                    start_snapshot pg_snapshot,
+                    acknowledged_txid xid8 NOT NULL,
+                    acknowledged_position bigint NOT NULL,
+                    lease_until timestamptz NOT NULL
+                )
+                """,
+            ]
+        ),
     ]
 }

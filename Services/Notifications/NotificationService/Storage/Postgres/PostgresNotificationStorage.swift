@@ -399,6 +399,80 @@ public struct PostgresNotificationStorage: NotificationStorage {
         return events
     }
 
+    public func registerTailReader(_ id: UUID, start: TailCursor, leaseUntil: Timestamp, at now: Timestamp) async throws(NotificationStorageError) {
+        try await run { client, logger in
+            try await client.query("DELETE FROM notifications.tail_readers WHERE lease_until <= \(now.date)", logger: logger)
+            try await client.query(
+                """
+                INSERT INTO notifications.tail_readers (reader_id, start_snapshot, acknowledged_txid, acknowledged_position, lease_until)
+                VALUES (\(id), \(start.snapshot)::text::pg_snapshot, \(String(start.transaction))::xid8, \(start.position), \(leaseUntil.date))
+                """,
+                logger: logger
+            )
+        }
+    }
+
+    public func renewTailReader(_ id: UUID, acknowledged: TailCursor?, leaseUntil: Timestamp, at now: Timestamp) async throws(NotificationStorageError) -> Bool {
+        try await run { client, logger in
+            // Acknowledgements only move forward: both columns are set from the old row's values when the new
+            // place is later (every expression of an UPDATE reads the row as it was).
+            let transaction = acknowledged.map { String($0.transaction) }
+            let position = acknowledged?.position
+            let rows = try await client.query(
+                """
+                UPDATE notifications.tail_readers SET lease_until = \(leaseUntil.date),
+                    acknowledged_txid = CASE WHEN (\(transaction)::xid8, \(position)::bigint) > (acknowledged_txid, acknowledged_position)
+                        THEN \(transaction)::xid8 ELSE acknowledged_txid END,
+                    acknowledged_position = CASE WHEN (\(transaction)::xid8, \(position)::bigint) > (acknowledged_txid, acknowledged_position)
+                        THEN \(position)::bigint ELSE acknowledged_position END
+                WHERE reader_id = \(id) AND lease_until > \(now.date)
+                RETURNING 1
+                """,
+                logger: logger
+            )
+            return try await rows.decode(Int.self).first() != nil
+        }
+    }
+
+    public func removeTailReader(_ id: UUID) async throws(NotificationStorageError) {
+        try await run { client, logger in
+            try await client.query("DELETE FROM notifications.tail_readers WHERE reader_id = \(id)", logger: logger)
+        }
+    }
+
+    public func liveTailReaders(at now: Timestamp) async throws(NotificationStorageError) -> [UUID] {
+        try await run { client, logger in
+            let rows = try await client.query("SELECT reader_id FROM notifications.tail_readers WHERE lease_until > \(now.date)", logger: logger)
+            var readers: [UUID] = []
+            for try await id in rows.decode(UUID.self) { readers.append(id) }
+            return readers
+        }
+    }
+
+    public func tailReadersBehind(_ readers: [UUID], eventIds: [UUID], at now: Timestamp) async throws(NotificationStorageError) -> Int? {
+        let ids = Array(Set(eventIds))
+        return try await run { client, logger in
+            // A reader is behind on an event its tail gives (not seen by its start snapshot) that is past what it
+            // acknowledged. Events stored before migration 4 (no txid) are older than any reader.
+            let rows = try await client.query(
+                """
+                SELECT (SELECT count(*) FROM notifications.events WHERE event_id = ANY (\(ids)::uuid[])),
+                       (SELECT count(*) FROM notifications.tail_readers AS r
+                        WHERE r.reader_id = ANY (\(readers)::uuid[]) AND r.lease_until > \(now.date)
+                          AND EXISTS (
+                              SELECT 1 FROM notifications.events AS e
+                              WHERE e.event_id = ANY (\(ids)::uuid[]) AND e.txid IS NOT NULL
+                                AND (e.txid, e.position) > (r.acknowledged_txid, r.acknowledged_position)
+                                AND NOT (r.start_snapshot IS NOT NULL AND pg_visible_in_snapshot(e.txid, r.start_snapshot))
+                          ))
+                """,
+                logger: logger
+            )
+            guard let (stored, behind) = try await rows.decode((Int, Int).self).first() else { return nil }
+            return stored < ids.count ? nil : behind
+        }
+    }
+
     public func logWebhookAttempt(_ attempt: WebhookAttempt) async throws(NotificationStorageError) {
         try await run { client, logger in
             try await client.query(
