@@ -10,12 +10,22 @@ reported as a line starting with "refused", so a test sees a malformed export ra
 
 import json
 import sys
+import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest, ExportTraceServiceResponse
 
 MAXIMUM_BODY = 8 * 1024 * 1024
+# Handlers run on threads, and print() writes a line's end separately: two exports' lines could run together (seen:
+# a span of each lost to one undecodable line). Every line goes out whole, under this lock.
+OUTPUT_LOCK = threading.Lock()
+
+
+def emit(text):
+    with OUTPUT_LOCK:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
 
 
 def value(any_value):
@@ -37,7 +47,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         body = self.rfile.read(length)
         if self.headers.get("Content-Type", "").split(";")[0].strip() != "application/x-protobuf":
-            print("refused content type %s" % self.headers.get("Content-Type"), flush=True)
+            emit("refused content type %s" % self.headers.get("Content-Type"))
             self.send_response(415)
             self.send_header("Content-Length", "0")
             self.end_headers()
@@ -46,7 +56,7 @@ class Handler(BaseHTTPRequestHandler):
         try:
             request.ParseFromString(body)
         except DecodeError as error:
-            print("refused %s" % error, flush=True)
+            emit("refused %s" % error)
             self.send_response(400)
             self.send_header("Content-Length", "0")
             self.end_headers()
@@ -68,7 +78,7 @@ class Handler(BaseHTTPRequestHandler):
                         "status": span.status.code,
                     }, sort_keys=True))
         if lines:
-            print("\n".join(lines), flush=True)
+            emit("\n".join(lines))
         answer = ExportTraceServiceResponse().SerializeToString()
         self.send_response(200)
         self.send_header("Content-Type", "application/x-protobuf")

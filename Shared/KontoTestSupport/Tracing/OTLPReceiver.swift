@@ -50,9 +50,16 @@ public final class OTLPReceiver: Sendable {
         lines.filter { $0.hasPrefix("{") }.compactMap { try? JSONDecoder().decode(Span.self, from: Data($0.utf8)) }
     }
 
-    /// What the receiver refused (an export it could not decode, or not protobuf); empty when all was well.
+    /// What the receiver refused (an export it could not decode, or not protobuf), and any line of its output that is
+    /// no span (a span lost on the way to the test); empty when all was well.
     public var refusals: [String] {
-        lines.filter { $0.hasPrefix("refused") }.map(String.init)
+        lines.compactMap { line in
+            if line.hasPrefix("refused") { return String(line) }
+            if line.hasPrefix("{"), (try? JSONDecoder().decode(Span.self, from: Data(line.utf8))) == nil {
+                return "an undecodable span line: \(line.prefix(200))"
+            }
+            return nil
+        }
     }
 
     /// The spans of trace `traceId` once `done` holds for them; those there are after `bound` otherwise. Services
