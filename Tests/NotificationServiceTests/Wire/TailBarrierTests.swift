@@ -1,9 +1,11 @@
 import Foundation
 import KontoContracts
 import KontoModel
+import KontoPostgres
 import KontoTestSupport
 import KontoWire
 import NotificationService
+import PostgresNIO
 import Synchronization
 import Testing
 
@@ -123,6 +125,36 @@ struct TailBarrierTests {
                 // The reader is gone: its id does not start a tail again.
                 let again = try await client.subscribe(NotificationsContract.tail, NotificationsTailRequest(after: "0.0", readerId: reader), credit: 1)
                 #expect(await wireErrorCode { try await NotificationWireTests.take(1, from: again) } == KontoErrorCode.notificationsInvalidRequest)
+            }
+        }
+    }
+
+    /// A renewal that cannot finish before the lease would end (here: the reader's row held locked by another
+    /// session) ends the tail: a barrier may stop waiting once the lease ends, so the reader's cache must be off by then.
+    @Test("a reader whose lease cannot be renewed in time has its tail ended before the lease ends (PostgreSQL)")
+    func renewalHeldUp() async throws {
+        try await TestDatabase.withFreshDatabase { database in
+            let settings = PostgresSettings(host: database.host, port: database.port, username: database.username, password: database.password, database: database.database)
+            try await Harness.run(database: settings, options: Self.options(lease: .seconds(2)), webhooks: []) { running in
+                let client = running.client()
+                try await Harness.with(client) {
+                    let (reader, tail) = try await Self.reader(client)
+                    let locker = PostgresClient(configuration: database.clientConfiguration, backgroundLogger: Harness.logger)
+                    try await withThrowingTaskGroup(of: Void.self) { tasks in
+                        tasks.addTask { await locker.run() }
+                        defer { tasks.cancelAll() }
+                        try await locker.withConnection { connection in
+                            try await connection.query("BEGIN", logger: Harness.logger)
+                            try await connection.query("SELECT 1 FROM notifications.tail_readers WHERE reader_id = \(reader) FOR UPDATE", logger: Harness.logger)
+                            let locked = ContinuousClock.now
+                            var iterator = tail.makeAsyncIterator()
+                            while try await iterator.next() != nil {}
+                            // Renewed at most one interval before the lock: the lease ran at most 2 s past that.
+                            #expect(ContinuousClock.now - locked < .seconds(2), "the tail ended \(ContinuousClock.now - locked) after the lock")
+                            try await connection.query("ROLLBACK", logger: Harness.logger)
+                        }
+                    }
+                }
             }
         }
     }

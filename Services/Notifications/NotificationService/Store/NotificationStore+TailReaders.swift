@@ -1,6 +1,7 @@
 import Foundation
 import KontoContracts
 import KontoModel
+import KontoPostgres
 import KontoRuntime
 import KontoWire
 import Logging
@@ -19,6 +20,7 @@ extension NotificationStore {
         // Vouch for it now: a reader that was never registered, or whose lease ended, is refused (it must take a new
         // cursor, as its cache may have missed a barrier meanwhile).
         let now = clock()
+        let vouchedAt = ContinuousClock.now
         guard try await stored({ () async throws(NotificationStorageError) in
             try await storage.renewTailReader(reader, acknowledged: nil, leaseUntil: now.adding(options.tailReaderLease), at: now)
         }) else {
@@ -36,22 +38,22 @@ extension NotificationStore {
                         try await self.storage.tail(after: cursor, types: nil, limit: limit).map { ($0.cursor, $0.event) }
                     }
                 }
-                tasks.addTask { try await self.vouch(for: reader, progress: progress) }
+                tasks.addTask { try await self.vouch(for: reader, progress: progress, renewedAt: vouchedAt) }
                 // Either ending ends the tail: the subscriber went, or the reader is no longer vouched for.
                 try await tasks.next()
                 tasks.cancelAll()
             }
         } catch {
-            await forget(reader)
+            forget(reader)
             throw error
         }
-        await forget(reader)
+        forget(reader)
     }
 
     /// Records the reader's acknowledged place as it moves and renews its lease; returns (ending the tail) when the
-    /// reader is too slow or its lease is gone, throws when the storage fails.
-    private func vouch(for reader: UUID, progress: TailReaderProgress) async throws {
-        var renewed = ContinuousClock.now
+    /// reader is too slow, its lease is gone, or a renewal fails or is late.
+    private func vouch(for reader: UUID, progress: TailReaderProgress, renewedAt: ContinuousClock.Instant) async throws {
+        var renewed = renewedAt
         while !Task.isCancelled {
             let generation = progress.moved.generation
             let now = ContinuousClock.now
@@ -61,9 +63,23 @@ extension NotificationStore {
             }
             let acknowledged = progress.unrecorded
             if acknowledged != nil || now - renewed >= options.tailReaderRenewal {
+                // The lease vouched for last ends at `renewed + lease` (the row's, by a clock read before that call).
+                // A renewal that cannot finish a renewal interval before then ends the tail: a barrier may stop
+                // waiting for the reader once its lease ends, so the reader's cache must not outlive it.
+                let budget = renewed + options.tailReaderLease - now - options.tailReaderRenewal
                 let at = clock()
-                let live = try await stored { () async throws(NotificationStorageError) in
-                    try await storage.renewTailReader(reader, acknowledged: acknowledged, leaseUntil: at.adding(options.tailReaderLease), at: at)
+                let (storage, lease) = (storage, options.tailReaderLease)
+                let live: Bool
+                do {
+                    guard budget > .zero else { throw OperationTimeoutError(timeout: .zero) }
+                    live = try await OperationTimeout.run(budget) {
+                        try await storage.renewTailReader(reader, acknowledged: acknowledged, leaseUntil: at.adding(lease), at: at)
+                    }
+                } catch {
+                    logger.warning("tail reader's lease not renewed in time; ending its tail", metadata: [
+                        "konto.reader_id": "\(reader)", "konto.error": "\(String(describing: type(of: error)))",
+                    ])
+                    return
                 }
                 guard live else {
                     logger.warning("tail reader's lease ended; ending its tail", metadata: ["konto.reader_id": "\(reader)"])
@@ -80,10 +96,11 @@ extension NotificationStore {
     }
 
     /// Removes the reader, even when the tail ended because its task was cancelled (a shutdown): left in place it
-    /// would be waited for until its lease ends.
-    private func forget(_ reader: UUID) async {
+    /// would be waited for until its lease ends. Not awaited: the tail's end must reach the reader at once, also when
+    /// the storage is what made it end (a removal then waits as long as the renewal would have).
+    private func forget(_ reader: UUID) {
         let storage = storage
-        await Task { try? await storage.removeTailReader(reader) }.value
+        Task { try? await storage.removeTailReader(reader) }
     }
 
     /// Waits until every reader live at the call has acknowledged the events, or its tail started after them, or its
