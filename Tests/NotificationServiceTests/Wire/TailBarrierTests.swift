@@ -44,7 +44,8 @@ struct TailBarrierTests {
 
     @Test("a barrier waits for a reader's acknowledgement, and completes at once with no reader or only plain tails", arguments: NotificationStorageKind.allCases)
     func waitsForAcknowledgement(kind: NotificationStorageKind) async throws {
-        try await Harness.withService(kind, options: Self.options()) { running in
+        // A deadline no loaded machine reaches here: the reader holds events unacknowledged on purpose.
+        try await Harness.withService(kind, options: Self.options(deadline: .seconds(30))) { running in
             let client = running.client()
             try await Harness.with(client) {
                 // No reader holds a cache: nothing to wait for, not even for the event to be stored.
@@ -161,18 +162,20 @@ struct TailBarrierTests {
 
     @Test("a reader registered and never tailing is waited for only until its lease ends; then it cannot tail", arguments: NotificationStorageKind.allCases)
     func leaseEnds(kind: NotificationStorageKind) async throws {
-        try await Harness.withService(kind, options: Self.options(lease: .milliseconds(600))) { running in
+        try await Harness.withService(kind, options: Self.options(lease: .milliseconds(1_500))) { running in
             let client = running.client()
             try await Harness.with(client) {
+                // Before the registration: its lease (1.5 s) ends no sooner than 1.5 s after this.
+                let start = ContinuousClock.now
                 let cursor = try await client.call(NotificationsContract.tailCursor, NotificationsTailCursorRequest(holdsCache: true))
                 let reader = try #require(cursor.readerId)
                 let change = [Harness.event("leased")]
                 try await Self.publish(client, change)
-                let start = ContinuousClock.now
                 // Waited for while leased (nobody acknowledges), then not: the barrier completes once the lease ended.
                 #expect(try await !Self.barrier(client, change, timeout: .milliseconds(100)).complete)
                 #expect(try await Self.barrier(client, change, timeout: .seconds(10)).complete)
-                #expect(ContinuousClock.now - start >= .milliseconds(500))
+                // (A little under 1.5 s: the lease is reckoned by the wall clock, this by the monotonic one.)
+                #expect(ContinuousClock.now - start >= .milliseconds(1_450))
                 let late = try await client.subscribe(NotificationsContract.tail, NotificationsTailRequest(after: cursor.cursor, readerId: reader), credit: 1)
                 #expect(await wireErrorCode { try await NotificationWireTests.take(1, from: late) } == KontoErrorCode.notificationsInvalidRequest)
             }
