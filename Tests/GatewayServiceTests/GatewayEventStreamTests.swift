@@ -101,6 +101,9 @@ struct GatewayEventStreamTests {
             #expect(status == 200)
 
             #expect(try await gateway.request(.PATCH, "/v1/account", json: #"{"set":{"email":"ida@example.org"}}"#, token: token).status == 200)
+            // Profile's event and Identity's come through two relays, in no order between them: the reset is asked for
+            // once the change is on the stream, so the order below is the stream's, not the relays' race.
+            try await Self.until(reader, "detailsChanged") { events, _ in events.contains { $0.event == "detailsChanged" } }
             #expect(try await gateway.request(.POST, "/v1/password-resets", json: #"{"userId":"ida@example.org"}"#).status == 202)
             try await Self.until(reader, "detailsChanged and passwordResetRequested") { events, _ in
                 events.contains { $0.event == "detailsChanged" } && events.contains { $0.event == "passwordResetRequested" }
