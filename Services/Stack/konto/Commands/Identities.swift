@@ -62,7 +62,7 @@ struct Identities: AsyncParsableCommand {
         )
         @OptionGroup var options: GatewayOptions
         @Argument(help: "The provider's name (konto identities providers).") var provider: String
-        @Option(help: "The nonce the ID token was minted for.") var nonce: String
+        @Option(parsing: .unconditional, help: "The nonce the ID token was minted for.") var nonce: String
         @Flag(help: "Ask for the current password (else the session must be within its privileged window).") var currentPassword = false
 
         func run() async throws {

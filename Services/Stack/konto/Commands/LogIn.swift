@@ -17,7 +17,7 @@ struct LogIn: AsyncParsableCommand {
     @Flag(help: "Sign in as a new anonymous account instead (`konto signup` later keeps it).") var anonymous = false
     @Flag(help: "Sign in with a code mailed to the userId instead of the password.") var emailCode = false
     @Option(help: "Sign in with this identity provider's ID token instead (read like a password; with --nonce).") var provider: String?
-    @Option(help: "The nonce the provider's ID token was minted for (with --provider).") var nonce: String?
+    @Option(parsing: .unconditional, help: "The nonce the provider's ID token was minted for (with --provider).") var nonce: String?
 
     func validate() throws {
         if provider != nil {

@@ -10,7 +10,9 @@ struct VerifyEmail: AsyncParsableCommand {
     )
 
     @OptionGroup var options: GatewayOptions
-    @Option(help: "The token from the verification link.") var token: String?
+    // Unconditional: a link's token is URL-safe base64, which may begin with "-" (one in 64); parsed as an option
+    // it would be "missing a value" (seen in CI).
+    @Option(parsing: .unconditional, help: "The token from the verification link.") var token: String?
 
     struct Answer: Encodable { var verified: Bool; var linkRequested: Bool }
 
