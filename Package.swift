@@ -313,7 +313,7 @@ let package = Package(
             name: "konto",
             dependencies: [
                 "KontoStack", "KontoClient", "KontoModel", "KontoQRCode", .asyncHTTPClient, .nioCore, .nioHTTP1, "KontoContracts",
-                "KontoWire", "KontoPostgres", "KontoRuntime", .argumentParser, .logging,
+                "KontoWire", "KontoPostgres", "KontoRuntime", .argumentParser, .logging, "IdentityService", .postgresNIO, .nioPosix,
             ],
             path: "Services/Stack/konto"
         ),

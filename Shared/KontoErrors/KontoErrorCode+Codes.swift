@@ -88,6 +88,19 @@ extension KontoErrorCode {
     /// token endpoint); nothing was changed.
     public static let identityProviderUnavailable = Self(rawValue: "identity.providerUnavailable")
 
+    // MARK: admin
+
+    /// The operator key is malformed, unknown, wrong, expired or revoked: one code for all, so a refusal tells a
+    /// stranger nothing about which keys exist.
+    public static let adminKeyRefused = Self(rawValue: "admin.keyRefused")
+    /// The operator key lacks the scope the action needs; nothing was done.
+    public static let adminScopeMissing = Self(rawValue: "admin.scopeMissing")
+    /// No operator key has this id.
+    public static let adminKeyNotFound = Self(rawValue: "admin.keyNotFound")
+    /// The admin request is well formed but asks for something Konto refuses (a scope the creating key lacks, an expiry
+    /// in the past, a cursor that is not one of Konto's).
+    public static let adminInvalidRequest = Self(rawValue: "admin.invalidRequest")
+
     // MARK: profile
 
     /// `profile.create` for an account that already has details.
@@ -136,6 +149,7 @@ extension KontoErrorCode {
         .versionConflict, .alreadySignedUp, .invalidResetToken, .invalidVerificationToken, .emailNotVerified, .secondFactorRequired, .wrongSecondFactor, .invalidChallenge, .factorLocked, .factorNotFound,
         .invalidIdentityToken, .identityNotFound, .lastSignInMethod,
         .identityBusy, .identityStorageUnavailable, .identityStorageFailure, .identityProfileUnavailable, .identityProviderUnavailable,
+        .adminKeyRefused, .adminScopeMissing, .adminKeyNotFound, .adminInvalidRequest,
         .profileAlreadyExists, .profileValueTooLarge, .profileAccountTooLarge, .profileStorageUnavailable, .profileStorageFailure,
         .notificationsInvalidRequest, .notificationsUnknownGroup, .notificationsGroupMismatch, .notificationsUnknownEvent,
         .notificationsStorageUnavailable, .notificationsStorageFailure,

@@ -46,6 +46,8 @@ public struct KontoErrorCode: RawRepresentable, Sendable, Hashable, Comparable, 
         /// The account model's (SpeziAccount's errors): the caller's request was refused.
         case account
         case identity
+        /// The admin API's refusals (operator keys, scopes), answered by Identity.
+        case admin
         case profile
         case notifications
         /// The gateway's refusals of an HTTP request as such (malformed, too large, rate limited).

@@ -52,6 +52,12 @@ struct IdentityContractConsumerTests {
 
     static let codecs: [String: ContractCodec] = Dictionary(uniqueKeysWithValues: [
         ContractCodec.entry(IdentityContract.signUp),
+        ContractCodec.entry(IdentityContract.operatorAuthorize),
+        ContractCodec.entry(IdentityContract.createOperatorKey),
+        ContractCodec.entry(IdentityContract.listOperatorKeys),
+        ContractCodec.entry(IdentityContract.revokeOperatorKey),
+        ContractCodec.entry(IdentityContract.searchAccounts),
+        ContractCodec.entry(IdentityContract.accountRecord),
         ContractCodec.entry(IdentityContract.signInAnonymously),
         ContractCodec.entry(IdentityContract.login),
         ContractCodec.entry(IdentityContract.validateSession),

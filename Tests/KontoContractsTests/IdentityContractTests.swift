@@ -6,7 +6,7 @@ import Testing
 
 @Suite("Identity contract")
 struct IdentityContractTests {
-    @Test("exactly the methods that take a password carry secrets")
+    @Test("exactly the methods that take a password, a code, a provider's token or an operator key carry secrets")
     func secretCarrying() {
         let carrying = [
             IdentityContract.signUp.carriesSecrets, IdentityContract.login.carriesSecrets,
@@ -21,6 +21,10 @@ struct IdentityContractTests {
             // A provider's ID token and code are bearer credentials; linking and unlinking may take the password.
             IdentityContract.externalLogin.carriesSecrets, IdentityContract.linkIdentity.carriesSecrets,
             IdentityContract.unlinkIdentity.carriesSecrets,
+            // An operator key is a bearer credential too.
+            IdentityContract.operatorAuthorize.carriesSecrets, IdentityContract.createOperatorKey.carriesSecrets,
+            IdentityContract.listOperatorKeys.carriesSecrets, IdentityContract.revokeOperatorKey.carriesSecrets,
+            IdentityContract.searchAccounts.carriesSecrets, IdentityContract.accountRecord.carriesSecrets,
         ]
         #expect(carrying.allSatisfy { $0 })
         let plain = [
@@ -37,7 +41,7 @@ struct IdentityContractTests {
             IdentityContract.listIdentities.carriesSecrets,
         ]
         #expect(plain.allSatisfy { !$0 })
-        #expect(Set(IdentityContract.methods).count == 33)
+        #expect(Set(IdentityContract.methods).count == 39)
     }
 
     @Test("a login request carries its password only as the contract encodes it")

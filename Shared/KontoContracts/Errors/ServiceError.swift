@@ -72,7 +72,7 @@ extension ServiceError: WireErrorConvertible {
     public init?(_ error: WireError) {
         switch error.code.family {
         case .wire, .unknown, .request, .gateway: return nil
-        case .account, .identity, .profile, .notifications: break
+        case .account, .identity, .admin, .profile, .notifications: break
         }
         let details = error.details.isEmpty ? nil : try? JSONDecoder().decode(WireDetails.self, from: Data(error.details))
         self.init(code: error.code, message: error.message, fields: details?.fields ?? [], isRetryable: error.isRetryable, retryAfterSeconds: details?.retryAfter)

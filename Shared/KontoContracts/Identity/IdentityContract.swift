@@ -58,6 +58,18 @@ public enum IdentityContract {
     /// Unlinks one (security-related; never the account's last way to sign in).
     public static let unlinkIdentity = WireMethod<IdentityUnlinkIdentityRequest, IdentityDone>.carryingSecrets("identity.unlinkIdentity")
 
+    // Operators (docs/ADMIN.md): each carries the operator key as presented, checked by Identity on every call.
+    /// Whether a key is valid and holds a scope (for actions other services carry out; the admin console's sign-in).
+    public static let operatorAuthorize = WireMethod<IdentityOperatorAuthorizeRequest, IdentityOperator>.carryingSecrets("identity.operatorAuthorize")
+    /// Makes a key (shown once) with scopes among the caller's own.
+    public static let createOperatorKey = WireMethod<IdentityCreateOperatorKeyRequest, IdentityOperatorKeyCreated>.carryingSecrets("identity.createOperatorKey")
+    public static let listOperatorKeys = WireMethod<IdentityOperatorKeysRequest, IdentityOperatorKeys>.carryingSecrets("identity.listOperatorKeys")
+    public static let revokeOperatorKey = WireMethod<IdentityOperatorKeyRequest, IdentityDone>.carryingSecrets("identity.revokeOperatorKey")
+    /// Accounts by userId (prefix, substring), verification, anonymity, creation, second factor, provider; in pages.
+    public static let searchAccounts = WireMethod<IdentityAccountSearchRequest, IdentityAccountSearchPage>.carryingSecrets("identity.searchAccounts")
+    /// One account's credential metadata (never a secret, hash or token).
+    public static let accountRecord = WireMethod<IdentityAccountRecordRequest, IdentityAccountRecord>.carryingSecrets("identity.accountRecord")
+
     public static let methods = [
         signUp.name, signInAnonymously.name, login.name, validateSession.name, logout.name, logoutEverywhere.name,
         reauthenticate.name, changePassword.name, changeUserId.name, requestPasswordReset.name,
@@ -65,7 +77,8 @@ public enum IdentityContract {
         confirmTOTP.name, removeFactor.name, regenerateRecoveryCodes.name, passkeyRegistrationOptions.name, registerPasskey.name,
         passkeyLoginOptions.name, passkeyLogin.name, requestEmailVerification.name, confirmEmailVerification.name,
         requestEmailCode.name, emailCodeLogin.name, externalLogin.name, identityProviders.name, externalAuthorization.name,
-        linkIdentity.name, listIdentities.name, unlinkIdentity.name, HealthContract.check.name,
+        linkIdentity.name, listIdentities.name, unlinkIdentity.name, operatorAuthorize.name, createOperatorKey.name, listOperatorKeys.name,
+        revokeOperatorKey.name, searchAccounts.name, accountRecord.name, HealthContract.check.name,
     ]
 
     /// Every code an Identity method may answer with (besides the wire layer's).
@@ -89,7 +102,7 @@ public enum IdentityContract {
         .lastSignInMethod,
         .throttled,
         .notFound,
-    ] + KontoErrorCode.codes(of: .identity)
+    ] + KontoErrorCode.codes(of: .identity) + KontoErrorCode.codes(of: .admin)
 
     /// The codes each method answers with (besides the wire layer's), as its implementation raises them; the union
     /// is ``errorCodes``. Each pair has a recorded example in `Tests/Contracts/identity`, or an entry in
@@ -131,6 +144,12 @@ public enum IdentityContract {
             listIdentities.name: [.unauthenticated] + storage,
             unlinkIdentity.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .identityBusy, .identityNotFound, .lastSignInMethod] + storage,
             delete.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .notFound, .identityBusy] + storage,
+            operatorAuthorize.name: [.adminKeyRefused, .adminScopeMissing, .throttled] + storage,
+            createOperatorKey.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .adminInvalidRequest] + storage,
+            listOperatorKeys.name: [.adminKeyRefused, .adminScopeMissing, .throttled] + storage,
+            revokeOperatorKey.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .adminKeyNotFound] + storage,
+            searchAccounts.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .adminInvalidRequest] + storage,
+            accountRecord.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
             // A report, never an error: an unready dependency is a check with status notReady.
             HealthContract.check.name: [],
         ]

@@ -24,8 +24,13 @@ struct IdentityContractProviderTests {
         options.emailCodeLogin = true
         // Four wrong codes in a row lock the authenticator app, before the fifth in the hour throttles.
         options.secondFactorLockAfter = 4
+        // The operators' examples start from this key (every scope), as a deployment's first key is installed.
+        options.bootstrapOperatorKey = OperatorKeyText(parsing: Self.bootstrapOperatorKey)
         return options
     }()
+
+    /// The examples' bootstrap operator key (`99fa-operator-authorize.json` and after).
+    static let bootstrapOperatorKey = "kop_b00757a4b00757a4b00757a4b00757a4AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"
 
     /// The examples' identity providers: `test` (served in the test's process by ``TestIssuer``: web client
     /// `konto-web`, an app's audience `org.example.app`) and `offline` (whose discovery document is never found).

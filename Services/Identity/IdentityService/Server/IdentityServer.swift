@@ -43,7 +43,11 @@ public final class IdentityServer: Service {
         } else {
             self.client = nil
             self.postgresStorage = nil
-            storage = InMemoryIdentityStorage()
+            let memory = InMemoryIdentityStorage()
+            if let text = configuration.options.bootstrapOperatorKey {
+                _ = memory.createOperatorKey(Operators.bootstrapRecord(text, at: .now), onlyIfNone: true)
+            }
+            storage = memory
             logger.warning("credentials and sessions are kept in memory and lost at exit")
         }
         var profile = WireClient.Configuration(
@@ -109,7 +113,12 @@ public final class IdentityServer: Service {
         host.add("hashing", hashing)
         host.add("profile-client", profileClient)
         if let client, let postgresStorage {
-            host.database(client) { try await postgresStorage.migrate(logger: self.logger) }
+            let store = store
+            host.database(client) {
+                try await postgresStorage.migrate(logger: self.logger)
+                // After the schema, before the wire serves: the first admin call finds the key.
+                try await store.installBootstrapOperatorKey()
+            }
         }
         if let relay {
             host.add("notifications-client", relay.client, servesWire: false)

@@ -131,6 +131,12 @@ public struct IdentityServiceConfiguration: Sendable {
         options.secondFactorWarnAfter = min(3, options.secondFactorLockAfter - 1)
         options.deadRevocationRetention = .seconds(86_400 * (try environment.integer("KONTO_IDENTITY_DEAD_REVOCATION_DAYS", default: 30, in: 1...3_650)))
         options.providerKeyRefreshCooldown = try environment.seconds("KONTO_IDENTITY_PROVIDER_KEY_COOLDOWN_SECONDS", default: options.providerKeyRefreshCooldown, in: 0...86_400)
+        if let bootstrap = environment.string("KONTO_IDENTITY_BOOTSTRAP_OPERATOR_KEY") {
+            guard let key = OperatorKeyText(parsing: bootstrap) else {
+                throw ServiceEnvironmentError(variable: "KONTO_IDENTITY_BOOTSTRAP_OPERATOR_KEY", problem: "is not an operator key (make one with `konto admin keys generate`)")
+            }
+            options.bootstrapOperatorKey = key
+        }
         let keys = try environment.wireKeys(service: IdentityContract.serviceName, calls: true, serves: true)
         let providers: IdentityProviders
         if let path = environment.string("KONTO_IDENTITY_PROVIDERS") {

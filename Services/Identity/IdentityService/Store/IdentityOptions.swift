@@ -1,3 +1,4 @@
+import KontoContracts
 import KontoWebAuthn
 
 /// Identity's policies: session lifetimes, the privileged window, reset tokens, throttling and clean-ups.
@@ -70,6 +71,11 @@ public struct IdentityOptions: Sendable, Equatable {
     public var relyingParty = WebAuthnVerifier.RelyingParty(id: "localhost", name: "Konto", origins: ["http://localhost:8080"])
     /// The most second factors an account may have (TOTPs, passkeys and its set of recovery codes).
     public var maximumFactors = 10
+    /// The operator key installed when none exists yet (`KONTO_IDENTITY_BOOTSTRAP_OPERATOR_KEY`, every scope): the
+    /// first key of a deployment made without the command line. Used once: any key stored, revoked or not, ends it.
+    public var bootstrapOperatorKey: OperatorKeyText?
+    /// An operator key's last use is written at most this often (an admin page's many calls are one write).
+    public var operatorKeyTouchInterval: Duration = .seconds(60)
     /// How often provider token revocations are looked for.
     public var revocationInterval: Duration = .seconds(5)
     /// The first retry's delay after a failed revocation (doubling to an hour).

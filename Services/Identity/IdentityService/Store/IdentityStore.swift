@@ -31,6 +31,7 @@ public final class IdentityStore: Sendable {
     let security: AccountSecurity
     let external: ExternalIdentities
     let maintenance: IdentityMaintenance
+    let operators: Operators
     /// What answers do not wait for (a sign-in code's mail).
     public let pendingWork = PendingWork()
 
@@ -78,6 +79,7 @@ public final class IdentityStore: Sendable {
             providerTokens: providerTokens, sessions: sessions, signIn: signIn, factors: factors, opener: opener, mail: mail
         )
         self.maintenance = IdentityMaintenance(context: context, storage: storage, profile: profile)
+        self.operators = Operators(context: context, storage: storage, sessions: sessions)
     }
 
     /// What a client is known by (``SessionAuthority/clientHashes(address:device:)``).
@@ -112,6 +114,16 @@ public final class IdentityStore: Sendable {
     // MARK: Maintenance
     @discardableResult public func runCleanups(limit: Int = 100) async -> Int { await maintenance.runCleanups(limit: limit) }
     @discardableResult public func pruneExpired(limit: Int = 500) async -> PrunedRecords { await maintenance.pruneExpired(limit: limit) }
+
+    // MARK: Operators
+    public func operatorAuthorize(_ request: IdentityOperatorAuthorizeRequest) async throws(ServiceError) -> IdentityOperator { try await operators.operatorAuthorize(request) }
+    public func createOperatorKey(_ request: IdentityCreateOperatorKeyRequest) async throws(ServiceError) -> IdentityOperatorKeyCreated { try await operators.createOperatorKey(request) }
+    public func listOperatorKeys(_ request: IdentityOperatorKeysRequest) async throws(ServiceError) -> IdentityOperatorKeys { try await operators.listOperatorKeys(request) }
+    public func revokeOperatorKey(_ request: IdentityOperatorKeyRequest) async throws(ServiceError) -> IdentityDone { try await operators.revokeOperatorKey(request) }
+    public func searchAccounts(_ request: IdentityAccountSearchRequest) async throws(ServiceError) -> IdentityAccountSearchPage { try await operators.searchAccounts(request) }
+    public func accountRecord(_ request: IdentityAccountRecordRequest) async throws(ServiceError) -> IdentityAccountRecord { try await operators.accountRecord(request) }
+    /// Installs the bootstrap operator key when no key exists yet (``IdentityOptions/bootstrapOperatorKey``).
+    @discardableResult public func installBootstrapOperatorKey() async throws(ServiceError) -> Bool { try await operators.installBootstrapKey() }
 
     // MARK: Opening
     public func signUp(_ request: IdentitySignUpRequest) async throws(ServiceError) -> IdentityAccountSession { try await opener.signUp(request) }

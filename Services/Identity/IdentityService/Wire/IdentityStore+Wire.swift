@@ -42,6 +42,12 @@ extension IdentityStore {
         server.register(IdentityContract.linkIdentity) { request, _ in try await self.linkIdentity(request) }
         server.register(IdentityContract.listIdentities) { request, _ in try await self.listIdentities(request) }
         server.register(IdentityContract.unlinkIdentity) { request, _ in try await self.unlinkIdentity(request) }
+        server.register(IdentityContract.operatorAuthorize) { request, _ in try await self.operatorAuthorize(request) }
+        server.register(IdentityContract.createOperatorKey) { request, _ in try await self.createOperatorKey(request) }
+        server.register(IdentityContract.listOperatorKeys) { request, _ in try await self.listOperatorKeys(request) }
+        server.register(IdentityContract.revokeOperatorKey) { request, _ in try await self.revokeOperatorKey(request) }
+        server.register(IdentityContract.searchAccounts) { request, _ in try await self.searchAccounts(request) }
+        server.register(IdentityContract.accountRecord) { request, _ in try await self.accountRecord(request) }
         server.register(HealthContract.check) { _, _ in await self.healthReport() }
     }
 

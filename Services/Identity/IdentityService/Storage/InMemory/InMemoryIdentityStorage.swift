@@ -60,6 +60,8 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         var usedNonces: [[UInt8]: Timestamp] = [:]
         /// accountId → when its address was first proven (``IdentityStorage/endAccessBeforeFirstProof(accountId:keeping:keepingPassword:at:events:)``).
         var provenAt: [String: Timestamp] = [:]
+        /// Operator keys by id.
+        var operatorKeys: [String: StoredOperatorKey] = [:]
         /// Provider tokens to revoke (the accounts are deleted), by id.
         var revocations: [String: Revocation] = [:]
         var outbox: [AccountEvent] = [] {

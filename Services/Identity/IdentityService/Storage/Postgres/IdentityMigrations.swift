@@ -329,5 +329,48 @@ public enum IdentityMigrations {
                 """,
             ]
         ),
+        // Operator keys (docs/ADMIN.md): the secret's SHA-256 only, found by the key's id.
+        PostgresMigration(
+            version: 13,
+            name: "operator keys",
+            statements: [
+                """
+                CREATE TABLE operator_keys (
+                    id text PRIMARY KEY CHECK (id ~ '^[0-9a-f]{32}$'),
+                    name text NOT NULL CHECK (length(name) BETWEEN 1 AND 100),
+                    scopes text[] NOT NULL,
+                    secret_hash bytea NOT NULL CHECK (length(secret_hash) = 32),
+                    created_at timestamptz NOT NULL,
+                    created_by text,
+                    expires_at timestamptz,
+                    last_used_at timestamptz,
+                    revoked_at timestamptz
+                )
+                """,
+            ]
+        ),
+        // The operators' account search: userIds by case-insensitive substring (pg_trgm's trigram index, which serves
+        // LIKE '%…%' and prefixes alike) and the listing's order, newest first. pg_trgm is a trusted extension: the
+        // database's owner may create it. Where it exists already (in another schema), its operator class is named there.
+        PostgresMigration(
+            version: 14,
+            name: "account search indexes",
+            statements: [
+                """
+                DO $$
+                DECLARE trgm_schema text;
+                BEGIN
+                    SELECT n.nspname INTO trgm_schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm';
+                    IF trgm_schema IS NULL THEN
+                        CREATE EXTENSION pg_trgm;
+                        SELECT n.nspname INTO trgm_schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm';
+                    END IF;
+                    EXECUTE format('CREATE INDEX credentials_user_id_trgm ON credentials USING gin (lower(user_id) %I.gin_trgm_ops)', trgm_schema);
+                END
+                $$
+                """,
+                "CREATE INDEX credentials_listing ON credentials (created_at DESC, account_id DESC) WHERE NOT pending",
+            ]
+        ),
     ]
 }

@@ -1,0 +1,231 @@
+import Crypto
+import Foundation
+import KontoContracts
+import KontoModel
+import Logging
+
+/// The operators' part (docs/ADMIN.md): operator keys (made, listed, revoked, checked on every admin call) and what
+/// an operator reads about accounts. Every admin method carries the key as presented and checks it here, whoever
+/// forwards it: a caller holding the gateway's wire key but no operator key gets nothing from these methods.
+struct Operators: IdentityPart {
+    let context: IdentityContext
+    let storage: any IdentityStorage
+    let sessions: SessionAuthority
+
+    /// Compared against when the key's id is unknown, so an unknown id costs what a wrong secret does.
+    private static let absentHash = [UInt8](repeating: 0, count: 32)
+
+    /// The key presented, if it is valid now and holds `scope` (nil: any valid key). Refusals: `admin.keyRefused` for
+    /// a malformed, unknown, wrong, expired or revoked key alike (each counted against the client's address, which
+    /// is throttled as sign-ins are), `admin.scopeMissing` for a valid key without the scope.
+    func authorize(_ call: IdentityOperatorCall, scope: OperatorScope?) async throws(ServiceError) -> StoredOperatorKey {
+        let now = clock()
+        let throttleKeys = call.clientAddress.flatMap { $0.isEmpty ? nil : ["operator:" + SessionAuthority.hex(sessions.factorSecrets.clientDigest("address:" + $0))] } ?? []
+        if !throttleKeys.isEmpty {
+            try await sessions.checkThrottle(throttleKeys, at: now)
+        }
+        let presented = OperatorKeyText(parsing: call.key.value)
+        var found: StoredOperatorKey?
+        if let presented {
+            found = try await stored { () async throws(IdentityStorageError) in try await storage.operatorKey(id: presented.keyId) }
+        }
+        let hash = Array(SHA256.hash(data: presented?.secret ?? []))
+        let matches = Self.constantTimeEqual(hash, found?.secretHash ?? Self.absentHash)
+        guard presented != nil, let key = found, matches, key.revokedAt == nil, key.expiresAt.map({ now < $0 }) ?? true else {
+            if !throttleKeys.isEmpty {
+                try await sessions.recordFailure(throttleKeys, at: now)
+            }
+            logger.notice("Operator key refused", metadata: ["konto.operator_key_id": "\(found?.id ?? "none")"])
+            throw Self.keyRefused
+        }
+        // A key refused for its scope was used all the same: its last use shows.
+        if key.lastUsedAt.map({ !(now < $0.adding(options.operatorKeyTouchInterval)) }) ?? true {
+            try await stored { () async throws(IdentityStorageError) in try await storage.touchOperatorKey(id: key.id, at: now) }
+        }
+        guard scope.map(key.scopes.contains) ?? true else {
+            throw ServiceError(code: .adminScopeMissing, message: "The operator key lacks the scope \(scope?.rawValue ?? "") this action needs.")
+        }
+        return key
+    }
+
+    static var keyRefused: ServiceError {
+        ServiceError(code: .adminKeyRefused, message: "The operator key is malformed, unknown, wrong, expired or revoked.")
+    }
+
+    static func invalid(_ message: String) -> ServiceError {
+        ServiceError(code: .adminInvalidRequest, message: message)
+    }
+
+    /// Equal bytes, in time that depends only on the length (both are SHA-256 digests here).
+    static func constantTimeEqual(_ left: [UInt8], _ right: [UInt8]) -> Bool {
+        guard left.count == right.count else { return false }
+        var difference: UInt8 = 0
+        for index in left.indices {
+            difference |= left[index] ^ right[index]
+        }
+        return difference == 0
+    }
+
+    // MARK: Keys
+
+    func operatorAuthorize(_ request: IdentityOperatorAuthorizeRequest) async throws(ServiceError) -> IdentityOperator {
+        let key = try await authorize(request.operatorCall, scope: request.scope)
+        return IdentityOperator(keyId: key.id, name: key.name, scopes: key.scopes)
+    }
+
+    func createOperatorKey(_ request: IdentityCreateOperatorKeyRequest) async throws(ServiceError) -> IdentityOperatorKeyCreated {
+        let creator = try await authorize(request.operatorCall, scope: .keysWrite)
+        let name = request.name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...IdentityCreateOperatorKeyRequest.maximumNameLength).contains(name.count) else {
+            throw Self.invalid("A key's name has 1 to \(IdentityCreateOperatorKeyRequest.maximumNameLength) characters.")
+        }
+        let scopes = Array(Set(request.scopes)).sorted()
+        guard !scopes.isEmpty else { throw Self.invalid("A key needs at least one scope.") }
+        let beyond = scopes.filter { !creator.scopes.contains($0) }
+        guard beyond.isEmpty else {
+            throw Self.invalid("A key cannot grant scopes it does not hold: \(beyond.map(\.rawValue).joined(separator: ", ")).")
+        }
+        let now = clock()
+        if let expiresAt = request.expiresAt, !(now < expiresAt) {
+            throw Self.invalid("The expiry is in the past.")
+        }
+        return try await Self.create(name: name, scopes: scopes, expiresAt: request.expiresAt, createdBy: creator.id, at: now, in: storage)
+    }
+
+    /// The bootstrap key's record: every scope, made by no one.
+    static func bootstrapRecord(_ text: OperatorKeyText, at now: Timestamp) -> StoredOperatorKey {
+        StoredOperatorKey(id: text.keyId, name: "bootstrap", scopes: OperatorScope.allCases, secretHash: Array(SHA256.hash(data: text.secret)), createdAt: now)
+    }
+
+    /// Makes and stores a key (also the command line's way, against the database, and the bootstrap's).
+    static func create(
+        name: String, scopes: [OperatorScope], expiresAt: Timestamp?, createdBy: String?, at now: Timestamp, in storage: any OperatorStorage,
+        text: OperatorKeyText = .generate(), onlyIfNone: Bool = false
+    ) async throws(ServiceError) -> IdentityOperatorKeyCreated {
+        let key = StoredOperatorKey(
+            id: text.keyId, name: name, scopes: scopes, secretHash: Array(SHA256.hash(data: text.secret)), createdAt: now, createdBy: createdBy,
+            expiresAt: expiresAt
+        )
+        let created: Bool
+        do {
+            created = try await storage.createOperatorKey(key, onlyIfNone: onlyIfNone)
+        } catch {
+            throw Self.error(for: error)
+        }
+        guard created || onlyIfNone else { throw Self.invalid("A key with this id exists already.") }
+        return IdentityOperatorKeyCreated(key: key.listed, secret: BearerToken(text.text))
+    }
+
+    func listOperatorKeys(_ request: IdentityOperatorKeysRequest) async throws(ServiceError) -> IdentityOperatorKeys {
+        _ = try await authorize(request.operatorCall, scope: .keysWrite)
+        let keys = try await stored { () async throws(IdentityStorageError) in try await storage.operatorKeys() }
+        return IdentityOperatorKeys(keys: keys.map(\.listed))
+    }
+
+    func revokeOperatorKey(_ request: IdentityOperatorKeyRequest) async throws(ServiceError) -> IdentityDone {
+        _ = try await authorize(request.operatorCall, scope: .keysWrite)
+        let now = clock()
+        let revoked = try await stored { () async throws(IdentityStorageError) in try await storage.revokeOperatorKey(id: request.keyId, at: now) }
+        guard revoked else { throw ServiceError(code: .adminKeyNotFound, message: "No operator key has this id.") }
+        return IdentityDone()
+    }
+
+    /// Installs ``IdentityOptions/bootstrapOperatorKey`` when no key exists yet. Returns whether it did.
+    @discardableResult
+    func installBootstrapKey() async throws(ServiceError) -> Bool {
+        guard let text = options.bootstrapOperatorKey else { return false }
+        let before = try await stored { () async throws(IdentityStorageError) in try await storage.operatorKey(id: text.keyId) }
+        guard before == nil else { return false }
+        _ = try await Self.create(
+            name: "bootstrap", scopes: OperatorScope.allCases, expiresAt: nil, createdBy: nil, at: clock(), in: storage, text: text, onlyIfNone: true
+        )
+        let after = try await stored { () async throws(IdentityStorageError) in try await storage.operatorKey(id: text.keyId) }
+        if after != nil { logger.notice("Bootstrap operator key installed", metadata: ["konto.operator_key_id": "\(text.keyId)"]) }
+        return after != nil
+    }
+
+    // MARK: Accounts
+
+    func searchAccounts(_ request: IdentityAccountSearchRequest) async throws(ServiceError) -> IdentityAccountSearchPage {
+        _ = try await authorize(request.operatorCall, scope: .accountsRead)
+        let limit = request.limit ?? 50
+        guard (1...IdentityAccountSearchRequest.maximumLimit).contains(limit) else {
+            throw Self.invalid("The limit is 1 to \(IdentityAccountSearchRequest.maximumLimit).")
+        }
+        for text in [request.userIdPrefix, request.userIdContains, request.provider].compactMap({ $0 }) {
+            guard (1...IdentityAccountSearchRequest.maximumQueryLength).contains(text.count) else {
+                throw Self.invalid("A search text has 1 to \(IdentityAccountSearchRequest.maximumQueryLength) characters.")
+            }
+        }
+        var after: AccountSearchPosition?
+        if let cursor = request.cursor {
+            guard let position = AccountSearchCursor.decode(cursor) else { throw Self.invalid("The cursor is not one Konto gave.") }
+            after = position
+        }
+        let search = AccountSearch(
+            userIdPrefix: request.userIdPrefix.map { Self.folded($0) }, userIdContains: request.userIdContains.map { Self.folded($0) },
+            verified: request.verified, anonymous: request.anonymous, createdAfter: request.createdAfter, createdBefore: request.createdBefore,
+            hasSecondFactor: request.hasSecondFactor, provider: request.provider, after: after, limit: limit
+        )
+        let result = try await stored { () async throws(IdentityStorageError) in
+            try await storage.searchAccounts(search, countLimit: IdentityAccountSearchPage.exactCountLimit)
+        }
+        // A full page may have more after it; the cursor is its last account.
+        let next = result.accounts.count == limit ? result.accounts.last.map {
+            AccountSearchCursor.encode(AccountSearchPosition(createdAt: $0.createdAt, accountId: $0.accountId))
+        } : nil
+        return IdentityAccountSearchPage(accounts: result.accounts, nextCursor: next, totalEstimate: result.total, totalIsExact: result.totalIsExact)
+    }
+
+    /// A search text as userIds are compared with it: trimmed, composed (NFC), lowercased.
+    static func folded(_ text: String) -> String {
+        text.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping.lowercased()
+    }
+
+    func accountRecord(_ request: IdentityAccountRecordRequest) async throws(ServiceError) -> IdentityAccountRecord {
+        _ = try await authorize(request.operatorCall, scope: .accountsRead)
+        guard let record = try await stored({ () async throws(IdentityStorageError) in
+            try await storage.accountRecord(accountId: request.accountId, userIdType: configuration.userIdType)
+        }) else {
+            throw ServiceError(AccountError(code: .notFound))
+        }
+        return record
+    }
+}
+
+/// A search page's cursor: its last account's place, as `<milliseconds>.<accountId>` in unpadded base64url. Opaque to
+/// callers; anything else is refused.
+enum AccountSearchCursor {
+    static func encode(_ position: AccountSearchPosition) -> String {
+        Data("\(position.createdAt.milliseconds).\(position.accountId)".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    static func decode(_ cursor: String) -> AccountSearchPosition? {
+        guard (1...200).contains(cursor.utf8.count) else { return nil }
+        var base64 = cursor.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8),
+              let dot = text.firstIndex(of: "."), let milliseconds = Int64(text[..<dot])
+        else { return nil }
+        let accountId = String(text[text.index(after: dot)...])
+        guard !accountId.isEmpty else { return nil }
+        return AccountSearchPosition(createdAt: Timestamp(milliseconds: milliseconds), accountId: accountId)
+    }
+}
+
+/// Operator keys made outside the admin API: `konto admin keys create`, run against Identity's database by someone who
+/// holds its URL (the deployment's first key, or a way back in when every key is lost).
+public enum OperatorKeyMaker {
+    /// Makes and stores a key; answers its record and its text (shown once).
+    public static func create(
+        name: String, scopes: [OperatorScope], expiresAt: Timestamp?, in storage: any OperatorStorage, at now: Timestamp = .now
+    ) async throws(ServiceError) -> IdentityOperatorKeyCreated {
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...IdentityCreateOperatorKeyRequest.maximumNameLength).contains(trimmed.count) else {
+            throw Operators.invalid("A key's name has 1 to \(IdentityCreateOperatorKeyRequest.maximumNameLength) characters.")
+        }
+        guard !scopes.isEmpty else { throw Operators.invalid("A key needs at least one scope.") }
+        return try await Operators.create(name: trimmed, scopes: Array(Set(scopes)).sorted(), expiresAt: expiresAt, createdBy: nil, at: now, in: storage)
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+@testable import IdentityService
+import KontoContracts
+import KontoModel
+import Testing
+
+/// Operator keys and the operators' account reads on every storage.
+@Suite("Identity storage: operators")
+struct IdentityStorageOperatorTests {
+    typealias Conformance = IdentityStorageConformanceTests
+
+    static func key(_ id: String, scopes: [OperatorScope] = [.accountsRead], at time: Timestamp = Conformance.t0) -> StoredOperatorKey {
+        StoredOperatorKey(id: id, name: "key \(id.prefix(4))", scopes: scopes, secretHash: [UInt8](repeating: 7, count: 32), createdAt: time)
+    }
+
+    static let first = String(repeating: "a", count: 32)
+    static let second = String(repeating: "b", count: 32)
+
+    @Test("keys are stored once, listed oldest first, revoked once (the first time stays), touched; the bootstrap only into an empty table", arguments: IdentityStorageKind.allCases)
+    func keys(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            #expect(try await storage.createOperatorKey(Self.key(Self.first, scopes: OperatorScope.allCases), onlyIfNone: true))
+            // The bootstrap is used once: any key there ends it.
+            #expect(try await storage.createOperatorKey(Self.key(Self.second), onlyIfNone: true) == false)
+            #expect(try await storage.createOperatorKey(Self.key(Self.first), onlyIfNone: false) == false)
+            var later = Self.key(Self.second, at: Conformance.t0.adding(.seconds(5)))
+            later.createdBy = Self.first
+            later.expiresAt = Conformance.t0.adding(.seconds(3_600))
+            #expect(try await storage.createOperatorKey(later, onlyIfNone: false))
+            #expect(try await storage.operatorKeys() == [Self.key(Self.first, scopes: OperatorScope.allCases), later])
+            #expect(try await storage.operatorKey(id: Self.second) == later)
+            #expect(try await storage.operatorKey(id: String(repeating: "c", count: 32)) == nil)
+            try await storage.touchOperatorKey(id: Self.second, at: Conformance.t0.adding(.seconds(10)))
+            // A touch never moves the last use back.
+            try await storage.touchOperatorKey(id: Self.second, at: Conformance.t0.adding(.seconds(8)))
+            #expect(try await storage.operatorKey(id: Self.second)?.lastUsedAt == Conformance.t0.adding(.seconds(10)))
+            #expect(try await storage.revokeOperatorKey(id: Self.second, at: Conformance.t0.adding(.seconds(20))))
+            #expect(try await storage.revokeOperatorKey(id: Self.second, at: Conformance.t0.adding(.seconds(30))))
+            #expect(try await storage.operatorKey(id: Self.second)?.revokedAt == Conformance.t0.adding(.seconds(20)))
+            #expect(try await storage.revokeOperatorKey(id: String(repeating: "c", count: 32), at: Conformance.t0) == false)
+        }
+    }
+
+    /// Six accounts a second apart (newest last): a verified one, an anonymous one, one with a passkey (and one with an
+    /// unconfirmed app only), one linked to a provider, one whose userId holds LIKE's characters.
+    static func accounts(_ storage: any IdentityStorage) async throws {
+        let userIds: [String?] = ["Ada@Example.org", nil, "grace@example.org", "alan@example.org", "edsger@example.net", "100%_sure@example.org"]
+        for (index, userId) in userIds.enumerated() {
+            let id = "acct-\(index)"
+            try await storage.reserveAccount(Conformance.credential(id, userId, at: Conformance.t0.adding(.seconds(Int64(index)))))
+            try await storage.activateAccount(accountId: id, session: Conformance.session("s-\(id)", account: id, byte: UInt8(index + 1)), events: [])
+        }
+        let token = [UInt8](repeating: 9, count: 32)
+        try await storage.createEmailVerification(tokenHash: token, accountId: "acct-0", address: "Ada@Example.org", expiresAt: Conformance.t0.adding(.seconds(600)), events: [])
+        #expect(try await storage.confirmEmailVerification(tokenHash: token, at: Conformance.t0.adding(.seconds(1)), events: { _ in [] }) == "acct-0")
+        let passkey = StoredFactor(
+            id: "f-passkey", accountId: "acct-2", kind: .passkey, name: "YubiKey", sealedSecret: [1], confirmed: true, createdAt: Conformance.t0,
+            credentialId: [1, 2, 3], signCount: 0
+        )
+        #expect(try await storage.addPasskey(passkey, events: []))
+        try await storage.addPendingFactor(StoredFactor(id: "f-app", accountId: "acct-3", kind: .totp, name: "App", sealedSecret: [2], confirmed: false, createdAt: Conformance.t0))
+        #expect(try await storage.addExternalIdentity(IdentityStorageExternalIdentityTests.identity("i-4", account: "acct-4", subject: "s4", provider: "apple"), events: []))
+        _ = try await storage.rememberClients(accountId: "acct-2", clients: [[UInt8](repeating: 4, count: 32)], at: Conformance.t0.adding(.seconds(60)))
+    }
+
+    static func ids(_ result: AccountSearchResult) -> [String] { result.accounts.map(\.accountId) }
+
+    @Test("a search takes every filter, newest first; userIds by prefix and case-insensitive substring, LIKE's characters as themselves", arguments: IdentityStorageKind.allCases)
+    func search(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await Self.accounts(storage)
+            func search(_ search: AccountSearch) async throws -> [String] {
+                Self.ids(try await storage.searchAccounts(search, countLimit: 100))
+            }
+            #expect(try await search(AccountSearch(limit: 50)) == ["acct-5", "acct-4", "acct-3", "acct-2", "acct-1", "acct-0"])
+            #expect(try await search(AccountSearch(userIdPrefix: "a", limit: 50)) == ["acct-3", "acct-0"])
+            #expect(try await search(AccountSearch(userIdContains: "example.org", limit: 50)) == ["acct-5", "acct-3", "acct-2", "acct-0"])
+            #expect(try await search(AccountSearch(userIdContains: "ada@ex", limit: 50)) == ["acct-0"])
+            // `%` and `_` match only themselves.
+            #expect(try await search(AccountSearch(userIdContains: "%_", limit: 50)) == ["acct-5"])
+            #expect(try await search(AccountSearch(userIdContains: "_", limit: 50)) == ["acct-5"])
+            #expect(try await search(AccountSearch(userIdContains: "\\", limit: 50)) == [])
+            #expect(try await search(AccountSearch(verified: true, limit: 50)) == ["acct-0"])
+            #expect(try await search(AccountSearch(verified: false, anonymous: false, limit: 50)) == ["acct-5", "acct-4", "acct-3", "acct-2"])
+            #expect(try await search(AccountSearch(anonymous: true, limit: 50)) == ["acct-1"])
+            #expect(try await search(AccountSearch(createdAfter: Conformance.t0.adding(.seconds(2)), createdBefore: Conformance.t0.adding(.seconds(4)), limit: 50)) == ["acct-3", "acct-2"])
+            // A confirmed app or passkey counts; an app awaiting its first code does not.
+            #expect(try await search(AccountSearch(hasSecondFactor: true, limit: 50)) == ["acct-2"])
+            #expect(try await search(AccountSearch(hasSecondFactor: false, limit: 50)).count == 5)
+            #expect(try await search(AccountSearch(provider: "apple", limit: 50)) == ["acct-4"])
+            #expect(try await search(AccountSearch(userIdContains: "example", provider: "apple", limit: 50)) == ["acct-4"])
+            // Pages: after the last one seen, the total unchanged.
+            let page = try await storage.searchAccounts(AccountSearch(limit: 4), countLimit: 100)
+            #expect(Self.ids(page) == ["acct-5", "acct-4", "acct-3", "acct-2"] && page.total == 6 && page.totalIsExact)
+            let last = try #require(page.accounts.last)
+            let next = try await storage.searchAccounts(AccountSearch(after: AccountSearchPosition(createdAt: last.createdAt, accountId: last.accountId), limit: 4), countLimit: 100)
+            #expect(Self.ids(next) == ["acct-1", "acct-0"] && next.total == 6)
+            // Above the count's limit the total is an estimate, never below what was counted.
+            let estimated = try await storage.searchAccounts(AccountSearch(limit: 1), countLimit: 3)
+            #expect(estimated.total >= 4 && (kind == .inMemory ? estimated.totalIsExact : !estimated.totalIsExact))
+            let summary = try #require(try await storage.searchAccounts(AccountSearch(userIdPrefix: "ada", limit: 1), countLimit: 10).accounts.first)
+            #expect(summary == IdentityAccountSummary(accountId: "acct-0", userId: "Ada@Example.org", anonymous: false, verified: true, createdAt: Conformance.t0))
+        }
+    }
+
+    @Test("a search finds no pending sign-up, and accounts with the same creation time in a stable order across pages", arguments: IdentityStorageKind.allCases)
+    func ties(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            for index in 0..<7 {
+                let id = "tie-\(index)"
+                try await storage.reserveAccount(Conformance.credential(id, "\(id)@example.org"))
+                try await storage.activateAccount(accountId: id, session: Conformance.session("s-\(id)", account: id, byte: UInt8(index + 1)), events: [])
+            }
+            try await storage.reserveAccount(Conformance.credential("pending", "pending@example.org"))
+            var seen: [String] = []
+            var after: AccountSearchPosition?
+            repeat {
+                let page = try await storage.searchAccounts(AccountSearch(after: after, limit: 3), countLimit: 100)
+                #expect(page.total == 7)
+                seen += Self.ids(page)
+                after = page.accounts.count == 3 ? page.accounts.last.map { AccountSearchPosition(createdAt: $0.createdAt, accountId: $0.accountId) } : nil
+            } while after != nil
+            #expect(seen == (0..<7).reversed().map { "tie-\($0)" })
+        }
+    }
+
+    @Test("an account's record: facts, password, confirmed factors, identities, sessions, last sign-in; none for a pending or unknown account", arguments: IdentityStorageKind.allCases)
+    func record(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await Self.accounts(storage)
+            let grace = try #require(try await storage.accountRecord(accountId: "acct-2", userIdType: .emailAddress))
+            #expect(grace.facts.userId == "grace@example.org" && grace.facts.emailVerified == false && grace.hasPassword)
+            #expect(grace.factors == [IdentityAccountRecord.Factor(id: "f-passkey", kind: "passkey", name: "YubiKey", createdAt: Conformance.t0)])
+            #expect(grace.sessionCount == 1 && grace.lastSignInAt == Conformance.t0.adding(.seconds(60)) && grace.identities.isEmpty)
+            let alan = try #require(try await storage.accountRecord(accountId: "acct-3", userIdType: .emailAddress))
+            #expect(alan.factors.isEmpty && alan.lastSignInAt == nil)
+            let edsger = try #require(try await storage.accountRecord(accountId: "acct-4", userIdType: .emailAddress))
+            #expect(edsger.identities.map(\.provider) == ["apple"] && edsger.identities.first?.id == "i-4")
+            let ada = try #require(try await storage.accountRecord(accountId: "acct-0", userIdType: .emailAddress))
+            #expect(ada.facts.emailVerified == true && ada.verifiedAt == Conformance.t0.adding(.seconds(1)))
+            let anonymous = try #require(try await storage.accountRecord(accountId: "acct-1", userIdType: .emailAddress))
+            #expect(anonymous.facts.isAnonymous && !anonymous.hasPassword)
+            try await storage.reserveAccount(Conformance.credential("pending", "pending@example.org"))
+            #expect(try await storage.accountRecord(accountId: "pending", userIdType: .emailAddress) == nil)
+            #expect(try await storage.accountRecord(accountId: "nobody", userIdType: .emailAddress) == nil)
+        }
+    }
+}
