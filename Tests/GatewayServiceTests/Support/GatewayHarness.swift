@@ -29,12 +29,16 @@ enum GatewayHarness {
     }()
 
     struct Running: Sendable {
-        let baseURL: String
+        var baseURL: String
         let http: HTTPClient
         /// Where the gateway finds the services (to reach them behind its back).
         var identityPort: Int?
         var profilePort: Int?
         var notificationsPort: Int?
+        /// The admin listener's base URL, when it is on (``GatewayConfiguration/adminPort``).
+        var adminURL: String?
+        /// The database every service uses (`konto admin keys create` is run against it).
+        var databaseURL: String?
 
         /// A wire client to a service the gateway calls, calling as the gateway does (the services enforce their
         /// allow-lists), running for `body`.
@@ -128,6 +132,7 @@ enum GatewayHarness {
     ) async throws -> Result {
         try await TestDatabase.withFreshDatabase { database in
             let settings = settings(database)
+            let databaseURL = database.url
             let notifications = try NotificationServer(
                 configuration: NotificationServiceConfiguration(port: 0, secret: WireSecret(secret), database: settings),
                 logger: logger
@@ -154,7 +159,11 @@ enum GatewayHarness {
                         )
                         configuration.upstreamTimeout = .seconds(15)
                         configure(&configuration)
-                        return try await withGateway(configuration, body)
+                        return try await withGateway(configuration) { running in
+                            var running = running
+                            running.databaseURL = databaseURL
+                            return try await body(running)
+                        }
                     }
                 }
             }
@@ -198,7 +207,10 @@ enum GatewayHarness {
             let port = try await gateway.localAddress().port!
             let http = HTTPClient(eventLoopGroupProvider: .singleton)
             do {
-                let running = Running(baseURL: "http://127.0.0.1:\(port)", http: http, identityPort: configuration.identity.port, profilePort: configuration.profile.port, notificationsPort: configuration.notifications.port)
+                var running = Running(baseURL: "http://127.0.0.1:\(port)", http: http, identityPort: configuration.identity.port, profilePort: configuration.profile.port, notificationsPort: configuration.notifications.port)
+                if configuration.adminPort != nil {
+                    running.adminURL = "http://127.0.0.1:\(try await gateway.localAdminAddress().port!)"
+                }
                 let result = try await body(running)
                 try await http.shutdown()
                 return result

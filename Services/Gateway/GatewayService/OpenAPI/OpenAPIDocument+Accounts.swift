@@ -11,14 +11,43 @@ extension OpenAPIDocument {
     /// each value's JSON type, the rules of userId, password and every string key as patterns), so what the
     /// document calls valid is what the services accept. The generated server keeps the file's free-form details;
     /// the services check them. Each operation's refusals are declared status by status (``describeProblems(in:)``).
-    static func served(for accounts: AccountConfiguration) -> Data {
+    static func served(for accounts: AccountConfiguration, listener: Listener = .public) -> Data {
         do {
             guard var document = try Yams.load(yaml: yaml) as? [String: Any] else { throw CocoaError(.fileReadCorruptFile) }
+            restrict(&document, to: listener)
             describeAccounts(accounts, in: &document)
             describeProblems(in: &document)
             return try JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])
         } catch {
             preconditionFailure("openapi.yaml does not convert to JSON: \(error)")
+        }
+    }
+
+    /// Which listener a document is served on: the public one's has no admin path, the admin one's only those.
+    enum Listener: Sendable {
+        case `public`
+        case admin
+    }
+
+    /// Whether a path is the admin API's (served on the admin listener alone).
+    static func isAdminPath(_ path: String) -> Bool {
+        path.hasPrefix("/admin/")
+    }
+
+    static func restrict(_ document: inout [String: Any], to listener: Listener) {
+        let paths = document["paths"] as? [String: Any] ?? [:]
+        document["paths"] = paths.filter { isAdminPath($0.key) == (listener == .admin) }
+        let tags = document["tags"] as? [[String: Any]] ?? []
+        document["tags"] = tags.filter { ($0["name"] as? String == "admin") == (listener == .admin) }
+        if listener == .public, var components = document["components"] as? [String: Any], var schemes = components["securitySchemes"] as? [String: Any] {
+            schemes["operatorKey"] = nil
+            components["securitySchemes"] = schemes
+            document["components"] = components
+        }
+        if listener == .admin, var info = document["info"] as? [String: Any] {
+            info["title"] = "Konto admin API"
+            info["description"] = "The admin API (docs/ADMIN.md): operator keys with scopes, account search and records. Served on the gateway's admin listener only."
+            document["info"] = info
         }
     }
 

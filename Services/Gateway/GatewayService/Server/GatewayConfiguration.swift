@@ -82,6 +82,12 @@ public struct GatewayConfiguration: Sendable {
     /// The console's cookies are `Secure`: always (true), never (false), or (nil) when a trusted proxy
     /// (``trustedProxies``) says the request came over HTTPS in `X-Forwarded-Proto`.
     public var consoleSecureCookies: Bool?
+    /// The admin listener (docs/ADMIN.md): off unless a port is given (`KONTO_GATEWAY_ADMIN_PORT`); on loopback unless
+    /// told otherwise (`KONTO_GATEWAY_ADMIN_HOST`). Never the public listener's address.
+    public var adminHost = "127.0.0.1"
+    public var adminPort: Int?
+    /// Requests per minute and client address on the admin listener (0: unlimited).
+    public var adminRateLimitPerMinute = 300
 
     public static let defaultPort = 8080
 
@@ -186,6 +192,12 @@ public struct GatewayConfiguration: Sendable {
         cacheBarrierTimeout = try environment.milliseconds(
             "KONTO_GATEWAY_CACHE_BARRIER_MS", default: cacheBarrierTimeout, in: 0...NotificationsContract.maximumBarrierTimeoutMilliseconds
         )
+        adminHost = environment.string("KONTO_GATEWAY_ADMIN_HOST", default: adminHost)
+        adminPort = try environment.string("KONTO_GATEWAY_ADMIN_PORT").map { _ in try environment.port("KONTO_GATEWAY_ADMIN_PORT", default: 0) }
+        adminRateLimitPerMinute = try environment.integer("KONTO_GATEWAY_ADMIN_RATE_LIMIT_PER_MINUTE", default: adminRateLimitPerMinute, in: 0...1_000_000)
+        if let adminPort, adminPort == port, adminHost == host || adminHost == "0.0.0.0" || host == "0.0.0.0" {
+            throw ServiceEnvironmentError(variable: "KONTO_GATEWAY_ADMIN_PORT", problem: "is the public listener's port: the admin API needs a listener of its own")
+        }
         consolePath = try ServiceEnvironment.consolePath(environment.string("KONTO_GATEWAY_CONSOLE_PATH", default: consolePath ?? "off"))
         consoleAllowsAnonymous = try environment.flag("KONTO_GATEWAY_CONSOLE_ANONYMOUS", default: consoleAllowsAnonymous)
         switch environment.string("KONTO_GATEWAY_CONSOLE_SECURE_COOKIES", default: "auto") {

@@ -7,7 +7,7 @@ extension GatewayServer {
     /// The HTTP application around the router, as hummingbird's template builds one (`buildApplication`): HTTP/1.1
     /// with the gateway's limits on the request head (its timeout, header sizes) and idle connections.
     static func buildApplication(
-        router: Router<GatewayRequestContext>, configuration: GatewayConfiguration, eventLoopGroup: any EventLoopGroup,
+        router: Router<GatewayRequestContext>, configuration: GatewayConfiguration, host: String? = nil, port: Int? = nil, eventLoopGroup: any EventLoopGroup,
         onServerRunning: @escaping @Sendable (any Channel) async -> Void, logger: Logger
     ) -> Application<RouterResponder<GatewayRequestContext>> {
         let headTimeout = TimeAmount(configuration.requestHeadTimeout)
@@ -20,7 +20,7 @@ extension GatewayServer {
         return Application(
             router: router,
             server: .http1(configuration: httpConfiguration),
-            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "konto-gateway"),
+            configuration: ApplicationConfiguration(address: .hostname(host ?? configuration.host, port: port ?? configuration.port), serverName: "konto-gateway"),
             onServerRunning: onServerRunning,
             eventLoopGroupProvider: .shared(eventLoopGroup),
             logger: logger

@@ -18,6 +18,41 @@ extension GatewayServer {
     /// provider's callback brings (its code, the flow's state and nonce, tokens of a form post).
     static let secretQueryParameters: Set<String> = ["token", "code", "state", "nonce", "id_token", "access_token", "user", "session_state"]
 
+    /// Compact JSON (the runtime pretty-prints by default), keys sorted so answers are stable.
+    static let openAPIConfiguration = Configuration(dateTranscoder: GatewayDateTranscoder(), jsonEncodingOptions: [.sortedKeys, .withoutEscapingSlashes])
+
+    /// The admin listener's router (docs/ADMIN.md): the admin API's routes alone, and its document at
+    /// `/admin/v1/openapi.json`. No console, cache or credential limits: every call carries an operator key that
+    /// Identity checks; the listener has a rate limit of its own.
+    static func buildAdminRouter(
+        api: GatewayAPI, rateLimits: GatewayRateLimits, metrics: GatewayMetrics, configuration: GatewayConfiguration, logger: Logger
+    ) throws -> Router<GatewayRequestContext> {
+        let router = Router(context: GatewayRequestContext.self)
+        if !(InstrumentationSystem.tracer is NoOpTracer) {
+            router.middlewares.add(TracingMiddleware(redactingQueryParameters: Self.secretQueryParameters))
+        }
+        router.middlewares.add(ResponseHeadersMiddleware())
+        router.middlewares.add(MetricsMiddleware(metrics: metrics))
+        router.middlewares.add(RequestScopeMiddleware(
+            clientAddressHeader: configuration.clientAddressHeader.flatMap { HTTPField.Name($0) },
+            trustedProxies: configuration.trustedProxies,
+            logger: logger
+        ))
+        router.middlewares.add(ProblemMiddleware(htmlPages: nil, servesPath: { OpenAPIDocument.isAdminPath($0) }))
+        router.middlewares.add(RateLimitMiddleware(rateLimits: rateLimits))
+        router.middlewares.add(BodyLimitMiddleware(maximumBodyBytes: configuration.maximumBodyBytes))
+        try api.registerHandlers(
+            on: PathFilteringTransport(base: router) { OpenAPIDocument.isAdminPath($0) },
+            configuration: Self.openAPIConfiguration,
+            middlewares: [AbsentBodyMiddleware()]
+        )
+        let document = OpenAPIDocument.served(for: configuration.accounts, listener: .admin)
+        router.get("/admin/v1/openapi.json") { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: document)))
+        }
+        return router
+    }
+
     static func buildRouter(
         api: GatewayAPI, rateLimits: GatewayRateLimits, cache: AccountCache, metrics: GatewayMetrics, pages makePages: GatewayPagesFactory?,
         configuration: GatewayConfiguration, logger: Logger
@@ -47,9 +82,10 @@ extension GatewayServer {
         router.middlewares.add(BodyLimitMiddleware(maximumBodyBytes: configuration.maximumBodyBytes))
         router.middlewares.add(CachedAccountMiddleware(cache: cache, metrics: metrics))
         // Compact JSON (the runtime pretty-prints by default), keys sorted so answers are stable.
+        // The admin API's routes are never registered here: they live on the admin listener alone.
         try api.registerHandlers(
-            on: router,
-            configuration: Configuration(jsonEncodingOptions: [.sortedKeys, .withoutEscapingSlashes]),
+            on: PathFilteringTransport(base: router) { !OpenAPIDocument.isAdminPath($0) },
+            configuration: Self.openAPIConfiguration,
             middlewares: [CredentialRateLimitMiddleware(limits: rateLimits), AbsentBodyMiddleware()]
         )
         pages?.register(on: router)

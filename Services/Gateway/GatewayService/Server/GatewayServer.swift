@@ -28,7 +28,10 @@ public final class GatewayServer: Service {
     private let cacheInvalidator: AccountCacheInvalidator?
     /// The HTTP application (its router with every middleware), for router-level tests (HummingbirdTesting).
     package let application: Application<RouterResponder<GatewayRequestContext>>
+    /// The admin listener's application, when it is on (``GatewayConfiguration/adminPort``).
+    package let adminApplication: Application<RouterResponder<GatewayRequestContext>>?
     private let boundAddress: EventLoopPromise<SocketAddress>
+    private let adminBoundAddress: EventLoopPromise<SocketAddress>
     /// Whether the HTTP server has bound its address: a failure before that is a ``ListenError``.
     private let listening: ListeningFlag
     private let logger: Logger
@@ -97,6 +100,21 @@ public final class GatewayServer: Service {
 
         let boundAddress = eventLoopGroup.any().makePromise(of: SocketAddress.self)
         self.boundAddress = boundAddress
+        let adminBoundAddress = eventLoopGroup.any().makePromise(of: SocketAddress.self)
+        self.adminBoundAddress = adminBoundAddress
+        if let adminPort = configuration.adminPort {
+            let adminLimits = GatewayRateLimits(generalPerMinute: configuration.adminRateLimitPerMinute, credentialsPerMinute: 0)
+            let adminRouter = try Self.buildAdminRouter(api: api, rateLimits: adminLimits, metrics: metrics, configuration: configuration, logger: logger)
+            self.adminApplication = Self.buildApplication(
+                router: adminRouter, configuration: configuration, host: configuration.adminHost, port: adminPort, eventLoopGroup: eventLoopGroup,
+                onServerRunning: { channel in
+                    if let address = channel.localAddress { adminBoundAddress.succeed(address) }
+                },
+                logger: logger
+            )
+        } else {
+            self.adminApplication = nil
+        }
         let listening = ListeningFlag()
         self.listening = listening
         self.application = Self.buildApplication(
@@ -113,6 +131,12 @@ public final class GatewayServer: Service {
 
     deinit {
         boundAddress.fail(ChannelError.ioOnClosedChannel)
+        adminBoundAddress.fail(ChannelError.ioOnClosedChannel)
+    }
+
+    /// Where the admin listener listens, once it does; an error when it is off or will not listen.
+    public func localAdminAddress() async throws -> SocketAddress {
+        try await adminBoundAddress.futureResult.get()
     }
 
     /// Where the HTTP server listens, once it does (port 0 picks a free one).
@@ -131,6 +155,9 @@ public final class GatewayServer: Service {
         if let cacheInvalidator {
             components.append(.service("cache-invalidator", dependsOn: ["events-client"], cacheInvalidator))
         }
+        if let adminApplication {
+            components.append(.service("admin-http", dependsOn: ["identity-client", "profile-client"], adminApplication))
+        }
         return try ComponentGraph(components)
     }
 
@@ -138,6 +165,7 @@ public final class GatewayServer: Service {
     /// stopped, or was never started because something it needs failed first). A no-op once it has listened.
     public func endAddressWait() {
         boundAddress.fail(ChannelError.ioOnClosedChannel)
+        adminBoundAddress.fail(ChannelError.ioOnClosedChannel)
     }
 
     public func run() async throws {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import IdentityService
+import KontoClient
 import KontoContracts
 import KontoModel
 import KontoPostgres
@@ -12,8 +13,9 @@ import PostgresNIO
 /// rest goes through the gateway's admin API with a key.
 struct Admin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Operate a deployment: operator keys.",
-        subcommands: [AdminKeys.self]
+        abstract: "Operate a deployment: operator keys, accounts (docs/ADMIN.md).",
+        discussion: "Commands other than `keys generate` and `keys create` call the gateway's admin listener (--admin, $KONTO_ADMIN_URL) with the operator key in $KONTO_ADMIN_KEY (else asked for, or standard input's first line).",
+        subcommands: [AdminKeys.self, AdminAccounts.self]
     )
 }
 
@@ -21,8 +23,8 @@ struct Admin: AsyncParsableCommand {
 struct AdminKeys: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys",
-        abstract: "Make operator keys.",
-        subcommands: [Generate.self, Create.self]
+        abstract: "Operator keys: make the first against the database, then list, make and revoke through the admin API.",
+        subcommands: [Generate.self, Create.self, List.self, New.self, Revoke.self]
     )
 
     /// `konto admin keys generate`: a fresh key's text, for `KONTO_IDENTITY_BOOTSTRAP_OPERATOR_KEY`. Nothing is stored.
@@ -33,6 +35,75 @@ struct AdminKeys: AsyncParsableCommand {
 
         func run() {
             print(OperatorKeyText.generate().text)
+        }
+    }
+
+    /// `konto admin keys list`.
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the operator keys (scope keys:write).")
+        @OptionGroup var options: AdminOptions
+
+        struct Listed: Encodable {
+            var id: String, name: String, scopes: [String], createdAt: Date, createdBy: String?, expiresAt: Date?, lastUsedAt: Date?, revokedAt: Date?
+        }
+
+        func run() async throws {
+            try await options.perform { admin, output in
+                let keys = try await admin.keys()
+                let lines = keys.map { key in
+                    var line = "\(key.id)  \(key.name)  \(key.scopes.joined(separator: " "))"
+                    if let revoked = key.revokedAt { line += "  revoked \(revoked.formatted(.iso8601))" }
+                    if let expires = key.expiresAt { line += "  expires \(expires.formatted(.iso8601))" }
+                    return line
+                }
+                output.answer(lines.joined(separator: "\n"), keys.map {
+                    Listed(id: $0.id, name: $0.name, scopes: $0.scopes, createdAt: $0.createdAt, createdBy: $0.createdBy, expiresAt: $0.expiresAt, lastUsedAt: $0.lastUsedAt, revokedAt: $0.revokedAt)
+                })
+            }
+        }
+    }
+
+    /// `konto admin keys new NAME --scope …`: a key made through the admin API by the caller's key.
+    struct New: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Make an operator key with scopes among your key's (scope keys:write); printed once.")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "What the key is for.") var name: String
+        @Option(name: .customLong("scope"), help: ArgumentHelp("A scope the key holds (repeat for more).", valueName: "scope")) var scopes: [String] = []
+        @Option(help: ArgumentHelp("Days until the key expires (default: never).", valueName: "days")) var expiresInDays: Int?
+
+        struct Made: Encodable { var id: String, name: String, scopes: [String], secret: String }
+
+        func validate() throws {
+            guard !scopes.isEmpty else { throw ValidationError("at least one --scope") }
+            let unknown = scopes.filter { OperatorScope(rawValue: $0) == nil }
+            guard unknown.isEmpty else { throw ValidationError("unknown scope \(unknown.joined(separator: ", "))") }
+            if let expiresInDays, !(1...3_650).contains(expiresInDays) { throw ValidationError("--expires-in-days is 1 to 3650") }
+        }
+
+        func run() async throws {
+            try await options.perform { admin, output in
+                let made = try await admin.createKey(name: name, scopes: scopes, expiresAt: expiresInDays.map { Date().addingTimeInterval(Double($0) * 86_400) })
+                output.answer(
+                    "# Operator key \(made.key.id) (\"\(made.key.name)\"; \(made.key.scopes.joined(separator: " "))). Shown once.\n\(made.secret)",
+                    Made(id: made.key.id, name: made.key.name, scopes: made.key.scopes, secret: made.secret)
+                )
+            }
+        }
+    }
+
+    /// `konto admin keys revoke ID`.
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke an operator key (scope keys:write).")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "The key's id.") var keyId: String
+
+        struct Revoked: Encodable { var revoked: String }
+
+        func run() async throws {
+            try await options.perform { admin, output in
+                try await admin.revokeKey(keyId)
+                output.answer("Key \(keyId) revoked.", Revoked(revoked: keyId))
+            }
         }
     }
 
@@ -105,6 +176,80 @@ struct AdminKeys: AsyncParsableCommand {
                 # Shown once: keep it as a secret. Identity stores only its hash.
                 \(created.secret.value)
                 """)
+        }
+    }
+}
+
+/// `konto admin accounts`: finding and reading accounts through the admin API.
+struct AdminAccounts: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "accounts",
+        abstract: "Search accounts and show one (scope accounts:read).",
+        subcommands: [Search.self, Show.self]
+    )
+
+    /// `konto admin accounts search`.
+    struct Search: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Accounts matching every filter given, newest first.")
+        @OptionGroup var options: AdminOptions
+        @Option(help: "The userId contains this (case-insensitive).") var contains: String?
+        @Option(help: "The userId begins with this (case-insensitive).") var prefix: String?
+        @Option(help: ArgumentHelp("Address confirmed or not.", valueName: "true|false")) var verified: Bool?
+        @Option(help: ArgumentHelp("Anonymous or not.", valueName: "true|false")) var anonymous: Bool?
+        @Option(help: ArgumentHelp("Has a second factor or not.", valueName: "true|false")) var secondFactor: Bool?
+        @Option(help: "Has an identity from this provider.") var provider: String?
+        @Option(help: "Where the previous page ended (its next cursor).") var cursor: String?
+        @Option(help: "At most this many (1 to 200, default 50).") var limit: Int?
+
+        struct Page: Encodable { var accounts: [KontoAccountSummary]; var nextCursor: String?; var totalEstimate: Int; var totalIsExact: Bool }
+
+        func validate() throws {
+            if let limit, !(1...200).contains(limit) { throw ValidationError("--limit is 1 to 200") }
+        }
+
+        func run() async throws {
+            try await options.perform { admin, output in
+                let page = try await admin.searchAccounts(KontoAccountQuery(
+                    userIdPrefix: prefix, userIdContains: contains, verified: verified, anonymous: anonymous, hasSecondFactor: secondFactor,
+                    provider: provider, cursor: cursor, limit: limit
+                ))
+                var lines = page.accounts.map { "\($0.accountId)  \($0.userId ?? "(anonymous)")  \($0.verified ? "verified" : "unverified")  \($0.createdAt.formatted(.iso8601))" }
+                lines.append("\(page.totalIsExact ? "" : "about ")\(page.totalEstimate) matching" + (page.nextCursor.map { "; next page: --cursor \($0)" } ?? ""))
+                output.answer(lines.joined(separator: "\n"), Page(accounts: page.accounts, nextCursor: page.nextCursor, totalEstimate: page.totalEstimate, totalIsExact: page.totalIsExact))
+            }
+        }
+    }
+
+    /// `konto admin accounts show ID`.
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "An account: its details and credential metadata (never a secret).")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "The accountId.") var accountId: String
+
+        struct Shown: Encodable {
+            var account: AssembledAccount, createdAt: Date, hasPassword: Bool, lastSignInAt: Date?, verifiedAt: Date?
+            var factors: [KontoAdminAccount.Factor], identities: [KontoAdminAccount.LinkedIdentity], sessionCount: Int
+        }
+
+        func run() async throws {
+            try await options.perform { admin, output in
+                let found = try await admin.account(accountId)
+                var lines = [
+                    "account     \(found.account.accountId)",
+                    "userId      \(found.account.details[UserIdKey.self] ?? "(anonymous)")",
+                    "created     \(found.createdAt.formatted(.iso8601))",
+                    "password    \(found.hasPassword ? "yes" : "no")",
+                    "verified    \(found.verifiedAt.map { $0.formatted(.iso8601) } ?? "no")",
+                    "last sign-in \(found.lastSignInAt.map { $0.formatted(.iso8601) } ?? "never")",
+                    "sessions    \(found.sessionCount)",
+                ]
+                lines += found.factors.map { "factor      \($0.kind) \($0.name ?? "") (\($0.id))" }
+                lines += found.identities.map { "identity    \($0.provider) (\($0.id))" }
+                output.answer(lines.joined(separator: "\n"), Shown(
+                    account: found.account, createdAt: found.createdAt, hasPassword: found.hasPassword, lastSignInAt: found.lastSignInAt, verifiedAt: found.verifiedAt,
+                    factors: found.factors, identities: found.identities, sessionCount: found.sessionCount
+                ))
+            }
         }
     }
 }

@@ -14,12 +14,15 @@ struct ProblemMiddleware: RouterMiddleware {
 
     /// Refusals under this path (the web console's) are pages for people, not problem documents.
     var htmlPages: (prefix: String, render: @Sendable (GatewayProblem) -> Response)?
+    /// The document's paths this listener serves (the public listener: all but the admin API's; the admin listener:
+    /// those alone). Another listener's path is not found here, not a method refused.
+    var servesPath: @Sendable (String) -> Bool = { !OpenAPIDocument.isAdminPath($0) }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch {
-            let problem = Self.problem(for: error, path: request.uri.path, logger: RequestScope.scope.logger)
+            let problem = Self.problem(for: error, path: request.uri.path, servesPath: servesPath, logger: RequestScope.scope.logger)
             if let htmlPages, request.uri.path == htmlPages.prefix || request.uri.path.hasPrefix(htmlPages.prefix + "/") {
                 var response = htmlPages.render(problem)
                 response.headers.append(contentsOf: problem.headers)
@@ -31,7 +34,9 @@ struct ProblemMiddleware: RouterMiddleware {
     }
 
     /// The problem an error stands for; `path` tells the router's 404 for a path that exists with other methods (405).
-    static func problem(for error: any Error, path: String? = nil, logger: Logger) -> GatewayProblem {
+    static func problem(
+        for error: any Error, path: String? = nil, servesPath: @Sendable (String) -> Bool = { !OpenAPIDocument.isAdminPath($0) }, logger: Logger
+    ) -> GatewayProblem {
         switch error {
         case let problem as GatewayProblem:
             return problem
@@ -51,7 +56,7 @@ struct ProblemMiddleware: RouterMiddleware {
         case let error as HTTPError:
             switch error.status {
             case .notFound:
-                if let path, let allowed = OpenAPIDocument.template(matching: path).flatMap({ OpenAPIDocument.methods[$0] }) {
+                if let path, let template = OpenAPIDocument.template(matching: path), servesPath(template), let allowed = OpenAPIDocument.methods[template] {
                     // The path exists, the method does not.
                     return GatewayProblem(
                         status: .methodNotAllowed,

@@ -1,0 +1,83 @@
+import Foundation
+import HTTPTypes
+import KontoContracts
+import KontoModel
+import OpenAPIRuntime
+
+/// The admin API (docs/ADMIN.md): registered on the admin listener only (``GatewayServer/adminPaths``). The gateway
+/// checks nothing itself: every call carries the operator key to Identity, which checks it and its scope.
+extension GatewayAPI {
+    /// The operator key the request presented (`Authorization: Bearer kop_…`) and the client's address, or 401.
+    static func operatorCall() throws(GatewayProblem) -> IdentityOperatorCall {
+        let scope = RequestScope.scope
+        guard let key = scope.bearerToken, (1...OperatorKeyText.length).contains(key.utf8.count) else {
+            throw GatewayProblem(
+                status: .unauthorized, code: .adminKeyRefused, detail: "An operator key is required (Authorization: Bearer kop_…).",
+                headers: [.wwwAuthenticate: "Bearer"]
+            )
+        }
+        return IdentityOperatorCall(key: SecretString(key), clientAddress: scope.clientAddress)
+    }
+
+    func adminListKeys(_ input: Operations.AdminListKeys.Input) async throws -> Operations.AdminListKeys.Output {
+        let keys = try await upstreams.identity(IdentityContract.listOperatorKeys, IdentityOperatorKeysRequest(operatorCall: Self.operatorCall()))
+        return .ok(.init(body: .json(.init(keys: keys.keys.map(Self.operatorKey)))))
+    }
+
+    func adminCreateKey(_ input: Operations.AdminCreateKey.Input) async throws -> Operations.AdminCreateKey.Output {
+        guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
+        let created = try await upstreams.identity(IdentityContract.createOperatorKey, IdentityCreateOperatorKeyRequest(
+            operatorCall: Self.operatorCall(), name: body.name, scopes: body.scopes.compactMap { OperatorScope(rawValue: $0.rawValue) },
+            expiresAt: body.expiresAt.map(Timestamp.init)
+        ))
+        return .created(.init(body: .json(.init(key: Self.operatorKey(created.key), secret: created.secret.value))))
+    }
+
+    func adminRevokeKey(_ input: Operations.AdminRevokeKey.Input) async throws -> Operations.AdminRevokeKey.Output {
+        _ = try await upstreams.identity(IdentityContract.revokeOperatorKey, IdentityOperatorKeyRequest(operatorCall: Self.operatorCall(), keyId: input.path.keyId))
+        return .noContent(.init())
+    }
+
+    func adminSearchAccounts(_ input: Operations.AdminSearchAccounts.Input) async throws -> Operations.AdminSearchAccounts.Output {
+        let query = input.query
+        let page = try await upstreams.identity(IdentityContract.searchAccounts, IdentityAccountSearchRequest(
+            operatorCall: Self.operatorCall(), userIdPrefix: query.userIdPrefix, userIdContains: query.userIdContains, verified: query.verified,
+            anonymous: query.anonymous, createdAfter: query.createdAfter.map(Timestamp.init), createdBefore: query.createdBefore.map(Timestamp.init),
+            hasSecondFactor: query.hasSecondFactor, provider: query.provider, cursor: query.cursor, limit: query.limit
+        ))
+        return .ok(.init(body: .json(.init(
+            accounts: page.accounts.map {
+                .init(accountId: $0.accountId, userId: $0.userId, anonymous: $0.anonymous, verified: $0.verified, createdAt: $0.createdAt.date)
+            },
+            nextCursor: page.nextCursor, totalEstimate: page.totalEstimate, totalIsExact: page.totalIsExact
+        ))))
+    }
+
+    func adminGetAccount(_ input: Operations.AdminGetAccount.Input) async throws -> Operations.AdminGetAccount.Output {
+        // Identity checks the key and its scope first; only then is Profile asked for the details.
+        let record = try await upstreams.identity(IdentityContract.accountRecord, IdentityAccountRecordRequest(operatorCall: Self.operatorCall(), accountId: input.path.accountId))
+        let profile: ProfileRecord?
+        do {
+            profile = try await upstreams.profile(ProfileContract.load, ProfileLoadRequest(accountId: record.facts.accountId))
+        } catch {
+            // An anonymous account has no details until it signs up.
+            guard error.code == AccountError.Code.notFound else { throw error }
+            profile = nil
+        }
+        let credentials = Components.Schemas.CredentialRecord(
+            createdAt: record.createdAt.date, hasPassword: record.hasPassword, lastSignInAt: record.lastSignInAt?.date, verifiedAt: record.verifiedAt?.date,
+            factors: record.factors.map { .init(id: $0.id, kind: $0.kind, name: $0.name, createdAt: $0.createdAt.date) },
+            identities: record.identities.map { .init(id: $0.id, provider: $0.provider, createdAt: $0.createdAt.date, lastUsedAt: $0.lastUsedAt?.date) },
+            sessionCount: record.sessionCount
+        )
+        return .ok(.init(body: .json(.init(account: assembler.account(record.facts, profile: profile), credentials: credentials))))
+    }
+
+    static func operatorKey(_ key: IdentityOperatorKey) -> Components.Schemas.OperatorKey {
+        .init(
+            id: key.id, name: key.name, scopes: key.scopes.compactMap { Components.Schemas.OperatorScope(rawValue: $0.rawValue) },
+            createdAt: key.createdAt.date, createdBy: key.createdBy, expiresAt: key.expiresAt?.date, lastUsedAt: key.lastUsedAt?.date,
+            revokedAt: key.revokedAt?.date
+        )
+    }
+}

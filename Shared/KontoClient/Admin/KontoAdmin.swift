@@ -1,0 +1,178 @@
+import AsyncHTTPClient
+import Foundation
+import KontoModel
+import NIOCore
+import OpenAPIRuntime
+
+/// An operator key as listed (never its secret).
+public struct KontoOperatorKey: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    /// `accounts:read`, `keys:write` … (docs/ADMIN.md, "Scopes").
+    public var scopes: [String]
+    public var createdAt: Date
+    public var createdBy: String?
+    public var expiresAt: Date?
+    public var lastUsedAt: Date?
+    public var revokedAt: Date?
+}
+
+/// An account search's filters (each optional; every one given must hold) and its page.
+public struct KontoAccountQuery: Sendable, Equatable {
+    public var userIdPrefix: String?
+    public var userIdContains: String?
+    public var verified: Bool?
+    public var anonymous: Bool?
+    public var createdAfter: Date?
+    public var createdBefore: Date?
+    public var hasSecondFactor: Bool?
+    public var provider: String?
+    public var cursor: String?
+    public var limit: Int?
+
+    public init(
+        userIdPrefix: String? = nil, userIdContains: String? = nil, verified: Bool? = nil, anonymous: Bool? = nil, createdAfter: Date? = nil,
+        createdBefore: Date? = nil, hasSecondFactor: Bool? = nil, provider: String? = nil, cursor: String? = nil, limit: Int? = nil
+    ) {
+        self.userIdPrefix = userIdPrefix
+        self.userIdContains = userIdContains
+        self.verified = verified
+        self.anonymous = anonymous
+        self.createdAfter = createdAfter
+        self.createdBefore = createdBefore
+        self.hasSecondFactor = hasSecondFactor
+        self.provider = provider
+        self.cursor = cursor
+        self.limit = limit
+    }
+}
+
+public struct KontoAccountSummary: Sendable, Equatable, Encodable {
+    public var accountId: String
+    public var userId: String?
+    public var anonymous: Bool
+    public var verified: Bool
+    public var createdAt: Date
+}
+
+public struct KontoAccountPage: Sendable, Equatable {
+    public var accounts: [KontoAccountSummary]
+    /// The next page's cursor (``KontoAccountQuery/cursor``); nil on the last.
+    public var nextCursor: String?
+    public var totalEstimate: Int
+    public var totalIsExact: Bool
+}
+
+/// An account as an operator sees it: the account as every answer assembles it, and Identity's metadata.
+public struct KontoAdminAccount: Sendable, Equatable {
+    public struct Factor: Sendable, Equatable, Encodable {
+        public var id: String
+        public var kind: String
+        public var name: String?
+        public var createdAt: Date
+    }
+
+    public struct LinkedIdentity: Sendable, Equatable, Encodable {
+        public var id: String
+        public var provider: String
+        public var createdAt: Date
+        public var lastUsedAt: Date?
+    }
+
+    public var account: AssembledAccount
+    public var createdAt: Date
+    public var hasPassword: Bool
+    public var lastSignInAt: Date?
+    public var verifiedAt: Date?
+    public var factors: [Factor]
+    public var identities: [LinkedIdentity]
+    public var sessionCount: Int
+}
+
+/// The admin API from Swift (docs/ADMIN.md): a gateway's admin listener and an operator key, presented on every call.
+/// Refusals are ``KontoClientError``s with the API's codes (`admin.keyRefused`, `admin.scopeMissing` …).
+public struct KontoAdmin: Sendable {
+    private let client: KontoClient
+    private let key: String
+
+    /// - Parameters:
+    ///   - adminURL: the gateway's admin listener (`KONTO_GATEWAY_ADMIN_PORT`), e.g. `http://127.0.0.1:8081`.
+    ///   - key: an operator key (`kop_…`).
+    public init(adminURL: String, key: String, httpClient: HTTPClient = .shared, timeout: TimeAmount = .seconds(30)) {
+        self.client = KontoClient(gatewayURL: adminURL, httpClient: httpClient, timeout: timeout)
+        self.key = key
+    }
+
+    public func keys() async throws -> [KontoOperatorKey] {
+        switch try await client.call(token: key, { try await $0.adminListKeys() }) {
+        case .ok(let ok): return try ok.body.json.keys.map(Self.key)
+        case .default(let status, let problem): throw KontoClient.refusal(status, problem)
+        }
+    }
+
+    /// Makes a key with scopes among this key's; its secret is answered this once.
+    public func createKey(name: String, scopes: [String], expiresAt: Date? = nil) async throws -> (key: KontoOperatorKey, secret: String) {
+        let wanted = try scopes.map { scope in
+            guard let known = Components.Schemas.OperatorScope(rawValue: scope) else {
+                throw KontoClientError(code: "client.usage", status: 0, detail: "'\(scope)' is not a scope.")
+            }
+            return known
+        }
+        let body = Components.Schemas.OperatorKeyRequest(name: name, scopes: wanted, expiresAt: expiresAt)
+        switch try await client.call(token: key, { try await $0.adminCreateKey(body: .json(body)) }) {
+        case .created(let created):
+            let made = try created.body.json
+            return (Self.key(made.key), made.secret)
+        case .default(let status, let problem): throw KontoClient.refusal(status, problem)
+        }
+    }
+
+    public func revokeKey(_ id: String) async throws {
+        switch try await client.call(token: key, { try await $0.adminRevokeKey(path: .init(keyId: id)) }) {
+        case .noContent: return
+        case .default(let status, let problem): throw KontoClient.refusal(status, problem)
+        }
+    }
+
+    public func searchAccounts(_ query: KontoAccountQuery) async throws -> KontoAccountPage {
+        let input = Operations.AdminSearchAccounts.Input.Query(
+            userIdPrefix: query.userIdPrefix, userIdContains: query.userIdContains, verified: query.verified, anonymous: query.anonymous,
+            createdAfter: query.createdAfter, createdBefore: query.createdBefore, hasSecondFactor: query.hasSecondFactor, provider: query.provider,
+            cursor: query.cursor, limit: query.limit
+        )
+        switch try await client.call(token: key, { try await $0.adminSearchAccounts(query: input) }) {
+        case .ok(let ok):
+            let page = try ok.body.json
+            return KontoAccountPage(
+                accounts: page.accounts.map {
+                    KontoAccountSummary(accountId: $0.accountId, userId: $0.userId, anonymous: $0.anonymous, verified: $0.verified, createdAt: $0.createdAt)
+                },
+                nextCursor: page.nextCursor, totalEstimate: page.totalEstimate, totalIsExact: page.totalIsExact
+            )
+        case .default(let status, let problem): throw KontoClient.refusal(status, problem)
+        }
+    }
+
+    public func account(_ accountId: String) async throws -> KontoAdminAccount {
+        switch try await client.call(token: key, { try await $0.adminGetAccount(path: .init(accountId: accountId)) }) {
+        case .ok(let ok):
+            let answer = try ok.body.json
+            let record = answer.credentials
+            return KontoAdminAccount(
+                account: answer.account, createdAt: record.createdAt, hasPassword: record.hasPassword, lastSignInAt: record.lastSignInAt,
+                verifiedAt: record.verifiedAt,
+                factors: record.factors.map { .init(id: $0.id, kind: $0.kind, name: $0.name, createdAt: $0.createdAt) },
+                identities: record.identities.map { .init(id: $0.id, provider: $0.provider, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt) },
+                sessionCount: record.sessionCount
+            )
+        case .default(let status, let problem): throw KontoClient.refusal(status, problem)
+        }
+    }
+
+    static func key(_ key: Components.Schemas.OperatorKey) -> KontoOperatorKey {
+        KontoOperatorKey(
+            id: key.id, name: key.name, scopes: key.scopes.map(\.rawValue), createdAt: key.createdAt, createdBy: key.createdBy,
+            expiresAt: key.expiresAt, lastUsedAt: key.lastUsedAt, revokedAt: key.revokedAt
+        )
+    }
+}

@@ -1,0 +1,218 @@
+import AsyncHTTPClient
+import Foundation
+@testable import GatewayService
+import IdentityService
+import KontoContracts
+import KontoTesting
+import NIOHTTP1
+import Testing
+
+/// The admin API on its own listener (docs/ADMIN.md), in front of the real services on PostgreSQL: operator keys,
+/// account search and records; the attacker's view (no key, a wrong key, a key without the scope, the public
+/// listener).
+@Suite("Gateway admin API", .timeLimit(.minutes(4)))
+struct GatewayAdminTests {
+    static let bootstrap = OperatorKeyText.generate()
+
+    static func identityOptions(threshold: Int = 5) -> IdentityOptions {
+        var options = IdentityOptions()
+        options.bootstrapOperatorKey = bootstrap
+        options.throttle = ThrottlePolicy(threshold: threshold, baseDelay: .seconds(60))
+        return options
+    }
+
+    static func withAdmin<Result: Sendable>(
+        threshold: Int = 5, _ body: @escaping @Sendable (_ running: GatewayHarness.Running, _ admin: GatewayHarness.Running) async throws -> Result
+    ) async throws -> Result {
+        try await GatewayHarness.withGateway(configure: { $0.adminPort = 0 }, identityOptions: identityOptions(threshold: threshold)) { running in
+            var admin = running
+            admin.baseURL = try #require(running.adminURL)
+            return try await body(running, admin)
+        }
+    }
+
+    /// Every (method, path) of the admin API, its path parameters filled in.
+    static var adminRoutes: [(HTTPMethod, String)] {
+        OpenAPIDocument.methods.filter { OpenAPIDocument.isAdminPath($0.key) }.sorted { $0.key < $1.key }.flatMap { path, methods in
+            methods.map { (HTTPMethod(rawValue: $0), path.replacingOccurrences(of: "{keyId}", with: "abc").replacingOccurrences(of: "{accountId}", with: "abc")) }
+        }
+    }
+
+    @Test("the public listener serves no admin route and no admin document; the admin listener serves nothing else")
+    func listenersApart() async throws {
+        try await Self.withAdmin { running, admin in
+            let key = Self.bootstrap.text
+            #expect(Self.adminRoutes.count >= 5)
+            for (method, path) in Self.adminRoutes {
+                let answer = try await running.request(method, path, json: method == .POST ? #"{"name":"x","scopes":["accounts:read"]}"# : nil, token: key)
+                #expect(answer.status == 404 && answer.code == "request.notFound", "\(method) \(path): \(answer.status) \(answer.text)")
+                // On the admin listener each is there (a refusal of its input at most, never 404 for the route).
+                let served = try await admin.request(method, path, json: method == .POST ? #"{"name":"x","scopes":["accounts:read"]}"# : nil, token: key)
+                #expect(served.code != "request.notFound" || path.hasSuffix("/abc"), "\(method) \(path): \(served.status) \(served.text)")
+            }
+            let document = try JSONSerialization.jsonObject(with: try await running.request(.GET, "/openapi.json").body) as? [String: Any]
+            let publicPaths = (document?["paths"] as? [String: Any])?.keys.map { $0 } ?? []
+            #expect(!publicPaths.isEmpty && !publicPaths.contains { $0.hasPrefix("/admin") })
+            #expect(!(try await running.request(.GET, "/openapi.json").text.contains("operatorKey")))
+            #expect(try await running.request(.GET, "/admin/v1/openapi.json").status == 404)
+            let adminDocument = try JSONSerialization.jsonObject(with: try await admin.request(.GET, "/admin/v1/openapi.json").body) as? [String: Any]
+            let adminPaths = (adminDocument?["paths"] as? [String: Any])?.keys.map { $0 } ?? []
+            #expect(Set(adminPaths) == Set(OpenAPIDocument.paths.filter(OpenAPIDocument.isAdminPath)))
+            // The admin listener is not a second public API.
+            let signUp = try await admin.request(.POST, "/v1/accounts", json: #"{"userId":"x@example.org","password":"correct horse battery"}"#)
+            #expect(signUp.status == 404)
+            #expect(try await admin.request(.GET, "/v1/account", token: key).status == 404)
+        }
+    }
+
+    @Test("keys: made with scopes among the maker's, shown once, listed without secrets, revoked; a revoked key is refused")
+    func keys() async throws {
+        try await Self.withAdmin { _, admin in
+            let root = Self.bootstrap.text
+            let made = try await admin.request(.POST, "/admin/v1/keys", json: #"{"name":"help desk","scopes":["accounts:read","keys:write"]}"#, token: root)
+            #expect(made.status == 201, "\(made.text)")
+            let secret = try #require(made.object["secret"] as? String)
+            let keyId = try #require((made.object["key"] as? [String: Any])?["id"] as? String)
+            #expect(OperatorKeyText(parsing: secret)?.keyId == keyId)
+            // No key makes a stronger one; nothing is made.
+            let escalation = try await admin.request(.POST, "/admin/v1/keys", json: #"{"name":"root","scopes":["accounts:write"]}"#, token: secret)
+            #expect(escalation.status == 422 && escalation.code == "admin.invalidRequest", "\(escalation.text)")
+            let listed = try await admin.request(.GET, "/admin/v1/keys", token: secret)
+            #expect(listed.status == 200)
+            let keys = try #require(listed.object["keys"] as? [[String: Any]])
+            #expect(keys.count == 2 && keys.map { $0["name"] as? String } == ["bootstrap", "help desk"])
+            #expect(!listed.text.contains(secret) && !listed.text.contains(root) && !listed.text.lowercased().contains("hash"))
+            #expect(try await admin.request(.DELETE, "/admin/v1/keys/\(keyId)", token: root).status == 204)
+            let refused = try await admin.request(.GET, "/admin/v1/keys", token: secret)
+            #expect(refused.status == 401 && refused.code == "admin.keyRefused")
+            let again = try await admin.request(.GET, "/admin/v1/keys", token: root)
+            #expect(((again.object["keys"] as? [[String: Any]])?.last?["revokedAt"] as? String) != nil)
+            #expect(try await admin.request(.DELETE, "/admin/v1/keys/ffffffffffffffffffffffffffffffff", token: root).code == "admin.keyNotFound")
+        }
+    }
+
+    @Test("accounts: a case-insensitive substring search in pages, and an account's record with its details; never a secret")
+    func accounts() async throws {
+        try await Self.withAdmin { running, admin in
+            var signedUp: [String: (token: String, accountId: String)] = [:]
+            for name in ["ada", "grace", "alan", "barbara"] {
+                signedUp[name] = try await running.signUp("\(name)@Lab.example.org")
+            }
+            let reader = try await admin.request(.POST, "/admin/v1/keys", json: #"{"name":"reader","scopes":["accounts:read"]}"#, token: Self.bootstrap.text)
+            let key = try #require(reader.object["secret"] as? String)
+            let first = try await admin.request(.GET, "/admin/v1/accounts?userIdContains=LAB.EXAMPLE&limit=3", token: key)
+            #expect(first.status == 200, "\(first.text)")
+            let accounts = try #require(first.object["accounts"] as? [[String: Any]])
+            #expect(accounts.map { $0["userId"] as? String } == ["barbara@Lab.example.org", "alan@Lab.example.org", "grace@Lab.example.org"])
+            #expect(first.object["totalEstimate"] as? Int == 4 && first.object["totalIsExact"] as? Bool == true)
+            let cursor = try #require(first.object["nextCursor"] as? String)
+            let next = try await admin.request(.GET, "/admin/v1/accounts?userIdContains=lab.example&limit=3&cursor=\(cursor)", token: key)
+            #expect((next.object["accounts"] as? [[String: Any]])?.map { $0["userId"] as? String } == ["ada@Lab.example.org"] && next.object["nextCursor"] == nil)
+            let prefix = try await admin.request(.GET, "/admin/v1/accounts?userIdPrefix=GR&verified=false&anonymous=false&hasSecondFactor=false", token: key)
+            #expect((prefix.object["accounts"] as? [[String: Any]])?.map { $0["accountId"] as? String } == [signedUp["grace"]?.accountId])
+
+            let grace = try #require(signedUp["grace"])
+            let detail = try await admin.request(.GET, "/admin/v1/accounts/\(grace.accountId)", token: key)
+            #expect(detail.status == 200, "\(detail.text)")
+            // The account as the assembler makes it for every answer: its details from Profile, its facts from Identity.
+            let account = try #require(detail.object["account"] as? [String: Any])
+            let details = try #require(account["details"] as? [String: Any])
+            #expect(account["accountId"] as? String == grace.accountId && account["version"] as? Int == 1, "\(detail.text)")
+            #expect(details["userId"] as? String == "grace@Lab.example.org" && (details["name"] as? [String: Any])?["givenName"] as? String == "Leland", "\(detail.text)")
+            let credentials = try #require(detail.object["credentials"] as? [String: Any])
+            #expect(credentials["hasPassword"] as? Bool == true && credentials["sessionCount"] as? Int == 1)
+            #expect(!detail.text.contains(grace.token) && !detail.text.contains("argon2") && !detail.text.contains("correct horse"))
+            let unknown = try await admin.request(.GET, "/admin/v1/accounts/00000000-0000-4000-8000-000000000000", token: key)
+            #expect(unknown.status == 404 && unknown.code == "account.notFound")
+            for bad in ["limit=0", "limit=201", "cursor=bogus", "userIdContains="] {
+                let refused = try await admin.request(.GET, "/admin/v1/accounts?\(bad)", token: key)
+                #expect(refused.status == 422 && refused.code == "admin.invalidRequest", "\(bad): \(refused.status) \(refused.text)")
+            }
+        }
+    }
+
+    @Test("the attacker's view: no key, a malformed or wrong key (401, counted per address, then 429), a key without the scope (403, nothing done)")
+    func refusals() async throws {
+        try await Self.withAdmin(threshold: 3) { running, admin in
+            let victim = try await running.signUp("victim@example.org")
+            let none = try await admin.request(.GET, "/admin/v1/accounts")
+            #expect(none.status == 401 && none.code == "admin.keyRefused" && none.headers.first(name: "WWW-Authenticate") == "Bearer")
+            // A session token is no operator key (the first refusal counted against this address).
+            let session = try await admin.request(.GET, "/admin/v1/accounts", token: victim.token)
+            #expect(session.status == 401 && session.code == "admin.keyRefused")
+            let auditor = try await admin.request(.POST, "/admin/v1/keys", json: #"{"name":"auditor","scopes":["audit:read"]}"#, token: Self.bootstrap.text)
+            let auditorKey = try #require(auditor.object["secret"] as? String)
+            for (method, path, json) in [(HTTPMethod.GET, "/admin/v1/accounts", nil), (.GET, "/admin/v1/accounts/\(victim.accountId)", nil),
+                                         (.GET, "/admin/v1/keys", nil), (.POST, "/admin/v1/keys", #"{"name":"mine","scopes":["audit:read"]}"#),
+                                         (.DELETE, "/admin/v1/keys/\(Self.bootstrap.keyId)", nil)] as [(HTTPMethod, String, String?)] {
+                let refused = try await admin.request(method, path, json: json, token: auditorKey)
+                #expect(refused.status == 403 && refused.code == "admin.scopeMissing", "\(method) \(path): \(refused.text)")
+            }
+            // Nothing was done: no key made, the bootstrap key not revoked.
+            let keys = try await admin.request(.GET, "/admin/v1/keys", token: Self.bootstrap.text)
+            #expect((keys.object["keys"] as? [[String: Any]])?.count == 2)
+            // Wrong keys from one address: refused alike (the session token counted first), then held, even a right key.
+            let wrong = OperatorKeyText(keyId: Self.bootstrap.keyId, secret: [UInt8](repeating: 3, count: 32)).text
+            var details: Set<String> = [session.object["detail"] as? String ?? ""]
+            for key in ["kop_short", wrong] {
+                let refused = try await admin.request(.GET, "/admin/v1/keys", token: key)
+                #expect(refused.status == 401 && refused.code == "admin.keyRefused", "\(refused.text)")
+                details.insert(refused.object["detail"] as? String ?? "")
+            }
+            // A session token, a malformed and a wrong key read the same.
+            #expect(details.count == 1)
+            #expect(try await admin.request(.GET, "/admin/v1/keys", token: OperatorKeyText.generate().text).status == 429)
+            let held = try await admin.request(.GET, "/admin/v1/keys", token: Self.bootstrap.text)
+            #expect(held.status == 429 && held.code == "account.throttled" && held.headers.first(name: "Retry-After") != nil, "\(held.text)")
+        }
+    }
+
+    @Test("konto admin keys create stores a key in Identity's database that the admin API then accepts; generate makes keys; bad input exits 64")
+    func commandLine() async throws {
+        try await Self.withAdmin { running, admin in
+            let executable = try ServiceProcess.executable(named: "konto")
+            let databaseURL = try #require(admin.databaseURL)
+            let created = try await ServiceProcess.run(executable, arguments: ["admin", "keys", "create", "--name", "night shift", "--scope", "accounts:read", "--expires-in-days", "7"], environment: ["KONTO_IDENTITY_DATABASE_URL": databaseURL])
+            #expect(created.status == 0, "\(created.standardError)")
+            let key = try #require(created.standardOutput.split(separator: "\n").last.map(String.init))
+            #expect(OperatorKeyText(parsing: key) != nil && !created.standardOutput.contains(databaseURL))
+            #expect(try await admin.request(.GET, "/admin/v1/accounts", token: key).status == 200)
+            #expect(try await admin.request(.GET, "/admin/v1/keys", token: key).status == 403)
+            let generated = try await ServiceProcess.run(executable, arguments: ["admin", "keys", "generate"])
+            #expect(generated.status == 0 && OperatorKeyText(parsing: generated.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) != nil)
+            for arguments in [["--name", "x", "--scope", "accounts:reed"], ["--name", "x"], ["--name", "", "--all-scopes"], ["--name", "x", "--all-scopes", "--expires-in-days", "0"]] {
+                let refused = try await ServiceProcess.run(executable, arguments: ["admin", "keys", "create"] + arguments, environment: ["KONTO_IDENTITY_DATABASE_URL": databaseURL])
+                #expect(refused.status == 64, "\(arguments): \(refused.standardError)")
+            }
+            let unreachable = try await ServiceProcess.run(executable, arguments: ["admin", "keys", "create", "--name", "x", "--all-scopes"], environment: ["KONTO_IDENTITY_DATABASE_URL": "postgres://konto:secret-password@127.0.0.1:1/none"])
+            #expect(unreachable.status == 3 && !unreachable.standardError.contains("secret-password"), "\(unreachable.standardError)")
+
+            // Through the admin API: the key from the environment or standard input, never the command line.
+            let ada = try await running.signUp("ada@example.org")
+            let environment = ["KONTO_ADMIN_URL": try #require(admin.adminURL), "KONTO_ADMIN_KEY": key]
+            let search = try await ServiceProcess.run(executable, arguments: ["admin", "accounts", "search", "--contains", "ADA@", "--json"], environment: environment)
+            #expect(search.status == 0, "\(search.standardError)")
+            let page = try JSONSerialization.jsonObject(with: Data(search.standardOutput.utf8)) as? [String: Any]
+            #expect((page?["accounts"] as? [[String: Any]])?.map { $0["accountId"] as? String } == [ada.accountId])
+            let text = try await ServiceProcess.run(executable, arguments: ["admin", "accounts", "search", "--prefix", "ada"], environment: environment)
+            #expect(text.standardOutput.contains("ada@example.org") && text.standardOutput.contains("1 matching"), "\(text.standardOutput)")
+            let show = try await ServiceProcess.run(executable, arguments: ["admin", "accounts", "show", ada.accountId], environment: environment)
+            #expect(show.status == 0 && show.standardOutput.contains("userId      ada@example.org") && show.standardOutput.contains("sessions    1"), "\(show.standardOutput)")
+            let refused = try await ServiceProcess.run(executable, arguments: ["admin", "keys", "list"], environment: environment)
+            #expect(refused.status == 1 && refused.standardError.contains("scope"), "\(refused.standardError)")
+            // The bootstrap key on standard input: make a key, list it, revoke it.
+            let root = ["KONTO_ADMIN_URL": try #require(admin.adminURL)]
+            let made = try await ServiceProcess.run(executable, arguments: ["admin", "keys", "new", "robot", "--scope", "accounts:read", "--json"], environment: root, input: Self.bootstrap.text + "\n")
+            #expect(made.status == 0, "\(made.standardError)")
+            let madeKey = try JSONSerialization.jsonObject(with: Data(made.standardOutput.utf8)) as? [String: Any]
+            let madeId = try #require(madeKey?["id"] as? String)
+            #expect(OperatorKeyText(parsing: madeKey?["secret"] as? String ?? "")?.keyId == madeId)
+            let listed = try await ServiceProcess.run(executable, arguments: ["admin", "keys", "list"], environment: root, input: Self.bootstrap.text + "\n")
+            #expect(listed.standardOutput.contains(madeId) && listed.standardOutput.contains("robot"), "\(listed.standardOutput)")
+            let revoked = try await ServiceProcess.run(executable, arguments: ["admin", "keys", "revoke", madeId], environment: root, input: Self.bootstrap.text + "\n")
+            #expect(revoked.status == 0 && revoked.standardOutput == "Key \(madeId) revoked.\n")
+            let gone = try await ServiceProcess.run(executable, arguments: ["admin", "keys", "list"], environment: ["KONTO_ADMIN_URL": "http://127.0.0.1:1"], input: Self.bootstrap.text + "\n")
+            #expect(gone.status == 3 && gone.standardError.contains("KONTO_GATEWAY_ADMIN_PORT"), "\(gone.standardError)")
+        }
+    }
+}
