@@ -58,6 +58,8 @@ struct IdentityContractConsumerTests {
         ContractCodec.entry(IdentityContract.revokeOperatorKey),
         ContractCodec.entry(IdentityContract.searchAccounts),
         ContractCodec.entry(IdentityContract.accountRecord),
+        ContractCodec.entry(IdentityContract.disableAccount),
+        ContractCodec.entry(IdentityContract.enableAccount),
         ContractCodec.entry(IdentityContract.signInAnonymously),
         ContractCodec.entry(IdentityContract.login),
         ContractCodec.entry(IdentityContract.validateSession),

@@ -25,6 +25,7 @@ struct IdentityContractTests {
             IdentityContract.operatorAuthorize.carriesSecrets, IdentityContract.createOperatorKey.carriesSecrets,
             IdentityContract.listOperatorKeys.carriesSecrets, IdentityContract.revokeOperatorKey.carriesSecrets,
             IdentityContract.searchAccounts.carriesSecrets, IdentityContract.accountRecord.carriesSecrets,
+            IdentityContract.disableAccount.carriesSecrets, IdentityContract.enableAccount.carriesSecrets,
         ]
         #expect(carrying.allSatisfy { $0 })
         let plain = [
@@ -41,7 +42,7 @@ struct IdentityContractTests {
             IdentityContract.listIdentities.carriesSecrets,
         ]
         #expect(plain.allSatisfy { !$0 })
-        #expect(Set(IdentityContract.methods).count == 39)
+        #expect(Set(IdentityContract.methods).count == 41)
     }
 
     @Test("a login request carries its password only as the contract encodes it")

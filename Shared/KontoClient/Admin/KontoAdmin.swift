@@ -22,6 +22,7 @@ public struct KontoAccountQuery: Sendable, Equatable {
     public var userIdPrefix: String?
     public var userIdContains: String?
     public var verified: Bool?
+    public var disabled: Bool?
     public var anonymous: Bool?
     public var createdAfter: Date?
     public var createdBefore: Date?
@@ -31,12 +32,13 @@ public struct KontoAccountQuery: Sendable, Equatable {
     public var limit: Int?
 
     public init(
-        userIdPrefix: String? = nil, userIdContains: String? = nil, verified: Bool? = nil, anonymous: Bool? = nil, createdAfter: Date? = nil,
+        userIdPrefix: String? = nil, userIdContains: String? = nil, verified: Bool? = nil, disabled: Bool? = nil, anonymous: Bool? = nil, createdAfter: Date? = nil,
         createdBefore: Date? = nil, hasSecondFactor: Bool? = nil, provider: String? = nil, cursor: String? = nil, limit: Int? = nil
     ) {
         self.userIdPrefix = userIdPrefix
         self.userIdContains = userIdContains
         self.verified = verified
+        self.disabled = disabled
         self.anonymous = anonymous
         self.createdAfter = createdAfter
         self.createdBefore = createdBefore
@@ -52,6 +54,7 @@ public struct KontoAccountSummary: Sendable, Equatable, Encodable {
     public var userId: String?
     public var anonymous: Bool
     public var verified: Bool
+    public var disabled: Bool
     public var createdAt: Date
 }
 
@@ -82,6 +85,7 @@ public struct KontoAdminAccount: Sendable, Equatable {
     public var account: AssembledAccount
     public var createdAt: Date
     public var hasPassword: Bool
+    public var disabledAt: Date?
     public var lastSignInAt: Date?
     public var verifiedAt: Date?
     public var factors: [Factor]
@@ -136,7 +140,7 @@ public struct KontoAdmin: Sendable {
 
     public func searchAccounts(_ query: KontoAccountQuery) async throws -> KontoAccountPage {
         let input = Operations.AdminSearchAccounts.Input.Query(
-            userIdPrefix: query.userIdPrefix, userIdContains: query.userIdContains, verified: query.verified, anonymous: query.anonymous,
+            userIdPrefix: query.userIdPrefix, userIdContains: query.userIdContains, verified: query.verified, disabled: query.disabled, anonymous: query.anonymous,
             createdAfter: query.createdAfter, createdBefore: query.createdBefore, hasSecondFactor: query.hasSecondFactor, provider: query.provider,
             cursor: query.cursor, limit: query.limit
         )
@@ -145,7 +149,7 @@ public struct KontoAdmin: Sendable {
             let page = try ok.body.json
             return KontoAccountPage(
                 accounts: page.accounts.map {
-                    KontoAccountSummary(accountId: $0.accountId, userId: $0.userId, anonymous: $0.anonymous, verified: $0.verified, createdAt: $0.createdAt)
+                    KontoAccountSummary(accountId: $0.accountId, userId: $0.userId, anonymous: $0.anonymous, verified: $0.verified, disabled: $0.disabled, createdAt: $0.createdAt)
                 },
                 nextCursor: page.nextCursor, totalEstimate: page.totalEstimate, totalIsExact: page.totalIsExact
             )
@@ -159,12 +163,27 @@ public struct KontoAdmin: Sendable {
             let answer = try ok.body.json
             let record = answer.credentials
             return KontoAdminAccount(
-                account: answer.account, createdAt: record.createdAt, hasPassword: record.hasPassword, lastSignInAt: record.lastSignInAt,
+                account: answer.account, createdAt: record.createdAt, hasPassword: record.hasPassword, disabledAt: record.disabledAt, lastSignInAt: record.lastSignInAt,
                 verifiedAt: record.verifiedAt,
                 factors: record.factors.map { .init(id: $0.id, kind: $0.kind, name: $0.name, createdAt: $0.createdAt) },
                 identities: record.identities.map { .init(id: $0.id, provider: $0.provider, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt) },
                 sessionCount: record.sessionCount
             )
+        case .default(let status, let problem): throw KontoClient.refusal(status, problem)
+        }
+    }
+
+    /// Disables the account: its sessions end, no sign-in succeeds until it is enabled (docs/ADMIN.md).
+    public func disableAccount(_ accountId: String) async throws {
+        switch try await client.call(token: key, { try await $0.adminDisableAccount(path: .init(accountId: accountId)) }) {
+        case .noContent: return
+        case .default(let status, let problem): throw KontoClient.refusal(status, problem)
+        }
+    }
+
+    public func enableAccount(_ accountId: String) async throws {
+        switch try await client.call(token: key, { try await $0.adminEnableAccount(path: .init(accountId: accountId)) }) {
+        case .noContent: return
         case .default(let status, let problem): throw KontoClient.refusal(status, problem)
         }
     }

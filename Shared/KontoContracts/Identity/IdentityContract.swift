@@ -69,6 +69,9 @@ public enum IdentityContract {
     public static let searchAccounts = WireMethod<IdentityAccountSearchRequest, IdentityAccountSearchPage>.carryingSecrets("identity.searchAccounts")
     /// One account's credential metadata (never a secret, hash or token).
     public static let accountRecord = WireMethod<IdentityAccountRecordRequest, IdentityAccountRecord>.carryingSecrets("identity.accountRecord")
+    /// Disables an account: every session ends, no sign-in succeeds until it is enabled (`eventIds` for the caches).
+    public static let disableAccount = WireMethod<IdentityAccountStateRequest, IdentityDone>.carryingSecrets("identity.disableAccount")
+    public static let enableAccount = WireMethod<IdentityAccountStateRequest, IdentityDone>.carryingSecrets("identity.enableAccount")
 
     public static let methods = [
         signUp.name, signInAnonymously.name, login.name, validateSession.name, logout.name, logoutEverywhere.name,
@@ -78,7 +81,7 @@ public enum IdentityContract {
         passkeyLoginOptions.name, passkeyLogin.name, requestEmailVerification.name, confirmEmailVerification.name,
         requestEmailCode.name, emailCodeLogin.name, externalLogin.name, identityProviders.name, externalAuthorization.name,
         linkIdentity.name, listIdentities.name, unlinkIdentity.name, operatorAuthorize.name, createOperatorKey.name, listOperatorKeys.name,
-        revokeOperatorKey.name, searchAccounts.name, accountRecord.name, HealthContract.check.name,
+        revokeOperatorKey.name, searchAccounts.name, accountRecord.name, disableAccount.name, enableAccount.name, HealthContract.check.name,
     ]
 
     /// Every code an Identity method may answer with (besides the wire layer's).
@@ -150,6 +153,8 @@ public enum IdentityContract {
             revokeOperatorKey.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .adminKeyNotFound] + storage,
             searchAccounts.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .adminInvalidRequest] + storage,
             accountRecord.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
+            disableAccount.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
+            enableAccount.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
             // A report, never an error: an unready dependency is a check with status notReady.
             HealthContract.check.name: [],
         ]

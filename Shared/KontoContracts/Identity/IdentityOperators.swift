@@ -197,6 +197,8 @@ public struct IdentityAccountSearchRequest: Codable, Sendable {
     /// The userId contains this (case-insensitive).
     public var userIdContains: String?
     public var verified: Bool?
+    /// Disabled by an operator, or not.
+    public var disabled: Bool?
     public var anonymous: Bool?
     public var createdAfter: Timestamp?
     public var createdBefore: Timestamp?
@@ -208,7 +210,8 @@ public struct IdentityAccountSearchRequest: Codable, Sendable {
     public var limit: Int?
 
     public init(
-        operatorCall: IdentityOperatorCall, userIdPrefix: String? = nil, userIdContains: String? = nil, verified: Bool? = nil, anonymous: Bool? = nil,
+        operatorCall: IdentityOperatorCall, userIdPrefix: String? = nil, userIdContains: String? = nil, verified: Bool? = nil, disabled: Bool? = nil,
+        anonymous: Bool? = nil,
         createdAfter: Timestamp? = nil, createdBefore: Timestamp? = nil, hasSecondFactor: Bool? = nil, provider: String? = nil,
         cursor: String? = nil, limit: Int? = nil
     ) {
@@ -216,6 +219,7 @@ public struct IdentityAccountSearchRequest: Codable, Sendable {
         self.userIdPrefix = userIdPrefix
         self.userIdContains = userIdContains
         self.verified = verified
+        self.disabled = disabled
         self.anonymous = anonymous
         self.createdAfter = createdAfter
         self.createdBefore = createdBefore
@@ -232,13 +236,15 @@ public struct IdentityAccountSummary: Codable, Sendable, Equatable {
     public var userId: String?
     public var anonymous: Bool
     public var verified: Bool
+    public var disabled: Bool
     public var createdAt: Timestamp
 
-    public init(accountId: String, userId: String?, anonymous: Bool, verified: Bool, createdAt: Timestamp) {
+    public init(accountId: String, userId: String?, anonymous: Bool, verified: Bool, disabled: Bool = false, createdAt: Timestamp) {
         self.accountId = accountId
         self.userId = userId
         self.anonymous = anonymous
         self.verified = verified
+        self.disabled = disabled
         self.createdAt = createdAt
     }
 }
@@ -306,6 +312,8 @@ public struct IdentityAccountRecord: Codable, Sendable, Equatable {
     public var facts: IdentityAccountFacts
     public var createdAt: Timestamp
     public var hasPassword: Bool
+    /// When an operator disabled it; absent while it is enabled.
+    public var disabledAt: Timestamp?
     /// When the account last signed in (its latest known client's success), if it ever did.
     public var lastSignInAt: Timestamp?
     public var verifiedAt: Timestamp?
@@ -314,16 +322,28 @@ public struct IdentityAccountRecord: Codable, Sendable, Equatable {
     public var sessionCount: Int
 
     public init(
-        facts: IdentityAccountFacts, createdAt: Timestamp, hasPassword: Bool, lastSignInAt: Timestamp?, verifiedAt: Timestamp?, factors: [Factor],
+        facts: IdentityAccountFacts, createdAt: Timestamp, hasPassword: Bool, disabledAt: Timestamp? = nil, lastSignInAt: Timestamp?, verifiedAt: Timestamp?, factors: [Factor],
         identities: [Identity], sessionCount: Int
     ) {
         self.facts = facts
         self.createdAt = createdAt
         self.hasPassword = hasPassword
+        self.disabledAt = disabledAt
         self.lastSignInAt = lastSignInAt
         self.verifiedAt = verifiedAt
         self.factors = factors
         self.identities = identities
         self.sessionCount = sessionCount
+    }
+}
+
+/// Disables or enables an account (scope `accounts:write`).
+public struct IdentityAccountStateRequest: Codable, Sendable {
+    public var operatorCall: IdentityOperatorCall
+    public var accountId: String
+
+    public init(operatorCall: IdentityOperatorCall, accountId: String) {
+        self.operatorCall = operatorCall
+        self.accountId = accountId
     }
 }

@@ -84,7 +84,7 @@ public enum NotificationsContract {
     public static let eventTypes: Set<String> = [
         "associatedAccount", "detailsChanged", "disassociatingAccount", "deletingAccount", "passwordResetRequested",
         "passwordChanged", "userIdChanged", "sessionsRevoked", "factorAdded", "factorRemoved", "recoveryCodeUsed",
-        "emailVerified", "identityLinked", "identityUnlinked", "mailRequested",
+        "emailVerified", "identityLinked", "identityUnlinked", "mailRequested", "accountDisabled", "accountEnabled",
     ]
 
     /// The most events one publish may carry.

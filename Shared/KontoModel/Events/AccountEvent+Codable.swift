@@ -30,6 +30,8 @@ extension AccountEvent: Codable {
         // Events stored before events were thin (with details, or previous and new details) still decode: the details
         // are dropped, and the changed keys worked out from the two versions.
         case "associatedAccount": .associatedAccount
+        case "accountDisabled": .accountDisabled
+        case "accountEnabled": .accountEnabled
         case "detailsChanged":
             if let keys = try container.decodeIfPresent([String].self, forKey: .keys) {
                 .detailsChanged(keys: keys)
@@ -120,7 +122,8 @@ extension AccountEvent: Codable {
             if !request.values.isEmpty {
                 try container.encode(request.values, forKey: .values)
             }
-        case .associatedAccount, .disassociatingAccount, .deletingAccount, .passwordChanged, .sessionsRevoked, .emailVerified:
+        case .associatedAccount, .disassociatingAccount, .deletingAccount, .passwordChanged, .sessionsRevoked, .emailVerified, .accountDisabled,
+             .accountEnabled:
             break
         }
     }
@@ -166,7 +169,8 @@ extension AccountEvent: CustomStringConvertible {
         case let .recoveryCodeUsed(remaining): "remaining: \(remaining)"
         case let .identityLinked(identityId, provider), let .identityUnlinked(identityId, provider): "identityId: \(identityId), provider: \(provider)"
         case let .mailRequested(request): "message: \(request.message), to: \(request.to)\(request.sealedToken == nil ? "" : ", token: <sealed>")"
-        case .associatedAccount, .disassociatingAccount, .deletingAccount, .passwordChanged, .sessionsRevoked, .emailVerified: ""
+        case .associatedAccount, .disassociatingAccount, .deletingAccount, .passwordChanged, .sessionsRevoked, .emailVerified, .accountDisabled,
+             .accountEnabled: ""
         }
         return "AccountEvent(\(kind.name), id: \(id), accountId: \(accountId), time: \(Self.timestamp(time))\(payload.isEmpty ? "" : ", " + payload))"
     }

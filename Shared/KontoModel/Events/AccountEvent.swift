@@ -37,6 +37,10 @@ public struct AccountEvent: Sendable, Equatable, Identifiable {
         case identityLinked(identityId: String, provider: String)
         /// An external identity was unlinked (by its owner).
         case identityUnlinked(identityId: String, provider: String)
+        /// An operator disabled the account: every session ended, and no sign-in succeeds until it is enabled.
+        case accountDisabled
+        /// An operator enabled the account again.
+        case accountEnabled
         /// A mail for Notifications' courier to send (``MailRequest``): internal, never on an account's stream.
         case mailRequested(MailRequest)
 
@@ -57,6 +61,8 @@ public struct AccountEvent: Sendable, Equatable, Identifiable {
             case .emailVerified: "emailVerified"
             case .identityLinked: "identityLinked"
             case .identityUnlinked: "identityUnlinked"
+            case .accountDisabled: "accountDisabled"
+            case .accountEnabled: "accountEnabled"
             case .mailRequested: "mailRequested"
             }
         }

@@ -215,4 +215,34 @@ struct GatewayAdminTests {
             #expect(gone.status == 3 && gone.standardError.contains("KONTO_GATEWAY_ADMIN_PORT"), "\(gone.standardError)")
         }
     }
+
+    @Test("disabling: the session is refused at once, the right password reads as a wrong one, search finds it disabled; enabled, it signs in; konto admin does it too")
+    func disabling() async throws {
+        try await Self.withAdmin { running, admin in
+            let root = Self.bootstrap.text
+            let user = try await running.signUp("turing@example.org")
+            #expect(try await running.request(.GET, "/v1/account", token: user.token).status == 200)
+            #expect(try await admin.request(.POST, "/admin/v1/accounts/\(user.accountId)/disable", token: root).status == 204)
+            // The very next request: the cache barrier held the answer until the session was dropped everywhere.
+            #expect(try await running.request(.GET, "/v1/account", token: user.token).status == 401)
+            let right = try await running.request(.POST, "/v1/sessions", json: #"{"userId":"turing@example.org","password":"correct horse battery"}"#)
+            let wrong = try await running.request(.POST, "/v1/sessions", json: #"{"userId":"turing@example.org","password":"wrong horse battery"}"#)
+            #expect(right.status == 401 && right.code == "account.wrongCredentials" && right.object["detail"] as? String == wrong.object["detail"] as? String)
+            let found = try await admin.request(.GET, "/admin/v1/accounts?disabled=true", token: root)
+            #expect((found.object["accounts"] as? [[String: Any]])?.map { $0["accountId"] as? String } == [user.accountId])
+            let detail = try await admin.request(.GET, "/admin/v1/accounts/\(user.accountId)", token: root)
+            #expect((detail.object["credentials"] as? [String: Any])?["disabledAt"] is String && (detail.object["credentials"] as? [String: Any])?["sessionCount"] as? Int == 0)
+            // Through the command: enable, then disable again.
+            let executable = try ServiceProcess.executable(named: "konto")
+            let environment = ["KONTO_ADMIN_URL": try #require(admin.adminURL), "KONTO_ADMIN_KEY": root]
+            let enabled = try await ServiceProcess.run(executable, arguments: ["admin", "accounts", "enable", user.accountId], environment: environment)
+            #expect(enabled.status == 0 && enabled.standardOutput == "Account \(user.accountId) enabled.\n", "\(enabled.standardError)")
+            let signedIn = try await running.request(.POST, "/v1/sessions", json: #"{"userId":"turing@example.org","password":"correct horse battery"}"#)
+            #expect(signedIn.status == 200, "\(signedIn.text)")
+            let disabled = try await ServiceProcess.run(executable, arguments: ["admin", "accounts", "disable", user.accountId, "--json"], environment: environment)
+            #expect(disabled.status == 0 && disabled.standardOutput.contains(#""disabled":true"#), "\(disabled.standardError)")
+            let unknown = try await admin.request(.POST, "/admin/v1/accounts/nobody/disable", token: root)
+            #expect(unknown.status == 404 && unknown.code == "account.notFound")
+        }
+    }
 }

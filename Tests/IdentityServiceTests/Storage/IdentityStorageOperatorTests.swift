@@ -145,4 +145,34 @@ struct IdentityStorageOperatorTests {
             #expect(try await storage.accountRecord(accountId: "nobody", userIdType: .emailAddress) == nil)
         }
     }
+
+    @Test("disabling raises the credential version, ends sessions, reset tokens and codes with its events; again changes nothing; enabling keeps the rest", arguments: IdentityStorageKind.allCases)
+    func disabling(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await Conformance.account(storage, "a1", "leland@stanford.edu", sessionByte: 1)
+            try await storage.createSession(Conformance.session("s2", account: "a1", byte: 2), events: [])
+            try await storage.createResetToken(tokenHash: [UInt8](repeating: 5, count: 32), accountId: "a1", expiresAt: Conformance.t0.adding(.seconds(600)), events: [])
+            let before = try #require(try await storage.credential(accountId: "a1"))
+            let events = [Conformance.event("a1", .accountDisabled), Conformance.event("a1", .sessionsRevoked)]
+            #expect(try await storage.setAccountDisabled(accountId: "a1", disabled: true, at: Conformance.t0.adding(.seconds(5)), events: events) == .changed(sessionsEnded: 2))
+            let after = try #require(try await storage.credential(accountId: "a1"))
+            #expect(after.disabledAt == Conformance.t0.adding(.seconds(5)) && after.credentialVersion == before.credentialVersion + 1)
+            #expect(try await storage.session(tokenHash: [UInt8](repeating: 1, count: 32)) == nil)
+            #expect(try await storage.resetTokenAccount(tokenHash: [UInt8](repeating: 5, count: 32), at: Conformance.t0) == nil)
+            #expect(try await storage.pendingEvents(limit: 10).suffix(2).map(\.kind) == [.accountDisabled, .sessionsRevoked])
+            // A session made under the version read before the disabling is not stored.
+            await #expect { try await storage.createSession(Conformance.session("late", account: "a1", byte: 3, version: before.credentialVersion), events: []) } throws: { error in
+                (error as? IdentityStorageError)?.code == .notFound
+            }
+            #expect(try await storage.setAccountDisabled(accountId: "a1", disabled: true, at: Conformance.t0.adding(.seconds(9)), events: events) == .unchanged)
+            #expect(try await storage.credential(accountId: "a1")?.disabledAt == Conformance.t0.adding(.seconds(5)))
+            #expect(Self.ids(try await storage.searchAccounts(AccountSearch(disabled: true, limit: 10), countLimit: 10)) == ["a1"])
+            #expect(try await storage.accountRecord(accountId: "a1", userIdType: .emailAddress)?.disabledAt == Conformance.t0.adding(.seconds(5)))
+            #expect(try await storage.setAccountDisabled(accountId: "a1", disabled: false, at: Conformance.t0, events: [Conformance.event("a1", .accountEnabled)]) == .changed(sessionsEnded: 0))
+            let enabled = try #require(try await storage.credential(accountId: "a1"))
+            #expect(enabled.disabledAt == nil && enabled.credentialVersion == after.credentialVersion)
+            #expect(try await storage.searchAccounts(AccountSearch(disabled: true, limit: 10), countLimit: 10).accounts.isEmpty)
+            #expect(try await storage.setAccountDisabled(accountId: "nobody", disabled: true, at: Conformance.t0, events: []) == .notFound)
+        }
+    }
 }

@@ -141,4 +141,33 @@ struct IdentityStoreOperatorTests {
         #expect(!json.contains("argon2") && !json.contains(made[1].session.token.value))
         #expect(await identityError { try await fixture.store.accountRecord(.init(operatorCall: call, accountId: "nobody")) }?.code == .notFound)
     }
+
+    @Test("a disabled account: its sessions end; its right password is refused as a wrong one (and counted); no reset is mailed; enabled, it signs in")
+    func disabling() async throws {
+        let fixture = try Self.fixture()
+        try await fixture.store.installBootstrapOperatorKey()
+        let made = try await fixture.signUp()
+        let call = Self.call(Self.bootstrap.text)
+        let done = try await fixture.store.disableAccount(.init(operatorCall: call, accountId: made.accountId))
+        #expect(done.eventIds?.count == 2)
+        #expect(try await fixture.events().suffix(2).map(\.kind) == [.accountDisabled, .sessionsRevoked])
+        #expect(await identityError { try await fixture.store.validateSession(IdentitySessionRequest(token: made.session.token)) }?.code == .unauthenticated)
+        let right = await identityError { try await fixture.login(address: "203.0.113.1") }
+        let wrong = await identityError { try await fixture.login(password: "not the password", address: "203.0.113.2") }
+        #expect(right == wrong && right?.code == .wrongCredentials)
+        let unknown = await identityError { try await fixture.login("nobody@stanford.edu", address: "203.0.113.3") }
+        #expect(right == unknown)
+        // No reset mail for it: the answer is the same as for an unknown userId, and the outbox has no new request.
+        let mails = try await fixture.events().count
+        _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland@stanford.edu"))
+        #expect(try await fixture.events().count == mails)
+        // Again: nothing changes.
+        #expect(try await fixture.store.disableAccount(.init(operatorCall: call, accountId: made.accountId)).eventIds == [])
+        // A key that may only read accounts cannot disable one.
+        let reader = try await fixture.store.createOperatorKey(.init(operatorCall: call, name: "reader", scopes: [.accountsRead]))
+        #expect(await identityError { try await fixture.store.enableAccount(.init(operatorCall: Self.call(reader.secret.value), accountId: made.accountId)) }?.code == .adminScopeMissing)
+        #expect(try await fixture.store.enableAccount(.init(operatorCall: call, accountId: made.accountId)).eventIds?.count == 1)
+        #expect(try await fixture.login(address: "203.0.113.4").accountId == made.accountId)
+        #expect(await identityError { try await fixture.store.disableAccount(.init(operatorCall: call, accountId: "nobody")) }?.code == .notFound)
+    }
 }

@@ -42,12 +42,14 @@ extension GatewayAPI {
         let query = input.query
         let page = try await upstreams.identity(IdentityContract.searchAccounts, IdentityAccountSearchRequest(
             operatorCall: Self.operatorCall(), userIdPrefix: query.userIdPrefix, userIdContains: query.userIdContains, verified: query.verified,
-            anonymous: query.anonymous, createdAfter: query.createdAfter.map(Timestamp.init), createdBefore: query.createdBefore.map(Timestamp.init),
+            disabled: query.disabled, anonymous: query.anonymous, createdAfter: query.createdAfter.map(Timestamp.init), createdBefore: query.createdBefore.map(Timestamp.init),
             hasSecondFactor: query.hasSecondFactor, provider: query.provider, cursor: query.cursor, limit: query.limit
         ))
         return .ok(.init(body: .json(.init(
             accounts: page.accounts.map {
-                .init(accountId: $0.accountId, userId: $0.userId, anonymous: $0.anonymous, verified: $0.verified, createdAt: $0.createdAt.date)
+                .init(
+                    accountId: $0.accountId, userId: $0.userId, anonymous: $0.anonymous, verified: $0.verified, disabled: $0.disabled, createdAt: $0.createdAt.date
+                )
             },
             nextCursor: page.nextCursor, totalEstimate: page.totalEstimate, totalIsExact: page.totalIsExact
         ))))
@@ -65,12 +67,25 @@ extension GatewayAPI {
             profile = nil
         }
         let credentials = Components.Schemas.CredentialRecord(
-            createdAt: record.createdAt.date, hasPassword: record.hasPassword, lastSignInAt: record.lastSignInAt?.date, verifiedAt: record.verifiedAt?.date,
+            createdAt: record.createdAt.date, hasPassword: record.hasPassword, disabledAt: record.disabledAt?.date, lastSignInAt: record.lastSignInAt?.date, verifiedAt: record.verifiedAt?.date,
             factors: record.factors.map { .init(id: $0.id, kind: $0.kind, name: $0.name, createdAt: $0.createdAt.date) },
             identities: record.identities.map { .init(id: $0.id, provider: $0.provider, createdAt: $0.createdAt.date, lastUsedAt: $0.lastUsedAt?.date) },
             sessionCount: record.sessionCount
         )
         return .ok(.init(body: .json(.init(account: assembler.account(record.facts, profile: profile), credentials: credentials))))
+    }
+
+    func adminDisableAccount(_ input: Operations.AdminDisableAccount.Input) async throws -> Operations.AdminDisableAccount.Output {
+        let done = try await upstreams.identity(IdentityContract.disableAccount, IdentityAccountStateRequest(operatorCall: Self.operatorCall(), accountId: input.path.accountId))
+        // Its sessions ended: answered once every gateway's cache has dropped them (docs/SCALING.md).
+        cache.invalidate(accountId: input.path.accountId)
+        await awaitCaches(done.eventIds)
+        return .noContent(.init())
+    }
+
+    func adminEnableAccount(_ input: Operations.AdminEnableAccount.Input) async throws -> Operations.AdminEnableAccount.Output {
+        _ = try await upstreams.identity(IdentityContract.enableAccount, IdentityAccountStateRequest(operatorCall: Self.operatorCall(), accountId: input.path.accountId))
+        return .noContent(.init())
     }
 
     static func operatorKey(_ key: IdentityOperatorKey) -> Components.Schemas.OperatorKey {

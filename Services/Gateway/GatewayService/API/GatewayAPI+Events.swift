@@ -122,7 +122,7 @@ extension GatewayAPI {
 
     static func mayEndSession(_ kind: AccountEvent.Kind) -> Bool {
         switch kind {
-        case .disassociatingAccount, .sessionsRevoked, .passwordChanged, .deletingAccount: true
+        case .disassociatingAccount, .sessionsRevoked, .passwordChanged, .deletingAccount, .accountDisabled: true
         default: false
         }
     }

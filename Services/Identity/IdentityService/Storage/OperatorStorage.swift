@@ -47,6 +47,7 @@ public struct AccountSearch: Sendable, Equatable {
     public var userIdContains: String?
     /// The account's address (or, where userIds are usernames, its contact address) was confirmed.
     public var verified: Bool?
+    public var disabled: Bool?
     public var anonymous: Bool?
     /// Created at or after.
     public var createdAfter: Timestamp?
@@ -60,12 +61,13 @@ public struct AccountSearch: Sendable, Equatable {
     public var limit: Int
 
     public init(
-        userIdPrefix: String? = nil, userIdContains: String? = nil, verified: Bool? = nil, anonymous: Bool? = nil, createdAfter: Timestamp? = nil,
+        userIdPrefix: String? = nil, userIdContains: String? = nil, verified: Bool? = nil, disabled: Bool? = nil, anonymous: Bool? = nil, createdAfter: Timestamp? = nil,
         createdBefore: Timestamp? = nil, hasSecondFactor: Bool? = nil, provider: String? = nil, after: AccountSearchPosition? = nil, limit: Int
     ) {
         self.userIdPrefix = userIdPrefix
         self.userIdContains = userIdContains
         self.verified = verified
+        self.disabled = disabled
         self.anonymous = anonymous
         self.createdAfter = createdAfter
         self.createdBefore = createdBefore
@@ -81,6 +83,7 @@ public struct AccountSearch: Sendable, Equatable {
         if let userIdPrefix, userId?.hasPrefix(userIdPrefix) != true { return false }
         if let userIdContains, userId?.contains(userIdContains) != true { return false }
         if let verified, (credential.emailVerifiedAt != nil || credential.verifiedEmail != nil) != verified { return false }
+        if let disabled, (credential.disabledAt != nil) != disabled { return false }
         if let anonymous, credential.isAnonymous != anonymous { return false }
         if let createdAfter, credential.createdAt < createdAfter { return false }
         if let createdBefore, !(credential.createdAt < createdBefore) { return false }
@@ -119,6 +122,16 @@ public struct AccountSearchResult: Sendable, Equatable {
     }
 }
 
+/// What disabling or enabling an account came to.
+public enum AccountDisabling: Sendable, Equatable {
+    /// No such account (or a pending sign-up).
+    case notFound
+    /// It was disabled (enabled) already: nothing changed, no event.
+    case unchanged
+    /// Changed, with its events; `sessionsEnded` by a disabling.
+    case changed(sessionsEnded: Int)
+}
+
 /// Operator keys and what operators read about accounts (docs/ADMIN.md).
 public protocol OperatorStorage: Sendable {
     /// Stores a new key; with `onlyIfNone`, only while no key exists at all (the bootstrap key, used once). Returns
@@ -139,6 +152,10 @@ public protocol OperatorStorage: Sendable {
     /// Accounts (never a pending sign-up) matching the search, newest first, at most `search.limit`; and how many match
     /// in all (exact up to `countLimit`, an estimate above).
     func searchAccounts(_ search: AccountSearch, countLimit: Int) async throws(IdentityStorageError) -> AccountSearchResult
+
+    /// Disables an account (`disabled`: its credential version raised, so every session ends and a sign-in under way
+    /// cannot leave one; its reset tokens and sign-in codes go) or enables it, with `events` in the same transaction.
+    func setAccountDisabled(accountId: String, disabled: Bool, at now: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError) -> AccountDisabling
 
     /// What an operator may see of an account; nil for none (or a pending sign-up).
     func accountRecord(accountId: String, userIdType: UserIdType) async throws(IdentityStorageError) -> IdentityAccountRecord?

@@ -22,6 +22,8 @@ public struct StoredCredential: Sendable, Equatable {
     /// Where userIds are usernames: the contact address (the `email` detail, Profile's) last confirmed by a link sent
     /// to it. The address is verified while the detail still holds it; nil until one is confirmed.
     public var verifiedEmail: String?
+    /// When an operator disabled the account (docs/ADMIN.md); nil while it is enabled. No sign-in succeeds meanwhile.
+    public var disabledAt: Timestamp?
 
     public var isAnonymous: Bool { normalizedUserId == nil }
 
@@ -34,7 +36,8 @@ public struct StoredCredential: Sendable, Equatable {
         isPending: Bool = false,
         credentialVersion: Int64 = 1,
         emailVerifiedAt: Timestamp? = nil,
-        verifiedEmail: String? = nil
+        verifiedEmail: String? = nil,
+        disabledAt: Timestamp? = nil
     ) {
         self.accountId = accountId
         self.userId = userId
@@ -45,5 +48,6 @@ public struct StoredCredential: Sendable, Equatable {
         self.credentialVersion = credentialVersion
         self.emailVerifiedAt = emailVerifiedAt
         self.verifiedEmail = verifiedEmail
+        self.disabledAt = disabledAt
     }
 }

@@ -122,6 +122,8 @@ public final class IdentityStore: Sendable {
     public func revokeOperatorKey(_ request: IdentityOperatorKeyRequest) async throws(ServiceError) -> IdentityDone { try await operators.revokeOperatorKey(request) }
     public func searchAccounts(_ request: IdentityAccountSearchRequest) async throws(ServiceError) -> IdentityAccountSearchPage { try await operators.searchAccounts(request) }
     public func accountRecord(_ request: IdentityAccountRecordRequest) async throws(ServiceError) -> IdentityAccountRecord { try await operators.accountRecord(request) }
+    public func disableAccount(_ request: IdentityAccountStateRequest) async throws(ServiceError) -> IdentityDone { try await operators.disableAccount(request) }
+    public func enableAccount(_ request: IdentityAccountStateRequest) async throws(ServiceError) -> IdentityDone { try await operators.enableAccount(request) }
     /// Installs the bootstrap operator key when no key exists yet (``IdentityOptions/bootstrapOperatorKey``).
     @discardableResult public func installBootstrapOperatorKey() async throws(ServiceError) -> Bool { try await operators.installBootstrapKey() }
 

@@ -48,6 +48,8 @@ extension IdentityStore {
         server.register(IdentityContract.revokeOperatorKey) { request, _ in try await self.revokeOperatorKey(request) }
         server.register(IdentityContract.searchAccounts) { request, _ in try await self.searchAccounts(request) }
         server.register(IdentityContract.accountRecord) { request, _ in try await self.accountRecord(request) }
+        server.register(IdentityContract.disableAccount) { request, _ in try await self.disableAccount(request) }
+        server.register(IdentityContract.enableAccount) { request, _ in try await self.enableAccount(request) }
         server.register(HealthContract.check) { _, _ in await self.healthReport() }
     }
 

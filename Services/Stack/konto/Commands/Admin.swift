@@ -184,8 +184,8 @@ struct AdminKeys: AsyncParsableCommand {
 struct AdminAccounts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "accounts",
-        abstract: "Search accounts and show one (scope accounts:read).",
-        subcommands: [Search.self, Show.self]
+        abstract: "Search accounts and show one (scope accounts:read); disable and enable one (scope accounts:write).",
+        subcommands: [Search.self, Show.self, Disable.self, Enable.self]
     )
 
     /// `konto admin accounts search`.
@@ -195,6 +195,7 @@ struct AdminAccounts: AsyncParsableCommand {
         @Option(help: "The userId contains this (case-insensitive).") var contains: String?
         @Option(help: "The userId begins with this (case-insensitive).") var prefix: String?
         @Option(help: ArgumentHelp("Address confirmed or not.", valueName: "true|false")) var verified: Bool?
+        @Option(help: ArgumentHelp("Disabled or not.", valueName: "true|false")) var disabled: Bool?
         @Option(help: ArgumentHelp("Anonymous or not.", valueName: "true|false")) var anonymous: Bool?
         @Option(help: ArgumentHelp("Has a second factor or not.", valueName: "true|false")) var secondFactor: Bool?
         @Option(help: "Has an identity from this provider.") var provider: String?
@@ -210,10 +211,10 @@ struct AdminAccounts: AsyncParsableCommand {
         func run() async throws {
             try await options.perform { admin, output in
                 let page = try await admin.searchAccounts(KontoAccountQuery(
-                    userIdPrefix: prefix, userIdContains: contains, verified: verified, anonymous: anonymous, hasSecondFactor: secondFactor,
+                    userIdPrefix: prefix, userIdContains: contains, verified: verified, disabled: disabled, anonymous: anonymous, hasSecondFactor: secondFactor,
                     provider: provider, cursor: cursor, limit: limit
                 ))
-                var lines = page.accounts.map { "\($0.accountId)  \($0.userId ?? "(anonymous)")  \($0.verified ? "verified" : "unverified")  \($0.createdAt.formatted(.iso8601))" }
+                var lines = page.accounts.map { "\($0.accountId)  \($0.userId ?? "(anonymous)")  \($0.verified ? "verified" : "unverified")\($0.disabled ? "  disabled" : "")  \($0.createdAt.formatted(.iso8601))" }
                 lines.append("\(page.totalIsExact ? "" : "about ")\(page.totalEstimate) matching" + (page.nextCursor.map { "; next page: --cursor \($0)" } ?? ""))
                 output.answer(lines.joined(separator: "\n"), Page(accounts: page.accounts, nextCursor: page.nextCursor, totalEstimate: page.totalEstimate, totalIsExact: page.totalIsExact))
             }
@@ -227,7 +228,7 @@ struct AdminAccounts: AsyncParsableCommand {
         @Argument(help: "The accountId.") var accountId: String
 
         struct Shown: Encodable {
-            var account: AssembledAccount, createdAt: Date, hasPassword: Bool, lastSignInAt: Date?, verifiedAt: Date?
+            var account: AssembledAccount, createdAt: Date, hasPassword: Bool, disabledAt: Date?, lastSignInAt: Date?, verifiedAt: Date?
             var factors: [KontoAdminAccount.Factor], identities: [KontoAdminAccount.LinkedIdentity], sessionCount: Int
         }
 
@@ -239,6 +240,7 @@ struct AdminAccounts: AsyncParsableCommand {
                     "userId      \(found.account.details[UserIdKey.self] ?? "(anonymous)")",
                     "created     \(found.createdAt.formatted(.iso8601))",
                     "password    \(found.hasPassword ? "yes" : "no")",
+                    "disabled    \(found.disabledAt.map { $0.formatted(.iso8601) } ?? "no")",
                     "verified    \(found.verifiedAt.map { $0.formatted(.iso8601) } ?? "no")",
                     "last sign-in \(found.lastSignInAt.map { $0.formatted(.iso8601) } ?? "never")",
                     "sessions    \(found.sessionCount)",
@@ -246,9 +248,39 @@ struct AdminAccounts: AsyncParsableCommand {
                 lines += found.factors.map { "factor      \($0.kind) \($0.name ?? "") (\($0.id))" }
                 lines += found.identities.map { "identity    \($0.provider) (\($0.id))" }
                 output.answer(lines.joined(separator: "\n"), Shown(
-                    account: found.account, createdAt: found.createdAt, hasPassword: found.hasPassword, lastSignInAt: found.lastSignInAt, verifiedAt: found.verifiedAt,
+                    account: found.account, createdAt: found.createdAt, hasPassword: found.hasPassword, disabledAt: found.disabledAt, lastSignInAt: found.lastSignInAt, verifiedAt: found.verifiedAt,
                     factors: found.factors, identities: found.identities, sessionCount: found.sessionCount
                 ))
+            }
+        }
+    }
+
+    /// `konto admin accounts disable ID`.
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Disable an account: its sessions end, no sign-in succeeds until it is enabled.")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "The accountId.") var accountId: String
+
+        struct Changed: Encodable { var accountId: String; var disabled: Bool }
+
+        func run() async throws {
+            try await options.perform { admin, output in
+                try await admin.disableAccount(accountId)
+                output.answer("Account \(accountId) disabled.", Changed(accountId: accountId, disabled: true))
+            }
+        }
+    }
+
+    /// `konto admin accounts enable ID`.
+    struct Enable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Enable a disabled account again.")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "The accountId.") var accountId: String
+
+        func run() async throws {
+            try await options.perform { admin, output in
+                try await admin.enableAccount(accountId)
+                output.answer("Account \(accountId) enabled.", Disable.Changed(accountId: accountId, disabled: false))
             }
         }
     }

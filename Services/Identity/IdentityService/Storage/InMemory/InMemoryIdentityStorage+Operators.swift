@@ -56,6 +56,22 @@ extension InMemoryIdentityStorage {
         }
     }
 
+    public func setAccountDisabled(accountId: String, disabled: Bool, at now: Timestamp, events: [AccountEvent]) -> AccountDisabling {
+        state.withLock { state in
+            guard let credential = state.active(accountId) else { return .notFound }
+            guard (credential.disabledAt != nil) != disabled else { return .unchanged }
+            var ended = 0
+            if disabled {
+                ended = state.credentialChanged(accountId, keeping: nil)
+                state.credentials[accountId]?.disabledAt = now
+            } else {
+                state.credentials[accountId]?.disabledAt = nil
+            }
+            state.outbox += events
+            return .changed(sessionsEnded: ended)
+        }
+    }
+
     public func accountRecord(accountId: String, userIdType: UserIdType) -> IdentityAccountRecord? {
         state.withLock { state in
             guard let credential = state.active(accountId) else { return nil }
@@ -65,6 +81,7 @@ extension InMemoryIdentityStorage {
                 facts: credential.facts(userIdType: userIdType),
                 createdAt: credential.createdAt,
                 hasPassword: credential.passwordHash != nil,
+                disabledAt: credential.disabledAt,
                 lastSignInAt: state.knownClients[accountId]?.values.max(),
                 verifiedAt: credential.emailVerifiedAt,
                 factors: factors.map { IdentityAccountRecord.Factor(id: $0.id, kind: $0.kind.rawValue, name: $0.name, createdAt: $0.createdAt) },
@@ -77,7 +94,8 @@ extension InMemoryIdentityStorage {
     static func summary(_ credential: StoredCredential) -> IdentityAccountSummary {
         IdentityAccountSummary(
             accountId: credential.accountId, userId: credential.userId, anonymous: credential.isAnonymous,
-            verified: credential.emailVerifiedAt != nil || credential.verifiedEmail != nil, createdAt: credential.createdAt
+            verified: credential.emailVerifiedAt != nil || credential.verifiedEmail != nil, disabled: credential.disabledAt != nil,
+            createdAt: credential.createdAt
         )
     }
 }

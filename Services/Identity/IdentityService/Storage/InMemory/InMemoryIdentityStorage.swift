@@ -304,7 +304,8 @@ public final class InMemoryIdentityStorage: IdentityStorage {
     public func session(tokenHash: [UInt8]) -> StoredSession? {
         state.withLock { state in
             guard var session = state.sessionByTokenHash[tokenHash].flatMap({ state.sessions[$0] }),
-                  let credential = state.active(session.accountId), credential.credentialVersion == session.credentialVersion
+                  let credential = state.active(session.accountId), credential.credentialVersion == session.credentialVersion,
+                  credential.disabledAt == nil
             else { return nil }
             var account = credential
             account.passwordHash = nil

@@ -372,5 +372,11 @@ public enum IdentityMigrations {
                 "CREATE INDEX credentials_listing ON credentials (created_at DESC, account_id DESC) WHERE NOT pending",
             ]
         ),
+        // An operator's disabling (docs/ADMIN.md): no sign-in succeeds while it is set.
+        PostgresMigration(
+            version: 15,
+            name: "accounts can be disabled",
+            statements: ["ALTER TABLE credentials ADD COLUMN disabled_at timestamptz"]
+        ),
     ]
 }

@@ -93,7 +93,7 @@ extension PostgresIdentityStorage {
             let page = try await client.query(
                 PostgresQuery(
                     unsafeSQL: """
-                    SELECT c.account_id, c.user_id, c.created_at, c.email_verified_at IS NOT NULL OR c.verified_email IS NOT NULL
+                    SELECT c.account_id, c.user_id, c.created_at, c.email_verified_at IS NOT NULL OR c.verified_email IS NOT NULL, c.disabled_at IS NOT NULL
                     FROM identity.credentials c WHERE \(pageFilter)
                     ORDER BY c.created_at DESC, c.account_id DESC LIMIT $\(pageBinds.count)
                     """,
@@ -102,8 +102,10 @@ extension PostgresIdentityStorage {
                 logger: logger
             )
             var accounts: [IdentityAccountSummary] = []
-            for try await (accountId, userId, createdAt, verified) in page.decode((String, String?, Date, Bool).self) {
-                accounts.append(IdentityAccountSummary(accountId: accountId, userId: userId, anonymous: userId == nil, verified: verified, createdAt: Timestamp(createdAt)))
+            for try await (accountId, userId, createdAt, verified, disabled) in page.decode((String, String?, Date, Bool, Bool).self) {
+                accounts.append(IdentityAccountSummary(
+                    accountId: accountId, userId: userId, anonymous: userId == nil, verified: verified, disabled: disabled, createdAt: Timestamp(createdAt)
+                ))
             }
             // Counted exactly up to the limit; above it, the planner's estimate (as a listing's "about 120,000").
             var countBinds = binds
@@ -143,6 +145,9 @@ extension PostgresIdentityStorage {
         }
         if let verified = search.verified {
             conditions.append("(c.email_verified_at IS NOT NULL OR c.verified_email IS NOT NULL) = \(try bind(verified))")
+        }
+        if let disabled = search.disabled {
+            conditions.append("(c.disabled_at IS NOT NULL) = \(try bind(disabled))")
         }
         if let anonymous = search.anonymous {
             conditions.append("(c.user_id IS NULL) = \(try bind(anonymous))")
@@ -189,6 +194,34 @@ extension PostgresIdentityStorage {
         return binds
     }
 
+    public func setAccountDisabled(accountId: String, disabled: Bool, at now: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError) -> AccountDisabling {
+        try await transaction { connection, logger in
+            let rows = try await connection.query(
+                "SELECT disabled_at IS NOT NULL FROM identity.credentials WHERE account_id = \(accountId) AND NOT pending FOR UPDATE",
+                logger: logger
+            )
+            guard let wasDisabled = try await rows.decode(Bool.self).all().first else { return .notFound }
+            guard wasDisabled != disabled else { return .unchanged }
+            var ended = 0
+            if disabled {
+                // As a password change does: a new credential version (a sign-in under way cannot store its session),
+                // every session, reset token and sign-in code gone.
+                try await connection.query(
+                    "UPDATE identity.credentials SET disabled_at = \(now.date), credential_version = credential_version + 1 WHERE account_id = \(accountId)",
+                    logger: logger
+                )
+                let deleted = try await connection.query("DELETE FROM identity.sessions WHERE account_id = \(accountId) RETURNING 1", logger: logger)
+                ended = try await deleted.decode(Int.self).all().count
+                try await connection.query("DELETE FROM identity.reset_tokens WHERE account_id = \(accountId)", logger: logger)
+                try await connection.query("DELETE FROM identity.email_codes WHERE account_id = \(accountId)", logger: logger)
+            } else {
+                try await connection.query("UPDATE identity.credentials SET disabled_at = NULL WHERE account_id = \(accountId)", logger: logger)
+            }
+            try await Self.append(events, on: connection, logger: logger)
+            return .changed(sessionsEnded: ended)
+        }
+    }
+
     public func accountRecord(accountId: String, userIdType: UserIdType) async throws(IdentityStorageError) -> IdentityAccountRecord? {
         try await run { client, logger in
             let rows = try await client.query(
@@ -230,7 +263,7 @@ extension PostgresIdentityStorage {
                 identities.append(.init(id: id, provider: provider, createdAt: Timestamp(createdAt), lastUsedAt: lastUsedAt.map(Timestamp.init)))
             }
             return IdentityAccountRecord(
-                facts: credential.facts(userIdType: userIdType), createdAt: credential.createdAt, hasPassword: hasPassword,
+                facts: credential.facts(userIdType: userIdType), createdAt: credential.createdAt, hasPassword: hasPassword, disabledAt: credential.disabledAt,
                 lastSignInAt: lastSignIn.map(Timestamp.init), verifiedAt: credential.emailVerifiedAt, factors: factors, identities: identities,
                 sessionCount: sessions
             )

@@ -11,7 +11,7 @@ struct SessionLookupStatement: PostgresPreparedStatement {
         SELECT s.id, s.created_at, s.idle_expires_at, s.absolute_expires_at, s.privileged_until, s.credential_version, s.assurance_level,
                \(CredentialColumns.sql)
         FROM identity.sessions s JOIN identity.credentials c
-            ON c.account_id = s.account_id AND NOT c.pending AND c.credential_version = s.credential_version
+            ON c.account_id = s.account_id AND NOT c.pending AND c.credential_version = s.credential_version AND c.disabled_at IS NULL
         WHERE s.token_hash = $1
         """
 

@@ -164,7 +164,7 @@ struct Operators: IdentityPart {
         }
         let search = AccountSearch(
             userIdPrefix: request.userIdPrefix.map { Self.folded($0) }, userIdContains: request.userIdContains.map { Self.folded($0) },
-            verified: request.verified, anonymous: request.anonymous, createdAfter: request.createdAfter, createdBefore: request.createdBefore,
+            verified: request.verified, disabled: request.disabled, anonymous: request.anonymous, createdAfter: request.createdAfter, createdBefore: request.createdBefore,
             hasSecondFactor: request.hasSecondFactor, provider: request.provider, after: after, limit: limit
         )
         let result = try await stored { () async throws(IdentityStorageError) in
@@ -175,6 +175,39 @@ struct Operators: IdentityPart {
             AccountSearchCursor.encode(AccountSearchPosition(createdAt: $0.createdAt, accountId: $0.accountId))
         } : nil
         return IdentityAccountSearchPage(accounts: result.accounts, nextCursor: next, totalEstimate: result.total, totalIsExact: result.totalIsExact)
+    }
+
+    /// Disables an account (docs/ADMIN.md): every session ends, no sign-in succeeds (each refused as a wrong credential
+    /// would be), no reset or sign-in code is mailed; `accountDisabled` (and `sessionsRevoked` when sessions ended) in
+    /// the same transaction. Again on a disabled account: nothing changes, no event.
+    func disableAccount(_ request: IdentityAccountStateRequest) async throws(ServiceError) -> IdentityDone {
+        try await setDisabled(request, true)
+    }
+
+    func enableAccount(_ request: IdentityAccountStateRequest) async throws(ServiceError) -> IdentityDone {
+        try await setDisabled(request, false)
+    }
+
+    private func setDisabled(_ request: IdentityAccountStateRequest, _ disabled: Bool) async throws(ServiceError) -> IdentityDone {
+        let key = try await authorize(request.operatorCall, scope: .accountsWrite)
+        let now = clock()
+        let accountId = request.accountId
+        var events = [event(accountId, disabled ? .accountDisabled : .accountEnabled, at: now)]
+        if disabled { events.append(event(accountId, .sessionsRevoked, at: now)) }
+        let outcome = try await stored { () async throws(IdentityStorageError) in
+            try await storage.setAccountDisabled(accountId: accountId, disabled: disabled, at: now, events: events)
+        }
+        switch outcome {
+        case .notFound:
+            throw ServiceError(AccountError(code: .notFound))
+        case .unchanged:
+            return IdentityDone(eventIds: [])
+        case .changed(let ended):
+            logger.notice(disabled ? "Account disabled by an operator" : "Account enabled by an operator", metadata: [
+                "konto.account_id": "\(accountId)", "konto.operator_key_id": "\(key.id)", "konto.sessions_ended": "\(ended)",
+            ])
+            return IdentityDone(eventIds: events.map(\.id))
+        }
     }
 
     /// A search text as userIds are compared with it: trimmed, composed (NFC), lowercased.

@@ -28,7 +28,9 @@ extension EmailProofs {
     func mailEmailCode(normalizedUserId: String, clients: [[UInt8]], at now: Timestamp) async {
         do {
             guard configuration.userIdType == .emailAddress,
-                  let credential = try await storage.credential(normalizedUserId: normalizedUserId), let address = credential.userId
+                  let credential = try await storage.credential(normalizedUserId: normalizedUserId), let address = credential.userId,
+                  // A disabled account is mailed nothing: the answer was the same already.
+                  credential.disabledAt == nil
             else { return }
             let accountId = credential.accountId
             let known = try await storage.isKnownClient(accountId: accountId, clients: clients, since: now.adding(.zero - options.knownClientAge))
@@ -88,7 +90,7 @@ extension EmailProofs {
                 newlyVerified ? [self.event(accountId, .emailVerified, at: now)] : []
             }
         }
-        guard let credential = lookup.credential, let used, used.credentialVersion == credential.credentialVersion else {
+        guard let credential = lookup.credential, let used, used.credentialVersion == credential.credentialVersion, credential.disabledAt == nil else {
             try await sessions.recordFailure(keys, at: now)
             throw Self.wrongCredentials
         }

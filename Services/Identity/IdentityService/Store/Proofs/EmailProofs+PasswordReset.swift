@@ -18,7 +18,8 @@ extension EmailProofs {
         let credential = try await stored { () async throws(IdentityStorageError) in
             try await storage.credential(normalizedUserId: normalizedUserId)
         }
-        guard let credential, let userId = credential.userId else {
+        // A disabled account is mailed no reset (the answer is the same as for an unknown userId).
+        guard let credential, let userId = credential.userId, credential.disabledAt == nil else {
             return IdentityDone()
         }
         let clients = sessions.knownClientCandidates(address: request.clientAddress, device: request.clientDevice)

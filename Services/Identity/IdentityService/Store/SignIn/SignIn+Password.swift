@@ -34,7 +34,9 @@ extension SignIn {
         )
         let hash = credential?.passwordHash.flatMap(PasswordHash.init(encoded:))
         let matches = try await sessions.hashing { try await sessions.hashing.verify(request.password.value, against: hash) }
-        guard matches, let credential, let hash else {
+        // A disabled account answers as a wrong password does, counted as one (docs/ADMIN.md): a stranger learns
+        // nothing from the refusal, its timing or the throttling that follows.
+        guard matches, let credential, let hash, credential.disabledAt == nil else {
             try await stored { () async throws(IdentityStorageError) in
                 try await storage.recordFailures(keys: keys, at: now, window: options.throttle.window)
             }
@@ -55,6 +57,9 @@ extension SignIn {
         _ credential: StoredCredential, demandsSecondFactor: Bool, privileged: Bool, clients: [[UInt8]], method: String, at now: Timestamp
     ) async throws(ServiceError) -> IdentityLoginAnswer {
         let accountId = credential.accountId
+        // Every first factor ends here (a password, a mailed code, a provider): a disabled account gets no session
+        // nor a second-factor challenge, refused as a wrong credential is.
+        guard credential.disabledAt == nil else { throw Self.wrongCredentials }
         if demandsSecondFactor {
             logger.debug("second factor asked for", metadata: ["konto.account_id": "\(accountId)"])
             return IdentityLoginAnswer(challenge: try await factors.secondFactorChallenge(for: credential, at: now))

@@ -36,7 +36,7 @@ extension SignIn {
             remaining = try await factors.verifySecondFactor(accountId: accountId, code: request.code, recoveryCode: request.recoveryCode, at: now)
         }
         let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
-        guard let credential, credential.credentialVersion == challenge.credentialVersion else { throw Self.invalidChallenge }
+        guard let credential, credential.credentialVersion == challenge.credentialVersion, credential.disabledAt == nil else { throw Self.invalidChallenge }
         let signedIn = try await signedInDetails(credential)
         let (session, token) = sessions.makeSession(accountId: accountId, credentialVersion: challenge.credentialVersion, privileged: true, assuranceLevel: 2, at: now)
         let completed: Bool
@@ -77,7 +77,7 @@ extension SignIn {
         let (factor, _) = try await factors.verifyPasskeyAssertion(request.credential, for: nil, challengeAccount: nil, requireUserVerification: true, at: now)
         let accountId = factor.accountId
         let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
-        guard let credential, credential.userId != nil else { throw Self.wrongCredentials }
+        guard let credential, credential.userId != nil, credential.disabledAt == nil else { throw Self.wrongCredentials }
         let signedIn = try await signedInDetails(credential)
         let (session, token) = sessions.makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true, assuranceLevel: 2, at: now)
         do {
