@@ -97,6 +97,8 @@ extension KontoErrorCode {
     public static let adminScopeMissing = Self(rawValue: "admin.scopeMissing")
     /// No operator key has this id.
     public static let adminKeyNotFound = Self(rawValue: "admin.keyNotFound")
+    /// The account has no session with this id.
+    public static let adminSessionNotFound = Self(rawValue: "admin.sessionNotFound")
     /// The admin request is well formed but asks for something Konto refuses (a scope the creating key lacks, an expiry
     /// in the past, a cursor that is not one of Konto's).
     public static let adminInvalidRequest = Self(rawValue: "admin.invalidRequest")
@@ -149,7 +151,7 @@ extension KontoErrorCode {
         .versionConflict, .alreadySignedUp, .invalidResetToken, .invalidVerificationToken, .emailNotVerified, .secondFactorRequired, .wrongSecondFactor, .invalidChallenge, .factorLocked, .factorNotFound,
         .invalidIdentityToken, .identityNotFound, .lastSignInMethod,
         .identityBusy, .identityStorageUnavailable, .identityStorageFailure, .identityProfileUnavailable, .identityProviderUnavailable,
-        .adminKeyRefused, .adminScopeMissing, .adminKeyNotFound, .adminInvalidRequest,
+        .adminKeyRefused, .adminScopeMissing, .adminKeyNotFound, .adminSessionNotFound, .adminInvalidRequest,
         .profileAlreadyExists, .profileValueTooLarge, .profileAccountTooLarge, .profileStorageUnavailable, .profileStorageFailure,
         .notificationsInvalidRequest, .notificationsUnknownGroup, .notificationsGroupMismatch, .notificationsUnknownEvent,
         .notificationsStorageUnavailable, .notificationsStorageFailure,

@@ -60,6 +60,8 @@ struct IdentityContractConsumerTests {
         ContractCodec.entry(IdentityContract.accountRecord),
         ContractCodec.entry(IdentityContract.disableAccount),
         ContractCodec.entry(IdentityContract.enableAccount),
+        ContractCodec.entry(IdentityContract.accountSessions),
+        ContractCodec.entry(IdentityContract.endAccountSessions),
         ContractCodec.entry(IdentityContract.signInAnonymously),
         ContractCodec.entry(IdentityContract.login),
         ContractCodec.entry(IdentityContract.validateSession),

@@ -26,6 +26,7 @@ struct IdentityContractTests {
             IdentityContract.listOperatorKeys.carriesSecrets, IdentityContract.revokeOperatorKey.carriesSecrets,
             IdentityContract.searchAccounts.carriesSecrets, IdentityContract.accountRecord.carriesSecrets,
             IdentityContract.disableAccount.carriesSecrets, IdentityContract.enableAccount.carriesSecrets,
+            IdentityContract.accountSessions.carriesSecrets, IdentityContract.endAccountSessions.carriesSecrets,
         ]
         #expect(carrying.allSatisfy { $0 })
         let plain = [
@@ -42,7 +43,7 @@ struct IdentityContractTests {
             IdentityContract.listIdentities.carriesSecrets,
         ]
         #expect(plain.allSatisfy { !$0 })
-        #expect(Set(IdentityContract.methods).count == 41)
+        #expect(Set(IdentityContract.methods).count == 43)
     }
 
     @Test("a login request carries its password only as the contract encodes it")

@@ -66,6 +66,16 @@ public struct KontoAccountPage: Sendable, Equatable {
     public var totalIsExact: Bool
 }
 
+/// One live session of an account, as an operator sees it (never its token).
+public struct KontoAdminSession: Sendable, Equatable, Encodable {
+    public var id: String
+    public var createdAt: Date
+    public var idleExpiresAt: Date
+    public var absoluteExpiresAt: Date
+    public var assuranceLevel: Int
+    public var privilegedUntil: Date?
+}
+
 /// An account as an operator sees it: the account as every answer assembles it, and Identity's metadata.
 public struct KontoAdminAccount: Sendable, Equatable {
     public struct Factor: Sendable, Equatable, Encodable {
@@ -183,6 +193,37 @@ public struct KontoAdmin: Sendable {
 
     public func enableAccount(_ accountId: String) async throws {
         switch try await client.call(token: key, { try await $0.adminEnableAccount(path: .init(accountId: accountId)) }) {
+        case .noContent: return
+        case .default(let status, let problem): throw KontoClient.refusal(status, problem)
+        }
+    }
+
+    /// The account's live sessions, oldest first (never a token).
+    public func sessions(of accountId: String) async throws -> [KontoAdminSession] {
+        switch try await client.call(token: key, { try await $0.adminListSessions(path: .init(accountId: accountId)) }) {
+        case .ok(let ok):
+            return try ok.body.json.sessions.map {
+                KontoAdminSession(
+                    id: $0.id, createdAt: $0.createdAt, idleExpiresAt: $0.idleExpiresAt, absoluteExpiresAt: $0.absoluteExpiresAt,
+                    assuranceLevel: $0.assuranceLevel, privilegedUntil: $0.privilegedUntil
+                )
+            }
+        case .default(let status, let problem): throw KontoClient.refusal(status, problem)
+        }
+    }
+
+    /// Ends every session of the account; answers how many ended.
+    @discardableResult
+    public func endSessions(of accountId: String) async throws -> Int {
+        switch try await client.call(token: key, { try await $0.adminEndSessions(path: .init(accountId: accountId)) }) {
+        case .ok(let ok): return try ok.body.json.sessionsEnded
+        case .default(let status, let problem): throw KontoClient.refusal(status, problem)
+        }
+    }
+
+    /// Ends one session of the account.
+    public func endSession(_ sessionId: String, of accountId: String) async throws {
+        switch try await client.call(token: key, { try await $0.adminEndSession(path: .init(accountId: accountId, sessionId: sessionId)) }) {
         case .noContent: return
         case .default(let status, let problem): throw KontoClient.refusal(status, problem)
         }

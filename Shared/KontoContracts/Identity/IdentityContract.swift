@@ -72,6 +72,10 @@ public enum IdentityContract {
     /// Disables an account: every session ends, no sign-in succeeds until it is enabled (`eventIds` for the caches).
     public static let disableAccount = WireMethod<IdentityAccountStateRequest, IdentityDone>.carryingSecrets("identity.disableAccount")
     public static let enableAccount = WireMethod<IdentityAccountStateRequest, IdentityDone>.carryingSecrets("identity.enableAccount")
+    /// An account's live sessions (never a token).
+    public static let accountSessions = WireMethod<IdentityAccountSessionsRequest, IdentityAccountSessions>.carryingSecrets("identity.accountSessions")
+    /// Ends one of an account's sessions, or all (`eventIds` for the caches).
+    public static let endAccountSessions = WireMethod<IdentityEndAccountSessionsRequest, IdentitySessionsEnded>.carryingSecrets("identity.endAccountSessions")
 
     public static let methods = [
         signUp.name, signInAnonymously.name, login.name, validateSession.name, logout.name, logoutEverywhere.name,
@@ -81,7 +85,8 @@ public enum IdentityContract {
         passkeyLoginOptions.name, passkeyLogin.name, requestEmailVerification.name, confirmEmailVerification.name,
         requestEmailCode.name, emailCodeLogin.name, externalLogin.name, identityProviders.name, externalAuthorization.name,
         linkIdentity.name, listIdentities.name, unlinkIdentity.name, operatorAuthorize.name, createOperatorKey.name, listOperatorKeys.name,
-        revokeOperatorKey.name, searchAccounts.name, accountRecord.name, disableAccount.name, enableAccount.name, HealthContract.check.name,
+        revokeOperatorKey.name, searchAccounts.name, accountRecord.name, disableAccount.name, enableAccount.name, accountSessions.name,
+        endAccountSessions.name, HealthContract.check.name,
     ]
 
     /// Every code an Identity method may answer with (besides the wire layer's).
@@ -155,6 +160,8 @@ public enum IdentityContract {
             accountRecord.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
             disableAccount.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
             enableAccount.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
+            accountSessions.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
+            endAccountSessions.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound, .adminSessionNotFound] + storage,
             // A report, never an error: an unready dependency is a check with status notReady.
             HealthContract.check.name: [],
         ]

@@ -347,3 +347,55 @@ public struct IdentityAccountStateRequest: Codable, Sendable {
         self.accountId = accountId
     }
 }
+
+/// An account's sessions, for an operator (scope `accounts:read`).
+public struct IdentityAccountSessionsRequest: Codable, Sendable {
+    public var operatorCall: IdentityOperatorCall
+    public var accountId: String
+
+    public init(operatorCall: IdentityOperatorCall, accountId: String) {
+        self.operatorCall = operatorCall
+        self.accountId = accountId
+    }
+}
+
+/// One live session as an operator sees it: never its token.
+public struct IdentityAccountSessionSummary: Codable, Sendable, Equatable {
+    public var id: String
+    public var createdAt: Timestamp
+    public var idleExpiresAt: Timestamp
+    public var absoluteExpiresAt: Timestamp
+    /// 1: a first factor; 2: a second factor or a passkey too.
+    public var assuranceLevel: Int
+    public var privilegedUntil: Timestamp?
+
+    public init(id: String, createdAt: Timestamp, idleExpiresAt: Timestamp, absoluteExpiresAt: Timestamp, assuranceLevel: Int, privilegedUntil: Timestamp?) {
+        self.id = id
+        self.createdAt = createdAt
+        self.idleExpiresAt = idleExpiresAt
+        self.absoluteExpiresAt = absoluteExpiresAt
+        self.assuranceLevel = assuranceLevel
+        self.privilegedUntil = privilegedUntil
+    }
+}
+
+public struct IdentityAccountSessions: Codable, Sendable, Equatable {
+    public var sessions: [IdentityAccountSessionSummary]
+
+    public init(sessions: [IdentityAccountSessionSummary]) {
+        self.sessions = sessions
+    }
+}
+
+/// Ends one of an account's sessions, or all of them (no `sessionId`), for an operator (scope `sessions:write`).
+public struct IdentityEndAccountSessionsRequest: Codable, Sendable {
+    public var operatorCall: IdentityOperatorCall
+    public var accountId: String
+    public var sessionId: String?
+
+    public init(operatorCall: IdentityOperatorCall, accountId: String, sessionId: String? = nil) {
+        self.operatorCall = operatorCall
+        self.accountId = accountId
+        self.sessionId = sessionId
+    }
+}

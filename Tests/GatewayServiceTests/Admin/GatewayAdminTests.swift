@@ -245,4 +245,39 @@ struct GatewayAdminTests {
             #expect(unknown.status == 404 && unknown.code == "account.notFound")
         }
     }
+
+    @Test("sessions: listed without tokens; one ended, then all, each refused on its very next request; another account's session is not found; the scope is needed")
+    func sessions() async throws {
+        try await Self.withAdmin { running, admin in
+            let root = Self.bootstrap.text
+            let user = try await running.signUp("hopper@example.org")
+            let second = try await running.request(.POST, "/v1/sessions", json: #"{"userId":"hopper@example.org","password":"correct horse battery"}"#)
+            let secondToken = try #require((second.object["session"] as? [String: Any])?["token"] as? String)
+            let other = try await running.signUp("other@example.org")
+            let listed = try await admin.request(.GET, "/admin/v1/accounts/\(user.accountId)/sessions", token: root)
+            let sessions = try #require(listed.object["sessions"] as? [[String: Any]])
+            #expect(sessions.count == 2 && !listed.text.contains(user.token) && !listed.text.contains(secondToken), "\(listed.text)")
+            let first = try #require(sessions.first?["id"] as? String)
+            let otherSession = try #require((try await admin.request(.GET, "/admin/v1/accounts/\(other.accountId)/sessions", token: root).object["sessions"] as? [[String: Any]])?.first?["id"] as? String)
+            let foreign = try await admin.request(.DELETE, "/admin/v1/accounts/\(user.accountId)/sessions/\(otherSession)", token: root)
+            #expect(foreign.status == 404 && foreign.code == "admin.sessionNotFound")
+            #expect(try await running.request(.GET, "/v1/account", token: other.token).status == 200)
+            let reader = try await admin.request(.POST, "/admin/v1/keys", json: #"{"name":"reader","scopes":["accounts:read"]}"#, token: root)
+            let readerKey = try #require(reader.object["secret"] as? String)
+            #expect(try await admin.request(.DELETE, "/admin/v1/accounts/\(user.accountId)/sessions", token: readerKey).code == "admin.scopeMissing")
+            #expect(try await admin.request(.DELETE, "/admin/v1/accounts/\(user.accountId)/sessions/\(first)", token: root).status == 204)
+            #expect(try await running.request(.GET, "/v1/account", token: user.token).status == 401)
+            #expect(try await running.request(.GET, "/v1/account", token: secondToken).status == 200)
+            let all = try await admin.request(.DELETE, "/admin/v1/accounts/\(user.accountId)/sessions", token: root)
+            #expect(all.status == 200 && all.object["sessionsEnded"] as? Int == 1, "\(all.text)")
+            #expect(try await running.request(.GET, "/v1/account", token: secondToken).status == 401)
+            let executable = try ServiceProcess.executable(named: "konto")
+            let environment = ["KONTO_ADMIN_URL": try #require(admin.adminURL), "KONTO_ADMIN_KEY": root]
+            let none = try await ServiceProcess.run(executable, arguments: ["admin", "accounts", "sessions", user.accountId], environment: environment)
+            #expect(none.status == 0 && none.standardOutput == "No sessions.\n", "\(none.standardOutput)\(none.standardError)")
+            let ended = try await ServiceProcess.run(executable, arguments: ["admin", "accounts", "end-sessions", other.accountId], environment: environment)
+            #expect(ended.status == 0 && ended.standardOutput == "1 session of \(other.accountId) ended.\n", "\(ended.standardOutput)\(ended.standardError)")
+            #expect(try await running.request(.GET, "/v1/account", token: other.token).status == 401)
+        }
+    }
 }

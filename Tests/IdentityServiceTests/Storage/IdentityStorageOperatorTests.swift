@@ -175,4 +175,21 @@ struct IdentityStorageOperatorTests {
             #expect(try await storage.setAccountDisabled(accountId: "nobody", disabled: true, at: Conformance.t0, events: []) == .notFound)
         }
     }
+
+    @Test("an account's sessions: those under its current credential version, oldest first; none for an unknown or pending account", arguments: IdentityStorageKind.allCases)
+    func sessions(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await Conformance.account(storage, "a1", "leland@stanford.edu", sessionByte: 1)
+            try await storage.createSession(Conformance.session("s2", account: "a1", byte: 2, at: Conformance.t0.adding(.seconds(1))), events: [])
+            try await Conformance.account(storage, "a2", "jane@stanford.edu", sessionByte: 3)
+            #expect(try await storage.accountSessions(accountId: "a1")?.map(\.id) == ["s-a1", "s2"])
+            #expect(try await storage.accountSessions(accountId: "a1")?.first?.assuranceLevel == 1)
+            // Ended under a new credential version: the old ones are no longer the account's sessions.
+            _ = try await storage.setAccountDisabled(accountId: "a1", disabled: true, at: Conformance.t0, events: [])
+            #expect(try await storage.accountSessions(accountId: "a1") == [])
+            #expect(try await storage.accountSessions(accountId: "nobody") == nil)
+            try await storage.reserveAccount(Conformance.credential("pending", "pending@example.org"))
+            #expect(try await storage.accountSessions(accountId: "pending") == nil)
+        }
+    }
 }

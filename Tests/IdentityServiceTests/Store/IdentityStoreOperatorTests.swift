@@ -131,7 +131,8 @@ struct IdentityStoreOperatorTests {
         #expect(second.accounts.map(\.userId) == ["ada@example.org"] && second.nextCursor == nil)
         for refused in [IdentityAccountSearchRequest(operatorCall: call, cursor: "%%%"), .init(operatorCall: call, cursor: AccountSearchCursor.encode(.init(createdAt: .now, accountId: "")) ),
                         .init(operatorCall: call, limit: 0), .init(operatorCall: call, limit: 201), .init(operatorCall: call, userIdContains: ""),
-                        .init(operatorCall: call, userIdPrefix: String(repeating: "a", count: 321))] {
+                        .init(operatorCall: call, userIdPrefix: String(repeating: "a", count: 321)),
+                        .init(operatorCall: call, userIdContains: "a\u{0}b"), .init(operatorCall: call, provider: "\u{0}")] {
             #expect(await identityError { try await fixture.store.searchAccounts(refused) }?.code == .adminInvalidRequest)
         }
         let record = try await fixture.store.accountRecord(.init(operatorCall: call, accountId: made[1].accountId))

@@ -88,6 +88,36 @@ extension GatewayAPI {
         return .noContent(.init())
     }
 
+    func adminListSessions(_ input: Operations.AdminListSessions.Input) async throws -> Operations.AdminListSessions.Output {
+        let found = try await upstreams.identity(IdentityContract.accountSessions, IdentityAccountSessionsRequest(operatorCall: Self.operatorCall(), accountId: input.path.accountId))
+        return .ok(.init(body: .json(.init(sessions: found.sessions.map {
+            .init(
+                id: $0.id, createdAt: $0.createdAt.date, idleExpiresAt: $0.idleExpiresAt.date, absoluteExpiresAt: $0.absoluteExpiresAt.date,
+                assuranceLevel: $0.assuranceLevel, privilegedUntil: $0.privilegedUntil?.date
+            )
+        }))))
+    }
+
+    func adminEndSessions(_ input: Operations.AdminEndSessions.Input) async throws -> Operations.AdminEndSessions.Output {
+        let ended = try await endSessions(accountId: input.path.accountId, sessionId: nil)
+        return .ok(.init(body: .json(.init(sessionsEnded: ended.sessionsEnded))))
+    }
+
+    func adminEndSession(_ input: Operations.AdminEndSession.Input) async throws -> Operations.AdminEndSession.Output {
+        _ = try await endSessions(accountId: input.path.accountId, sessionId: input.path.sessionId)
+        return .noContent(.init())
+    }
+
+    /// Ends sessions as an operator asked, answered once every gateway's cache has dropped them.
+    private func endSessions(accountId: String, sessionId: String?) async throws -> IdentitySessionsEnded {
+        let ended = try await upstreams.identity(IdentityContract.endAccountSessions, IdentityEndAccountSessionsRequest(
+            operatorCall: Self.operatorCall(), accountId: accountId, sessionId: sessionId
+        ))
+        cache.invalidate(accountId: accountId)
+        await awaitCaches(ended.eventIds)
+        return ended
+    }
+
     static func operatorKey(_ key: IdentityOperatorKey) -> Components.Schemas.OperatorKey {
         .init(
             id: key.id, name: key.name, scopes: key.scopes.compactMap { Components.Schemas.OperatorScope(rawValue: $0.rawValue) },

@@ -68,6 +68,7 @@ extension KontoErrorCode {
         .adminKeyRefused: .unauthorized,
         .adminScopeMissing: .forbidden,
         .adminKeyNotFound: .notFound,
+        .adminSessionNotFound: .notFound,
         .adminInvalidRequest: .unprocessableContent,
         .profileAlreadyExists: .conflict,
         .profileValueTooLarge: .unprocessableContent,

@@ -26,6 +26,7 @@ enum ProblemTypePage {
         .adminKeyRefused: "The operator key is malformed, unknown, wrong, expired or revoked.",
         .adminScopeMissing: "The operator key lacks the scope this action needs; nothing was done.",
         .adminKeyNotFound: "No operator key has this id.",
+        .adminSessionNotFound: "The account has no session with this id.",
         .adminInvalidRequest: "The admin request asks for something Konto refuses; the problem's detail says what.",
         .profileAlreadyExists: "The account's profile exists already.",
         .profileValueTooLarge: "A value is larger than Profile keeps for one key.",

@@ -124,6 +124,8 @@ public final class IdentityStore: Sendable {
     public func accountRecord(_ request: IdentityAccountRecordRequest) async throws(ServiceError) -> IdentityAccountRecord { try await operators.accountRecord(request) }
     public func disableAccount(_ request: IdentityAccountStateRequest) async throws(ServiceError) -> IdentityDone { try await operators.disableAccount(request) }
     public func enableAccount(_ request: IdentityAccountStateRequest) async throws(ServiceError) -> IdentityDone { try await operators.enableAccount(request) }
+    public func accountSessions(_ request: IdentityAccountSessionsRequest) async throws(ServiceError) -> IdentityAccountSessions { try await operators.accountSessions(request) }
+    public func endAccountSessions(_ request: IdentityEndAccountSessionsRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await operators.endAccountSessions(request) }
     /// Installs the bootstrap operator key when no key exists yet (``IdentityOptions/bootstrapOperatorKey``).
     @discardableResult public func installBootstrapOperatorKey() async throws(ServiceError) -> Bool { try await operators.installBootstrapKey() }
 

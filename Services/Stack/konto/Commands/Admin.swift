@@ -185,7 +185,7 @@ struct AdminAccounts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "accounts",
         abstract: "Search accounts and show one (scope accounts:read); disable and enable one (scope accounts:write).",
-        subcommands: [Search.self, Show.self, Disable.self, Enable.self]
+        subcommands: [Search.self, Show.self, Disable.self, Enable.self, Sessions.self, EndSessions.self]
     )
 
     /// `konto admin accounts search`.
@@ -281,6 +281,44 @@ struct AdminAccounts: AsyncParsableCommand {
             try await options.perform { admin, output in
                 try await admin.enableAccount(accountId)
                 output.answer("Account \(accountId) enabled.", Disable.Changed(accountId: accountId, disabled: false))
+            }
+        }
+    }
+
+    /// `konto admin accounts sessions ID`.
+    struct Sessions: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "An account's live sessions (scope accounts:read).")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "The accountId.") var accountId: String
+
+        func run() async throws {
+            try await options.perform { admin, output in
+                let sessions = try await admin.sessions(of: accountId)
+                let lines = sessions.map { "\($0.id)  since \($0.createdAt.formatted(.iso8601))  level \($0.assuranceLevel)  until \($0.absoluteExpiresAt.formatted(.iso8601))" }
+                output.answer(lines.isEmpty ? "No sessions." : lines.joined(separator: "\n"), sessions)
+            }
+        }
+    }
+
+    /// `konto admin accounts end-sessions ID [--session S]`.
+    struct EndSessions: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "end-sessions", abstract: "End an account's sessions, or one (scope sessions:write).")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "The accountId.") var accountId: String
+        @Option(help: "End this session only.") var session: String?
+
+        struct Ended: Encodable { var accountId: String; var sessionsEnded: Int }
+
+        func run() async throws {
+            try await options.perform { admin, output in
+                let ended: Int
+                if let session {
+                    try await admin.endSession(session, of: accountId)
+                    ended = 1
+                } else {
+                    ended = try await admin.endSessions(of: accountId)
+                }
+                output.answer("\(ended) session\(ended == 1 ? "" : "s") of \(accountId) ended.", Ended(accountId: accountId, sessionsEnded: ended))
             }
         }
     }

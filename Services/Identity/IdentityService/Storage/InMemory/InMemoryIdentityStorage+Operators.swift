@@ -72,6 +72,14 @@ extension InMemoryIdentityStorage {
         }
     }
 
+    public func accountSessions(accountId: String) -> [StoredSession]? {
+        state.withLock { state in
+            guard let credential = state.active(accountId) else { return nil }
+            return state.sessions.values.filter { $0.accountId == accountId && $0.credentialVersion == credential.credentialVersion }
+                .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+        }
+    }
+
     public func accountRecord(accountId: String, userIdType: UserIdType) -> IdentityAccountRecord? {
         state.withLock { state in
             guard let credential = state.active(accountId) else { return nil }

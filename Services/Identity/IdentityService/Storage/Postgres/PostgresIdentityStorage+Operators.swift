@@ -222,6 +222,33 @@ extension PostgresIdentityStorage {
         }
     }
 
+    public func accountSessions(accountId: String) async throws(IdentityStorageError) -> [StoredSession]? {
+        try await run { client, logger in
+            let rows = try await client.query(
+                """
+                SELECT c.credential_version, s.id, s.token_hash, s.created_at, s.idle_expires_at, s.absolute_expires_at, s.privileged_until, s.assurance_level
+                FROM identity.credentials c LEFT JOIN identity.sessions s ON s.account_id = c.account_id AND s.credential_version = c.credential_version
+                WHERE c.account_id = \(accountId) AND NOT c.pending
+                ORDER BY s.created_at, s.id
+                """,
+                logger: logger
+            )
+            var found = false
+            var sessions: [StoredSession] = []
+            for try await (version, id, hash, createdAt, idle, absolute, privileged, level)
+                in rows.decode((Int64, String?, ByteBuffer?, Date?, Date?, Date?, Date?, Int16?).self) {
+                found = true
+                guard let id, let hash, let createdAt, let idle, let absolute else { continue }
+                sessions.append(StoredSession(
+                    id: id, accountId: accountId, tokenHash: Array(hash.readableBytesView), createdAt: Timestamp(createdAt), idleExpiresAt: Timestamp(idle),
+                    absoluteExpiresAt: Timestamp(absolute), privilegedUntil: privileged.map(Timestamp.init), credentialVersion: version,
+                    assuranceLevel: Int(level ?? 1)
+                ))
+            }
+            return found ? sessions : nil
+        }
+    }
+
     public func accountRecord(accountId: String, userIdType: UserIdType) async throws(IdentityStorageError) -> IdentityAccountRecord? {
         try await run { client, logger in
             let rows = try await client.query(
