@@ -483,7 +483,7 @@ let package = Package(
             dependencies: [
                 "KontoWire", "KontoContracts", "KontoMail", "KontoModel", "KontoPostgres", "KontoTestSupport", "IdentityService",
                 "ProfileService", "NotificationService", "GatewayService", .postgresNIO, .argumentParser, .nioCore,
-                .nioPosix, .logging, .serviceLifecycle, .unixSignals, .nioSSL,
+                .nioPosix, .logging, .serviceLifecycle, .unixSignals, .nioSSL, .crypto,
             ],
             path: "Tests/Benchmarks"
         ),
