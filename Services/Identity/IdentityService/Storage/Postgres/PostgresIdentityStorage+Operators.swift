@@ -85,11 +85,11 @@ extension PostgresIdentityStorage {
             var pageBinds = binds
             var pageFilter = filter
             if let after = search.after {
-                try pageBinds.append(after.createdAt.date)
-                try pageBinds.append(after.accountId)
+                pageBinds.append(after.createdAt.date)
+                pageBinds.append(after.accountId)
                 pageFilter += " AND (c.created_at, c.account_id) < ($\(pageBinds.count - 1), $\(pageBinds.count))"
             }
-            try pageBinds.append(search.limit)
+            pageBinds.append(search.limit)
             let page = try await client.query(
                 PostgresQuery(
                     unsafeSQL: """
@@ -109,7 +109,7 @@ extension PostgresIdentityStorage {
             }
             // Counted exactly up to the limit; above it, the planner's estimate (as a listing's "about 120,000").
             var countBinds = binds
-            try countBinds.append(countLimit + 1)
+            countBinds.append(countLimit + 1)
             let counted = try await client.query(
                 PostgresQuery(
                     unsafeSQL: "SELECT count(*) FROM (SELECT 1 FROM identity.credentials c WHERE \(filter) LIMIT $\(countBinds.count)) matching",
