@@ -62,6 +62,8 @@ struct IdentityContractConsumerTests {
         ContractCodec.entry(IdentityContract.enableAccount),
         ContractCodec.entry(IdentityContract.accountSessions),
         ContractCodec.entry(IdentityContract.endAccountSessions),
+        ContractCodec.entry(IdentityContract.auditEntries),
+        ContractCodec.entry(IdentityContract.verifyAudit),
         ContractCodec.entry(IdentityContract.signInAnonymously),
         ContractCodec.entry(IdentityContract.login),
         ContractCodec.entry(IdentityContract.validateSession),

@@ -106,8 +106,8 @@ public struct KontoAdminAccount: Sendable, Equatable {
 /// The admin API from Swift (docs/ADMIN.md): a gateway's admin listener and an operator key, presented on every call.
 /// Refusals are ``KontoClientError``s with the API's codes (`admin.keyRefused`, `admin.scopeMissing` …).
 public struct KontoAdmin: Sendable {
-    private let client: KontoClient
-    private let key: String
+    let client: KontoClient
+    let key: String
 
     /// - Parameters:
     ///   - adminURL: the gateway's admin listener (`KONTO_GATEWAY_ADMIN_PORT`), e.g. `http://127.0.0.1:8081`.

@@ -76,6 +76,10 @@ public enum IdentityContract {
     public static let accountSessions = WireMethod<IdentityAccountSessionsRequest, IdentityAccountSessions>.carryingSecrets("identity.accountSessions")
     /// Ends one of an account's sessions, or all (`eventIds` for the caches).
     public static let endAccountSessions = WireMethod<IdentityEndAccountSessionsRequest, IdentitySessionsEnded>.carryingSecrets("identity.endAccountSessions")
+    /// The audit log, filtered, newest first, in pages (everything listed is sealed into the chain first).
+    public static let auditEntries = WireMethod<IdentityAuditQueryRequest, IdentityAuditPage>.carryingSecrets("identity.auditEntries")
+    /// Checks the audit log's hash chain from its anchor to its head.
+    public static let verifyAudit = WireMethod<IdentityAuditVerifyRequest, IdentityAuditVerification>.carryingSecrets("identity.verifyAudit")
 
     public static let methods = [
         signUp.name, signInAnonymously.name, login.name, validateSession.name, logout.name, logoutEverywhere.name,
@@ -86,7 +90,7 @@ public enum IdentityContract {
         requestEmailCode.name, emailCodeLogin.name, externalLogin.name, identityProviders.name, externalAuthorization.name,
         linkIdentity.name, listIdentities.name, unlinkIdentity.name, operatorAuthorize.name, createOperatorKey.name, listOperatorKeys.name,
         revokeOperatorKey.name, searchAccounts.name, accountRecord.name, disableAccount.name, enableAccount.name, accountSessions.name,
-        endAccountSessions.name, HealthContract.check.name,
+        endAccountSessions.name, auditEntries.name, verifyAudit.name, HealthContract.check.name,
     ]
 
     /// Every code an Identity method may answer with (besides the wire layer's).
@@ -162,6 +166,8 @@ public enum IdentityContract {
             enableAccount.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
             accountSessions.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
             endAccountSessions.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound, .adminSessionNotFound] + storage,
+            auditEntries.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .adminInvalidRequest] + storage,
+            verifyAudit.name: [.adminKeyRefused, .adminScopeMissing, .throttled] + storage,
             // A report, never an error: an unready dependency is a check with status notReady.
             HealthContract.check.name: [],
         ]

@@ -9,13 +9,15 @@ import KontoTestSupport
 import KontoWire
 import Logging
 import NIOCore
+import PostgresNIO
 import ProfileService
 import Synchronization
 
 /// `konto-bench login`: password logins per second over the wire (Identity and Profile on PostgreSQL, in this
 /// process) at 2 and 8 concurrent clients, next to the raw argon2id rate of the same parameters on as many threads
 /// as the service hashes with, measured in the same run. Then the median time of 200 logins for unknown users and
-/// 200 with a wrong password, which must not tell the two apart.
+/// 200 with a wrong password, which must not tell the two apart. Last, the audit log's cost: 8-client logins with
+/// Identity's audit rows kept and discarded (a trigger in the baseline), alternating three times each.
 struct LoginBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "login",
@@ -76,7 +78,7 @@ struct LoginBenchmark: AsyncParsableCommand {
                 let identity = try IdentityServer(configuration: configuration, logger: logger)
                 try await RunningServices.with([identity], logger: logger) {
                     let port = try await identity.localAddress().port!
-                    try await measure(port: port, parameters: parameters, postmaster: cluster.postmasterPID, logger: logger)
+                    try await measure(port: port, parameters: parameters, postmaster: cluster.postmasterPID, database: database, logger: logger)
                 }
             }
         } catch {
@@ -86,7 +88,7 @@ struct LoginBenchmark: AsyncParsableCommand {
         try await cluster.destroy()
     }
 
-    private func measure(port: Int, parameters: Argon2Parameters, postmaster: pid_t?, logger: Logger) async throws {
+    private func measure(port: Int, parameters: Argon2Parameters, postmaster: pid_t?, database: PostgresTestDatabase, logger: Logger) async throws {
         let users = (1...accounts).map { "user\($0)@example.com" }
         let setup = Self.client(port: port, connections: 8, logger: logger)
         let apps = TOTPApps()
@@ -131,6 +133,7 @@ struct LoginBenchmark: AsyncParsableCommand {
         }
         let raw = raws.sorted()[raws.count / 2]
         let (unknown, wrong) = try await failureTimings(port: port, users: users, logger: logger)
+        let audit = try await auditCost(port: port, users: users, apps: totp ? apps : nil, postmaster: postmaster, database: database, logger: logger)
         let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
         print("password logins\(totp ? " with a TOTP second factor (challenge, then code)" : "") over the wire (Identity + Profile on PostgreSQL) vs raw argon2id verifications, \(parameters), \(threads) hashing threads, \(Int(cores)) cores, \(seconds) s each")
         print("  raw argon2id verify rate:        " + raws.map { String(format: "%.1f", $0) }.joined(separator: " / ") + " /s (before, between, after)")
@@ -146,13 +149,18 @@ struct LoginBenchmark: AsyncParsableCommand {
             format: "  CPU per login (8 clients):       %8.0f µs in this process (Identity, Profile, client, hashing: one hash ≈ %.0f µs), %.0f µs in PostgreSQL",
             cpu.process, hashMicroseconds, cpu.postgres
         ))
+        print(String(
+            format: "  audit log (8 clients, 3 rounds):  %8.2f ms per login with, %.2f ms without (%+.1f%%); PostgreSQL CPU %.0f µs with, %.0f µs without",
+            audit.with * 1_000, audit.without * 1_000, audit.overhead * 100, audit.postgresWith, audit.postgresWithout
+        ))
         let best = rates.map { $0.perSecond / $0.raw }.max() ?? 0
         let at8 = rates.first { $0.clients == 8 }?.perSecond ?? 0
         let at2 = rates.first { $0.clients == 2 }?.perSecond ?? 0
         print(String(
-            format: "konto-bench login: ratio=%.2f target=0.9 raw_per_s=%.1f logins_per_s_2=%.1f logins_per_s_8=%.1f per_core=%.1f keycloak_per_core=%.0f unknown_ms=%.2f wrong_ms=%.2f timing_gap=%.3f timing_target=0.05 memory_kib=%d iterations=%d totp=%@ cpu_process_us=%.0f cpu_postgres_us=%.0f hash_us=%.0f",
+            format: "konto-bench login: ratio=%.2f target=0.9 raw_per_s=%.1f logins_per_s_2=%.1f logins_per_s_8=%.1f per_core=%.1f keycloak_per_core=%.0f unknown_ms=%.2f wrong_ms=%.2f timing_gap=%.3f timing_target=0.05 memory_kib=%d iterations=%d totp=%@ cpu_process_us=%.0f cpu_postgres_us=%.0f hash_us=%.0f audit_overhead=%.3f audit_target=0.05 audit_ms=%.2f no_audit_ms=%.2f",
             best, raw, at2, at8, max(at2, at8) / cores, Self.keycloakLoginsPerCore, unknown, wrong, abs(unknown - wrong) / max(unknown, wrong),
-            Int(parameters.memoryKiB), Int(parameters.iterations), totp ? "yes" : "no", cpu.process, cpu.postgres, hashMicroseconds
+            Int(parameters.memoryKiB), Int(parameters.iterations), totp ? "yes" : "no", cpu.process, cpu.postgres, hashMicroseconds,
+            audit.overhead, audit.with * 1_000, audit.without * 1_000
         ))
     }
 
@@ -207,6 +215,52 @@ struct LoginBenchmark: AsyncParsableCommand {
             let elapsed = ContinuousClock.now - start
             return Double(total) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
         }
+    }
+
+    /// What the audit log adds to a login: seconds per login (the inverse of the 8-client rate) with the audit rows kept
+    /// and with them discarded by a `BEFORE INSERT` trigger returning NULL (the statements still run: what is saved is
+    /// the rows, their indexes and their sealing), three rounds each, alternating which goes first; medians.
+    private func auditCost(
+        port: Int, users: [String], apps: TOTPApps?, postmaster: pid_t?, database: PostgresTestDatabase, logger: Logger
+    ) async throws -> (with: Double, without: Double, overhead: Double, postgresWith: Double, postgresWithout: Double) {
+        let discard = """
+            CREATE OR REPLACE FUNCTION identity.bench_discard_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+            CREATE TRIGGER bench_discard_audit BEFORE INSERT ON identity.audit_log FOR EACH ROW EXECUTE FUNCTION identity.bench_discard_audit();
+            """
+        let keep = "DROP TRIGGER IF EXISTS bench_discard_audit ON identity.audit_log;"
+        var with: [(Double, Double)] = []
+        var without: [(Double, Double)] = []
+        for round in 0..<3 {
+            for discarding in round % 2 == 0 ? [true, false] : [false, true] {
+                try await Self.execute(discarding ? discard : keep, on: database, logger: logger)
+                let groups: [(String, [pid_t])] = [("postgres", postmaster.map(ProcessCPU.family(of:)) ?? [])]
+                let before = ProcessCPU.Snapshot(groups, loadGenerator: false)
+                let started = ContinuousClock.now
+                let rate = try await loginRate(port: port, clients: 8, users: users, apps: apps, logger: logger)
+                let elapsed = ContinuousClock.now - started
+                let logins = Int(rate * (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+                let postgres = ProcessCPU.Snapshot(groups, loadGenerator: false).microsecondsPerRequest(since: before, requests: logins)["postgres"] ?? 0
+                if discarding { without.append((1 / rate, postgres)) } else { with.append((1 / rate, postgres)) }
+            }
+        }
+        try await Self.execute(keep, on: database, logger: logger)
+        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        let (withTime, withoutTime) = (median(with.map(\.0)), median(without.map(\.0)))
+        return (withTime, withoutTime, withTime / withoutTime - 1, median(with.map(\.1)), median(without.map(\.1)))
+    }
+
+    /// Runs SQL statements (separated by `;` at a line's end) on a connection of their own.
+    static func execute(_ sql: String, on database: PostgresTestDatabase, logger: Logger) async throws {
+        let connection = try await PostgresConnection.connect(configuration: database.connectionConfiguration, id: 1, logger: logger)
+        do {
+            for statement in sql.split(separator: ";\n") where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                try await connection.query(PostgresQuery(unsafeSQL: String(statement)), logger: logger)
+            }
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
     }
 
     /// Median milliseconds of one login at a time: unknown users and wrong passwords, alternating.

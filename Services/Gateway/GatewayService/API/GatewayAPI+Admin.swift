@@ -118,6 +118,33 @@ extension GatewayAPI {
         return ended
     }
 
+    func adminListAudit(_ input: Operations.AdminListAudit.Input) async throws -> Operations.AdminListAudit.Output {
+        let query = input.query
+        let page = try await upstreams.identity(IdentityContract.auditEntries, IdentityAuditQueryRequest(
+            operatorCall: Self.operatorCall(), accountId: query.accountId, actorId: query.actorId, type: query._type,
+            occurredAfter: query.occurredAfter.map(Timestamp.init), occurredBefore: query.occurredBefore.map(Timestamp.init), cursor: query.cursor,
+            limit: query.limit
+        ))
+        return .ok(.init(body: .json(.init(entries: page.entries.map(Self.auditEntry), nextCursor: page.nextCursor))))
+    }
+
+    func adminVerifyAudit(_ input: Operations.AdminVerifyAudit.Input) async throws -> Operations.AdminVerifyAudit.Output {
+        let found = try await upstreams.identity(IdentityContract.verifyAudit, IdentityAuditVerifyRequest(operatorCall: Self.operatorCall()))
+        return .ok(.init(body: .json(.init(
+            intact: found.intact, entriesChecked: found.entriesChecked, anchorPosition: found.anchorPosition, headPosition: found.headPosition,
+            headHash: found.headHash, brokenAt: found.brokenAt, problem: found.problem
+        ))))
+    }
+
+    static func auditEntry(_ entry: IdentityAuditEntry) -> Components.Schemas.AuditEntry {
+        .init(
+            id: entry.id.uuidString.lowercased(), position: entry.position, occurredAt: entry.occurredAt.date, accountId: entry.accountId,
+            actorType: Components.Schemas.AuditEntry.ActorTypePayload(rawValue: entry.actorType.rawValue) ?? .system, actorId: entry.actorId,
+            _type: entry.type, operation: entry.operation, facts: .init(additionalProperties: entry.facts),
+            personal: entry.personal.map { .init(additionalProperties: $0) }, erased: entry.erased
+        )
+    }
+
     static func operatorKey(_ key: IdentityOperatorKey) -> Components.Schemas.OperatorKey {
         .init(
             id: key.id, name: key.name, scopes: key.scopes.compactMap { Components.Schemas.OperatorScope(rawValue: $0.rawValue) },

@@ -130,6 +130,7 @@ public final class IdentityServer: Service {
         host.addJob("cleanup", needs: ["profile-client"], PeriodicJob(every: store.options.cleanupInterval) { await store.runCleanups() })
         // Expiry scans whole tables: far less often than the clean-ups.
         host.addJob("expiry", PeriodicJob(every: store.options.pruneInterval) { await store.pruneExpired() })
+        host.addJob("audit", PeriodicJob(every: store.options.auditSealInterval) { await store.maintainAudit() })
         host.addJob("pending-work", PendingWorkDrain(work: store.pendingWork))
         host.addJob("provider-revocations", PeriodicJob(every: store.options.revocationInterval, start: .immediately) { await store.runRevocations() })
         return try host.graph(wire: wireServer)

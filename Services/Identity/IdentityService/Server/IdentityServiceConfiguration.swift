@@ -131,6 +131,8 @@ public struct IdentityServiceConfiguration: Sendable {
         options.secondFactorWarnAfter = min(3, options.secondFactorLockAfter - 1)
         options.deadRevocationRetention = .seconds(86_400 * (try environment.integer("KONTO_IDENTITY_DEAD_REVOCATION_DAYS", default: 30, in: 1...3_650)))
         options.providerKeyRefreshCooldown = try environment.seconds("KONTO_IDENTITY_PROVIDER_KEY_COOLDOWN_SECONDS", default: options.providerKeyRefreshCooldown, in: 0...86_400)
+        let auditDays = try environment.integer("KONTO_AUDIT_RETENTION_DAYS", default: 365, in: 0...36_500)
+        options.auditRetention = auditDays == 0 ? nil : .seconds(86_400 * auditDays)
         if let bootstrap = environment.string("KONTO_IDENTITY_BOOTSTRAP_OPERATOR_KEY") {
             guard let key = OperatorKeyText(parsing: bootstrap) else {
                 throw ServiceEnvironmentError(variable: "KONTO_IDENTITY_BOOTSTRAP_OPERATOR_KEY", problem: "is not an operator key (make one with `konto admin keys generate`)")

@@ -100,9 +100,9 @@ public protocol CredentialStorage: Sendable {
 
     // MARK: Failed logins
 
-    /// Counts a failure against every key (e.g. the userId's and the client address's) at `now`. Failures older
-    /// than `window` are forgotten first.
-    func recordFailures(keys: [String], at now: Timestamp, window: Duration) async throws(IdentityStorageError)
+    /// Counts a failure against every key (e.g. the userId's and the client address's) at `now`, and appends the
+    /// failure's audit entries in the same transaction. Failures older than `window` are forgotten first.
+    func recordFailures(keys: [String], at now: Timestamp, window: Duration, audit: [AuditRecord]) async throws(IdentityStorageError)
 
     /// The current counts of `keys` (0 for a key without failures in `window`), in order, with each key's last
     /// failure.
@@ -135,4 +135,11 @@ public protocol CredentialStorage: Sendable {
     /// Forgets every key whose last failure is before `cutoff` (out of every window), so a spray of guessed userIds
     /// does not grow the table for ever. Returns how many.
     func pruneFailures(before cutoff: Timestamp) async throws(IdentityStorageError) -> Int
+}
+
+extension CredentialStorage {
+    /// Counts a failure with no audit entry (a throttled allowance, a second factor's answers counted per account).
+    public func recordFailures(keys: [String], at now: Timestamp, window: Duration) async throws(IdentityStorageError) {
+        try await recordFailures(keys: keys, at: now, window: window, audit: [])
+    }
 }

@@ -11,7 +11,7 @@ import KontoModel
 /// Each call is atomic, and every call that changes an account writes the change's events into the outbox in the
 /// same transaction (the Notifications relay publishes them later), so no change is ever without its event.
 /// Failed-login counts live here too, so every replica on one database sees the same counts.
-public protocol IdentityStorage: CredentialStorage, TokenStorage, ExternalIdentityStorage, FactorStorage, OperatorStorage, OutboxStore {
+public protocol IdentityStorage: CredentialStorage, TokenStorage, ExternalIdentityStorage, FactorStorage, OperatorStorage, AuditStorage, OutboxStore {
     // MARK: Across concerns
 
     /// What a login reads before hashing, in one go: the keys' current counts (as ``failures(keys:at:window:)``), the

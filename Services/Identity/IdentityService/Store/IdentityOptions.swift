@@ -76,6 +76,11 @@ public struct IdentityOptions: Sendable, Equatable {
     public var bootstrapOperatorKey: OperatorKeyText?
     /// An operator key's last use is written at most this often (an admin page's many calls are one write).
     public var operatorKeyTouchInterval: Duration = .seconds(60)
+    /// How long audit entries are kept (`KONTO_AUDIT_RETENTION_DAYS`, a year unless set; 0 keeps them for ever). The
+    /// chain's anchor keeps the last removed entry's hash, so what remains still verifies.
+    public var auditRetention: Duration? = .seconds(365 * 86_400)
+    /// How often the audit log's new entries are sealed into the chain (and retention runs).
+    public var auditSealInterval: Duration = .seconds(2)
     /// How often provider token revocations are looked for.
     public var revocationInterval: Duration = .seconds(5)
     /// The first retry's delay after a failed revocation (doubling to an hour).

@@ -32,6 +32,7 @@ public final class IdentityStore: Sendable {
     let external: ExternalIdentities
     let maintenance: IdentityMaintenance
     let operators: Operators
+    let audit: AuditTrail
     /// What answers do not wait for (a sign-in code's mail).
     public let pendingWork = PendingWork()
 
@@ -80,6 +81,49 @@ public final class IdentityStore: Sendable {
         )
         self.maintenance = IdentityMaintenance(context: context, storage: storage, profile: profile)
         self.operators = Operators(context: context, storage: storage, sessions: sessions)
+        self.audit = AuditTrail(context: context, storage: storage, operators: operators)
+    }
+
+    /// Runs an operation in its audit scope: the changes it makes are audited as its (``AuditScope``), the operation
+    /// named after the method calling this.
+    func audited<T>(_ clientAddress: String?, operation: String = #function, _ body: () async throws(ServiceError) -> T) async throws(ServiceError) -> T {
+        let scope = AuditScope(operation: String(operation.prefix { $0 != "(" }), clientAddress: clientAddress)
+        let result: Result<T, ServiceError> = await AuditScope.$current.withValue(scope) {
+            do throws(ServiceError) {
+                return .success(try await body())
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// An admin call in its audit scope, recorded afterwards with its outcome and the key that made it (an operator's
+    /// read answers only once its entry is written: `mustLand`; a change's entries are in its own transaction).
+    func adminCall<T>(
+        _ call: IdentityOperatorCall, accountId: String?, mustLand: Bool, operation: String = #function, _ body: () async throws(ServiceError) -> T
+    ) async throws(ServiceError) -> T {
+        let scope = AuditScope(operation: String(operation.prefix { $0 != "(" }), clientAddress: call.clientAddress)
+        let result: Result<T, ServiceError> = await AuditScope.$current.withValue(scope) {
+            do throws(ServiceError) {
+                return .success(try await body())
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch result {
+        case .success(let value):
+            try await audit.recordAdminCall(accountId: accountId, facts: [:], outcome: "ok", scope: scope, mustLand: mustLand)
+            return value
+        case .failure(let error):
+            // A refusal is recorded too; its own error is what the caller gets. Not when the storage failed (the entry
+            // could not be written either, and trying would hold the answer until the storage gives up again), nor a
+            // throttled one (as with sign-ins: the throttle's counts are their record, not a write per attempt).
+            if ![.identityStorageUnavailable, .identityStorageFailure, .throttled].contains(error.code) {
+                try? await audit.recordAdminCall(accountId: accountId, facts: [:], outcome: error.code.rawValue, scope: scope, mustLand: false)
+            }
+            throw error
+        }
     }
 
     /// What a client is known by (``SessionAuthority/clientHashes(address:device:)``).
@@ -94,66 +138,76 @@ public final class IdentityStore: Sendable {
 
     // MARK: External identities
     @discardableResult public func runRevocations(limit: Int = 50) async -> Int { await external.runRevocations(limit: limit) }
-    public func externalLogin(_ request: IdentityExternalLoginRequest) async throws(ServiceError) -> IdentityExternalLoginAnswer { try await external.externalLogin(request) }
-    public func linkIdentity(_ request: IdentityLinkIdentityRequest) async throws(ServiceError) -> IdentityExternalIdentity { try await external.linkIdentity(request) }
+    public func externalLogin(_ request: IdentityExternalLoginRequest) async throws(ServiceError) -> IdentityExternalLoginAnswer { try await audited(request.clientAddress) { () async throws(ServiceError) in try await external.externalLogin(request) } }
+    public func linkIdentity(_ request: IdentityLinkIdentityRequest) async throws(ServiceError) -> IdentityExternalIdentity { try await audited(nil) { () async throws(ServiceError) in try await external.linkIdentity(request) } }
     public func listIdentities(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentityExternalIdentities { try await external.listIdentities(request) }
-    public func unlinkIdentity(_ request: IdentityUnlinkIdentityRequest) async throws(ServiceError) -> IdentityDone { try await external.unlinkIdentity(request) }
+    public func unlinkIdentity(_ request: IdentityUnlinkIdentityRequest) async throws(ServiceError) -> IdentityDone { try await audited(nil) { () async throws(ServiceError) in try await external.unlinkIdentity(request) } }
     public func identityProviders(_ request: IdentityClientRequest) -> IdentityProviderList { external.identityProviders(request) }
     public func externalAuthorization(_ request: IdentityAuthorizationRequest) async throws(ServiceError) -> IdentityAuthorizationURL { try await external.externalAuthorization(request) }
 
     // MARK: Second factors
     public func listFactors(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentityFactors { try await factors.listFactors(request) }
-    public func enrollTOTP(_ request: IdentitySecuredRequest) async throws(ServiceError) -> IdentityTOTPEnrolment { try await factors.enrollTOTP(request) }
-    public func confirmTOTP(_ request: IdentityConfirmFactorRequest) async throws(ServiceError) -> IdentityFactor { try await factors.confirmTOTP(request) }
-    public func removeFactor(_ request: IdentityRemoveFactorRequest) async throws(ServiceError) -> IdentityFactorRemoved { try await factors.removeFactor(request) }
-    public func regenerateRecoveryCodes(_ request: IdentitySecuredRequest) async throws(ServiceError) -> IdentityRecoveryCodes { try await factors.regenerateRecoveryCodes(request) }
+    public func enrollTOTP(_ request: IdentitySecuredRequest) async throws(ServiceError) -> IdentityTOTPEnrolment { try await audited(nil) { () async throws(ServiceError) in try await factors.enrollTOTP(request) } }
+    public func confirmTOTP(_ request: IdentityConfirmFactorRequest) async throws(ServiceError) -> IdentityFactor { try await audited(nil) { () async throws(ServiceError) in try await factors.confirmTOTP(request) } }
+    public func removeFactor(_ request: IdentityRemoveFactorRequest) async throws(ServiceError) -> IdentityFactorRemoved { try await audited(nil) { () async throws(ServiceError) in try await factors.removeFactor(request) } }
+    public func regenerateRecoveryCodes(_ request: IdentitySecuredRequest) async throws(ServiceError) -> IdentityRecoveryCodes { try await audited(nil) { () async throws(ServiceError) in try await factors.regenerateRecoveryCodes(request) } }
     public func passkeyRegistrationOptions(_ request: IdentitySecuredRequest) async throws(ServiceError) -> PasskeyCreationOptions { try await factors.passkeyRegistrationOptions(request) }
-    public func registerPasskey(_ request: IdentityRegisterPasskeyRequest) async throws(ServiceError) -> IdentityFactor { try await factors.registerPasskey(request) }
-    public func reauthenticate(_ request: IdentityReauthenticateRequest) async throws(ServiceError) -> IdentityPrivilege { try await factors.reauthenticate(request) }
+    public func registerPasskey(_ request: IdentityRegisterPasskeyRequest) async throws(ServiceError) -> IdentityFactor { try await audited(nil) { () async throws(ServiceError) in try await factors.registerPasskey(request) } }
+    public func reauthenticate(_ request: IdentityReauthenticateRequest) async throws(ServiceError) -> IdentityPrivilege { try await audited(nil) { () async throws(ServiceError) in try await factors.reauthenticate(request) } }
 
     // MARK: Maintenance
     @discardableResult public func runCleanups(limit: Int = 100) async -> Int { await maintenance.runCleanups(limit: limit) }
     @discardableResult public func pruneExpired(limit: Int = 500) async -> PrunedRecords { await maintenance.pruneExpired(limit: limit) }
 
+    // MARK: Audit
+    public func auditEntries(_ request: IdentityAuditQueryRequest) async throws(ServiceError) -> IdentityAuditPage {
+        try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: true) { () async throws(ServiceError) in try await audit.auditEntries(request) }
+    }
+    public func verifyAudit(_ request: IdentityAuditVerifyRequest) async throws(ServiceError) -> IdentityAuditVerification {
+        try await adminCall(request.operatorCall, accountId: nil, mustLand: true) { () async throws(ServiceError) in try await audit.verifyAudit(request) }
+    }
+    /// Seals the audit log's new entries and applies its retention (the periodic job's; tests call it).
+    public func maintainAudit() async { await audit.maintain() }
+
     // MARK: Operators
-    public func operatorAuthorize(_ request: IdentityOperatorAuthorizeRequest) async throws(ServiceError) -> IdentityOperator { try await operators.operatorAuthorize(request) }
-    public func createOperatorKey(_ request: IdentityCreateOperatorKeyRequest) async throws(ServiceError) -> IdentityOperatorKeyCreated { try await operators.createOperatorKey(request) }
-    public func listOperatorKeys(_ request: IdentityOperatorKeysRequest) async throws(ServiceError) -> IdentityOperatorKeys { try await operators.listOperatorKeys(request) }
-    public func revokeOperatorKey(_ request: IdentityOperatorKeyRequest) async throws(ServiceError) -> IdentityDone { try await operators.revokeOperatorKey(request) }
-    public func searchAccounts(_ request: IdentityAccountSearchRequest) async throws(ServiceError) -> IdentityAccountSearchPage { try await operators.searchAccounts(request) }
-    public func accountRecord(_ request: IdentityAccountRecordRequest) async throws(ServiceError) -> IdentityAccountRecord { try await operators.accountRecord(request) }
-    public func disableAccount(_ request: IdentityAccountStateRequest) async throws(ServiceError) -> IdentityDone { try await operators.disableAccount(request) }
-    public func enableAccount(_ request: IdentityAccountStateRequest) async throws(ServiceError) -> IdentityDone { try await operators.enableAccount(request) }
-    public func accountSessions(_ request: IdentityAccountSessionsRequest) async throws(ServiceError) -> IdentityAccountSessions { try await operators.accountSessions(request) }
-    public func endAccountSessions(_ request: IdentityEndAccountSessionsRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await operators.endAccountSessions(request) }
+    public func operatorAuthorize(_ request: IdentityOperatorAuthorizeRequest) async throws(ServiceError) -> IdentityOperator { try await adminCall(request.operatorCall, accountId: nil, mustLand: true) { () async throws(ServiceError) in try await operators.operatorAuthorize(request) } }
+    public func createOperatorKey(_ request: IdentityCreateOperatorKeyRequest) async throws(ServiceError) -> IdentityOperatorKeyCreated { try await adminCall(request.operatorCall, accountId: nil, mustLand: false) { () async throws(ServiceError) in try await operators.createOperatorKey(request) } }
+    public func listOperatorKeys(_ request: IdentityOperatorKeysRequest) async throws(ServiceError) -> IdentityOperatorKeys { try await adminCall(request.operatorCall, accountId: nil, mustLand: true) { () async throws(ServiceError) in try await operators.listOperatorKeys(request) } }
+    public func revokeOperatorKey(_ request: IdentityOperatorKeyRequest) async throws(ServiceError) -> IdentityDone { try await adminCall(request.operatorCall, accountId: nil, mustLand: false) { () async throws(ServiceError) in try await operators.revokeOperatorKey(request) } }
+    public func searchAccounts(_ request: IdentityAccountSearchRequest) async throws(ServiceError) -> IdentityAccountSearchPage { try await adminCall(request.operatorCall, accountId: nil, mustLand: true) { () async throws(ServiceError) in try await operators.searchAccounts(request) } }
+    public func accountRecord(_ request: IdentityAccountRecordRequest) async throws(ServiceError) -> IdentityAccountRecord { try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: true) { () async throws(ServiceError) in try await operators.accountRecord(request) } }
+    public func disableAccount(_ request: IdentityAccountStateRequest) async throws(ServiceError) -> IdentityDone { try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: false) { () async throws(ServiceError) in try await operators.disableAccount(request) } }
+    public func enableAccount(_ request: IdentityAccountStateRequest) async throws(ServiceError) -> IdentityDone { try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: false) { () async throws(ServiceError) in try await operators.enableAccount(request) } }
+    public func accountSessions(_ request: IdentityAccountSessionsRequest) async throws(ServiceError) -> IdentityAccountSessions { try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: true) { () async throws(ServiceError) in try await operators.accountSessions(request) } }
+    public func endAccountSessions(_ request: IdentityEndAccountSessionsRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: false) { () async throws(ServiceError) in try await operators.endAccountSessions(request) } }
     /// Installs the bootstrap operator key when no key exists yet (``IdentityOptions/bootstrapOperatorKey``).
     @discardableResult public func installBootstrapOperatorKey() async throws(ServiceError) -> Bool { try await operators.installBootstrapKey() }
 
     // MARK: Opening
-    public func signUp(_ request: IdentitySignUpRequest) async throws(ServiceError) -> IdentityAccountSession { try await opener.signUp(request) }
-    public func signInAnonymously(_ request: IdentityClientRequest) async throws(ServiceError) -> IdentityAccountSession { try await opener.signInAnonymously(request) }
+    public func signUp(_ request: IdentitySignUpRequest) async throws(ServiceError) -> IdentityAccountSession { try await audited(request.clientAddress) { () async throws(ServiceError) in try await opener.signUp(request) } }
+    public func signInAnonymously(_ request: IdentityClientRequest) async throws(ServiceError) -> IdentityAccountSession { try await audited(request.clientAddress) { () async throws(ServiceError) in try await opener.signInAnonymously(request) } }
 
     // MARK: Proofs by mail
-    public func requestEmailCode(_ request: IdentityEmailCodeRequest) async throws(ServiceError) -> IdentityDone { try await proofs.requestEmailCode(request) }
-    public func emailCodeLogin(_ request: IdentityEmailCodeLoginRequest) async throws(ServiceError) -> IdentityLoginAnswer { try await proofs.emailCodeLogin(request) }
-    public func requestPasswordReset(_ request: IdentityPasswordResetRequest) async throws(ServiceError) -> IdentityDone { try await proofs.requestPasswordReset(request) }
-    public func confirmPasswordReset(_ request: IdentityConfirmPasswordResetRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await proofs.confirmPasswordReset(request) }
-    public func requestEmailVerification(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentityDone { try await proofs.requestEmailVerification(request) }
-    public func confirmEmailVerification(_ request: IdentityConfirmEmailVerificationRequest) async throws(ServiceError) -> IdentityEmailVerified { try await proofs.confirmEmailVerification(request) }
+    public func requestEmailCode(_ request: IdentityEmailCodeRequest) async throws(ServiceError) -> IdentityDone { try await audited(request.clientAddress) { () async throws(ServiceError) in try await proofs.requestEmailCode(request) } }
+    public func emailCodeLogin(_ request: IdentityEmailCodeLoginRequest) async throws(ServiceError) -> IdentityLoginAnswer { try await audited(request.clientAddress) { () async throws(ServiceError) in try await proofs.emailCodeLogin(request) } }
+    public func requestPasswordReset(_ request: IdentityPasswordResetRequest) async throws(ServiceError) -> IdentityDone { try await audited(request.clientAddress) { () async throws(ServiceError) in try await proofs.requestPasswordReset(request) } }
+    public func confirmPasswordReset(_ request: IdentityConfirmPasswordResetRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await audited(nil) { () async throws(ServiceError) in try await proofs.confirmPasswordReset(request) } }
+    public func requestEmailVerification(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentityDone { try await audited(nil) { () async throws(ServiceError) in try await proofs.requestEmailVerification(request) } }
+    public func confirmEmailVerification(_ request: IdentityConfirmEmailVerificationRequest) async throws(ServiceError) -> IdentityEmailVerified { try await audited(nil) { () async throws(ServiceError) in try await proofs.confirmEmailVerification(request) } }
 
     // MARK: The owner's changes
-    public func changePassword(_ request: IdentityChangePasswordRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await security.changePassword(request) }
-    public func changeUserId(_ request: IdentityChangeUserIdRequest) async throws(ServiceError) -> IdentityDone { try await security.changeUserId(request) }
-    public func delete(_ request: IdentityDeleteRequest) async throws(ServiceError) -> IdentityDone { try await security.delete(request) }
+    public func changePassword(_ request: IdentityChangePasswordRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await audited(nil) { () async throws(ServiceError) in try await security.changePassword(request) } }
+    public func changeUserId(_ request: IdentityChangeUserIdRequest) async throws(ServiceError) -> IdentityDone { try await audited(nil) { () async throws(ServiceError) in try await security.changeUserId(request) } }
+    public func delete(_ request: IdentityDeleteRequest) async throws(ServiceError) -> IdentityDone { try await audited(nil) { () async throws(ServiceError) in try await security.delete(request) } }
 
     // MARK: Sessions
     public func validateSession(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentitySessionInfo { try await sessions.validateSession(request) }
-    public func logout(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await sessions.logout(request) }
-    public func logoutEverywhere(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await sessions.logoutEverywhere(request) }
+    public func logout(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await audited(nil) { () async throws(ServiceError) in try await sessions.logout(request) } }
+    public func logoutEverywhere(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await audited(nil) { () async throws(ServiceError) in try await sessions.logoutEverywhere(request) } }
 
     // MARK: Signing in
-    public func login(_ request: IdentityLoginRequest) async throws(ServiceError) -> IdentityLoginAnswer { try await signIn.login(request) }
-    public func completeSecondFactor(_ request: IdentitySecondFactorRequest) async throws(ServiceError) -> IdentityAccountSession { try await signIn.completeSecondFactor(request) }
+    public func login(_ request: IdentityLoginRequest) async throws(ServiceError) -> IdentityLoginAnswer { try await audited(request.clientAddress) { () async throws(ServiceError) in try await signIn.login(request) } }
+    public func completeSecondFactor(_ request: IdentitySecondFactorRequest) async throws(ServiceError) -> IdentityAccountSession { try await audited(request.clientAddress) { () async throws(ServiceError) in try await signIn.completeSecondFactor(request) } }
     public func passkeyLoginOptions(_ request: IdentityPasskeyOptionsRequest) -> PasskeyRequestOptions { signIn.passkeyLoginOptions(request) }
-    public func passkeyLogin(_ request: IdentityPasskeyLoginRequest) async throws(ServiceError) -> IdentityAccountSession { try await signIn.passkeyLogin(request) }
+    public func passkeyLogin(_ request: IdentityPasskeyLoginRequest) async throws(ServiceError) -> IdentityAccountSession { try await audited(request.clientAddress) { () async throws(ServiceError) in try await signIn.passkeyLogin(request) } }
 }

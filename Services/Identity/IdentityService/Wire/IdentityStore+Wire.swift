@@ -52,6 +52,8 @@ extension IdentityStore {
         server.register(IdentityContract.enableAccount) { request, _ in try await self.enableAccount(request) }
         server.register(IdentityContract.accountSessions) { request, _ in try await self.accountSessions(request) }
         server.register(IdentityContract.endAccountSessions) { request, _ in try await self.endAccountSessions(request) }
+        server.register(IdentityContract.auditEntries) { request, _ in try await self.auditEntries(request) }
+        server.register(IdentityContract.verifyAudit) { request, _ in try await self.verifyAudit(request) }
         server.register(HealthContract.check) { _, _ in await self.healthReport() }
     }
 

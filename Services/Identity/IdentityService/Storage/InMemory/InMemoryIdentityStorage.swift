@@ -64,12 +64,35 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         var operatorKeys: [String: StoredOperatorKey] = [:]
         /// Provider tokens to revoke (the accounts are deleted), by id.
         var revocations: [String: Revocation] = [:]
+        /// Every change appends its events here; their audit entries are appended with them (as PostgreSQL's storage
+        /// writes both in one transaction: here, under the one lock).
         var outbox: [AccountEvent] = [] {
             didSet {
-                if outbox.count > oldValue.count { outboxChanged.notify() }
+                if outbox.count > oldValue.count {
+                    appendAudit(AuditRecord.records(for: Array(outbox[oldValue.count...])))
+                    outboxChanged.notify()
+                }
             }
         }
+        /// The audit log in insertion order (sealed ones carry their position and hash).
+        var audit: [StoredAuditEntry] = []
+        var auditSequence: Int64 = 0
+        var auditChain = AuditChainState.empty
         let outboxChanged: Wakeup
+
+        mutating func appendAudit(_ records: [AuditRecord]) {
+            for record in records {
+                auditSequence += 1
+                audit.append(StoredAuditEntry(sequence: auditSequence, record: record))
+            }
+        }
+
+        /// A deleted account's personal data leaves its audit entries.
+        mutating func eraseAudit(accountId: String) {
+            for index in audit.indices where audit[index].record.accountId == accountId {
+                audit[index].record.personalText = nil
+            }
+        }
 
         mutating func removeSession(_ id: String) -> Bool {
             guard let session = sessions.removeValue(forKey: id) else { return false }
@@ -266,6 +289,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         state.withLock { state in
             guard state.active(accountId) != nil else { return false }
             state.outbox += events
+            state.eraseAudit(accountId: accountId)
             // The provider tokens kept for revocation outlive the account until they are revoked.
             for identity in state.externalIdentities.values where identity.accountId == accountId {
                 guard let sealed = identity.sealedRefreshToken else { continue }
@@ -337,8 +361,9 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         }
     }
 
-    public func recordFailures(keys: [String], at now: Timestamp, window: Duration) {
+    public func recordFailures(keys: [String], at now: Timestamp, window: Duration, audit: [AuditRecord]) {
         state.withLock { state in
+            state.appendAudit(audit)
             for key in keys {
                 var count = Self.current(state.failures[key], at: now, window: window)
                 count.count += 1
@@ -497,6 +522,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
                 _ = state.removeCredential(accountId)
                 state.profileCleanups[accountId] = profileCleanupAt
                 state.outbox += events(accountId)
+                state.eraseAudit(accountId: accountId)
             }
             pruned.anonymousAccounts = anonymous.count
             return pruned

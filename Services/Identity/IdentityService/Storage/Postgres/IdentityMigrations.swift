@@ -378,5 +378,45 @@ public enum IdentityMigrations {
             name: "accounts can be disabled",
             statements: ["ALTER TABLE credentials ADD COLUMN disabled_at timestamptz"]
         ),
+        // The audit log (docs/ADMIN.md): appended in each change's transaction, sealed into a hash chain afterwards in
+        // the order entries are found committed (position, hash), one sealer at a time (the chain row's lock). No time
+        // index: retention walks the chain from its anchor, listings go newest first by sequence.
+        PostgresMigration(
+            version: 16,
+            name: "audit log with a hash chain",
+            statements: [
+                """
+                CREATE TABLE audit_log (
+                    sequence bigserial PRIMARY KEY,
+                    entry_id uuid NOT NULL,
+                    occurred_at timestamptz NOT NULL,
+                    account_id text,
+                    actor_type text NOT NULL,
+                    actor_id text,
+                    type text NOT NULL,
+                    operation text,
+                    facts text NOT NULL,
+                    personal text,
+                    personal_digest bytea NOT NULL,
+                    position bigint UNIQUE,
+                    hash bytea,
+                    CHECK ((position IS NULL) = (hash IS NULL))
+                )
+                """,
+                "CREATE INDEX audit_log_unsealed ON audit_log (sequence) WHERE position IS NULL",
+                "CREATE INDEX audit_log_account ON audit_log (account_id, sequence)",
+                "CREATE INDEX audit_log_actor ON audit_log (actor_id, sequence)",
+                """
+                CREATE TABLE audit_chain (
+                    id integer PRIMARY KEY CHECK (id = 1),
+                    anchor_position bigint NOT NULL,
+                    anchor_hash bytea NOT NULL,
+                    head_position bigint NOT NULL,
+                    head_hash bytea NOT NULL
+                )
+                """,
+                "INSERT INTO audit_chain VALUES (1, 0, decode(repeat('00', 32), 'hex'), 0, decode(repeat('00', 32), 'hex'))",
+            ]
+        ),
     ]
 }

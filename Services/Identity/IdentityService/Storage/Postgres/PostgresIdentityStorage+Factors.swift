@@ -306,6 +306,7 @@ extension PostgresIdentityStorage {
         // and this finds the version changed), then the challenge used up, and only then the session and its events.
         let (found, used) = try await run { client, logger in
             let outbox = try AccountEventColumns(events)
+            let audit = AuditColumns(AuditRecord.records(for: events))
             let rows = try await client.query(
                 """
                 WITH account AS (
@@ -321,6 +322,8 @@ extension PostgresIdentityStorage {
                     \(sessionInsert: session, from: "used")
                 ), events AS (
                     \(outboxInsert: outbox, schema: "identity", after: "created")
+                ), audit AS (
+                    \(auditInsert: audit, after: "created")
                 )
                 SELECT (SELECT count(*) FROM account), (SELECT count(*) FROM created)
                 """,

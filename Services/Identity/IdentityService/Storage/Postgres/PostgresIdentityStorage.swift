@@ -13,7 +13,8 @@ import PostgresNIO
 /// the only SQL built from strings is this file's own. Each method is one statement or one transaction, and every
 /// change writes its events to the outbox in that same transaction.
 public struct PostgresIdentityStorage: IdentityStorage {
-    private let client: PostgresClient
+    /// Internal for the tamper tests, which write behind the storage's back.
+    let client: PostgresClient
     private let logger: Logger
     private let operationTimeout: Duration
 
@@ -201,6 +202,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
             )
             guard try await rows.decode(Int.self).all().count == 1 else { return false }
             try await Self.append(events, on: connection, logger: logger)
+            try await Self.eraseAudit(accountIds: [accountId], on: connection, logger: logger)
             // The provider tokens kept for revocation outlive the account until they are revoked.
             try await connection.query(
                 """
@@ -226,6 +228,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
         // concurrent delete until the statement ends.
         let created = try await run { client, logger in
             let outbox = try AccountEventColumns(events)
+            let audit = AuditColumns(AuditRecord.records(for: events))
             let rows = try await client.query(
                 """
                 WITH account AS (
@@ -236,6 +239,8 @@ public struct PostgresIdentityStorage: IdentityStorage {
                     \(sessionInsert: session, from: "account")
                 ), events AS (
                     \(outboxInsert: outbox, schema: "identity", after: "created")
+                ), audit AS (
+                    \(auditInsert: audit, after: "created")
                 )
                 SELECT count(*) FROM created
                 """,
@@ -320,18 +325,24 @@ public struct PostgresIdentityStorage: IdentityStorage {
 
     // MARK: Failed logins
 
-    public func recordFailures(keys: [String], at now: Timestamp, window: Duration) async throws(IdentityStorageError) {
+    public func recordFailures(keys: [String], at now: Timestamp, window: Duration, audit: [AuditRecord]) async throws(IdentityStorageError) {
         let windowStart = Timestamp(milliseconds: now.milliseconds - window.milliseconds)
         try await run { client, logger in
-            // One statement for every key; a count whose last failure left the window starts again at 1.
+            // One statement for every key and the failure's audit entries; a count whose last failure left the window
+            // starts again at 1.
             try await client.query(
                 """
-                INSERT INTO identity.login_failures (key, count, last_failure_at)
-                SELECT key, 1, \(now.date) FROM unnest(\(keys)::text[]) AS key
-                ON CONFLICT (key) DO UPDATE SET
-                    count = CASE WHEN identity.login_failures.last_failure_at < \(windowStart.date) THEN 1
-                                 ELSE identity.login_failures.count + 1 END,
-                    last_failure_at = excluded.last_failure_at
+                WITH counted AS (
+                    INSERT INTO identity.login_failures (key, count, last_failure_at)
+                    SELECT key, 1, \(now.date) FROM unnest(\(keys)::text[]) AS key
+                    ON CONFLICT (key) DO UPDATE SET
+                        count = CASE WHEN identity.login_failures.last_failure_at < \(windowStart.date) THEN 1
+                                     ELSE identity.login_failures.count + 1 END,
+                        last_failure_at = excluded.last_failure_at
+                ), audit AS (
+                    \(auditInsert: AuditColumns(audit), after: nil)
+                )
+                SELECT 1
                 """,
                 logger: logger
             )
@@ -654,6 +665,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
                 try await Self.scheduleCleanup(accountId: accountId, at: profileCleanupAt, on: connection, logger: logger)
             }
             try await Self.append(accounts.flatMap(events), on: connection, logger: logger)
+            try await Self.eraseAudit(accountIds: accounts, on: connection, logger: logger)
             pruned.anonymousAccounts = accounts.count
             return pruned
         }
@@ -752,8 +764,10 @@ public struct PostgresIdentityStorage: IdentityStorage {
     }
 
     /// Every event in one statement, in order (the outbox's position follows the insert order).
+    /// Their audit entries (``AuditRecord/records(for:scope:)``) go with them, in the same transaction.
     static func append(_ events: [AccountEvent], on connection: PostgresConnection, logger: Logger) async throws {
         try await PostgresOutbox.append(events, schema: "identity", on: connection, logger: logger)
+        try await appendAudit(AuditRecord.records(for: events), on: connection, logger: logger)
     }
 
     private static let uniqueViolation = "23505"

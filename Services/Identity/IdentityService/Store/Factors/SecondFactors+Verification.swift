@@ -122,7 +122,10 @@ extension SecondFactors {
     func codeRefused(_ accountId: String, at now: Timestamp) async throws(ServiceError) -> ServiceError {
         let window = options.secondFactorThrottle.window
         try await stored { () async throws(IdentityStorageError) in
-            try await storage.recordFailures(keys: [Self.codeThrottleKey(accountId)], at: now, window: window)
+            try await storage.recordFailures(
+                keys: [Self.codeThrottleKey(accountId)], at: now, window: window,
+                audit: [.failure("secondFactor.failed", accountId: accountId, reason: "wrongCode", at: now)]
+            )
         }
         return Self.wrongSecondFactor
     }

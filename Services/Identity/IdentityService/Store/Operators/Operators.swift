@@ -38,6 +38,8 @@ struct Operators: IdentityPart {
             logger.notice("Operator key refused", metadata: ["konto.operator_key_id": "\(found?.id ?? "none")"])
             throw Self.keyRefused
         }
+        // The call's audit entries name the key (refused for its scope or not: it was used).
+        AuditScope.current?.authorized(operatorKeyId: key.id)
         // A key refused for its scope was used all the same: its last use shows.
         if key.lastUsedAt.map({ !(now < $0.adding(options.operatorKeyTouchInterval)) }) ?? true {
             try await stored { () async throws(IdentityStorageError) in try await storage.touchOperatorKey(id: key.id, at: now) }
@@ -78,6 +80,10 @@ struct Operators: IdentityPart {
         let name = request.name.trimmingCharacters(in: .whitespacesAndNewlines)
         guard (1...IdentityCreateOperatorKeyRequest.maximumNameLength).contains(name.count) else {
             throw Self.invalid("A key's name has 1 to \(IdentityCreateOperatorKeyRequest.maximumNameLength) characters.")
+        }
+        // Bounded as the document says (schemathesis sent duplicates beyond it): each scope at most once.
+        guard request.scopes.count <= OperatorScope.allCases.count else {
+            throw Self.invalid("A key lists at most \(OperatorScope.allCases.count) scopes.")
         }
         let scopes = Array(Set(request.scopes)).sorted()
         guard !scopes.isEmpty else { throw Self.invalid("A key needs at least one scope.") }

@@ -91,7 +91,8 @@ extension EmailProofs {
             }
         }
         guard let credential = lookup.credential, let used, used.credentialVersion == credential.credentialVersion, credential.disabledAt == nil else {
-            try await sessions.recordFailure(keys, at: now)
+            let reason = lookup.credential == nil ? "unknownUser" : lookup.credential?.disabledAt != nil ? "accountDisabled" : "wrongCode"
+            try await sessions.recordFailure(keys, at: now, audit: .failure("signIn.failed", accountId: lookup.credential?.accountId, reason: reason, at: now))
             throw Self.wrongCredentials
         }
         try await sessions.forgetFailures(keys, counts: lookup.counts, heldUserId: heldUserId)

@@ -67,7 +67,7 @@ extension SessionAuthority {
         try await checkThrottle(keys, at: now)
         let hash = credential.passwordHash.flatMap(PasswordHash.init(encoded:))
         guard try await hashing({ try await hashing.verify(password.value, against: hash) }) else {
-            try await recordFailure(keys, at: now)
+            try await recordFailure(keys, at: now, audit: .failure("password.checkFailed", accountId: accountId, reason: "wrongPassword", at: now))
             throw Self.wrongCredentials
         }
     }

@@ -84,10 +84,11 @@ extension SessionAuthority {
         return counts
     }
 
-    /// Counts a failed password check (login, reauthentication, a security-related operation's current password).
-    func recordFailure(_ keys: [String], at now: Timestamp) async throws(ServiceError) {
+    /// Counts a failed password check (login, reauthentication, a security-related operation's current password),
+    /// with its audit entry when given (written in the same statement).
+    func recordFailure(_ keys: [String], at now: Timestamp, audit: AuditRecord? = nil) async throws(ServiceError) {
         try await stored { () async throws(IdentityStorageError) in
-            try await storage.recordFailures(keys: keys, at: now, window: options.throttle.window)
+            try await storage.recordFailures(keys: keys, at: now, window: options.throttle.window, audit: audit.map { [$0] } ?? [])
         }
     }
 }

@@ -37,8 +37,11 @@ extension SignIn {
         // A disabled account answers as a wrong password does, counted as one (docs/ADMIN.md): a stranger learns
         // nothing from the refusal, its timing or the throttling that follows.
         guard matches, let credential, let hash, credential.disabledAt == nil else {
+            // The reason is the operators' (the audit log); the caller's answer is the same for every one.
+            let reason = credential == nil ? "unknownUser" : hash == nil ? "noPassword" : !matches ? "wrongPassword" : "accountDisabled"
+            let audit = AuditRecord.failure("signIn.failed", accountId: credential?.accountId, reason: reason, at: now)
             try await stored { () async throws(IdentityStorageError) in
-                try await storage.recordFailures(keys: keys, at: now, window: options.throttle.window)
+                try await storage.recordFailures(keys: keys, at: now, window: options.throttle.window, audit: [audit])
             }
             throw Self.wrongCredentials
         }

@@ -1,0 +1,183 @@
+import Foundation
+@testable import IdentityService
+import KontoContracts
+import KontoModel
+import Testing
+
+/// The audit log through Identity's operations (docs/ADMIN.md, "Audit log"), on both storages.
+@Suite("Identity store: audit log")
+struct IdentityStoreAuditTests {
+    typealias Operators = IdentityStoreOperatorTests
+
+    static func entries(_ fixture: IdentityFixture, accountId: String? = nil, actorId: String? = nil, type: String? = nil) async throws -> [IdentityAuditEntry] {
+        try await fixture.store.auditEntries(IdentityAuditQueryRequest(
+            operatorCall: Operators.call(Operators.bootstrap.text), accountId: accountId, actorId: actorId, type: type, limit: 500
+        )).entries.filter { $0.type != "admin.auditEntries" }
+    }
+
+    static func verify(_ fixture: IdentityFixture) async throws -> IdentityAuditVerification {
+        try await fixture.store.verifyAudit(IdentityAuditVerifyRequest(operatorCall: Operators.call(Operators.bootstrap.text)))
+    }
+
+    @Test("sign-ins (failed with their internal reason, or not), an operator's changes and calls land in the log with their actors, sealed and verifiable", arguments: IdentityStorageKind.allCases)
+    func actions(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            let fixture = try Operators.fixture(storage: storage)
+            try await fixture.store.installBootstrapOperatorKey()
+            let account = try await fixture.signUp().accountId
+            _ = await identityError { try await fixture.login(password: "wrong horse", address: "192.0.2.9") }
+            _ = await identityError { try await fixture.login("nobody@stanford.edu", address: "192.0.2.10") }
+            _ = try await fixture.login(address: "192.0.2.11")
+            let key = Operators.bootstrap.keyId
+            _ = try await fixture.store.disableAccount(IdentityAccountStateRequest(operatorCall: Operators.call(Operators.bootstrap.text), accountId: account))
+            _ = await identityError { try await fixture.login(address: "192.0.2.12") }
+            _ = await identityError {
+                try await fixture.store.searchAccounts(IdentityAccountSearchRequest(operatorCall: Operators.call(OperatorKeyText.generate().text, address: "203.0.113.5")))
+            }
+
+            let mine = try await Self.entries(fixture, accountId: account).reversed().map { ($0.type, $0.actorType, $0.actorId, $0.facts["reason"]) }
+            #expect(mine.map(\.0) == [
+                "account.created", "signIn.failed", "signIn.succeeded", "account.disabled", "sessions.revoked", "admin.disableAccount", "signIn.failed",
+            ])
+            #expect(mine[1].3 == "wrongPassword" && mine[1].1 == .account && mine[1].2 == account)
+            #expect(mine[6].3 == "accountDisabled")
+            #expect(mine[3].1 == .operator && mine[3].2 == key && mine[5].1 == .operator && mine[5].2 == key)
+            let failed = try await Self.entries(fixture, type: "signIn.failed")
+            let unknown = try #require(failed.first { $0.accountId == nil })
+            // No userId is kept for an unknown one (a mistyped userId is someone's address); the client's address is.
+            #expect(unknown.facts == ["reason": "unknownUser"] && unknown.actorType == .anonymous && unknown.personal == ["clientAddress": "192.0.2.10"])
+            #expect(unknown.operation == "login")
+            let signedIn = try #require(try await Self.entries(fixture, type: "signIn.succeeded").first)
+            #expect(signedIn.personal == ["clientAddress": "192.0.2.11"] && signedIn.erased == false)
+            // A refused key: who tried is not known, where from is.
+            let refused = try #require(try await Self.entries(fixture, type: "admin.searchAccounts").first)
+            #expect(refused.actorType == .anonymous && refused.facts["outcome"] == "admin.keyRefused" && refused.personal?["clientAddress"] == "203.0.113.5")
+            // By the key: everything it did, its reads of the log included.
+            let byKey = try await fixture.store.auditEntries(IdentityAuditQueryRequest(operatorCall: Operators.call(Operators.bootstrap.text), actorId: key)).entries
+            #expect(byKey.contains { $0.type == "admin.auditEntries" } && byKey.allSatisfy { $0.actorType == .operator })
+            // Everything listed is sealed; the chain verifies.
+            #expect(try await Self.entries(fixture).allSatisfy { $0.position != nil })
+            let verification = try await Self.verify(fixture)
+            #expect(verification.intact && verification.entriesChecked == verification.headPosition && verification.headPosition >= 10)
+            #expect(verification.headHash.count == 64 && verification.brokenAt == nil)
+        }
+    }
+
+    @Test("pages go newest first with a cursor; filters by time; limits and cursors that are not Konto's are refused; a key without audit:read gets nothing")
+    func paging() async throws {
+        let fixture = try Operators.fixture()
+        try await fixture.store.installBootstrapOperatorKey()
+        for index in 0..<5 {
+            _ = await identityError { try await fixture.login("user\(index)@stanford.edu", address: "192.0.2.\(index)") }
+            fixture.clock.advance(by: .seconds(10))
+        }
+        let call = Operators.call(Operators.bootstrap.text)
+        let first = try await fixture.store.auditEntries(IdentityAuditQueryRequest(operatorCall: call, type: "signIn.failed", limit: 2))
+        #expect(first.entries.count == 2 && first.nextCursor != nil)
+        let second = try await fixture.store.auditEntries(IdentityAuditQueryRequest(operatorCall: call, type: "signIn.failed", cursor: first.nextCursor, limit: 2))
+        let third = try await fixture.store.auditEntries(IdentityAuditQueryRequest(operatorCall: call, type: "signIn.failed", cursor: second.nextCursor, limit: 2))
+        let all = (first.entries + second.entries + third.entries)
+        #expect(all.count == 5 && third.nextCursor == nil)
+        #expect(all.map(\.occurredAt) == all.map(\.occurredAt).sorted(by: >))
+        let start = all.last!.occurredAt
+        let window = try await fixture.store.auditEntries(IdentityAuditQueryRequest(
+            operatorCall: call, type: "signIn.failed", occurredAfter: start.adding(.seconds(10)), occurredBefore: start.adding(.seconds(30))
+        ))
+        #expect(window.entries.map(\.occurredAt) == [start.adding(.seconds(20)), start.adding(.seconds(10))])
+        for bad in [IdentityAuditQueryRequest(operatorCall: call, limit: 0), IdentityAuditQueryRequest(operatorCall: call, limit: 501),
+                    IdentityAuditQueryRequest(operatorCall: call, cursor: "abc"), IdentityAuditQueryRequest(operatorCall: call, cursor: "-5"),
+                    IdentityAuditQueryRequest(operatorCall: call, type: ""), IdentityAuditQueryRequest(operatorCall: call, accountId: "a\u{0}b")] {
+            #expect(await identityError { try await fixture.store.auditEntries(bad) }?.code == .adminInvalidRequest)
+        }
+        let reader = try await fixture.store.createOperatorKey(IdentityCreateOperatorKeyRequest(operatorCall: call, name: "reader", scopes: [.accountsRead]))
+        #expect(await identityError { try await fixture.store.auditEntries(IdentityAuditQueryRequest(operatorCall: Operators.call(reader.secret.value))) }?.code == .adminScopeMissing)
+        #expect(await identityError { try await fixture.store.verifyAudit(IdentityAuditVerifyRequest(operatorCall: Operators.call(reader.secret.value))) }?.code == .adminScopeMissing)
+        // The refusals themselves are in the log, under the reader's key.
+        let refusals = try await fixture.store.auditEntries(IdentityAuditQueryRequest(operatorCall: call, actorId: reader.key.id)).entries
+        #expect(refusals.map(\.facts["outcome"]) == ["admin.scopeMissing", "admin.scopeMissing"])
+    }
+
+    @Test("a deleted account's entries keep their ids and types but no personal data, and the chain still verifies", arguments: IdentityStorageKind.allCases)
+    func erasure(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            let fixture = try Operators.fixture(storage: storage)
+            try await fixture.store.installBootstrapOperatorKey()
+            let other = try await fixture.signUp("other@stanford.edu")
+            _ = try await fixture.login("other@stanford.edu", address: "192.0.2.200")
+            let signedUp = try await fixture.signUp()
+            _ = await identityError { try await fixture.login(password: "wrong horse", address: "192.0.2.77") }
+            let session = try await fixture.login(address: "192.0.2.78")
+            _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland@stanford.edu", clientAddress: "192.0.2.79"))
+            let before = try await Self.entries(fixture, accountId: signedUp.accountId)
+            #expect(before.contains { $0.personal?["userId"] == "leland@stanford.edu" })
+            _ = try await fixture.store.delete(IdentityDeleteRequest(token: session.session.token, currentPassword: SecretString("correct horse battery")))
+            let after = try await Self.entries(fixture, accountId: signedUp.accountId)
+            #expect(after.map(\.type).contains("account.deleted"))
+            #expect(Set(before.map(\.id)).isSubset(of: Set(after.map(\.id))))
+            #expect(after.allSatisfy { $0.personal == nil })
+            #expect(after.filter(\.erased).count == before.filter { $0.personal != nil }.count)
+            // Nothing of it anywhere in the log; another account's entries keep theirs.
+            let everything = try await Self.entries(fixture)
+            let texts = everything.compactMap(\.personal).flatMap(\.values)
+            #expect(!texts.contains { $0.contains("leland") || $0.hasPrefix("192.0.2.7") })
+            #expect(everything.contains { $0.accountId == other.accountId && $0.personal?["clientAddress"] == "192.0.2.200" })
+            #expect(try await Self.verify(fixture).intact)
+        }
+    }
+
+    @Test("retention removes the chain's oldest entries up to the first recent one; the rest verifies from the anchor", arguments: IdentityStorageKind.allCases)
+    func retention(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            var options = IdentityOptions()
+            options.bootstrapOperatorKey = Operators.bootstrap
+            options.auditRetention = .seconds(86_400)
+            let fixture = try IdentityFixture(storage: storage, options: options)
+            try await fixture.store.installBootstrapOperatorKey()
+            for index in 0..<4 {
+                _ = await identityError { try await fixture.login("old\(index)@stanford.edu", address: "192.0.2.\(index)") }
+            }
+            await fixture.store.maintainAudit()
+            fixture.clock.advance(by: .seconds(86_400 + 1))
+            _ = await identityError { try await fixture.login("recent@stanford.edu") }
+            await fixture.store.maintainAudit()
+            let state = try await storage.auditChainState()
+            #expect(state.anchorPosition == 4 && state.headPosition == 5)
+            let left = try await Self.entries(fixture, type: "signIn.failed")
+            #expect(left.count == 1)
+            let verification = try await Self.verify(fixture)
+            #expect(verification.intact && verification.anchorPosition == 4 && verification.entriesChecked >= 1)
+        }
+    }
+
+    @Test("entries appended from many threads while two sealers run are each sealed once, in one unbroken chain", arguments: IdentityStorageKind.allCases)
+    func concurrentSealing(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            let fixture = try Operators.fixture(storage: storage)
+            try await fixture.store.installBootstrapOperatorKey()
+            let writers = 8
+            let perWriter = 40
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 0..<writers {
+                    group.addTask {
+                        for index in 0..<perWriter {
+                            try await storage.appendAudit([AuditRecord(
+                                occurredAt: .now, accountId: "acct-\(writer)", actorType: .system, actorId: nil, type: "test.entry", operation: nil,
+                                facts: ["index": "\(index)"], personal: ["clientAddress": "198.51.100.\(writer)"]
+                            )])
+                        }
+                    }
+                }
+                for _ in 0..<2 {
+                    group.addTask {
+                        for _ in 0..<30 { _ = try await storage.sealAudit(limit: 25) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let verification = try await Self.verify(fixture)
+            #expect(verification.intact && verification.headPosition == Int64(writers * perWriter) && verification.entriesChecked == verification.headPosition)
+            let chain = try await storage.auditChain(after: 0, limit: 10_000)
+            #expect(chain.count == writers * perWriter && Set(chain.map(\.record.id)).count == chain.count)
+        }
+    }
+}
