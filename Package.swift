@@ -221,10 +221,15 @@ let package = Package(
             pkgConfig: "libargon2",
             providers: [.apt(["libargon2-dev"])]
         ),
+        .systemLibrary(
+            name: "CCrypt",
+            path: "Services/Identity/CCrypt",
+            providers: [.apt(["libcrypt-dev"])]
+        ),
         .target(
             name: "IdentityService",
             dependencies: serviceFoundation + [
-                "CArgon2", "KontoWebAuthn", .crypto,
+                "CArgon2", "CCrypt", "KontoWebAuthn", .crypto,
                 // RFC 4226/6238 one-time passwords for the TOTP second factor.
                 .product(name: "HummingbirdOTP", package: "hummingbird-auth"),
                 .product(name: "ExtrasBase64", package: "swift-extras-base64"),

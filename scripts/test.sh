@@ -21,8 +21,9 @@ compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql
 # chromium and its driver (with a font, so that screenshots show text) for the web console's browser test
 # (ConsoleBrowserTests); openssl's command, which makes the SMTP tests' certificate (SMTPClientTests); curl, which runs
 # the stack banner's example and the docs' runnable blocks as a reader would (KontoStackTests, DocsTests); HAProxy and
-# iproute2, the load balancer and the network namespaces of the multi-host rehearsal (MultiHostTests).
-for package in libpq-dev libssl-dev libargon2-dev chromium chromium-driver fonts-dejavu-core openssl curl haproxy iproute2; do
+# iproute2, the load balancer and the network namespaces of the multi-host rehearsal (MultiHostTests). libcrypt-dev:
+# libxcrypt's bcrypt, for imported password hashes (IdentityService).
+for package in libpq-dev libssl-dev libargon2-dev libcrypt-dev chromium chromium-driver fonts-dejavu-core openssl curl haproxy iproute2; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if ((${#missing[@]})); then
@@ -49,7 +50,7 @@ new_venv() {
 
 # A pinned PyPI package in a virtual environment of its own (made again when the module does not import); prints the
 # environment's path. The environments live in the user's cache (KONTO_PYTHON_TOOLS), not in the clone: a fresh clone
-# on a machine that ran the tests before finds them (installing all seven takes about 100 s), and each is named by its
+# on a machine that ran the tests before finds them (installing them all takes about 100 s), and each is named by its
 # pinned version, so a changed pin makes a new one.
 python_tools=${KONTO_PYTHON_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/konto/python-tools}
 python_tool() {
@@ -86,6 +87,11 @@ export KONTO_PYOTP_PYTHON="$pyotp/bin/python"
 zxing=$(python_tool zxing-cpp 2.3.0 zxingcpp)
 "$zxing/bin/python" -c 'import numpy' 2>/dev/null || "$zxing/bin/pip" install -q numpy==2.4.6 >&2
 export KONTO_ZXING_PYTHON="$zxing/bin/python"
+# bcrypt, argon2-cffi and passlib: the foreign makers of the password hashes an operator imports (PasswordImportTests,
+# the import over HTTP), in one environment.
+hashes=$(python_tool bcrypt 5.0.0 bcrypt)
+"$hashes/bin/python" -c 'import argon2, passlib' 2>/dev/null || "$hashes/bin/pip" install -q argon2-cffi==25.1.0 passlib==1.7.4 >&2
+export KONTO_HASHES_PYTHON="$hashes/bin/python"
 # aiosmtpd, a real SMTP server for the mail courier's tests (SMTPClientTests).
 aiosmtpd=$(python_tool aiosmtpd 1.4.6 aiosmtpd)
 export KONTO_AIOSMTPD_PYTHON="$aiosmtpd/bin/python"

@@ -1,4 +1,7 @@
 import CArgon2
+import CCrypt
+import Crypto
+import CryptoExtras
 
 /// argon2id through libargon2: hashing to a PHC string, constant-time verification, and whether a stored hash
 /// should be made again with the current parameters. Every call computes for tens of milliseconds: run it on
@@ -49,15 +52,45 @@ public struct PasswordHasher: Sendable {
         return hash
     }
 
-    /// Whether `password` is the one `hash` was made from; libargon2 compares in constant time.
+    /// Whether `password` is the one `hash` was made from, compared in constant time: libargon2 for argon2id;
+    /// libxcrypt for an imported bcrypt hash; PBKDF2-SHA256 (swift-crypto's) for an imported PBKDF2 one.
     public func verify(_ password: String, against hash: PasswordHash) -> Bool {
-        let password = Array(password.utf8)
-        return argon2id_verify(hash.encoded, password, password.count) == ARGON2_OK.rawValue
+        switch hash.scheme {
+        case .argon2id:
+            let password = Array(password.utf8)
+            return argon2id_verify(hash.encoded, password, password.count) == ARGON2_OK.rawValue
+        case .bcrypt:
+            return Self.verifyBcrypt(password, against: hash.encoded)
+        case .pbkdf2SHA256:
+            guard let fields = hash.pbkdf2 else { return false }
+            return Self.verifyPBKDF2(password, against: fields)
+        }
     }
 
-    /// Whether a stored hash was made with other parameters than the current ones (rehash it at the next login).
+    /// Whether a stored hash should be made again at the next successful login: argon2id with other parameters than
+    /// the current ones, and every imported hash of another scheme.
     public func needsRehash(_ hash: PasswordHash) -> Bool {
-        hash.parameters != parameters
+        hash.scheme != .argon2id || hash.parameters != parameters
+    }
+
+    /// bcrypt through libxcrypt's `crypt_r` (re-hashes with the stored salt and cost). bcrypt reads a C string: a
+    /// password with a NUL would be checked up to it only, so it never matches.
+    static func verifyBcrypt(_ password: String, against encoded: String) -> Bool {
+        guard !password.utf8.contains(0) else { return false }
+        var data = crypt_data()
+        let computed: [UInt8]? = withUnsafeMutablePointer(to: &data) { pointer in
+            guard let result = crypt_r(password, encoded, pointer) else { return nil }
+            return Array(String(cString: result).utf8)
+        }
+        guard let computed else { return false }
+        return ConstantTime.equal(computed, Array(encoded.utf8))
+    }
+
+    static func verifyPBKDF2(_ password: String, against fields: PasswordHash.PBKDF2) -> Bool {
+        guard let key = try? KDF.Insecure.PBKDF2.deriveKey(
+            from: Array(password.utf8), salt: fields.salt, using: .sha256, outputByteCount: fields.digest.count, unsafeUncheckedRounds: fields.rounds
+        ) else { return false }
+        return key.withUnsafeBytes { ConstantTime.equal(Array($0), fields.digest) }
     }
 }
 

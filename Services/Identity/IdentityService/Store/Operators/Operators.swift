@@ -30,7 +30,7 @@ struct Operators: IdentityPart {
             found = try await stored { () async throws(IdentityStorageError) in try await storage.operatorKey(id: presented.keyId) }
         }
         let hash = Array(SHA256.hash(data: presented?.secret ?? []))
-        let matches = Self.constantTimeEqual(hash, found?.secretHash ?? Self.absentHash)
+        let matches = ConstantTime.equal(hash, found?.secretHash ?? Self.absentHash)
         guard presented != nil, let key = found, matches, key.revokedAt == nil, key.expiresAt.map({ now < $0 }) ?? true else {
             if !throttleKeys.isEmpty {
                 try await sessions.recordFailure(throttleKeys, at: now)
@@ -58,15 +58,6 @@ struct Operators: IdentityPart {
         ServiceError(code: .adminInvalidRequest, message: message)
     }
 
-    /// Equal bytes, in time that depends only on the length (both are SHA-256 digests here).
-    static func constantTimeEqual(_ left: [UInt8], _ right: [UInt8]) -> Bool {
-        guard left.count == right.count else { return false }
-        var difference: UInt8 = 0
-        for index in left.indices {
-            difference |= left[index] ^ right[index]
-        }
-        return difference == 0
-    }
 
     // MARK: Keys
 
