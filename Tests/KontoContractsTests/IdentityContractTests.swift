@@ -27,7 +27,7 @@ struct IdentityContractTests {
             IdentityContract.searchAccounts.carriesSecrets, IdentityContract.accountRecord.carriesSecrets,
             IdentityContract.disableAccount.carriesSecrets, IdentityContract.enableAccount.carriesSecrets,
             IdentityContract.accountSessions.carriesSecrets, IdentityContract.endAccountSessions.carriesSecrets,
-            IdentityContract.auditEntries.carriesSecrets, IdentityContract.verifyAudit.carriesSecrets,
+            IdentityContract.auditEntries.carriesSecrets, IdentityContract.verifyAudit.carriesSecrets, IdentityContract.deleteAccount.carriesSecrets,
         ]
         #expect(carrying.allSatisfy { $0 })
         let plain = [
@@ -44,7 +44,7 @@ struct IdentityContractTests {
             IdentityContract.listIdentities.carriesSecrets,
         ]
         #expect(plain.allSatisfy { !$0 })
-        #expect(Set(IdentityContract.methods).count == 45)
+        #expect(Set(IdentityContract.methods).count == 46)
     }
 
     @Test("a login request carries its password only as the contract encodes it")

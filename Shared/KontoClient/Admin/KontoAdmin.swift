@@ -191,6 +191,14 @@ public struct KontoAdmin: Sendable {
         }
     }
 
+    /// Deletes the account by its owner's deletion path: its sessions end, its data is erased (docs/ADMIN.md).
+    public func deleteAccount(_ accountId: String) async throws {
+        switch try await client.call(token: key, { try await $0.adminDeleteAccount(path: .init(accountId: accountId)) }) {
+        case .noContent: return
+        case .default(let status, let problem): throw KontoClient.refusal(status, problem)
+        }
+    }
+
     public func enableAccount(_ accountId: String) async throws {
         switch try await client.call(token: key, { try await $0.adminEnableAccount(path: .init(accountId: accountId)) }) {
         case .noContent: return

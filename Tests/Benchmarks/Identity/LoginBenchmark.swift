@@ -225,6 +225,7 @@ struct LoginBenchmark: AsyncParsableCommand {
     ) async throws -> (with: Double, without: Double, overhead: Double, postgresWith: Double, postgresWithout: Double) {
         let discard = """
             CREATE OR REPLACE FUNCTION identity.bench_discard_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+            DROP TRIGGER IF EXISTS bench_discard_audit ON identity.audit_log;
             CREATE TRIGGER bench_discard_audit BEFORE INSERT ON identity.audit_log FOR EACH ROW EXECUTE FUNCTION identity.bench_discard_audit();
             """
         let keep = "DROP TRIGGER IF EXISTS bench_discard_audit ON identity.audit_log;"

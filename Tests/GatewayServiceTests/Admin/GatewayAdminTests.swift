@@ -221,13 +221,43 @@ struct GatewayAdminTests {
     }
 
     /// One stack for the operator's changes and what the audit log shows of them (a stack per test cost CI a minute).
-    @Test("disabling and sessions, then the audit log of it all: every change and admin call with its key, failures with their reason; konto admin audit verify finds a changed entry")
+    @Test("disabling, sessions and deletion, then the audit log of it all: every change and admin call with its key, failures with their reason; konto admin audit verify finds a changed entry")
     func changesAndAudit() async throws {
         try await Self.withAdmin { running, admin in
             try await Self.disabling(running, admin)
             try await Self.sessions(running, admin)
-            try await Self.audit(running, admin)
+            let deleted = try await Self.deletion(running, admin)
+            try await Self.audit(running, admin, deleted: deleted)
         }
+    }
+
+    /// Deletion by an operator: the owner's path (the session refused on its very next request, the account gone from
+    /// search, its userId free again); a second time 404; the command asks for --yes. Returns the deleted accountId.
+    static func deletion(_ running: GatewayHarness.Running, _ admin: GatewayHarness.Running) async throws -> String {
+        let root = Self.bootstrap.text
+        let user = try await running.signUp("babbage@example.org")
+        let reader = try await admin.request(.POST, "/admin/v1/keys", json: #"{"name":"looker","scopes":["accounts:read"]}"#, token: root)
+        let readerKey = try #require(reader.object["secret"] as? String)
+        #expect(try await admin.request(.DELETE, "/admin/v1/accounts/\(user.accountId)", token: readerKey).code == "admin.scopeMissing")
+        #expect(try await running.request(.GET, "/v1/account", token: user.token).status == 200)
+        let deleted = try await admin.request(.DELETE, "/admin/v1/accounts/\(user.accountId)", token: root)
+        #expect(deleted.status == 204, "\(deleted.text)")
+        #expect(try await running.request(.GET, "/v1/account", token: user.token).status == 401)
+        let found = try await admin.request(.GET, "/admin/v1/accounts?userIdPrefix=babbage", token: root)
+        #expect((found.object["accounts"] as? [[String: Any]])?.isEmpty == true, "\(found.text)")
+        let again = try await admin.request(.DELETE, "/admin/v1/accounts/\(user.accountId)", token: root)
+        #expect(again.status == 404 && again.code == "account.notFound")
+        // Its userId is free again.
+        #expect(try await running.request(.POST, "/v1/accounts", json: #"{"userId":"babbage@example.org","password":"correct horse battery","details":{"name":{"givenName":"C"}}}"#).status == 201)
+        let executable = try ServiceProcess.executable(named: "konto")
+        let environment = ["KONTO_ADMIN_URL": try #require(admin.adminURL), "KONTO_ADMIN_KEY": root]
+        let unasked = try await ServiceProcess.run(executable, arguments: ["admin", "accounts", "delete", user.accountId], environment: environment)
+        #expect(unasked.status == 64 && unasked.standardError.contains("--yes"), "\(unasked.standardError)")
+        let second = try await running.signUp("lovelace@example.org")
+        let command = try await ServiceProcess.run(executable, arguments: ["admin", "accounts", "delete", second.accountId, "--yes"], environment: environment)
+        #expect(command.status == 0 && command.standardOutput == "Account \(second.accountId) deleted.\n", "\(command.standardOutput)\(command.standardError)")
+        #expect(try await running.request(.GET, "/v1/account", token: second.token).status == 401)
+        return user.accountId
     }
 
     /// Disabling: the session is refused at once, the right password reads as a wrong one, search finds it disabled;
@@ -299,8 +329,17 @@ struct GatewayAdminTests {
 
     /// The audit log of what `disabling` and `sessions` did: the operator's changes and calls under the key's id,
     /// failed sign-ins with their internal reason and the client's address; sealed and verified; a changed entry found.
-    static func audit(_ running: GatewayHarness.Running, _ admin: GatewayHarness.Running) async throws {
+    static func audit(_ running: GatewayHarness.Running, _ admin: GatewayHarness.Running, deleted: String) async throws {
         let root = Self.bootstrap.text
+        // The deleted account's entries: kept by id and type, erased of personal data, the deletion the operator's. (An
+        // admin call's own entry keeps the address it came from: the operator's, not the account's.)
+        let gone = try await admin.request(.GET, "/admin/v1/audit?accountId=\(deleted)", token: root)
+        let goneEntries = try #require(gone.object["entries"] as? [[String: Any]])
+        let deletion = try #require(goneEntries.first { $0["type"] as? String == "account.deleted" }, "\(gone.text)")
+        #expect(deletion["actorType"] as? String == "operator" && deletion["actorId"] as? String == Self.bootstrap.keyId)
+        let owners = goneEntries.filter { !($0["type"] as? String ?? "").hasPrefix("admin.") }
+        #expect(owners.allSatisfy { $0["personal"] == nil } && owners.contains { $0["erased"] as? Bool == true }, "\(gone.text)")
+        #expect(goneEntries.contains { $0["type"] as? String == "admin.deleteAccount" })
         let turing = try #require((try await admin.request(.GET, "/admin/v1/accounts?userIdPrefix=turing", token: root).object["accounts"] as? [[String: Any]])?.first?["accountId"] as? String)
         let listed = try await admin.request(.GET, "/admin/v1/audit?accountId=\(turing)&limit=500", token: root)
         #expect(listed.status == 200, "\(listed.text)")

@@ -83,6 +83,14 @@ extension GatewayAPI {
         return .noContent(.init())
     }
 
+    func adminDeleteAccount(_ input: Operations.AdminDeleteAccount.Input) async throws -> Operations.AdminDeleteAccount.Output {
+        let done = try await upstreams.identity(IdentityContract.deleteAccount, IdentityAccountStateRequest(operatorCall: Self.operatorCall(), accountId: input.path.accountId))
+        // As the owner's deletion: answered once every gateway's cache has dropped its sessions.
+        cache.invalidate(accountId: input.path.accountId)
+        await awaitCaches(done.eventIds)
+        return .noContent(.init())
+    }
+
     func adminEnableAccount(_ input: Operations.AdminEnableAccount.Input) async throws -> Operations.AdminEnableAccount.Output {
         _ = try await upstreams.identity(IdentityContract.enableAccount, IdentityAccountStateRequest(operatorCall: Self.operatorCall(), accountId: input.path.accountId))
         return .noContent(.init())

@@ -159,6 +159,14 @@ public final class IdentityStore: Sendable {
     @discardableResult public func runCleanups(limit: Int = 100) async -> Int { await maintenance.runCleanups(limit: limit) }
     @discardableResult public func pruneExpired(limit: Int = 500) async -> PrunedRecords { await maintenance.pruneExpired(limit: limit) }
 
+    /// Deletes an account for an operator (scope accounts:write), by the owner's deletion path.
+    public func deleteAccount(_ request: IdentityAccountStateRequest) async throws(ServiceError) -> IdentityDone {
+        try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: false) { () async throws(ServiceError) in
+            _ = try await operators.authorize(request.operatorCall, scope: .accountsWrite)
+            return try await security.erase(accountId: request.accountId, at: context.clock())
+        }
+    }
+
     // MARK: Audit
     public func auditEntries(_ request: IdentityAuditQueryRequest) async throws(ServiceError) -> IdentityAuditPage {
         try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: true) { () async throws(ServiceError) in try await audit.auditEntries(request) }

@@ -185,7 +185,7 @@ struct AdminAccounts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "accounts",
         abstract: "Search accounts and show one (scope accounts:read); disable and enable one (scope accounts:write).",
-        subcommands: [Search.self, Show.self, Disable.self, Enable.self, Sessions.self, EndSessions.self]
+        subcommands: [Search.self, Show.self, Disable.self, Enable.self, Delete.self, Sessions.self, EndSessions.self]
     )
 
     /// `konto admin accounts search`.
@@ -281,6 +281,27 @@ struct AdminAccounts: AsyncParsableCommand {
             try await options.perform { admin, output in
                 try await admin.enableAccount(accountId)
                 output.answer("Account \(accountId) enabled.", Disable.Changed(accountId: accountId, disabled: false))
+            }
+        }
+    }
+
+    /// `konto admin accounts delete ID --yes`: no way back, so it is asked for by name.
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete an account by its owner's deletion path: its data is erased (scope accounts:write).")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "The accountId.") var accountId: String
+        @Flag(help: "Yes, delete it: there is no way back.") var yes = false
+
+        struct Deleted: Encodable { var accountId: String; var deleted: Bool }
+
+        func validate() throws {
+            guard yes else { throw ValidationError("deleting an account cannot be undone: add --yes") }
+        }
+
+        func run() async throws {
+            try await options.perform { admin, output in
+                try await admin.deleteAccount(accountId)
+                output.answer("Account \(accountId) deleted.", Deleted(accountId: accountId, deleted: true))
             }
         }
     }

@@ -83,7 +83,14 @@ extension AccountSecurity {
         let now = clock()
         let session = try await sessions.validSession(request.token, at: now)
         try await factors.authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
-        let accountId = session.accountId
+        return try await erase(accountId: session.accountId, at: now)
+    }
+
+    /// The one deletion path, the owner's and an operator's: the credentials, sessions, tokens, factors and identities
+    /// go with `deletingAccount` in one transaction (its audit entries' personal data with them), the profile's
+    /// deletion is scheduled, and the userId's failure count is forgotten.
+    /// - Throws: `account.notFound` when there is no such account.
+    func erase(accountId: String, at now: Timestamp) async throws(ServiceError) -> IdentityDone {
         let normalizedUserId = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }?.normalizedUserId
         let written = WrittenEvents()
         let deleted = try await stored { () async throws(IdentityStorageError) in
