@@ -65,6 +65,7 @@ struct IdentityContractConsumerTests {
         ContractCodec.entry(IdentityContract.auditEntries),
         ContractCodec.entry(IdentityContract.verifyAudit),
         ContractCodec.entry(IdentityContract.deleteAccount),
+        ContractCodec.entry(IdentityContract.sendPasswordReset),
         ContractCodec.entry(IdentityContract.signInAnonymously),
         ContractCodec.entry(IdentityContract.login),
         ContractCodec.entry(IdentityContract.validateSession),

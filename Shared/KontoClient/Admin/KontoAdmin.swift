@@ -199,6 +199,14 @@ public struct KontoAdmin: Sendable {
         }
     }
 
+    /// Mails the account's owner a password reset link (docs/ADMIN.md).
+    public func sendPasswordReset(_ accountId: String) async throws {
+        switch try await client.call(token: key, { try await $0.adminSendPasswordReset(path: .init(accountId: accountId)) }) {
+        case .accepted: return
+        case .default(let status, let problem): throw KontoClient.refusal(status, problem)
+        }
+    }
+
     public func enableAccount(_ accountId: String) async throws {
         switch try await client.call(token: key, { try await $0.adminEnableAccount(path: .init(accountId: accountId)) }) {
         case .noContent: return

@@ -74,6 +74,8 @@ public enum IdentityContract {
     public static let enableAccount = WireMethod<IdentityAccountStateRequest, IdentityDone>.carryingSecrets("identity.enableAccount")
     /// Deletes an account by the owner's deletion path (its data erased, `deletingAccount`; `eventIds` for the caches).
     public static let deleteAccount = WireMethod<IdentityAccountStateRequest, IdentityDone>.carryingSecrets("identity.deleteAccount")
+    /// Mails the account's owner a password reset, as the owner's own request would (within the same hourly allowance).
+    public static let sendPasswordReset = WireMethod<IdentityAccountStateRequest, IdentityDone>.carryingSecrets("identity.sendPasswordReset")
     /// An account's live sessions (never a token).
     public static let accountSessions = WireMethod<IdentityAccountSessionsRequest, IdentityAccountSessions>.carryingSecrets("identity.accountSessions")
     /// Ends one of an account's sessions, or all (`eventIds` for the caches).
@@ -92,7 +94,8 @@ public enum IdentityContract {
         requestEmailCode.name, emailCodeLogin.name, externalLogin.name, identityProviders.name, externalAuthorization.name,
         linkIdentity.name, listIdentities.name, unlinkIdentity.name, operatorAuthorize.name, createOperatorKey.name, listOperatorKeys.name,
         revokeOperatorKey.name, searchAccounts.name, accountRecord.name, disableAccount.name, enableAccount.name, accountSessions.name,
-        endAccountSessions.name, auditEntries.name, verifyAudit.name, deleteAccount.name, HealthContract.check.name,
+        endAccountSessions.name, auditEntries.name, verifyAudit.name, deleteAccount.name,
+        sendPasswordReset.name, HealthContract.check.name,
     ]
 
     /// Every code an Identity method may answer with (besides the wire layer's).
@@ -167,6 +170,7 @@ public enum IdentityContract {
             disableAccount.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
             enableAccount.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
             deleteAccount.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
+            sendPasswordReset.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound, .adminInvalidRequest] + storage,
             accountSessions.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
             endAccountSessions.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound, .adminSessionNotFound] + storage,
             auditEntries.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .adminInvalidRequest] + storage,

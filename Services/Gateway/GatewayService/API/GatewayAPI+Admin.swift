@@ -91,6 +91,11 @@ extension GatewayAPI {
         return .noContent(.init())
     }
 
+    func adminSendPasswordReset(_ input: Operations.AdminSendPasswordReset.Input) async throws -> Operations.AdminSendPasswordReset.Output {
+        _ = try await upstreams.identity(IdentityContract.sendPasswordReset, IdentityAccountStateRequest(operatorCall: Self.operatorCall(), accountId: input.path.accountId))
+        return .accepted(.init())
+    }
+
     func adminEnableAccount(_ input: Operations.AdminEnableAccount.Input) async throws -> Operations.AdminEnableAccount.Output {
         _ = try await upstreams.identity(IdentityContract.enableAccount, IdentityAccountStateRequest(operatorCall: Self.operatorCall(), accountId: input.path.accountId))
         return .noContent(.init())

@@ -167,6 +167,14 @@ public final class IdentityStore: Sendable {
         }
     }
 
+    /// Mails the owner a password reset for an operator (scope accounts:write).
+    public func sendPasswordReset(_ request: IdentityAccountStateRequest) async throws(ServiceError) -> IdentityDone {
+        try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: false) { () async throws(ServiceError) in
+            _ = try await operators.authorize(request.operatorCall, scope: .accountsWrite)
+            return try await proofs.sendPasswordReset(accountId: request.accountId, at: context.clock())
+        }
+    }
+
     // MARK: Audit
     public func auditEntries(_ request: IdentityAuditQueryRequest) async throws(ServiceError) -> IdentityAuditPage {
         try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: true) { () async throws(ServiceError) in try await audit.auditEntries(request) }

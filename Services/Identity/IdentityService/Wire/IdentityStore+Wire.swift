@@ -51,6 +51,7 @@ extension IdentityStore {
         server.register(IdentityContract.disableAccount) { request, _ in try await self.disableAccount(request) }
         server.register(IdentityContract.enableAccount) { request, _ in try await self.enableAccount(request) }
         server.register(IdentityContract.deleteAccount) { request, _ in try await self.deleteAccount(request) }
+        server.register(IdentityContract.sendPasswordReset) { request, _ in try await self.sendPasswordReset(request) }
         server.register(IdentityContract.accountSessions) { request, _ in try await self.accountSessions(request) }
         server.register(IdentityContract.endAccountSessions) { request, _ in try await self.endAccountSessions(request) }
         server.register(IdentityContract.auditEntries) { request, _ in try await self.auditEntries(request) }

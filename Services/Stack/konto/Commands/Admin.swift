@@ -185,7 +185,7 @@ struct AdminAccounts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "accounts",
         abstract: "Search accounts and show one (scope accounts:read); disable and enable one (scope accounts:write).",
-        subcommands: [Search.self, Show.self, Disable.self, Enable.self, Delete.self, Sessions.self, EndSessions.self]
+        subcommands: [Search.self, Show.self, Disable.self, Enable.self, Delete.self, PasswordReset.self, Sessions.self, EndSessions.self]
     )
 
     /// `konto admin accounts search`.
@@ -302,6 +302,22 @@ struct AdminAccounts: AsyncParsableCommand {
             try await options.perform { admin, output in
                 try await admin.deleteAccount(accountId)
                 output.answer("Account \(accountId) deleted.", Deleted(accountId: accountId, deleted: true))
+            }
+        }
+    }
+
+    /// `konto admin accounts password-reset ID`.
+    struct PasswordReset: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "password-reset", abstract: "Mail the owner a password reset link (scope accounts:write).")
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "The accountId.") var accountId: String
+
+        struct Sent: Encodable { var accountId: String; var resetMailed: Bool }
+
+        func run() async throws {
+            try await options.perform { admin, output in
+                try await admin.sendPasswordReset(accountId)
+                output.answer("A password reset is on its way to the owner of \(accountId).", Sent(accountId: accountId, resetMailed: true))
             }
         }
     }

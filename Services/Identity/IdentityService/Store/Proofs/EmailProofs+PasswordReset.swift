@@ -31,9 +31,32 @@ extension EmailProofs {
             logger.info("password reset not sent: allowance used", metadata: ["konto.account_id": "\(credential.accountId)", "konto.known_client": "\(known)"])
             return IdentityDone()
         }
+        try await createReset(accountId: credential.accountId, userId: userId, at: now)
+        return IdentityDone()
+    }
+
+    /// A reset an operator asked for (docs/ADMIN.md): the same token and mail as the owner's own request, within an
+    /// hourly allowance of its own (``IdentityOptions/resetMailsPerHour``), so a key cannot flood a mailbox; refused
+    /// openly, as an operator knows the account: `account.notFound`, `admin.invalidRequest` for an account with no
+    /// address to mail or a disabled one, `account.throttled` past the allowance.
+    func sendPasswordReset(accountId: String, at now: Timestamp) async throws(ServiceError) -> IdentityDone {
+        guard let credential = try await stored({ () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }) else {
+            throw ServiceError(AccountError(code: .notFound))
+        }
+        guard configuration.userIdType == .emailAddress, let userId = credential.userId, let normalizedUserId = credential.normalizedUserId else {
+            throw Operators.invalid("The account has no address to mail a reset to.")
+        }
+        guard credential.disabledAt == nil else { throw Operators.invalid("A disabled account is mailed no reset: enable it first.") }
+        let allowance = mail.mailAllowanceKey("reset-operator", normalizedUserId: normalizedUserId, knownClient: nil)
+        try await mail.takeMailAllowances([(allowance, options.resetMailsPerHour)], at: now)
+        try await createReset(accountId: accountId, userId: userId, at: now)
+        return IdentityDone()
+    }
+
+    /// A reset token (its hash stored) with `passwordResetRequested` and the mail to `userId`.
+    private func createReset(accountId: String, userId: String, at now: Timestamp) async throws(ServiceError) {
         let token = SecretToken.generate()
         let expiresAt = now.adding(options.resetTokenLifetime)
-        let accountId = credential.accountId
         try await stored { () async throws(IdentityStorageError) in
             try await storage.createResetToken(
                 tokenHash: SecretToken.hash(token),
@@ -46,7 +69,6 @@ extension EmailProofs {
             )
         }
         logger.info("password reset requested", metadata: ["konto.account_id": "\(accountId)"])
-        return IdentityDone()
     }
 
     /// Sets a new password with a reset token: once, before it expires. Every session of the account ends.
