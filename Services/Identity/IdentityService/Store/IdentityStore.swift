@@ -87,15 +87,18 @@ public final class IdentityStore: Sendable {
     /// Runs an operation in its audit scope: the changes it makes are audited as its (``AuditScope``), the operation
     /// named after the method calling this.
     func audited<T>(_ clientAddress: String?, operation: String = #function, _ body: () async throws(ServiceError) -> T) async throws(ServiceError) -> T {
-        let scope = AuditScope(operation: String(operation.prefix { $0 != "(" }), clientAddress: clientAddress)
-        let result: Result<T, ServiceError> = await AuditScope.$current.withValue(scope) {
+        try await Self.run(in: AuditScope(operation: String(operation.prefix { $0 != "(" }), clientAddress: clientAddress), body).get()
+    }
+
+    /// `body` with `scope` as the task's audit scope, its typed error kept.
+    private static func run<T>(in scope: AuditScope, _ body: () async throws(ServiceError) -> T) async -> Result<T, ServiceError> {
+        await AuditScope.$current.withValue(scope) {
             do throws(ServiceError) {
                 return .success(try await body())
             } catch {
                 return .failure(error)
             }
         }
-        return try result.get()
     }
 
     /// An admin call in its audit scope, recorded afterwards with its outcome and the key that made it (an operator's
@@ -104,14 +107,7 @@ public final class IdentityStore: Sendable {
         _ call: IdentityOperatorCall, accountId: String?, mustLand: Bool, operation: String = #function, _ body: () async throws(ServiceError) -> T
     ) async throws(ServiceError) -> T {
         let scope = AuditScope(operation: String(operation.prefix { $0 != "(" }), clientAddress: call.clientAddress)
-        let result: Result<T, ServiceError> = await AuditScope.$current.withValue(scope) {
-            do throws(ServiceError) {
-                return .success(try await body())
-            } catch {
-                return .failure(error)
-            }
-        }
-        switch result {
+        switch await Self.run(in: scope, body) {
         case .success(let value):
             try await audit.recordAdminCall(accountId: accountId, facts: [:], outcome: "ok", scope: scope, mustLand: mustLand)
             return value
