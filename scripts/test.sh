@@ -110,7 +110,7 @@ kubernetes_validate=$(python_tool kubernetes-validate 1.37.0 kubernetes_validate
 export KONTO_KUBERNETES_VALIDATE="$kubernetes_validate/bin/kubernetes-validate"
 checkov=$(python_tool checkov 3.3.30 checkov)
 export KONTO_CHECKOV="$checkov/bin/checkov"
-phase "the Python tools (schemathesis, Selenium, standardwebhooks, pyotp, zxing-cpp, aiosmtpd, oidc-provider-mock, opentelemetry-proto, kubernetes-validate, checkov)"
+phase "the Python tools (schemathesis, Selenium, standardwebhooks, pyotp, zxing-cpp, bcrypt with argon2-cffi and passlib, aiosmtpd, oidc-provider-mock, opentelemetry-proto, kubernetes-validate, checkov)"
 
 # At most three tests at once (KONTO_TEST_PARALLELISM to change it): the suite starts PostgreSQL clusters, service
 # processes, Chromium, Python judges and load, and on two cores unbounded parallelism failed 2 of 4 full runs on timing

@@ -28,7 +28,7 @@ struct IdentityContractTests {
             IdentityContract.disableAccount.carriesSecrets, IdentityContract.enableAccount.carriesSecrets,
             IdentityContract.accountSessions.carriesSecrets, IdentityContract.endAccountSessions.carriesSecrets,
             IdentityContract.auditEntries.carriesSecrets, IdentityContract.verifyAudit.carriesSecrets, IdentityContract.deleteAccount.carriesSecrets,
-            IdentityContract.sendPasswordReset.carriesSecrets,
+            IdentityContract.sendPasswordReset.carriesSecrets, IdentityContract.removeAccountFactor.carriesSecrets,
         ]
         #expect(carrying.allSatisfy { $0 })
         let plain = [
@@ -45,7 +45,7 @@ struct IdentityContractTests {
             IdentityContract.listIdentities.carriesSecrets,
         ]
         #expect(plain.allSatisfy { !$0 })
-        #expect(Set(IdentityContract.methods).count == 47)
+        #expect(Set(IdentityContract.methods).count == 48)
     }
 
     @Test("a login request carries its password only as the contract encodes it")

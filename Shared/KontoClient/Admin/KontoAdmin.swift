@@ -207,6 +207,14 @@ public struct KontoAdmin: Sendable {
         }
     }
 
+    /// Removes one of the account's second factors; its owner is mailed (docs/ADMIN.md).
+    public func removeFactor(_ factorId: String, of accountId: String) async throws {
+        switch try await client.call(token: key, { try await $0.adminRemoveFactor(path: .init(accountId: accountId, factorId: factorId)) }) {
+        case .noContent: return
+        case .default(let status, let problem): throw KontoClient.refusal(status, problem)
+        }
+    }
+
     public func enableAccount(_ accountId: String) async throws {
         switch try await client.call(token: key, { try await $0.adminEnableAccount(path: .init(accountId: accountId)) }) {
         case .noContent: return

@@ -76,6 +76,8 @@ public enum IdentityContract {
     public static let deleteAccount = WireMethod<IdentityAccountStateRequest, IdentityDone>.carryingSecrets("identity.deleteAccount")
     /// Mails the account's owner a password reset, as the owner's own request would (within the same hourly allowance).
     public static let sendPasswordReset = WireMethod<IdentityAccountStateRequest, IdentityDone>.carryingSecrets("identity.sendPasswordReset")
+    /// Removes one of an account's second factors (its owner is mailed, as when they remove one themselves).
+    public static let removeAccountFactor = WireMethod<IdentityAccountFactorRequest, IdentityFactorRemoved>.carryingSecrets("identity.removeAccountFactor")
     /// An account's live sessions (never a token).
     public static let accountSessions = WireMethod<IdentityAccountSessionsRequest, IdentityAccountSessions>.carryingSecrets("identity.accountSessions")
     /// Ends one of an account's sessions, or all (`eventIds` for the caches).
@@ -95,7 +97,7 @@ public enum IdentityContract {
         linkIdentity.name, listIdentities.name, unlinkIdentity.name, operatorAuthorize.name, createOperatorKey.name, listOperatorKeys.name,
         revokeOperatorKey.name, searchAccounts.name, accountRecord.name, disableAccount.name, enableAccount.name, accountSessions.name,
         endAccountSessions.name, auditEntries.name, verifyAudit.name, deleteAccount.name,
-        sendPasswordReset.name, HealthContract.check.name,
+        sendPasswordReset.name, removeAccountFactor.name, HealthContract.check.name,
     ]
 
     /// Every code an Identity method may answer with (besides the wire layer's).
@@ -171,6 +173,7 @@ public enum IdentityContract {
             enableAccount.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
             deleteAccount.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
             sendPasswordReset.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound, .adminInvalidRequest] + storage,
+            removeAccountFactor.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .factorNotFound] + storage,
             accountSessions.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
             endAccountSessions.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound, .adminSessionNotFound] + storage,
             auditEntries.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .adminInvalidRequest] + storage,

@@ -267,6 +267,19 @@ public struct IdentityAccountSearchPage: Codable, Sendable, Equatable {
     }
 }
 
+/// One of an account's second factors, for an operator (the help desk removing a factor its owner lost).
+public struct IdentityAccountFactorRequest: Codable, Sendable {
+    public var operatorCall: IdentityOperatorCall
+    public var accountId: String
+    public var factorId: String
+
+    public init(operatorCall: IdentityOperatorCall, accountId: String, factorId: String) {
+        self.operatorCall = operatorCall
+        self.accountId = accountId
+        self.factorId = factorId
+    }
+}
+
 /// One account's credential record, for an operator.
 public struct IdentityAccountRecordRequest: Codable, Sendable {
     public var operatorCall: IdentityOperatorCall

@@ -4,6 +4,7 @@ import Foundation
 import IdentityService
 import KontoContracts
 import KontoTesting
+import KontoTestSupport
 import NIOHTTP1
 import Testing
 
@@ -36,7 +37,7 @@ struct GatewayAdminTests {
         OpenAPIDocument.methods.filter { OpenAPIDocument.isAdminPath($0.key) }.sorted { $0.key < $1.key }.flatMap { path, methods in
             methods.map {
                 (HTTPMethod(rawValue: $0), path.replacingOccurrences(of: "{keyId}", with: "abc").replacingOccurrences(of: "{accountId}", with: "abc")
-                    .replacingOccurrences(of: "{sessionId}", with: "abc"))
+                    .replacingOccurrences(of: "{sessionId}", with: "abc").replacingOccurrences(of: "{factorId}", with: "abc"))
             }
         }
     }
@@ -239,6 +240,17 @@ struct GatewayAdminTests {
         let reader = try await admin.request(.POST, "/admin/v1/keys", json: #"{"name":"looker","scopes":["accounts:read"]}"#, token: root)
         let readerKey = try #require(reader.object["secret"] as? String)
         #expect(try await admin.request(.DELETE, "/admin/v1/accounts/\(user.accountId)", token: readerKey).code == "admin.scopeMissing")
+        // The help desk removes the authenticator app the owner lost: gone from the record; a second time 404.
+        let enrolment = try await running.request(.POST, "/v1/account/factors/totp", token: user.token)
+        let secret = try #require(enrolment.object["secret"] as? String, "\(enrolment.text)")
+        let factorId = try #require(enrolment.object["factorId"] as? String)
+        let code = try #require(TOTPTestCode.code(base32Secret: secret))
+        #expect(try await running.request(.POST, "/v1/account/factors/totp/\(factorId)/confirm", json: #"{"code":"\#(code)"}"#, token: user.token).status == 200)
+        #expect(try await admin.request(.DELETE, "/admin/v1/accounts/\(user.accountId)/factors/\(factorId)", token: readerKey).code == "admin.scopeMissing")
+        #expect(try await admin.request(.DELETE, "/admin/v1/accounts/\(user.accountId)/factors/\(factorId)", token: root).status == 204)
+        let record = try await admin.request(.GET, "/admin/v1/accounts/\(user.accountId)", token: root)
+        #expect(((record.object["credentials"] as? [String: Any])?["factors"] as? [Any])?.isEmpty == true, "\(record.text)")
+        #expect(try await admin.request(.DELETE, "/admin/v1/accounts/\(user.accountId)/factors/\(factorId)", token: root).code == "account.factorNotFound")
         // A reset mailed on the owner's behalf first (202), through the command too; for no account, 404.
         let reset = try await admin.request(.POST, "/admin/v1/accounts/\(user.accountId)/password-reset", token: root)
         #expect(reset.status == 202, "\(reset.text)")

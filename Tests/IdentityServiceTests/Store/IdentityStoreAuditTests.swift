@@ -217,5 +217,34 @@ struct IdentityStoreAuditTests {
         let audited = try await Self.entries(fixture, accountId: account, type: "passwordReset.requested")
         #expect(audited.count == 4 && audited.filter { $0.actorType == .operator && $0.actorId == Operators.bootstrap.keyId }.count == 3)
     }
+
+    @Test("the help desk removes a factor the owner lost: the owner is mailed, the sign-in asks no second step, the audit names the key; another account's factor is not found; factors:write is needed")
+    func operatorRemovesFactor() async throws {
+        let fixture = try Operators.fixture()
+        try await fixture.store.installBootstrapOperatorKey()
+        let call = Operators.call(Operators.bootstrap.text)
+        let (signedUp, _, factorId) = try await IdentityStoreFactorTests.enrolled(fixture)
+        #expect(try await fixture.loginAnswer().challenge != nil)
+        let other = try await fixture.signUp("other@stanford.edu").accountId
+        let foreign = await identityError {
+            try await fixture.store.removeAccountFactor(IdentityAccountFactorRequest(operatorCall: call, accountId: other, factorId: factorId))
+        }
+        #expect(foreign?.code == .factorNotFound)
+        let reader = try await fixture.store.createOperatorKey(IdentityCreateOperatorKeyRequest(operatorCall: call, name: "reader", scopes: [.accountsRead, .accountsWrite]))
+        let scope = await identityError {
+            try await fixture.store.removeAccountFactor(IdentityAccountFactorRequest(operatorCall: Operators.call(reader.secret.value), accountId: signedUp.accountId, factorId: factorId))
+        }
+        #expect(scope?.code == .adminScopeMissing)
+        let removed = try await fixture.store.removeAccountFactor(IdentityAccountFactorRequest(operatorCall: call, accountId: signedUp.accountId, factorId: factorId))
+        #expect(removed.remainingFactors == 0)
+        #expect(try await IdentityStoreMailTests.mails(fixture).contains { $0.accountId == signedUp.accountId && $0.request.message == .factorRemoved })
+        #expect(try await fixture.loginAnswer().accountSession != nil)
+        let again = await identityError {
+            try await fixture.store.removeAccountFactor(IdentityAccountFactorRequest(operatorCall: call, accountId: signedUp.accountId, factorId: factorId))
+        }
+        #expect(again?.code == .factorNotFound)
+        let audited = try #require(try await Self.entries(fixture, accountId: signedUp.accountId, type: "factor.removed").first)
+        #expect(audited.actorType == .operator && audited.actorId == Operators.bootstrap.keyId && audited.facts["factorId"] == factorId)
+    }
 }
 

@@ -96,6 +96,13 @@ extension GatewayAPI {
         return .accepted(.init())
     }
 
+    func adminRemoveFactor(_ input: Operations.AdminRemoveFactor.Input) async throws -> Operations.AdminRemoveFactor.Output {
+        _ = try await upstreams.identity(IdentityContract.removeAccountFactor, IdentityAccountFactorRequest(
+            operatorCall: Self.operatorCall(), accountId: input.path.accountId, factorId: input.path.factorId
+        ))
+        return .noContent(.init())
+    }
+
     func adminEnableAccount(_ input: Operations.AdminEnableAccount.Input) async throws -> Operations.AdminEnableAccount.Output {
         _ = try await upstreams.identity(IdentityContract.enableAccount, IdentityAccountStateRequest(operatorCall: Self.operatorCall(), accountId: input.path.accountId))
         return .noContent(.init())

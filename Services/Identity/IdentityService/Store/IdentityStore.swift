@@ -171,6 +171,14 @@ public final class IdentityStore: Sendable {
         }
     }
 
+    /// Removes one of an account's second factors for an operator (scope factors:write); the owner is mailed.
+    public func removeAccountFactor(_ request: IdentityAccountFactorRequest) async throws(ServiceError) -> IdentityFactorRemoved {
+        try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: false) { () async throws(ServiceError) in
+            _ = try await operators.authorize(request.operatorCall, scope: .factorsWrite)
+            return try await factors.remove(factorId: request.factorId, of: request.accountId, at: context.clock())
+        }
+    }
+
     // MARK: Audit
     public func auditEntries(_ request: IdentityAuditQueryRequest) async throws(ServiceError) -> IdentityAuditPage {
         try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: true) { () async throws(ServiceError) in try await audit.auditEntries(request) }

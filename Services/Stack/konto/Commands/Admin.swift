@@ -185,7 +185,7 @@ struct AdminAccounts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "accounts",
         abstract: "Search accounts and show one (scope accounts:read); disable and enable one (scope accounts:write).",
-        subcommands: [Search.self, Show.self, Disable.self, Enable.self, Delete.self, PasswordReset.self, Sessions.self, EndSessions.self]
+        subcommands: [Search.self, Show.self, Disable.self, Enable.self, Delete.self, PasswordReset.self, RemoveFactor.self, Sessions.self, EndSessions.self]
     )
 
     /// `konto admin accounts search`.
@@ -318,6 +318,25 @@ struct AdminAccounts: AsyncParsableCommand {
             try await options.perform { admin, output in
                 try await admin.sendPasswordReset(accountId)
                 output.answer("A password reset is on its way to the owner of \(accountId).", Sent(accountId: accountId, resetMailed: true))
+            }
+        }
+    }
+
+    /// `konto admin accounts remove-factor ID FACTOR`.
+    struct RemoveFactor: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "remove-factor", abstract: "Remove one of an account's second factors (its id from `show`); the owner is mailed (scope factors:write)."
+        )
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "The accountId.") var accountId: String
+        @Argument(help: "The factor's id.") var factorId: String
+
+        struct Removed: Encodable { var accountId: String; var factorId: String }
+
+        func run() async throws {
+            try await options.perform { admin, output in
+                try await admin.removeFactor(factorId, of: accountId)
+                output.answer("Factor \(factorId) of \(accountId) removed; its owner is told.", Removed(accountId: accountId, factorId: factorId))
             }
         }
     }

@@ -76,8 +76,12 @@ extension SecondFactors {
         let now = clock()
         let session = try await sessions.validSession(request.token, at: now)
         try await authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
-        let accountId = session.accountId
-        let factorId = request.factorId
+        return try await remove(factorId: request.factorId, of: session.accountId, at: now)
+    }
+
+    /// Removes a factor of the account, the owner's way or an operator's (the help desk): `factorRemoved` and the
+    /// owner's notice in one transaction. `account.factorNotFound` for no such factor of this account.
+    func remove(factorId: String, of accountId: String, at now: Timestamp) async throws(ServiceError) -> IdentityFactorRemoved {
         guard factorId.utf8.count <= 64 else { throw Self.factorNotFound }
         let address = await mail.mailAddress(accountId: accountId)
         let removed = try await stored { () async throws(IdentityStorageError) in
