@@ -68,18 +68,18 @@ public enum IdentityContract {
     /// Accounts by userId (prefix, substring), verification, anonymity, creation, second factor, provider; in pages.
     public static let searchAccounts = WireMethod<IdentityAccountSearchRequest, IdentityAccountSearchPage>.carryingSecrets("identity.searchAccounts")
     /// One account's credential metadata (never a secret, hash or token).
-    public static let accountRecord = WireMethod<IdentityAccountRecordRequest, IdentityAccountRecord>.carryingSecrets("identity.accountRecord")
+    public static let accountRecord = WireMethod<IdentityOperatorAccountRequest, IdentityAccountRecord>.carryingSecrets("identity.accountRecord")
     /// Disables an account: every session ends, no sign-in succeeds until it is enabled (`eventIds` for the caches).
-    public static let disableAccount = WireMethod<IdentityAccountStateRequest, IdentityDone>.carryingSecrets("identity.disableAccount")
-    public static let enableAccount = WireMethod<IdentityAccountStateRequest, IdentityDone>.carryingSecrets("identity.enableAccount")
+    public static let disableAccount = WireMethod<IdentityOperatorAccountRequest, IdentityDone>.carryingSecrets("identity.disableAccount")
+    public static let enableAccount = WireMethod<IdentityOperatorAccountRequest, IdentityDone>.carryingSecrets("identity.enableAccount")
     /// Deletes an account by the owner's deletion path (its data erased, `deletingAccount`; `eventIds` for the caches).
-    public static let deleteAccount = WireMethod<IdentityAccountStateRequest, IdentityDone>.carryingSecrets("identity.deleteAccount")
+    public static let deleteAccount = WireMethod<IdentityOperatorAccountRequest, IdentityDone>.carryingSecrets("identity.deleteAccount")
     /// Mails the account's owner a password reset, as the owner's own request would (within the same hourly allowance).
-    public static let sendPasswordReset = WireMethod<IdentityAccountStateRequest, IdentityDone>.carryingSecrets("identity.sendPasswordReset")
+    public static let sendPasswordReset = WireMethod<IdentityOperatorAccountRequest, IdentityDone>.carryingSecrets("identity.sendPasswordReset")
     /// Removes one of an account's second factors (its owner is mailed, as when they remove one themselves).
     public static let removeAccountFactor = WireMethod<IdentityAccountFactorRequest, IdentityFactorRemoved>.carryingSecrets("identity.removeAccountFactor")
     /// An account's live sessions (never a token).
-    public static let accountSessions = WireMethod<IdentityAccountSessionsRequest, IdentityAccountSessions>.carryingSecrets("identity.accountSessions")
+    public static let accountSessions = WireMethod<IdentityOperatorAccountRequest, IdentityAccountSessions>.carryingSecrets("identity.accountSessions")
     /// Ends one of an account's sessions, or all (`eventIds` for the caches).
     public static let endAccountSessions = WireMethod<IdentityEndAccountSessionsRequest, IdentitySessionsEnded>.carryingSecrets("identity.endAccountSessions")
     /// The audit log, filtered, newest first, in pages (everything listed is sealed into the chain first).

@@ -280,8 +280,9 @@ public struct IdentityAccountFactorRequest: Codable, Sendable {
     }
 }
 
-/// One account's credential record, for an operator.
-public struct IdentityAccountRecordRequest: Codable, Sendable {
+/// An operator's call about one account (its record, its sessions, disabling, enabling, deletion, a reset mail); the
+/// method says which, and the scope it needs.
+public struct IdentityOperatorAccountRequest: Codable, Sendable {
     public var operatorCall: IdentityOperatorCall
     public var accountId: String
 
@@ -347,28 +348,6 @@ public struct IdentityAccountRecord: Codable, Sendable, Equatable {
         self.factors = factors
         self.identities = identities
         self.sessionCount = sessionCount
-    }
-}
-
-/// Disables or enables an account (scope `accounts:write`).
-public struct IdentityAccountStateRequest: Codable, Sendable {
-    public var operatorCall: IdentityOperatorCall
-    public var accountId: String
-
-    public init(operatorCall: IdentityOperatorCall, accountId: String) {
-        self.operatorCall = operatorCall
-        self.accountId = accountId
-    }
-}
-
-/// An account's sessions, for an operator (scope `accounts:read`).
-public struct IdentityAccountSessionsRequest: Codable, Sendable {
-    public var operatorCall: IdentityOperatorCall
-    public var accountId: String
-
-    public init(operatorCall: IdentityOperatorCall, accountId: String) {
-        self.operatorCall = operatorCall
-        self.accountId = accountId
     }
 }
 

@@ -29,7 +29,7 @@ struct IdentityStoreAuditTests {
             _ = await identityError { try await fixture.login("nobody@stanford.edu", address: "192.0.2.10") }
             _ = try await fixture.login(address: "192.0.2.11")
             let key = Operators.bootstrap.keyId
-            _ = try await fixture.store.disableAccount(IdentityAccountStateRequest(operatorCall: Operators.call(Operators.bootstrap.text), accountId: account))
+            _ = try await fixture.store.disableAccount(IdentityOperatorAccountRequest(operatorCall: Operators.call(Operators.bootstrap.text), accountId: account))
             _ = await identityError { try await fixture.login(address: "192.0.2.12") }
             _ = await identityError {
                 try await fixture.store.searchAccounts(IdentityAccountSearchRequest(operatorCall: Operators.call(OperatorKeyText.generate().text, address: "203.0.113.5")))
@@ -187,7 +187,7 @@ struct IdentityStoreAuditTests {
         try await fixture.store.installBootstrapOperatorKey()
         let call = Operators.call(Operators.bootstrap.text)
         let account = try await fixture.signUp().accountId
-        _ = try await fixture.store.sendPasswordReset(IdentityAccountStateRequest(operatorCall: call, accountId: account))
+        _ = try await fixture.store.sendPasswordReset(IdentityOperatorAccountRequest(operatorCall: call, accountId: account))
         let mails = try await IdentityStoreMailTests.mails(fixture).filter { $0.accountId == account && $0.request.message == .passwordReset }
         #expect(mails.count == 1 && mails.first?.request.to == "leland@stanford.edu")
         let token = try #require(try await fixture.events().compactMap { event -> String? in
@@ -196,23 +196,23 @@ struct IdentityStoreAuditTests {
         _ = try await fixture.store.confirmPasswordReset(IdentityConfirmPasswordResetRequest(token: BearerToken(token), newPassword: SecretString("a new horse battery")))
         _ = try await fixture.login(password: "a new horse battery")
         // Three an hour from operators; the fourth is refused with its wait.
-        for _ in 0..<2 { _ = try await fixture.store.sendPasswordReset(IdentityAccountStateRequest(operatorCall: call, accountId: account)) }
-        let flood = await identityError { try await fixture.store.sendPasswordReset(IdentityAccountStateRequest(operatorCall: call, accountId: account)) }
+        for _ in 0..<2 { _ = try await fixture.store.sendPasswordReset(IdentityOperatorAccountRequest(operatorCall: call, accountId: account)) }
+        let flood = await identityError { try await fixture.store.sendPasswordReset(IdentityOperatorAccountRequest(operatorCall: call, accountId: account)) }
         #expect(flood?.code == .throttled && (flood?.retryAfterSeconds ?? 0) > 0)
         // The owner's own request is not held by the operators' allowance.
         _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland@stanford.edu"))
         #expect(try await IdentityStoreMailTests.mails(fixture).filter { $0.request.message == .passwordReset }.count == 4)
-        let unknown = await identityError { try await fixture.store.sendPasswordReset(IdentityAccountStateRequest(operatorCall: call, accountId: "nobody")) }
+        let unknown = await identityError { try await fixture.store.sendPasswordReset(IdentityOperatorAccountRequest(operatorCall: call, accountId: "nobody")) }
         #expect(unknown?.code == .notFound)
         let guest = try await fixture.store.signInAnonymously(IdentityClientRequest())
-        let anonymous = await identityError { try await fixture.store.sendPasswordReset(IdentityAccountStateRequest(operatorCall: call, accountId: guest.accountId)) }
+        let anonymous = await identityError { try await fixture.store.sendPasswordReset(IdentityOperatorAccountRequest(operatorCall: call, accountId: guest.accountId)) }
         #expect(anonymous?.code == .adminInvalidRequest)
         let other = try await fixture.signUp("other@stanford.edu").accountId
-        _ = try await fixture.store.disableAccount(IdentityAccountStateRequest(operatorCall: call, accountId: other))
-        let disabled = await identityError { try await fixture.store.sendPasswordReset(IdentityAccountStateRequest(operatorCall: call, accountId: other)) }
+        _ = try await fixture.store.disableAccount(IdentityOperatorAccountRequest(operatorCall: call, accountId: other))
+        let disabled = await identityError { try await fixture.store.sendPasswordReset(IdentityOperatorAccountRequest(operatorCall: call, accountId: other)) }
         #expect(disabled?.code == .adminInvalidRequest)
         let reader = try await fixture.store.createOperatorKey(IdentityCreateOperatorKeyRequest(operatorCall: call, name: "reader", scopes: [.accountsRead]))
-        let scope = await identityError { try await fixture.store.sendPasswordReset(IdentityAccountStateRequest(operatorCall: Operators.call(reader.secret.value), accountId: account)) }
+        let scope = await identityError { try await fixture.store.sendPasswordReset(IdentityOperatorAccountRequest(operatorCall: Operators.call(reader.secret.value), accountId: account)) }
         #expect(scope?.code == .adminScopeMissing)
         let audited = try await Self.entries(fixture, accountId: account, type: "passwordReset.requested")
         #expect(audited.count == 4 && audited.filter { $0.actorType == .operator && $0.actorId == Operators.bootstrap.keyId }.count == 3)

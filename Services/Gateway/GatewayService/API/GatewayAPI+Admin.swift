@@ -57,7 +57,7 @@ extension GatewayAPI {
 
     func adminGetAccount(_ input: Operations.AdminGetAccount.Input) async throws -> Operations.AdminGetAccount.Output {
         // Identity checks the key and its scope first; only then is Profile asked for the details.
-        let record = try await upstreams.identity(IdentityContract.accountRecord, IdentityAccountRecordRequest(operatorCall: Self.operatorCall(), accountId: input.path.accountId))
+        let record = try await upstreams.identity(IdentityContract.accountRecord, IdentityOperatorAccountRequest(operatorCall: Self.operatorCall(), accountId: input.path.accountId))
         let profile: ProfileRecord?
         do {
             profile = try await upstreams.profile(ProfileContract.load, ProfileLoadRequest(accountId: record.facts.accountId))
@@ -76,7 +76,7 @@ extension GatewayAPI {
     }
 
     func adminDisableAccount(_ input: Operations.AdminDisableAccount.Input) async throws -> Operations.AdminDisableAccount.Output {
-        let done = try await upstreams.identity(IdentityContract.disableAccount, IdentityAccountStateRequest(operatorCall: Self.operatorCall(), accountId: input.path.accountId))
+        let done = try await upstreams.identity(IdentityContract.disableAccount, IdentityOperatorAccountRequest(operatorCall: Self.operatorCall(), accountId: input.path.accountId))
         // Its sessions ended: answered once every gateway's cache has dropped them (docs/SCALING.md).
         cache.invalidate(accountId: input.path.accountId)
         await awaitCaches(done.eventIds)
@@ -84,7 +84,7 @@ extension GatewayAPI {
     }
 
     func adminDeleteAccount(_ input: Operations.AdminDeleteAccount.Input) async throws -> Operations.AdminDeleteAccount.Output {
-        let done = try await upstreams.identity(IdentityContract.deleteAccount, IdentityAccountStateRequest(operatorCall: Self.operatorCall(), accountId: input.path.accountId))
+        let done = try await upstreams.identity(IdentityContract.deleteAccount, IdentityOperatorAccountRequest(operatorCall: Self.operatorCall(), accountId: input.path.accountId))
         // As the owner's deletion: answered once every gateway's cache has dropped its sessions.
         cache.invalidate(accountId: input.path.accountId)
         await awaitCaches(done.eventIds)
@@ -92,7 +92,7 @@ extension GatewayAPI {
     }
 
     func adminSendPasswordReset(_ input: Operations.AdminSendPasswordReset.Input) async throws -> Operations.AdminSendPasswordReset.Output {
-        _ = try await upstreams.identity(IdentityContract.sendPasswordReset, IdentityAccountStateRequest(operatorCall: Self.operatorCall(), accountId: input.path.accountId))
+        _ = try await upstreams.identity(IdentityContract.sendPasswordReset, IdentityOperatorAccountRequest(operatorCall: Self.operatorCall(), accountId: input.path.accountId))
         return .accepted(.init())
     }
 
@@ -104,12 +104,12 @@ extension GatewayAPI {
     }
 
     func adminEnableAccount(_ input: Operations.AdminEnableAccount.Input) async throws -> Operations.AdminEnableAccount.Output {
-        _ = try await upstreams.identity(IdentityContract.enableAccount, IdentityAccountStateRequest(operatorCall: Self.operatorCall(), accountId: input.path.accountId))
+        _ = try await upstreams.identity(IdentityContract.enableAccount, IdentityOperatorAccountRequest(operatorCall: Self.operatorCall(), accountId: input.path.accountId))
         return .noContent(.init())
     }
 
     func adminListSessions(_ input: Operations.AdminListSessions.Input) async throws -> Operations.AdminListSessions.Output {
-        let found = try await upstreams.identity(IdentityContract.accountSessions, IdentityAccountSessionsRequest(operatorCall: Self.operatorCall(), accountId: input.path.accountId))
+        let found = try await upstreams.identity(IdentityContract.accountSessions, IdentityOperatorAccountRequest(operatorCall: Self.operatorCall(), accountId: input.path.accountId))
         return .ok(.init(body: .json(.init(sessions: found.sessions.map {
             .init(
                 id: $0.id, createdAt: $0.createdAt.date, idleExpiresAt: $0.idleExpiresAt.date, absoluteExpiresAt: $0.absoluteExpiresAt.date,

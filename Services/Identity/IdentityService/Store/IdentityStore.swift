@@ -156,7 +156,7 @@ public final class IdentityStore: Sendable {
     @discardableResult public func pruneExpired(limit: Int = 500) async -> PrunedRecords { await maintenance.pruneExpired(limit: limit) }
 
     /// Deletes an account for an operator (scope accounts:write), by the owner's deletion path.
-    public func deleteAccount(_ request: IdentityAccountStateRequest) async throws(ServiceError) -> IdentityDone {
+    public func deleteAccount(_ request: IdentityOperatorAccountRequest) async throws(ServiceError) -> IdentityDone {
         try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: false) { () async throws(ServiceError) in
             _ = try await operators.authorize(request.operatorCall, scope: .accountsWrite)
             return try await security.erase(accountId: request.accountId, at: context.clock())
@@ -164,7 +164,7 @@ public final class IdentityStore: Sendable {
     }
 
     /// Mails the owner a password reset for an operator (scope accounts:write).
-    public func sendPasswordReset(_ request: IdentityAccountStateRequest) async throws(ServiceError) -> IdentityDone {
+    public func sendPasswordReset(_ request: IdentityOperatorAccountRequest) async throws(ServiceError) -> IdentityDone {
         try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: false) { () async throws(ServiceError) in
             _ = try await operators.authorize(request.operatorCall, scope: .accountsWrite)
             return try await proofs.sendPasswordReset(accountId: request.accountId, at: context.clock())
@@ -195,10 +195,10 @@ public final class IdentityStore: Sendable {
     public func listOperatorKeys(_ request: IdentityOperatorKeysRequest) async throws(ServiceError) -> IdentityOperatorKeys { try await adminCall(request.operatorCall, accountId: nil, mustLand: true) { () async throws(ServiceError) in try await operators.listOperatorKeys(request) } }
     public func revokeOperatorKey(_ request: IdentityOperatorKeyRequest) async throws(ServiceError) -> IdentityDone { try await adminCall(request.operatorCall, accountId: nil, mustLand: false) { () async throws(ServiceError) in try await operators.revokeOperatorKey(request) } }
     public func searchAccounts(_ request: IdentityAccountSearchRequest) async throws(ServiceError) -> IdentityAccountSearchPage { try await adminCall(request.operatorCall, accountId: nil, mustLand: true) { () async throws(ServiceError) in try await operators.searchAccounts(request) } }
-    public func accountRecord(_ request: IdentityAccountRecordRequest) async throws(ServiceError) -> IdentityAccountRecord { try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: true) { () async throws(ServiceError) in try await operators.accountRecord(request) } }
-    public func disableAccount(_ request: IdentityAccountStateRequest) async throws(ServiceError) -> IdentityDone { try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: false) { () async throws(ServiceError) in try await operators.disableAccount(request) } }
-    public func enableAccount(_ request: IdentityAccountStateRequest) async throws(ServiceError) -> IdentityDone { try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: false) { () async throws(ServiceError) in try await operators.enableAccount(request) } }
-    public func accountSessions(_ request: IdentityAccountSessionsRequest) async throws(ServiceError) -> IdentityAccountSessions { try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: true) { () async throws(ServiceError) in try await operators.accountSessions(request) } }
+    public func accountRecord(_ request: IdentityOperatorAccountRequest) async throws(ServiceError) -> IdentityAccountRecord { try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: true) { () async throws(ServiceError) in try await operators.accountRecord(request) } }
+    public func disableAccount(_ request: IdentityOperatorAccountRequest) async throws(ServiceError) -> IdentityDone { try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: false) { () async throws(ServiceError) in try await operators.disableAccount(request) } }
+    public func enableAccount(_ request: IdentityOperatorAccountRequest) async throws(ServiceError) -> IdentityDone { try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: false) { () async throws(ServiceError) in try await operators.enableAccount(request) } }
+    public func accountSessions(_ request: IdentityOperatorAccountRequest) async throws(ServiceError) -> IdentityAccountSessions { try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: true) { () async throws(ServiceError) in try await operators.accountSessions(request) } }
     public func endAccountSessions(_ request: IdentityEndAccountSessionsRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: false) { () async throws(ServiceError) in try await operators.endAccountSessions(request) } }
     /// Installs the bootstrap operator key when no key exists yet (``IdentityOptions/bootstrapOperatorKey``).
     @discardableResult public func installBootstrapOperatorKey() async throws(ServiceError) -> Bool { try await operators.installBootstrapKey() }

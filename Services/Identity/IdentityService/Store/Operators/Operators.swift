@@ -179,15 +179,15 @@ struct Operators: IdentityPart {
     /// Disables an account (docs/ADMIN.md): every session ends, no sign-in succeeds (each refused as a wrong credential
     /// would be), no reset or sign-in code is mailed; `accountDisabled` (and `sessionsRevoked` when sessions ended) in
     /// the same transaction. Again on a disabled account: nothing changes, no event.
-    func disableAccount(_ request: IdentityAccountStateRequest) async throws(ServiceError) -> IdentityDone {
+    func disableAccount(_ request: IdentityOperatorAccountRequest) async throws(ServiceError) -> IdentityDone {
         try await setDisabled(request, true)
     }
 
-    func enableAccount(_ request: IdentityAccountStateRequest) async throws(ServiceError) -> IdentityDone {
+    func enableAccount(_ request: IdentityOperatorAccountRequest) async throws(ServiceError) -> IdentityDone {
         try await setDisabled(request, false)
     }
 
-    private func setDisabled(_ request: IdentityAccountStateRequest, _ disabled: Bool) async throws(ServiceError) -> IdentityDone {
+    private func setDisabled(_ request: IdentityOperatorAccountRequest, _ disabled: Bool) async throws(ServiceError) -> IdentityDone {
         let key = try await authorize(request.operatorCall, scope: .accountsWrite)
         let now = clock()
         let accountId = request.accountId
@@ -210,7 +210,7 @@ struct Operators: IdentityPart {
     }
 
     /// The account's live sessions (never a token).
-    func accountSessions(_ request: IdentityAccountSessionsRequest) async throws(ServiceError) -> IdentityAccountSessions {
+    func accountSessions(_ request: IdentityOperatorAccountRequest) async throws(ServiceError) -> IdentityAccountSessions {
         _ = try await authorize(request.operatorCall, scope: .accountsRead)
         let now = clock()
         guard let sessions = try await stored({ () async throws(IdentityStorageError) in try await storage.accountSessions(accountId: request.accountId) }) else {
@@ -262,7 +262,7 @@ struct Operators: IdentityPart {
         text.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping.lowercased()
     }
 
-    func accountRecord(_ request: IdentityAccountRecordRequest) async throws(ServiceError) -> IdentityAccountRecord {
+    func accountRecord(_ request: IdentityOperatorAccountRequest) async throws(ServiceError) -> IdentityAccountRecord {
         _ = try await authorize(request.operatorCall, scope: .accountsRead)
         guard let record = try await stored({ () async throws(IdentityStorageError) in
             try await storage.accountRecord(accountId: request.accountId, userIdType: configuration.userIdType)
