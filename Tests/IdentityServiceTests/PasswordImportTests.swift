@@ -98,7 +98,7 @@ struct PasswordImportTests {
         #expect(!hasher.verify("password", against: hash))
     }
 
-    @Test("an account stored with an imported hash signs in with its password, once, and then holds Konto's argon2id instead", .enabled(if: python != nil || onCI, "KONTO_HASHES_PYTHON is not set (scripts/test.sh sets it)"), arguments: IdentityStorageKind.allCases)
+    @Test("an account an operator made with an imported hash signs in with its password, and then holds Konto's argon2id instead", .enabled(if: python != nil || onCI, "KONTO_HASHES_PYTHON is not set (scripts/test.sh sets it)"), arguments: IdentityStorageKind.allCases)
     func signInRehashes(kind: IdentityStorageKind) async throws {
         guard Self.python != nil else {
             Issue.record("CI is set, but KONTO_HASHES_PYTHON is not: CI runs the tests through scripts/test.sh, which installs the hash makers and sets it")
@@ -107,26 +107,23 @@ struct PasswordImportTests {
         let password = "imported password 1"
         let hashes = try await Self.foreignHashes(of: password)
         try await kind.withStorage { storage in
-            let fixture = try IdentityFixture(storage: storage)
+            let fixture = try await IdentityStoreAccountCreationTests.fixture(storage: storage)
             for (index, imported) in hashes.prefix(4).enumerated() {
                 let userId = "imported\(index)@example.org"
-                // As an import stores it: the other system's hash, as it came.
-                var credential = IdentityStorageConformanceTests.credential("imported-\(index)", userId)
-                credential.passwordHash = imported
-                try await storage.reserveAccount(credential)
-                try await storage.activateAccount(
-                    accountId: credential.accountId, session: IdentityStorageConformanceTests.session("s-imported-\(index)", account: credential.accountId, byte: UInt8(40 + index)),
-                    events: []
-                )
-                _ = try fixture.profile.create(accountId: credential.accountId, details: AccountDetails(values: ["name": IdentityFixture.name]))
-                let wrong = await identityError { try await fixture.login(userId, password: password + "?") }
+                // As an import makes it (identity.createAccount): the other system's hash, stored as it came.
+                let made = try await fixture.store.createAccount(IdentityStoreAccountCreationTests.request(userId, hash: imported))
+                let accountId = made.record.facts.accountId
+                #expect(try await storage.credential(accountId: accountId)?.passwordHash == imported)
+                // An address per account: the fixture throttles an address after three failures.
+                let address = "192.0.2.\(10 + index)"
+                let wrong = await identityError { try await fixture.login(userId, password: password + "?", address: address) }
                 #expect(wrong?.code == .wrongCredentials, "\(imported)")
-                let session = try await fixture.login(userId, password: password)
-                #expect(session.accountId == credential.accountId)
-                let stored = try #require(try await storage.credential(accountId: credential.accountId)?.passwordHash)
+                let session = try await fixture.login(userId, password: password, address: address)
+                #expect(session.accountId == accountId)
+                let stored = try #require(try await storage.credential(accountId: accountId)?.passwordHash)
                 #expect(stored.hasPrefix("$argon2id$v=19$m=1024,t=1,p=1$") && stored != imported, "\(stored)")
                 // The same password still signs in, now against the new hash.
-                _ = try await fixture.login(userId, password: password)
+                _ = try await fixture.login(userId, password: password, address: address)
             }
         }
     }

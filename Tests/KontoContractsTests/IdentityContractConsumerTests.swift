@@ -67,6 +67,7 @@ struct IdentityContractConsumerTests {
         ContractCodec.entry(IdentityContract.deleteAccount),
         ContractCodec.entry(IdentityContract.sendPasswordReset),
         ContractCodec.entry(IdentityContract.removeAccountFactor),
+        ContractCodec.entry(IdentityContract.createAccount),
         ContractCodec.entry(IdentityContract.signInAnonymously),
         ContractCodec.entry(IdentityContract.login),
         ContractCodec.entry(IdentityContract.validateSession),

@@ -169,16 +169,7 @@ public struct KontoAdmin: Sendable {
 
     public func account(_ accountId: String) async throws -> KontoAdminAccount {
         switch try await client.call(token: key, { try await $0.adminGetAccount(path: .init(accountId: accountId)) }) {
-        case .ok(let ok):
-            let answer = try ok.body.json
-            let record = answer.credentials
-            return KontoAdminAccount(
-                account: answer.account, createdAt: record.createdAt, hasPassword: record.hasPassword, disabledAt: record.disabledAt, lastSignInAt: record.lastSignInAt,
-                verifiedAt: record.verifiedAt,
-                factors: record.factors.map { .init(id: $0.id, kind: $0.kind, name: $0.name, createdAt: $0.createdAt) },
-                identities: record.identities.map { .init(id: $0.id, provider: $0.provider, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt) },
-                sessionCount: record.sessionCount
-            )
+        case .ok(let ok): return Self.account(try ok.body.json)
         case .default(let status, let problem): throw KontoClient.refusal(status, problem)
         }
     }
@@ -251,6 +242,17 @@ public struct KontoAdmin: Sendable {
         case .noContent: return
         case .default(let status, let problem): throw KontoClient.refusal(status, problem)
         }
+    }
+
+    static func account(_ answer: Components.Schemas.AdminAccount) -> KontoAdminAccount {
+        let record = answer.credentials
+        return KontoAdminAccount(
+            account: answer.account, createdAt: record.createdAt, hasPassword: record.hasPassword, disabledAt: record.disabledAt, lastSignInAt: record.lastSignInAt,
+            verifiedAt: record.verifiedAt,
+            factors: record.factors.map { .init(id: $0.id, kind: $0.kind, name: $0.name, createdAt: $0.createdAt) },
+            identities: record.identities.map { .init(id: $0.id, provider: $0.provider, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt) },
+            sessionCount: record.sessionCount
+        )
     }
 
     static func key(_ key: Components.Schemas.OperatorKey) -> KontoOperatorKey {

@@ -69,6 +69,8 @@ public enum IdentityContract {
     public static let searchAccounts = WireMethod<IdentityAccountSearchRequest, IdentityAccountSearchPage>.carryingSecrets("identity.searchAccounts")
     /// One account's credential metadata (never a secret, hash or token).
     public static let accountRecord = WireMethod<IdentityOperatorAccountRequest, IdentityAccountRecord>.carryingSecrets("identity.accountRecord")
+    /// Makes an account (a password, an imported hash or neither; verified or not; no session), as sign-up opens one.
+    public static let createAccount = WireMethod<IdentityCreateAccountRequest, IdentityCreatedAccount>.carryingSecrets("identity.createAccount")
     /// Disables an account: every session ends, no sign-in succeeds until it is enabled (`eventIds` for the caches).
     public static let disableAccount = WireMethod<IdentityOperatorAccountRequest, IdentityDone>.carryingSecrets("identity.disableAccount")
     public static let enableAccount = WireMethod<IdentityOperatorAccountRequest, IdentityDone>.carryingSecrets("identity.enableAccount")
@@ -97,7 +99,7 @@ public enum IdentityContract {
         linkIdentity.name, listIdentities.name, unlinkIdentity.name, operatorAuthorize.name, createOperatorKey.name, listOperatorKeys.name,
         revokeOperatorKey.name, searchAccounts.name, accountRecord.name, disableAccount.name, enableAccount.name, accountSessions.name,
         endAccountSessions.name, auditEntries.name, verifyAudit.name, deleteAccount.name,
-        sendPasswordReset.name, removeAccountFactor.name, HealthContract.check.name,
+        sendPasswordReset.name, removeAccountFactor.name, createAccount.name, HealthContract.check.name,
     ]
 
     /// Every code an Identity method may answer with (besides the wire layer's).
@@ -169,6 +171,10 @@ public enum IdentityContract {
             revokeOperatorKey.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .adminKeyNotFound] + storage,
             searchAccounts.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .adminInvalidRequest] + storage,
             accountRecord.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
+            createAccount.name: [
+                .adminKeyRefused, .adminScopeMissing, .throttled, .adminInvalidRequest, .validationFailed, .missingAccountValue, .credentialsTaken, .identityBusy,
+                .identityProfileUnavailable,
+            ] + storage,
             disableAccount.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
             enableAccount.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
             deleteAccount.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,

@@ -66,13 +66,19 @@ extension GatewayAPI {
             guard error.code == AccountError.Code.notFound else { throw error }
             profile = nil
         }
+        return .ok(.init(body: .json(adminAccount(record, profile: profile))))
+    }
+
+    /// An account as the admin API shows it: assembled from Identity's facts and Profile's details, with its
+    /// credential metadata.
+    func adminAccount(_ record: IdentityAccountRecord, profile: ProfileRecord?) -> Components.Schemas.AdminAccount {
         let credentials = Components.Schemas.CredentialRecord(
             createdAt: record.createdAt.date, hasPassword: record.hasPassword, disabledAt: record.disabledAt?.date, lastSignInAt: record.lastSignInAt?.date, verifiedAt: record.verifiedAt?.date,
             factors: record.factors.map { .init(id: $0.id, kind: $0.kind, name: $0.name, createdAt: $0.createdAt.date) },
             identities: record.identities.map { .init(id: $0.id, provider: $0.provider, createdAt: $0.createdAt.date, lastUsedAt: $0.lastUsedAt?.date) },
             sessionCount: record.sessionCount
         )
-        return .ok(.init(body: .json(.init(account: assembler.account(record.facts, profile: profile), credentials: credentials))))
+        return .init(account: assembler.account(record.facts, profile: profile), credentials: credentials)
     }
 
     func adminDisableAccount(_ input: Operations.AdminDisableAccount.Input) async throws -> Operations.AdminDisableAccount.Output {

@@ -49,6 +49,8 @@ public struct GatewayConfiguration: Sendable {
     /// console's provider sign-in sends providers back to it. Without it the console offers no providers.
     public var publicURL: String?
     public var maximumBodyBytes = 64 * 1024
+    /// The largest account import (NDJSON) the admin listener reads (`KONTO_GATEWAY_ADMIN_IMPORT_MAX_BYTES`).
+    public var maximumImportBytes = 8 << 20
     /// A connection with no request in flight for this long is closed.
     public var idleTimeout: Duration = .seconds(60)
     /// A connection must deliver a complete request head within this of being ready for one (slow clients).
@@ -159,6 +161,7 @@ public struct GatewayConfiguration: Sendable {
             publicURL = url.hasSuffix("/") ? String(url.dropLast()) : url
         }
         maximumBodyBytes = try environment.integer("KONTO_GATEWAY_MAX_BODY_BYTES", default: maximumBodyBytes, in: 1_024...(16 << 20))
+        maximumImportBytes = try environment.integer("KONTO_GATEWAY_ADMIN_IMPORT_MAX_BYTES", default: maximumImportBytes, in: 1_024...(64 << 20))
         requestHeadTimeout = try environment.milliseconds("KONTO_GATEWAY_HEADER_TIMEOUT_MS", default: requestHeadTimeout, in: 100...600_000)
         idleTimeout = try environment.milliseconds("KONTO_GATEWAY_IDLE_TIMEOUT_MS", default: idleTimeout, in: 100...3_600_000)
         rateLimitPerMinute = try environment.integer("KONTO_GATEWAY_RATE_LIMIT_PER_MINUTE", default: rateLimitPerMinute, in: 0...1_000_000)

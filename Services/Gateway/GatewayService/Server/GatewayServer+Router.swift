@@ -40,7 +40,7 @@ extension GatewayServer {
         ))
         router.middlewares.add(ProblemMiddleware(htmlPages: nil, servesPath: { OpenAPIDocument.isAdminPath($0) }))
         router.middlewares.add(RateLimitMiddleware(rateLimits: rateLimits))
-        router.middlewares.add(BodyLimitMiddleware(maximumBodyBytes: configuration.maximumBodyBytes))
+        router.middlewares.add(BodyLimitMiddleware(maximumBodyBytes: configuration.maximumBodyBytes, maximumNDJSONBytes: configuration.maximumImportBytes))
         try api.registerHandlers(
             on: PathFilteringTransport(base: router) { OpenAPIDocument.isAdminPath($0) },
             configuration: Self.openAPIConfiguration,

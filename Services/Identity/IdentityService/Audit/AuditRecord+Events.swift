@@ -21,7 +21,7 @@ extension AuditRecord {
     private static func describe(_ kind: AccountEvent.Kind, operation: String?) -> (String, [String: String], [String: String])? {
         switch kind {
         case .associatedAccount:
-            let opened = operation == "signUp" || operation == "signInAnonymously"
+            let opened = ["signUp", "signInAnonymously", "createAccount"].contains(operation)
             return (opened ? "account.created" : "signIn.succeeded", [:], [:])
         case .detailsChanged(let keys):
             return ("details.changed", ["keys": keys.joined(separator: ",")], [:])

@@ -11,9 +11,10 @@ public protocol CredentialStorage: Sendable {
     /// - Throws: `conflict` when another account (pending or not) has the normalized userId.
     func reserveAccount(_ credential: StoredCredential) async throws(IdentityStorageError)
 
-    /// Completes a reserved sign-up: the account becomes usable, with its first session.
+    /// Completes a reserved sign-up: the account becomes usable, with its first session (none for an account an
+    /// operator made: its owner signs in themselves).
     /// - Throws: `notFound` when the reservation is gone (abandoned as stale).
-    func activateAccount(accountId: String, session: StoredSession, events: [AccountEvent]) async throws(IdentityStorageError)
+    func activateAccount(accountId: String, session: StoredSession?, events: [AccountEvent]) async throws(IdentityStorageError)
 
     /// Drops a reservation (its userId is free again) and, with `profileCleanupAt`, schedules deleting the account's
     /// profile from then on, in the same transaction: a `profile.create` that timed out may still have committed.

@@ -103,13 +103,15 @@ public final class IdentityStore: Sendable {
 
     /// An admin call in its audit scope, recorded afterwards with its outcome and the key that made it (an operator's
     /// read answers only once its entry is written: `mustLand`; a change's entries are in its own transaction).
+    /// `answeredAccountId` names the account a call made (its id is not known before).
     func adminCall<T>(
-        _ call: IdentityOperatorCall, accountId: String?, mustLand: Bool, operation: String = #function, _ body: () async throws(ServiceError) -> T
+        _ call: IdentityOperatorCall, accountId: String?, mustLand: Bool, operation: String = #function, answeredAccountId: (T) -> String? = { _ in nil },
+        _ body: () async throws(ServiceError) -> T
     ) async throws(ServiceError) -> T {
         let scope = AuditScope(operation: String(operation.prefix { $0 != "(" }), clientAddress: call.clientAddress)
         switch await Self.run(in: scope, body) {
         case .success(let value):
-            try await audit.recordAdminCall(accountId: accountId, facts: [:], outcome: "ok", scope: scope, mustLand: mustLand)
+            try await audit.recordAdminCall(accountId: accountId ?? answeredAccountId(value), facts: [:], outcome: "ok", scope: scope, mustLand: mustLand)
             return value
         case .failure(let error):
             // A refusal is recorded too; its own error is what the caller gets. Not when the storage failed (the entry
@@ -154,6 +156,14 @@ public final class IdentityStore: Sendable {
     // MARK: Maintenance
     @discardableResult public func runCleanups(limit: Int = 100) async -> Int { await maintenance.runCleanups(limit: limit) }
     @discardableResult public func pruneExpired(limit: Int = 500) async -> PrunedRecords { await maintenance.pruneExpired(limit: limit) }
+
+    /// Makes an account for an operator (scope accounts:write), with no session (``AccountOpener/createAccount(_:)``).
+    public func createAccount(_ request: IdentityCreateAccountRequest) async throws(ServiceError) -> IdentityCreatedAccount {
+        try await adminCall(request.operatorCall, accountId: nil, mustLand: false, answeredAccountId: { $0.record.facts.accountId }) { () async throws(ServiceError) in
+            _ = try await operators.authorize(request.operatorCall, scope: .accountsWrite)
+            return try await opener.createAccount(request)
+        }
+    }
 
     /// Deletes an account for an operator (scope accounts:write), by the owner's deletion path.
     public func deleteAccount(_ request: IdentityOperatorAccountRequest) async throws(ServiceError) -> IdentityDone {

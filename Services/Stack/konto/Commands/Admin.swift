@@ -185,7 +185,10 @@ struct AdminAccounts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "accounts",
         abstract: "Search accounts and show one (scope accounts:read); disable and enable one (scope accounts:write).",
-        subcommands: [Search.self, Show.self, Disable.self, Enable.self, Delete.self, PasswordReset.self, RemoveFactor.self, Sessions.self, EndSessions.self]
+        subcommands: [
+            Search.self, Show.self, Create.self, Import.self, Disable.self, Enable.self, Delete.self, PasswordReset.self, RemoveFactor.self, Sessions.self,
+            EndSessions.self,
+        ]
     )
 
     /// `konto admin accounts search`.
@@ -252,6 +255,79 @@ struct AdminAccounts: AsyncParsableCommand {
                     factors: found.factors, identities: found.identities, sessionCount: found.sessionCount
                 ))
             }
+        }
+    }
+
+    /// `konto admin accounts create USERID`: the password, if any, from standard input (never an argument, which
+    /// other users see in the process list).
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make an account: no session, no mail (scope accounts:write). A password from standard input, an imported hash, or neither."
+        )
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "The userId.") var userId: String
+        @Flag(help: "Read the password from standard input (its first line).") var passwordStdin = false
+        @Option(help: "A password hash from another system (argon2id, bcrypt, PBKDF2-SHA256 PHC string).") var passwordHash: String?
+        @Option(help: ArgumentHelp("The details as a JSON object, e.g. '{\"name\":{\"givenName\":\"Ada\"}}'.", valueName: "json")) var details: String?
+        @Flag(help: "The userId's address counts as verified.") var verified = false
+
+        func validate() throws {
+            if passwordStdin, passwordHash != nil { throw ValidationError("--password-stdin and --password-hash exclude each other") }
+        }
+
+        func run() async throws {
+            var parsed: AccountDetails?
+            if let details {
+                do {
+                    parsed = try JSONDecoder().decode(AccountDetails.self, from: Data(details.utf8))
+                } catch {
+                    throw ValidationError("--details must be a JSON object of account details")
+                }
+            }
+            try await options.perform { [parsed] admin, output in
+                // After the key (standard input's first line when KONTO_ADMIN_KEY is not set).
+                let password = passwordStdin ? try Terminal.readSecret(prompt: "Password for the account: ") : nil
+                let made = try await admin.createAccount(KontoNewAccount(
+                    userId: userId, password: password, passwordHash: passwordHash, details: parsed, verified: verified ? true : nil
+                ))
+                output.answer("Account \(made.account.accountId) made for \(userId).", Show.Shown(
+                    account: made.account, createdAt: made.createdAt, hasPassword: made.hasPassword, disabledAt: made.disabledAt, lastSignInAt: made.lastSignInAt,
+                    verifiedAt: made.verifiedAt, factors: made.factors, identities: made.identities, sessionCount: made.sessionCount
+                ))
+            }
+        }
+    }
+
+    /// `konto admin accounts import FILE`: exits 1 when any line was refused.
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make accounts from NDJSON, one account per line as `create` takes it; each line is reported (exit 1 when any was refused)."
+        )
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "The NDJSON file, or - for standard input.") var file: String
+
+        func run() async throws {
+            var file: Data?
+            if self.file != "-" {
+                guard let read = FileManager.default.contents(atPath: self.file) else { throw ValidationError("cannot read \(self.file)") }
+                file = read
+            }
+            var failed = 0
+            try await options.perform { [file] admin, output in
+                // Standard input after the key (its first line when KONTO_ADMIN_KEY is not set), through the same buffer.
+                var data = file ?? Data()
+                if file == nil {
+                    while let line = readLine(strippingNewline: false) { data.append(contentsOf: line.utf8) }
+                }
+                let report = try await admin.importAccounts(ndjson: data)
+                failed = report.failed
+                var lines = report.lines.map { line in
+                    line.accountId.map { "line \(line.line): made \($0)" } ?? "line \(line.line): refused, \(line.code ?? "?") \(line.detail ?? "")"
+                }
+                lines.append("\(report.created) made, \(report.failed) refused")
+                output.answer(lines.joined(separator: "\n"), report)
+            }
+            if failed > 0 { throw ExitCode(1) }
         }
     }
 

@@ -7,8 +7,14 @@ struct BodyLimitMiddleware: RouterMiddleware {
     typealias Context = GatewayRequestContext
 
     let maximumBodyBytes: Int
+    /// A larger limit for newline-delimited JSON (the admin listener's account import), if any.
+    var maximumNDJSONBytes: Int?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var maximumBodyBytes = maximumBodyBytes
+        if let maximumNDJSONBytes, request.headers[.contentType]?.lowercased().hasPrefix("application/x-ndjson") == true {
+            maximumBodyBytes = maximumNDJSONBytes
+        }
         if let length = request.headers[.contentLength].flatMap(Int.init), length > maximumBodyBytes {
             throw GatewayProblem.bodyTooLarge(maximumBodyBytes)
         }

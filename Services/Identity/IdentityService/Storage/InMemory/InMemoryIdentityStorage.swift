@@ -173,11 +173,11 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         }
     }
 
-    public func activateAccount(accountId: String, session: StoredSession, events: [AccountEvent]) throws(IdentityStorageError) {
+    public func activateAccount(accountId: String, session: StoredSession?, events: [AccountEvent]) throws(IdentityStorageError) {
         try state.withLock { state throws(IdentityStorageError) in
             guard state.credentials[accountId]?.isPending == true else { throw IdentityStorageError(.notFound) }
             state.credentials[accountId]?.isPending = false
-            state.insert(session)
+            if let session { state.insert(session) }
             state.outbox += events
         }
     }

@@ -47,14 +47,16 @@ public struct PostgresIdentityStorage: IdentityStorage {
         }
     }
 
-    public func activateAccount(accountId: String, session: StoredSession, events: [AccountEvent]) async throws(IdentityStorageError) {
+    public func activateAccount(accountId: String, session: StoredSession?, events: [AccountEvent]) async throws(IdentityStorageError) {
         try await transaction { connection, logger in
             let rows = try await connection.query(
                 "UPDATE identity.credentials SET pending = false WHERE account_id = \(accountId) AND pending RETURNING 1",
                 logger: logger
             )
             guard try await rows.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
-            try await Self.insert(session, on: connection, logger: logger)
+            if let session {
+                try await Self.insert(session, on: connection, logger: logger)
+            }
             try await Self.append(events, on: connection, logger: logger)
         }
     }

@@ -16,6 +16,21 @@ extension AccountOpener {
     /// Profile unreachable is the retryable `identity.profileUnavailable`; a userId or identity taken meanwhile
     /// `account.credentialsTaken`.
     func openAccount(_ opening: AccountOpening, at now: Timestamp) async throws(ServiceError) -> IdentityAccountSession {
+        let opened = try await open(opening, at: now)
+        guard let session = opened.session else { preconditionFailure("A sign-up's opening starts a session") }
+        return IdentityAccountSession(session: session, details: assembler.account(opened.facts, profile: opened.profile).details, account: opened.facts)
+    }
+
+    /// What ``open(_:at:)`` made: the account's facts, its stored details and its first session, if it starts one.
+    struct Opened {
+        var credential: StoredCredential
+        var facts: IdentityAccountFacts
+        var profile: ProfileRecord
+        var session: IdentitySession?
+    }
+
+    /// ``openAccount(_:at:)``'s steps, with or without a first session (an operator's account has none).
+    func open(_ opening: AccountOpening, at now: Timestamp) async throws(ServiceError) -> Opened {
         let upgrading = opening.upgrading
         var credential: StoredCredential
         if let upgrading {
@@ -37,6 +52,8 @@ extension AccountOpener {
         switch opening.credential {
         case let .password(hash):
             credential.passwordHash = hash
+        case .none:
+            break
         case let .external(provider, verified, refreshToken):
             identity = newIdentity(provider, verified: verified, refreshToken: refreshToken, accountId: accountId, at: now)
         }
@@ -80,13 +97,17 @@ extension AccountOpener {
             }
         }
 
-        let (session, token) = sessions.makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true, at: clock())
+        // An operator's account has no session: its owner signs in themselves.
+        let made = opening.startsSession
+            ? sessions.makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true, at: clock()) : nil
+        let session = made?.0
         do {
             if upgrading == nil {
                 var events = [event(accountId, .associatedAccount, at: now)]
                 if let identity { events.append(event(accountId, .identityLinked(identityId: identity.id, provider: identity.provider), at: now)) }
                 try await storage.activateAccount(accountId: accountId, session: session, events: events)
             } else {
+                guard let session else { preconditionFailure("An upgrade starts a session") }
                 try await storage.upgradeAnonymous(
                     accountId: accountId, userId: opening.userId, normalizedUserId: opening.normalizedUserId, passwordHash: credential.passwordHash,
                     session: session, events: [event(accountId, .associatedAccount, at: now)]
@@ -107,17 +128,17 @@ extension AccountOpener {
         if !opening.clients.isEmpty {
             _ = try? await storage.rememberClients(accountId: accountId, clients: opening.clients, at: now)
         }
-        if !addressVerified {
+        if !addressVerified, opening.mailsVerification {
             await mail.sendSignUpVerification(accountId: accountId, userId: opening.userId, stored: stored, at: now)
         }
         logger.info("account opened", metadata: [
             "konto.account_id": "\(accountId)", "konto.upgraded": "\(upgrading != nil)", "konto.provider": "\(identity?.provider ?? "")",
         ])
-        let facts = credential.facts(userIdType: configuration.userIdType)
-        return IdentityAccountSession(
-            session: IdentitySession(token: BearerToken(token), expiresAt: session.absoluteExpiresAt),
-            details: assembler.account(facts, profile: stored).details,
-            account: facts
+        return Opened(
+            credential: credential,
+            facts: credential.facts(userIdType: configuration.userIdType),
+            profile: stored,
+            session: made.map { IdentitySession(token: BearerToken($0.1), expiresAt: $0.0.absoluteExpiresAt) }
         )
     }
 

@@ -66,7 +66,8 @@ extension AccountOpener {
 
     /// Validates the credentials and details together, with every violation in one answer, and returns the details
     /// to store in Profile. Without a password (nil: an external identity stands for it) none is required or checked.
-    func checkSignUp(userId: String, password: SecretString?, details: AccountDetails) throws(ServiceError) -> AccountDetails {
+    /// An operator may set server-owned keys (`byOperator`).
+    func checkSignUp(userId: String, password: SecretString?, details: AccountDetails, byOperator: Bool = false) throws(ServiceError) -> AccountDetails {
         var fields: [AccountFieldError] = []
         var values = details.storedValues
         for identifier in [UserIdKey.identifier, PasswordKey.identifier, AccountIdKey.identifier] where values[identifier] != nil {
@@ -74,7 +75,9 @@ extension AccountOpener {
             values[identifier] = nil
         }
         // The operator's keys are written by services, never by the one signing up.
-        fields += configuration.serverOwnedKeyErrors(values.keys)
+        if !byOperator {
+            fields += configuration.serverOwnedKeyErrors(values.keys)
+        }
         let profileValues = values
         var required = configuration.requiredIdentifiers
         if !UserIdNormalization.acceptsLength(of: userId) {

@@ -7,6 +7,9 @@ struct AccountOpening {
     enum FirstCredential {
         /// A password, as its hash (a PHC string).
         case password(hash: String)
+        /// None yet (an operator's account): its owner sets a password through a reset, or signs in with an emailed code
+        /// or a provider.
+        case none
         /// An identity a provider verified, linked as the account's way in.
         case external(IdentityProvider, VerifiedIdentity, ProviderTokenBox.RefreshToken?)
     }
@@ -24,4 +27,8 @@ struct AccountOpening {
     var upgrading: StoredSession?
     /// The signing-up client's digests (``SessionAuthority/clientHashes(address:device:)``), remembered as the owner's.
     var clients: [[UInt8]] = []
+    /// Whether the opening signs in (every sign-up does; an operator's account does not).
+    var startsSession = true
+    /// Whether an unverified address is mailed its verification link (an operator's import is not mailed).
+    var mailsVerification = true
 }
