@@ -198,6 +198,14 @@ public struct KontoAdmin: Sendable {
         }
     }
 
+    /// Unlinks one of the account's provider identities, never its last way in (docs/ADMIN.md).
+    public func unlinkIdentity(_ identityId: String, of accountId: String) async throws {
+        switch try await client.call(token: key, { try await $0.adminUnlinkIdentity(path: .init(accountId: accountId, identityId: identityId)) }) {
+        case .noContent: return
+        case .default(let status, let problem): throw KontoClient.refusal(status, problem)
+        }
+    }
+
     /// Removes one of the account's second factors; its owner is mailed (docs/ADMIN.md).
     public func removeFactor(_ factorId: String, of accountId: String) async throws {
         switch try await client.call(token: key, { try await $0.adminRemoveFactor(path: .init(accountId: accountId, factorId: factorId)) }) {

@@ -80,6 +80,8 @@ public enum IdentityContract {
     public static let sendPasswordReset = WireMethod<IdentityOperatorAccountRequest, IdentityDone>.carryingSecrets("identity.sendPasswordReset")
     /// Removes one of an account's second factors (its owner is mailed, as when they remove one themselves).
     public static let removeAccountFactor = WireMethod<IdentityAccountFactorRequest, IdentityFactorRemoved>.carryingSecrets("identity.removeAccountFactor")
+    /// Unlinks one of an account's provider identities, never its last way in (the owner's own unlinking).
+    public static let unlinkAccountIdentity = WireMethod<IdentityAccountIdentityRequest, IdentityDone>.carryingSecrets("identity.unlinkAccountIdentity")
     /// An account's live sessions (never a token).
     public static let accountSessions = WireMethod<IdentityOperatorAccountRequest, IdentityAccountSessions>.carryingSecrets("identity.accountSessions")
     /// Ends one of an account's sessions, or all (`eventIds` for the caches).
@@ -99,7 +101,8 @@ public enum IdentityContract {
         linkIdentity.name, listIdentities.name, unlinkIdentity.name, operatorAuthorize.name, createOperatorKey.name, listOperatorKeys.name,
         revokeOperatorKey.name, searchAccounts.name, accountRecord.name, disableAccount.name, enableAccount.name, accountSessions.name,
         endAccountSessions.name, auditEntries.name, verifyAudit.name, deleteAccount.name,
-        sendPasswordReset.name, removeAccountFactor.name, createAccount.name, HealthContract.check.name,
+        sendPasswordReset.name, removeAccountFactor.name, createAccount.name, unlinkAccountIdentity.name,
+        HealthContract.check.name,
     ]
 
     /// Every code an Identity method may answer with (besides the wire layer's).
@@ -180,6 +183,7 @@ public enum IdentityContract {
             deleteAccount.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
             sendPasswordReset.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound, .adminInvalidRequest] + storage,
             removeAccountFactor.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .factorNotFound] + storage,
+            unlinkAccountIdentity.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .identityNotFound, .lastSignInMethod] + storage,
             accountSessions.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
             endAccountSessions.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound, .adminSessionNotFound] + storage,
             auditEntries.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .adminInvalidRequest] + storage,

@@ -280,6 +280,19 @@ public struct IdentityAccountFactorRequest: Codable, Sendable {
     }
 }
 
+/// One of an account's linked provider identities, for an operator (unlinking one).
+public struct IdentityAccountIdentityRequest: Codable, Sendable {
+    public var operatorCall: IdentityOperatorCall
+    public var accountId: String
+    public var identityId: String
+
+    public init(operatorCall: IdentityOperatorCall, accountId: String, identityId: String) {
+        self.operatorCall = operatorCall
+        self.accountId = accountId
+        self.identityId = identityId
+    }
+}
+
 /// An operator's call about one account (its record, its sessions, disabling, enabling, deletion, a reset mail); the
 /// method says which, and the scope it needs.
 public struct IdentityOperatorAccountRequest: Codable, Sendable {

@@ -37,7 +37,8 @@ struct GatewayAdminTests {
         OpenAPIDocument.methods.filter { OpenAPIDocument.isAdminPath($0.key) }.sorted { $0.key < $1.key }.flatMap { path, methods in
             methods.map {
                 (HTTPMethod(rawValue: $0), path.replacingOccurrences(of: "{keyId}", with: "abc").replacingOccurrences(of: "{accountId}", with: "abc")
-                    .replacingOccurrences(of: "{sessionId}", with: "abc").replacingOccurrences(of: "{factorId}", with: "abc"))
+                    .replacingOccurrences(of: "{sessionId}", with: "abc").replacingOccurrences(of: "{factorId}", with: "abc")
+                    .replacingOccurrences(of: "{identityId}", with: "abc"))
             }
         }
     }

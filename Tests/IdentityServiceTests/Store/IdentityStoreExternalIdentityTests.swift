@@ -15,7 +15,7 @@ import Testing
     let appleKey = P256.Signing.PrivateKey()
 
     /// `test`: a generic provider (web client konto-web, an app's audience); `apple`: hashed nonces, the team's key.
-    func fixture(linkByVerifiedEmail: Bool = false, configuration: AccountConfiguration = .default) throws -> IdentityFixture {
+    func fixture(linkByVerifiedEmail: Bool = false, configuration: AccountConfiguration = .default, operatorKey: OperatorKeyText? = nil) throws -> IdentityFixture {
         let providers = IdentityProviders([
             IdentityProvider(name: "test", displayName: "Test ID", issuer: issuer.issuer, clientId: "konto-web", authentication: .secret(SecretString("s3cret")), audiences: ["org.example.app"]),
             IdentityProvider(
@@ -26,6 +26,7 @@ import Testing
         ], linkByVerifiedEmail: linkByVerifiedEmail)
         var options = IdentityOptions()
         options.revocationBackoff = .seconds(5)
+        options.bootstrapOperatorKey = operatorKey
         return try IdentityFixture(configuration: configuration, options: options, providers: ProviderClient(providers: providers, fetcher: issuer, logger: Logger(label: "test")))
     }
 
@@ -200,6 +201,37 @@ import Testing
         let made = try #require(try await native(fixture, sub: "solo", email: "solo@example.org", name: PersonName(givenName: "S")).accountSession)
         let identities = try await fixture.store.listIdentities(IdentitySessionRequest(token: made.session.token)).identities
         #expect(await identityError { try await fixture.store.unlinkIdentity(IdentityUnlinkIdentityRequest(token: made.session.token, identityId: identities[0].id)) }?.code == .lastSignInMethod)
+    }
+
+    @Test("an operator unlinks an identity of an account with a password (audited as the operator's), never the last way in, only with accounts:write")
+    func anOperatorUnlinksButNeverTheLastWayIn() async throws {
+        let key = OperatorKeyText.generate()
+        let fixture = try fixture(operatorKey: key)
+        try await fixture.store.installBootstrapOperatorKey()
+        let call = IdentityOperatorCall(key: SecretString(key.text), clientAddress: "192.0.2.9")
+        let owner = try await fixture.signUp()
+        let nonce = "nonce-operator-0123456789"
+        let idToken = issuer.token(issuer.claims(sub: "linked-2", aud: "konto-web", nonce: nonce, email: "other@example.org", now: fixture.clock.now.date))
+        let linked = try await fixture.store.linkIdentity(IdentityLinkIdentityRequest(token: owner.session.token, provider: "test", idToken: SecretString(idToken), nonce: SecretString(nonce)))
+        let reader = try await fixture.store.createOperatorKey(.init(operatorCall: call, name: "reader", scopes: [.accountsRead]))
+        let readerCall = IdentityOperatorCall(key: SecretString(reader.secret.value), clientAddress: "192.0.2.9")
+        #expect(await identityError {
+            try await fixture.store.unlinkAccountIdentity(.init(operatorCall: readerCall, accountId: owner.accountId, identityId: linked.id))
+        }?.code == .adminScopeMissing)
+        // Another account's identity is not found at this one.
+        let made = try #require(try await native(fixture, sub: "solo-2", email: "solo2@example.org", name: PersonName(givenName: "S")).accountSession)
+        let solo = try await fixture.store.listIdentities(IdentitySessionRequest(token: made.session.token)).identities[0]
+        #expect(await identityError {
+            try await fixture.store.unlinkAccountIdentity(.init(operatorCall: call, accountId: owner.accountId, identityId: solo.id))
+        }?.code == .identityNotFound)
+        #expect(await identityError {
+            try await fixture.store.unlinkAccountIdentity(.init(operatorCall: call, accountId: made.accountId, identityId: solo.id))
+        }?.code == .lastSignInMethod)
+        _ = try await fixture.store.unlinkAccountIdentity(.init(operatorCall: call, accountId: owner.accountId, identityId: linked.id))
+        #expect(try await fixture.store.listIdentities(IdentitySessionRequest(token: owner.session.token)).identities.isEmpty)
+        let entries = try await fixture.store.auditEntries(IdentityAuditQueryRequest(operatorCall: call, accountId: owner.accountId)).entries
+        #expect(entries.contains { $0.type == "identity.unlinked" && $0.actorType == .operator && $0.actorId == key.keyId })
+        #expect(entries.contains { $0.type == "admin.unlinkAccountIdentity" && $0.facts["outcome"] == "ok" })
     }
 
     @Test func deletionRevokesAppleTokenExactlyOnceEvenWhenTheFirstAttemptFails() async throws {

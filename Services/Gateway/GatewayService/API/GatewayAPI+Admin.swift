@@ -102,6 +102,13 @@ extension GatewayAPI {
         return .accepted(.init())
     }
 
+    func adminUnlinkIdentity(_ input: Operations.AdminUnlinkIdentity.Input) async throws -> Operations.AdminUnlinkIdentity.Output {
+        _ = try await upstreams.identity(IdentityContract.unlinkAccountIdentity, IdentityAccountIdentityRequest(
+            operatorCall: Self.operatorCall(), accountId: input.path.accountId, identityId: input.path.identityId
+        ))
+        return .noContent(.init())
+    }
+
     func adminRemoveFactor(_ input: Operations.AdminRemoveFactor.Input) async throws -> Operations.AdminRemoveFactor.Output {
         _ = try await upstreams.identity(IdentityContract.removeAccountFactor, IdentityAccountFactorRequest(
             operatorCall: Self.operatorCall(), accountId: input.path.accountId, factorId: input.path.factorId

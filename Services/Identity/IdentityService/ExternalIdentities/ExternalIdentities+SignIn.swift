@@ -246,8 +246,12 @@ extension ExternalIdentities {
         let now = clock()
         let session = try await sessions.validSession(request.token, at: now)
         try await factors.authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
-        let accountId = session.accountId
-        let identityId = request.identityId
+        return try await unlink(identityId: request.identityId, of: session.accountId, at: now)
+    }
+
+    /// Unlinks one of the account's identities, the owner's or an operator's way: never its last way in
+    /// (`account.lastSignInMethod`); `account.identityNotFound` for no such identity of this account.
+    func unlink(identityId: String, of accountId: String, at now: Timestamp) async throws(ServiceError) -> IdentityDone {
         guard identityId.utf8.count <= 64 else { throw ServiceError(AccountError(code: .identityNotFound)) }
         let identities = try await stored { () async throws(IdentityStorageError) in try await storage.externalIdentities(accountId: accountId) }
         guard let target = identities.first(where: { $0.id == identityId }) else { throw ServiceError(AccountError(code: .identityNotFound)) }

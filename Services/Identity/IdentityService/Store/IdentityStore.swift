@@ -189,6 +189,14 @@ public final class IdentityStore: Sendable {
         }
     }
 
+    /// Unlinks one of an account's provider identities for an operator (scope accounts:write), never its last way in.
+    public func unlinkAccountIdentity(_ request: IdentityAccountIdentityRequest) async throws(ServiceError) -> IdentityDone {
+        try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: false) { () async throws(ServiceError) in
+            _ = try await operators.authorize(request.operatorCall, scope: .accountsWrite)
+            return try await external.unlink(identityId: request.identityId, of: request.accountId, at: context.clock())
+        }
+    }
+
     // MARK: Audit
     public func auditEntries(_ request: IdentityAuditQueryRequest) async throws(ServiceError) -> IdentityAuditPage {
         try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: true) { () async throws(ServiceError) in try await audit.auditEntries(request) }

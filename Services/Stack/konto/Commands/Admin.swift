@@ -186,8 +186,8 @@ struct AdminAccounts: AsyncParsableCommand {
         commandName: "accounts",
         abstract: "Search accounts and show one (scope accounts:read); disable and enable one (scope accounts:write).",
         subcommands: [
-            Search.self, Show.self, Create.self, Import.self, Disable.self, Enable.self, Delete.self, PasswordReset.self, RemoveFactor.self, Sessions.self,
-            EndSessions.self,
+            Search.self, Show.self, Create.self, Import.self, Disable.self, Enable.self, Delete.self, PasswordReset.self, RemoveFactor.self, Unlink.self,
+            Sessions.self, EndSessions.self,
         ]
     )
 
@@ -413,6 +413,25 @@ struct AdminAccounts: AsyncParsableCommand {
             try await options.perform { admin, output in
                 try await admin.removeFactor(factorId, of: accountId)
                 output.answer("Factor \(factorId) of \(accountId) removed; its owner is told.", Removed(accountId: accountId, factorId: factorId))
+            }
+        }
+    }
+
+    /// `konto admin accounts unlink ID IDENTITY`.
+    struct Unlink: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Unlink one of an account's provider identities (its id from `show`), never its last way in (scope accounts:write)."
+        )
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "The accountId.") var accountId: String
+        @Argument(help: "The identity's id.") var identityId: String
+
+        struct Unlinked: Encodable { var accountId: String; var identityId: String }
+
+        func run() async throws {
+            try await options.perform { admin, output in
+                try await admin.unlinkIdentity(identityId, of: accountId)
+                output.answer("Identity \(identityId) unlinked from \(accountId).", Unlinked(accountId: accountId, identityId: identityId))
             }
         }
     }
