@@ -69,6 +69,7 @@ struct IdentityContractConsumerTests {
         ContractCodec.entry(IdentityContract.removeAccountFactor),
         ContractCodec.entry(IdentityContract.createAccount),
         ContractCodec.entry(IdentityContract.unlinkAccountIdentity),
+        ContractCodec.entry(IdentityContract.updateAccount),
         ContractCodec.entry(IdentityContract.signInAnonymously),
         ContractCodec.entry(IdentityContract.login),
         ContractCodec.entry(IdentityContract.validateSession),

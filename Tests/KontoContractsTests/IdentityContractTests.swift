@@ -29,7 +29,7 @@ struct IdentityContractTests {
             IdentityContract.accountSessions.carriesSecrets, IdentityContract.endAccountSessions.carriesSecrets,
             IdentityContract.auditEntries.carriesSecrets, IdentityContract.verifyAudit.carriesSecrets, IdentityContract.deleteAccount.carriesSecrets,
             IdentityContract.sendPasswordReset.carriesSecrets, IdentityContract.removeAccountFactor.carriesSecrets,
-            IdentityContract.createAccount.carriesSecrets, IdentityContract.unlinkAccountIdentity.carriesSecrets,
+            IdentityContract.createAccount.carriesSecrets, IdentityContract.unlinkAccountIdentity.carriesSecrets, IdentityContract.updateAccount.carriesSecrets,
         ]
         #expect(carrying.allSatisfy { $0 })
         let plain = [
@@ -46,7 +46,7 @@ struct IdentityContractTests {
             IdentityContract.listIdentities.carriesSecrets,
         ]
         #expect(plain.allSatisfy { !$0 })
-        #expect(Set(IdentityContract.methods).count == 50)
+        #expect(Set(IdentityContract.methods).count == 51)
     }
 
     @Test("a login request carries its password only as the contract encodes it")

@@ -17,7 +17,7 @@ struct WireAllowListTests {
             HealthContract.check.name: everyone,
             ProfileContract.create.name: ["identity"],
             ProfileContract.load.name: ["gateway", "identity", "operator-billing"],
-            ProfileContract.modify.name: ["gateway", "operator-billing"],
+            ProfileContract.modify.name: ["gateway", "identity", "operator-billing"],
             ProfileContract.delete.name: ["identity"],
         ]
         let notifications: [String: Set<String>] = [

@@ -21,6 +21,25 @@ public struct KontoNewAccount: Sendable, Encodable {
     }
 }
 
+/// An operator's change to an account: whatever is given changes (docs/ADMIN.md, "Changing an account").
+public struct KontoAccountChanges: Sendable {
+    public var userId: String?
+    /// Only true: the address counts as verified.
+    public var verified: Bool?
+    public var set: AccountDetails?
+    public var remove: [String]?
+    /// The details' version the change expects (an ETag's number).
+    public var expectedVersion: Int64?
+
+    public init(userId: String? = nil, verified: Bool? = nil, set: AccountDetails? = nil, remove: [String]? = nil, expectedVersion: Int64? = nil) {
+        self.userId = userId
+        self.verified = verified
+        self.set = set
+        self.remove = remove
+        self.expectedVersion = expectedVersion
+    }
+}
+
 /// What became of an import's lines.
 public struct KontoImportReport: Sendable, Equatable, Encodable {
     public struct Line: Sendable, Equatable, Encodable {
@@ -45,6 +64,16 @@ extension KontoAdmin {
         )
         switch try await client.call(token: key, { try await $0.adminCreateAccount(body: .json(body)) }) {
         case .created(let created): return Self.account(try created.body.json)
+        case .default(let status, let problem): throw KontoClient.refusal(status, problem)
+        }
+    }
+
+    /// Changes an account; answers it as it is after the change (docs/ADMIN.md).
+    public func updateAccount(_ accountId: String, _ changes: KontoAccountChanges) async throws -> KontoAdminAccount {
+        let body = Components.Schemas.AdminAccountChanges(userId: changes.userId, verified: changes.verified, set: changes.set, remove: changes.remove)
+        let ifMatch = changes.expectedVersion.map { "\"\($0)\"" }
+        switch try await client.call(token: key, { try await $0.adminUpdateAccount(path: .init(accountId: accountId), headers: .init(ifMatch: ifMatch), body: .json(body)) }) {
+        case .ok(let ok): return Self.account(try ok.body.json)
         case .default(let status, let problem): throw KontoClient.refusal(status, problem)
         }
     }

@@ -23,7 +23,8 @@ public enum WireAllowList {
     public static let profile = WireAuthorization([
         "*": [HealthContract.check.name],
         gateway: [ProfileContract.load.name, ProfileContract.modify.name],
-        IdentityContract.serviceName: [ProfileContract.create.name, ProfileContract.load.name, ProfileContract.delete.name],
+        // Modify for an operator's change through the admin API (identity.updateAccount), which Identity checks and audits.
+        IdentityContract.serviceName: [ProfileContract.create.name, ProfileContract.load.name, ProfileContract.modify.name, ProfileContract.delete.name],
         operators: [ProfileContract.load.name, ProfileContract.modify.name],
     ])
 

@@ -70,7 +70,7 @@ public enum IdentityContract {
     /// One account's credential metadata (never a secret, hash or token).
     public static let accountRecord = WireMethod<IdentityOperatorAccountRequest, IdentityAccountRecord>.carryingSecrets("identity.accountRecord")
     /// Makes an account (a password, an imported hash or neither; verified or not; no session), as sign-up opens one.
-    public static let createAccount = WireMethod<IdentityCreateAccountRequest, IdentityCreatedAccount>.carryingSecrets("identity.createAccount")
+    public static let createAccount = WireMethod<IdentityCreateAccountRequest, IdentityManagedAccount>.carryingSecrets("identity.createAccount")
     /// Disables an account: every session ends, no sign-in succeeds until it is enabled (`eventIds` for the caches).
     public static let disableAccount = WireMethod<IdentityOperatorAccountRequest, IdentityDone>.carryingSecrets("identity.disableAccount")
     public static let enableAccount = WireMethod<IdentityOperatorAccountRequest, IdentityDone>.carryingSecrets("identity.enableAccount")
@@ -80,6 +80,8 @@ public enum IdentityContract {
     public static let sendPasswordReset = WireMethod<IdentityOperatorAccountRequest, IdentityDone>.carryingSecrets("identity.sendPasswordReset")
     /// Removes one of an account's second factors (its owner is mailed, as when they remove one themselves).
     public static let removeAccountFactor = WireMethod<IdentityAccountFactorRequest, IdentityFactorRemoved>.carryingSecrets("identity.removeAccountFactor")
+    /// Changes an account's details (server-owned keys too), userId and verification, for an operator.
+    public static let updateAccount = WireMethod<IdentityUpdateAccountRequest, IdentityManagedAccount>.carryingSecrets("identity.updateAccount")
     /// Unlinks one of an account's provider identities, never its last way in (the owner's own unlinking).
     public static let unlinkAccountIdentity = WireMethod<IdentityAccountIdentityRequest, IdentityDone>.carryingSecrets("identity.unlinkAccountIdentity")
     /// An account's live sessions (never a token).
@@ -101,7 +103,7 @@ public enum IdentityContract {
         linkIdentity.name, listIdentities.name, unlinkIdentity.name, operatorAuthorize.name, createOperatorKey.name, listOperatorKeys.name,
         revokeOperatorKey.name, searchAccounts.name, accountRecord.name, disableAccount.name, enableAccount.name, accountSessions.name,
         endAccountSessions.name, auditEntries.name, verifyAudit.name, deleteAccount.name,
-        sendPasswordReset.name, removeAccountFactor.name, createAccount.name, unlinkAccountIdentity.name,
+        sendPasswordReset.name, removeAccountFactor.name, createAccount.name, updateAccount.name, unlinkAccountIdentity.name,
         HealthContract.check.name,
     ]
 
@@ -126,6 +128,7 @@ public enum IdentityContract {
         .lastSignInMethod,
         .throttled,
         .notFound,
+        .versionConflict,
     ] + KontoErrorCode.codes(of: .identity) + KontoErrorCode.codes(of: .admin)
 
     /// The codes each method answers with (besides the wire layer's), as its implementation raises them; the union
@@ -183,6 +186,10 @@ public enum IdentityContract {
             deleteAccount.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
             sendPasswordReset.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound, .adminInvalidRequest] + storage,
             removeAccountFactor.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .factorNotFound] + storage,
+            updateAccount.name: [
+                .adminKeyRefused, .adminScopeMissing, .throttled, .adminInvalidRequest, .notFound, .validationFailed, .versionConflict, .credentialsTaken,
+                .identityProfileUnavailable,
+            ] + storage,
             unlinkAccountIdentity.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .identityNotFound, .lastSignInMethod] + storage,
             accountSessions.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
             endAccountSessions.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound, .adminSessionNotFound] + storage,

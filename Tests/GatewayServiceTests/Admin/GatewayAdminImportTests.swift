@@ -55,6 +55,7 @@ struct GatewayAdminImportTests {
             let made = try await admin.request(.POST, "/admin/v1/accounts", json: one, token: root)
             #expect(made.status == 201, "\(made.text)")
             let account = try #require(made.object["account"] as? [String: Any])
+            let oneId = try #require(account["accountId"] as? String)
             let credentials = try #require(made.object["credentials"] as? [String: Any])
             #expect((account["details"] as? [String: Any])?["userId"] as? String == "one@import.example.net")
             #expect((account["details"] as? [String: Any])?["emailVerified"] as? Bool == true, "\(made.text)")
@@ -107,12 +108,31 @@ struct GatewayAdminImportTests {
             let readerKey = try #require(reader.object["secret"] as? String)
             let six = #"{"userId":"six@import.example.net","details":{"name":{"givenName":"Hexa"}}}"#
             #expect(try await admin.request(.POST, "/admin/v1/accounts", json: six, token: readerKey).status == 403)
+            #expect(try await admin.request(.PATCH, "/admin/v1/accounts/\(oneId)", json: #"{"verified":true}"#, token: readerKey).status == 403)
             let lineRefused = try await Self.ndjson(admin, six, token: readerKey)
             #expect(lineRefused.status == 200 && (lineRefused.object["lines"] as? [[String: Any]])?.first?["problem"] != nil, "\(lineRefused.text)")
             #expect(try await admin.request(.POST, "/admin/v1/accounts", json: six).status == 401)
             #expect(try await Self.ndjson(admin, six, token: nil).status == 401)
             let search = try await admin.request(.GET, "/admin/v1/accounts?userIdPrefix=six@", token: root)
             #expect((search.object["accounts"] as? [[String: Any]])?.isEmpty == true)
+
+            // Changing an account: details (at a version), a new userId (the old session ends), verified.
+            let oneToken = try #require((signedIn.object["session"] as? [String: Any])?["token"] as? String)
+            let renamed = try await admin.request(.PATCH, "/admin/v1/accounts/\(oneId)", json: #"{"set":{"name":{"givenName":"Una","familyName":"Prima"}}}"#, token: root)
+            #expect(renamed.status == 200, "\(renamed.text)")
+            #expect(((renamed.object["account"] as? [String: Any])?["details"] as? [String: Any])?["name"] as? [String: String] == ["givenName": "Una", "familyName": "Prima"])
+            let stale = try await admin.request(.PATCH, "/admin/v1/accounts/\(oneId)", json: #"{"remove":["name"]}"#, token: root, headers: [("If-Match", "\"1\"")])
+            #expect(stale.status == 412 && stale.code == "account.versionConflict", "\(stale.status) \(stale.text)")
+            #expect(try await running.request(.GET, "/v1/account", token: oneToken).status == 200)
+            let moved = try await admin.request(.PATCH, "/admin/v1/accounts/\(oneId)", json: #"{"userId":"uno@import.example.net","verified":true}"#, token: root)
+            #expect(moved.status == 200, "\(moved.text)")
+            #expect((moved.object["credentials"] as? [String: Any])?["sessionCount"] as? Int == 0)
+            #expect(try await running.request(.GET, "/v1/account", token: oneToken).status == 401)
+            #expect(try await Self.logIn(running, "uno@import.example.net", "brought from firebase").status == 200)
+            #expect(try await Self.logIn(running, "one@import.example.net", "brought from firebase").code == "account.wrongCredentials")
+            #expect(try await admin.request(.PATCH, "/admin/v1/accounts/\(oneId)", json: #"{"verified":false}"#, token: root).code == "admin.invalidRequest")
+            #expect(try await admin.request(.PATCH, "/admin/v1/accounts/\(oneId)", json: #"{}"#, token: root).code == "admin.invalidRequest")
+            #expect(try await admin.request(.PATCH, "/admin/v1/accounts/00000000-0000-4000-8000-000000000000", json: #"{"verified":true}"#, token: root).status == 404)
 
             // The command line: the key, then the password, on standard input; an import from a file or standard input.
             let executable = try ServiceProcess.executable(named: "konto")
@@ -132,6 +152,14 @@ struct GatewayAdminImportTests {
             let pipedReport = try JSONSerialization.jsonObject(with: Data(piped.standardOutput.utf8)) as? [String: Any]
             #expect(pipedReport?["created"] as? Int == 2 && pipedReport?["failed"] as? Int == 1, "\(piped.standardOutput)")
             #expect(try await Self.logIn(running, "eight@import.example.net", "brought from a vapor app").status == 200)
+            // "Account <id> made for <userId>."
+            let sevenId = try #require(created.standardOutput.split(separator: " ").dropFirst().first.map(String.init))
+            let updated = try await ServiceProcess.run(
+                executable, arguments: ["admin", "accounts", "update", sevenId, "--set", #"{"name":{"givenName":"Sept"}}"#, "--user-id", "septima@import.example.net", "--verified"],
+                environment: url, input: root + "\n"
+            )
+            #expect(updated.status == 0 && updated.standardOutput.contains("changed"), "\(updated.standardOutput) \(updated.standardError)")
+            #expect(try await Self.logIn(running, "septima@import.example.net", "seven's own password").status == 200)
             let badDetails = try await ServiceProcess.run(executable, arguments: ["admin", "accounts", "create", "x@import.example.net", "--details", "[1"], environment: url, input: root + "\n")
             #expect(badDetails.status == 64, "\(badDetails.standardError)")
         }

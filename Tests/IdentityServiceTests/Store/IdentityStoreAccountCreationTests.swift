@@ -4,8 +4,9 @@ import KontoContracts
 import KontoModel
 import Testing
 
-/// Accounts an operator makes (docs/ADMIN.md, "Creating and importing accounts"), through Identity's operations.
-@Suite("Identity store: accounts an operator makes")
+/// Accounts an operator makes and changes (docs/ADMIN.md, "Creating and importing accounts", "Changing an
+/// account"), through Identity's operations.
+@Suite("Identity store: accounts an operator makes and changes")
 struct IdentityStoreAccountCreationTests {
     typealias Operators = IdentityStoreOperatorTests
 
@@ -118,5 +119,80 @@ struct IdentityStoreAccountCreationTests {
         fixture.profile.mode = .normal
         let made = try await fixture.store.createAccount(Self.request("hahn@example.org", password: "radioactive decay"))
         #expect(made.record.facts.userId == "hahn@example.org")
+    }
+
+    static func change(
+        _ accountId: String, userId: String? = nil, verified: Bool? = nil, set: [String: AccountValue]? = nil, remove: Set<String> = [],
+        key: String = Operators.bootstrap.text
+    ) -> IdentityUpdateAccountRequest {
+        IdentityUpdateAccountRequest(
+            operatorCall: Operators.call(key), accountId: accountId, userId: userId, verified: verified,
+            modifications: set == nil && remove.isEmpty ? nil : AccountModifications(set: AccountDetails(values: set ?? [:]), remove: remove)
+        )
+    }
+
+    @Test("a change: details with server-owned keys, then a new userId (sessions end, the previous address told, the new one mailed unless verified), then verified", arguments: IdentityStorageKind.allCases)
+    func changes(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            let fixture = try await Self.fixture(storage: storage)
+            let owner = try await fixture.signUp()
+            let changed = try await fixture.store.updateAccount(Self.change(owner.accountId, set: ["plan": .string("pro")]))
+            #expect(changed.profile.details.storedValues["plan"] == .string("pro") && changed.eventIds == nil)
+            // The session lives on: details are no credential.
+            _ = try await fixture.validate(owner.session.token)
+
+            let before = try await fixture.events().count
+            let moved = try await fixture.store.updateAccount(Self.change(owner.accountId, userId: "Leland@Palo-Alto.example"))
+            #expect(moved.record.facts.userId == "Leland@Palo-Alto.example" && moved.record.facts.emailVerified == false && moved.record.sessionCount == 0)
+            #expect(await identityError { try await fixture.validate(owner.session.token) }?.code == .unauthenticated)
+            let events = try await fixture.events().dropFirst(before)
+            #expect(events.contains { $0.kind == .userIdChanged(previous: "leland@stanford.edu", new: "Leland@Palo-Alto.example") })
+            let mails = events.compactMap { if case let .mailRequested(request) = $0.kind { request } else { nil } }
+            #expect(mails.map(\.message) == [.emailChanged, .verifyEmail] && mails.map(\.to) == ["leland@stanford.edu", "Leland@Palo-Alto.example"])
+            #expect(Set(moved.eventIds ?? []).isSubset(of: Set(events.map(\.id))) && moved.eventIds?.count == 3)
+            _ = try await fixture.login("leland@palo-alto.example", address: "203.0.113.20")
+            #expect(await identityError { try await fixture.login(address: "203.0.113.21") }?.code == .wrongCredentials)
+
+            let verified = try await fixture.store.updateAccount(Self.change(owner.accountId, verified: true))
+            #expect(verified.record.facts.emailVerified == true && verified.record.verifiedAt != nil && verified.eventIds?.count == 1)
+            // Verified again: nothing more to write.
+            #expect(try await fixture.store.updateAccount(Self.change(owner.accountId, verified: true)).eventIds == nil)
+            let entries = try await IdentityStoreAuditTests.entries(fixture, accountId: owner.accountId)
+            for type in ["userId.changed", "email.verified", "admin.updateAccount"] {
+                #expect(entries.contains { $0.type == type && $0.actorType == .operator }, "\(type)")
+            }
+        }
+    }
+
+    @Test("refusals before anything changes: nothing given, verified false, credentials among the details, a taken or invalid userId, an anonymous or unknown account, a missing scope; Profile's own refusal")
+    func changeRefusals() async throws {
+        let fixture = try await Self.fixture()
+        let owner = try await fixture.signUp()
+        let other = try await fixture.signUp("mallory@example.org")
+        let anonymous = try await fixture.store.signInAnonymously(IdentityClientRequest())
+        let reader = try await fixture.store.createOperatorKey(.init(operatorCall: Operators.call(Operators.bootstrap.text), name: "reader", scopes: [.accountsRead]))
+        let cases: [(IdentityUpdateAccountRequest, KontoErrorCode)] = [
+            (Self.change(owner.accountId), .adminInvalidRequest),
+            (Self.change(owner.accountId, set: [:]), .adminInvalidRequest),
+            (Self.change(owner.accountId, verified: false), .adminInvalidRequest),
+            (Self.change(owner.accountId, set: ["password": .string("sneaky password")]), .validationFailed),
+            (Self.change(owner.accountId, remove: ["userId"]), .validationFailed),
+            (Self.change(owner.accountId, userId: "MALLORY@example.org", set: ["plan": .string("pro")]), .credentialsTaken),
+            (Self.change(owner.accountId, userId: "not an address"), .validationFailed),
+            (Self.change(anonymous.accountId, verified: true), .adminInvalidRequest),
+            (Self.change("nobody", verified: true), .notFound),
+            (Self.change(owner.accountId, verified: true, key: reader.secret.value), .adminScopeMissing),
+        ]
+        let before = try await fixture.events().count
+        for (request, code) in cases {
+            #expect(await identityError { try await fixture.store.updateAccount(request) }?.code == code, "\(request.userId ?? "") \(String(describing: request.verified))")
+        }
+        #expect(try await fixture.events().count == before)
+        #expect(fixture.profile.profiles[owner.accountId]?.storedValues["plan"] == nil)
+        #expect(try await fixture.storage.credential(accountId: other.accountId)?.userId == "mallory@example.org")
+        fixture.profile.mode = .unavailable
+        #expect(await identityError { try await fixture.store.updateAccount(Self.change(owner.accountId, userId: "x@example.org", set: ["plan": .string("pro")])) }?.code == .identityProfileUnavailable)
+        fixture.profile.mode = .normal
+        #expect(try await fixture.storage.credential(accountId: owner.accountId)?.userId == "leland@stanford.edu")
     }
 }

@@ -59,6 +59,20 @@ final class TestProfileProvider: ProfileProvider {
         }
     }
 
+    /// Applies set and remove without validating them (Profile's own tests check its validation).
+    func modify(accountId: String, modifications: AccountModifications, expectedVersion: Int64?) throws(ProfileProviderError) -> ProfileRecord {
+        try state.withLock { state throws(ProfileProviderError) in
+            guard state.mode == .normal else { throw .unavailable }
+            guard let current = state.profiles[accountId] else { throw .refused(ServiceError(AccountError(code: .notFound))) }
+            var values = current.storedValues
+            for key in modifications.remove { values[key] = nil }
+            for (key, value) in modifications.set.storedValues { values[key] = value }
+            let details = AccountDetails(values: values)
+            state.profiles[accountId] = details
+            return ProfileRecord(accountId: accountId, details: details, version: 2)
+        }
+    }
+
     func delete(accountId: String) throws(ProfileProviderError) -> Bool {
         try state.withLock { state throws(ProfileProviderError) in
             guard state.mode != .unavailable else { throw .unavailable }

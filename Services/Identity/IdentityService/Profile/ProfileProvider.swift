@@ -10,6 +10,11 @@ public protocol ProfileProvider: Sendable {
     /// Every stored key of the account; nil when Profile holds nothing for it.
     func load(accountId: String) async throws(ProfileProviderError) -> ProfileRecord?
 
+    /// Sets and removes details in one change (an operator's, through Identity: server-owned keys too), at
+    /// `expectedVersion` when given; answers the details after it. Profile's refusals (`account.versionConflict`,
+    /// `account.validationFailed` …) are ``ProfileProviderError/refused(_:)``.
+    func modify(accountId: String, modifications: AccountModifications, expectedVersion: Int64?) async throws(ProfileProviderError) -> ProfileRecord
+
     /// Removes the account's details; false when there were none. Idempotent.
     func delete(accountId: String) async throws(ProfileProviderError) -> Bool
 

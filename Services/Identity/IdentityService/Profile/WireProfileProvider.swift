@@ -26,6 +26,10 @@ public struct WireProfileProvider: ProfileProvider {
         }
     }
 
+    public func modify(accountId: String, modifications: AccountModifications, expectedVersion: Int64?) async throws(ProfileProviderError) -> ProfileRecord {
+        try await call(ProfileContract.modify, ProfileModifyRequest(accountId: accountId, modifications: modifications, expectedVersion: expectedVersion))
+    }
+
     public func delete(accountId: String) async throws(ProfileProviderError) -> Bool {
         try await call(ProfileContract.delete, ProfileDeleteRequest(accountId: accountId)).deleted
     }

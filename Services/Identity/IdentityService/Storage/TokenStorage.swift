@@ -40,6 +40,11 @@ public protocol TokenStorage: Sendable {
     /// token or one for a former userId is removed too: it works at most once).
     func confirmEmailVerification(tokenHash: [UInt8], at now: Timestamp, events: @escaping @Sendable (_ accountId: String) -> [AccountEvent]) async throws(IdentityStorageError) -> String?
 
+    /// An operator's word that the userId's address is the owner's: verified at `now` and, if it never was, proven
+    /// (no later first proof ends access then), with `events` in the same transaction. False when the account is not
+    /// there, has no userId, or its address is verified already (nothing written).
+    func verifyAddress(accountId: String, at now: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError) -> Bool
+
     /// The account's first proof of its address (docs/IDENTITY.md, "Pre-hijacked accounts"), called right after the
     /// proof: when the account was never proven before (no proof recorded, and its address not verified when it was
     /// made, as a provider's vouching does), records it as proven and, in the same transaction, ends what it gained while

@@ -32,6 +32,7 @@ public final class IdentityStore: Sendable {
     let external: ExternalIdentities
     let maintenance: IdentityMaintenance
     let operators: Operators
+    let changes: OperatorChanges
     let audit: AuditTrail
     /// What answers do not wait for (a sign-in code's mail).
     public let pendingWork = PendingWork()
@@ -81,6 +82,7 @@ public final class IdentityStore: Sendable {
         )
         self.maintenance = IdentityMaintenance(context: context, storage: storage, profile: profile)
         self.operators = Operators(context: context, storage: storage, sessions: sessions)
+        self.changes = OperatorChanges(context: context, storage: storage, profile: profile, mail: mail)
         self.audit = AuditTrail(context: context, storage: storage, operators: operators)
     }
 
@@ -158,7 +160,7 @@ public final class IdentityStore: Sendable {
     @discardableResult public func pruneExpired(limit: Int = 500) async -> PrunedRecords { await maintenance.pruneExpired(limit: limit) }
 
     /// Makes an account for an operator (scope accounts:write), with no session (``AccountOpener/createAccount(_:)``).
-    public func createAccount(_ request: IdentityCreateAccountRequest) async throws(ServiceError) -> IdentityCreatedAccount {
+    public func createAccount(_ request: IdentityCreateAccountRequest) async throws(ServiceError) -> IdentityManagedAccount {
         try await adminCall(request.operatorCall, accountId: nil, mustLand: false, answeredAccountId: { $0.record.facts.accountId }) { () async throws(ServiceError) in
             _ = try await operators.authorize(request.operatorCall, scope: .accountsWrite)
             return try await opener.createAccount(request)
@@ -186,6 +188,14 @@ public final class IdentityStore: Sendable {
         try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: false) { () async throws(ServiceError) in
             _ = try await operators.authorize(request.operatorCall, scope: .factorsWrite)
             return try await factors.remove(factorId: request.factorId, of: request.accountId, at: context.clock())
+        }
+    }
+
+    /// Changes an account's details, userId and verification for an operator (scope accounts:write).
+    public func updateAccount(_ request: IdentityUpdateAccountRequest) async throws(ServiceError) -> IdentityManagedAccount {
+        try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: false) { () async throws(ServiceError) in
+            _ = try await operators.authorize(request.operatorCall, scope: .accountsWrite)
+            return try await changes.updateAccount(request)
         }
     }
 

@@ -55,6 +55,7 @@ extension IdentityStore {
         server.register(IdentityContract.removeAccountFactor) { request, _ in try await self.removeAccountFactor(request) }
         server.register(IdentityContract.createAccount) { request, _ in try await self.createAccount(request) }
         server.register(IdentityContract.unlinkAccountIdentity) { request, _ in try await self.unlinkAccountIdentity(request) }
+        server.register(IdentityContract.updateAccount) { request, _ in try await self.updateAccount(request) }
         server.register(IdentityContract.accountSessions) { request, _ in try await self.accountSessions(request) }
         server.register(IdentityContract.endAccountSessions) { request, _ in try await self.endAccountSessions(request) }
         server.register(IdentityContract.auditEntries) { request, _ in try await self.auditEntries(request) }

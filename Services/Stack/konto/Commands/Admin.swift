@@ -186,7 +186,7 @@ struct AdminAccounts: AsyncParsableCommand {
         commandName: "accounts",
         abstract: "Search accounts and show one (scope accounts:read); disable and enable one (scope accounts:write).",
         subcommands: [
-            Search.self, Show.self, Create.self, Import.self, Disable.self, Enable.self, Delete.self, PasswordReset.self, RemoveFactor.self, Unlink.self,
+            Search.self, Show.self, Create.self, Import.self, Update.self, Disable.self, Enable.self, Delete.self, PasswordReset.self, RemoveFactor.self, Unlink.self,
             Sessions.self, EndSessions.self,
         ]
     )
@@ -293,6 +293,41 @@ struct AdminAccounts: AsyncParsableCommand {
                 output.answer("Account \(made.account.accountId) made for \(userId).", Show.Shown(
                     account: made.account, createdAt: made.createdAt, hasPassword: made.hasPassword, disabledAt: made.disabledAt, lastSignInAt: made.lastSignInAt,
                     verifiedAt: made.verifiedAt, factors: made.factors, identities: made.identities, sessionCount: made.sessionCount
+                ))
+            }
+        }
+    }
+
+    /// `konto admin accounts update ID`.
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change an account: details (server-owned keys too), its userId (its sessions end), its address verified (scope accounts:write)."
+        )
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "The accountId.") var accountId: String
+        @Option(help: "A new userId.") var userId: String?
+        @Flag(help: "The userId's address counts as verified.") var verified = false
+        @Option(help: ArgumentHelp("Details to set, as a JSON object.", valueName: "json")) var set: String?
+        @Option(help: "A detail to remove (repeatable).") var remove: [String] = []
+        @Option(help: "The details' version the change expects (as an ETag's number).") var expectVersion: Int64?
+
+        func run() async throws {
+            var details: AccountDetails?
+            if let set {
+                do {
+                    details = try JSONDecoder().decode(AccountDetails.self, from: Data(set.utf8))
+                } catch {
+                    throw ValidationError("--set must be a JSON object of account details")
+                }
+            }
+            try await options.perform { [details] admin, output in
+                let changed = try await admin.updateAccount(accountId, KontoAccountChanges(
+                    userId: userId, verified: verified ? true : nil, set: details, remove: remove.isEmpty ? nil : remove, expectedVersion: expectVersion
+                ))
+                output.answer("Account \(accountId) changed.", Show.Shown(
+                    account: changed.account, createdAt: changed.createdAt, hasPassword: changed.hasPassword, disabledAt: changed.disabledAt,
+                    lastSignInAt: changed.lastSignInAt, verifiedAt: changed.verifiedAt, factors: changed.factors, identities: changed.identities,
+                    sessionCount: changed.sessionCount
                 ))
             }
         }

@@ -24,4 +24,14 @@ extension InMemoryIdentityStorage {
             return token.accountId
         }
     }
+
+    public func verifyAddress(accountId: String, at now: Timestamp, events: [AccountEvent]) -> Bool {
+        state.withLock { state in
+            guard let credential = state.active(accountId), credential.userId != nil, credential.emailVerifiedAt == nil else { return false }
+            state.credentials[accountId]?.emailVerifiedAt = now
+            if state.provenAt[accountId] == nil { state.provenAt[accountId] = now }
+            state.outbox += events
+            return true
+        }
+    }
 }

@@ -54,4 +54,19 @@ extension PostgresIdentityStorage {
             return token.accountId
         }
     }
+
+    public func verifyAddress(accountId: String, at now: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError) -> Bool {
+        try await transaction { connection, logger in
+            let rows = try await connection.query(
+                """
+                UPDATE identity.credentials SET email_verified_at = \(now.date), proven_at = COALESCE(proven_at, \(now.date))
+                WHERE account_id = \(accountId) AND NOT pending AND user_id IS NOT NULL AND email_verified_at IS NULL RETURNING 1
+                """,
+                logger: logger
+            )
+            guard try await rows.decode(Int.self).all().count == 1 else { return false }
+            try await Self.append(events, on: connection, logger: logger)
+            return true
+        }
+    }
 }

@@ -8,7 +8,7 @@ extension AccountOpener {
     /// that server-owned keys may be set. A password is hashed (its rules apply); an imported hash is stored as given
     /// once it reads as one of the schemes Konto verifies, within their cost bounds, and is replaced by argon2id at the
     /// first successful sign-in; with neither, the account has no password until its owner sets one.
-    func createAccount(_ request: IdentityCreateAccountRequest) async throws(ServiceError) -> IdentityCreatedAccount {
+    func createAccount(_ request: IdentityCreateAccountRequest) async throws(ServiceError) -> IdentityManagedAccount {
         guard request.password == nil || request.passwordHash == nil else {
             throw Operators.invalid("Send a password or a password hash, not both.")
         }
@@ -39,7 +39,7 @@ extension AccountOpener {
             at: now
         )
         let credential = opened.credential
-        return IdentityCreatedAccount(
+        return IdentityManagedAccount(
             record: IdentityAccountRecord(
                 facts: opened.facts, createdAt: credential.createdAt, hasPassword: credential.passwordHash != nil, lastSignInAt: nil,
                 verifiedAt: credential.emailVerifiedAt, factors: [], identities: [], sessionCount: 0

@@ -1,3 +1,4 @@
+import Foundation
 import KontoModel
 
 /// An account an operator makes (docs/ADMIN.md, "Creating and importing accounts"): its userId and details, verified
@@ -47,13 +48,41 @@ public struct IdentityCreateAccountRequest: Codable, Sendable {
     }
 }
 
-/// The account an operator made: Identity's record of it and the details Profile stored.
-public struct IdentityCreatedAccount: Codable, Sendable, Equatable {
+/// The account as an operator's creation or change left it: Identity's record of it and the details Profile stores.
+public struct IdentityManagedAccount: Codable, Sendable, Equatable {
     public var record: IdentityAccountRecord
     public var profile: ProfileRecord
+    /// The change's events, for the caches (a userId change ends the account's sessions).
+    public var eventIds: [UUID]?
 
-    public init(record: IdentityAccountRecord, profile: ProfileRecord) {
+    public init(record: IdentityAccountRecord, profile: ProfileRecord, eventIds: [UUID]? = nil) {
         self.record = record
         self.profile = profile
+        self.eventIds = eventIds
+    }
+}
+
+/// An operator's change to an account (docs/ADMIN.md, "Changing an account"): its details (server-owned keys too),
+/// its userId, its address verified. Whatever is given changes, in that order.
+public struct IdentityUpdateAccountRequest: Codable, Sendable {
+    public var operatorCall: IdentityOperatorCall
+    public var accountId: String
+    public var userId: String?
+    /// Only `true`: the address is recorded as verified (a new userId is unverified until then).
+    public var verified: Bool?
+    public var modifications: AccountModifications?
+    /// The details' version the change expects (`account.versionConflict` otherwise).
+    public var expectedVersion: Int64?
+
+    public init(
+        operatorCall: IdentityOperatorCall, accountId: String, userId: String? = nil, verified: Bool? = nil, modifications: AccountModifications? = nil,
+        expectedVersion: Int64? = nil
+    ) {
+        self.operatorCall = operatorCall
+        self.accountId = accountId
+        self.userId = userId
+        self.verified = verified
+        self.modifications = modifications
+        self.expectedVersion = expectedVersion
     }
 }

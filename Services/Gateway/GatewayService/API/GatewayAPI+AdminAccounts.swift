@@ -5,8 +5,8 @@ import KontoErrors
 import KontoModel
 import OpenAPIRuntime
 
-/// Making accounts for an operator (docs/ADMIN.md, "Creating and importing accounts"): one JSON body, or many as
-/// NDJSON, each line made by the same Identity call and reported on its own.
+/// Making and changing accounts for an operator (docs/ADMIN.md, "Creating and importing accounts", "Changing an
+/// account"): one JSON body, or many as NDJSON, each line made by the same Identity call and reported on its own.
 extension GatewayAPI {
     /// Most lines an import takes (a larger set goes in several requests).
     static let maximumImportLines = 10_000
@@ -87,7 +87,21 @@ extension GatewayAPI {
         }
     }
 
-    func createAccount(_ body: Components.Schemas.AdminAccountCreation, call: IdentityOperatorCall) async throws(GatewayProblem) -> IdentityCreatedAccount {
+    func adminUpdateAccount(_ input: Operations.AdminUpdateAccount.Input) async throws -> Operations.AdminUpdateAccount.Output {
+        guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
+        let expectedVersion = try Self.expectedVersion(ifMatch: input.headers.ifMatch)
+        let modifications = body.set == nil && body.remove == nil ? nil : AccountModifications(set: body.set ?? AccountDetails(), remove: Set(body.remove ?? []))
+        defer { cache.invalidate(accountId: input.path.accountId) }
+        let changed = try await upstreams.identity(IdentityContract.updateAccount, IdentityUpdateAccountRequest(
+            operatorCall: Self.operatorCall(), accountId: input.path.accountId, userId: body.userId, verified: body.verified, modifications: modifications,
+            expectedVersion: expectedVersion
+        ))
+        // A new userId ended the account's sessions: answered once every gateway's cache has dropped them.
+        await awaitCaches(changed.eventIds)
+        return .ok(.init(body: .json(adminAccount(changed.record, profile: changed.profile))))
+    }
+
+    func createAccount(_ body: Components.Schemas.AdminAccountCreation, call: IdentityOperatorCall) async throws(GatewayProblem) -> IdentityManagedAccount {
         try await upstreams.identity(IdentityContract.createAccount, IdentityCreateAccountRequest(
             operatorCall: call, userId: body.userId, password: body.password.map(SecretString.init), passwordHash: body.passwordHash.map(SecretString.init),
             details: body.details ?? AccountDetails(), verified: body.verified ?? false
