@@ -58,6 +58,8 @@ struct NotificationsContractConsumerTests {
         ContractCodec.entry(NotificationsContract.deadLetters),
         ContractCodec.entry(NotificationsContract.replayDeadLetters),
         ContractCodec.entry(NotificationsContract.replay),
+        ContractCodec.entry(NotificationsContract.failedDeliveries),
+        ContractCodec.entry(NotificationsContract.redeliver),
         ContractCodec.entry(HealthContract.check),
     ])
 }

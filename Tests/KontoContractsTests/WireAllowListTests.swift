@@ -32,6 +32,8 @@ struct WireAllowListTests {
             NotificationsContract.deadLetters.name: ["operator-billing"],
             NotificationsContract.replayDeadLetters.name: ["operator-billing"],
             NotificationsContract.replay.name: ["operator-billing"],
+            NotificationsContract.failedDeliveries.name: ["gateway"],
+            NotificationsContract.redeliver.name: ["gateway"],
         ]
         return [(WireAllowList.identity, identity), (WireAllowList.profile, profile), (WireAllowList.notifications, notifications)]
     }()

@@ -31,7 +31,11 @@ public enum WireAllowList {
     /// Notifications' server.
     public static let notifications = WireAuthorization([
         "*": [HealthContract.check.name],
-        gateway: [NotificationsContract.feed.name, NotificationsContract.tailCursor.name, NotificationsContract.tail.name, NotificationsContract.tailBarrier.name],
+        // The failed deliveries' metadata and their redelivery for the admin API; never the dead letters themselves.
+        gateway: [
+            NotificationsContract.feed.name, NotificationsContract.tailCursor.name, NotificationsContract.tail.name, NotificationsContract.tailBarrier.name,
+            NotificationsContract.failedDeliveries.name, NotificationsContract.redeliver.name,
+        ],
         IdentityContract.serviceName: [NotificationsContract.publish.name],
         ProfileContract.serviceName: [
             NotificationsContract.publish.name, NotificationsContract.declareGroup.name, NotificationsContract.subscribe.name,

@@ -82,10 +82,16 @@ public struct IdentityOperatorAuthorizeRequest: Codable, Sendable {
     public var operatorCall: IdentityOperatorCall
     /// The scope needed; nil: any valid key.
     public var scope: OperatorScope?
+    /// What the caller is about to do with the key's authority (e.g. `deliveries.redeliver webhook:crm`), for the
+    /// audit log's entry of the call; at most ``maximumActionLength`` characters.
+    public var action: String?
 
-    public init(operatorCall: IdentityOperatorCall, scope: OperatorScope?) {
+    public static let maximumActionLength = 200
+
+    public init(operatorCall: IdentityOperatorCall, scope: OperatorScope?, action: String? = nil) {
         self.operatorCall = operatorCall
         self.scope = scope
+        self.action = action
     }
 }
 

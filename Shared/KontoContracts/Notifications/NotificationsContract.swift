@@ -38,11 +38,19 @@ public enum NotificationsContract {
     public static let deadLetters = WireMethod<NotificationsDeadLettersRequest, NotificationsDeadLetters>("notifications.deadLetters")
     /// Puts dead letters back for delivery (all of the group's, or the listed events').
     public static let replayDeadLetters = WireMethod<NotificationsReplayDeadLettersRequest, NotificationsReplayed>("notifications.replayDeadLetters")
+    /// The deliveries Notifications itself gave up on (its mail courier's, group `mail`, and its webhooks', groups
+    /// `webhook:<name>`), for the admin API: which event, of which type and account, when, how often tried and why
+    /// given up; never the event's content (a reset link's sealed token, an address). The Gateway may call it (it
+    /// cannot read ``deadLetters``); the operator's key is checked by Identity before.
+    public static let failedDeliveries = WireMethod<NotificationsDeadLettersRequest, NotificationsFailedDeliveries>("notifications.failedDeliveries")
+    /// Delivers them again (all of a delivery group's, or the listed events'), as ``replayDeadLetters`` does.
+    public static let redeliver = WireMethod<NotificationsReplayDeadLettersRequest, NotificationsReplayed>("notifications.redeliver")
     /// Delivers again, to one group, every stored event since a point in time (deduplicated against what is queued).
     public static let replay = WireMethod<NotificationsReplayRequest, NotificationsReplayed>("notifications.replay")
 
     public static let methods = [
-        publish.name, declareGroup.name, subscribe.name, feed.name, tailCursor.name, tail.name, tailBarrier.name, deadLetters.name, replayDeadLetters.name, replay.name, HealthContract.check.name,
+        publish.name, declareGroup.name, subscribe.name, feed.name, tailCursor.name, tail.name, tailBarrier.name, deadLetters.name, replayDeadLetters.name, replay.name,
+        failedDeliveries.name, redeliver.name, HealthContract.check.name,
     ]
 
     /// Every code a Notifications method may answer with (besides the wire layer's).
@@ -65,6 +73,8 @@ public enum NotificationsContract {
             deadLetters.name: [invalid, KontoErrorCode.notificationsUnknownGroup] + storage,
             replayDeadLetters.name: [invalid, KontoErrorCode.notificationsUnknownGroup] + storage,
             replay.name: [invalid, KontoErrorCode.notificationsUnknownGroup] + storage,
+            failedDeliveries.name: [invalid, KontoErrorCode.notificationsUnknownGroup] + storage,
+            redeliver.name: [invalid, KontoErrorCode.notificationsUnknownGroup] + storage,
             // A report, never an error: an unreachable database is a check with status notReady.
             HealthContract.check.name: [],
         ]
@@ -97,4 +107,12 @@ public enum NotificationsContract {
     public static let maximumBarrierTimeoutMilliseconds = 10_000
     /// The most dead letters one listing returns.
     public static let maximumListing = 1_000
+
+    /// The mail courier's consumer group.
+    public static let mailGroup = "mail"
+
+    /// Whether `group` is one of Notifications' own deliveries: the mail courier's or a webhook's.
+    public static func isDeliveryGroup(_ group: String) -> Bool {
+        group == mailGroup || (group.hasPrefix("webhook:") && group.utf8.count > "webhook:".utf8.count)
+    }
 }

@@ -86,6 +86,40 @@ public struct NotificationsDeadLetter: Codable, Sendable, Equatable {
     }
 }
 
+/// A delivery Notifications gave up on, as an operator may see it: never the event's content.
+public struct NotificationsFailedDelivery: Codable, Sendable, Equatable {
+    public var eventId: UUID
+    /// The event's type (`mailRequested` for mail).
+    public var type: String
+    public var accountId: String
+    public var occurredAt: Timestamp
+    /// For mail, which message it was (`passwordReset`, `verifyEmail` …).
+    public var message: String?
+    public var attempts: Int
+    public var lastError: String?
+    public var deadAt: Timestamp
+
+    public init(eventId: UUID, type: String, accountId: String, occurredAt: Timestamp, message: String?, attempts: Int, lastError: String?, deadAt: Timestamp) {
+        self.eventId = eventId
+        self.type = type
+        self.accountId = accountId
+        self.occurredAt = occurredAt
+        self.message = message
+        self.attempts = attempts
+        self.lastError = lastError
+        self.deadAt = deadAt
+    }
+}
+
+public struct NotificationsFailedDeliveries: Codable, Sendable, Equatable {
+    /// Oldest event first.
+    public var deliveries: [NotificationsFailedDelivery]
+
+    public init(deliveries: [NotificationsFailedDelivery]) {
+        self.deliveries = deliveries
+    }
+}
+
 public struct NotificationsDeadLetters: Codable, Sendable, Equatable {
     /// Oldest event first.
     public var letters: [NotificationsDeadLetter]

@@ -128,15 +128,15 @@ enum GatewayHarness {
         identityOptions: IdentityOptions = IdentityOptions(),
         accounts: AccountConfiguration = .default,
         providers: IdentityProviders = .none,
+        configureNotifications: @escaping @Sendable (inout NotificationServiceConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (Running) async throws -> Result
     ) async throws -> Result {
         try await TestDatabase.withFreshDatabase { database in
             let settings = settings(database)
             let databaseURL = database.url
-            let notifications = try NotificationServer(
-                configuration: NotificationServiceConfiguration(port: 0, secret: WireSecret(secret), database: settings),
-                logger: logger
-            )
+            var notificationsConfiguration = NotificationServiceConfiguration(port: 0, secret: WireSecret(secret), database: settings)
+            configureNotifications(&notificationsConfiguration)
+            let notifications = try NotificationServer(configuration: notificationsConfiguration, logger: logger)
             return try await RunningServices.with([notifications], logger: logger) {
                 let notificationsPort = try await notifications.localAddress().port!
                 // Profile relays detailsChanged to Notifications and consumes deletingAccount from it.

@@ -239,9 +239,10 @@ struct WebhookTests {
         await receiver.stop()
     }
 
-    @Test("an endpoint that keeps failing: the event goes to the endpoint's dead letters after the last attempt", arguments: NotificationStorageKind.allCases)
+    @Test("an endpoint that keeps failing: the event goes to the endpoint's dead letters after the last attempt; the admin API's listing shows it without its content, and a redelivery delivers it", arguments: NotificationStorageKind.allCases)
     func deadLetters(kind: NotificationStorageKind) async throws {
-        let receiver = try await WebhookReceiver.start(statuses: [.serviceUnavailable])
+        // Fails every attempt, then accepts (the redelivery).
+        let receiver = try await WebhookReceiver.start(statuses: Array(repeating: .serviceUnavailable, count: Harness.quickOptions.maxAttempts) + [.noContent])
         try await Self.withWebhooks(kind, receiver: receiver) { running in
             let client = running.client()
             try await Harness.with(client) {
@@ -257,6 +258,21 @@ struct WebhookTests {
                 #expect(letters.first?.attempts == Harness.quickOptions.maxAttempts)
                 #expect(letters.first?.lastError == "HTTP 503")
                 #expect(receiver.requests.count == Harness.quickOptions.maxAttempts)
+
+                // What the admin API shows of it: which event, whose, how often tried, why given up; not its content.
+                let failed = try await client.call(NotificationsContract.failedDeliveries, NotificationsDeadLettersRequest(group: "webhook:mailer")).deliveries
+                #expect(failed.map(\.eventId) == [event.id] && failed.first?.type == "deletingAccount" && failed.first?.accountId == "a1")
+                #expect(failed.first?.attempts == Harness.quickOptions.maxAttempts && failed.first?.lastError == "HTTP 503" && failed.first?.message == nil)
+                // Only Notifications' own deliveries: another group's dead letters are its owner's.
+                let other = await #expect(throws: WireError.self) {
+                    _ = try await client.call(NotificationsContract.failedDeliveries, NotificationsDeadLettersRequest(group: "profile-deletions"))
+                }
+                #expect(other?.code == .notificationsInvalidRequest)
+                let replayed = try await client.call(NotificationsContract.redeliver, NotificationsReplayDeadLettersRequest(group: "webhook:mailer", eventIds: [event.id]))
+                #expect(replayed.replayed == 1)
+                await receiver.waitForRequests(Harness.quickOptions.maxAttempts + 1)
+                #expect(receiver.requests.count == Harness.quickOptions.maxAttempts + 1)
+                #expect(receiver.requests.last?.headers.first(name: WebhookSignature.idHeader) == event.id.uuidString)
             }
         }
         await receiver.stop()

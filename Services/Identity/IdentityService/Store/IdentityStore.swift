@@ -107,20 +107,20 @@ public final class IdentityStore: Sendable {
     /// read answers only once its entry is written: `mustLand`; a change's entries are in its own transaction).
     /// `answeredAccountId` names the account a call made (its id is not known before).
     func adminCall<T>(
-        _ call: IdentityOperatorCall, accountId: String?, mustLand: Bool, operation: String = #function, answeredAccountId: (T) -> String? = { _ in nil },
-        _ body: () async throws(ServiceError) -> T
+        _ call: IdentityOperatorCall, accountId: String?, mustLand: Bool, facts: [String: String] = [:], operation: String = #function,
+        answeredAccountId: (T) -> String? = { _ in nil }, _ body: () async throws(ServiceError) -> T
     ) async throws(ServiceError) -> T {
         let scope = AuditScope(operation: String(operation.prefix { $0 != "(" }), clientAddress: call.clientAddress)
         switch await Self.run(in: scope, body) {
         case .success(let value):
-            try await audit.recordAdminCall(accountId: accountId ?? answeredAccountId(value), facts: [:], outcome: "ok", scope: scope, mustLand: mustLand)
+            try await audit.recordAdminCall(accountId: accountId ?? answeredAccountId(value), facts: facts, outcome: "ok", scope: scope, mustLand: mustLand)
             return value
         case .failure(let error):
             // A refusal is recorded too; its own error is what the caller gets. Not when the storage failed (the entry
             // could not be written either, and trying would hold the answer until the storage gives up again), nor a
             // throttled one (as with sign-ins: the throttle's counts are their record, not a write per attempt).
             if ![.identityStorageUnavailable, .identityStorageFailure, .throttled].contains(error.code) {
-                try? await audit.recordAdminCall(accountId: accountId, facts: [:], outcome: error.code.rawValue, scope: scope, mustLand: false)
+                try? await audit.recordAdminCall(accountId: accountId, facts: facts, outcome: error.code.rawValue, scope: scope, mustLand: false)
             }
             throw error
         }
@@ -218,7 +218,13 @@ public final class IdentityStore: Sendable {
     public func maintainAudit() async { await audit.maintain() }
 
     // MARK: Operators
-    public func operatorAuthorize(_ request: IdentityOperatorAuthorizeRequest) async throws(ServiceError) -> IdentityOperator { try await adminCall(request.operatorCall, accountId: nil, mustLand: true) { () async throws(ServiceError) in try await operators.operatorAuthorize(request) } }
+    /// Whether a key holds a scope; the action another service is about to take with it lands in the audit log first.
+    public func operatorAuthorize(_ request: IdentityOperatorAuthorizeRequest) async throws(ServiceError) -> IdentityOperator {
+        let facts = request.action.map { ["action": String($0.prefix(IdentityOperatorAuthorizeRequest.maximumActionLength))] } ?? [:]
+        return try await adminCall(request.operatorCall, accountId: nil, mustLand: true, facts: facts) { () async throws(ServiceError) in
+            try await operators.operatorAuthorize(request)
+        }
+    }
     public func createOperatorKey(_ request: IdentityCreateOperatorKeyRequest) async throws(ServiceError) -> IdentityOperatorKeyCreated { try await adminCall(request.operatorCall, accountId: nil, mustLand: false) { () async throws(ServiceError) in try await operators.createOperatorKey(request) } }
     public func listOperatorKeys(_ request: IdentityOperatorKeysRequest) async throws(ServiceError) -> IdentityOperatorKeys { try await adminCall(request.operatorCall, accountId: nil, mustLand: true) { () async throws(ServiceError) in try await operators.listOperatorKeys(request) } }
     public func revokeOperatorKey(_ request: IdentityOperatorKeyRequest) async throws(ServiceError) -> IdentityDone { try await adminCall(request.operatorCall, accountId: nil, mustLand: false) { () async throws(ServiceError) in try await operators.revokeOperatorKey(request) } }

@@ -78,6 +78,39 @@ public final class NotificationStore: Sendable {
         return NotificationsReplayed(replayed: count)
     }
 
+    /// Notifications' own deliveries given up on (``NotificationsContract/failedDeliveries``): metadata only.
+    public func failedDeliveries(_ request: NotificationsDeadLettersRequest) async throws(ServiceError) -> NotificationsFailedDeliveries {
+        try Self.checkDeliveryGroup(request.group)
+        guard (1...NotificationsContract.maximumListing).contains(request.limit) else {
+            throw .notificationsInvalidRequest("limit must be 1 to \(NotificationsContract.maximumListing)")
+        }
+        try await requireGroup(request.group, caller: nil)
+        let letters = try await stored { () async throws(NotificationStorageError) in
+            try await storage.deadLetters(group: request.group, limit: request.limit)
+        }
+        return NotificationsFailedDeliveries(deliveries: letters.map { letter in
+            var message: String?
+            if case let .mailRequested(mail) = letter.event.kind { message = mail.message.rawValue }
+            return NotificationsFailedDelivery(
+                eventId: letter.event.id, type: letter.event.kind.name, accountId: letter.event.accountId, occurredAt: Timestamp(letter.event.time),
+                message: message, attempts: letter.attempts, lastError: letter.lastError, deadAt: letter.deadAt
+            )
+        })
+    }
+
+    /// Delivers Notifications' own given-up deliveries again (``NotificationsContract/redeliver``).
+    public func redeliver(_ request: NotificationsReplayDeadLettersRequest) async throws(ServiceError) -> NotificationsReplayed {
+        try Self.checkDeliveryGroup(request.group)
+        return try await replayDeadLetters(request, caller: nil)
+    }
+
+    static func checkDeliveryGroup(_ group: String) throws(ServiceError) {
+        try checkGroupName(group)
+        guard NotificationsContract.isDeliveryGroup(group) else {
+            throw .notificationsInvalidRequest("'\(group)' is none of Notifications' deliveries: mail, or webhook:<name>")
+        }
+    }
+
     public func replay(_ request: NotificationsReplayRequest, caller: String? = nil) async throws(ServiceError) -> NotificationsReplayed {
         try Self.checkGroupName(request.group)
         try await requireGroup(request.group, caller: caller)

@@ -25,6 +25,9 @@ extension NotificationStore {
         server.register(NotificationsContract.deadLetters) { request, context in try await self.deadLetters(request, caller: context.peer) }
         server.register(NotificationsContract.replayDeadLetters) { request, context in try await self.replayDeadLetters(request, caller: context.peer) }
         server.register(NotificationsContract.replay) { request, context in try await self.replay(request, caller: context.peer) }
+        // Notifications' own groups, whoever (the allow-list's Gateway) asks: the operator's key was checked by Identity.
+        server.register(NotificationsContract.failedDeliveries) { request, _ in try await self.failedDeliveries(request) }
+        server.register(NotificationsContract.redeliver) { request, _ in try await self.redeliver(request) }
         server.register(HealthContract.check) { _, _ in await self.healthReport() }
     }
 
