@@ -63,6 +63,26 @@ struct IdentityStoreAuditTests {
         }
     }
 
+    @Test("a throttled storm writes nothing: the attempts the throttle holds are its counts, not one audit row each", arguments: IdentityStorageKind.allCases)
+    func throttledStorm(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            let fixture = try Operators.fixture(storage: storage)
+            try await fixture.store.installBootstrapOperatorKey()
+            _ = try await fixture.signUp()
+            // The threshold's failures (3) are each written; from then on the address is held.
+            for _ in 0..<3 {
+                #expect(await identityError { try await fixture.login(password: "wrong horse", address: "198.51.100.7") }?.code == .wrongCredentials)
+            }
+            #expect(try await storage.sealAudit(limit: 1_000) >= 0)
+            let before = try await Self.entries(fixture, type: "signIn.failed").count
+            #expect(before == 3)
+            for _ in 0..<50 {
+                #expect(await identityError { try await fixture.login(password: "wrong horse", address: "198.51.100.7") }?.code == .throttled)
+            }
+            #expect(try await Self.entries(fixture, type: "signIn.failed").count == before)
+        }
+    }
+
     @Test("pages go newest first with a cursor; filters by time; limits and cursors that are not Konto's are refused; a key without audit:read gets nothing")
     func paging() async throws {
         let fixture = try Operators.fixture()
