@@ -258,6 +258,15 @@ struct AdminAccounts: AsyncParsableCommand {
         }
     }
 
+    /// Account details given as a JSON object on the command line.
+    static func details(_ json: String, option: String) throws -> AccountDetails {
+        do {
+            return try JSONDecoder().decode(AccountDetails.self, from: Data(json.utf8))
+        } catch {
+            throw ValidationError("\(option) must be a JSON object of account details")
+        }
+    }
+
     /// `konto admin accounts create USERID`: the password, if any, from standard input (never an argument, which
     /// other users see in the process list).
     struct Create: AsyncParsableCommand {
@@ -276,14 +285,7 @@ struct AdminAccounts: AsyncParsableCommand {
         }
 
         func run() async throws {
-            var parsed: AccountDetails?
-            if let details {
-                do {
-                    parsed = try JSONDecoder().decode(AccountDetails.self, from: Data(details.utf8))
-                } catch {
-                    throw ValidationError("--details must be a JSON object of account details")
-                }
-            }
+            let parsed = try details.map { try AdminAccounts.details($0, option: "--details") }
             try await options.perform { [parsed] admin, output in
                 // After the key (standard input's first line when KONTO_ADMIN_KEY is not set).
                 let password = passwordStdin ? try Terminal.readSecret(prompt: "Password for the account: ") : nil
@@ -312,14 +314,7 @@ struct AdminAccounts: AsyncParsableCommand {
         @Option(help: "The details' version the change expects (as an ETag's number).") var expectVersion: Int64?
 
         func run() async throws {
-            var details: AccountDetails?
-            if let set {
-                do {
-                    details = try JSONDecoder().decode(AccountDetails.self, from: Data(set.utf8))
-                } catch {
-                    throw ValidationError("--set must be a JSON object of account details")
-                }
-            }
+            let details = try set.map { try AdminAccounts.details($0, option: "--set") }
             try await options.perform { [details] admin, output in
                 let changed = try await admin.updateAccount(accountId, KontoAccountChanges(
                     userId: userId, verified: verified ? true : nil, set: details, remove: remove.isEmpty ? nil : remove, expectedVersion: expectVersion
