@@ -203,7 +203,7 @@ import Testing
         #expect(await identityError { try await fixture.store.unlinkIdentity(IdentityUnlinkIdentityRequest(token: made.session.token, identityId: identities[0].id)) }?.code == .lastSignInMethod)
     }
 
-    @Test("an operator unlinks an identity of an account with a password (audited as the operator's), never the last way in, only with accounts:write")
+    @Test("an operator unlinks an identity of an account with a password (audited as the operator's), never the last way in, only with factors:write")
     func anOperatorUnlinksButNeverTheLastWayIn() async throws {
         let key = OperatorKeyText.generate()
         let fixture = try fixture(operatorKey: key)

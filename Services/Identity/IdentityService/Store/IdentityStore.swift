@@ -199,10 +199,11 @@ public final class IdentityStore: Sendable {
         }
     }
 
-    /// Unlinks one of an account's provider identities for an operator (scope accounts:write), never its last way in.
+    /// Unlinks one of an account's provider identities for an operator (scope factors:write: a way in, as a second
+    /// factor is), never its last way in.
     public func unlinkAccountIdentity(_ request: IdentityAccountIdentityRequest) async throws(ServiceError) -> IdentityDone {
         try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: false) { () async throws(ServiceError) in
-            _ = try await operators.authorize(request.operatorCall, scope: .accountsWrite)
+            _ = try await operators.authorize(request.operatorCall, scope: .factorsWrite)
             return try await external.unlink(identityId: request.identityId, of: request.accountId, at: context.clock())
         }
     }

@@ -450,7 +450,7 @@ struct AdminAccounts: AsyncParsableCommand {
     /// `konto admin accounts unlink ID IDENTITY`.
     struct Unlink: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Unlink one of an account's provider identities (its id from `show`), never its last way in (scope accounts:write)."
+            abstract: "Unlink one of an account's provider identities (its id from `show`), never its last way in (scope factors:write)."
         )
         @OptionGroup var options: AdminOptions
         @Argument(help: "The accountId.") var accountId: String
