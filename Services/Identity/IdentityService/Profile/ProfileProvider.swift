@@ -35,4 +35,12 @@ public enum ProfileProviderError: Error, Sendable {
     /// Profile could not be reached, failed or answered late: the outcome is unknown (a late create may still
     /// commit), so whatever the call may have made must be cleaned up.
     case unavailable
+
+    /// What the caller answers: Profile's refusal as it is, Profile away as the retryable `identity.profileUnavailable`.
+    public var serviceError: ServiceError {
+        switch self {
+        case .refused(let refusal): refusal
+        case .unavailable: .identityProfileUnavailable
+        }
+    }
 }

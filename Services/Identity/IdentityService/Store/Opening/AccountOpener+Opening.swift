@@ -92,8 +92,7 @@ extension AccountOpener {
                 stored = try await profile.create(accountId: accountId, details: opening.details)
             } catch {
                 await unlink(identity)
-                if case let .refused(refusal) = error { throw refusal }
-                throw .identityProfileUnavailable
+                throw error.serviceError
             }
         }
 

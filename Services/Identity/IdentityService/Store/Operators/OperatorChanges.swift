@@ -102,15 +102,12 @@ struct OperatorChanges: IdentityPart {
         return IdentityManagedAccount(record: record, profile: details, eventIds: eventIds.isEmpty ? nil : eventIds)
     }
 
-    /// Profile's refusal as the answer; Profile away as `identity.profileUnavailable`.
+    /// A Profile call, its failure as the caller answers it (``ProfileProviderError/serviceError``).
     private func profileCall<T>(_ body: () async throws(ProfileProviderError) -> T) async throws(ServiceError) -> T {
         do {
             return try await body()
         } catch {
-            switch error {
-            case .refused(let refusal): throw refusal
-            case .unavailable: throw .identityProfileUnavailable
-            }
+            throw error.serviceError
         }
     }
 }
