@@ -123,6 +123,11 @@ extension KontoErrorCode {
     /// A group declared again for other event types.
     public static let notificationsGroupMismatch = Self(rawValue: "notifications.groupMismatch")
     public static let notificationsUnknownEvent = Self(rawValue: "notifications.unknownEvent")
+    /// A webhook endpoint of that name exists already (the file's or the API's).
+    public static let notificationsWebhookExists = Self(rawValue: "notifications.webhookExists")
+    public static let notificationsUnknownWebhook = Self(rawValue: "notifications.unknownWebhook")
+    /// The endpoint is the deployment's file's: changed only there.
+    public static let notificationsWebhookInFile = Self(rawValue: "notifications.webhookInFile")
     public static let notificationsStorageUnavailable = Self(rawValue: "notifications.storageUnavailable")
     public static let notificationsStorageFailure = Self(rawValue: "notifications.storageFailure")
 
@@ -154,6 +159,7 @@ extension KontoErrorCode {
         .adminKeyRefused, .adminScopeMissing, .adminKeyNotFound, .adminSessionNotFound, .adminInvalidRequest,
         .profileAlreadyExists, .profileValueTooLarge, .profileAccountTooLarge, .profileStorageUnavailable, .profileStorageFailure,
         .notificationsInvalidRequest, .notificationsUnknownGroup, .notificationsGroupMismatch, .notificationsUnknownEvent,
+        .notificationsWebhookExists, .notificationsUnknownWebhook, .notificationsWebhookInFile,
         .notificationsStorageUnavailable, .notificationsStorageFailure,
         .requestMalformed, .requestUnsupportedMediaType, .requestBodyTooLarge, .requestNotFound, .requestMethodNotAllowed,
         .requestRateLimited, .requestPreconditionFailed, .gatewayServiceUnavailable, .gatewayUpstreamFailed, .gatewayInternalError,

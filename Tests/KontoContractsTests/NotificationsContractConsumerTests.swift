@@ -60,6 +60,9 @@ struct NotificationsContractConsumerTests {
         ContractCodec.entry(NotificationsContract.replay),
         ContractCodec.entry(NotificationsContract.failedDeliveries),
         ContractCodec.entry(NotificationsContract.redeliver),
+        ContractCodec.entry(NotificationsContract.webhookEndpoints),
+        ContractCodec.entry(NotificationsContract.addWebhookEndpoint),
+        ContractCodec.entry(NotificationsContract.removeWebhookEndpoint),
         ContractCodec.entry(HealthContract.check),
     ])
 }

@@ -34,6 +34,9 @@ struct WireAllowListTests {
             NotificationsContract.replay.name: ["operator-billing"],
             NotificationsContract.failedDeliveries.name: ["gateway"],
             NotificationsContract.redeliver.name: ["gateway"],
+            NotificationsContract.webhookEndpoints.name: ["gateway"],
+            NotificationsContract.addWebhookEndpoint.name: ["gateway"],
+            NotificationsContract.removeWebhookEndpoint.name: ["gateway"],
         ]
         return [(WireAllowList.identity, identity), (WireAllowList.profile, profile), (WireAllowList.notifications, notifications)]
     }()

@@ -31,10 +31,12 @@ public enum WireAllowList {
     /// Notifications' server.
     public static let notifications = WireAuthorization([
         "*": [HealthContract.check.name],
-        // The failed deliveries' metadata and their redelivery for the admin API; never the dead letters themselves.
+        // The failed deliveries' metadata and their redelivery, and the webhook endpoints, for the admin API; never the
+        // dead letters themselves.
         gateway: [
             NotificationsContract.feed.name, NotificationsContract.tailCursor.name, NotificationsContract.tail.name, NotificationsContract.tailBarrier.name,
             NotificationsContract.failedDeliveries.name, NotificationsContract.redeliver.name,
+            NotificationsContract.webhookEndpoints.name, NotificationsContract.addWebhookEndpoint.name, NotificationsContract.removeWebhookEndpoint.name,
         ],
         IdentityContract.serviceName: [NotificationsContract.publish.name],
         ProfileContract.serviceName: [

@@ -129,6 +129,18 @@ extension ServiceError {
         ServiceError(code: .notificationsGroupMismatch, message: "consumer group '\(group)' receives other event types")
     }
 
+    public static func webhookExists(_ name: String) -> ServiceError {
+        ServiceError(code: .notificationsWebhookExists, message: "a webhook endpoint named '\(name)' exists already")
+    }
+
+    public static func unknownWebhook(_ name: String) -> ServiceError {
+        ServiceError(code: .notificationsUnknownWebhook, message: "no webhook endpoint named '\(name)'")
+    }
+
+    public static func webhookInFile(_ name: String) -> ServiceError {
+        ServiceError(code: .notificationsWebhookInFile, message: "webhook endpoint '\(name)' is the deployment's file's (KONTO_NOTIFICATIONS_WEBHOOKS): change it there")
+    }
+
     public static let unknownEvent = ServiceError(code: .notificationsUnknownEvent, message: "no such event for this account")
     public static let notificationsStorageUnavailable = ServiceError(code: .notificationsStorageUnavailable, message: "event storage unavailable")
     public static let notificationsStorageFailure = ServiceError(code: .notificationsStorageFailure, message: "event storage failed")

@@ -45,12 +45,20 @@ public enum NotificationsContract {
     public static let failedDeliveries = WireMethod<NotificationsDeadLettersRequest, NotificationsFailedDeliveries>("notifications.failedDeliveries")
     /// Delivers them again (all of a delivery group's, or the listed events'), as ``replayDeadLetters`` does.
     public static let redeliver = WireMethod<NotificationsReplayDeadLettersRequest, NotificationsReplayed>("notifications.redeliver")
+    /// The webhook endpoints: the deployment's file's and those added through the admin API (never a secret).
+    public static let webhookEndpoints = WireMethod<NotificationsWebhookEndpointsRequest, NotificationsWebhookEndpoints>("notifications.webhookEndpoints")
+    /// Adds an endpoint at run time: every replica delivers to it within its reload interval; events stored from the
+    /// answer on are queued for it. Such an endpoint never gets a reset token opened (only the file can make one that
+    /// does). Like the failed deliveries, for the admin API after Identity checked the operator's key.
+    public static let addWebhookEndpoint = WireMethod<NotificationsAddWebhookRequest, NotificationsWebhookAdded>("notifications.addWebhookEndpoint")
+    /// Removes an endpoint added through the API, with its queued and failed deliveries.
+    public static let removeWebhookEndpoint = WireMethod<NotificationsRemoveWebhookRequest, NotificationsWebhookRemoved>("notifications.removeWebhookEndpoint")
     /// Delivers again, to one group, every stored event since a point in time (deduplicated against what is queued).
     public static let replay = WireMethod<NotificationsReplayRequest, NotificationsReplayed>("notifications.replay")
 
     public static let methods = [
         publish.name, declareGroup.name, subscribe.name, feed.name, tailCursor.name, tail.name, tailBarrier.name, deadLetters.name, replayDeadLetters.name, replay.name,
-        failedDeliveries.name, redeliver.name, HealthContract.check.name,
+        failedDeliveries.name, redeliver.name, webhookEndpoints.name, addWebhookEndpoint.name, removeWebhookEndpoint.name, HealthContract.check.name,
     ]
 
     /// Every code a Notifications method may answer with (besides the wire layer's).
@@ -75,6 +83,9 @@ public enum NotificationsContract {
             replay.name: [invalid, KontoErrorCode.notificationsUnknownGroup] + storage,
             failedDeliveries.name: [invalid, KontoErrorCode.notificationsUnknownGroup] + storage,
             redeliver.name: [invalid, KontoErrorCode.notificationsUnknownGroup] + storage,
+            webhookEndpoints.name: storage,
+            addWebhookEndpoint.name: [invalid, KontoErrorCode.notificationsWebhookExists] + storage,
+            removeWebhookEndpoint.name: [invalid, KontoErrorCode.notificationsUnknownWebhook, KontoErrorCode.notificationsWebhookInFile] + storage,
             // A report, never an error: an unreachable database is a check with status notReady.
             HealthContract.check.name: [],
         ]

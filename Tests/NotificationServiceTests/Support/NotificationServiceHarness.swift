@@ -48,27 +48,33 @@ enum NotificationServiceHarness {
         _ kind: NotificationStorageKind,
         options: NotificationOptions = quickOptions,
         webhooks: [WebhookEndpoint] = [],
+        configure: @escaping @Sendable (inout NotificationServiceConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (Running) async throws -> Result
     ) async throws -> Result {
         switch kind {
         case .inMemory:
-            return try await run(database: nil, options: options, webhooks: webhooks, body)
+            return try await run(database: nil, options: options, webhooks: webhooks, configure: configure, body)
         case .postgres:
             return try await TestDatabase.withFreshDatabase { database in
                 let settings = PostgresSettings(host: database.host, port: database.port, username: database.username, password: database.password, database: database.database)
-                return try await run(database: settings, options: options, webhooks: webhooks, body)
+                return try await run(database: settings, options: options, webhooks: webhooks, configure: configure, body)
             }
         }
     }
 
     /// Runs `body` against a service over `database` (in memory when nil), e.g. a database on a server the test stops
     /// and starts itself.
-    static func run<Result: Sendable>(database: PostgresSettings?, options: NotificationOptions, webhooks: [WebhookEndpoint], _ body: @escaping @Sendable (Running) async throws -> Result) async throws -> Result {
+    static func run<Result: Sendable>(
+        database: PostgresSettings?, options: NotificationOptions, webhooks: [WebhookEndpoint],
+        configure: @Sendable (inout NotificationServiceConfiguration) -> Void = { _ in },
+        _ body: @escaping @Sendable (Running) async throws -> Result
+    ) async throws -> Result {
         var configuration = NotificationServiceConfiguration(port: 0, secret: WireSecret(secret), database: database, options: options, webhooks: webhooks)
         // These tests publish, consume, read feeds and dead letters from one client; who may call which is
         // WireAllowListTests' (and the process and end-to-end suites run the real list).
         configuration.authorization = .allowingEveryone
         configuration.ownership = .open
+        configure(&configuration)
         let server = try NotificationServer(configuration: configuration, logger: logger)
         return try await RunningServices.with([server], logger: logger) {
             let port = try await server.localAddress().port!

@@ -35,7 +35,7 @@ extension GatewayAPI {
     }
 
     /// The key holds deliveries:write; the action is in the audit log before anything is done.
-    private func authorizeDeliveries(action: String) async throws(GatewayProblem) {
+    func authorizeDeliveries(action: String) async throws(GatewayProblem) {
         _ = try await upstreams.identity(IdentityContract.operatorAuthorize, IdentityOperatorAuthorizeRequest(
             operatorCall: Self.operatorCall(), scope: .deliveriesWrite, action: action
         ))

@@ -79,6 +79,9 @@ extension KontoErrorCode {
         .notificationsUnknownGroup: .notFound,
         .notificationsGroupMismatch: .conflict,
         .notificationsUnknownEvent: .notFound,
+        .notificationsWebhookExists: .conflict,
+        .notificationsUnknownWebhook: .notFound,
+        .notificationsWebhookInFile: .conflict,
         .notificationsStorageUnavailable: .serviceUnavailable,
         .notificationsStorageFailure: .internalServerError,
         // The gateway's own.

@@ -50,7 +50,11 @@ public final class NotificationServer: Service {
             storage = InMemoryNotificationStorage()
             logger.warning("events are kept in memory and lost at exit")
         }
-        self.store = NotificationStore(storage: storage, options: configuration.options, ownership: configuration.ownership, logger: logger)
+        let webhookSettings = WebhookSettings(
+            fileEndpoints: configuration.webhooks, secretSeal: WebhookSecretSeal(secret: configuration.mailSealKey),
+            allowsLocalEndpoints: configuration.allowsLocalWebhooks, reloadInterval: configuration.webhookReloadInterval
+        )
+        self.store = NotificationStore(storage: storage, options: configuration.options, ownership: configuration.ownership, webhooks: webhookSettings, logger: logger)
         var wire = WireServer.Configuration(
             host: configuration.host,
             port: configuration.port,
@@ -64,7 +68,7 @@ public final class NotificationServer: Service {
             eventLoopGroup: eventLoopGroup,
             logger: logger
         )
-        var webhooks = WebhookDispatcher.Configuration(endpoints: configuration.webhooks)
+        var webhooks = WebhookDispatcher.Configuration()
         webhooks.resetTokenSeal = ResetTokenSeal(secret: configuration.mailSealKey)
         self.webhooks = WebhookDispatcher(store: store, configuration: webhooks, logger: logger)
         if let mail = configuration.mail {

@@ -27,8 +27,13 @@ public struct NotificationServiceConfiguration: Sendable {
     /// PostgreSQL; `nil` keeps events in memory (dev stack, tests): they are lost at exit.
     public var database: PostgresSettings?
     public var options: NotificationOptions
-    /// Endpoints that receive events as signed HTTP POSTs.
+    /// Endpoints that receive events as signed HTTP POSTs: the deployment's file's (the admin API adds others).
     public var webhooks: [WebhookEndpoint]
+    /// Lets endpoints added through the admin API use http:// and local addresses (`KONTO_NOTIFICATIONS_WEBHOOKS_ALLOW_LOCAL`;
+    /// development and tests).
+    public var allowsLocalWebhooks = false
+    /// How often the endpoints added through the admin API are read again (`KONTO_NOTIFICATIONS_WEBHOOKS_RELOAD_MS`).
+    public var webhookReloadInterval: Duration = .seconds(5)
     /// The courier's settings; nil: no mail (the webhooks stay, for operators who send their own).
     public var mail: MailSettings?
     /// Where `GET /metrics` is served (`KONTO_NOTIFICATIONS_METRICS_HOST`, `_PORT`); nil: not served.
@@ -78,6 +83,8 @@ public struct NotificationServiceConfiguration: Sendable {
             mail: try MailSettings(environment: environment)
         )
         verifiers = keys.verifiers
+        allowsLocalWebhooks = try environment.flag("KONTO_NOTIFICATIONS_WEBHOOKS_ALLOW_LOCAL", default: false)
+        webhookReloadInterval = try environment.milliseconds("KONTO_NOTIFICATIONS_WEBHOOKS_RELOAD_MS", default: webhookReloadInterval, in: 100...600_000)
         mailSealKey = try environment.dataKey("KONTO_MAIL_SEAL_KEY", keys: keys)
         metricsHost = environment.string("KONTO_NOTIFICATIONS_METRICS_HOST", default: metricsHost)
         if environment.string("KONTO_NOTIFICATIONS_METRICS_PORT") != nil {

@@ -89,6 +89,19 @@ public protocol NotificationStorage: Sendable {
     /// The endpoint's latest delivery attempts, newest first.
     func webhookAttempts(endpoint: String, limit: Int) async throws(NotificationStorageError) -> [WebhookAttempt]
 
+    /// The webhook endpoints added through the admin API, by name.
+    func webhookEndpoints() async throws(NotificationStorageError) -> [StoredWebhookEndpoint]
+
+    /// Adds an endpoint and creates its group (`webhook:<name>`, for its types, owned by `groupOwner`) at once, so
+    /// every event stored after this returns is queued for it; whatever a former group of that name left (deliveries,
+    /// dead letters, delivery log, the group itself) is dropped first, so a new receiver never gets an old one's
+    /// events. False, and nothing changed, when an endpoint of that name is stored already.
+    func addWebhookEndpoint(_ endpoint: StoredWebhookEndpoint, groupOwner: String?, at now: Timestamp) async throws(NotificationStorageError) -> Bool
+
+    /// Removes a stored endpoint with its group, queued deliveries, dead letters and delivery log; answers how many
+    /// deliveries (queued or dead) were dropped, nil when no endpoint of that name is stored.
+    func removeWebhookEndpoint(named name: String) async throws(NotificationStorageError) -> Int?
+
     /// Erases what deleted accounts left in the events: an account whose `deletingAccount` was stored is erased once
     /// no delivery of its events is queued in any group (each group has processed the deletion), or once the
     /// deletion was stored before `graceCutoff` however far behind a group is. Erasing deletes every other event of
@@ -111,6 +124,24 @@ public protocol NotificationStorage: Sendable {
 }
 
 /// One POST of an event to a webhook endpoint, as the delivery log keeps it.
+/// A webhook endpoint added through the admin API, as stored: its secret sealed (``WebhookSecretSeal``).
+public struct StoredWebhookEndpoint: Sendable, Equatable {
+    public var name: String
+    public var url: String
+    public var types: [String]?
+    /// The signing secret, sealed with the deployment's key for this endpoint's name.
+    public var sealedSecret: String
+    public var createdAt: Timestamp
+
+    public init(name: String, url: String, types: [String]?, sealedSecret: String, createdAt: Timestamp) {
+        self.name = name
+        self.url = url
+        self.types = types
+        self.sealedSecret = sealedSecret
+        self.createdAt = createdAt
+    }
+}
+
 public struct WebhookAttempt: Sendable, Equatable {
     public var endpoint: String
     public var eventId: UUID

@@ -19,7 +19,8 @@ enum DeliverySettlement: Sendable, Equatable {
 }
 
 extension NotificationStore {
-    /// Serves `group` inside Notifications until cancelled: declares it for `types`, then keeps up to `concurrency`
+    /// Serves `group` inside Notifications until cancelled: declares it for `types` (unless `declares` is false: a
+    /// group made with what it serves, which must not come back once removed), then keeps up to `concurrency`
     /// deliveries in flight, claiming more as each is settled by `deliver`'s outcome. Claims hold at most one
     /// delivery per account, so the ones in flight may go out in parallel and each account's still arrive in order.
     /// A claim's visibility should outlast `deliver`; a delivery whose outcome is not stored is claimed again once
@@ -27,6 +28,7 @@ extension NotificationStore {
     func work(
         group: String,
         types: [String]?,
+        declares: Bool = true,
         concurrency: Int,
         visibility: Duration,
         logger: Logger,
@@ -34,7 +36,7 @@ extension NotificationStore {
         settled: @escaping @Sendable (ClaimedDelivery, DeliverySettlement) -> Void = { _, _ in }
     ) async {
         // Declared before anything else, so events stored from now on are queued for the group.
-        while !Task.isCancelled {
+        while declares && !Task.isCancelled {
             do {
                 _ = try await declareGroup(NotificationsSubscribeRequest(group: group, types: types))
                 break

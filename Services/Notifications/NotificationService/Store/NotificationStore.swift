@@ -16,14 +16,19 @@ public final class NotificationStore: Sendable {
     let ownership: EventOwnership
     /// Rung after every publish that stored something: waiting consumers look again at once.
     let published = Wakeup()
+    /// The webhook endpoints (the file's; how the API's are sealed and checked).
+    let webhooks: WebhookSettings
+    /// Rung when an endpoint was added or removed through this replica: its dispatcher reloads at once.
+    let webhookEndpointsChanged = Wakeup()
 
     public init(
-        storage: any NotificationStorage, options: NotificationOptions = NotificationOptions(), ownership: EventOwnership = .konto, logger: Logger,
-        clock: @escaping @Sendable () -> Timestamp = { .now }
+        storage: any NotificationStorage, options: NotificationOptions = NotificationOptions(), ownership: EventOwnership = .konto,
+        webhooks: WebhookSettings = WebhookSettings(), logger: Logger, clock: @escaping @Sendable () -> Timestamp = { .now }
     ) {
         self.storage = storage
         self.options = options
         self.ownership = ownership
+        self.webhooks = webhooks
         self.logger = logger
         self.clock = clock
     }

@@ -4,15 +4,16 @@ import KontoModel
 
 extension WebhookDispatcher {
     /// The JSON body of one delivery: the event as stored, except a sealed box, which no receiver gets. A reset
-    /// token goes, opened, only to an endpoint that names `passwordResetRequested` in its types (the mail sender),
-    /// never to one that takes every type; a mail request's secret is the courier's alone.
+    /// token goes, opened, only to an endpoint of the deployment's file that names `passwordResetRequested` in its
+    /// types (the mail sender), never to one that takes every type nor to one added through the admin API
+    /// (``WebhookEndpoint/deliversResetTokens``); a mail request's secret is the courier's alone.
     static func body(for event: AccountEvent, to endpoint: WebhookEndpoint, seal: ResetTokenSeal?) throws -> [UInt8] {
         switch event.kind {
         case .mailRequested:
             return try withoutSealedToken(event) { _ in }
         case let .passwordResetRequested(_, sealed, _):
             return try withoutSealedToken(event) { object in
-                if endpoint.types?.contains(event.kind.name) == true {
+                if endpoint.deliversResetTokens {
                     guard let seal else { throw ResetTokenSealError() }
                     object["token"] = try seal.open(sealed, accountId: event.accountId)
                 }

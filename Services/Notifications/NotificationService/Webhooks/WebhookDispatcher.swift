@@ -10,7 +10,9 @@ import NIOHTTP1
 import NIOPosix
 import ServiceLifecycle
 
-/// Delivers events to the configured webhook endpoints as signed HTTP POSTs.
+/// Delivers events to the webhook endpoints as signed HTTP POSTs: the deployment's file's and those added through the
+/// admin API, which it reads again every ``WebhookSettings/reloadInterval`` (at once for a change made through this
+/// replica), starting and stopping endpoints as they come and go.
 ///
 /// Each endpoint is a consumer group (`webhook:<name>`) served inside Notifications: its deliveries are claimed
 /// like any consumer's (in order per account, a claim invisible to others until its visibility timeout), POSTed
@@ -20,7 +22,6 @@ import ServiceLifecycle
 /// delivery log. Redirects are not followed.
 public struct WebhookDispatcher: Service {
     public struct Configuration: Sendable {
-        public var endpoints: [WebhookEndpoint]
         /// The longest one POST may take.
         public var requestTimeout: Duration = .seconds(10)
         /// POSTs in flight per endpoint at most.
@@ -28,9 +29,7 @@ public struct WebhookDispatcher: Service {
         /// Opens reset tokens for the endpoints that deliver them (the deployment's secret's seal).
         public var resetTokenSeal: ResetTokenSeal?
 
-        public init(endpoints: [WebhookEndpoint]) {
-            self.endpoints = endpoints
-        }
+        public init() {}
     }
 
     private let store: NotificationStore
@@ -44,37 +43,72 @@ public struct WebhookDispatcher: Service {
     }
 
     public func run() async throws {
-        guard !configuration.endpoints.isEmpty else {
-            // Nothing to deliver; a service that returned early would end its whole group.
-            try? await gracefulShutdown()
-            return
-        }
         var httpConfiguration = HTTPClient.Configuration()
         httpConfiguration.redirectConfiguration = .disallow
         httpConfiguration.timeout = .init(connect: .seconds(5), read: .milliseconds(configuration.requestTimeout.milliseconds))
         let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: httpConfiguration)
-        await withDiscardingTaskGroup { group in
-            for endpoint in configuration.endpoints {
-                group.addTask {
-                    await cancelWhenGracefulShutdown {
-                        await self.serve(endpoint, http: http)
+        await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                // Each endpoint served, as last read, with what stops it.
+                var running: [String: (endpoint: WebhookEndpoint, stop: AsyncStream<Void>.Continuation)] = [:]
+                var reported: Set<String> = []
+                while !Task.isCancelled {
+                    let generation = store.webhookEndpointsChanged.generation
+                    do {
+                        let endpoints = try await store.deliverableWebhookEndpoints { name, reason in
+                            // Once per name and reason, not at every reload.
+                            if reported.insert("\(name) \(reason)").inserted {
+                                logger.error("webhook endpoint not served", metadata: ["konto.webhook": "\(name)", "konto.reason": "\(reason)"])
+                            }
+                        }
+                        let wanted = Dictionary(endpoints.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+                        for (name, serving) in running where wanted[name] != serving.endpoint {
+                            serving.stop.finish()
+                            running[name] = nil
+                            logger.info("webhook endpoint stopped", metadata: ["konto.webhook": "\(name)"])
+                        }
+                        for (name, endpoint) in wanted where running[name] == nil {
+                            let (stopped, stop) = AsyncStream<Void>.makeStream()
+                            running[name] = (endpoint, stop)
+                            group.addTask {
+                                await self.serve(endpoint, http: http, until: stopped)
+                            }
+                        }
+                    } catch {
+                        // The endpoints served go on; the next reload tries again.
+                        logger.warning("webhook endpoints cannot be read", metadata: ["konto.error": "\(error)"])
                     }
+                    await store.webhookEndpointsChanged.wait(after: generation, timeout: store.webhooks.reloadInterval)
                 }
+                for serving in running.values { serving.stop.finish() }
             }
         }
         try? await http.shutdown()
+    }
+
+    /// Delivers the endpoint's events until cancelled or `stopped` ends.
+    private func serve(_ endpoint: WebhookEndpoint, http: HTTPClient, until stopped: AsyncStream<Void>) async {
+        await withTaskGroup(of: Void.self) { race in
+            race.addTask { await self.serve(endpoint, http: http) }
+            race.addTask { for await _ in stopped {} }
+            await race.next()
+            race.cancelAll()
+        }
     }
 
     /// Delivers the endpoint's events until cancelled.
     private func serve(_ endpoint: WebhookEndpoint, http: HTTPClient) async {
         var logger = self.logger
         logger[metadataKey: "konto.webhook"] = "\(endpoint.name)"
-        // Read once; NotificationServer refused the endpoint at start if any could not be read.
+        // Read once; NotificationServer refused a file's endpoint at start if any could not be read, and the API's
+        // are checked when added.
         let secrets = endpoint.signingSecrets
         // The visibility covers the POST's timeout, so no second claim races a slow endpoint.
         let visibility = max(store.options.visibilityTimeout, configuration.requestTimeout + .seconds(5))
         let deliveryLogger = logger
-        await store.work(group: endpoint.group, types: endpoint.types, concurrency: configuration.concurrency, visibility: visibility, logger: logger) { delivery in
+        // An API's endpoint's group was made with it; declared here, a worker still running on a replica that has not
+        // yet read its removal would bring the group back, to collect deliveries no one serves.
+        await store.work(group: endpoint.group, types: endpoint.types, declares: endpoint.source == .file, concurrency: configuration.concurrency, visibility: visibility, logger: logger) { delivery in
             await self.deliver(delivery, to: endpoint, secrets: secrets, http: http, logger: deliveryLogger)
         }
     }

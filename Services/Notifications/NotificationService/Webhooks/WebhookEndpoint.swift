@@ -22,14 +22,20 @@ public struct WebhookEndpoint: Sendable, Equatable, Decodable {
     /// Allows an `http://` URL: events (reset tokens among them) would cross the network in clear text, so only
     /// for a receiver on the same machine in development and tests.
     public var insecure: Bool
+    /// Where it was made; never read from the file. Only the file's endpoints get a reset token opened.
+    public var source: NotificationsWebhookEndpoint.Source
 
-    public init(name: String, url: URL, secret: String? = nil, secrets: [String]? = nil, types: [String]? = nil, insecure: Bool = false) {
+    public init(
+        name: String, url: URL, secret: String? = nil, secrets: [String]? = nil, types: [String]? = nil, insecure: Bool = false,
+        source: NotificationsWebhookEndpoint.Source = .file
+    ) {
         self.name = name
         self.url = url
         self.secret = secret
         self.secrets = secrets
         self.types = types
         self.insecure = insecure
+        self.source = source
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -51,6 +57,13 @@ public struct WebhookEndpoint: Sendable, Equatable, Decodable {
     /// The consumer group its deliveries go through.
     public var group: String { "webhook:\(name)" }
 
+    /// Whether a `passwordResetRequested` reaches it with the token opened: a file's endpoint that names the type.
+    /// Least privilege: an endpoint added through the API (a key with `deliveries:write`) never becomes every
+    /// account's reset link; it gets the event without the token, as an endpoint taking every type does.
+    public var deliversResetTokens: Bool {
+        source == .file && types?.contains("passwordResetRequested") == true
+    }
+
     /// Every secret it signs with, as written: `secret` first, then `secrets`.
     public var secretTexts: [String] { (secret.map { [$0] } ?? []) + (secrets ?? []) }
 
@@ -61,13 +74,12 @@ public struct WebhookEndpoint: Sendable, Equatable, Decodable {
     public static func problems(_ endpoints: [WebhookEndpoint]) -> [String] {
         var problems: [String] = []
         var names: Set<String> = []
-        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
         for (index, endpoint) in endpoints.enumerated() {
-            let nameIsValid = !endpoint.name.isEmpty && endpoint.name.count <= 64 && endpoint.name.allSatisfy(allowed.contains)
+            let nameIsValid = isValidName(endpoint.name)
             // The name when it can be shown (an invalid one may be anything: only its position then).
             let label = nameIsValid ? "webhook '\(endpoint.name)' (\(index + 1))" : "webhook \(index + 1)"
             if !nameIsValid {
-                problems.append("\(label): name must be 1 to 64 letters, digits, - or _")
+                problems.append("\(label): \(nameRule)")
             } else if !names.insert(endpoint.name).inserted {
                 problems.append("\(label): name '\(endpoint.name)' is used twice")
             }
@@ -93,14 +105,35 @@ public struct WebhookEndpoint: Sendable, Equatable, Decodable {
             if Set(texts).count < texts.count {
                 problems.append("\(label): a secret is listed twice")
             }
-            for type in endpoint.types ?? [] where !NotificationsContract.eventTypes.contains(type) {
-                problems.append("\(label): unknown event type '\(type.prefix(64))'")
-            }
-            if endpoint.types?.isEmpty == true {
-                problems.append("\(label): types lists at least one event type, or is left out for every type")
-            }
+            problems += typeProblems(endpoint.types).map { "\(label): \($0)" }
         }
         return problems
+    }
+
+    static let nameRule = "name must be 1 to 64 letters, digits, - or _"
+
+    static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 64 && name.utf8.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D || byte == 0x5F
+        }
+    }
+
+    static func typeProblems(_ types: [String]?) -> [String] {
+        var problems = (types ?? []).filter { !NotificationsContract.eventTypes.contains($0) }.map { "unknown event type '\($0.prefix(64))'" }
+        if types?.isEmpty == true {
+            problems.append("types lists at least one event type, or is left out for every type")
+        }
+        return problems
+    }
+
+    /// The URL as an operator may see it listed: without credentials, query or fragment (any may hold a token).
+    public var listedURL: String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "" }
+        components.user = nil
+        components.password = nil
+        components.query = nil
+        components.fragment = nil
+        return components.string ?? ""
     }
 
     /// Reads endpoints from a YAML (or JSON) file: a list of `{name, url, secret?, secrets?, types?, insecure?}`.
@@ -138,6 +171,6 @@ extension WebhookEndpoint: CustomStringConvertible, CustomReflectable {
 
     /// Dumps and reflection leave the secrets out too.
     public var customMirror: Mirror {
-        Mirror(self, children: ["name": name, "url": url, "types": types as Any, "insecure": insecure], displayStyle: .struct)
+        Mirror(self, children: ["name": name, "url": url, "types": types as Any, "insecure": insecure, "source": source], displayStyle: .struct)
     }
 }

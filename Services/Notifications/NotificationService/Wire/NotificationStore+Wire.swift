@@ -28,6 +28,9 @@ extension NotificationStore {
         // Notifications' own groups, whoever (the allow-list's Gateway) asks: the operator's key was checked by Identity.
         server.register(NotificationsContract.failedDeliveries) { request, _ in try await self.failedDeliveries(request) }
         server.register(NotificationsContract.redeliver) { request, _ in try await self.redeliver(request) }
+        server.register(NotificationsContract.webhookEndpoints) { _, _ in try await self.webhookEndpoints() }
+        server.register(NotificationsContract.addWebhookEndpoint) { request, _ in try await self.addWebhookEndpoint(request) }
+        server.register(NotificationsContract.removeWebhookEndpoint) { request, _ in try await self.removeWebhookEndpoint(request) }
         server.register(HealthContract.check) { _, _ in await self.healthReport() }
     }
 

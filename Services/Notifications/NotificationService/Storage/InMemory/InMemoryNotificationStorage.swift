@@ -43,6 +43,7 @@ public final class InMemoryNotificationStorage: NotificationStorage {
         var deliveries: [String: [Int64: Delivery]] = [:]
         var deadLetters: [String: [Int64: Letter]] = [:]
         var webhookLog: [String: [WebhookAttempt]] = [:]
+        var webhookEndpoints: [String: StoredWebhookEndpoint] = [:]
         var erasures: [String: Erasure] = [:]
 
         /// The index of the first event after `position`.
@@ -329,6 +330,38 @@ public final class InMemoryNotificationStorage: NotificationStorage {
 
     public func webhookAttempts(endpoint: String, limit: Int) -> [WebhookAttempt] {
         state.withLock { Array(($0.webhookLog[endpoint] ?? []).suffix(limit).reversed()) }
+    }
+
+    public func webhookEndpoints() -> [StoredWebhookEndpoint] {
+        state.withLock { $0.webhookEndpoints.values.sorted { $0.name < $1.name } }
+    }
+
+    public func addWebhookEndpoint(_ endpoint: StoredWebhookEndpoint, groupOwner: String?, at now: Timestamp) -> Bool {
+        state.withLock { state in
+            guard state.webhookEndpoints[endpoint.name] == nil else { return false }
+            state.webhookEndpoints[endpoint.name] = endpoint
+            let group = "webhook:\(endpoint.name)"
+            state.deliveries[group] = nil
+            state.deadLetters[group] = nil
+            state.webhookLog[endpoint.name] = nil
+            state.groups[group] = .some(endpoint.types.map { Array(Set($0)).sorted() })
+            state.groupOwners[group] = groupOwner
+            return true
+        }
+    }
+
+    public func removeWebhookEndpoint(named name: String) -> Int? {
+        state.withLock { state in
+            guard state.webhookEndpoints.removeValue(forKey: name) != nil else { return nil }
+            let group = "webhook:\(name)"
+            let dropped = (state.deliveries[group]?.count ?? 0) + (state.deadLetters[group]?.count ?? 0)
+            state.groups[group] = nil
+            state.groupOwners[group] = nil
+            state.deliveries[group] = nil
+            state.deadLetters[group] = nil
+            state.webhookLog[name] = nil
+            return dropped
+        }
     }
 
     public func eraseDeletedAccounts(graceCutoff: Timestamp, limit: Int, at now: Timestamp) -> Int {

@@ -176,5 +176,23 @@ public enum NotificationMigrations {
                 """,
             ]
         ),
+        // Webhook endpoints added at run time through the admin API (the file's stay in the file): every replica
+        // reads them every few seconds. The signing secret is sealed (WebhookSecretSeal): a dump of this database
+        // alone signs nothing.
+        PostgresMigration(
+            version: 9,
+            name: "webhook endpoints added at run time",
+            statements: [
+                """
+                CREATE TABLE webhook_endpoints (
+                    name text PRIMARY KEY,
+                    url text NOT NULL,
+                    types text[],
+                    sealed_secret text NOT NULL,
+                    created_at timestamptz NOT NULL
+                )
+                """,
+            ]
+        ),
     ]
 }

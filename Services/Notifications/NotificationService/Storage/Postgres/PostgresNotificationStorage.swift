@@ -506,6 +506,65 @@ public struct PostgresNotificationStorage: NotificationStorage {
         }
     }
 
+    public func webhookEndpoints() async throws(NotificationStorageError) -> [StoredWebhookEndpoint] {
+        try await run { client, logger in
+            let rows = try await client.query(
+                "SELECT name, url, types, sealed_secret, created_at FROM notifications.webhook_endpoints ORDER BY name",
+                logger: logger
+            )
+            var endpoints: [StoredWebhookEndpoint] = []
+            for try await (name, url, types, sealed, created) in rows.decode((String, String, [String]?, String, Date).self) {
+                endpoints.append(StoredWebhookEndpoint(name: name, url: url, types: types, sealedSecret: sealed, createdAt: Timestamp(created)))
+            }
+            return endpoints
+        }
+    }
+
+    public func addWebhookEndpoint(_ endpoint: StoredWebhookEndpoint, groupOwner: String?, at now: Timestamp) async throws(NotificationStorageError) -> Bool {
+        let group = "webhook:\(endpoint.name)"
+        let types = endpoint.types.map { Array(Set($0)).sorted() }
+        return try await transaction { connection, logger in
+            let added = try await connection.query(
+                """
+                INSERT INTO notifications.webhook_endpoints (name, url, types, sealed_secret, created_at)
+                VALUES (\(endpoint.name), \(endpoint.url), \(types), \(endpoint.sealedSecret), \(endpoint.createdAt.date))
+                ON CONFLICT (name) DO NOTHING RETURNING 1
+                """,
+                logger: logger
+            )
+            guard try await added.decode(Int.self).first() != nil else { return false }
+            // A former group of this name (a file's endpoint since removed, or deliveries a publish queued while
+            // an endpoint of this name was being removed) starts over: its events were for another receiver.
+            try await connection.query("DELETE FROM notifications.deliveries WHERE group_name = \(group)", logger: logger)
+            try await connection.query("DELETE FROM notifications.dead_letters WHERE group_name = \(group)", logger: logger)
+            try await connection.query("DELETE FROM notifications.webhook_attempts WHERE endpoint = \(endpoint.name)", logger: logger)
+            try await connection.query(
+                """
+                INSERT INTO notifications.groups (name, types, created_at, owner) VALUES (\(group), \(types), \(now.date), \(groupOwner))
+                ON CONFLICT (name) DO UPDATE SET types = excluded.types, created_at = excluded.created_at, owner = excluded.owner
+                """,
+                logger: logger
+            )
+            return true
+        }
+    }
+
+    public func removeWebhookEndpoint(named name: String) async throws(NotificationStorageError) -> Int? {
+        let group = "webhook:\(name)"
+        return try await transaction { connection, logger in
+            let removed = try await connection.query("DELETE FROM notifications.webhook_endpoints WHERE name = \(name) RETURNING 1", logger: logger)
+            guard try await removed.decode(Int.self).first() != nil else { return nil }
+            // The group first: a publish committing after this no longer queues for it. One that read the groups
+            // before may still queue a delivery here; nothing claims or counts it (the sweeps join the groups), and
+            // adding an endpoint of this name again drops it.
+            try await connection.query("DELETE FROM notifications.groups WHERE name = \(group)", logger: logger)
+            let queued = try await connection.query("WITH gone AS (DELETE FROM notifications.deliveries WHERE group_name = \(group) RETURNING 1) SELECT count(*) FROM gone", logger: logger)
+            let dead = try await connection.query("WITH gone AS (DELETE FROM notifications.dead_letters WHERE group_name = \(group) RETURNING 1) SELECT count(*) FROM gone", logger: logger)
+            try await connection.query("DELETE FROM notifications.webhook_attempts WHERE endpoint = \(name)", logger: logger)
+            return (try await queued.decode(Int.self).first() ?? 0) + (try await dead.decode(Int.self).first() ?? 0)
+        }
+    }
+
     public func checkHealth() async throws(NotificationStorageError) {
         try await run { client, logger in
             try await client.query("SELECT 1", logger: logger)
@@ -632,6 +691,16 @@ public struct PostgresNotificationStorage: NotificationStorage {
             }
         } catch {
             throw classify(error)
+        }
+    }
+
+    /// One transaction on the pool, bounded as a statement is, its failures classified.
+    private func transaction<T: Sendable>(
+        operation: String = #function,
+        _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
+    ) async throws(NotificationStorageError) -> T {
+        try await run(operation: operation) { client, logger in
+            try await client.withTransaction(logger: logger) { connection in try await body(connection, logger) }
         }
     }
 
