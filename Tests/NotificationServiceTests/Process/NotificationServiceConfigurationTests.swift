@@ -25,6 +25,14 @@ struct NotificationServiceConfigurationTests {
         #expect(set.sweepInterval == .milliseconds(250))
     }
 
+    @Test("webhook endpoints added through the API: https on public hosts and a 5 s reload unless told otherwise")
+    func runtimeWebhooks() throws {
+        let defaults = try Self.configuration([:])
+        #expect(defaults.allowsLocalWebhooks == false && defaults.webhookReloadInterval == .seconds(5))
+        let set = try Self.configuration(["KONTO_NOTIFICATIONS_WEBHOOKS_ALLOW_LOCAL": "true", "KONTO_NOTIFICATIONS_WEBHOOKS_RELOAD_MS": "250"])
+        #expect(set.allowsLocalWebhooks && set.webhookReloadInterval == .milliseconds(250))
+    }
+
     @Test("/metrics is served only where a port is set, on loopback unless told otherwise")
     func metrics() throws {
         #expect(try Self.configuration([:]).metricsPort == nil)
@@ -40,6 +48,8 @@ struct NotificationServiceConfigurationTests {
         ("KONTO_NOTIFICATIONS_ERASURE_GRACE_SECONDS", "-1"),
         ("KONTO_NOTIFICATIONS_ERASURE_GRACE_SECONDS", "2592001"),
         ("KONTO_NOTIFICATIONS_SWEEP_MS", "5"),
+        ("KONTO_NOTIFICATIONS_WEBHOOKS_RELOAD_MS", "50"),
+        ("KONTO_NOTIFICATIONS_WEBHOOKS_ALLOW_LOCAL", "perhaps"),
     ])
     func refused(variable: String, value: String) {
         #expect {
