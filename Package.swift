@@ -38,6 +38,9 @@ let serviceFoundation: [Target.Dependency] = [
 let consoleResources = [
     "categories", "codes", "csrf", "done", "edit", "externalSignup", "factors", "field", "form", "layout",
     "messages", "overview", "passkey", "passkeyPage", "problem", "setup", "signup", "totp",
+    // The admin console's (on the admin listener).
+    "adminAccount", "adminAccountForm", "adminAccounts", "adminAudit", "adminDeliveries", "adminDone", "adminImport", "adminLayout",
+    "adminProblem", "adminSignIn", "adminWebhooks",
 ].map { "Resources/Templates/\($0).mustache" } + ["console.css", "console.js", "icon.svg"].map { "Resources/Assets/\($0)" }
 
 /// The courier's built-in templates, `<message>.<part>`.

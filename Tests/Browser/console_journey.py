@@ -10,7 +10,9 @@ that scripts/test.sh installs. Environment:
                       security-related change asks for the current password at once, without waiting)
   KONTO_PROVIDER_NAME a configured OpenID Connect provider (oidc-provider-mock): the journey ends signing in through it
   KONTO_JOURNEY       `passkeys`: the passkey journey instead (Chromium's virtual authenticator; the gateway must be
-                      addressed as http://localhost:PORT, the origin its Identity allows)
+                      addressed as http://localhost:PORT, the origin its Identity allows); `admin`: the admin console's
+                      (KONTO_GATEWAY_URL the admin listener; KONTO_ADMIN_KEY, KONTO_READER_KEY, KONTO_ADA_ID,
+                      KONTO_ADA_USER_ID, KONTO_BOB_ID, KONTO_BOB_USER_ID: see admin())
 
 Protocol with the driver: one line per step ("step: ...") on stdout; when it needs the password-reset token the
 webhook received, it prints `need-reset-token <userId>` and reads the token from one line of stdin.
@@ -183,11 +185,13 @@ class Console:
         expect(not unlabelled, f"{where}: inputs without a <label for>: {unlabelled}")
         forms = self.driver.execute_script("""
             return Array.from(document.forms).map(f => ({
-                id: f.id, method: (f.getAttribute('method') || 'get').toLowerCase(),
+                id: f.id, method: (f.getAttribute('method') || 'get').toLowerCase(), query: f.hasAttribute('data-query'),
                 csrf: (f.querySelector('input[type=hidden][name=_csrf]') || {}).value || ''
             }));
         """)
         for form in forms:
+            if form["method"] == "get" and form["query"]:
+                continue  # a search (data-query): it changes nothing
             expect(form["method"] == "post", f"{where}: form #{form['id']} is not method=post ({form['method']})")
             expect(form["csrf"], f"{where}: form #{form['id']} has no hidden _csrf with a value")
 
@@ -813,6 +817,133 @@ def passkeys(console):
     console.submit("login-submit", "main#overview")
 
 
+def admin(console):
+    """The admin console on the admin listener (KONTO_GATEWAY_URL is then the admin listener's URL): sign in with an
+    operator key, find an account, look at it, disable and enable it, end its sessions, read its audit trail and the
+    log, look at failed deliveries, delete another account, a key without the scope refused, sign out."""
+    key = os.environ["KONTO_ADMIN_KEY"]
+    reader = os.environ["KONTO_READER_KEY"]
+    ada_id, ada = os.environ["KONTO_ADA_ID"], os.environ["KONTO_ADA_USER_ID"]
+    bob_id, bob = os.environ["KONTO_BOB_ID"], os.environ["KONTO_BOB_USER_ID"]
+
+    step("the console asks for a key; a wrong one is refused, the page kept")
+    console.open("/admin/console/", "main#admin-sign-in")
+    console.screenshot("admin-01-sign-in")
+    console.fill("key", "kop_not-a-real-key")
+    console.submit("admin-sign-in-submit", "main#admin-sign-in", refused=True)
+    expect("not a valid operator key" in console.text("form-error"), f"the refusal says {console.text('form-error')!r}")
+    expect(console.value("key") == "", "the refused key is not written back into the page")
+
+    step("signed in with the key: the accounts, the key named in the header")
+    console.fill("key", key)
+    console.submit("admin-sign-in-submit", "main#admin-accounts")
+    expect("bootstrap" in console.text("signed-in-key"), f"the header names {console.text('signed-in-key')!r}")
+    expect(not console.driver.execute_script("return document.cookie"), "no cookie of the console is readable by a script")
+
+    step("search by part of the userId, then open the account")
+    console.fill("q", ada.split("@")[0].upper())
+    console.submit("search", "main#admin-accounts")
+    rows = console.driver.find_elements(By.CSS_SELECTOR, "#accounts tbody tr")
+    expect([row.get_attribute("data-account") for row in rows] == [ada_id], f"the search found {[row.text for row in rows]}")
+    console.screenshot("admin-02-search")
+    rows[0].find_element(By.TAG_NAME, "a").click()
+    console.page("main#admin-account")
+    expect(console.text("account-user-id") == ada and console.text("account-id") == ada_id, "the account's page shows it")
+    expect("Ada" in console.text("account-details"), f"the details show {console.text('account-details')!r}")
+    expect(len(console.driver.find_elements(By.CSS_SELECTOR, "#sessions tbody tr")) >= 1, "the account's session is listed")
+    console.screenshot("admin-03-account")
+
+    step("disable: the state says so; enable again")
+    console.submit("disable", "main#admin-account")
+    expect("disabled" in console.text("notice") and console.text("account-state").startswith("disabled since"), console.text("account-state"))
+    expect(not console.driver.find_elements(By.CSS_SELECTOR, "#sessions tbody tr"), "disabling ended the sessions")
+    console.submit("enable", "main#admin-account")
+    expect(console.text("account-state") == "enabled", console.text("account-state"))
+
+    step("the account's audit trail has what was done, by this key")
+    trail = console.text("account-audit")
+    expect("account.disabled" in trail and "account.enabled" in trail, f"the trail shows {trail[:400]!r}")
+
+    step("the audit log, filtered by type")
+    console.follow("nav-audit", "main#admin-audit")
+    console.fill("type", "account.disabled")
+    console.submit("audit-search", "main#admin-audit")
+    expect(ada_id in console.text("audit"), "the log lists the disabling of the account")
+
+    step("failed deliveries of a webhook: none")
+    console.follow("nav-deliveries", "main#admin-deliveries")
+    console.fill("group", "webhook:audit")
+    console.submit("deliveries-search", "main#admin-deliveries")
+    expect(console.exists("no-deliveries"), "the webhook has no failed delivery")
+
+    step("delete another account: refused until its id is typed, then done")
+    console.open(f"/admin/console/accounts/{bob_id}", "main#admin-account")
+    console.fill("confirm", "not its id")
+    console.submit("delete", "main#admin-account", refused=True)
+    expect("Type the account's id" in console.text("form-error"), console.text("form-error"))
+    console.fill("confirm", bob_id)
+    console.submit("delete", "main#admin-done")
+    console.open(f"/admin/console/accounts?q={bob.split('@')[0]}", "main#admin-accounts")
+    expect(console.exists("no-accounts"), "the deleted account is found no more")
+
+    step("a new account: bad details refused with the values kept, then made, verified")
+    console.follow("nav-new", "main#admin-account-form")
+    console.fill("userId", "cleo.admin@example.org")
+    console.fill("password", "the new owner's own password")
+    console.driver.find_element(By.ID, "details").send_keys('{"name": ')
+    console.submit("account-form-submit", "main#admin-account-form", refused=True)
+    expect("JSON object" in console.text("form-error"), console.text("form-error"))
+    expect(console.value("userId") == "cleo.admin@example.org" and console.value("password") == "", "the userId kept, the password not")
+    details = console.element("details")
+    details.clear()
+    details.send_keys('{"name": {"givenName": "Cleo"}, "handle": "cleo_admin"}')
+    console.check("verified")
+    console.submit("account-form-submit", "main#admin-account")
+    expect("made" in console.text("notice") and console.text("account-user-id") == "cleo.admin@example.org", console.text("notice"))
+    expect(console.text("account-verified") != "no", "made with its address verified")
+
+    step("change its name")
+    console.follow("edit", "main#admin-account-form")
+    console.element("details").send_keys('{"name": {"givenName": "Cleopatra"}}')
+    console.submit("account-form-submit", "main#admin-account")
+    expect("Cleopatra" in console.text("account-details"), console.text("account-details"))
+
+    step("import two lines: one made, one refused, each reported")
+    console.follow("nav-import", "main#admin-import")
+    console.element("ndjson").send_keys('{"userId": "dora.admin@example.org", "details": {"handle": "dora_admin", "name": {"givenName": "Dora"}}}\n{"userId": "not an address"}')
+    console.submit("import", "main#admin-import")
+    expect("1 made, 1 refused" in console.text("notice"), console.text("notice"))
+    rows = console.driver.find_elements(By.CSS_SELECTOR, "#import-report tbody tr")
+    expect(len(rows) == 2 and "account.validationFailed" in rows[1].text, [row.text for row in rows])
+
+    step("a webhook endpoint: added with a secret made and shown once, listed, removed")
+    console.follow("nav-webhooks", "main#admin-webhooks")
+    expect("the deployment's file" in console.text("webhooks"), "the file's endpoints are listed")
+    console.fill("name", "crm")
+    console.fill("url", "https://crm.example.org/konto")
+    console.fill("types", "accountDisabled, accountEnabled")
+    console.submit("add-webhook", "main#admin-webhooks")
+    expect(console.text("made-secret").startswith("whsec_"), "the secret made is shown")
+    expect(console.driver.find_elements(By.CSS_SELECTOR, "#webhooks tr[data-webhook=crm]"), "the endpoint is listed")
+    console.driver.find_element(By.CSS_SELECTOR, "#webhooks tr[data-webhook=crm] button").click()
+    console.page("main#admin-webhooks")
+    expect("Removed crm" in console.text("notice") and not console.exists("made-secret"), console.text("notice"))
+
+    step("signed out: the console asks for a key again")
+    console.submit("sign-out", "main#admin-sign-in")
+    console.open("/admin/console/accounts", "main#admin-sign-in")
+
+    step("a key without accounts:write sees the account but may not disable it")
+    console.fill("key", reader)
+    console.submit("admin-sign-in-submit", "main#admin-accounts")
+    console.open(f"/admin/console/accounts/{ada_id}", "main#admin-account")
+    console.submit("disable", "main#admin-problem", refused=True)
+    expect("scope" in console.text("form-error"), f"the refusal says {console.text('form-error')!r}")
+    console.screenshot("admin-04-refused")
+    console.open(f"/admin/console/accounts/{ada_id}", "main#admin-account")
+    expect(console.text("account-state") == "enabled", "the refused key changed nothing")
+
+
 def main():
     os.makedirs(SCREENSHOTS, exist_ok=True)
 
@@ -846,6 +977,8 @@ def main():
                 protocol=VirtualAuthenticatorOptions.Protocol.CTAP2, transport=VirtualAuthenticatorOptions.Transport.INTERNAL,
                 has_resident_key=True, has_user_verification=True, is_user_consenting=True, is_user_verified=True))
             passkeys(console)
+        elif os.environ.get("KONTO_JOURNEY") == "admin":
+            admin(console)
         else:
             journey(console)
         signal.alarm(0)

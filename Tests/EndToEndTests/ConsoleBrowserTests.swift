@@ -1,4 +1,6 @@
 import Foundation
+import KontoClient
+import KontoContracts
 import KontoTestSupport
 import Testing
 
@@ -114,6 +116,65 @@ struct ConsoleBrowserTests {
             let (status, timedOut, output) = (run.status, run.timedOut, run.output.suffix(12_000))
             #expect(!timedOut, "the journey did not end within \(Self.bound), so it was ended")
             #expect(status == 0, "the console's journey failed (exit \(status)); screenshots in \(screenshots):\n\(output)")
+        }
+    }
+
+    @Test(
+        "the admin console on the admin listener: a key signs in, finds, disables, enables, ends sessions, reads the audit trail, deletes; a key without the scope is refused",
+        .enabled(if: (python != nil && chromedriver != nil) || onCI, "KONTO_BROWSER_PYTHON and KONTO_CHROMEDRIVER are not set (scripts/test.sh sets them)")
+    )
+    func admin() async throws {
+        guard let python = Self.python, let chromedriver = Self.chromedriver else {
+            Issue.record("CI is set, but KONTO_BROWSER_PYTHON or KONTO_CHROMEDRIVER is not: CI runs the tests through scripts/test.sh, which installs the browser and sets them")
+            return
+        }
+        let script = try EndToEndSystem.repositoryFile("Tests/Browser/console_journey.py")
+        let root = URL(fileURLWithPath: try EndToEndSystem.repositoryFile("Package.swift")).deletingLastPathComponent()
+        let screenshots = root.appendingPathComponent(".build/console-screenshots-admin").path
+        try? FileManager.default.removeItem(atPath: screenshots)
+        try FileManager.default.createDirectory(atPath: screenshots, withIntermediateDirectories: true)
+        let bootstrap = OperatorKeyText.generate().text
+        let adminPort = try FreePort.loopback()
+        try await EndToEndSystem.with(environment: [
+            "KONTO_GATEWAY_ADMIN_PORT": "\(adminPort)", "KONTO_IDENTITY_BOOTSTRAP_OPERATOR_KEY": bootstrap,
+        ]) { system in
+            let adminURL = "http://127.0.0.1:\(adminPort)"
+            let operators = KontoAdmin(adminURL: adminURL, key: bootstrap, httpClient: system.http)
+            let reader = try await operators.createKey(name: "reader", scopes: ["accounts:read"]).secret
+            let ada = system.client()
+            let schema = try await ada.schema()
+            let signedUp = try await ada.signUp(
+                userId: "ada.admin@example.org", password: JourneyTests.password,
+                details: try schema.details(fromAssignments: ["name=Ada Lovelace", "handle=ada_admin"])
+            )
+            let bob = try await system.client().signUp(
+                userId: "bob.admin@example.org", password: JourneyTests.password,
+                details: try schema.details(fromAssignments: ["name=Bob Babbage", "handle=bob_admin"])
+            )
+            let run = try await ConversingProcess.run(python, ["-u", script], environment: [
+                "KONTO_GATEWAY_URL": adminURL,
+                "KONTO_SCREENSHOTS": screenshots,
+                "KONTO_CHROMEDRIVER": chromedriver,
+                "KONTO_JOURNEY": "admin",
+                "KONTO_ADMIN_KEY": bootstrap,
+                "KONTO_READER_KEY": reader,
+                "KONTO_ADA_ID": signedUp.session.accountId,
+                "KONTO_ADA_USER_ID": "ada.admin@example.org",
+                "KONTO_BOB_ID": bob.session.accountId,
+                "KONTO_BOB_USER_ID": "bob.admin@example.org",
+                "PYTHONUNBUFFERED": "1",
+                "SE_OFFLINE": "true",
+                "SE_AVOID_STATS": "true",
+            ], bound: Self.bound) { line in
+                print("browser: \(line)")
+                return nil
+            }
+            #expect(!run.timedOut, "the journey did not end within \(Self.bound), so it was ended")
+            #expect(run.status == 0, "the admin console's journey failed (exit \(run.status)); screenshots in \(screenshots):\n\(run.output.suffix(12_000))")
+            // What the browser did went through the admin API: the console's sign-ins are in the audit log, and Bob is gone.
+            let audit = try await operators.audit(KontoAuditQuery(type: "admin.operatorAuthorize", limit: 100)).entries
+            #expect(audit.contains { $0.facts["action"] == "console.signIn" && $0.facts["outcome"] == "ok" })
+            await #expect(throws: KontoClientError.self) { try await operators.account(bob.session.accountId) }
         }
     }
 

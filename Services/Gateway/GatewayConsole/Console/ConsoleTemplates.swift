@@ -22,6 +22,17 @@ enum ConsoleTemplates {
 
     /// The templates by name, from `Resources/Templates` (compiled in: `embedInCode`).
     static let all: [(String, String)] = [
+        ("adminAccount", text(PackageResources.adminAccount_mustache)),
+        ("adminAccountForm", text(PackageResources.adminAccountForm_mustache)),
+        ("adminAccounts", text(PackageResources.adminAccounts_mustache)),
+        ("adminAudit", text(PackageResources.adminAudit_mustache)),
+        ("adminDeliveries", text(PackageResources.adminDeliveries_mustache)),
+        ("adminDone", text(PackageResources.adminDone_mustache)),
+        ("adminImport", text(PackageResources.adminImport_mustache)),
+        ("adminLayout", text(PackageResources.adminLayout_mustache)),
+        ("adminProblem", text(PackageResources.adminProblem_mustache)),
+        ("adminSignIn", text(PackageResources.adminSignIn_mustache)),
+        ("adminWebhooks", text(PackageResources.adminWebhooks_mustache)),
         ("categories", text(PackageResources.categories_mustache)),
         ("codes", text(PackageResources.codes_mustache)),
         ("csrf", text(PackageResources.csrf_mustache)),

@@ -16,6 +16,8 @@ package protocol GatewayPages: Sendable {
 /// What pages are made from: the gateway's operations and the parts of its configuration they need.
 package struct GatewayPagesContext: Sendable {
     package let operations: GatewayOperations
+    /// The admin API's, for pages on the admin listener.
+    package let adminOperations: GatewayAdminOperations
     package let configuration: GatewayConfiguration
 }
 

@@ -25,9 +25,13 @@ extension GatewayServer {
     /// `/admin/v1/openapi.json`. No console, cache or credential limits: every call carries an operator key that
     /// Identity checks; the listener has a rate limit of its own.
     static func buildAdminRouter(
-        api: GatewayAPI, rateLimits: GatewayRateLimits, metrics: GatewayMetrics, configuration: GatewayConfiguration, logger: Logger
+        api: GatewayAPI, rateLimits: GatewayRateLimits, metrics: GatewayMetrics, pages makePages: GatewayPagesFactory? = nil,
+        configuration: GatewayConfiguration, logger: Logger
     ) throws -> Router<GatewayRequestContext> {
         let router = Router(context: GatewayRequestContext.self)
+        let pages = try makePages?(GatewayPagesContext(
+            operations: GatewayOperations(api: api, rateLimits: rateLimits), adminOperations: GatewayAdminOperations(api: api), configuration: configuration
+        ))
         if !(InstrumentationSystem.tracer is NoOpTracer) {
             router.middlewares.add(TracingMiddleware(redactingQueryParameters: Self.secretQueryParameters))
         }
@@ -38,9 +42,13 @@ extension GatewayServer {
             trustedProxies: configuration.trustedProxies,
             logger: logger
         ))
-        router.middlewares.add(ProblemMiddleware(htmlPages: nil, servesPath: { OpenAPIDocument.isAdminPath($0) }))
+        router.middlewares.add(ProblemMiddleware(
+            htmlPages: pages.map { pages in (pages.basePath, { problem in pages.refusalPage(problem) }) }, servesPath: { OpenAPIDocument.isAdminPath($0) }
+        ))
         router.middlewares.add(RateLimitMiddleware(rateLimits: rateLimits))
         router.middlewares.add(BodyLimitMiddleware(maximumBodyBytes: configuration.maximumBodyBytes, maximumNDJSONBytes: configuration.maximumImportBytes))
+        // The admin console, beside the admin API on its listener alone.
+        pages?.register(on: router)
         try api.registerHandlers(
             on: PathFilteringTransport(base: router) { OpenAPIDocument.isAdminPath($0) },
             configuration: Self.openAPIConfiguration,
@@ -68,7 +76,9 @@ extension GatewayServer {
         if !configuration.corsOrigins.isEmpty {
             router.middlewares.add(CORSPolicy(origins: configuration.corsOrigins.contains("*") ? nil : Set(configuration.corsOrigins)))
         }
-        let pages = try makePages?(GatewayPagesContext(operations: GatewayOperations(api: api, rateLimits: rateLimits), configuration: configuration))
+        let pages = try makePages?(GatewayPagesContext(
+            operations: GatewayOperations(api: api, rateLimits: rateLimits), adminOperations: GatewayAdminOperations(api: api), configuration: configuration
+        ))
         // Outermost first: every answer is counted, carries its request id, and every failure inside becomes one.
         router.middlewares.add(MetricsMiddleware(metrics: metrics))
         router.middlewares.add(RequestScopeMiddleware(

@@ -46,12 +46,13 @@ public final class GatewayServer: Service {
         try self.init(configuration: configuration, eventLoopGroup: eventLoopGroup, logger: logger, pages: nil)
     }
 
-    /// The API and the `pages` (the console) beside it.
+    /// The API and the `pages` (the console) beside it; `adminPages` (the admin console) beside the admin API.
     package init(
         configuration: GatewayConfiguration,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger,
-        pages makePages: GatewayPagesFactory?
+        pages makePages: GatewayPagesFactory?,
+        adminPages makeAdminPages: GatewayPagesFactory? = nil
     ) throws {
         self.configuration = configuration
         self.logger = logger
@@ -104,7 +105,9 @@ public final class GatewayServer: Service {
         self.adminBoundAddress = adminBoundAddress
         if let adminPort = configuration.adminPort {
             let adminLimits = GatewayRateLimits(generalPerMinute: configuration.adminRateLimitPerMinute, credentialsPerMinute: 0)
-            let adminRouter = try Self.buildAdminRouter(api: api, rateLimits: adminLimits, metrics: metrics, configuration: configuration, logger: logger)
+            let adminRouter = try Self.buildAdminRouter(
+                api: api, rateLimits: adminLimits, metrics: metrics, pages: makeAdminPages, configuration: configuration, logger: logger
+            )
             self.adminApplication = Self.buildApplication(
                 router: adminRouter, configuration: configuration, host: configuration.adminHost, port: adminPort, eventLoopGroup: eventLoopGroup,
                 onServerRunning: { channel in

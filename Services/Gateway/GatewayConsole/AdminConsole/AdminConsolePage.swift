@@ -1,0 +1,156 @@
+/// What an admin console template is rendered with (``AdminConsole``). Mustache reads stored properties by name; a
+/// missing one renders nothing, so each page sets only what it shows. Every value is escaped by the templates.
+struct AdminConsolePage: Sendable {
+    var title: String
+    var base: String
+    var csrf: String
+    var notice: String?
+    var formError: String?
+    /// The signed-in key: its name and id (nil on the sign-in page).
+    var key: Key?
+
+    struct Key: Sendable {
+        var name: String
+        var id: String
+        var scopes: String
+    }
+
+    struct Pair: Sendable {
+        var key: String
+        var value: String
+    }
+
+    // Search.
+    var query = ""
+    var onlyDisabled = false
+    var accounts: [AccountRow] = []
+    var hasAccounts = false
+    var total: String?
+    var nextPage: String?
+
+    struct AccountRow: Sendable {
+        var id: String
+        var userId: String
+        var created: String
+        var verified: Bool
+        var disabled: Bool
+        var anonymous: Bool
+    }
+
+    // One account.
+    var account: Account?
+
+    struct Account: Sendable {
+        var id: String
+        var userId: String
+        var version: String
+        var details: [Pair]
+        var created: String
+        var lastSignIn: String?
+        var verified: String?
+        var disabled: String?
+        var hasPassword: Bool
+        var factors: [Factor]
+        var identities: [Identity]
+        var sessions: [Session]
+        var sessionCount: Int
+    }
+
+    struct Factor: Sendable {
+        var id: String
+        var kind: String
+        var name: String?
+        var created: String
+    }
+
+    struct Identity: Sendable {
+        var id: String
+        var provider: String
+        var created: String
+        var lastUsed: String?
+    }
+
+    struct Session: Sendable {
+        var id: String
+        var created: String
+        var expires: String
+        var level: Int
+    }
+
+    // Audit trail (an account's, or the log's).
+    var audit: [AuditRow] = []
+    var hasAudit = false
+    var auditType = ""
+    var auditAccount = ""
+    var auditNext: String?
+
+    struct AuditRow: Sendable {
+        var at: String
+        var type: String
+        var accountId: String?
+        var actor: String
+        var facts: String
+        var erased: Bool
+    }
+
+    // Failed deliveries.
+    var group = ""
+    var deliveries: [Delivery] = []
+    var hasDeliveries = false
+    var listedGroup = false
+
+    struct Delivery: Sendable {
+        var eventId: String
+        var type: String
+        var accountId: String
+        var attempts: Int
+        var lastError: String
+        var deadAt: String
+    }
+
+    // Making and changing an account.
+    var accountForm: AccountForm?
+
+    struct AccountForm: Sendable {
+        /// The form's target under the console (`/accounts/new`, `/accounts/{id}/edit`).
+        var action: String
+        var accountId: String?
+        var userId: String
+        var details: String
+        var remove: String
+        var verified: Bool
+        var version: String
+        /// A new account: a password may be given.
+        var new: Bool
+    }
+
+    // An import.
+    var ndjson = ""
+    var importReport: ImportReport?
+
+    struct ImportReport: Sendable {
+        var created: Int
+        var failed: Int
+        var lines: [ImportRow]
+    }
+
+    struct ImportRow: Sendable {
+        var line: Int
+        var accountId: String?
+        var problem: String?
+    }
+
+    // Webhook endpoints.
+    var webhooks: [WebhookRow] = []
+    var hasWebhooks = false
+    /// The secret made for an endpoint just added, shown this once.
+    var madeSecret: String?
+
+    struct WebhookRow: Sendable {
+        var name: String
+        var url: String
+        var types: String
+        var fromFile: Bool
+        var deliversResetTokens: Bool
+    }
+}
