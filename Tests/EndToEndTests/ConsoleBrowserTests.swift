@@ -28,15 +28,7 @@ struct ConsoleBrowserTests {
         .enabled(if: (python != nil && chromedriver != nil) || onCI, "KONTO_BROWSER_PYTHON and KONTO_CHROMEDRIVER are not set (scripts/test.sh sets them)")
     )
     func journey() async throws {
-        guard let python = Self.python, let chromedriver = Self.chromedriver else {
-            Issue.record("CI is set, but KONTO_BROWSER_PYTHON or KONTO_CHROMEDRIVER is not: CI runs the tests through scripts/test.sh, which installs the browser and sets them")
-            return
-        }
-        let script = try EndToEndSystem.repositoryFile("Tests/Browser/console_journey.py")
-        let root = URL(fileURLWithPath: try EndToEndSystem.repositoryFile("Package.swift")).deletingLastPathComponent()
-        let screenshots = root.appendingPathComponent(".build/console-screenshots").path
-        try? FileManager.default.removeItem(atPath: screenshots)
-        try FileManager.default.createDirectory(atPath: screenshots, withIntermediateDirectories: true)
+        guard let (python, chromedriver, script, screenshots) = try Self.prepare(screenshots: "console-screenshots") else { return }
         print("console browser test: screenshots in \(screenshots)")
 
         // Mail goes to a real SMTP server: the journey confirms its address with the link from the captured mail.
@@ -124,15 +116,7 @@ struct ConsoleBrowserTests {
         .enabled(if: (python != nil && chromedriver != nil) || onCI, "KONTO_BROWSER_PYTHON and KONTO_CHROMEDRIVER are not set (scripts/test.sh sets them)")
     )
     func admin() async throws {
-        guard let python = Self.python, let chromedriver = Self.chromedriver else {
-            Issue.record("CI is set, but KONTO_BROWSER_PYTHON or KONTO_CHROMEDRIVER is not: CI runs the tests through scripts/test.sh, which installs the browser and sets them")
-            return
-        }
-        let script = try EndToEndSystem.repositoryFile("Tests/Browser/console_journey.py")
-        let root = URL(fileURLWithPath: try EndToEndSystem.repositoryFile("Package.swift")).deletingLastPathComponent()
-        let screenshots = root.appendingPathComponent(".build/console-screenshots-admin").path
-        try? FileManager.default.removeItem(atPath: screenshots)
-        try FileManager.default.createDirectory(atPath: screenshots, withIntermediateDirectories: true)
+        guard let (python, chromedriver, script, screenshots) = try Self.prepare(screenshots: "console-screenshots-admin") else { return }
         let bootstrap = OperatorKeyText.generate().text
         let adminPort = try FreePort.loopback()
         try await EndToEndSystem.with(environment: [
@@ -178,6 +162,21 @@ struct ConsoleBrowserTests {
         }
     }
 
+    /// The browser's Python and driver, the journey script, and an empty folder `.build/<screenshots>`; nil (an issue
+    /// recorded) when the browser is missing on CI.
+    static func prepare(screenshots folder: String) throws -> (python: String, chromedriver: String, script: String, screenshots: String)? {
+        guard let python, let chromedriver else {
+            Issue.record("CI is set, but KONTO_BROWSER_PYTHON or KONTO_CHROMEDRIVER is not: CI runs the tests through scripts/test.sh, which installs the browser and sets them")
+            return nil
+        }
+        let script = try EndToEndSystem.repositoryFile("Tests/Browser/console_journey.py")
+        let root = URL(fileURLWithPath: try EndToEndSystem.repositoryFile("Package.swift")).deletingLastPathComponent()
+        let screenshots = root.appendingPathComponent(".build/\(folder)").path
+        try? FileManager.default.removeItem(atPath: screenshots)
+        try FileManager.default.createDirectory(atPath: screenshots, withIntermediateDirectories: true)
+        return (python, chromedriver, script, screenshots)
+    }
+
     /// The first mail with `subject` the catcher received for `userId`.
     static func mail(to userId: String, subject: String, catcher: MailCatcher) async -> MailCatcher.Mail? {
         var count = 1
@@ -197,15 +196,7 @@ struct ConsoleBrowserTests {
         .enabled(if: (python != nil && chromedriver != nil) || onCI, "KONTO_BROWSER_PYTHON and KONTO_CHROMEDRIVER are not set (scripts/test.sh sets them)")
     )
     func passkeys() async throws {
-        guard let python = Self.python, let chromedriver = Self.chromedriver else {
-            Issue.record("CI is set, but KONTO_BROWSER_PYTHON or KONTO_CHROMEDRIVER is not: CI runs the tests through scripts/test.sh, which installs the browser and sets them")
-            return
-        }
-        let script = try EndToEndSystem.repositoryFile("Tests/Browser/console_journey.py")
-        let root = URL(fileURLWithPath: try EndToEndSystem.repositoryFile("Package.swift")).deletingLastPathComponent()
-        let screenshots = root.appendingPathComponent(".build/console-screenshots-passkeys").path
-        try? FileManager.default.removeItem(atPath: screenshots)
-        try FileManager.default.createDirectory(atPath: screenshots, withIntermediateDirectories: true)
+        guard let (python, chromedriver, script, screenshots) = try Self.prepare(screenshots: "console-screenshots-passkeys") else { return }
         // The production window: the journey confirms with the passkey once, then uses the window it opened.
         try await EndToEndSystem.with { system in
             // WebAuthn works on localhost, not on 127.0.0.1: the stack's Identity allows http://localhost:PORT.

@@ -142,17 +142,11 @@ struct AdminConsole: GatewayPages {
     // MARK: CSRF
 
     func csrfToken(for cookie: String) -> String {
-        AccountConsole.base64URL(Array(HMAC<SHA256>.authenticationCode(for: Array(cookie.utf8), using: csrfKey)))
+        ConsoleCSRF(cookieName: Self.csrfCookie, key: csrfKey).token(for: cookie)
     }
 
-    /// A state-changing request is accepted only from the console's own pages (as the account console's are).
+    /// A state-changing request is accepted only from the console's own pages, as the account console's are.
     func isSameSiteForm(_ request: Request, form: ConsoleForm) -> Bool {
-        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site != "same-origin", site != "none" {
-            return false
-        }
-        guard let cookie = request.cookies[Self.csrfCookie]?.value, AccountConsole.isWellFormedCookieToken(cookie),
-            let token = form["_csrf"], let mac = AccountConsole.bytes(base64URL: token)
-        else { return false }
-        return HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Array(cookie.utf8), using: csrfKey)
+        ConsoleCSRF(cookieName: Self.csrfCookie, key: csrfKey).accepts(request, form: form)
     }
 }

@@ -182,21 +182,14 @@ struct AccountConsole: GatewayPages {
 
     // MARK: CSRF
 
-    /// The form token for a CSRF cookie: its HMAC, base64url.
+    /// The form token for a CSRF cookie (``ConsoleCSRF``).
     func csrfToken(for cookie: String) -> String {
-        Self.base64URL(Array(HMAC<SHA256>.authenticationCode(for: Array(cookie.utf8), using: csrfKey)))
+        ConsoleCSRF(cookieName: Self.csrfCookie, key: csrfKey).token(for: cookie)
     }
 
-    /// A state-changing request is accepted only from the console's own pages: the browser did not mark it
-    /// cross-site, it carries the CSRF cookie, and its form's token is that cookie's HMAC (checked in constant time).
+    /// A state-changing request is accepted only from the console's own pages (``ConsoleCSRF``).
     func isSameSiteForm(_ request: Request, form: ConsoleForm) -> Bool {
-        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site != "same-origin", site != "none" {
-            return false
-        }
-        guard let cookie = request.cookies[Self.csrfCookie]?.value, Self.isWellFormedCookieToken(cookie),
-              let token = form["_csrf"], let mac = Self.bytes(base64URL: token)
-        else { return false }
-        return HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Array(cookie.utf8), using: csrfKey)
+        ConsoleCSRF(cookieName: Self.csrfCookie, key: csrfKey).accepts(request, form: form)
     }
 
     static func randomToken() -> String {
