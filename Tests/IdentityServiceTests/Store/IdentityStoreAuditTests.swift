@@ -2,6 +2,7 @@ import Foundation
 @testable import IdentityService
 import KontoContracts
 import KontoModel
+import KontoTestSupport
 import Testing
 
 /// The audit log through Identity's operations (docs/ADMIN.md, "Audit log"), on both storages.
@@ -17,6 +18,29 @@ struct IdentityStoreAuditTests {
 
     static func verify(_ fixture: IdentityFixture) async throws -> IdentityAuditVerification {
         try await fixture.store.verifyAudit(IdentityAuditVerifyRequest(operatorCall: Operators.call(Operators.bootstrap.text)))
+    }
+
+    @Test("a refused passkey is in the log against its account with the WebAuthn reason; a credential no account has writes nothing", arguments: IdentityStorageKind.allCases)
+    func refusedPasskeys(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            let fixture = try Operators.fixture(storage: storage)
+            try await fixture.store.installBootstrapOperatorKey()
+            let signedUp = try await fixture.signUp()
+            let authenticator = IdentityStorePasskeyTests.authenticator()
+            try await IdentityStorePasskeyTests.register(authenticator, fixture, token: signedUp.session.token)
+            var unverified = SoftwareAuthenticator.Tampering()
+            unverified.userVerified = false
+            let refused = try IdentityStorePasskeyTests.assertion(authenticator, fixture.store.passkeyLoginOptions(.init()).challenge, tampering: unverified)
+            _ = await identityError { try await fixture.store.passkeyLogin(IdentityPasskeyLoginRequest(credential: refused)) }
+            // A stranger's passkey: no account to put it against.
+            let stranger = try IdentityStorePasskeyTests.assertion(IdentityStorePasskeyTests.authenticator(), fixture.store.passkeyLoginOptions(.init()).challenge)
+            _ = await identityError { try await fixture.store.passkeyLogin(IdentityPasskeyLoginRequest(credential: stranger)) }
+
+            let entries = try await Self.entries(fixture, type: "passkey.refused")
+            #expect(entries.map(\.accountId) == [signedUp.accountId])
+            #expect(entries.first?.facts["reason"]?.hasPrefix("webauthn.") == true, "\(entries)")
+            #expect(try await Self.verify(fixture).intact)
+        }
     }
 
     @Test("sign-ins (failed with their internal reason, or not), an operator's changes and calls land in the log with their actors, sealed and verifiable", arguments: IdentityStorageKind.allCases)

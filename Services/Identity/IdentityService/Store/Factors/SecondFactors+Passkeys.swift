@@ -114,19 +114,19 @@ extension SecondFactors {
             }
             expiresAt = expiry
         } catch {
-            throw passkeyDenied(error, accountId: accountId)
+            throw await passkeyDenied(error, accountId: accountId)
         }
         let found = try await stored { () async throws(IdentityStorageError) in try await storage.passkey(credentialId: credentialId) }
         guard let factor = found, accountId.map({ $0 == factor.accountId }) ?? true else {
-            throw passkeyDenied(WebAuthnError(.invalidSignature, "no such passkey for this account"), accountId: accountId)
+            throw await passkeyDenied(WebAuthnError(.invalidSignature, "no such passkey for this account"), accountId: accountId)
         }
         // A discoverable passkey names its account: it must be the one Konto gave it. A passwordless sign-in, which
         // finds the account from the passkey alone, requires the name (WebAuthn §7.2 step 6).
         if accountId == nil, credential.response.userHandle == nil {
-            throw passkeyDenied(WebAuthnError(.invalidSignature, "a passwordless sign-in without the user handle"), accountId: factor.accountId)
+            throw await passkeyDenied(WebAuthnError(.invalidSignature, "a passwordless sign-in without the user handle"), accountId: factor.accountId)
         }
         if let handle = credential.response.userHandle, handle != Base64URL.encode(Array(factor.accountId.utf8)) {
-            throw passkeyDenied(WebAuthnError(.invalidSignature, "the user handle is not the passkey's account"), accountId: factor.accountId)
+            throw await passkeyDenied(WebAuthnError(.invalidSignature, "the user handle is not the passkey's account"), accountId: factor.accountId)
         }
         guard let sealed = factor.sealedSecret, let keyBytes = factorSecrets.openBytes(sealed, accountId: factor.accountId, factorId: factor.id),
               let key = try? COSEKey(bytes: keyBytes)
@@ -143,17 +143,17 @@ extension SecondFactors {
                 publicKey: key, storedSignCount: UInt32(clamping: stored), requireUserVerification: requireUserVerification
             )
         } catch {
-            throw passkeyDenied(error, accountId: factor.accountId)
+            throw await passkeyDenied(error, accountId: factor.accountId)
         }
         let hash = Array(SHA256.hash(data: challenge))
         guard try await self.stored({ () async throws(IdentityStorageError) in try await storage.consumePasskeyChallenge(hash: hash, expiresAt: expiresAt) }) else {
-            throw passkeyDenied(WebAuthnError(.wrongChallenge, "the challenge was answered already"), accountId: factor.accountId)
+            throw await passkeyDenied(WebAuthnError(.wrongChallenge, "the challenge was answered already"), accountId: factor.accountId)
         }
         let moved = try await self.stored { () async throws(IdentityStorageError) in
             try await storage.usePasskey(accountId: factor.accountId, factorId: factor.id, signCount: stored, newSignCount: Int64(assertion.signCount), at: now)
         }
         guard moved else {
-            throw passkeyDenied(WebAuthnError(.signCountRegression, "the counter moved under a concurrent use"), accountId: factor.accountId)
+            throw await passkeyDenied(WebAuthnError(.signCountRegression, "the counter moved under a concurrent use"), accountId: factor.accountId)
         }
         var used = factor
         used.signCount = Int64(assertion.signCount)
@@ -172,10 +172,22 @@ extension SecondFactors {
 
     var passkeyVerifier: WebAuthnVerifier { WebAuthnVerifier(relyingParty: options.relyingParty) }
 
-    func passkeyDenied(_ error: WebAuthnError, accountId: String?) -> ServiceError {
+    /// The refusal every denied passkey gets alike; the reason goes to the log and, where an account is known (the
+    /// passkey's, or the one the challenge was for), to the audit log as `passkey.refused`. A credential no account
+    /// has writes no entry: a stranger's made-up passkeys cannot fill the log.
+    func passkeyDenied(_ error: WebAuthnError, accountId: String?) async -> ServiceError {
         logger.info("passkey refused", metadata: [
             "konto.account_id": "\(accountId ?? "-")", "konto.webauthn_code": "\(error.code.rawValue)", "konto.webauthn_detail": "\(error.detail)",
         ])
+        if let accountId {
+            let record = AuditRecord.failure("passkey.refused", accountId: accountId, reason: "webauthn.\(error.code.rawValue)", at: clock())
+            do {
+                try await storage.appendAudit([record])
+            } catch {
+                // The refusal stands either way; only its entry is missing.
+                logger.warning("passkey refusal not audited", metadata: ["konto.account_id": "\(accountId)", "konto.error": "\(error)"])
+            }
+        }
         return Self.wrongCredentials
     }
 

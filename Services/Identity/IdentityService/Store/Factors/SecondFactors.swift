@@ -6,7 +6,8 @@ import KontoModel
 /// operations.
 struct SecondFactors: IdentityPart {
     let context: IdentityContext
-    let storage: any FactorStorage & CredentialStorage
+    // Audit: a refused passkey is recorded against its account (passkeyDenied).
+    let storage: any FactorStorage & CredentialStorage & AuditStorage
     /// Seals TOTP secrets for storage and keys passkey challenges and recovery codes' digests.
     let factorSecrets: FactorSecretBox
     let sessions: SessionAuthority
