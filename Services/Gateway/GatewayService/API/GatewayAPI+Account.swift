@@ -116,13 +116,11 @@ extension GatewayAPI {
     /// The credentials change only through their own routes (which ask for the password again): Profile never
     /// holds them.
     static func checkNoCredentials(_ modifications: AccountModifications) throws(GatewayProblem) {
-        let keys = Set(modifications.set.storedValues.keys).union(modifications.remove).intersection(OpenAPIDocument.credentialKeys)
-        guard !keys.isEmpty else { return }
-        throw GatewayProblem(AccountError(code: .validationFailed, fields: keys.sorted().map { key in
-            AccountFieldError(key: key, code: .credentialNotAccepted, message: key == AccountIdKey.identifier
-                ? "The account identifier cannot be changed."
-                : "Change this through its own route, which asks for the password.")
-        }))
+        let fields = modifications.credentialKeyErrors { key in
+            key == AccountIdKey.identifier ? "The account identifier cannot be changed." : "Change this through its own route, which asks for the password."
+        }
+        guard !fields.isEmpty else { return }
+        throw GatewayProblem(AccountError(code: .validationFailed, fields: fields))
     }
 
     /// Keys the operator's services write (`writableBy: server`) are refused here, the account holder's door to

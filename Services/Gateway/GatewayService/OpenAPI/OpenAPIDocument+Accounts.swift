@@ -4,7 +4,7 @@ import Yams
 
 extension OpenAPIDocument {
     /// Keys that never travel among the details: the credentials have their own fields and routes.
-    static let credentialKeys: Set<String> = [AccountIdKey.identifier, UserIdKey.identifier, PasswordKey.identifier]
+    static let credentialKeys = AccountModifications.credentialKeys
 
     /// The document as served: openapi.yaml with the deployment's account keys written into the request schemas
     /// (the details a sign-up takes and which of them it requires, the keys a modification may set and remove,

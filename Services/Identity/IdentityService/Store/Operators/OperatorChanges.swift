@@ -29,14 +29,8 @@ struct OperatorChanges: IdentityPart {
         if request.verified == true, configuration.userIdType != .emailAddress {
             throw Operators.invalid("Where userIds are usernames, the email detail is verified by the link mailed to it.")
         }
-        if let modifications {
-            let credentialKeys = [UserIdKey.identifier, PasswordKey.identifier, AccountIdKey.identifier]
-            let named = credentialKeys.filter { modifications.set.storedValues[$0] != nil || modifications.remove.contains($0) }
-            guard named.isEmpty else {
-                throw ServiceError(AccountError(code: .validationFailed, fields: named.map {
-                    AccountFieldError(key: $0, code: .credentialNotAccepted, message: "Change this in its own field, not among the details.")
-                }))
-            }
+        if let fields = modifications?.credentialKeyErrors({ _ in "Change this in its own field, not among the details." }), !fields.isEmpty {
+            throw ServiceError(AccountError(code: .validationFailed, fields: fields))
         }
         guard let credential = try await stored({ () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }) else {
             throw ServiceError(AccountError(code: .notFound))
