@@ -67,9 +67,10 @@ extension AdminConsole {
         _ accountId: String, _ visit: Visit, _ key: String, done: AccountAction? = nil, formError: String? = nil, status: HTTPResponse.Status = .ok
     ) async throws -> Response {
         let account = try await operations.account(accountId)
-        // The sessions and the audit trail need their own scopes; the page shows what the key may see.
-        let sessions = try? await operations.sessions(accountId)
-        let audit = try? await operations.audit(accountId: accountId, type: nil, cursor: nil, limit: 20)
+        // The audit trail needs its own scope: asked for only with it (a refused call would be an entry of its own).
+        let sessions = try await operations.sessions(accountId)
+        let audit = visit.session?.scopes.contains("audit:read") == true
+            ? try await operations.audit(accountId: accountId, type: nil, cursor: nil, limit: 20) : nil
         let userId = account.details.first { $0.key == "userId" }?.value
         return page("adminAccount", title: userId ?? accountId, visit: visit, status: status) { page in
             page.notice = done?.done
@@ -83,7 +84,7 @@ extension AdminConsole {
                 identities: account.identities.map {
                     AdminConsolePage.Identity(id: $0.id, provider: $0.provider, created: Self.date($0.createdAt), lastUsed: $0.lastUsedAt.map(Self.date))
                 },
-                sessions: (sessions ?? []).map {
+                sessions: sessions.map {
                     AdminConsolePage.Session(id: $0.id, created: Self.date($0.createdAt), expires: Self.date(min($0.idleExpiresAt, $0.absoluteExpiresAt)), level: $0.assuranceLevel)
                 },
                 sessionCount: account.sessionCount

@@ -54,29 +54,31 @@ public struct WebhookDispatcher: Service {
                 var reported: Set<String> = []
                 while !Task.isCancelled {
                     let generation = store.webhookEndpointsChanged.generation
+                    let endpoints: [WebhookEndpoint]
                     do {
-                        let endpoints = try await store.deliverableWebhookEndpoints { name, reason in
+                        endpoints = try await store.deliverableWebhookEndpoints { name, reason in
                             // Once per name and reason, not at every reload.
                             if reported.insert("\(name) \(reason)").inserted {
                                 logger.error("webhook endpoint not served", metadata: ["konto.webhook": "\(name)", "konto.reason": "\(reason)"])
                             }
                         }
-                        let wanted = Dictionary(endpoints.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-                        for (name, serving) in running where wanted[name] != serving.endpoint {
-                            serving.stop.finish()
-                            running[name] = nil
-                            logger.info("webhook endpoint stopped", metadata: ["konto.webhook": "\(name)"])
-                        }
-                        for (name, endpoint) in wanted where running[name] == nil {
-                            let (stopped, stop) = AsyncStream<Void>.makeStream()
-                            running[name] = (endpoint, stop)
-                            group.addTask {
-                                await self.serve(endpoint, http: http, until: stopped)
-                            }
-                        }
                     } catch {
-                        // The endpoints served go on; the next reload tries again.
+                        // The file's are served whatever the storage says; the stored ones served go on until it answers.
                         logger.warning("webhook endpoints cannot be read", metadata: ["konto.error": "\(error)"])
+                        endpoints = store.webhooks.fileEndpoints + running.values.map(\.endpoint).filter { $0.source == .api }
+                    }
+                    let wanted = Dictionary(endpoints.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+                    for (name, serving) in running where wanted[name] != serving.endpoint {
+                        serving.stop.finish()
+                        running[name] = nil
+                        logger.info("webhook endpoint stopped", metadata: ["konto.webhook": "\(name)"])
+                    }
+                    for (name, endpoint) in wanted where running[name] == nil {
+                        let (stopped, stop) = AsyncStream<Void>.makeStream()
+                        running[name] = (endpoint, stop)
+                        group.addTask {
+                            await self.serve(endpoint, http: http, until: stopped)
+                        }
                     }
                     await store.webhookEndpointsChanged.wait(after: generation, timeout: store.webhooks.reloadInterval)
                 }
