@@ -11,6 +11,12 @@ import OpenAPIRuntime
 package struct GatewayAdminOperations: Sendable {
     let api: GatewayAPI
 
+    /// One named value of an account's details or an audit entry's facts, in the order shown.
+    package struct Entry: Sendable, Equatable {
+        package var key: String
+        package var value: String
+    }
+
     /// Who a key is: its id, name and scopes.
     package struct Operator: Sendable, Equatable {
         package var keyId: String
@@ -54,7 +60,7 @@ package struct GatewayAdminOperations: Sendable {
         package var accountId: String
         package var version: Int64
         package var anonymous: Bool
-        package var details: [(key: String, value: String)]
+        package var details: [Entry]
         package var createdAt: Date
         package var hasPassword: Bool
         package var disabledAt: Date?
@@ -64,10 +70,6 @@ package struct GatewayAdminOperations: Sendable {
         package var identities: [LinkedIdentity]
         package var sessionCount: Int
 
-        package static func == (left: Account, right: Account) -> Bool {
-            left.accountId == right.accountId && left.version == right.version && left.details.map(\.key) == right.details.map(\.key)
-                && left.details.map(\.value) == right.details.map(\.value) && left.disabledAt == right.disabledAt && left.sessionCount == right.sessionCount
-        }
     }
 
     package struct Session: Sendable, Equatable {
@@ -85,12 +87,9 @@ package struct GatewayAdminOperations: Sendable {
         package var actorType: String
         package var actorId: String?
         /// The entry's facts as `key=value` pairs, by key.
-        package var facts: [(key: String, value: String)]
+        package var facts: [Entry]
         package var erased: Bool
 
-        package static func == (left: AuditEntry, right: AuditEntry) -> Bool {
-            left.occurredAt == right.occurredAt && left.type == right.type && left.actorId == right.actorId && left.facts.map(\.key) == right.facts.map(\.key)
-        }
     }
 
     package struct AuditPage: Sendable, Equatable {
@@ -112,9 +111,7 @@ package struct GatewayAdminOperations: Sendable {
 
     /// Runs `operation` with `key` as the request's operator key, within the request being served.
     package func asOperator<T: Sendable>(_ key: String, _ operation: () async throws -> T) async throws -> T {
-        var scope = RequestScope.scope
-        scope.bearerToken = key
-        return try await RequestScope.$current.withValue(scope) { try await operation() }
+        try await RequestScope.asBearer(key, operation)
     }
 
     /// Whether the request came through a trusted proxy (whose forwarded headers count).
@@ -261,7 +258,7 @@ package struct GatewayAdminOperations: Sendable {
                 entries: page.entries.map {
                     AuditEntry(
                         occurredAt: $0.occurredAt, type: $0._type, accountId: $0.accountId, actorType: $0.actorType.rawValue, actorId: $0.actorId,
-                        facts: $0.facts.additionalProperties.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }, erased: $0.erased
+                        facts: $0.facts.additionalProperties.sorted { $0.key < $1.key }.map { Entry(key: $0.key, value: $0.value) }, erased: $0.erased
                     )
                 },
                 nextCursor: page.nextCursor
@@ -352,16 +349,16 @@ package struct GatewayAdminOperations: Sendable {
     }
 
     /// Each detail as text, by key: a string as it is, anything else as compact JSON (as the API answers it).
-    static func details(_ details: some Encodable) throws -> [(key: String, value: String)] {
+    static func details(_ details: some Encodable) throws -> [Entry] {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let object = try JSONSerialization.jsonObject(with: encoder.encode(details)) as? [String: Any] else { return [] }
         return try object.keys.sorted().map { key in
             let value = object[key]!
-            if let text = value as? String { return (key: key, value: text) }
+            if let text = value as? String { return Entry(key: key, value: text) }
             let data = try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
-            return (key: key, value: String(decoding: data, as: UTF8.self))
+            return Entry(key: key, value: String(decoding: data, as: UTF8.self))
         }
     }
 

@@ -23,10 +23,7 @@ package struct GatewayOperations: Sendable {
     /// Runs `operation` as the session `token` (nil: none) from the browser marked `device`, within the request
     /// being served (its id, client address and logger stay).
     package func asSession<T: Sendable>(_ token: String?, device: String? = nil, _ operation: () async throws -> T) async throws -> T {
-        var scope = RequestScope.scope
-        scope.bearerToken = token
-        scope.clientDevice = device
-        return try await RequestScope.$current.withValue(scope) { try await operation() }
+        try await RequestScope.asBearer(token, device: device, operation)
     }
 
     /// The refusal `error` stands for, as the API would answer it (unexpected errors are logged and hidden).

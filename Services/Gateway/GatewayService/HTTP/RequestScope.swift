@@ -40,6 +40,16 @@ struct RequestScope: Sendable {
         current ?? RequestScope(requestID: UUID().uuidString.lowercased(), logger: Logger(label: "konto.gateway"))
     }
 
+    /// Runs `operation` within the request being served (its id, client address and logger stay) as the caller who
+    /// presents `bearerToken` (a session's token, an operator key) from the browser marked `device`: how the consoles
+    /// call the very handlers the HTTP API serves.
+    static func asBearer<T: Sendable>(_ bearerToken: String?, device: String? = nil, _ operation: () async throws -> T) async throws -> T {
+        var scope = scope
+        scope.bearerToken = bearerToken
+        scope.clientDevice = device
+        return try await $current.withValue(scope) { try await operation() }
+    }
+
     /// An `X-Request-ID` the gateway accepts: 1 to 128 of `A-Z a-z 0-9 - _ . : / + =`; anything else is replaced
     /// by a generated id (it goes into logs and wire headers, so it is never passed on unchecked).
     static func acceptedRequestID(_ value: String?) -> String? {
