@@ -128,6 +128,8 @@ extension KontoErrorCode {
     public static let notificationsUnknownWebhook = Self(rawValue: "notifications.unknownWebhook")
     /// The endpoint is the deployment's file's: changed only there.
     public static let notificationsWebhookInFile = Self(rawValue: "notifications.webhookInFile")
+    /// As many endpoints as the deployment allows are stored already (`KONTO_NOTIFICATIONS_WEBHOOKS_MAX`).
+    public static let notificationsWebhookLimit = Self(rawValue: "notifications.webhookLimit")
     public static let notificationsStorageUnavailable = Self(rawValue: "notifications.storageUnavailable")
     public static let notificationsStorageFailure = Self(rawValue: "notifications.storageFailure")
 
@@ -159,7 +161,7 @@ extension KontoErrorCode {
         .adminKeyRefused, .adminScopeMissing, .adminKeyNotFound, .adminSessionNotFound, .adminInvalidRequest,
         .profileAlreadyExists, .profileValueTooLarge, .profileAccountTooLarge, .profileStorageUnavailable, .profileStorageFailure,
         .notificationsInvalidRequest, .notificationsUnknownGroup, .notificationsGroupMismatch, .notificationsUnknownEvent,
-        .notificationsWebhookExists, .notificationsUnknownWebhook, .notificationsWebhookInFile,
+        .notificationsWebhookExists, .notificationsUnknownWebhook, .notificationsWebhookInFile, .notificationsWebhookLimit,
         .notificationsStorageUnavailable, .notificationsStorageFailure,
         .requestMalformed, .requestUnsupportedMediaType, .requestBodyTooLarge, .requestNotFound, .requestMethodNotAllowed,
         .requestRateLimited, .requestPreconditionFailed, .gatewayServiceUnavailable, .gatewayUpstreamFailed, .gatewayInternalError,

@@ -141,6 +141,10 @@ extension ServiceError {
         ServiceError(code: .notificationsWebhookInFile, message: "webhook endpoint '\(name)' is the deployment's file's (KONTO_NOTIFICATIONS_WEBHOOKS): change it there")
     }
 
+    public static func webhookLimit(_ limit: Int) -> ServiceError {
+        ServiceError(code: .notificationsWebhookLimit, message: "\(limit) webhook endpoints are stored, as many as this deployment allows (KONTO_NOTIFICATIONS_WEBHOOKS_MAX): remove one first")
+    }
+
     public static let unknownEvent = ServiceError(code: .notificationsUnknownEvent, message: "no such event for this account")
     public static let notificationsStorageUnavailable = ServiceError(code: .notificationsStorageUnavailable, message: "event storage unavailable")
     public static let notificationsStorageFailure = ServiceError(code: .notificationsStorageFailure, message: "event storage failed")

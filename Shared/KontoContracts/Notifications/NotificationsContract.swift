@@ -84,7 +84,7 @@ public enum NotificationsContract {
             failedDeliveries.name: [invalid, KontoErrorCode.notificationsUnknownGroup] + storage,
             redeliver.name: [invalid, KontoErrorCode.notificationsUnknownGroup] + storage,
             webhookEndpoints.name: storage,
-            addWebhookEndpoint.name: [invalid, KontoErrorCode.notificationsWebhookExists] + storage,
+            addWebhookEndpoint.name: [invalid, KontoErrorCode.notificationsWebhookExists, KontoErrorCode.notificationsWebhookLimit] + storage,
             removeWebhookEndpoint.name: [invalid, KontoErrorCode.notificationsUnknownWebhook, KontoErrorCode.notificationsWebhookInFile] + storage,
             // A report, never an error: an unreachable database is a check with status notReady.
             HealthContract.check.name: [],

@@ -28,9 +28,11 @@ struct NotificationServiceConfigurationTests {
     @Test("webhook endpoints added through the API: https on public hosts and a 5 s reload unless told otherwise")
     func runtimeWebhooks() throws {
         let defaults = try Self.configuration([:])
-        #expect(defaults.allowsLocalWebhooks == false && defaults.webhookReloadInterval == .seconds(5))
-        let set = try Self.configuration(["KONTO_NOTIFICATIONS_WEBHOOKS_ALLOW_LOCAL": "true", "KONTO_NOTIFICATIONS_WEBHOOKS_RELOAD_MS": "250"])
-        #expect(set.allowsLocalWebhooks && set.webhookReloadInterval == .milliseconds(250))
+        #expect(defaults.allowsLocalWebhooks == false && defaults.webhookReloadInterval == .seconds(5) && defaults.maxStoredWebhooks == 50)
+        let set = try Self.configuration([
+            "KONTO_NOTIFICATIONS_WEBHOOKS_ALLOW_LOCAL": "true", "KONTO_NOTIFICATIONS_WEBHOOKS_RELOAD_MS": "250", "KONTO_NOTIFICATIONS_WEBHOOKS_MAX": "0",
+        ])
+        #expect(set.allowsLocalWebhooks && set.webhookReloadInterval == .milliseconds(250) && set.maxStoredWebhooks == 0)
     }
 
     @Test("/metrics is served only where a port is set, on loopback unless told otherwise")
@@ -50,6 +52,7 @@ struct NotificationServiceConfigurationTests {
         ("KONTO_NOTIFICATIONS_SWEEP_MS", "5"),
         ("KONTO_NOTIFICATIONS_WEBHOOKS_RELOAD_MS", "50"),
         ("KONTO_NOTIFICATIONS_WEBHOOKS_ALLOW_LOCAL", "perhaps"),
+        ("KONTO_NOTIFICATIONS_WEBHOOKS_MAX", "1001"),
     ])
     func refused(variable: String, value: String) {
         #expect {

@@ -17,7 +17,7 @@ struct WebhookEndpointsAtRunTimeTests {
 
     /// A service with the file endpoint `mailer` (reset events, tokens opened) at `mailer`, local endpoints allowed.
     static func withService(
-        _ kind: NotificationStorageKind, mailer: WebhookReceiver, allowsLocal: Bool = true,
+        _ kind: NotificationStorageKind, mailer: WebhookReceiver, allowsLocal: Bool = true, maxStored: Int = 50,
         _ body: @escaping @Sendable (Harness.Running, WireClient) async throws -> Void
     ) async throws {
         let file = WebhookEndpoint(
@@ -26,6 +26,7 @@ struct WebhookEndpointsAtRunTimeTests {
         try await Harness.withService(kind, webhooks: [file], configure: {
             $0.allowsLocalWebhooks = allowsLocal
             $0.webhookReloadInterval = .milliseconds(200)
+            $0.maxStoredWebhooks = maxStored
         }) { running in
             let client = running.client()
             try await Harness.with(client) { try await body(running, client) }
@@ -170,6 +171,52 @@ struct WebhookEndpointsAtRunTimeTests {
         await mailer.stop()
     }
 
+    @Test("the API stores at most the limit's endpoints however many adds race (real threads, many rounds); the file's do not count, a removal frees a place", arguments: NotificationStorageKind.allCases)
+    func limit(kind: NotificationStorageKind) async throws {
+        let mailer = try await WebhookReceiver.start(statuses: [.noContent])
+        try await Self.withService(kind, mailer: mailer, allowsLocal: false, maxStored: 3) { running, client in
+            for round in 0..<20 {
+                let outcomes = await withTaskGroup(of: KontoErrorCode?.self) { group in
+                    for index in 0..<8 {
+                        group.addTask {
+                            await wireErrorCode {
+                                try await client.call(NotificationsContract.addWebhookEndpoint, NotificationsAddWebhookRequest(
+                                    name: "r\(round)-\(index)", url: "https://crm.example.org/hook/\(index)"
+                                ))
+                            }
+                        }
+                    }
+                    return await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(outcomes.filter { $0 == nil }.count == 3, "round \(round): \(outcomes)")
+                #expect(outcomes.filter { $0 == .notificationsWebhookLimit }.count == 5, "round \(round): \(outcomes)")
+                let stored = try await running.server.store.storage.webhookEndpoints()
+                #expect(stored.count == 3, "round \(round)")
+                // The file's endpoint is listed beside them and was never counted.
+                #expect(try await client.call(NotificationsContract.webhookEndpoints, NotificationsWebhookEndpointsRequest()).endpoints.count == 4)
+                for endpoint in stored {
+                    _ = try await client.call(NotificationsContract.removeWebhookEndpoint, NotificationsRemoveWebhookRequest(name: endpoint.name))
+                }
+            }
+            for name in ["a", "b", "c"] {
+                _ = try await client.call(NotificationsContract.addWebhookEndpoint, NotificationsAddWebhookRequest(name: name, url: "https://crm.example.org/\(name)"))
+            }
+            do {
+                _ = try await client.call(NotificationsContract.addWebhookEndpoint, NotificationsAddWebhookRequest(name: "d", url: "https://crm.example.org/d"))
+                Issue.record("a fourth endpoint was stored")
+            } catch let error as WireError {
+                #expect(error.code == .notificationsWebhookLimit)
+                #expect(error.message.contains("KONTO_NOTIFICATIONS_WEBHOOKS_MAX") && error.message.contains("3"))
+            }
+            // A taken name is told as taken, not as the limit.
+            #expect(await wireErrorCode { try await client.call(NotificationsContract.addWebhookEndpoint, NotificationsAddWebhookRequest(name: "a", url: "https://crm.example.org/a")) } == .notificationsWebhookExists)
+            _ = try await client.call(NotificationsContract.removeWebhookEndpoint, NotificationsRemoveWebhookRequest(name: "b"))
+            _ = try await client.call(NotificationsContract.addWebhookEndpoint, NotificationsAddWebhookRequest(name: "d", url: "https://crm.example.org/d"))
+            #expect(try await running.server.store.storage.webhookEndpoints().map(\.name) == ["a", "c", "d"])
+        }
+        await mailer.stop()
+    }
+
     @Test("an endpoint stored by another replica is served within the reload interval, no restart")
     func anotherReplicasEndpoint() async throws {
         for kind in NotificationStorageKind.allCases {
@@ -181,7 +228,7 @@ struct WebhookEndpointsAtRunTimeTests {
                 let stored = StoredWebhookEndpoint(
                     name: "crm", url: "http://127.0.0.1:\(crm.port)/", types: ["passwordChanged"], sealedSecret: seal.seal(WebhookTests.otherText, name: "crm"), createdAt: .now
                 )
-                #expect(try await running.server.store.storage.addWebhookEndpoint(stored, groupOwner: nil, at: .now))
+                #expect(try await running.server.store.storage.addWebhookEndpoint(stored, groupOwner: nil, limit: 50, at: .now) == .added)
                 let event = Harness.event("a2", .passwordChanged)
                 _ = try await client.call(NotificationsContract.publish, NotificationsPublishRequest(events: [event]))
                 await crm.waitForRequests(1)

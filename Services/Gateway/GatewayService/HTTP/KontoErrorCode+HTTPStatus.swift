@@ -82,6 +82,7 @@ extension KontoErrorCode {
         .notificationsWebhookExists: .conflict,
         .notificationsUnknownWebhook: .notFound,
         .notificationsWebhookInFile: .conflict,
+        .notificationsWebhookLimit: .conflict,
         .notificationsStorageUnavailable: .serviceUnavailable,
         .notificationsStorageFailure: .internalServerError,
         // The gateway's own.

@@ -52,7 +52,8 @@ public final class NotificationServer: Service {
         }
         let webhookSettings = WebhookSettings(
             fileEndpoints: configuration.webhooks, secretSeal: WebhookSecretSeal(secret: configuration.mailSealKey),
-            allowsLocalEndpoints: configuration.allowsLocalWebhooks, reloadInterval: configuration.webhookReloadInterval
+            allowsLocalEndpoints: configuration.allowsLocalWebhooks, reloadInterval: configuration.webhookReloadInterval,
+            maxStoredEndpoints: configuration.maxStoredWebhooks
         )
         self.store = NotificationStore(storage: storage, options: configuration.options, ownership: configuration.ownership, webhooks: webhookSettings, logger: logger)
         var wire = WireServer.Configuration(

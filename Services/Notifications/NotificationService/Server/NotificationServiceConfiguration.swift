@@ -34,6 +34,8 @@ public struct NotificationServiceConfiguration: Sendable {
     public var allowsLocalWebhooks = false
     /// How often the endpoints added through the admin API are read again (`KONTO_NOTIFICATIONS_WEBHOOKS_RELOAD_MS`).
     public var webhookReloadInterval: Duration = .seconds(5)
+    /// How many endpoints the admin API may store (`KONTO_NOTIFICATIONS_WEBHOOKS_MAX`).
+    public var maxStoredWebhooks = 50
     /// The courier's settings; nil: no mail (the webhooks stay, for operators who send their own).
     public var mail: MailSettings?
     /// Where `GET /metrics` is served (`KONTO_NOTIFICATIONS_METRICS_HOST`, `_PORT`); nil: not served.
@@ -85,6 +87,7 @@ public struct NotificationServiceConfiguration: Sendable {
         verifiers = keys.verifiers
         allowsLocalWebhooks = try environment.flag("KONTO_NOTIFICATIONS_WEBHOOKS_ALLOW_LOCAL", default: false)
         webhookReloadInterval = try environment.milliseconds("KONTO_NOTIFICATIONS_WEBHOOKS_RELOAD_MS", default: webhookReloadInterval, in: 100...600_000)
+        maxStoredWebhooks = try environment.integer("KONTO_NOTIFICATIONS_WEBHOOKS_MAX", default: maxStoredWebhooks, in: 0...1_000)
         mailSealKey = try environment.dataKey("KONTO_MAIL_SEAL_KEY", keys: keys)
         metricsHost = environment.string("KONTO_NOTIFICATIONS_METRICS_HOST", default: metricsHost)
         if environment.string("KONTO_NOTIFICATIONS_METRICS_PORT") != nil {

@@ -95,8 +95,9 @@ public protocol NotificationStorage: Sendable {
     /// Adds an endpoint and creates its group (`webhook:<name>`, for its types, owned by `groupOwner`) at once, so
     /// every event stored after this returns is queued for it; whatever a former group of that name left (deliveries,
     /// dead letters, delivery log, the group itself) is dropped first, so a new receiver never gets an old one's
-    /// events. False, and nothing changed, when an endpoint of that name is stored already.
-    func addWebhookEndpoint(_ endpoint: StoredWebhookEndpoint, groupOwner: String?, at now: Timestamp) async throws(NotificationStorageError) -> Bool
+    /// events. Nothing changes when an endpoint of that name is stored already, or `limit` endpoints are: the count
+    /// and the insert are one step however many replicas add at once.
+    func addWebhookEndpoint(_ endpoint: StoredWebhookEndpoint, groupOwner: String?, limit: Int, at now: Timestamp) async throws(NotificationStorageError) -> WebhookEndpointAddition
 
     /// Removes a stored endpoint with its group, queued deliveries, dead letters and delivery log; answers how many
     /// deliveries (queued or dead) were dropped, nil when no endpoint of that name is stored.
@@ -123,7 +124,15 @@ public protocol NotificationStorage: Sendable {
     func watchPublished(_ changed: @escaping @Sendable () -> Void) async throws
 }
 
-/// One POST of an event to a webhook endpoint, as the delivery log keeps it.
+/// What ``NotificationStorage/addWebhookEndpoint(_:groupOwner:limit:at:)`` did.
+public enum WebhookEndpointAddition: Sendable, Equatable {
+    case added
+    /// An endpoint of that name is stored.
+    case nameTaken
+    /// As many endpoints as the limit are stored.
+    case limitReached
+}
+
 /// A webhook endpoint added through the admin API, as stored: its secret sealed (``WebhookSecretSeal``).
 public struct StoredWebhookEndpoint: Sendable, Equatable {
     public var name: String
@@ -142,6 +151,7 @@ public struct StoredWebhookEndpoint: Sendable, Equatable {
     }
 }
 
+/// One POST of an event to a webhook endpoint, as the delivery log keeps it.
 public struct WebhookAttempt: Sendable, Equatable {
     public var endpoint: String
     public var eventId: UUID

@@ -18,12 +18,20 @@ public struct WebhookSettings: Sendable {
     /// How often each replica reads the stored endpoints again (an endpoint added or removed through another
     /// replica is served or dropped within it; one changed through this replica at once).
     public var reloadInterval: Duration
+    /// How many endpoints the API may store (`KONTO_NOTIFICATIONS_WEBHOOKS_MAX`): each is a worker on every replica
+    /// and a queued copy of every event it takes, so a key with `deliveries:write` must not add them without end.
+    /// The file's do not count (the operator writes those).
+    public var maxStoredEndpoints: Int
 
-    public init(fileEndpoints: [WebhookEndpoint] = [], secretSeal: WebhookSecretSeal = .random(), allowsLocalEndpoints: Bool = false, reloadInterval: Duration = .seconds(5)) {
+    public init(
+        fileEndpoints: [WebhookEndpoint] = [], secretSeal: WebhookSecretSeal = .random(), allowsLocalEndpoints: Bool = false,
+        reloadInterval: Duration = .seconds(5), maxStoredEndpoints: Int = 50
+    ) {
         self.fileEndpoints = fileEndpoints
         self.secretSeal = secretSeal
         self.allowsLocalEndpoints = allowsLocalEndpoints
         self.reloadInterval = reloadInterval
+        self.maxStoredEndpoints = maxStoredEndpoints
     }
 }
 
@@ -56,10 +64,16 @@ extension NotificationStore {
         let endpoint = StoredWebhookEndpoint(
             name: request.name, url: request.url, types: types, sealedSecret: webhooks.secretSeal.seal(secret, name: request.name), createdAt: now
         )
-        let added = try await stored { () async throws(NotificationStorageError) in
-            try await storage.addWebhookEndpoint(endpoint, groupOwner: ownership.groupsOwned ? NotificationsContract.serviceName : nil, at: now)
+        let addition = try await stored { () async throws(NotificationStorageError) in
+            try await storage.addWebhookEndpoint(
+                endpoint, groupOwner: ownership.groupsOwned ? NotificationsContract.serviceName : nil, limit: webhooks.maxStoredEndpoints, at: now
+            )
         }
-        guard added else { throw .webhookExists(request.name) }
+        switch addition {
+        case .added: break
+        case .nameTaken: throw .webhookExists(request.name)
+        case .limitReached: throw .webhookLimit(webhooks.maxStoredEndpoints)
+        }
         logger.info("webhook endpoint added", metadata: ["konto.webhook": "\(request.name)"])
         webhookEndpointsChanged.notify()
         return NotificationsWebhookAdded(

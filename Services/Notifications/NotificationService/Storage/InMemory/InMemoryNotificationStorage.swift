@@ -336,9 +336,10 @@ public final class InMemoryNotificationStorage: NotificationStorage {
         state.withLock { $0.webhookEndpoints.values.sorted { $0.name < $1.name } }
     }
 
-    public func addWebhookEndpoint(_ endpoint: StoredWebhookEndpoint, groupOwner: String?, at now: Timestamp) -> Bool {
+    public func addWebhookEndpoint(_ endpoint: StoredWebhookEndpoint, groupOwner: String?, limit: Int, at now: Timestamp) -> WebhookEndpointAddition {
         state.withLock { state in
-            guard state.webhookEndpoints[endpoint.name] == nil else { return false }
+            guard state.webhookEndpoints[endpoint.name] == nil else { return .nameTaken }
+            guard state.webhookEndpoints.count < limit else { return .limitReached }
             state.webhookEndpoints[endpoint.name] = endpoint
             let group = "webhook:\(endpoint.name)"
             state.deliveries[group] = nil
@@ -346,7 +347,7 @@ public final class InMemoryNotificationStorage: NotificationStorage {
             state.webhookLog[endpoint.name] = nil
             state.groups[group] = .some(endpoint.types.map { Array(Set($0)).sorted() })
             state.groupOwners[group] = groupOwner
-            return true
+            return .added
         }
     }
 

@@ -520,10 +520,19 @@ public struct PostgresNotificationStorage: NotificationStorage {
         }
     }
 
-    public func addWebhookEndpoint(_ endpoint: StoredWebhookEndpoint, groupOwner: String?, at now: Timestamp) async throws(NotificationStorageError) -> Bool {
+    public func addWebhookEndpoint(_ endpoint: StoredWebhookEndpoint, groupOwner: String?, limit: Int, at now: Timestamp) async throws(NotificationStorageError) -> WebhookEndpointAddition {
         let group = "webhook:\(endpoint.name)"
         let types = endpoint.types.map { Array(Set($0)).sorted() }
         return try await transaction { connection, logger in
+            // Adds from every replica queue here (the mode conflicts with itself and with the inserts and deletes of
+            // others), so the count below is still true at the insert.
+            try await connection.query("LOCK TABLE notifications.webhook_endpoints IN SHARE ROW EXCLUSIVE MODE", logger: logger)
+            let taken = try await connection.query(
+                "SELECT count(*), count(*) FILTER (WHERE name = \(endpoint.name)) FROM notifications.webhook_endpoints", logger: logger
+            )
+            guard let (count, named) = try await taken.decode((Int, Int).self).first() else { return .limitReached }
+            guard named == 0 else { return .nameTaken }
+            guard count < limit else { return .limitReached }
             let added = try await connection.query(
                 """
                 INSERT INTO notifications.webhook_endpoints (name, url, types, sealed_secret, created_at)
@@ -532,7 +541,7 @@ public struct PostgresNotificationStorage: NotificationStorage {
                 """,
                 logger: logger
             )
-            guard try await added.decode(Int.self).first() != nil else { return false }
+            guard try await added.decode(Int.self).first() != nil else { return .nameTaken }
             // A former group of this name (a file's endpoint since removed, or deliveries a publish queued while
             // an endpoint of this name was being removed) starts over: its events were for another receiver.
             try await connection.query("DELETE FROM notifications.deliveries WHERE group_name = \(group)", logger: logger)
@@ -545,7 +554,7 @@ public struct PostgresNotificationStorage: NotificationStorage {
                 """,
                 logger: logger
             )
-            return true
+            return .added
         }
     }
 
