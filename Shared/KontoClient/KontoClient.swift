@@ -29,15 +29,22 @@ public final class KontoClient: Sendable {
         self.sessions = sessions
     }
 
+    /// The `User-Agent` a client sends unless told another name.
+    public static let defaultClientName = "KontoClient"
+
     /// A client of the gateway at `gatewayURL` over `transport`. Answers are read up to `maximumResponseBytes`; an
-    /// event stream's lines up to 1 MiB each.
-    public convenience init(gatewayURL: URL, transport: any ClientTransport, sessions: any KontoSessionStore = InMemorySessionStore(), maximumResponseBytes: Int = 4 << 20) {
+    /// event stream's lines up to 1 MiB each. `clientName` is its `User-Agent`: the account's list of sessions shows
+    /// it (name the app and device, e.g. "Spezi Study on Ada's iPhone").
+    public convenience init(
+        gatewayURL: URL, transport: any ClientTransport, sessions: any KontoSessionStore = InMemorySessionStore(), maximumResponseBytes: Int = 4 << 20,
+        clientName: String = KontoClient.defaultClientName
+    ) {
         let limit = ResponseLimitMiddleware(maximumBytes: maximumResponseBytes, maximumLineBytes: 1 << 20, streamingOperations: ["accountEvents"])
         let client = Client(
             serverURL: gatewayURL,
             configuration: Configuration(dateTranscoder: RFC3339DateTranscoder(), jsonEncodingOptions: []),
             transport: transport,
-            middlewares: [BearerTokenMiddleware(), limit]
+            middlewares: [BearerTokenMiddleware(), UserAgentMiddleware(name: clientName), limit]
         )
         self.init(api: .success(client), sessions: sessions)
     }
@@ -45,14 +52,17 @@ public final class KontoClient: Sendable {
     /// A client of the gateway at `gatewayURL` (e.g. `http://127.0.0.1:8080`) over async-http-client: `httpClient`
     /// defaults to the shared one (which needs no shutdown); `timeout` bounds each exchange until its answer begins
     /// (an event stream then lasts as long as the session).
-    public convenience init(gatewayURL: String, httpClient: HTTPClient = .shared, timeout: TimeAmount = .seconds(30), sessions: any KontoSessionStore = InMemorySessionStore(), maximumResponseBytes: Int = 4 << 20) {
+    public convenience init(
+        gatewayURL: String, httpClient: HTTPClient = .shared, timeout: TimeAmount = .seconds(30), sessions: any KontoSessionStore = InMemorySessionStore(),
+        maximumResponseBytes: Int = 4 << 20, clientName: String = KontoClient.defaultClientName
+    ) {
         guard let url = URL(string: gatewayURL), url.scheme != nil, url.host != nil else {
             let error = KontoClientError(code: KontoClientError.Code.unreachable, status: 0, detail: "'\(gatewayURL.prefix(200))' is not a gateway URL (http://host:port).")
             self.init(api: .failure(error), sessions: sessions)
             return
         }
         let transport = AsyncHTTPClientTransport(configuration: .init(client: httpClient, timeout: timeout))
-        self.init(gatewayURL: url, transport: transport, sessions: sessions, maximumResponseBytes: maximumResponseBytes)
+        self.init(gatewayURL: url, transport: transport, sessions: sessions, maximumResponseBytes: maximumResponseBytes, clientName: clientName)
     }
 
     // MARK: Sessions

@@ -68,6 +68,8 @@ extension KontoErrorCode {
     public static let factorLocked = Self(rawValue: "account.factorLocked")
     /// A second factor that is not the account's (an unknown factor id, or one not awaiting confirmation).
     public static let factorNotFound = Self(rawValue: "account.factorNotFound")
+    /// A session that is not the caller's account's, or no longer live (an unknown session id).
+    public static let sessionNotFound = Self(rawValue: "account.sessionNotFound")
     /// An external identity provider's ID token that does not verify (signature, issuer, audience, time, nonce);
     /// the message says which check refused it.
     public static let invalidIdentityToken = Self(rawValue: "account.invalidIdentityToken")
@@ -155,7 +157,7 @@ extension KontoErrorCode {
         .overloaded, .connectionClosed, .protocolViolation, .internalError, .badPayload, .invalidRequest, .cancelled,
         .credentialsTaken, .wrongCredentials, .validationFailed, .accountIdChanged, .mutatingNonMutableAccountKeys,
         .missingAccountValue, .userIdNotRemovable, .reauthenticationRequired, .notFound, .unauthenticated, .throttled,
-        .versionConflict, .alreadySignedUp, .invalidResetToken, .invalidVerificationToken, .emailNotVerified, .secondFactorRequired, .wrongSecondFactor, .invalidChallenge, .factorLocked, .factorNotFound,
+        .versionConflict, .alreadySignedUp, .invalidResetToken, .invalidVerificationToken, .emailNotVerified, .secondFactorRequired, .wrongSecondFactor, .invalidChallenge, .factorLocked, .factorNotFound, .sessionNotFound,
         .invalidIdentityToken, .identityNotFound, .lastSignInMethod,
         .identityBusy, .identityStorageUnavailable, .identityStorageFailure, .identityProfileUnavailable, .identityProviderUnavailable,
         .adminKeyRefused, .adminScopeMissing, .adminKeyNotFound, .adminSessionNotFound, .adminInvalidRequest,

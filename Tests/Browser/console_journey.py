@@ -33,6 +33,9 @@ import subprocess
 import sys
 import time
 import traceback
+import json
+import urllib.error
+import urllib.request
 from urllib.parse import urljoin
 
 from selenium import webdriver
@@ -615,6 +618,8 @@ def journey(console):
     console.fill("login-password", passwords[2])
     console.submit("login-submit", "main#overview")
 
+    sessions(console, new_user_id, passwords[2])
+
     step("delete the account: confirmed, with the current password")
     console.follow("delete-link", "form#delete-form")
     expect(console.present("field-confirm").get_attribute("type") == "checkbox", "#field-confirm is not a checkbox")
@@ -634,6 +639,48 @@ def journey(console):
     second_factor(console, suffix)
     if os.environ.get("KONTO_PROVIDER_NAME"):
         provider(console, suffix)
+
+
+def api(method, path, body=None, token=None, user_agent=None):
+    """One call of the gateway's HTTP API: its status and JSON answer."""
+    request = urllib.request.Request(GATEWAY + path, method=method, data=json.dumps(body).encode() if body is not None else None)
+    if body is not None:
+        request.add_header("Content-Type", "application/json")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    if user_agent:
+        request.add_header("User-Agent", user_agent)
+    try:
+        with urllib.request.urlopen(request, timeout=WAIT_SECONDS) as answer:
+            data = answer.read()
+            return answer.status, json.loads(data) if data else None
+    except urllib.error.HTTPError as refusal:
+        return refusal.code, None
+
+
+def sessions(console, user_id, password):
+    """Where the account is signed in: a phone's session (signed in through the API) beside this browser's; the phone
+    is signed out from the page with the password (the privileged window is shut), and its token stops at once."""
+    step("the sessions page lists this browser and a phone signed in through the API; sign the phone out with the password")
+    status, answer = api("POST", "/v1/sessions", {"userId": user_id, "password": password}, user_agent="Spezi Study/2.1 (iPhone)")
+    expect(status == 200, f"the phone's login answered {status}")
+    phone = answer["session"]["token"]
+    console.follow("sessions-link", "main#sessions")
+    rows = console.driver.find_elements(By.CSS_SELECTOR, "#session-list li.session")
+    expect(len(rows) == 2, f"the sessions page lists {len(rows)} sessions, not 2")
+    texts = [row.text for row in rows]
+    expect("(this device)" in texts[0] and "Chrome on Linux" in texts[0], f"this browser's session reads {texts[0]!r}")
+    expect("Spezi Study/2.1 (iPhone)" in texts[1] and "(this device)" not in texts[1], f"the phone's session reads {texts[1]!r}")
+    console.screenshot("sessions")
+    phone_id = rows[1].get_attribute("id").removeprefix("session-")
+    console.submit(f"end-{phone_id}", "form#end-session-form", refused=True)
+    console.fill("field-currentPassword", password)
+    console.submit("end-session-submit", "main#sessions")
+    expect(console.text("notice") == "Signed out of that device.", f"after signing the phone out the notice says {console.text('notice')!r}")
+    expect(len(console.driver.find_elements(By.CSS_SELECTOR, "#session-list li.session")) == 1, "the phone's session is still listed")
+    status, _ = api("GET", "/v1/account", token=phone)
+    expect(status == 401, f"the phone's ended session still answers {status}")
+    console.follow("home-link", "main#overview")
 
 
 def totp(secret, offset=0):

@@ -30,6 +30,12 @@ public enum IdentityContract {
     public static let validateSession = WireMethod<IdentitySessionRequest, IdentitySessionInfo>("identity.validateSession")
     public static let logout = WireMethod<IdentitySessionRequest, IdentitySessionsEnded>("identity.logout")
     public static let logoutEverywhere = WireMethod<IdentitySessionRequest, IdentitySessionsEnded>("identity.logoutEverywhere")
+    /// The caller's account's live sessions, the caller's marked `current` (never a token).
+    public static let listSessions = WireMethod<IdentitySessionRequest, IdentityAccountSessions>("identity.listSessions")
+    /// Ends one session of the caller's account: the caller's own as a logout, another as a security-related change.
+    public static let endSession = WireMethod<IdentityEndSessionRequest, IdentitySessionsEnded>.carryingSecrets("identity.endSession")
+    /// Ends every session of the caller's account but the caller's (security-related).
+    public static let endOtherSessions = WireMethod<IdentitySecuredRequest, IdentitySessionsEnded>.carryingSecrets("identity.endOtherSessions")
     public static let reauthenticate = WireMethod<IdentityReauthenticateRequest, IdentityPrivilege>.carryingSecrets("identity.reauthenticate")
     public static let changePassword = WireMethod<IdentityChangePasswordRequest, IdentitySessionsEnded>.carryingSecrets("identity.changePassword")
     public static let changeUserId = WireMethod<IdentityChangeUserIdRequest, IdentityDone>.carryingSecrets("identity.changeUserId")
@@ -95,6 +101,7 @@ public enum IdentityContract {
 
     public static let methods = [
         signUp.name, signInAnonymously.name, login.name, validateSession.name, logout.name, logoutEverywhere.name,
+        listSessions.name, endSession.name, endOtherSessions.name,
         reauthenticate.name, changePassword.name, changeUserId.name, requestPasswordReset.name,
         confirmPasswordReset.name, delete.name, completeSecondFactor.name, listFactors.name, enrollTOTP.name,
         confirmTOTP.name, removeFactor.name, regenerateRecoveryCodes.name, passkeyRegistrationOptions.name, registerPasskey.name,
@@ -123,6 +130,7 @@ public enum IdentityContract {
         .invalidChallenge,
         .factorLocked,
         .factorNotFound,
+        .sessionNotFound,
         .invalidIdentityToken,
         .identityNotFound,
         .lastSignInMethod,
@@ -145,6 +153,9 @@ public enum IdentityContract {
             validateSession.name: [.unauthenticated] + storage,
             logout.name: [.unauthenticated] + storage,
             logoutEverywhere.name: [.unauthenticated] + storage,
+            listSessions.name: [.unauthenticated] + storage,
+            endSession.name: [.unauthenticated, .sessionNotFound, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .identityBusy] + storage,
+            endOtherSessions.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .identityBusy] + storage,
             reauthenticate.name: [.unauthenticated, .validationFailed, .throttled, .factorLocked, .wrongCredentials, .wrongSecondFactor, .notFound, .identityBusy] + storage,
             completeSecondFactor.name: [.validationFailed, .invalidChallenge, .throttled, .factorLocked, .wrongSecondFactor, .identityProfileUnavailable] + storage,
             listFactors.name: [.unauthenticated] + storage,

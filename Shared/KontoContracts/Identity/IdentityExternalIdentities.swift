@@ -27,12 +27,14 @@ public struct IdentityExternalLoginRequest: Codable, Sendable {
     public var anonymousSession: BearerToken?
     public var clientAddress: String?
     public var clientDevice: String?
+    /// What the client calls itself (its User-Agent), shown in the owner's list of sessions; bounded by Identity.
+    public var clientName: String?
 
     public init(
         provider: String, idToken: SecretString? = nil, nonce: SecretString? = nil, authorizationCode: SecretString? = nil,
         codeVerifier: SecretString? = nil, redirectURI: String? = nil, name: PersonName? = nil, signUpToken: BearerToken? = nil,
         userId: String? = nil, details: AccountDetails? = nil, anonymousSession: BearerToken? = nil,
-        clientAddress: String? = nil, clientDevice: String? = nil
+        clientAddress: String? = nil, clientDevice: String? = nil, clientName: String? = nil
     ) {
         self.provider = provider
         self.idToken = idToken
@@ -47,6 +49,7 @@ public struct IdentityExternalLoginRequest: Codable, Sendable {
         self.anonymousSession = anonymousSession
         self.clientAddress = clientAddress
         self.clientDevice = clientDevice
+        self.clientName = clientName
     }
 }
 

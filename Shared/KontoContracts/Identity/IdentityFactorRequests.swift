@@ -51,10 +51,12 @@ public struct IdentitySecondFactorRequest: Codable, Sendable {
     public var clientAddress: String?
     /// As in ``IdentityLoginRequest/clientDevice``.
     public var clientDevice: String?
+    /// What the client calls itself (its User-Agent), shown in the owner's list of sessions; bounded by Identity.
+    public var clientName: String?
 
     public init(
         challenge: BearerToken, code: SecretString? = nil, recoveryCode: SecretString? = nil, credential: PasskeyAssertionCredential? = nil,
-        clientAddress: String? = nil, clientDevice: String? = nil
+        clientAddress: String? = nil, clientDevice: String? = nil, clientName: String? = nil
     ) {
         self.challenge = challenge
         self.code = code
@@ -62,5 +64,6 @@ public struct IdentitySecondFactorRequest: Codable, Sendable {
         self.credential = credential
         self.clientAddress = clientAddress
         self.clientDevice = clientDevice
+        self.clientName = clientName
     }
 }

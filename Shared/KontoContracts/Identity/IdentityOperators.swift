@@ -371,22 +371,44 @@ public struct IdentityAccountRecord: Codable, Sendable, Equatable {
 }
 
 /// One live session as an operator sees it: never its token.
+/// One live session of an account, never its token: as an operator sees it (``IdentityContract/accountSessions``) and
+/// as its owner does (``IdentityContract/listSessions``, which marks the caller's own as `current`).
 public struct IdentityAccountSessionSummary: Codable, Sendable, Equatable {
     public var id: String
     public var createdAt: Timestamp
+    /// When it was last used, to within ``IdentityOptions`` `sessionTouchInterval` (a minute); a session made before
+    /// Konto kept it has none.
+    public var lastUsedAt: Timestamp?
     public var idleExpiresAt: Timestamp
     public var absoluteExpiresAt: Timestamp
     /// 1: a first factor; 2: a second factor or a passkey too.
     public var assuranceLevel: Int
     public var privilegedUntil: Timestamp?
+    /// How it was signed in: `password`, `emailCode`, `passkey`, `secondFactor` (a first factor, then a second),
+    /// `provider:<id>`, `signUp`, `anonymous`.
+    public var signInMethod: String?
+    /// The client's address when it signed in, coarse: its IPv4 /24 or IPv6 /48 network, never the host.
+    public var clientAddress: String?
+    /// What the client called itself when it signed in (its User-Agent), at most 256 characters.
+    public var clientName: String?
+    /// The session the request was made with (the owner's list only).
+    public var current: Bool?
 
-    public init(id: String, createdAt: Timestamp, idleExpiresAt: Timestamp, absoluteExpiresAt: Timestamp, assuranceLevel: Int, privilegedUntil: Timestamp?) {
+    public init(
+        id: String, createdAt: Timestamp, lastUsedAt: Timestamp? = nil, idleExpiresAt: Timestamp, absoluteExpiresAt: Timestamp, assuranceLevel: Int,
+        privilegedUntil: Timestamp?, signInMethod: String? = nil, clientAddress: String? = nil, clientName: String? = nil, current: Bool? = nil
+    ) {
         self.id = id
         self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
         self.idleExpiresAt = idleExpiresAt
         self.absoluteExpiresAt = absoluteExpiresAt
         self.assuranceLevel = assuranceLevel
         self.privilegedUntil = privilegedUntil
+        self.signInMethod = signInMethod
+        self.clientAddress = clientAddress
+        self.clientName = clientName
+        self.current = current
     }
 }
 

@@ -192,10 +192,13 @@ public struct IdentityPasskeyLoginRequest: Codable, Sendable {
     public var clientAddress: String?
     /// As in ``IdentityLoginRequest/clientDevice``.
     public var clientDevice: String?
+    /// What the client calls itself (its User-Agent), shown in the owner's list of sessions; bounded by Identity.
+    public var clientName: String?
 
-    public init(credential: PasskeyAssertionCredential, clientAddress: String? = nil, clientDevice: String? = nil) {
+    public init(credential: PasskeyAssertionCredential, clientAddress: String? = nil, clientDevice: String? = nil, clientName: String? = nil) {
         self.credential = credential
         self.clientAddress = clientAddress
         self.clientDevice = clientDevice
+        self.clientName = clientName
     }
 }

@@ -13,13 +13,19 @@ public struct IdentitySignUpRequest: Codable, Sendable {
     /// The caller's address, for throttling (the Gateway passes the client's).
     public var clientAddress: String?
     public var anonymousSession: BearerToken?
+    /// What the client calls itself (its User-Agent), shown in the owner's list of sessions; bounded by Identity.
+    public var clientName: String?
 
-    public init(userId: String, password: SecretString, details: AccountDetails = AccountDetails(), clientAddress: String? = nil, anonymousSession: BearerToken? = nil) {
+    public init(
+        userId: String, password: SecretString, details: AccountDetails = AccountDetails(), clientAddress: String? = nil, anonymousSession: BearerToken? = nil,
+        clientName: String? = nil
+    ) {
         self.userId = userId
         self.password = password
         self.details = details
         self.clientAddress = clientAddress
         self.anonymousSession = anonymousSession
+        self.clientName = clientName
     }
 }
 
@@ -30,21 +36,27 @@ public struct IdentityLoginRequest: Codable, Sendable {
     /// The browser's device marker (the web console's cookie), if it has one: a client that signed in to this
     /// account before is not held by failures from elsewhere. Optional, so an older gateway's request decodes.
     public var clientDevice: String?
+    /// What the client calls itself (its User-Agent), shown in the owner's list of sessions; bounded by Identity.
+    public var clientName: String?
 
-    public init(userId: String, password: SecretString, clientAddress: String? = nil, clientDevice: String? = nil) {
+    public init(userId: String, password: SecretString, clientAddress: String? = nil, clientDevice: String? = nil, clientName: String? = nil) {
         self.userId = userId
         self.password = password
         self.clientAddress = clientAddress
         self.clientDevice = clientDevice
+        self.clientName = clientName
     }
 }
 
 /// A request made with nothing but a client address (anonymous sign-in).
 public struct IdentityClientRequest: Codable, Sendable, Equatable {
     public var clientAddress: String?
+    /// What the client calls itself (its User-Agent), shown in the owner's list of sessions; bounded by Identity.
+    public var clientName: String?
 
-    public init(clientAddress: String? = nil) {
+    public init(clientAddress: String? = nil, clientName: String? = nil) {
         self.clientAddress = clientAddress
+        self.clientName = clientName
     }
 }
 
@@ -154,12 +166,15 @@ public struct IdentityEmailCodeLoginRequest: Codable, Sendable {
     public var clientAddress: String?
     /// As in ``IdentityLoginRequest/clientDevice``.
     public var clientDevice: String?
+    /// What the client calls itself (its User-Agent), shown in the owner's list of sessions; bounded by Identity.
+    public var clientName: String?
 
-    public init(userId: String, code: SecretString, clientAddress: String? = nil, clientDevice: String? = nil) {
+    public init(userId: String, code: SecretString, clientAddress: String? = nil, clientDevice: String? = nil, clientName: String? = nil) {
         self.userId = userId
         self.code = code
         self.clientAddress = clientAddress
         self.clientDevice = clientDevice
+        self.clientName = clientName
     }
 }
 

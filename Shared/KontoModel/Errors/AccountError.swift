@@ -50,6 +50,7 @@ public struct AccountError: Error, Sendable, Equatable, Codable, CustomStringCon
         case .invalidChallenge: "The login challenge is invalid, used or expired; log in again."
         case .factorLocked: "Too many wrong codes: the authenticator app is locked. Use a recovery code or a passkey, or reset your password through the mail."
         case .factorNotFound: "The account has no such second factor."
+        case .sessionNotFound: "The account has no such session."
         case .invalidIdentityToken: "The identity token was refused."
         case .identityNotFound: "The account has no such linked identity."
         case .lastSignInMethod: "This is the account's only way to sign in: set a password or link another identity first."

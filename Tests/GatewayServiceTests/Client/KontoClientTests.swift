@@ -89,6 +89,45 @@ struct KontoClientTests {
         }
     }
 
+    @Test("sessions and devices: each client's session listed with its name and network, this one marked; another ended with the password (its next call refused at once), every other ended, this one ended as a logout")
+    func devices() async throws {
+        try await Harness.withGateway { gateway in
+            let phone = KontoClient(gatewayURL: gateway.baseURL, clientName: "Spezi Study on Ada's iPhone")
+            let laptop = KontoClient(gatewayURL: gateway.baseURL, clientName: "Konto console on Ada's laptop")
+            let tablet = KontoClient(gatewayURL: gateway.baseURL)
+            try await phone.signUp(userId: "ada@example.org", password: "correct horse battery", details: Self.named("Ada"))
+            try await laptop.logIn(userId: "ada@example.org", password: "correct horse battery")
+            try await tablet.logIn(userId: "ada@example.org", password: "correct horse battery")
+
+            let listed = try await laptop.deviceSessions()
+            #expect(listed.map(\.clientName) == ["Spezi Study on Ada's iPhone", "Konto console on Ada's laptop", KontoClient.defaultClientName])
+            #expect(listed.map(\.isCurrent) == [false, true, false])
+            #expect(listed.map(\.signInMethod) == ["signUp", "password", "password"])
+            #expect(listed.allSatisfy { $0.clientAddress == "127.0.0.0/24" && $0.lastUsedAt != nil })
+
+            // Another session: a wrong password ends nothing; the right one ends it, and its next call is refused.
+            let wrong = await Self.refusal { try await laptop.endSession(id: listed[0].id, currentPassword: "not the password") }
+            #expect(wrong?.code == "account.wrongCredentials" && wrong?.status == 401)
+            #expect(try await phone.account().accountId == laptop.account().accountId)
+            try await laptop.endSession(id: listed[0].id, currentPassword: "correct horse battery")
+            let ended = await Self.refusal { _ = try await phone.account() }
+            #expect(ended?.code == "account.unauthenticated")
+            #expect(try await laptop.currentSession() != nil)
+            let unknown = await Self.refusal { try await laptop.endSession(id: listed[0].id, currentPassword: "correct horse battery") }
+            #expect(unknown?.code == "account.sessionNotFound" && unknown?.status == 404)
+
+            // Every other: the tablet's goes, the laptop's stays.
+            #expect(try await laptop.endOtherSessions(currentPassword: "correct horse battery") == 1)
+            #expect(await Self.refusal { _ = try await tablet.account() }?.code == "account.unauthenticated")
+            let left = try await laptop.deviceSessions()
+            #expect(left.map(\.id) == [listed[1].id])
+
+            // Its own: a logout, no password; the stored session is forgotten.
+            try await laptop.endSession(id: listed[1].id)
+            #expect(try await laptop.currentSession() == nil)
+        }
+    }
+
     @Test("refusals carry the API's codes and per-field errors; anonymous accounts keep their id when they sign up; the schema reads")
     func refusalsAnonymousAndSchema() async throws {
         try await Harness.withGateway { gateway in

@@ -94,6 +94,7 @@ struct GatewayContractConsumerTests {
         let token = request["token"] as? String
         var headers: [(String, String)] = []
         if let address = request["clientAddress"] as? String { headers.append(("X-Forwarded-For", address)) }
+        if let name = request["clientName"] as? String { headers.append(("User-Agent", name)) }
         switch example.method {
         case IdentityContract.signUp.name:
             return (.POST, "/v1/accounts", try body(["userId", "password", "details"]), request["anonymousSession"] as? String, headers)
@@ -107,6 +108,12 @@ struct GatewayContractConsumerTests {
             return (.DELETE, "/v1/sessions/current", nil, token, headers)
         case IdentityContract.logoutEverywhere.name:
             return (.DELETE, "/v1/sessions", nil, token, headers)
+        case IdentityContract.listSessions.name:
+            return (.GET, "/v1/account/sessions", nil, token, headers)
+        case IdentityContract.endSession.name:
+            return (.DELETE, "/v1/account/sessions/\(request["sessionId"] ?? "")", try body(["currentPassword"]), token, headers)
+        case IdentityContract.endOtherSessions.name:
+            return (.DELETE, "/v1/account/sessions", try body(["currentPassword"]), token, headers)
         case IdentityContract.reauthenticate.name:
             return (.POST, "/v1/account/reauthenticate", try body(["password", "code", "recoveryCode", "credential"]), token, headers)
         case IdentityContract.completeSecondFactor.name:

@@ -221,6 +221,35 @@ struct KontoCommandTests {
         }
     }
 
+    @Test("sessions: where the account is signed in, as text and JSON, this one marked; every other ended with the password; this one ended as a logout")
+    func sessions() async throws {
+        try await withStack { stack in
+            #expect(try await stack.konto("signup", "ada@example.org", "name=Ada Lovelace", input: Self.password + "\n").status == 0)
+            #expect(try await stack.konto("login", "ada@example.org", input: Self.password + "\n", user: "laptop").status == 0)
+            let text = try await stack.konto("sessions")
+            #expect(text.status == 0, "\(text.standardError)")
+            let lines = text.standardOutput.split(separator: "\n")
+            #expect(lines.count == 2)
+            #expect(lines[0].contains(" (this one)  signUp  last used ") && lines[0].contains("konto command line on "), "\(text.standardOutput)")
+            #expect(lines[1].contains("  password  ") && !lines[1].contains("(this one)"))
+            let json = try await stack.konto("sessions", "--json")
+            let listed = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [[String: Any]])
+            #expect(listed.map { $0["current"] as? Bool } == [true, false])
+            #expect(listed.allSatisfy { ($0["clientAddress"] as? String) == "127.0.0.0/24" })
+            let mine = try #require(listed[0]["id"] as? String)
+
+            let others = try await stack.konto("sessions", "end-others", "--current-password", input: Self.password + "\n")
+            #expect(others.standardOutput == "Ended 1 other session.\n", "\(others.standardError)")
+            #expect(try await stack.konto("whoami", user: "laptop").status == 2)
+            let unknown = try await stack.konto("sessions", "end", "00000000-0000-4000-8000-000000000000", "--current-password", input: Self.password + "\n")
+            #expect(unknown.status == 1 && unknown.standardError.contains("no such session"), "\(unknown.standardError)")
+
+            let own = try await stack.konto("sessions", "end", mine)
+            #expect(own.standardOutput == "Ended session \(mine).\n", "\(own.standardError)")
+            #expect(try await stack.konto("whoami").status == 2)
+        }
+    }
+
     @Test("events follows the stream from when it opened: a change's event arrives as a JSON line, the sign-up's before it does not; a stopping gateway ends it")
     func events() async throws {
         try await withStack { stack in

@@ -122,11 +122,11 @@ struct IdentityStorageConformanceTests {
             #expect(anonymous?.account == Self.credential("anon", nil))
             #expect(try await storage.session(tokenHash: [UInt8](repeating: 7, count: 32)) == nil)
 
-            try await storage.touchSession(id: "s-a1", idleExpiresAt: Self.t0.adding(.seconds(900)))
+            try await storage.touchSession(id: "s-a1", idleExpiresAt: Self.t0.adding(.seconds(900)), at: Self.t0.adding(.seconds(60)))
             #expect(try await storage.session(tokenHash: session.tokenHash)?.idleExpiresAt == Self.t0.adding(.seconds(900)))
-            try await storage.touchSession(id: "s-a1", idleExpiresAt: Self.t0.adding(.seconds(700)))
+            try await storage.touchSession(id: "s-a1", idleExpiresAt: Self.t0.adding(.seconds(700)), at: Self.t0.adding(.seconds(60)))
             #expect(try await storage.session(tokenHash: session.tokenHash)?.idleExpiresAt == Self.t0.adding(.seconds(900)))
-            try await storage.touchSession(id: "s-a1", idleExpiresAt: Self.t0.adding(.seconds(99_999)))
+            try await storage.touchSession(id: "s-a1", idleExpiresAt: Self.t0.adding(.seconds(99_999)), at: Self.t0.adding(.seconds(60)))
             #expect(try await storage.session(tokenHash: session.tokenHash)?.idleExpiresAt == Self.t0.adding(.seconds(3_600)))
 
             // A replacement (reauthentication): the old token stops, the new one works, expiry and version kept.

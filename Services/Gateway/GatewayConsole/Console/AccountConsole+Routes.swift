@@ -14,6 +14,7 @@ extension AccountConsole {
         router.get(RouterPath(base + "/favicon.svg")) { _, _ in Self.asset(ConsoleAssets.icon, contentType: "image/svg+xml") }
         router.post(RouterPath(base + "/login")) { request, _ in await self.form(request, credentials: true, self.logIn) }
         registerFactors(on: router)
+        registerSessions(on: router)
         router.get(RouterPath(base + "/second-factor")) { request, _ in
             self.secondFactorPage(self.visit(request), challenge: request.cookies[Self.challengeCookie]?.value, passkeyOptions: Self.challengeOptions(request))
         }

@@ -47,6 +47,9 @@ struct ConsolePage: Sendable {
     var totp: TOTPEnrolment?
     /// New recovery codes, shown once (``ConsoleTemplates/codes``).
     var codes: [String] = []
+    /// Where the account is signed in (``ConsoleTemplates/sessions``).
+    var sessions: [SessionRow] = []
+    var hasOtherSessions = false
     /// A passkey ceremony the page offers (``ConsoleTemplates/passkey``).
     var passkey: Passkey?
 
@@ -61,6 +64,14 @@ struct ConsolePage: Sendable {
         var buttonId: String
         var buttonClass = "secondary"
         var label: String
+    }
+
+    struct SessionRow: Sendable {
+        var id: String
+        /// The browser or app as people name it, else what the client called itself.
+        var device: String
+        var detail: String
+        var current: Bool
     }
 
     struct FactorRow: Sendable {

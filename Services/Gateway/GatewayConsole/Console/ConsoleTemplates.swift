@@ -48,6 +48,7 @@ enum ConsoleTemplates {
         ("passkey", text(PackageResources.passkey_mustache)),
         ("passkeyPage", text(PackageResources.passkeyPage_mustache)),
         ("problem", text(PackageResources.problem_mustache)),
+        ("sessions", text(PackageResources.sessions_mustache)),
         ("setup", text(PackageResources.setup_mustache)),
         ("signup", text(PackageResources.signup_mustache)),
         ("totp", text(PackageResources.totp_mustache)),

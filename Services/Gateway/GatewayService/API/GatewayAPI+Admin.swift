@@ -126,7 +126,8 @@ extension GatewayAPI {
         return .ok(.init(body: .json(.init(sessions: found.sessions.map {
             .init(
                 id: $0.id, createdAt: $0.createdAt.date, idleExpiresAt: $0.idleExpiresAt.date, absoluteExpiresAt: $0.absoluteExpiresAt.date,
-                assuranceLevel: $0.assuranceLevel, privilegedUntil: $0.privilegedUntil?.date
+                assuranceLevel: $0.assuranceLevel, privilegedUntil: $0.privilegedUntil?.date, lastUsedAt: $0.lastUsedAt?.date,
+                signInMethod: $0.signInMethod, clientAddress: $0.clientAddress, clientName: $0.clientName
             )
         }))))
     }

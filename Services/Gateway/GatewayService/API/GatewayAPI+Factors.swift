@@ -13,7 +13,8 @@ extension GatewayAPI {
             recoveryCode: body.recoveryCode.map(SecretString.init),
             credential: body.credential,
             clientAddress: Self.clientAddress,
-            clientDevice: RequestScope.scope.clientDevice
+            clientDevice: RequestScope.scope.clientDevice,
+            clientName: Self.clientName
         )
         let session = try await upstreams.identity(IdentityContract.completeSecondFactor, request)
         return .ok(.init(body: .json(try Self.accountSession(session))))
@@ -91,7 +92,9 @@ extension GatewayAPI {
 
     func passkeyLogIn(_ input: Operations.PasskeyLogIn.Input) async throws -> Operations.PasskeyLogIn.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
-        let request = IdentityPasskeyLoginRequest(credential: body.credential, clientAddress: Self.clientAddress, clientDevice: RequestScope.scope.clientDevice)
+        let request = IdentityPasskeyLoginRequest(
+            credential: body.credential, clientAddress: Self.clientAddress, clientDevice: RequestScope.scope.clientDevice, clientName: Self.clientName
+        )
         let session = try await upstreams.identity(IdentityContract.passkeyLogin, request)
         return .ok(.init(body: .json(try Self.accountSession(session))))
     }

@@ -25,7 +25,7 @@ extension GatewayAPI {
             authorizationCode: body.authorizationCode.map(SecretString.init), codeVerifier: body.codeVerifier.map(SecretString.init),
             redirectURI: body.redirectUri, name: body.name.map { PersonName(givenName: $0.givenName, familyName: $0.familyName) },
             signUpToken: body.signUpToken.map(BearerToken.init), userId: body.userId, details: body.details,
-            anonymousSession: anonymous, clientAddress: Self.clientAddress, clientDevice: RequestScope.scope.clientDevice
+            anonymousSession: anonymous, clientAddress: Self.clientAddress, clientDevice: RequestScope.scope.clientDevice, clientName: Self.clientName
         )
         // An upgraded anonymous account changes (its sessions end, a fresh one replaces them).
         let answer = if anonymous != nil {

@@ -13,7 +13,8 @@ extension GatewayAPI {
             details: body.details ?? AccountDetails(),
             clientAddress: Self.clientAddress,
             // Signing up with an anonymous account's session upgrades that account.
-            anonymousSession: RequestScope.scope.bearerToken.map(BearerToken.init)
+            anonymousSession: RequestScope.scope.bearerToken.map(BearerToken.init),
+            clientName: Self.clientName
         )
         // An upgraded anonymous account changes (its sessions end, a fresh one replaces them).
         let session = if request.anonymousSession != nil {
@@ -27,7 +28,8 @@ extension GatewayAPI {
     func logIn(_ input: Operations.LogIn.Input) async throws -> Operations.LogIn.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
         let request = IdentityLoginRequest(
-            userId: body.userId, password: SecretString(body.password), clientAddress: Self.clientAddress, clientDevice: RequestScope.scope.clientDevice
+            userId: body.userId, password: SecretString(body.password), clientAddress: Self.clientAddress, clientDevice: RequestScope.scope.clientDevice,
+            clientName: Self.clientName
         )
         switch try Self.signedIn(try await upstreams.identity(IdentityContract.login, request)) {
         case .session(let session): return .ok(.init(body: .json(session)))
@@ -45,7 +47,8 @@ extension GatewayAPI {
     func logInWithEmailCode(_ input: Operations.LogInWithEmailCode.Input) async throws -> Operations.LogInWithEmailCode.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
         let request = IdentityEmailCodeLoginRequest(
-            userId: body.userId, code: SecretString(body.code), clientAddress: Self.clientAddress, clientDevice: RequestScope.scope.clientDevice
+            userId: body.userId, code: SecretString(body.code), clientAddress: Self.clientAddress, clientDevice: RequestScope.scope.clientDevice,
+            clientName: Self.clientName
         )
         switch try Self.signedIn(try await upstreams.identity(IdentityContract.emailCodeLogin, request)) {
         case .session(let session): return .ok(.init(body: .json(session)))
@@ -72,7 +75,7 @@ extension GatewayAPI {
     }
 
     func signInAnonymously(_ input: Operations.SignInAnonymously.Input) async throws -> Operations.SignInAnonymously.Output {
-        let session = try await upstreams.identity(IdentityContract.signInAnonymously, IdentityClientRequest(clientAddress: Self.clientAddress))
+        let session = try await upstreams.identity(IdentityContract.signInAnonymously, IdentityClientRequest(clientAddress: Self.clientAddress, clientName: Self.clientName))
         return .created(.init(body: .json(try Self.accountSession(session))))
     }
 
@@ -87,6 +90,41 @@ extension GatewayAPI {
     func logOutEverywhere(_ input: Operations.LogOutEverywhere.Input) async throws -> Operations.LogOutEverywhere.Output {
         let ended = try await changingAccount { token, _ in
             try await upstreams.identity(IdentityContract.logoutEverywhere, IdentitySessionRequest(token: token))
+        }
+        await awaitCaches(ended.eventIds)
+        return .ok(.init(body: .json(.init(sessionsEnded: ended.sessionsEnded))))
+    }
+
+    // MARK: The account's sessions and devices
+
+    func listAccountSessions(_ input: Operations.ListAccountSessions.Input) async throws -> Operations.ListAccountSessions.Output {
+        let (token, _) = try await authenticate()
+        let list = try await upstreams.identity(IdentityContract.listSessions, IdentitySessionRequest(token: token))
+        return .ok(.init(body: .json(.init(sessions: list.sessions.map {
+            .init(
+                id: $0.id, createdAt: $0.createdAt.date, idleExpiresAt: $0.idleExpiresAt.date, absoluteExpiresAt: $0.absoluteExpiresAt.date,
+                assuranceLevel: $0.assuranceLevel, privilegedUntil: $0.privilegedUntil?.date, lastUsedAt: $0.lastUsedAt?.date,
+                signInMethod: $0.signInMethod, clientAddress: $0.clientAddress, clientName: $0.clientName, current: $0.current ?? false
+            )
+        }))))
+    }
+
+    func endAccountSession(_ input: Operations.EndAccountSession.Input) async throws -> Operations.EndAccountSession.Output {
+        let currentPassword = Self.currentPassword(input.body.map { if case .json(let body) = $0 { body } else { nil } } ?? nil)
+        let ended = try await changingAccount { token, _ in
+            try await upstreams.identity(IdentityContract.endSession, IdentityEndSessionRequest(
+                token: token, sessionId: input.path.sessionId, currentPassword: currentPassword
+            ))
+        }
+        // Answered once every gateway's cache has dropped the ended session.
+        await awaitCaches(ended.eventIds)
+        return .noContent(.init())
+    }
+
+    func endOtherAccountSessions(_ input: Operations.EndOtherAccountSessions.Input) async throws -> Operations.EndOtherAccountSessions.Output {
+        let currentPassword = Self.currentPassword(input.body.map { if case .json(let body) = $0 { body } else { nil } } ?? nil)
+        let ended = try await changingAccount { token, _ in
+            try await upstreams.identity(IdentityContract.endOtherSessions, IdentitySecuredRequest(token: token, currentPassword: currentPassword))
         }
         await awaitCaches(ended.eventIds)
         return .ok(.init(body: .json(.init(sessionsEnded: ended.sessionsEnded))))

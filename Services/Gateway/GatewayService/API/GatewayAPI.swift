@@ -157,4 +157,6 @@ struct GatewayAPI: APIProtocol {
     }
 
     static var clientAddress: String? { RequestScope.scope.clientAddress }
+    /// What the client calls itself (its User-Agent), for the sessions it signs in (Identity bounds and cleans it).
+    static var clientName: String? { RequestScope.scope.clientName }
 }

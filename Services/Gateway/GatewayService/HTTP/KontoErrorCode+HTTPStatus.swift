@@ -55,6 +55,7 @@ extension KontoErrorCode {
         // 403: well formed and authenticated by the challenge, but the factor grants nothing until recovered.
         .factorLocked: .forbidden,
         .factorNotFound: .notFound,
+        .sessionNotFound: .notFound,
         .invalidIdentityToken: .unauthorized,
         .identityNotFound: .notFound,
         .lastSignInMethod: .conflict,

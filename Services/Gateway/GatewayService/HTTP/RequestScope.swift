@@ -12,6 +12,8 @@ struct RequestScope: Sendable {
     var viaTrustedProxy = false
     /// The browser's device marker (the web console's cookie), passed to Identity with a login or reset request.
     var clientDevice: String?
+    /// The client's `User-Agent`, at most ``maximumClientNameBytes`` (Identity keeps at most 256 characters of it).
+    var clientName: String?
     var bearerToken: String?
     /// The gateway's logger; ``logger`` adds the request id when a line is written.
     var baseLogger: Logger
@@ -33,6 +35,23 @@ struct RequestScope: Sendable {
     }
 
     @TaskLocal static var current: RequestScope?
+
+    /// Past this, a `User-Agent` is cut before it is passed on (the header itself is bounded by the HTTP server).
+    static let maximumClientNameBytes = 1_024
+
+    /// A `User-Agent` as passed to Identity: cut at a character boundary within ``maximumClientNameBytes``.
+    static func clientName(fromUserAgent value: String?) -> String? {
+        guard let value, !value.isEmpty else { return nil }
+        guard value.utf8.count > maximumClientNameBytes else { return value }
+        var kept = ""
+        var bytes = 0
+        for character in value {
+            bytes += character.utf8.count
+            guard bytes <= maximumClientNameBytes else { break }
+            kept.append(character)
+        }
+        return kept
+    }
 
     /// The current scope; a handler always runs inside one (``RequestScopeMiddleware``), this default only serves
     /// calls made outside a request (tests of a handler alone).

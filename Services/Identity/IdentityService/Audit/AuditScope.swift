@@ -11,11 +11,14 @@ final class AuditScope: Sendable {
     /// The Identity method served (`login`, `disableAccount`, …).
     let operation: String
     let clientAddress: String?
+    /// What the client calls itself (its User-Agent, as the gateway passed it), for a session the call makes.
+    let clientName: String?
     private let operatorKey = Mutex<String?>(nil)
 
-    init(operation: String, clientAddress: String?) {
+    init(operation: String, clientAddress: String?, clientName: String? = nil) {
         self.operation = operation
         self.clientAddress = clientAddress.flatMap { $0.isEmpty ? nil : String($0.prefix(100)) }
+        self.clientName = SessionClient.name(clientName)
     }
 
     /// The operator key the call was authorized with, once it was.

@@ -152,7 +152,9 @@ extension ExternalIdentities {
     ) async throws(ServiceError) -> IdentityExternalLoginAnswer {
         let demands = try await factors.demandsSecondFactor(credential.accountId)
         let method = (try? provider(named: providerName))?.displayName ?? providerName
-        let answer = try await signIn.finishSignIn(credential, demandsSecondFactor: demands, privileged: true, clients: clients, method: method, at: now)
+        let answer = try await signIn.finishSignIn(
+            credential, demandsSecondFactor: demands, privileged: true, clients: clients, method: method, signInMethod: "provider:\(providerName)", at: now
+        )
         return IdentityExternalLoginAnswer(accountSession: answer.accountSession, challenge: answer.challenge)
     }
 

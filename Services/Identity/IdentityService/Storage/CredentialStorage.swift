@@ -81,17 +81,24 @@ public protocol CredentialStorage: Sendable {
     func createSession(_ session: StoredSession, events: [AccountEvent]) async throws(IdentityStorageError)
 
     /// Replaces session `id` by `replacement` (a fresh token for the same sign-in, e.g. after a reauthentication), in
-    /// one transaction: the old token stops working at once.
+    /// one transaction: the old token stops working at once. What the replacement leaves nil of its sign-in method and
+    /// client is kept from the session it replaces (a lookup's session does not carry them).
     /// - Throws: `notFound` when the session is gone or its credential changed since.
     func replaceSession(id: String, with replacement: StoredSession) async throws(IdentityStorageError)
 
     /// The session with this token hash, valid or not (the caller checks expiry), with whether its account is
     /// anonymous; nil when there is none, or when it was created under a credential version that is not the
-    /// account's any more.
+    /// account's any more. Without its last use, sign-in method and client, which validation does not need (the
+    /// account's list of sessions has them).
     func session(tokenHash: [UInt8]) async throws(IdentityStorageError) -> StoredSession?
 
-    /// Pushes the idle expiry forward (never back, never past the absolute one).
-    func touchSession(id: String, idleExpiresAt: Timestamp) async throws(IdentityStorageError)
+    /// The account's sessions made under its current credential version, oldest first, with their client and sign-in
+    /// method (the owner's list of sessions, an operator's); nil for no account (or a pending sign-up). Expired ones
+    /// are the caller's to leave out.
+    func accountSessions(accountId: String) async throws(IdentityStorageError) -> [StoredSession]?
+
+    /// Pushes the idle expiry forward (never back, never past the absolute one) and notes the use at `now`.
+    func touchSession(id: String, idleExpiresAt: Timestamp, at now: Timestamp) async throws(IdentityStorageError)
 
     /// Ends one session; false (and no events) when it was already gone.
     func deleteSession(id: String, events: [AccountEvent]) async throws(IdentityStorageError) -> Bool

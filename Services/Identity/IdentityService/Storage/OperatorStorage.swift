@@ -157,10 +157,6 @@ public protocol OperatorStorage: Sendable {
     /// cannot leave one; its reset tokens and sign-in codes go) or enables it, with `events` in the same transaction.
     func setAccountDisabled(accountId: String, disabled: Bool, at now: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError) -> AccountDisabling
 
-    /// The account's sessions made under its current credential version, oldest first; nil for no account (or a pending
-    /// sign-up). Expired ones are the caller's to leave out.
-    func accountSessions(accountId: String) async throws(IdentityStorageError) -> [StoredSession]?
-
     /// What an operator may see of an account; nil for none (or a pending sign-up).
     func accountRecord(accountId: String, userIdType: UserIdType) async throws(IdentityStorageError) -> IdentityAccountRecord?
 }

@@ -21,6 +21,15 @@ public struct StoredSession: Sendable, Equatable {
     /// How it was authenticated: 1 (password, or an anonymous account), 2 (with a second factor). A privileged window
     /// of an `aal2` session is what security-related operations of an account with second factors need.
     public var assuranceLevel: Int
+    /// When it was last used (moved with the idle expiry, so to within the touch interval); nil for one made before
+    /// Konto kept it.
+    public var lastUsedAt: Timestamp?
+    /// How it was signed in (``IdentityAccountSessionSummary/signInMethod``).
+    public var signInMethod: String?
+    /// The client's network when it signed in (``SessionClient/coarse(address:)``), never the host's address.
+    public var clientAddress: String?
+    /// What the client called itself (``SessionClient/name(_:)``).
+    public var clientName: String?
 
     public init(
         id: String,
@@ -32,7 +41,11 @@ public struct StoredSession: Sendable, Equatable {
         privilegedUntil: Timestamp?,
         credentialVersion: Int64 = 1,
         account: StoredCredential? = nil,
-        assuranceLevel: Int = 1
+        assuranceLevel: Int = 1,
+        lastUsedAt: Timestamp? = nil,
+        signInMethod: String? = nil,
+        clientAddress: String? = nil,
+        clientName: String? = nil
     ) {
         self.id = id
         self.accountId = accountId
@@ -44,6 +57,10 @@ public struct StoredSession: Sendable, Equatable {
         self.credentialVersion = credentialVersion
         self.account = account
         self.assuranceLevel = assuranceLevel
+        self.lastUsedAt = lastUsedAt
+        self.signInMethod = signInMethod
+        self.clientAddress = clientAddress
+        self.clientName = clientName
     }
 
     /// Whether the account is anonymous: it has no userId (as looked up).

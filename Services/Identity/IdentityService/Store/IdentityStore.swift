@@ -88,8 +88,10 @@ public final class IdentityStore: Sendable {
 
     /// Runs an operation in its audit scope: the changes it makes are audited as its (``AuditScope``), the operation
     /// named after the method calling this.
-    func audited<T>(_ clientAddress: String?, operation: String = #function, _ body: () async throws(ServiceError) -> T) async throws(ServiceError) -> T {
-        try await Self.run(in: AuditScope(operation: String(operation.prefix { $0 != "(" }), clientAddress: clientAddress), body).get()
+    func audited<T>(
+        _ clientAddress: String?, client clientName: String? = nil, operation: String = #function, _ body: () async throws(ServiceError) -> T
+    ) async throws(ServiceError) -> T {
+        try await Self.run(in: AuditScope(operation: String(operation.prefix { $0 != "(" }), clientAddress: clientAddress, clientName: clientName), body).get()
     }
 
     /// `body` with `scope` as the task's audit scope, its typed error kept.
@@ -138,7 +140,7 @@ public final class IdentityStore: Sendable {
 
     // MARK: External identities
     @discardableResult public func runRevocations(limit: Int = 50) async -> Int { await external.runRevocations(limit: limit) }
-    public func externalLogin(_ request: IdentityExternalLoginRequest) async throws(ServiceError) -> IdentityExternalLoginAnswer { try await audited(request.clientAddress) { () async throws(ServiceError) in try await external.externalLogin(request) } }
+    public func externalLogin(_ request: IdentityExternalLoginRequest) async throws(ServiceError) -> IdentityExternalLoginAnswer { try await audited(request.clientAddress, client: request.clientName) { () async throws(ServiceError) in try await external.externalLogin(request) } }
     public func linkIdentity(_ request: IdentityLinkIdentityRequest) async throws(ServiceError) -> IdentityExternalIdentity { try await audited(nil) { () async throws(ServiceError) in try await external.linkIdentity(request) } }
     public func listIdentities(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentityExternalIdentities { try await external.listIdentities(request) }
     public func unlinkIdentity(_ request: IdentityUnlinkIdentityRequest) async throws(ServiceError) -> IdentityDone { try await audited(nil) { () async throws(ServiceError) in try await external.unlinkIdentity(request) } }
@@ -239,12 +241,12 @@ public final class IdentityStore: Sendable {
     @discardableResult public func installBootstrapOperatorKey() async throws(ServiceError) -> Bool { try await operators.installBootstrapKey() }
 
     // MARK: Opening
-    public func signUp(_ request: IdentitySignUpRequest) async throws(ServiceError) -> IdentityAccountSession { try await audited(request.clientAddress) { () async throws(ServiceError) in try await opener.signUp(request) } }
-    public func signInAnonymously(_ request: IdentityClientRequest) async throws(ServiceError) -> IdentityAccountSession { try await audited(request.clientAddress) { () async throws(ServiceError) in try await opener.signInAnonymously(request) } }
+    public func signUp(_ request: IdentitySignUpRequest) async throws(ServiceError) -> IdentityAccountSession { try await audited(request.clientAddress, client: request.clientName) { () async throws(ServiceError) in try await opener.signUp(request) } }
+    public func signInAnonymously(_ request: IdentityClientRequest) async throws(ServiceError) -> IdentityAccountSession { try await audited(request.clientAddress, client: request.clientName) { () async throws(ServiceError) in try await opener.signInAnonymously(request) } }
 
     // MARK: Proofs by mail
     public func requestEmailCode(_ request: IdentityEmailCodeRequest) async throws(ServiceError) -> IdentityDone { try await audited(request.clientAddress) { () async throws(ServiceError) in try await proofs.requestEmailCode(request) } }
-    public func emailCodeLogin(_ request: IdentityEmailCodeLoginRequest) async throws(ServiceError) -> IdentityLoginAnswer { try await audited(request.clientAddress) { () async throws(ServiceError) in try await proofs.emailCodeLogin(request) } }
+    public func emailCodeLogin(_ request: IdentityEmailCodeLoginRequest) async throws(ServiceError) -> IdentityLoginAnswer { try await audited(request.clientAddress, client: request.clientName) { () async throws(ServiceError) in try await proofs.emailCodeLogin(request) } }
     public func requestPasswordReset(_ request: IdentityPasswordResetRequest) async throws(ServiceError) -> IdentityDone { try await audited(request.clientAddress) { () async throws(ServiceError) in try await proofs.requestPasswordReset(request) } }
     public func confirmPasswordReset(_ request: IdentityConfirmPasswordResetRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await audited(nil) { () async throws(ServiceError) in try await proofs.confirmPasswordReset(request) } }
     public func requestEmailVerification(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentityDone { try await audited(nil) { () async throws(ServiceError) in try await proofs.requestEmailVerification(request) } }
@@ -259,10 +261,13 @@ public final class IdentityStore: Sendable {
     public func validateSession(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentitySessionInfo { try await sessions.validateSession(request) }
     public func logout(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await audited(nil) { () async throws(ServiceError) in try await sessions.logout(request) } }
     public func logoutEverywhere(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await audited(nil) { () async throws(ServiceError) in try await sessions.logoutEverywhere(request) } }
+    public func listSessions(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentityAccountSessions { try await security.listSessions(request) }
+    public func endSession(_ request: IdentityEndSessionRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await audited(nil) { () async throws(ServiceError) in try await security.endSession(request) } }
+    public func endOtherSessions(_ request: IdentitySecuredRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await audited(nil) { () async throws(ServiceError) in try await security.endOtherSessions(request) } }
 
     // MARK: Signing in
-    public func login(_ request: IdentityLoginRequest) async throws(ServiceError) -> IdentityLoginAnswer { try await audited(request.clientAddress) { () async throws(ServiceError) in try await signIn.login(request) } }
-    public func completeSecondFactor(_ request: IdentitySecondFactorRequest) async throws(ServiceError) -> IdentityAccountSession { try await audited(request.clientAddress) { () async throws(ServiceError) in try await signIn.completeSecondFactor(request) } }
+    public func login(_ request: IdentityLoginRequest) async throws(ServiceError) -> IdentityLoginAnswer { try await audited(request.clientAddress, client: request.clientName) { () async throws(ServiceError) in try await signIn.login(request) } }
+    public func completeSecondFactor(_ request: IdentitySecondFactorRequest) async throws(ServiceError) -> IdentityAccountSession { try await audited(request.clientAddress, client: request.clientName) { () async throws(ServiceError) in try await signIn.completeSecondFactor(request) } }
     public func passkeyLoginOptions(_ request: IdentityPasskeyOptionsRequest) -> PasskeyRequestOptions { signIn.passkeyLoginOptions(request) }
-    public func passkeyLogin(_ request: IdentityPasskeyLoginRequest) async throws(ServiceError) -> IdentityAccountSession { try await audited(request.clientAddress) { () async throws(ServiceError) in try await signIn.passkeyLogin(request) } }
+    public func passkeyLogin(_ request: IdentityPasskeyLoginRequest) async throws(ServiceError) -> IdentityAccountSession { try await audited(request.clientAddress, client: request.clientName) { () async throws(ServiceError) in try await signIn.passkeyLogin(request) } }
 }

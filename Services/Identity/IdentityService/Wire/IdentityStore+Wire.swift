@@ -16,6 +16,9 @@ extension IdentityStore {
         server.register(IdentityContract.validateSession, execution: .eventLoop) { request, _ in try await self.validateSession(request) }
         server.register(IdentityContract.logout) { request, _ in try await self.logout(request) }
         server.register(IdentityContract.logoutEverywhere) { request, _ in try await self.logoutEverywhere(request) }
+        server.register(IdentityContract.listSessions) { request, _ in try await self.listSessions(request) }
+        server.register(IdentityContract.endSession) { request, _ in try await self.endSession(request) }
+        server.register(IdentityContract.endOtherSessions) { request, _ in try await self.endOtherSessions(request) }
         server.register(IdentityContract.reauthenticate) { request, _ in try await self.reauthenticate(request) }
         server.register(IdentityContract.changePassword) { request, _ in try await self.changePassword(request) }
         server.register(IdentityContract.changeUserId) { request, _ in try await self.changeUserId(request) }

@@ -67,7 +67,9 @@ struct GatewayOptions: ParsableArguments {
         let sessions = FileSessionStore(path: sessionPath, gateway: gatewayURL)
         do {
             try await Self.withHTTPClient { http in
-                try await work(KontoClient(gatewayURL: gatewayURL, httpClient: http, sessions: sessions), output)
+                // The account's list of sessions names this one as the command line's (with the host it runs on).
+                let name = "konto command line on \(ProcessInfo.processInfo.hostName)"
+                try await work(KontoClient(gatewayURL: gatewayURL, httpClient: http, sessions: sessions, clientName: name), output)
             }
         } catch {
             let failure = CommandFailure(error, gateway: gatewayURL, passwordOnly: passwordOnly)

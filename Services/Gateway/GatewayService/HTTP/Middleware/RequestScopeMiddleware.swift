@@ -29,6 +29,7 @@ struct RequestScopeMiddleware: RouterMiddleware {
             logger: logger
         )
         scope.viaTrustedProxy = trustedProxies.trusts(peer)
+        scope.clientName = RequestScope.clientName(fromUserAgent: request.headers[.userAgent])
         var response = try await RequestScope.$current.withValue(scope) {
             try await next(request, context)
         }

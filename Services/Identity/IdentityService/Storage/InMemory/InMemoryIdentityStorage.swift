@@ -321,6 +321,10 @@ public final class InMemoryIdentityStorage: IdentityStorage {
                   replacement.credentialVersion == current.credentialVersion
             else { throw IdentityStorageError(.notFound) }
             _ = state.removeSession(id)
+            var replacement = replacement
+            replacement.signInMethod = replacement.signInMethod ?? current.signInMethod
+            replacement.clientAddress = replacement.clientAddress ?? current.clientAddress
+            replacement.clientName = replacement.clientName ?? current.clientName
             state.insert(replacement)
         }
     }
@@ -334,14 +338,20 @@ public final class InMemoryIdentityStorage: IdentityStorage {
             var account = credential
             account.passwordHash = nil
             session.account = account
+            // As PostgreSQL's lookup reads it: what validation needs.
+            session.lastUsedAt = nil
+            session.signInMethod = nil
+            session.clientAddress = nil
+            session.clientName = nil
             return session
         }
     }
 
-    public func touchSession(id: String, idleExpiresAt: Timestamp) {
+    public func touchSession(id: String, idleExpiresAt: Timestamp, at now: Timestamp) {
         state.withLock { state in
             guard let session = state.sessions[id] else { return }
             state.sessions[id]?.idleExpiresAt = min(max(session.idleExpiresAt, idleExpiresAt), session.absoluteExpiresAt)
+            state.sessions[id]?.lastUsedAt = max(session.lastUsedAt ?? session.createdAt, now)
         }
     }
 

@@ -418,5 +418,20 @@ public enum IdentityMigrations {
                 "INSERT INTO audit_chain VALUES (1, 0, decode(repeat('00', 32), 'hex'), 0, decode(repeat('00', 32), 'hex'))",
             ]
         ),
+        // What the owner's list of sessions shows (docs/API.md, "Sessions and devices"): kept on the session's row, so
+        // it goes with the session and with the account. Bounded here as Identity bounds it.
+        PostgresMigration(
+            version: 17,
+            name: "sessions remember their client and sign-in method",
+            statements: [
+                """
+                ALTER TABLE sessions
+                    ADD COLUMN last_used_at timestamptz,
+                    ADD COLUMN sign_in_method text CHECK (char_length(sign_in_method) <= 80),
+                    ADD COLUMN client_address text CHECK (char_length(client_address) <= 64),
+                    ADD COLUMN client_name text CHECK (char_length(client_name) <= 256)
+                """,
+            ]
+        ),
     ]
 }

@@ -226,7 +226,8 @@ extension PostgresIdentityStorage {
         try await run { client, logger in
             let rows = try await client.query(
                 """
-                SELECT c.credential_version, s.id, s.token_hash, s.created_at, s.idle_expires_at, s.absolute_expires_at, s.privileged_until, s.assurance_level
+                SELECT c.credential_version, s.id, s.token_hash, s.created_at, s.idle_expires_at, s.absolute_expires_at, s.privileged_until, s.assurance_level,
+                       s.last_used_at, s.sign_in_method, s.client_address, s.client_name
                 FROM identity.credentials c LEFT JOIN identity.sessions s ON s.account_id = c.account_id AND s.credential_version = c.credential_version
                 WHERE c.account_id = \(accountId) AND NOT c.pending
                 ORDER BY s.created_at, s.id
@@ -235,14 +236,14 @@ extension PostgresIdentityStorage {
             )
             var found = false
             var sessions: [StoredSession] = []
-            for try await (version, id, hash, createdAt, idle, absolute, privileged, level)
-                in rows.decode((Int64, String?, ByteBuffer?, Date?, Date?, Date?, Date?, Int16?).self) {
+            for try await (version, id, hash, createdAt, idle, absolute, privileged, level, lastUsed, method, address, name)
+                in rows.decode((Int64, String?, ByteBuffer?, Date?, Date?, Date?, Date?, Int16?, Date?, String?, String?, String?).self) {
                 found = true
                 guard let id, let hash, let createdAt, let idle, let absolute else { continue }
                 sessions.append(StoredSession(
                     id: id, accountId: accountId, tokenHash: Array(hash.readableBytesView), createdAt: Timestamp(createdAt), idleExpiresAt: Timestamp(idle),
                     absoluteExpiresAt: Timestamp(absolute), privilegedUntil: privileged.map(Timestamp.init), credentialVersion: version,
-                    assuranceLevel: Int(level ?? 1)
+                    assuranceLevel: Int(level ?? 1), lastUsedAt: lastUsed.map(Timestamp.init), signInMethod: method, clientAddress: address, clientName: name
                 ))
             }
             return found ? sessions : nil

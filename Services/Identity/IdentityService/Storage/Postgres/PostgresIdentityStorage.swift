@@ -263,11 +263,17 @@ public struct PostgresIdentityStorage: IdentityStorage {
                 """
                 DELETE FROM identity.sessions WHERE id = \(id) AND account_id = \(replacement.accountId)
                     AND credential_version = \(replacement.credentialVersion)
-                RETURNING 1
+                RETURNING sign_in_method, client_address, client_name
                 """,
                 logger: logger
             )
-            guard try await rows.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
+            let replaced = try await rows.decode((String?, String?, String?).self).all()
+            guard replaced.count == 1 else { throw IdentityStorageError(.notFound) }
+            // The session a lookup found does not carry its client (validation has no use for it): kept from the row.
+            var replacement = replacement
+            replacement.signInMethod = replacement.signInMethod ?? replaced[0].0
+            replacement.clientAddress = replacement.clientAddress ?? replaced[0].1
+            replacement.clientName = replacement.clientName ?? replaced[0].2
             try await Self.insert(replacement, on: connection, logger: logger)
         }
     }
@@ -296,11 +302,12 @@ public struct PostgresIdentityStorage: IdentityStorage {
         }
     }
 
-    public func touchSession(id: String, idleExpiresAt: Timestamp) async throws(IdentityStorageError) {
+    public func touchSession(id: String, idleExpiresAt: Timestamp, at now: Timestamp) async throws(IdentityStorageError) {
         try await run { client, logger in
             try await client.query(
                 """
-                UPDATE identity.sessions SET idle_expires_at = least(greatest(idle_expires_at, \(idleExpiresAt.date)), absolute_expires_at)
+                UPDATE identity.sessions SET idle_expires_at = least(greatest(idle_expires_at, \(idleExpiresAt.date)), absolute_expires_at),
+                    last_used_at = greatest(coalesce(last_used_at, created_at), \(now.date))
                 WHERE id = \(id)
                 """,
                 logger: logger
@@ -719,10 +726,11 @@ public struct PostgresIdentityStorage: IdentityStorage {
         try await connection.query(
             """
             INSERT INTO identity.sessions (id, account_id, token_hash, created_at, idle_expires_at, absolute_expires_at, privileged_until,
-                                           credential_version, assurance_level)
+                                           credential_version, assurance_level, last_used_at, sign_in_method, client_address, client_name)
             VALUES (\(session.id), \(session.accountId), \(ByteBuffer(bytes: session.tokenHash)), \(session.createdAt.date),
                     \(session.idleExpiresAt.date), \(session.absoluteExpiresAt.date), \(session.privilegedUntil?.date),
-                    \(session.credentialVersion), \(Int16(session.assuranceLevel)))
+                    \(session.credentialVersion), \(Int16(session.assuranceLevel)), \(session.lastUsedAt?.date), \(session.signInMethod),
+                    \(session.clientAddress), \(session.clientName))
             """,
             logger: logger
         )
@@ -852,7 +860,7 @@ extension PostgresQuery.StringInterpolation {
     mutating func appendInterpolation(sessionInsert session: StoredSession, from source: StaticString) {
         appendLiteral("""
             INSERT INTO identity.sessions (id, account_id, token_hash, created_at, idle_expires_at, absolute_expires_at, privileged_until,
-                                           credential_version, assurance_level)
+                                           credential_version, assurance_level, last_used_at, sign_in_method, client_address, client_name)
             SELECT
             """)
         appendLiteral(" ")
@@ -871,6 +879,14 @@ extension PostgresQuery.StringInterpolation {
         appendInterpolation(session.credentialVersion)
         appendLiteral(", ")
         appendInterpolation(Int16(session.assuranceLevel))
+        appendLiteral(", ")
+        appendInterpolation(session.lastUsedAt?.date)
+        appendLiteral(", ")
+        appendInterpolation(session.signInMethod)
+        appendLiteral(", ")
+        appendInterpolation(session.clientAddress)
+        appendLiteral(", ")
+        appendInterpolation(session.clientName)
         appendLiteral("\nFROM \(source)\nRETURNING account_id")
     }
 }

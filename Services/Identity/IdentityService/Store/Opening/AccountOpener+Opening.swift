@@ -98,7 +98,10 @@ extension AccountOpener {
 
         // An operator's account has no session: its owner signs in themselves.
         let made = opening.startsSession
-            ? sessions.makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true, at: clock()) : nil
+            ? sessions.makeSession(
+                accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true,
+                method: identity.map { "provider:\($0.provider)" } ?? "signUp", at: clock()
+            ) : nil
         let session = made?.0
         do {
             if upgrading == nil {

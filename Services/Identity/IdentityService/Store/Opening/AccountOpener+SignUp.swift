@@ -39,7 +39,7 @@ extension AccountOpener {
         let now = clock()
         let accountId = UUID().uuidString.lowercased()
         let credential = StoredCredential(accountId: accountId, userId: nil, normalizedUserId: nil, passwordHash: nil, createdAt: now)
-        let (session, token) = sessions.makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: false, at: now)
+        let (session, token) = sessions.makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: false, method: "anonymous", at: now)
         let facts = credential.facts(userIdType: configuration.userIdType)
         let details = assembler.account(facts, profile: nil).details
         try await stored { () async throws(IdentityStorageError) in

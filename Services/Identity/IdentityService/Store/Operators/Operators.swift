@@ -216,12 +216,7 @@ struct Operators: IdentityPart {
         guard let sessions = try await stored({ () async throws(IdentityStorageError) in try await storage.accountSessions(accountId: request.accountId) }) else {
             throw ServiceError(AccountError(code: .notFound))
         }
-        return IdentityAccountSessions(sessions: sessions.filter { $0.isValid(at: now) }.map {
-            IdentityAccountSessionSummary(
-                id: $0.id, createdAt: $0.createdAt, idleExpiresAt: $0.idleExpiresAt, absoluteExpiresAt: $0.absoluteExpiresAt,
-                assuranceLevel: $0.assuranceLevel, privilegedUntil: $0.privilegedUntil
-            )
-        })
+        return IdentityAccountSessions(sessions: sessions.filter { $0.isValid(at: now) }.map { $0.summary() })
     }
 
     /// Ends one of the account's sessions (`sessionsRevoked`… as its owner's logout would: `disassociatingAccount`), or

@@ -108,7 +108,7 @@ extension EmailProofs {
             demandsSecondFactor = false
         }
         do {
-            let answer = try await signIn.finishSignIn(verified, demandsSecondFactor: demandsSecondFactor, privileged: false, clients: clients, method: "a code sent by mail", at: now)
+            let answer = try await signIn.finishSignIn(verified, demandsSecondFactor: demandsSecondFactor, privileged: false, clients: clients, method: "a code sent by mail", signInMethod: "emailCode", at: now)
             logger.info("signed in with a mailed code", metadata: ["konto.account_id": "\(accountId)"])
             return answer
         } catch where error.code == .identityProfileUnavailable {

@@ -13,7 +13,7 @@ extension SessionAuthority {
         let idleExpiresAt = min(now.adding(options.sessionIdleTimeout), session.absoluteExpiresAt)
         var expiresAt = session.idleExpiresAt
         if idleExpiresAt.milliseconds - session.idleExpiresAt.milliseconds >= options.sessionTouchInterval.milliseconds {
-            try await stored { () async throws(IdentityStorageError) in try await storage.touchSession(id: session.id, idleExpiresAt: idleExpiresAt) }
+            try await stored { () async throws(IdentityStorageError) in try await storage.touchSession(id: session.id, idleExpiresAt: idleExpiresAt, at: now) }
             expiresAt = idleExpiresAt
         }
         return IdentitySessionInfo(

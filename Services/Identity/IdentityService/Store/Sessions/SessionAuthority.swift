@@ -15,8 +15,12 @@ struct SessionAuthority: IdentityPart {
     let factorSecrets: FactorSecretBox
 
     /// A new session for the account under its credential's version, privileged for the window when a password was
-    /// just entered.
-    func makeSession(accountId: String, credentialVersion: Int64, privileged: Bool, assuranceLevel: Int = 1, at now: Timestamp) -> (session: StoredSession, token: String) {
+    /// just entered. It keeps how it was signed in (`method`) and, from the call's scope, the client's network and
+    /// name (``SessionClient``), for its owner's list of sessions.
+    func makeSession(
+        accountId: String, credentialVersion: Int64, privileged: Bool, assuranceLevel: Int = 1, method: String, at now: Timestamp
+    ) -> (session: StoredSession, token: String) {
+        let client = AuditScope.current
         let token = SecretToken.generate()
         let absolute = now.adding(options.sessionLifetime)
         let session = StoredSession(
@@ -28,7 +32,11 @@ struct SessionAuthority: IdentityPart {
             absoluteExpiresAt: absolute,
             privilegedUntil: privileged ? now.adding(options.privilegedWindow) : nil,
             credentialVersion: credentialVersion,
-            assuranceLevel: assuranceLevel
+            assuranceLevel: assuranceLevel,
+            lastUsedAt: now,
+            signInMethod: method,
+            clientAddress: SessionClient.coarse(address: client?.clientAddress),
+            clientName: client?.clientName
         )
         return (session, token)
     }

@@ -49,15 +49,17 @@ extension SignIn {
         if sessions.hashing.hasher.needsRehash(hash) {
             await rehash(request.password, of: credential)
         }
-        return try await finishSignIn(credential, demandsSecondFactor: lookup.demandsSecondFactor, privileged: true, clients: clients, method: "a password", at: now)
+        return try await finishSignIn(credential, demandsSecondFactor: lookup.demandsSecondFactor, privileged: true, clients: clients, method: "a password", signInMethod: "password", at: now)
     }
 
     /// A checked first factor's answer: a second-factor challenge when the account has one (known from the lookup: a
     /// login without one reads nothing more for it), else a session under the credential version that was checked
     /// (should the password or userId have changed since, none is made and the sign-in fails as a wrong password
-    /// would), its client remembered as known.
+    /// would), its client remembered as known. `method` names the first factor in the owner's mail ("a password"),
+    /// `signInMethod` in the list of sessions (`password`).
     func finishSignIn(
-        _ credential: StoredCredential, demandsSecondFactor: Bool, privileged: Bool, clients: [[UInt8]], method: String, at now: Timestamp
+        _ credential: StoredCredential, demandsSecondFactor: Bool, privileged: Bool, clients: [[UInt8]], method: String, signInMethod: String,
+        at now: Timestamp
     ) async throws(ServiceError) -> IdentityLoginAnswer {
         let accountId = credential.accountId
         // Every first factor ends here (a password, a mailed code, a provider): a disabled account gets no session
@@ -68,7 +70,7 @@ extension SignIn {
             return IdentityLoginAnswer(challenge: try await factors.secondFactorChallenge(for: credential, at: now))
         }
         let answer = try await signedInDetails(credential)
-        let (session, token) = sessions.makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: privileged, at: now)
+        let (session, token) = sessions.makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: privileged, method: signInMethod, at: now)
         do {
             try await storage.createSession(session, events: [event(accountId, .associatedAccount, at: now)])
         } catch where error.code == .notFound {

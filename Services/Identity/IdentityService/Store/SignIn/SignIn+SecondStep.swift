@@ -38,7 +38,7 @@ extension SignIn {
         let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
         guard let credential, credential.credentialVersion == challenge.credentialVersion, credential.disabledAt == nil else { throw Self.invalidChallenge }
         let signedIn = try await signedInDetails(credential)
-        let (session, token) = sessions.makeSession(accountId: accountId, credentialVersion: challenge.credentialVersion, privileged: true, assuranceLevel: 2, at: now)
+        let (session, token) = sessions.makeSession(accountId: accountId, credentialVersion: challenge.credentialVersion, privileged: true, assuranceLevel: 2, method: "secondFactor", at: now)
         let completed: Bool
         do {
             completed = try await storage.completeChallenge(tokenHash: tokenHash, at: now, session: session, events: [event(accountId, .associatedAccount, at: now)])
@@ -79,7 +79,7 @@ extension SignIn {
         let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: accountId) }
         guard let credential, credential.userId != nil, credential.disabledAt == nil else { throw Self.wrongCredentials }
         let signedIn = try await signedInDetails(credential)
-        let (session, token) = sessions.makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true, assuranceLevel: 2, at: now)
+        let (session, token) = sessions.makeSession(accountId: accountId, credentialVersion: credential.credentialVersion, privileged: true, assuranceLevel: 2, method: "passkey", at: now)
         do {
             try await storage.createSession(session, events: [event(accountId, .associatedAccount, at: now)])
         } catch where error.code == .notFound {

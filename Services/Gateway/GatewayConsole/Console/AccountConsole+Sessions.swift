@@ -1,0 +1,96 @@
+import Foundation
+import GatewayService
+import HTTPTypes
+import Hummingbird
+import KontoModel
+
+/// Where the account is signed in: each live session with its device and network, ending one, or every other. Ending
+/// another session is security-related: the current password is asked for once the privileged window has closed.
+extension AccountConsole {
+    func registerSessions(on router: Router<GatewayRequestContext>) {
+        let base = options.basePath
+        router.get(RouterPath(base + "/sessions")) { request, _ in
+            let notice: String? = switch request.uri.queryParameters.get("done") {
+            case "ended": "Signed out of that device."
+            case "others": "Signed out of every other device."
+            default: nil
+            }
+            return await self.sessionsPage(self.visit(request), notice: notice)
+        }
+        router.post(RouterPath(base + "/sessions/end")) { request, _ in await self.form(request, credentials: true, self.endSession) }
+        router.post(RouterPath(base + "/sessions/end-others")) { request, _ in await self.form(request, credentials: true, self.endOtherSessions) }
+    }
+
+    func sessionsPage(_ visit: Visit, notice: String? = nil) async -> Response {
+        guard let session = visit.session else { return redirect("/", visit: visit) }
+        do {
+            let sessions = try await operations.asSession(session) { try await operations.deviceSessions() }
+            return page("sessions", title: "Where you are signed in", visit: visit) { page in
+                page.notice = notice
+                page.sessions = sessions.map(Self.row)
+                page.hasOtherSessions = sessions.contains { !$0.isCurrent }
+            }
+        } catch {
+            return factorProblem(error, visit: visit)
+        }
+    }
+
+    static func row(_ session: GatewayOperations.DeviceSession) -> ConsolePage.SessionRow {
+        let method = switch session.signInMethod {
+        case "password": "password"
+        case "emailCode": "a code by mail"
+        case "passkey": "a passkey"
+        case "secondFactor": "a second factor"
+        case "signUp": "signing up"
+        case "anonymous": "without an account"
+        case let other? where other.hasPrefix("provider:"): String(other.dropFirst("provider:".count))
+        default: "unknown"
+        }
+        let used = (session.lastUsedAt ?? session.createdAt).formatted(date: .abbreviated, time: .shortened)
+        return ConsolePage.SessionRow(
+            id: session.id, device: session.clientName.map { BrowserName.from(userAgent: $0) ?? $0 } ?? "Unknown device",
+            detail: "signed in with \(method) · last used \(used)" + (session.clientAddress.map { " · network \($0)" } ?? ""),
+            current: session.isCurrent
+        )
+    }
+
+    /// Asks for the password to end `sessionId` (the form carries the id back as its token).
+    static func endSessionForm(_ sessionId: String) -> ConsolePage.Form {
+        ConsolePage.Form(
+            mainId: "end-session-password", heading: "Sign out that device", intro: "For your security, enter your current password first.",
+            formId: "end-session-form", action: "/sessions/end", submitId: "end-session-submit", submitLabel: "Sign out", hasToken: true, token: sessionId
+        )
+    }
+
+    static let endOthersForm = ConsolePage.Form(
+        mainId: "end-others-password", heading: "Sign out every other device", intro: "For your security, enter your current password first.",
+        formId: "end-others-form", action: "/sessions/end-others", submitId: "end-others-submit", submitLabel: "Sign out everywhere else"
+    )
+
+    private func endSession(_ visit: Visit, _ form: ConsoleForm) async -> Response {
+        guard let session = visit.session else { return redirect("/", visit: visit) }
+        let sessionId = form["sessionId"] ?? form["token"] ?? ""
+        let current = form["currentPassword"].flatMap { $0.isEmpty ? nil : $0 }
+        do {
+            try await operations.asSession(session) { try await operations.endSession(id: sessionId, currentPassword: current) }
+        } catch {
+            return securedStepRefused(error, asking: Self.endSessionForm(sessionId), title: "Sign out that device", passwordGiven: current != nil, visit: visit)
+        }
+        // This browser's own session ended: as a logout.
+        if (try? await operations.asSession(session) { try await operations.deviceSessions() }) == nil {
+            return redirect("/", visit: visit, session: .some(nil))
+        }
+        return redirect("/sessions?done=ended", visit: visit)
+    }
+
+    private func endOtherSessions(_ visit: Visit, _ form: ConsoleForm) async -> Response {
+        guard let session = visit.session else { return redirect("/", visit: visit) }
+        let current = form["currentPassword"].flatMap { $0.isEmpty ? nil : $0 }
+        do {
+            _ = try await operations.asSession(session) { try await operations.endOtherSessions(currentPassword: current) }
+            return redirect("/sessions?done=others", visit: visit)
+        } catch {
+            return securedStepRefused(error, asking: Self.endOthersForm, title: "Sign out every other device", passwordGiven: current != nil, visit: visit)
+        }
+    }
+}
