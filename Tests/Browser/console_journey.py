@@ -618,6 +618,8 @@ def journey(console):
     console.fill("login-password", passwords[2])
     console.submit("login-submit", "main#overview")
 
+    if os.environ.get("KONTO_PROVIDER_NAME"):
+        link_identity(console, suffix, passwords[2])
     sessions(console, new_user_id, passwords[2])
 
     step("delete the account: confirmed, with the current password")
@@ -656,6 +658,43 @@ def api(method, path, body=None, token=None, user_agent=None):
             return answer.status, json.loads(data) if data else None
     except urllib.error.HTTPError as refusal:
         return refusal.code, None
+
+
+def link_identity(console, suffix, password):
+    """The identities page: the provider linked through its own sign-in page (the password asked for on the way back,
+    the privileged window being shut), listed, then unlinked with the password."""
+    driver = console.driver
+    name = os.environ["KONTO_PROVIDER_NAME"]
+    step("link the provider from the identities page: its own sign-in, then the password; listed; unlinked again")
+    console.follow("identities-link", "main#identities")
+    console.present("no-identities")
+    old = driver.find_element(By.TAG_NAME, "html")
+    console.element(f"link-{name}").click()
+    console.wait(replaced(old), "the provider's page comes")
+    field = console.wait(EC.visibility_of_element_located((By.NAME, "sub")), "the provider's sign-in field")
+    expect(not driver.current_url.startswith(GATEWAY), f"still on the console ({driver.current_url}), not at the provider")
+    # The provider's page is not ours to judge: what its console said stays there.
+    driver.get_log("browser")
+    field.send_keys(f"lovelace.{suffix}")
+    old = driver.find_element(By.TAG_NAME, "html")
+    driver.find_element(By.XPATH, "//button[normalize-space()='Authorize']").click()
+    console.wait(replaced(old), "the provider sends the browser back")
+    # The callback answers the password form with a 401 (the window is shut): the step expects it.
+    callback = f"{GATEWAY}/account/oidc/{name}/callback"
+    console.page("form#link-form", allowed_refusal=callback)
+    console.fill("field-currentPassword", password)
+    console.submit("link-submit", "main#identities")
+    expect(console.text("notice").startswith("Linked"), f"after linking the notice says {console.text('notice')!r}")
+    rows = driver.find_elements(By.CSS_SELECTOR, "#identity-list li.identity")
+    expect(len(rows) == 1, f"the identities page lists {len(rows)} identities, not 1")
+    console.screenshot("identities")
+    identity_id = rows[0].get_attribute("id").removeprefix("identity-")
+    console.submit(f"unlink-{identity_id}", "form#unlink-form", refused=True)
+    console.fill("field-currentPassword", password)
+    console.submit("unlink-submit", "main#identities")
+    expect(console.text("notice") == "Unlinked.", f"after unlinking the notice says {console.text('notice')!r}")
+    console.present("no-identities")
+    console.follow("home-link", "main#overview")
 
 
 def sessions(console, user_id, password):

@@ -51,7 +51,9 @@ struct AdminConsoleHTTPTests {
 
                 // An action goes through the admin API: the account is disabled.
                 let user = try await gateway.signUp("console-admin@example.org")
-                _ = try await browser.get("/admin/console/accounts/\(user.accountId)")
+                let accountPage = try await browser.get("/admin/console/accounts/\(user.accountId)")
+                // Its session, with how and from where it signed in.
+                #expect(accountPage.html.contains("<td>signUp · 127.0.0.0/24"), "\(accountPage.html)")
                 let disabled = try await browser.post("/admin/console/accounts/\(user.accountId)/disable", [])
                 #expect(disabled.status == 303 && disabled.location == "/admin/console/accounts/\(user.accountId)?done=disable")
                 var admin = gateway

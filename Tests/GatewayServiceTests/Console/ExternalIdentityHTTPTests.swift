@@ -159,6 +159,90 @@ struct ExternalIdentityHTTPTests {
         await provider.stop()
     }
 
+    /// The provider's part of a console flow that began at `authorize`: the person signs in as `sub`; the callback's
+    /// path and query on the console, as the provider redirects the browser there.
+    static func providerCallback(_ authorize: String, sub: String, http: HTTPClient) async throws -> String {
+        var form = HTTPClientRequest(url: authorize)
+        form.method = .POST
+        form.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        form.body = .bytes(.init(string: "sub=\(sub)"))
+        let page = try await http.execute(form, timeout: .seconds(10))
+        let location = try #require(page.headers.first(name: "Location"), "status \(page.status)")
+        let callback = try #require(URLComponents(string: location))
+        return callback.path + "?" + (callback.percentEncodedQuery ?? "")
+    }
+
+    @Test("the console's identities page: a provider linked through its own sign-in (the flow bound to this browser), listed, unlinked; never an account's last way in")
+    func consoleLinking() async throws {
+        let provider = try await OIDCProviderProcess.startGeneric()
+        do {
+            try await provider.control("/_control/clients", [
+                "client_id": "konto-web", "client_secret": "s3cret", "token_endpoint_auth_method": "client_secret_post",
+                "redirect_uris": ["https://accounts.example.org/account/oidc/generic/callback"],
+            ])
+            try await provider.control("/users/ada-at-generic", method: "PUT", ["email": "ada@generic.example", "email_verified": true, "given_name": "Ada"])
+            try await provider.control("/users/grace-at-generic", method: "PUT", ["email": "grace@generic.example", "email_verified": true, "given_name": "Grace", "family_name": "Hopper"])
+            let providers = IdentityProviders([
+                IdentityProvider(name: "generic", displayName: "Generic ID", issuer: provider.issuer, clientId: "konto-web", authentication: .secret(SecretString("s3cret"))),
+            ])
+            try await GatewayHarness.withGateway(configure: { $0.publicURL = "https://accounts.example.org" }, identityOptions: Self.options, providers: providers) { gateway in
+                let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+                defer { _ = http.shutdown() }
+                try await ConsoleBrowser.withClient { client in
+                    var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: client)
+                    _ = try await browser.get("/account/signup")
+                    _ = try await browser.post("/account/signup", [
+                        ("userId", "ada@example.org"), ("password", "correct horse battery"), ("name[givenName]", "Ada"), ("name[familyName]", "Lovelace"),
+                    ])
+                    #expect(try await browser.get("/account/").html.contains(#"id="identities-link""#))
+                    let empty = try await browser.get("/account/identities")
+                    #expect(empty.html.contains(#"id="no-identities""#) && empty.html.contains(#"id="link-generic""#) && empty.html.contains("Link Generic ID"))
+
+                    // Linking: to the provider with the flow's secrets in this browser's cookie; back, linked.
+                    // The page sends the browser on itself (the pages' CSP keeps a form's redirect on this site).
+                    let start = try await browser.post("/account/identities/link", [("provider", "generic")])
+                    #expect(start.status == 200 && start.html.contains(#"<meta http-equiv="refresh" content="0; url="#))
+                    let authorize = try #require(start.html.firstMatch(of: /<a id="continue-link" class="button" href="([^"]+)">/).map {
+                        String($0.1).replacingOccurrences(of: "&amp;", with: "&")
+                    })
+                    #expect(authorize.hasPrefix(provider.issuer) && browser.cookies["konto_oidc"] != nil)
+                    let callback = try await Self.providerCallback(authorize, sub: "ada-at-generic", http: http)
+                    // Another browser (no flow cookie) cannot use the code.
+                    var stranger = ConsoleBrowser(baseURL: gateway.baseURL, http: client)
+                    #expect(try await stranger.get(callback).status == 403)
+                    let linked = try await browser.get(callback)
+                    #expect(linked.status == 303 && linked.location == "/account/identities?done=linked", "\(linked.html)")
+                    #expect(browser.cookies["konto_oidc"] == nil)
+                    let listed = try await browser.get("/account/identities?done=linked")
+                    #expect(listed.html.contains("Linked: it signs you in") && listed.html.contains("Generic ID") && listed.html.contains("ada@generic.example"))
+                    let identityId = try #require(listed.html.firstMatch(of: /<li id="identity-([^"]+)" class="identity">/).map { String($0.1) })
+
+                    // Unlinking: the password is still there, so the identity may go.
+                    let unlinked = try await browser.post("/account/identities/unlink", [("identityId", identityId)])
+                    #expect(unlinked.status == 303 && unlinked.location == "/account/identities?done=unlinked", "\(unlinked.html)")
+                    #expect(try await browser.get("/account/identities").html.contains(#"id="no-identities""#))
+
+                    // An account made by the provider has no other way in: unlinking it is refused, and it stays.
+                    var grace = ConsoleBrowser(baseURL: gateway.baseURL, http: client)
+                    _ = try await grace.get("/account/")
+                    let signIn = try await grace.get("/account/oidc/generic")
+                    let graceCallback = try await Self.providerCallback(try #require(signIn.location), sub: "grace-at-generic", http: http)
+                    let signedIn = try await grace.get(graceCallback)
+                    #expect(signedIn.status == 303 && grace.cookies["konto_session"] != nil, "\(signedIn.html)")
+                    let own = try await grace.get("/account/identities")
+                    let graceIdentity = try #require(own.html.firstMatch(of: /<li id="identity-([^"]+)" class="identity">/).map { String($0.1) })
+                    let refused = try await grace.post("/account/identities/unlink", [("identityId", graceIdentity)])
+                    #expect(refused.status == 409 && refused.html.contains("only way to sign in"), "\(refused.html)")
+                    #expect(refused.html.contains(#"id="identity-\#(graceIdentity)""#))
+                }
+            }
+        } catch {
+            await provider.stop()
+            throw error
+        }
+        await provider.stop()
+    }
+
     @Test("Sign in with Apple: the client secret Konto signs is Apple's, the name sent once is kept, deletion revokes the token exactly once though the first attempt fails")
     func apple() async throws {
         let key = P256.Signing.PrivateKey()

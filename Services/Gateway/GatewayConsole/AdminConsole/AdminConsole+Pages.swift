@@ -85,7 +85,11 @@ extension AdminConsole {
                     AdminConsolePage.Identity(id: $0.id, provider: $0.provider, created: Self.date($0.createdAt), lastUsed: $0.lastUsedAt.map(Self.date))
                 },
                 sessions: sessions.map {
-                    AdminConsolePage.Session(id: $0.id, created: Self.date($0.createdAt), expires: Self.date(min($0.idleExpiresAt, $0.absoluteExpiresAt)), level: $0.assuranceLevel)
+                    AdminConsolePage.Session(
+                        id: $0.id, created: Self.date($0.createdAt), expires: Self.date(min($0.idleExpiresAt, $0.absoluteExpiresAt)), level: $0.assuranceLevel,
+                        lastUsed: Self.date($0.lastUsedAt ?? $0.createdAt),
+                        client: [$0.signInMethod, $0.clientAddress, $0.clientName].compactMap { $0 }.joined(separator: " · ")
+                    )
                 },
                 sessionCount: account.sessionCount
             )

@@ -75,6 +75,9 @@ struct AdminConsolePage: Sendable {
         var created: String
         var expires: String
         var level: Int
+        var lastUsed: String
+        /// How it signed in, from where (the client's network) and with what (its name).
+        var client: String
     }
 
     // Audit trail (an account's, or the log's).

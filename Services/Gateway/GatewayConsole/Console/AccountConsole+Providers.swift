@@ -21,7 +21,7 @@ extension AccountConsole {
     func registerProviders(on router: Router<GatewayRequestContext>) {
         let base = options.basePath
         router.get(RouterPath(base + "/oidc/:provider")) { request, context in
-            await self.startProviderSignIn(request, provider: context.parameters.get("provider") ?? "")
+            await self.startProviderFlow(request, provider: context.parameters.get("provider") ?? "", link: false)
         }
         router.get(RouterPath(base + "/oidc/:provider/callback")) { request, context in
             var parameters: [String: String] = [:]
@@ -45,20 +45,27 @@ extension AccountConsole {
         var nonce: String
         var verifier: String
         var expiresAt: Int
+        /// The flow links the identity to the signed-in account (the identities page) instead of signing in.
+        var link: Bool?
     }
 
-    private func redirectURI(_ provider: String) -> String? {
+    func redirectURI(_ provider: String) -> String? {
         options.publicURL.map { $0 + options.basePath + "/oidc/\(provider)/callback" }
     }
 
-    private func startProviderSignIn(_ request: Request, provider: String) async -> Response {
-        let visit = visit(request)
+    /// To the provider's authorization page, the flow's secrets in their cookie: a sign-in, or (`link`) a link to the
+    /// signed-in account.
+    func startProviderFlow(_ request: Request, provider: String, link: Bool) async -> Response {
+        await startProviderFlow(visit(request), provider: provider, link: link)
+    }
+
+    func startProviderFlow(_ visit: Visit, provider: String, link: Bool) async -> Response {
         guard let redirectURI = redirectURI(provider), provider.utf8.count <= 32,
               provider.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" })
-        else { return redirect("/", visit: visit) }
+        else { return redirect(link ? "/identities" : "/", visit: visit) }
         let flow = ProviderFlow(
             provider: provider, state: Self.randomToken(), nonce: Self.randomToken(), verifier: Self.randomToken() + Self.randomToken(),
-            expiresAt: Int(Date().timeIntervalSince1970) + Self.providerFlowSeconds
+            expiresAt: Int(Date().timeIntervalSince1970) + Self.providerFlowSeconds, link: link ? true : nil
         )
         let challenge = Self.base64URL(Array(SHA256.hash(data: Array(flow.verifier.utf8))))
         let url: String
@@ -69,11 +76,22 @@ extension AccountConsole {
         } catch {
             return problemPage(consoleProblem(error), visit: visit)
         }
-        var headers = Self.securityHeaders
-        headers[.location] = url
-        var response = Response(status: .seeOther, headers: headers)
-        if visit.isNewCSRFCookie {
-            response.setCookie(cookie(Self.csrfCookie, visit.csrfCookie, visit: visit, sameSite: .strict))
+        var response: Response
+        if link {
+            // The start of a link is a form (it needs the CSRF token: a cross-site request must not link a provider's
+            // session to the account), and the pages' CSP allows forms to go to this site only, redirects included: the
+            // browser is sent on by the page itself.
+            response = page("continue", title: "Link an identity", visit: visit) { page in
+                page.refreshURL = url
+                page.continueLabel = "Continue to the provider"
+            }
+        } else {
+            var headers = Self.securityHeaders
+            headers[.location] = url
+            response = Response(status: .seeOther, headers: headers)
+            if visit.isNewCSRFCookie {
+                response.setCookie(cookie(Self.csrfCookie, visit.csrfCookie, visit: visit, sameSite: .strict))
+            }
         }
         response.setCookie(cookie(Self.providerCookie, sealFlow(flow), visit: visit, sameSite: visit.secure ? .none : .lax, maxAge: Self.providerFlowSeconds))
         return response
@@ -89,6 +107,9 @@ extension AccountConsole {
             return page("problem", title: "Please try again", visit: visit, status: .forbidden) { page in
                 page.formError = "This sign-in has expired or did not start in this browser. Go back and try again."
             }
+        }
+        if flow.link == true {
+            return await linkCallback(visit, flow: flow, code: parameters["error"] == nil ? parameters["code"] : nil, redirectURI: redirectURI)
         }
         var response: Response
         if parameters["error"] != nil || parameters["code"] == nil {
@@ -187,7 +208,7 @@ extension AccountConsole {
         return payload + "." + mac
     }
 
-    private func openFlow(_ value: String) -> ProviderFlow? {
+    func openFlow(_ value: String) -> ProviderFlow? {
         let parts = value.split(separator: ".")
         guard value.utf8.count <= 2_048, parts.count == 2, let mac = Self.bytes(base64URL: String(parts[1])),
               HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Array(("oidc\u{0}" + parts[0]).utf8), using: csrfKey),

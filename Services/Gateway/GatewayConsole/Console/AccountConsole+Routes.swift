@@ -15,6 +15,7 @@ extension AccountConsole {
         router.post(RouterPath(base + "/login")) { request, _ in await self.form(request, credentials: true, self.logIn) }
         registerFactors(on: router)
         registerSessions(on: router)
+        registerIdentities(on: router)
         router.get(RouterPath(base + "/second-factor")) { request, _ in
             self.secondFactorPage(self.visit(request), challenge: request.cookies[Self.challengeCookie]?.value, passkeyOptions: Self.challengeOptions(request))
         }

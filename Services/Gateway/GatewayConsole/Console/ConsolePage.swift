@@ -47,6 +47,12 @@ struct ConsolePage: Sendable {
     var totp: TOTPEnrolment?
     /// New recovery codes, shown once (``ConsoleTemplates/codes``).
     var codes: [String] = []
+    /// Where the page sends the browser on its own (a meta refresh), with a link to it (``ConsoleTemplates/continue``).
+    var refreshURL: String?
+    var continueLabel = ""
+    /// The linked identities (``ConsoleTemplates/identities``); the providers to link are ``providers``.
+    var identities: [IdentityRow] = []
+    var hasIdentities = false
     /// Where the account is signed in (``ConsoleTemplates/sessions``).
     var sessions: [SessionRow] = []
     var hasOtherSessions = false
@@ -64,6 +70,12 @@ struct ConsolePage: Sendable {
         var buttonId: String
         var buttonClass = "secondary"
         var label: String
+    }
+
+    struct IdentityRow: Sendable {
+        var id: String
+        var provider: String
+        var detail: String
     }
 
     struct SessionRow: Sendable {

@@ -78,6 +78,10 @@ package struct GatewayAdminOperations: Sendable {
         package var idleExpiresAt: Date
         package var absoluteExpiresAt: Date
         package var assuranceLevel: Int
+        package var lastUsedAt: Date?
+        package var signInMethod: String?
+        package var clientAddress: String?
+        package var clientName: String?
     }
 
     package struct AuditEntry: Sendable, Equatable {
@@ -230,7 +234,10 @@ package struct GatewayAdminOperations: Sendable {
         switch try await api.adminListSessions(.init(path: .init(accountId: accountId))) {
         case .ok(let ok):
             return try ok.body.json.sessions.map {
-                Session(id: $0.id, createdAt: $0.createdAt, idleExpiresAt: $0.idleExpiresAt, absoluteExpiresAt: $0.absoluteExpiresAt, assuranceLevel: $0.assuranceLevel)
+                Session(
+                    id: $0.id, createdAt: $0.createdAt, idleExpiresAt: $0.idleExpiresAt, absoluteExpiresAt: $0.absoluteExpiresAt, assuranceLevel: $0.assuranceLevel,
+                    lastUsedAt: $0.lastUsedAt, signInMethod: $0.signInMethod, clientAddress: $0.clientAddress, clientName: $0.clientName
+                )
             }
         case .default(let status, _): throw Self.unexpected(status)
         }

@@ -60,3 +60,33 @@ extension GatewayOperations {
         }
     }
 }
+
+/// The console's page of linked identities, through the API's own handlers.
+extension GatewayOperations {
+    package struct LinkedIdentity: Sendable, Equatable {
+        package var id: String
+        package var provider: String
+        package var email: String?
+        package var createdAt: Date
+        package var lastUsedAt: Date?
+    }
+
+    package func linkedIdentities() async throws -> [LinkedIdentity] {
+        try await api.listIdentities(.init()).ok.body.json.identities.map {
+            LinkedIdentity(id: $0.id, provider: $0.provider, email: $0.email, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt)
+        }
+    }
+
+    /// Links the identity a provider's web flow vouched for (the code with its PKCE verifier).
+    package func linkIdentity(provider: String, code: String, codeVerifier: String, redirectURI: String, nonce: String, currentPassword: String?) async throws {
+        let body = Components.Schemas.IdentityLink(
+            provider: provider, nonce: nonce, authorizationCode: code, codeVerifier: codeVerifier, redirectUri: redirectURI, currentPassword: currentPassword
+        )
+        _ = try await api.linkIdentity(.init(body: .json(body))).created
+    }
+
+    package func unlinkIdentity(id identityId: String, currentPassword: String?) async throws {
+        let body = currentPassword.map { Operations.UnlinkIdentity.Input.Body.json(.init(currentPassword: $0)) }
+        _ = try await api.unlinkIdentity(.init(path: .init(identityId: identityId), body: body)).noContent
+    }
+}
