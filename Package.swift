@@ -37,7 +37,7 @@ let serviceFoundation: [Target.Dependency] = [
 /// The console's pages (Mustache), stylesheet, script and icon: resources compiled into GatewayConsole.
 let consoleResources = [
     "categories", "codes", "continue", "csrf", "done", "edit", "externalSignup", "factors", "field", "form", "identities", "layout",
-    "messages", "overview", "passkey", "passkeyPage", "problem", "sessions", "setup", "signup", "totp",
+    "mail", "messages", "overview", "passkey", "passkeyPage", "problem", "sessions", "setup", "signup", "totp",
     // The admin console's (on the admin listener).
     "adminAccount", "adminAccountForm", "adminAccounts", "adminAudit", "adminDeliveries", "adminDone", "adminImport", "adminLayout",
     "adminProblem", "adminSignIn", "adminWebhooks",

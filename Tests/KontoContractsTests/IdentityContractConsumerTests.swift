@@ -78,6 +78,8 @@ struct IdentityContractConsumerTests {
         ContractCodec.entry(IdentityContract.listSessions),
         ContractCodec.entry(IdentityContract.endSession),
         ContractCodec.entry(IdentityContract.endOtherSessions),
+        ContractCodec.entry(IdentityContract.mailPreferences),
+        ContractCodec.entry(IdentityContract.setMailPreferences),
         ContractCodec.entry(IdentityContract.reauthenticate),
         ContractCodec.entry(IdentityContract.changePassword),
         ContractCodec.entry(IdentityContract.changeUserId),

@@ -30,12 +30,13 @@ struct IdentityContractTests {
             IdentityContract.auditEntries.carriesSecrets, IdentityContract.verifyAudit.carriesSecrets, IdentityContract.deleteAccount.carriesSecrets,
             IdentityContract.sendPasswordReset.carriesSecrets, IdentityContract.removeAccountFactor.carriesSecrets,
             IdentityContract.createAccount.carriesSecrets, IdentityContract.unlinkAccountIdentity.carriesSecrets, IdentityContract.updateAccount.carriesSecrets,
-            IdentityContract.endSession.carriesSecrets, IdentityContract.endOtherSessions.carriesSecrets,
+            IdentityContract.endSession.carriesSecrets, IdentityContract.endOtherSessions.carriesSecrets, IdentityContract.setMailPreferences.carriesSecrets,
         ]
         #expect(carrying.allSatisfy { $0 })
         let plain = [
             IdentityContract.signInAnonymously.carriesSecrets, IdentityContract.validateSession.carriesSecrets,
             IdentityContract.logout.carriesSecrets, IdentityContract.logoutEverywhere.carriesSecrets, IdentityContract.listSessions.carriesSecrets,
+            IdentityContract.mailPreferences.carriesSecrets,
             IdentityContract.requestPasswordReset.carriesSecrets, IdentityContract.listFactors.carriesSecrets,
             // A passkey's signed answers are single-use and bound to their challenge: nothing to keep secret.
             IdentityContract.registerPasskey.carriesSecrets, IdentityContract.passkeyLoginOptions.carriesSecrets,
@@ -47,7 +48,7 @@ struct IdentityContractTests {
             IdentityContract.listIdentities.carriesSecrets,
         ]
         #expect(plain.allSatisfy { !$0 })
-        #expect(Set(IdentityContract.methods).count == 54)
+        #expect(Set(IdentityContract.methods).count == 56)
     }
 
     @Test("a login request carries its password only as the contract encodes it")

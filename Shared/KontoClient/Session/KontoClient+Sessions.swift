@@ -78,3 +78,35 @@ extension KontoClient {
         }
     }
 }
+
+/// The mail the owner may turn off; the security notices always go out.
+public struct KontoMailPreferences: Sendable, Equatable {
+    /// A notice when the account is signed in from a client it was not signed in from before.
+    public var newSignIn: Bool
+
+    public init(newSignIn: Bool) {
+        self.newSignIn = newSignIn
+    }
+}
+
+extension KontoClient {
+    public func mailPreferences() async throws -> KontoMailPreferences {
+        let session = try await requireSession()
+        switch try await call(token: session.token, { try await $0.getMailPreferences() }) {
+        case .ok(let ok): return KontoMailPreferences(newSignIn: try ok.body.json.newSignIn)
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
+    }
+
+    /// Changes them (nil keeps one). Turning a notice off is security-related: within the privileged window, or with
+    /// `currentPassword`.
+    @discardableResult
+    public func setMailPreferences(newSignIn: Bool? = nil, currentPassword: String? = nil) async throws -> KontoMailPreferences {
+        let session = try await requireSession()
+        let body = Components.Schemas.MailPreferencesChange(newSignIn: newSignIn, currentPassword: currentPassword)
+        switch try await call(token: session.token, { try await $0.setMailPreferences(body: .json(body)) }) {
+        case .ok(let ok): return KontoMailPreferences(newSignIn: try ok.body.json.newSignIn)
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
+    }
+}

@@ -36,6 +36,10 @@ public enum IdentityContract {
     public static let endSession = WireMethod<IdentityEndSessionRequest, IdentitySessionsEnded>.carryingSecrets("identity.endSession")
     /// Ends every session of the caller's account but the caller's (security-related).
     public static let endOtherSessions = WireMethod<IdentitySecuredRequest, IdentitySessionsEnded>.carryingSecrets("identity.endOtherSessions")
+    /// The mail the owner may turn off, as they set it.
+    public static let mailPreferences = WireMethod<IdentitySessionRequest, IdentityMailPreferences>("identity.mailPreferences")
+    /// Changes it: turning a notice off is security-related.
+    public static let setMailPreferences = WireMethod<IdentitySetMailPreferencesRequest, IdentityMailPreferences>.carryingSecrets("identity.setMailPreferences")
     public static let reauthenticate = WireMethod<IdentityReauthenticateRequest, IdentityPrivilege>.carryingSecrets("identity.reauthenticate")
     public static let changePassword = WireMethod<IdentityChangePasswordRequest, IdentitySessionsEnded>.carryingSecrets("identity.changePassword")
     public static let changeUserId = WireMethod<IdentityChangeUserIdRequest, IdentityDone>.carryingSecrets("identity.changeUserId")
@@ -101,7 +105,7 @@ public enum IdentityContract {
 
     public static let methods = [
         signUp.name, signInAnonymously.name, login.name, validateSession.name, logout.name, logoutEverywhere.name,
-        listSessions.name, endSession.name, endOtherSessions.name,
+        listSessions.name, endSession.name, endOtherSessions.name, mailPreferences.name, setMailPreferences.name,
         reauthenticate.name, changePassword.name, changeUserId.name, requestPasswordReset.name,
         confirmPasswordReset.name, delete.name, completeSecondFactor.name, listFactors.name, enrollTOTP.name,
         confirmTOTP.name, removeFactor.name, regenerateRecoveryCodes.name, passkeyRegistrationOptions.name, registerPasskey.name,
@@ -156,6 +160,8 @@ public enum IdentityContract {
             listSessions.name: [.unauthenticated] + storage,
             endSession.name: [.unauthenticated, .sessionNotFound, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .identityBusy] + storage,
             endOtherSessions.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .identityBusy] + storage,
+            mailPreferences.name: [.unauthenticated] + storage,
+            setMailPreferences.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .identityBusy] + storage,
             reauthenticate.name: [.unauthenticated, .validationFailed, .throttled, .factorLocked, .wrongCredentials, .wrongSecondFactor, .notFound, .identityBusy] + storage,
             completeSecondFactor.name: [.validationFailed, .invalidChallenge, .throttled, .factorLocked, .wrongSecondFactor, .identityProfileUnavailable] + storage,
             listFactors.name: [.unauthenticated] + storage,

@@ -122,6 +122,11 @@ struct KontoClientTests {
             let left = try await laptop.deviceSessions()
             #expect(left.map(\.id) == [listed[1].id])
 
+            // The mail it may turn off: on by default; off within the login's window.
+            #expect(try await laptop.mailPreferences() == KontoMailPreferences(newSignIn: true))
+            #expect(try await laptop.setMailPreferences(newSignIn: false).newSignIn == false)
+            #expect(try await laptop.mailPreferences().newSignIn == false)
+
             // Its own: a logout, no password; the stored session is forgotten.
             try await laptop.endSession(id: listed[1].id)
             #expect(try await laptop.currentSession() == nil)

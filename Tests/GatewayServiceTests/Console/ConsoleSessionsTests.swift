@@ -73,6 +73,19 @@ struct ConsoleSessionsTests {
                 #expect(forged.status == 403)
                 #expect(try await browser.get("/account/sessions").status == 200)
 
+                // Mail: the notice of new sign-ins is on; turning it off asks for the password (the form keeps the choice).
+                let mail = try await browser.get("/account/mail")
+                #expect(mail.html.contains(#"id="field-newSignIn" name="newSignIn" value="on" checked"#) && mail.html.contains(#"id="security-notices""#))
+                let mailAsked = try await browser.post("/account/mail", [])
+                #expect(mailAsked.html.contains(#"<form id="mail-password-form""#) && mailAsked.html.contains(#"name="token" value="off""#))
+                let saved = try await browser.post("/account/mail", [("token", "off"), ("currentPassword", Self.password)])
+                #expect(saved.status == 303 && saved.location == "/account/mail?done=saved")
+                let off = try await browser.get("/account/mail?done=saved")
+                #expect(off.html.contains("Saved.") && !off.html.contains("checked"))
+                // On again: no password.
+                #expect(try await browser.post("/account/mail", [("newSignIn", "on")]).location == "/account/mail?done=saved")
+                #expect(try await browser.get("/account/mail").html.contains(#"value="on" checked"#))
+
                 // This device: a logout, no password.
                 _ = try await browser.get("/account/sessions")
                 let own = try await browser.post("/account/sessions/end", [("sessionId", mine)])

@@ -114,6 +114,10 @@ struct GatewayContractConsumerTests {
             return (.DELETE, "/v1/account/sessions/\(request["sessionId"] ?? "")", try body(["currentPassword"]), token, headers)
         case IdentityContract.endOtherSessions.name:
             return (.DELETE, "/v1/account/sessions", try body(["currentPassword"]), token, headers)
+        case IdentityContract.mailPreferences.name:
+            return (.GET, "/v1/account/mail-preferences", nil, token, headers)
+        case IdentityContract.setMailPreferences.name:
+            return (.PUT, "/v1/account/mail-preferences", try body(["newSignIn", "currentPassword"]), token, headers)
         case IdentityContract.reauthenticate.name:
             return (.POST, "/v1/account/reauthenticate", try body(["password", "code", "recoveryCode", "credential"]), token, headers)
         case IdentityContract.completeSecondFactor.name:

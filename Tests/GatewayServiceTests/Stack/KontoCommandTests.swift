@@ -244,6 +244,12 @@ struct KontoCommandTests {
             let unknown = try await stack.konto("sessions", "end", "00000000-0000-4000-8000-000000000000", "--current-password", input: Self.password + "\n")
             #expect(unknown.status == 1 && unknown.standardError.contains("no such session"), "\(unknown.standardError)")
 
+            // The notice of sign-ins from new clients: on, then off with the password.
+            #expect(try await stack.konto("mail").standardOutput == "Sign-ins from new clients: mailed\n")
+            let off = try await stack.konto("mail", "--new-sign-in", "off", "--current-password", input: Self.password + "\n")
+            #expect(off.standardOutput == "Sign-ins from new clients: not mailed\n", "\(off.standardError)")
+            #expect(try await stack.konto("mail", "--json").standardOutput.contains(#""newSignIn":false"#))
+
             let own = try await stack.konto("sessions", "end", mine)
             #expect(own.standardOutput == "Ended session \(mine).\n", "\(own.standardError)")
             #expect(try await stack.konto("whoami").status == 2)

@@ -191,6 +191,44 @@ struct IdentityStoreMailTests {
         #expect(try await Self.newSignIns(fixture).count == 1)
     }
 
+    @Test("the owner's mail preferences: on by default; turned off only as a security-related change (audited), on again freely; off, a new client is remembered and not mailed; on, the next new one is", arguments: IdentityStorageKind.allCases)
+    func preferences(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            var options = IdentityOptions()
+            options.privilegedWindow = .seconds(60)
+            let fixture = try IdentityFixture(storage: storage, options: options)
+            let signedUp = try await fixture.signUp()
+            let token = signedUp.session.token
+            #expect(try await fixture.store.mailPreferences(IdentitySessionRequest(token: token)) == IdentityMailPreferences(newSignIn: true))
+            fixture.clock.advance(by: .seconds(61))
+            func set(_ on: Bool, _ password: String? = nil) async -> ServiceError? {
+                await identityError {
+                    try await fixture.store.setMailPreferences(IdentitySetMailPreferencesRequest(token: token, newSignIn: on, currentPassword: password.map(SecretString.init)))
+                }
+            }
+            // Off: the window has shut, so the password; a wrong one changes nothing.
+            #expect(await set(false)?.code == AccountError.Code.reauthenticationRequired)
+            #expect(await set(false, "a guess")?.code == AccountError.Code.wrongCredentials)
+            #expect(try await fixture.store.mailPreferences(IdentitySessionRequest(token: token)).newSignIn)
+            #expect(await set(false, "correct horse battery") == nil)
+            #expect(try await fixture.store.mailPreferences(IdentitySessionRequest(token: token)).newSignIn == false)
+            let audited = try await storage.auditEntries(AuditQuery(accountId: signedUp.accountId, type: "mail.preferencesChanged", limit: 10))
+            #expect(audited.map { AuditRecord.dictionary($0.record.factsText)?["newSignIn"] } == ["off"])
+
+            _ = try await fixture.login(address: "203.0.113.5")
+            #expect(try await Self.newSignIns(fixture).isEmpty)
+            // On again: no password needed; that client stays known, the next new one is mailed.
+            #expect(await set(true) == nil)
+            _ = try await fixture.login(address: "203.0.113.5")
+            #expect(try await Self.newSignIns(fixture).isEmpty)
+            _ = try await fixture.login(address: "192.0.2.80")
+            #expect(try await Self.newSignIns(fixture) == ["a password"])
+            // Asking for what is set already writes nothing (a password given is still checked).
+            #expect(await set(true, "a guess")?.code == AccountError.Code.wrongCredentials)
+            #expect(try await storage.auditEntries(AuditQuery(accountId: signedUp.accountId, type: "mail.preferencesChanged", limit: 10)).count == 2)
+        }
+    }
+
     @Test("KONTO_IDENTITY_NEW_CLIENT_MAIL off: new clients are remembered, nobody is mailed")
     func newClientOff() async throws {
         var options = IdentityOptions()

@@ -16,6 +16,7 @@ extension AccountConsole {
         registerFactors(on: router)
         registerSessions(on: router)
         registerIdentities(on: router)
+        registerMail(on: router)
         router.get(RouterPath(base + "/second-factor")) { request, _ in
             self.secondFactorPage(self.visit(request), challenge: request.cookies[Self.challengeCookie]?.value, passkeyOptions: Self.challengeOptions(request))
         }

@@ -53,6 +53,8 @@ struct ConsolePage: Sendable {
     /// The linked identities (``ConsoleTemplates/identities``); the providers to link are ``providers``.
     var identities: [IdentityRow] = []
     var hasIdentities = false
+    /// The mail preferences (``ConsoleTemplates/mail``).
+    var mailsNewSignIns = true
     /// Where the account is signed in (``ConsoleTemplates/sessions``).
     var sessions: [SessionRow] = []
     var hasOtherSessions = false

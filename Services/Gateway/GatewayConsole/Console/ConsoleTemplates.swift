@@ -45,6 +45,7 @@ enum ConsoleTemplates {
         ("form", text(PackageResources.form_mustache)),
         ("identities", text(PackageResources.identities_mustache)),
         ("layout", text(PackageResources.layout_mustache)),
+        ("mail", text(PackageResources.mail_mustache)),
         ("messages", text(PackageResources.messages_mustache)),
         ("overview", text(PackageResources.overview_mustache)),
         ("passkey", text(PackageResources.passkey_mustache)),

@@ -130,6 +130,23 @@ extension GatewayAPI {
         return .ok(.init(body: .json(.init(sessionsEnded: ended.sessionsEnded))))
     }
 
+    // MARK: Mail preferences
+
+    func getMailPreferences(_ input: Operations.GetMailPreferences.Input) async throws -> Operations.GetMailPreferences.Output {
+        let (token, _) = try await authenticate()
+        let preferences = try await upstreams.identity(IdentityContract.mailPreferences, IdentitySessionRequest(token: token))
+        return .ok(.init(body: .json(.init(newSignIn: preferences.newSignIn))))
+    }
+
+    func setMailPreferences(_ input: Operations.SetMailPreferences.Input) async throws -> Operations.SetMailPreferences.Output {
+        guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
+        let (token, _) = try await authenticate()
+        let preferences = try await upstreams.identity(IdentityContract.setMailPreferences, IdentitySetMailPreferencesRequest(
+            token: token, newSignIn: body.newSignIn, currentPassword: body.currentPassword.map(SecretString.init)
+        ))
+        return .ok(.init(body: .json(.init(newSignIn: preferences.newSignIn))))
+    }
+
     func requestPasswordReset(_ input: Operations.RequestPasswordReset.Input) async throws -> Operations.RequestPasswordReset.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
         let request = IdentityPasswordResetRequest(userId: body.userId, clientAddress: Self.clientAddress, clientDevice: RequestScope.scope.clientDevice)

@@ -34,3 +34,16 @@ extension GatewayOperations {
         return try await api.endOtherAccountSessions(.init(body: body)).ok.body.json.sessionsEnded
     }
 }
+
+/// The console's mail preferences, through the API's own handlers.
+extension GatewayOperations {
+    /// Whether sign-ins from new clients are mailed.
+    package func mailsNewSignIns() async throws -> Bool {
+        try await api.getMailPreferences(.init()).ok.body.json.newSignIn
+    }
+
+    @discardableResult
+    package func setMailsNewSignIns(_ on: Bool, currentPassword: String?) async throws -> Bool {
+        try await api.setMailPreferences(.init(body: .json(.init(newSignIn: on, currentPassword: currentPassword)))).ok.body.json.newSignIn
+    }
+}

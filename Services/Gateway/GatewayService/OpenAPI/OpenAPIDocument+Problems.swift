@@ -24,6 +24,8 @@ extension OpenAPIDocument {
         "listAccountSessions": [IdentityContract.listSessions.name],
         "endAccountSession": [IdentityContract.endSession.name],
         "endOtherAccountSessions": [IdentityContract.endOtherSessions.name],
+        "getMailPreferences": [IdentityContract.mailPreferences.name],
+        "setMailPreferences": [IdentityContract.setMailPreferences.name],
         "requestEmailCode": [IdentityContract.requestEmailCode.name],
         "logInWithEmailCode": [IdentityContract.emailCodeLogin.name],
         "completeSecondFactor": [IdentityContract.completeSecondFactor.name],

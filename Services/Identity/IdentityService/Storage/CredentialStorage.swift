@@ -97,6 +97,12 @@ public protocol CredentialStorage: Sendable {
     /// are the caller's to leave out.
     func accountSessions(accountId: String) async throws(IdentityStorageError) -> [StoredSession]?
 
+    /// The optional mails the owner turned off (``MailRequest/Message`` names); nil for no account (or a pending one).
+    func mailOptOuts(accountId: String) async throws(IdentityStorageError) -> Set<String>?
+
+    /// Sets them, with `audit` in the same transaction; false (nothing written) for no account.
+    func setMailOptOuts(accountId: String, _ optOuts: Set<String>, audit: [AuditRecord]) async throws(IdentityStorageError) -> Bool
+
     /// Pushes the idle expiry forward (never back, never past the absolute one) and notes the use at `now`.
     func touchSession(id: String, idleExpiresAt: Timestamp, at now: Timestamp) async throws(IdentityStorageError)
 

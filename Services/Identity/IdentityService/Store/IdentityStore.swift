@@ -263,6 +263,8 @@ public final class IdentityStore: Sendable {
     public func logoutEverywhere(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await audited(nil) { () async throws(ServiceError) in try await sessions.logoutEverywhere(request) } }
     public func listSessions(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentityAccountSessions { try await security.listSessions(request) }
     public func endSession(_ request: IdentityEndSessionRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await audited(nil) { () async throws(ServiceError) in try await security.endSession(request) } }
+    public func mailPreferences(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentityMailPreferences { try await security.mailPreferences(request) }
+    public func setMailPreferences(_ request: IdentitySetMailPreferencesRequest) async throws(ServiceError) -> IdentityMailPreferences { try await audited(nil) { () async throws(ServiceError) in try await security.setMailPreferences(request) } }
     public func endOtherSessions(_ request: IdentitySecuredRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await audited(nil) { () async throws(ServiceError) in try await security.endOtherSessions(request) } }
 
     // MARK: Signing in

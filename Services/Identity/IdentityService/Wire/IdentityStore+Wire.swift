@@ -19,6 +19,8 @@ extension IdentityStore {
         server.register(IdentityContract.listSessions) { request, _ in try await self.listSessions(request) }
         server.register(IdentityContract.endSession) { request, _ in try await self.endSession(request) }
         server.register(IdentityContract.endOtherSessions) { request, _ in try await self.endOtherSessions(request) }
+        server.register(IdentityContract.mailPreferences) { request, _ in try await self.mailPreferences(request) }
+        server.register(IdentityContract.setMailPreferences) { request, _ in try await self.setMailPreferences(request) }
         server.register(IdentityContract.reauthenticate) { request, _ in try await self.reauthenticate(request) }
         server.register(IdentityContract.changePassword) { request, _ in try await self.changePassword(request) }
         server.register(IdentityContract.changeUserId) { request, _ in try await self.changeUserId(request) }

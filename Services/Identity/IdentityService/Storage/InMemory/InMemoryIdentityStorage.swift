@@ -31,6 +31,8 @@ public final class InMemoryIdentityStorage: IdentityStorage {
 
     struct State {
         var credentials: [String: StoredCredential] = [:]
+        /// accountId → the optional mails turned off (gone with the credential).
+        var mailOptOuts: [String: Set<String>] = [:]
         var accountByUserId: [String: String] = [:]
         var sessions: [String: StoredSession] = [:]
         var sessionByTokenHash: [[UInt8]: String] = [:]
@@ -111,6 +113,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         mutating func removeCredential(_ accountId: String) -> StoredCredential? {
             guard let credential = credentials.removeValue(forKey: accountId) else { return nil }
             knownClients[accountId] = nil
+            mailOptOuts[accountId] = nil
             factorAnswers[accountId] = nil
             for factor in factors.values where factor.accountId == accountId {
                 factors[factor.id] = nil
@@ -344,6 +347,19 @@ public final class InMemoryIdentityStorage: IdentityStorage {
             session.clientAddress = nil
             session.clientName = nil
             return session
+        }
+    }
+
+    public func mailOptOuts(accountId: String) -> Set<String>? {
+        state.withLock { state in state.active(accountId).map { _ in state.mailOptOuts[accountId] ?? [] } }
+    }
+
+    public func setMailOptOuts(accountId: String, _ optOuts: Set<String>, audit: [AuditRecord]) -> Bool {
+        state.withLock { state in
+            guard state.active(accountId) != nil else { return false }
+            state.mailOptOuts[accountId] = optOuts.isEmpty ? nil : optOuts
+            state.appendAudit(audit)
+            return true
         }
     }
 

@@ -433,5 +433,14 @@ public enum IdentityMigrations {
                 """,
             ]
         ),
+        // The optional mails the owner turned off (docs/API.md, "Mail preferences"), on the credential's row: gone with
+        // the account.
+        PostgresMigration(
+            version: 18,
+            name: "mail the owner turned off",
+            statements: [
+                "ALTER TABLE credentials ADD COLUMN mail_opt_outs text[] NOT NULL DEFAULT '{}' CHECK (cardinality(mail_opt_outs) <= 8)",
+            ]
+        ),
     ]
 }

@@ -302,6 +302,31 @@ public struct PostgresIdentityStorage: IdentityStorage {
         }
     }
 
+    public func mailOptOuts(accountId: String) async throws(IdentityStorageError) -> Set<String>? {
+        try await run { client, logger in
+            let rows = try await client.query(
+                "SELECT mail_opt_outs FROM identity.credentials WHERE account_id = \(accountId) AND NOT pending", logger: logger
+            )
+            for try await optOuts in rows.decode([String].self) { return Set(optOuts) }
+            return nil
+        }
+    }
+
+    public func setMailOptOuts(accountId: String, _ optOuts: Set<String>, audit: [AuditRecord]) async throws(IdentityStorageError) -> Bool {
+        try await transaction { connection, logger in
+            let rows = try await connection.query(
+                """
+                UPDATE identity.credentials SET mail_opt_outs = \(optOuts.sorted())
+                WHERE account_id = \(accountId) AND NOT pending RETURNING 1
+                """,
+                logger: logger
+            )
+            guard try await rows.decode(Int.self).all().count == 1 else { return false }
+            try await Self.appendAudit(audit, on: connection, logger: logger)
+            return true
+        }
+    }
+
     public func touchSession(id: String, idleExpiresAt: Timestamp, at now: Timestamp) async throws(IdentityStorageError) {
         try await run { client, logger in
             try await client.query(

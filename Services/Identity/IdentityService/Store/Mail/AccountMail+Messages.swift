@@ -51,6 +51,8 @@ extension AccountMail {
     /// The answer comes with the write (no read of its own); a failure only costs the notice.
     func rememberSignIn(accountId: String, clients: [[UInt8]], method: String, at now: Timestamp) async {
         guard let known = try? await storage.rememberClients(accountId: accountId, clients: clients, at: now), !known, options.newClientMail else { return }
+        // The owner may have turned this notice off (unread, it goes: a notice too many beats one missed).
+        if let optOuts = try? await storage.mailOptOuts(accountId: accountId), optOuts.contains(MailRequest.Message.newSignIn.rawValue) { return }
         do {
             try await notify(accountId, .newSignIn, values: ["method": method], at: now)
         } catch {
