@@ -71,16 +71,15 @@ extension AccountConsole {
         guard let session = visit.session else { return redirect("/", visit: visit) }
         let sessionId = form["sessionId"] ?? form["token"] ?? ""
         let current = form["currentPassword"].flatMap { $0.isEmpty ? nil : $0 }
+        // Whether it is this browser's own (then it ends as a logout). Should the list fail, the sessions page after
+        // the end finds the session gone and sends the browser to the login all the same.
+        let own = (try? await operations.asSession(session) { try await operations.deviceSessions() })?.first { $0.isCurrent }?.id == sessionId
         do {
             try await operations.asSession(session) { try await operations.endSession(id: sessionId, currentPassword: current) }
         } catch {
             return securedStepRefused(error, asking: Self.endSessionForm(sessionId), title: "Sign out that device", passwordGiven: current != nil, visit: visit)
         }
-        // This browser's own session ended: as a logout.
-        if (try? await operations.asSession(session) { try await operations.deviceSessions() }) == nil {
-            return redirect("/", visit: visit, session: .some(nil))
-        }
-        return redirect("/sessions?done=ended", visit: visit)
+        return own ? redirect("/", visit: visit, session: .some(nil)) : redirect("/sessions?done=ended", visit: visit)
     }
 
     private func endOtherSessions(_ visit: Visit, _ form: ConsoleForm) async -> Response {
