@@ -75,7 +75,8 @@ enum AtRestTests {
             "details": ["name": ["givenName": marker, "familyName": "Lovelace"], "handle": String(marker.prefix(20))],
         ])
         #expect(signUp.status == 201, "\(String(decoding: signUp.body, as: UTF8.self))")
-        let login = try await http.send("POST", "/v1/sessions", json: ["userId": userId, "password": AttackTests.password])
+        // The client's name a session keeps for its owner's list is personal too: the marker as the User-Agent.
+        let login = try await http.send("POST", "/v1/sessions", json: ["userId": userId, "password": AttackTests.password], headers: [("User-Agent", "Phone of \(marker)")])
         let token = try #require(login.token)
         let changed = try await http.send("PATCH", "/v1/account", json: ["set": ["name": ["givenName": "Changed", "familyName": marker]]], token: token)
         #expect(changed.status == 200, "\(String(decoding: changed.body, as: UTF8.self))")
@@ -84,7 +85,7 @@ enum AtRestTests {
         // The search sees the marker while the account lives: in Identity, Profile and the events at least.
         let before = try await system.tablesContaining(marker)
         // The audit log holds the reset's userId among its personal data, erased with the account.
-        for table in ["identity.credentials", "identity.audit_log", "profile.accounts", "notifications.events"] {
+        for table in ["identity.credentials", "identity.sessions", "identity.audit_log", "profile.accounts", "notifications.events"] {
             #expect(before.contains { $0.hasPrefix(table + ":") }, "\(table) in \(before)")
         }
         let deleted = try await http.send("DELETE", "/v1/account", token: token)
