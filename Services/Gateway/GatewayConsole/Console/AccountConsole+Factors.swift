@@ -65,9 +65,8 @@ extension AccountConsole {
 
     /// The enrolment's first step asks for the current password on its own page once the privileged window has closed
     /// (an account without a second factor yet; with one, reauthentication with a code is needed instead).
-    static let totpPasswordForm = ConsolePage.Form(
-        mainId: "totp-password", heading: "Add an authenticator app", intro: "For your security, enter your current password first.",
-        formId: "totp-password-form", action: "/factors/totp", submitId: "totp-password-submit", submitLabel: "Continue"
+    static let totpPasswordForm = ConsolePage.Form.currentPasswordFirst(
+        mainId: "totp-password", formPrefix: "totp-password", heading: "Add an authenticator app", action: "/factors/totp", submitLabel: "Continue"
     )
 
     private func startTOTP(_ visit: Visit, _ form: ConsoleForm) async -> Response {

@@ -80,10 +80,7 @@ extension AccountConsole {
     }
 
     static func linkPasswordForm(code: String) -> ConsolePage.Form {
-        ConsolePage.Form(
-            mainId: "link-password", heading: "Link the identity", intro: "For your security, enter your current password first.",
-            formId: "link-form", action: "/identities/link/complete", submitId: "link-submit", submitLabel: "Link", hasToken: true, token: code
-        )
+        .currentPasswordFirst(mainId: "link-password", formPrefix: "link", heading: "Link the identity", action: "/identities/link/complete", submitLabel: "Link", token: code)
     }
 
     private func link(_ visit: Visit, flow: ProviderFlow, code: String, redirectURI: String, currentPassword: String?) async -> Response {
@@ -114,10 +111,7 @@ extension AccountConsole {
     }
 
     static func unlinkForm(_ identityId: String) -> ConsolePage.Form {
-        ConsolePage.Form(
-            mainId: "unlink-password", heading: "Unlink the identity", intro: "For your security, enter your current password first.",
-            formId: "unlink-form", action: "/identities/unlink", submitId: "unlink-submit", submitLabel: "Unlink", hasToken: true, token: identityId
-        )
+        .currentPasswordFirst(mainId: "unlink-password", formPrefix: "unlink", heading: "Unlink the identity", action: "/identities/unlink", submitLabel: "Unlink", token: identityId)
     }
 
     private func unlinkIdentity(_ visit: Visit, _ form: ConsoleForm) async -> Response {

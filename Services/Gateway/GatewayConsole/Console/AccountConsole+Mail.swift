@@ -29,9 +29,8 @@ extension AccountConsole {
     }
 
     /// Asks for the password to turn the notice off (the form carries the choice back).
-    static let mailPasswordForm = ConsolePage.Form(
-        mainId: "mail-password", heading: "Stop the sign-in notices", intro: "For your security, enter your current password first.",
-        formId: "mail-password-form", action: "/mail", submitId: "mail-password-submit", submitLabel: "Save", hasToken: true, token: "off"
+    static let mailPasswordForm = ConsolePage.Form.currentPasswordFirst(
+        mainId: "mail-password", formPrefix: "mail-password", heading: "Stop the sign-in notices", action: "/mail", submitLabel: "Save", token: "off"
     )
 
     private func saveMail(_ visit: Visit, _ form: ConsoleForm) async -> Response {

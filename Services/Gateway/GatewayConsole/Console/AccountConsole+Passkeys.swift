@@ -46,9 +46,8 @@ extension AccountConsole {
 
     // MARK: Adding a passkey
 
-    static let passkeyPasswordForm = ConsolePage.Form(
-        mainId: "passkey-password", heading: "Add a passkey", intro: "For your security, enter your current password first.",
-        formId: "passkey-password-form", action: "/factors/passkey", submitId: "passkey-password-submit", submitLabel: "Continue"
+    static let passkeyPasswordForm = ConsolePage.Form.currentPasswordFirst(
+        mainId: "passkey-password", formPrefix: "passkey-password", heading: "Add a passkey", action: "/factors/passkey", submitLabel: "Continue"
     )
 
     private func passkeyPage(_ visit: Visit, options: String, error: String? = nil, status: HTTPResponse.Status = .ok) -> Response {

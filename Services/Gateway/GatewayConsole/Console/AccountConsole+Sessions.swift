@@ -56,15 +56,15 @@ extension AccountConsole {
 
     /// Asks for the password to end `sessionId` (the form carries the id back as its token).
     static func endSessionForm(_ sessionId: String) -> ConsolePage.Form {
-        ConsolePage.Form(
-            mainId: "end-session-password", heading: "Sign out that device", intro: "For your security, enter your current password first.",
-            formId: "end-session-form", action: "/sessions/end", submitId: "end-session-submit", submitLabel: "Sign out", hasToken: true, token: sessionId
+        .currentPasswordFirst(
+            mainId: "end-session-password", formPrefix: "end-session", heading: "Sign out that device", action: "/sessions/end", submitLabel: "Sign out",
+            token: sessionId
         )
     }
 
-    static let endOthersForm = ConsolePage.Form(
-        mainId: "end-others-password", heading: "Sign out every other device", intro: "For your security, enter your current password first.",
-        formId: "end-others-form", action: "/sessions/end-others", submitId: "end-others-submit", submitLabel: "Sign out everywhere else"
+    static let endOthersForm = ConsolePage.Form.currentPasswordFirst(
+        mainId: "end-others-password", formPrefix: "end-others", heading: "Sign out every other device", action: "/sessions/end-others",
+        submitLabel: "Sign out everywhere else"
     )
 
     private func endSession(_ visit: Visit, _ form: ConsoleForm) async -> Response {

@@ -136,3 +136,16 @@ struct ConsolePage: Sendable {
         self.csrf = csrf
     }
 }
+
+extension ConsolePage.Form {
+    /// A security-related step's page asking for the current password first (the window has shut): its form is
+    /// `<formPrefix>-form` with `<formPrefix>-submit`; `token` carries the step's subject back (a session, an identity).
+    static func currentPasswordFirst(
+        mainId: String, formPrefix: String, heading: String, action: String, submitLabel: String, token: String? = nil
+    ) -> ConsolePage.Form {
+        ConsolePage.Form(
+            mainId: mainId, heading: heading, intro: "For your security, enter your current password first.", formId: formPrefix + "-form",
+            action: action, submitId: formPrefix + "-submit", submitLabel: submitLabel, hasToken: token != nil, token: token ?? ""
+        )
+    }
+}

@@ -235,16 +235,9 @@ struct Operators: IdentityPart {
             guard sessions.contains(where: { $0.id == sessionId }) else {
                 throw ServiceError(code: .adminSessionNotFound, message: "The account has no such session.")
             }
-            let deleted = try await stored { () async throws(IdentityStorageError) in
-                try await storage.deleteSession(id: sessionId, events: written.record([event(accountId, .disassociatingAccount, at: now)]))
-            }
-            ended = deleted ? 1 : 0
+            ended = try await self.sessions.end(sessionId: sessionId, of: accountId, at: now, written: written) ? 1 : 0
         } else {
-            ended = try await stored { () async throws(IdentityStorageError) in
-                try await storage.deleteSessions(accountId: accountId, keeping: nil) { count in
-                    count == 0 ? [] : written.record([self.event(accountId, .sessionsRevoked, at: now), self.event(accountId, .disassociatingAccount, at: now)])
-                }
-            }
+            ended = try await self.sessions.endSessions(of: accountId, keeping: nil, at: now, written: written)
         }
         logger.notice("Sessions ended by an operator", metadata: [
             "konto.account_id": "\(accountId)", "konto.operator_key_id": "\(key.id)", "konto.sessions_ended": "\(ended)",

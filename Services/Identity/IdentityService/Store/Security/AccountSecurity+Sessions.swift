@@ -27,9 +27,7 @@ extension AccountSecurity {
             try await factors.authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
         }
         let written = WrittenEvents()
-        let ended = try await stored { () async throws(IdentityStorageError) in
-            try await storage.deleteSession(id: request.sessionId, events: written.record([event(accountId, .disassociatingAccount, at: now)]))
-        }
+        let ended = try await sessions.end(sessionId: request.sessionId, of: accountId, at: now, written: written)
         // Ended meanwhile by another call (it expired, or a logout): gone, as asked, but not by this call.
         guard ended else { throw Self.sessionNotFound }
         logger.info("session ended by its owner", metadata: [
@@ -45,11 +43,7 @@ extension AccountSecurity {
         try await factors.authorizeSecurityOperation(session, currentPassword: request.currentPassword, at: now)
         let accountId = session.accountId
         let written = WrittenEvents()
-        let ended = try await stored { () async throws(IdentityStorageError) in
-            try await storage.deleteSessions(accountId: accountId, keeping: session.id) { count in
-                count == 0 ? [] : written.record([self.event(accountId, .sessionsRevoked, at: now), self.event(accountId, .disassociatingAccount, at: now)])
-            }
-        }
+        let ended = try await sessions.endSessions(of: accountId, keeping: session.id, at: now, written: written)
         logger.info("other sessions ended by their owner", metadata: ["konto.account_id": "\(accountId)", "konto.sessions_ended": "\(ended)"])
         return IdentitySessionsEnded(sessionsEnded: ended, accountId: accountId, eventIds: ended > 0 ? written.ids : nil)
     }

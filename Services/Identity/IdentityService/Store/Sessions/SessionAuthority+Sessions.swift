@@ -30,10 +30,26 @@ extension SessionAuthority {
         let now = clock()
         let session = try await validSession(request.token, at: now)
         let written = WrittenEvents()
-        let ended = try await stored { () async throws(IdentityStorageError) in
-            try await storage.deleteSession(id: session.id, events: written.record([event(session.accountId, .disassociatingAccount, at: now)]))
-        }
+        let ended = try await end(sessionId: session.id, of: session.accountId, at: now, written: written)
         return IdentitySessionsEnded(sessionsEnded: ended ? 1 : 0, eventIds: ended ? written.ids : nil)
+    }
+
+    /// Ends one session of the account with its `disassociatingAccount` (for the caches), recorded in `written`; false
+    /// (nothing written) when it was gone already. The owner's logout and end of a session, an operator's.
+    func end(sessionId: String, of accountId: String, at now: Timestamp, written: WrittenEvents) async throws(ServiceError) -> Bool {
+        try await stored { () async throws(IdentityStorageError) in
+            try await storage.deleteSession(id: sessionId, events: written.record([event(accountId, .disassociatingAccount, at: now)]))
+        }
+    }
+
+    /// Ends every session of the account but `keeping`, with `sessionsRevoked` and `disassociatingAccount` recorded in
+    /// `written` when any ended; how many. The owner's end of every other session, an operator's end of all.
+    func endSessions(of accountId: String, keeping: String?, at now: Timestamp, written: WrittenEvents) async throws(ServiceError) -> Int {
+        try await stored { () async throws(IdentityStorageError) in
+            try await storage.deleteSessions(accountId: accountId, keeping: keeping) { count in
+                count == 0 ? [] : written.record([self.event(accountId, .sessionsRevoked, at: now), self.event(accountId, .disassociatingAccount, at: now)])
+            }
+        }
     }
 
     /// Ends every session of the account, the presented one included.
