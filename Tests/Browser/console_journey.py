@@ -50,6 +50,8 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 GATEWAY = os.environ["KONTO_GATEWAY_URL"].rstrip("/")
 SCREENSHOTS = os.environ["KONTO_SCREENSHOTS"]
+# Where the browser saves what it downloads (the console's "Download my data").
+DOWNLOADS = os.path.join(SCREENSHOTS, "downloads")
 CHROMEDRIVER = os.environ.get("KONTO_CHROMEDRIVER", "/usr/bin/chromedriver")
 CHROMIUM = os.environ.get("KONTO_CHROMIUM")
 PRIVILEGED_SECONDS = int(os.environ.get("KONTO_CONSOLE_PRIVILEGED_SECONDS", "0"))
@@ -621,6 +623,7 @@ def journey(console):
     if os.environ.get("KONTO_PROVIDER_NAME"):
         link_identity(console, suffix, passwords[2])
     sessions(console, new_user_id, passwords[2])
+    export(console, new_user_id, passwords[2])
 
     step("delete the account: confirmed, with the current password")
     console.follow("delete-link", "form#delete-form")
@@ -720,6 +723,32 @@ def sessions(console, user_id, password):
     status, _ = api("GET", "/v1/account", token=phone)
     expect(status == 401, f"the phone's ended session still answers {status}")
     console.follow("home-link", "main#overview")
+
+
+def export(console, user_id, password):
+    """Download my data: the password asked for (the window is shut), then the browser saves the account's document,
+    which names the account and this browser's session alone (the phone's was ended)."""
+    step("download my data: the password first, then the browser saves one JSON document about the account")
+    for name in os.listdir(DOWNLOADS):
+        os.remove(os.path.join(DOWNLOADS, name))
+    console.follow("export-link", "main#export")
+    console.submit("export-submit", "form#export-password-form", refused=True)
+    console.fill("field-currentPassword", password)
+    # The answer is a file: the page stays, the download comes.
+    console.element("export-password-submit").click()
+
+    def saved(_driver):
+        names = [name for name in os.listdir(DOWNLOADS) if name.endswith(".json")]
+        return names[0] if names else False
+    name = console.wait(saved, "the downloaded konto-account-*.json")
+    expect(name.startswith("konto-account-"), f"the download is named {name!r}")
+    with open(os.path.join(DOWNLOADS, name), encoding="utf-8") as file:
+        document = json.load(file)
+    expect(document["credential"]["userId"] == user_id, f"the document names {document['credential'].get('userId')!r}")
+    expect(len(document["sessions"]) == 1 and document["sessions"][0]["current"], "the document's sessions are not this browser's alone")
+    expect(document["audit"]["entries"][0]["type"] == "account.exported", "the document's newest audit entry is not the export")
+    expect("sealedToken" not in json.dumps(document), "a sealed token in the document")
+    console.open("/account/", "main#overview")
 
 
 def totp(secret, offset=0):
@@ -1032,6 +1061,7 @@ def admin(console):
 
 def main():
     os.makedirs(SCREENSHOTS, exist_ok=True)
+    os.makedirs(DOWNLOADS, exist_ok=True)
 
     def out_of_time(signum, frame):
         raise JourneyFailure(f"the journey took longer than {JOURNEY_SECONDS} s")
@@ -1051,10 +1081,13 @@ def main():
     if CHROMIUM:
         options.binary_location = CHROMIUM
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    options.add_experimental_option("prefs", {"download.default_directory": DOWNLOADS, "download.prompt_for_download": False})
     service = Service(executable_path=CHROMEDRIVER, log_output=subprocess.DEVNULL)
     step(f"start headless Chromium through {CHROMEDRIVER}")
     driver = webdriver.Chrome(service=service, options=options)
     driver.set_page_load_timeout(WAIT_SECONDS)
+    # Headless Chromium saves downloads only where it is told to.
+    driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": DOWNLOADS})
     console = Console(driver)
     try:
         if os.environ.get("KONTO_JOURNEY") == "passkeys":

@@ -60,6 +60,47 @@ enum AtRestTests {
         #expect(try await system.tablesContaining(Self.hex(authenticator.credentialId)).isEmpty == false)
     }
 
+    /// Every row holding `marker`, table by table, is in the account's export (`GET /v1/account/export`) under the
+    /// key that names it; a table this does not know is a place the export does not show, and fails. Repeated while
+    /// the outbox relays (a row then moves from Identity's outbox to Notifications' events), for at most 30 s.
+    static func exportRepresents(_ marker: String, token: String, _ http: RawHTTP, system: EndToEndSystem) async throws {
+        var missing: [String] = []
+        try await EndToEndSystem.waitUntil(within: .seconds(30), "every row holding the account's marker represented in its export") {
+            let rows = try await system.rowsContaining(marker)
+            let answer = try await http.send("GET", "/v1/account/export", token: token)
+            guard answer.status == 200, let export = answer.json else {
+                missing = ["the export answered \(answer.status): \(String(decoding: answer.body, as: UTF8.self))"]
+                return false
+            }
+            missing = rows.compactMap { table, row in Self.represents(export, table: table, row: row) ? nil : "\(table): \(row)" }
+            return !rows.isEmpty && missing.isEmpty
+        }
+        #expect(missing == [])
+    }
+
+    /// Whether the export shows `row` of `table`: by its id in the section that lists such rows.
+    static func represents(_ export: [String: Any], table: String, row: [String: Any]) -> Bool {
+        func ids(_ list: Any?, _ key: String = "id") -> Set<String> {
+            Set(((list as? [[String: Any]]) ?? []).compactMap { ($0[key] as? String)?.lowercased() })
+        }
+        let events = ids((export["events"] as? [String: Any])?["entries"])
+        let credential = export["credential"] as? [String: Any] ?? [:]
+        let text = { (key: String) in (row[key] as? String)?.lowercased() ?? "" }
+        switch table {
+        case "identity.credentials":
+            return text("account_id") == (credential["accountId"] as? String)?.lowercased() && row["user_id"] as? String == credential["userId"] as? String
+        case "identity.sessions": return ids(export["sessions"]).contains(text("id"))
+        case "identity.audit_log": return ids((export["audit"] as? [String: Any])?["entries"]).contains(text("entry_id"))
+        case "identity.email_verifications":
+            return ids((export["verification"] as? [String: Any])?["pending"], "address").contains(text("address"))
+        case "identity.factors": return ids(export["factors"]).contains(text("id"))
+        case "identity.external_identities": return ids(export["identities"]).contains(text("id"))
+        case "identity.outbox", "notifications.events": return events.contains(text("event_id"))
+        case "profile.accounts": return text("account_id") == ((export["account"] as? [String: Any])?["accountId"] as? String)?.lowercased()
+        default: return false
+        }
+    }
+
     static func hex(_ bytes: [UInt8]) -> String {
         bytes.map { String(format: "%02x", $0) }.joined()
     }
@@ -88,6 +129,8 @@ enum AtRestTests {
         for table in ["identity.credentials", "identity.sessions", "identity.audit_log", "profile.accounts", "notifications.events"] {
             #expect(before.contains { $0.hasPrefix(table + ":") }, "\(table) in \(before)")
         }
+        // The owner's copy of their data shows every row the search finds (the events relayed meanwhile included).
+        try await Self.exportRepresents(marker, token: token, http, system: system)
         let deleted = try await http.send("DELETE", "/v1/account", token: token)
         #expect(deleted.status == 204, "\(String(decoding: deleted.body, as: UTF8.self))")
         var left: [String] = []

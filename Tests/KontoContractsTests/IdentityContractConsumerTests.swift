@@ -80,6 +80,7 @@ struct IdentityContractConsumerTests {
         ContractCodec.entry(IdentityContract.endOtherSessions),
         ContractCodec.entry(IdentityContract.mailPreferences),
         ContractCodec.entry(IdentityContract.setMailPreferences),
+        ContractCodec.entry(IdentityContract.exportAccount),
         ContractCodec.entry(IdentityContract.reauthenticate),
         ContractCodec.entry(IdentityContract.changePassword),
         ContractCodec.entry(IdentityContract.changeUserId),

@@ -31,6 +31,7 @@ struct IdentityContractTests {
             IdentityContract.sendPasswordReset.carriesSecrets, IdentityContract.removeAccountFactor.carriesSecrets,
             IdentityContract.createAccount.carriesSecrets, IdentityContract.unlinkAccountIdentity.carriesSecrets, IdentityContract.updateAccount.carriesSecrets,
             IdentityContract.endSession.carriesSecrets, IdentityContract.endOtherSessions.carriesSecrets, IdentityContract.setMailPreferences.carriesSecrets,
+            IdentityContract.exportAccount.carriesSecrets,
         ]
         #expect(carrying.allSatisfy { $0 })
         let plain = [
@@ -48,7 +49,7 @@ struct IdentityContractTests {
             IdentityContract.listIdentities.carriesSecrets,
         ]
         #expect(plain.allSatisfy { !$0 })
-        #expect(Set(IdentityContract.methods).count == 56)
+        #expect(Set(IdentityContract.methods).count == 57)
     }
 
     @Test("a login request carries its password only as the contract encodes it")

@@ -52,6 +52,7 @@ struct NotificationsContractConsumerTests {
         ContractCodec.entry(NotificationsContract.declareGroup),
         ContractCodec.entry(subscription: NotificationsContract.subscribe),
         ContractCodec.entry(subscription: NotificationsContract.feed),
+        ContractCodec.entry(NotificationsContract.accountHistory),
         ContractCodec.entry(NotificationsContract.tailCursor),
         ContractCodec.entry(subscription: NotificationsContract.tail),
         ContractCodec.entry(NotificationsContract.tailBarrier),

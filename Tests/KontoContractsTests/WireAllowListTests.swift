@@ -26,6 +26,7 @@ struct WireAllowListTests {
             NotificationsContract.declareGroup.name: ["profile", "operator-billing"],
             NotificationsContract.subscribe.name: ["profile", "operator-billing"],
             NotificationsContract.feed.name: ["gateway"],
+            NotificationsContract.accountHistory.name: ["gateway"],
             NotificationsContract.tailCursor.name: ["gateway"],
             NotificationsContract.tail.name: ["gateway"],
             NotificationsContract.tailBarrier.name: ["gateway"],

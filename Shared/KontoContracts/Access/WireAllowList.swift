@@ -34,7 +34,7 @@ public enum WireAllowList {
         // The failed deliveries' metadata and their redelivery, and the webhook endpoints, for the admin API; never the
         // dead letters themselves.
         gateway: [
-            NotificationsContract.feed.name, NotificationsContract.tailCursor.name, NotificationsContract.tail.name, NotificationsContract.tailBarrier.name,
+            NotificationsContract.feed.name, NotificationsContract.accountHistory.name, NotificationsContract.tailCursor.name, NotificationsContract.tail.name, NotificationsContract.tailBarrier.name,
             NotificationsContract.failedDeliveries.name, NotificationsContract.redeliver.name,
             NotificationsContract.webhookEndpoints.name, NotificationsContract.addWebhookEndpoint.name, NotificationsContract.removeWebhookEndpoint.name,
         ],

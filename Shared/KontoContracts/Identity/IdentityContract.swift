@@ -40,6 +40,10 @@ public enum IdentityContract {
     public static let mailPreferences = WireMethod<IdentitySessionRequest, IdentityMailPreferences>("identity.mailPreferences")
     /// Changes it: turning a notice off is security-related.
     public static let setMailPreferences = WireMethod<IdentitySetMailPreferencesRequest, IdentityMailPreferences>.carryingSecrets("identity.setMailPreferences")
+    /// Everything Identity holds about the caller's account, for its owner's copy of their data (security-related;
+    /// audited `account.exported`): metadata, sessions, factors, identities, verification, mail preferences, the
+    /// audit entries still kept. Never a secret or a digest.
+    public static let exportAccount = WireMethod<IdentitySecuredRequest, IdentityAccountExport>.carryingSecrets("identity.exportAccount")
     public static let reauthenticate = WireMethod<IdentityReauthenticateRequest, IdentityPrivilege>.carryingSecrets("identity.reauthenticate")
     public static let changePassword = WireMethod<IdentityChangePasswordRequest, IdentitySessionsEnded>.carryingSecrets("identity.changePassword")
     public static let changeUserId = WireMethod<IdentityChangeUserIdRequest, IdentityDone>.carryingSecrets("identity.changeUserId")
@@ -105,7 +109,7 @@ public enum IdentityContract {
 
     public static let methods = [
         signUp.name, signInAnonymously.name, login.name, validateSession.name, logout.name, logoutEverywhere.name,
-        listSessions.name, endSession.name, endOtherSessions.name, mailPreferences.name, setMailPreferences.name,
+        listSessions.name, endSession.name, endOtherSessions.name, mailPreferences.name, setMailPreferences.name, exportAccount.name,
         reauthenticate.name, changePassword.name, changeUserId.name, requestPasswordReset.name,
         confirmPasswordReset.name, delete.name, completeSecondFactor.name, listFactors.name, enrollTOTP.name,
         confirmTOTP.name, removeFactor.name, regenerateRecoveryCodes.name, passkeyRegistrationOptions.name, registerPasskey.name,
@@ -162,6 +166,7 @@ public enum IdentityContract {
             endOtherSessions.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .identityBusy] + storage,
             mailPreferences.name: [.unauthenticated] + storage,
             setMailPreferences.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .identityBusy] + storage,
+            exportAccount.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .identityBusy] + storage,
             reauthenticate.name: [.unauthenticated, .validationFailed, .throttled, .factorLocked, .wrongCredentials, .wrongSecondFactor, .notFound, .identityBusy] + storage,
             completeSecondFactor.name: [.validationFailed, .invalidChallenge, .throttled, .factorLocked, .wrongSecondFactor, .identityProfileUnavailable] + storage,
             listFactors.name: [.unauthenticated] + storage,

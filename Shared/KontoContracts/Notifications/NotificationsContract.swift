@@ -26,6 +26,9 @@ public enum NotificationsContract {
     public static let subscribe = WireSubscriptionMethod<NotificationsSubscribeRequest, AccountEvent>("notifications.subscribe")
     /// A subscription: one account's events after a given event (or from its first), then new ones as they come.
     public static let feed = WireSubscriptionMethod<NotificationsFeedRequest, AccountEvent>("notifications.feed")
+    /// One account's events still kept (at most ``NotificationsAccountHistory/maximumEvents``, the newest), oldest
+    /// first: for the owner's copy of their data, which the Gateway assembles.
+    public static let accountHistory = WireMethod<NotificationsAccountHistoryRequest, NotificationsAccountHistory>("notifications.accountHistory")
     /// Where a tail starts now: every event stored after this call answered comes after the cursor it returns.
     public static let tailCursor = WireMethod<NotificationsTailCursorRequest, NotificationsTailCursor>("notifications.tailCursor")
     /// A subscription: every account's events stored after a cursor (of the asked types), in the store's order,
@@ -57,7 +60,7 @@ public enum NotificationsContract {
     public static let replay = WireMethod<NotificationsReplayRequest, NotificationsReplayed>("notifications.replay")
 
     public static let methods = [
-        publish.name, declareGroup.name, subscribe.name, feed.name, tailCursor.name, tail.name, tailBarrier.name, deadLetters.name, replayDeadLetters.name, replay.name,
+        publish.name, declareGroup.name, subscribe.name, feed.name, accountHistory.name, tailCursor.name, tail.name, tailBarrier.name, deadLetters.name, replayDeadLetters.name, replay.name,
         failedDeliveries.name, redeliver.name, webhookEndpoints.name, addWebhookEndpoint.name, removeWebhookEndpoint.name, HealthContract.check.name,
     ]
 
@@ -75,6 +78,7 @@ public enum NotificationsContract {
             declareGroup.name: [invalid, KontoErrorCode.notificationsGroupMismatch] + storage,
             subscribe.name: [invalid, KontoErrorCode.notificationsGroupMismatch] + storage,
             feed.name: [invalid, KontoErrorCode.notificationsUnknownEvent] + storage,
+            accountHistory.name: [invalid] + storage,
             tailCursor.name: storage,
             tail.name: [invalid] + storage,
             tailBarrier.name: [invalid] + storage,

@@ -231,3 +231,28 @@ public struct NotificationsTailBarrier: Codable, Sendable, Equatable {
         self.readersBehind = readersBehind
     }
 }
+
+/// One account's events still kept (``NotificationsContract/accountHistory``), for its owner's copy of their data.
+public struct NotificationsAccountHistoryRequest: Codable, Sendable, Equatable {
+    public var accountId: String
+
+    public init(accountId: String) {
+        self.accountId = accountId
+    }
+}
+
+/// The account's newest events, oldest first, as stored (a mail request's sealed secret included: the caller strips
+/// it before anyone sees it).
+public struct NotificationsAccountHistory: Codable, Sendable, Equatable {
+    /// The most events one answer carries: the newest; ``complete`` says whether older ones were left out.
+    public static let maximumEvents = 1_000
+
+    public var events: [AccountEvent]
+    /// False when older events exist beyond those carried.
+    public var complete: Bool
+
+    public init(events: [AccountEvent], complete: Bool) {
+        self.events = events
+        self.complete = complete
+    }
+}

@@ -40,6 +40,30 @@ extension EndToEndSystem {
         }
     }
 
+    /// The rows (as `row_to_json`) holding `needle` the way ``tablesContaining(_:)`` finds them, by `schema.table`.
+    func rowsContaining(_ needle: String) async throws -> [(table: String, row: [String: Any])] {
+        let tables = try await allTables()
+        let hex = needle.utf8.map { String(format: "%02x", $0) }.joined()
+        let found: [(String, String)] = try await withDatabase { client in
+            var found: [(String, String)] = []
+            for (schema, table) in tables {
+                let quoted = "\"\(schema.replacingOccurrences(of: "\"", with: "\"\""))\".\"\(table.replacingOccurrences(of: "\"", with: "\"\""))\""
+                var binds = PostgresBindings()
+                binds.append(needle.lowercased())
+                binds.append(hex)
+                let query = PostgresQuery(
+                    unsafeSQL: "SELECT row_to_json(t)::text FROM \(quoted) AS t WHERE strpos(lower(t::text), $1) > 0 OR strpos(lower(t::text), $2) > 0",
+                    binds: binds
+                )
+                for try await row in try await client.query(query, logger: Self.logger).decode(String.self) {
+                    found.append(("\(schema).\(table)", row))
+                }
+            }
+            return found
+        }
+        return found.map { table, text in (table, ((try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]) ?? [:]) }
+    }
+
     /// Every service's whole log so far.
     func logs() -> String {
         stack.logTails(lines: Int.max)

@@ -127,6 +127,13 @@ struct KontoClientTests {
             #expect(try await laptop.setMailPreferences(newSignIn: false).newSignIn == false)
             #expect(try await laptop.mailPreferences().newSignIn == false)
 
+            // A copy of the account's data, within the login's window: this device's session alone is left.
+            let copy = try #require(try JSONSerialization.jsonObject(with: try await laptop.exportAccount()) as? [String: Any])
+            #expect((copy["credential"] as? [String: Any])?["userId"] as? String == "ada@example.org")
+            #expect((copy["sessions"] as? [[String: Any]])?.map { $0["clientName"] as? String } == ["Konto console on Ada's laptop"])
+            #expect((copy["mailPreferences"] as? [String: Any])?["newSignIn"] as? Bool == false)
+            #expect(await Self.refusal { _ = try await tablet.exportAccount() }?.code == "account.unauthenticated")
+
             // Its own: a logout, no password; the stored session is forgotten.
             try await laptop.endSession(id: listed[1].id)
             #expect(try await laptop.currentSession() == nil)

@@ -118,6 +118,9 @@ struct GatewayContractConsumerTests {
             return (.GET, "/v1/account/mail-preferences", nil, token, headers)
         case IdentityContract.setMailPreferences.name:
             return (.PUT, "/v1/account/mail-preferences", try body(["newSignIn", "currentPassword"]), token, headers)
+        case IdentityContract.exportAccount.name:
+            // GET has no body: the API's export needs the privileged window, not a password.
+            return request["currentPassword"] == nil ? (.GET, "/v1/account/export", nil, token, headers) : nil
         case IdentityContract.reauthenticate.name:
             return (.POST, "/v1/account/reauthenticate", try body(["password", "code", "recoveryCode", "credential"]), token, headers)
         case IdentityContract.completeSecondFactor.name:
@@ -193,7 +196,10 @@ struct GatewayContractConsumerTests {
             HealthContract.check.name: Self.health,
             ProfileContract.load.name: #"{"accountId":"account-0","details":{},"version":1}"#,
         ])
-        let notifications = StandIn(fixed: [HealthContract.check.name: Self.health])
+        let notifications = StandIn(fixed: [
+            HealthContract.check.name: Self.health,
+            NotificationsContract.accountHistory.name: #"{"events":[],"complete":true}"#,
+        ])
         let servers = [
             (IdentityContract.serviceName, IdentityContract.methods, identity), (ProfileContract.serviceName, ProfileContract.methods, profile),
             (NotificationsContract.serviceName, NotificationsContract.methods, notifications),

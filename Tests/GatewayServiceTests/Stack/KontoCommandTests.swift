@@ -250,8 +250,25 @@ struct KontoCommandTests {
             #expect(off.standardOutput == "Sign-ins from new clients: not mailed\n", "\(off.standardError)")
             #expect(try await stack.konto("mail", "--json").standardOutput.contains(#""newSignIn":false"#))
 
-            let own = try await stack.konto("sessions", "end", mine)
-            #expect(own.standardOutput == "Ended session \(mine).\n", "\(own.standardError)")
+            // A copy of the account's data: to standard output, or to a file only its owner reads.
+            let printed = try await stack.konto("export", "--current-password", input: Self.password + "\n")
+            #expect(printed.status == 0, "\(printed.standardError)")
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(printed.standardOutput.utf8)) as? [String: Any])
+            #expect((document["credential"] as? [String: Any])?["userId"] as? String == "ada@example.org")
+            #expect((document["mailPreferences"] as? [String: Any])?["newSignIn"] as? Bool == false)
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("konto-export-\(UUID().uuidString).json").path
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let saved = try await stack.konto("export", "--output", file)
+            #expect(saved.status == 0 && saved.standardOutput.hasPrefix("Saved your data to \(file) ("), "\(saved.standardError)")
+            #expect((try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+            #expect(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) is [String: Any])
+
+            // The reauthentication before the export replaced this session with a fresh one.
+            let relisted = try #require(try JSONSerialization.jsonObject(with: Data(try await stack.konto("sessions", "--json").standardOutput.utf8)) as? [[String: Any]])
+            let current = try #require(relisted.first { $0["current"] as? Bool == true }?["id"] as? String)
+            #expect(current != mine)
+            let own = try await stack.konto("sessions", "end", current)
+            #expect(own.standardOutput == "Ended session \(current).\n", "\(own.standardError)")
             #expect(try await stack.konto("whoami").status == 2)
         }
     }

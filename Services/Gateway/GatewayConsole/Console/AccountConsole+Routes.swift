@@ -17,6 +17,7 @@ extension AccountConsole {
         registerSessions(on: router)
         registerIdentities(on: router)
         registerMail(on: router)
+        registerExport(on: router)
         router.get(RouterPath(base + "/second-factor")) { request, _ in
             self.secondFactorPage(self.visit(request), challenge: request.cookies[Self.challengeCookie]?.value, passkeyOptions: Self.challengeOptions(request))
         }

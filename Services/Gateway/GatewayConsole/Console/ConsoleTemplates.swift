@@ -39,6 +39,7 @@ enum ConsoleTemplates {
         ("csrf", text(PackageResources.csrf_mustache)),
         ("done", text(PackageResources.done_mustache)),
         ("edit", text(PackageResources.edit_mustache)),
+        ("export", text(PackageResources.export_mustache)),
         ("externalSignup", text(PackageResources.externalSignup_mustache)),
         ("factors", text(PackageResources.factors_mustache)),
         ("field", text(PackageResources.field_mustache)),

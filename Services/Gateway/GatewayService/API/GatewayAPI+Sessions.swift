@@ -100,13 +100,15 @@ extension GatewayAPI {
     func listAccountSessions(_ input: Operations.ListAccountSessions.Input) async throws -> Operations.ListAccountSessions.Output {
         let (token, _) = try await authenticate()
         let list = try await upstreams.identity(IdentityContract.listSessions, IdentitySessionRequest(token: token))
-        return .ok(.init(body: .json(.init(sessions: list.sessions.map {
-            .init(
-                id: $0.id, createdAt: $0.createdAt.date, idleExpiresAt: $0.idleExpiresAt.date, absoluteExpiresAt: $0.absoluteExpiresAt.date,
-                assuranceLevel: $0.assuranceLevel, privilegedUntil: $0.privilegedUntil?.date, lastUsedAt: $0.lastUsedAt?.date,
-                signInMethod: $0.signInMethod, clientAddress: $0.clientAddress, clientName: $0.clientName, current: $0.current ?? false
-            )
-        }))))
+        return .ok(.init(body: .json(.init(sessions: list.sessions.map(Self.sessionInfo)))))
+    }
+
+    static func sessionInfo(_ session: IdentityAccountSessionSummary) -> Components.Schemas.AccountSessionInfo {
+        .init(
+            id: session.id, createdAt: session.createdAt.date, idleExpiresAt: session.idleExpiresAt.date, absoluteExpiresAt: session.absoluteExpiresAt.date,
+            assuranceLevel: session.assuranceLevel, privilegedUntil: session.privilegedUntil?.date, lastUsedAt: session.lastUsedAt?.date,
+            signInMethod: session.signInMethod, clientAddress: session.clientAddress, clientName: session.clientName, current: session.current ?? false
+        )
     }
 
     func endAccountSession(_ input: Operations.EndAccountSession.Input) async throws -> Operations.EndAccountSession.Output {

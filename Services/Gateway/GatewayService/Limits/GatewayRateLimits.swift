@@ -22,6 +22,8 @@ final class GatewayRateLimits: Sendable {
         "requestEmailCode", "logInWithEmailCode", "logInWithProvider", "linkIdentity",
         // They can mail chosen addresses (a userId change, a new contact address).
         "changeUserId", "modifyAccount",
+        // The whole account in one answer, behind a privileged window: each one is a heavy read worth limiting.
+        "exportAccount",
     ]
 
     init(generalPerMinute: Int, credentialsPerMinute: Int, maximumAddresses: Int = 100_000) {

@@ -26,6 +26,7 @@ extension OpenAPIDocument {
         "endOtherAccountSessions": [IdentityContract.endOtherSessions.name],
         "getMailPreferences": [IdentityContract.mailPreferences.name],
         "setMailPreferences": [IdentityContract.setMailPreferences.name],
+        "exportAccount": [IdentityContract.exportAccount.name, ProfileContract.load.name, NotificationsContract.accountHistory.name],
         "requestEmailCode": [IdentityContract.requestEmailCode.name],
         "logInWithEmailCode": [IdentityContract.emailCodeLogin.name],
         "completeSecondFactor": [IdentityContract.completeSecondFactor.name],

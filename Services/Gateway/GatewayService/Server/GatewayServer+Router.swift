@@ -87,7 +87,7 @@ extension GatewayServer {
             logger: logger
         ))
         router.middlewares.add(ProblemMiddleware(htmlPages: pages.map { pages in (pages.basePath, { problem in pages.refusalPage(problem) }) }))
-        router.middlewares.add(ETagMiddleware())
+        router.middlewares.add(QuotedHeadersMiddleware())
         router.middlewares.add(RateLimitMiddleware(rateLimits: rateLimits))
         router.middlewares.add(BodyLimitMiddleware(maximumBodyBytes: configuration.maximumBodyBytes))
         router.middlewares.add(CachedAccountMiddleware(cache: cache, metrics: metrics))

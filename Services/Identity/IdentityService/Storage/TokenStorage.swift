@@ -1,4 +1,5 @@
 import KontoEvents
+import KontoContracts
 import KontoModel
 
 /// The codes and tokens Identity mails: password reset tokens, address verification links, sign-in codes, and what a
@@ -33,6 +34,10 @@ public protocol TokenStorage: Sendable {
     /// where userIds are usernames).
     /// - Throws: `notFound` when the account is gone, or (`isUserId`) `address` is not its userId any more.
     func createEmailVerification(tokenHash: [UInt8], accountId: String, address: String, isUserId: Bool, expiresAt: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError)
+
+    /// The account's verification links not used yet (their addresses and expiries, never their tokens' hashes),
+    /// soonest to expire first; expired ones not yet pruned are left out.
+    func pendingEmailVerifications(accountId: String, at now: Timestamp) async throws(IdentityStorageError) -> [IdentityAccountExport.PendingVerification]
 
     /// Uses a verification token: when it exists and has not expired at `now`, it is removed and, with `events`, in
     /// one transaction: a userId's address is marked verified at `now` if it is still the account's userId; a contact

@@ -34,6 +34,7 @@ public final class IdentityStore: Sendable {
     let operators: Operators
     let changes: OperatorChanges
     let audit: AuditTrail
+    let exporter: AccountExporter
     /// What answers do not wait for (a sign-in code's mail).
     public let pendingWork = PendingWork()
 
@@ -84,6 +85,7 @@ public final class IdentityStore: Sendable {
         self.operators = Operators(context: context, storage: storage, sessions: sessions)
         self.changes = OperatorChanges(context: context, storage: storage, profile: profile, mail: mail)
         self.audit = AuditTrail(context: context, storage: storage, operators: operators)
+        self.exporter = AccountExporter(context: context, storage: storage, sessions: sessions, factors: factors, audit: audit)
     }
 
     /// Runs an operation in its audit scope: the changes it makes are audited as its (``AuditScope``), the operation
@@ -265,6 +267,7 @@ public final class IdentityStore: Sendable {
     public func endSession(_ request: IdentityEndSessionRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await audited(nil) { () async throws(ServiceError) in try await security.endSession(request) } }
     public func mailPreferences(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentityMailPreferences { try await security.mailPreferences(request) }
     public func setMailPreferences(_ request: IdentitySetMailPreferencesRequest) async throws(ServiceError) -> IdentityMailPreferences { try await audited(nil) { () async throws(ServiceError) in try await security.setMailPreferences(request) } }
+    public func exportAccount(_ request: IdentitySecuredRequest) async throws(ServiceError) -> IdentityAccountExport { try await audited(nil) { () async throws(ServiceError) in try await exporter.exportAccount(request) } }
     public func endOtherSessions(_ request: IdentitySecuredRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await audited(nil) { () async throws(ServiceError) in try await security.endOtherSessions(request) } }
 
     // MARK: Signing in

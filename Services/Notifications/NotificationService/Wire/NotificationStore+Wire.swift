@@ -17,6 +17,7 @@ extension NotificationStore {
         server.registerSubscription(NotificationsContract.feed) { request, _, subscriber in
             try await self.serveFeed(request, subscriber: subscriber)
         }
+        server.register(NotificationsContract.accountHistory) { request, _ in try await self.accountHistory(request) }
         server.register(NotificationsContract.tailCursor) { request, _ in try await self.tailCursor(request) }
         server.registerSubscription(NotificationsContract.tail) { request, _, subscriber in
             try await self.serveTail(request, subscriber: subscriber)

@@ -1,3 +1,4 @@
+import KontoContracts
 import KontoModel
 import Synchronization
 
@@ -7,6 +8,14 @@ extension InMemoryIdentityStorage {
             guard let credential = state.active(accountId), !isUserId || credential.userId == address else { throw IdentityStorageError(.notFound) }
             state.emailVerifications[tokenHash] = EmailVerification(accountId: accountId, address: address, isUserId: isUserId, expiresAt: expiresAt)
             state.outbox += events
+        }
+    }
+
+    public func pendingEmailVerifications(accountId: String, at now: Timestamp) -> [IdentityAccountExport.PendingVerification] {
+        state.withLock { state in
+            state.emailVerifications.values.filter { $0.accountId == accountId && now < $0.expiresAt }
+                .sorted { ($0.expiresAt, $0.address) < ($1.expiresAt, $1.address) }
+                .map { IdentityAccountExport.PendingVerification(address: $0.address, expiresAt: $0.expiresAt) }
         }
     }
 

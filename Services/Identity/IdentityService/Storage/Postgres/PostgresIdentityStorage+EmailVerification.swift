@@ -1,4 +1,5 @@
 import Foundation
+import KontoContracts
 import KontoModel
 import NIOCore
 import PostgresNIO
@@ -22,6 +23,23 @@ extension PostgresIdentityStorage {
                 logger: logger
             )
             try await Self.append(events, on: connection, logger: logger)
+        }
+    }
+
+    public func pendingEmailVerifications(accountId: String, at now: Timestamp) async throws(IdentityStorageError) -> [IdentityAccountExport.PendingVerification] {
+        try await run { client, logger in
+            let rows = try await client.query(
+                """
+                SELECT address, expires_at FROM identity.email_verifications
+                WHERE account_id = \(accountId) AND expires_at > \(now.date) ORDER BY expires_at
+                """,
+                logger: logger
+            )
+            var pending: [IdentityAccountExport.PendingVerification] = []
+            for try await (address, expiresAt) in rows.decode((String, Date).self) {
+                pending.append(.init(address: address, expiresAt: Timestamp(expiresAt)))
+            }
+            return pending
         }
     }
 
