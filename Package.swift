@@ -428,6 +428,10 @@ let package = Package(
                 .nioPosix,
                 .postgresNIO,
                 .serviceLifecycle,
+                // The OpenID Provider's keys: made with Crypto, their tokens checked by jwt-kit, which no one here wrote.
+                .crypto,
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ],
             path: "Tests/IdentityServiceTests"
         ),

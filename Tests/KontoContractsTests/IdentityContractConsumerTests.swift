@@ -81,6 +81,7 @@ struct IdentityContractConsumerTests {
         ContractCodec.entry(IdentityContract.mailPreferences),
         ContractCodec.entry(IdentityContract.setMailPreferences),
         ContractCodec.entry(IdentityContract.exportAccount),
+        ContractCodec.entry(IdentityContract.openIDKeys),
         ContractCodec.entry(IdentityContract.reauthenticate),
         ContractCodec.entry(IdentityContract.changePassword),
         ContractCodec.entry(IdentityContract.changeUserId),

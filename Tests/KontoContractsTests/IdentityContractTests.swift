@@ -47,9 +47,11 @@ struct IdentityContractTests {
             IdentityContract.requestEmailCode.carriesSecrets,
             IdentityContract.identityProviders.carriesSecrets, IdentityContract.externalAuthorization.carriesSecrets,
             IdentityContract.listIdentities.carriesSecrets,
+            // Public keys only.
+            IdentityContract.openIDKeys.carriesSecrets,
         ]
         #expect(plain.allSatisfy { !$0 })
-        #expect(Set(IdentityContract.methods).count == 57)
+        #expect(Set(IdentityContract.methods).count == 58)
     }
 
     @Test("a login request carries its password only as the contract encodes it")

@@ -43,6 +43,9 @@ public enum IdentityContract {
     /// Everything Identity holds about the caller's account, for its owner's copy of their data (security-related;
     /// audited `account.exported`): metadata, sessions, factors, identities, verification, mail preferences, the
     /// audit entries still kept. Never a secret or a digest.
+    /// Konto's published signing keys as an OpenID Provider (the JWK Set at `/oauth2/jwks`) and its issuer; no keys
+    /// and no issuer where it is none.
+    public static let openIDKeys = WireMethod<IdentityOpenIDKeysRequest, IdentityOpenIDKeys>("identity.openIDKeys")
     public static let exportAccount = WireMethod<IdentitySecuredRequest, IdentityAccountExport>.carryingSecrets("identity.exportAccount")
     public static let reauthenticate = WireMethod<IdentityReauthenticateRequest, IdentityPrivilege>.carryingSecrets("identity.reauthenticate")
     public static let changePassword = WireMethod<IdentityChangePasswordRequest, IdentitySessionsEnded>.carryingSecrets("identity.changePassword")
@@ -109,7 +112,7 @@ public enum IdentityContract {
 
     public static let methods = [
         signUp.name, signInAnonymously.name, login.name, validateSession.name, logout.name, logoutEverywhere.name,
-        listSessions.name, endSession.name, endOtherSessions.name, mailPreferences.name, setMailPreferences.name, exportAccount.name,
+        listSessions.name, endSession.name, endOtherSessions.name, mailPreferences.name, setMailPreferences.name, exportAccount.name, openIDKeys.name,
         reauthenticate.name, changePassword.name, changeUserId.name, requestPasswordReset.name,
         confirmPasswordReset.name, delete.name, completeSecondFactor.name, listFactors.name, enrollTOTP.name,
         confirmTOTP.name, removeFactor.name, regenerateRecoveryCodes.name, passkeyRegistrationOptions.name, registerPasskey.name,
@@ -166,6 +169,8 @@ public enum IdentityContract {
             endOtherSessions.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .identityBusy] + storage,
             mailPreferences.name: [.unauthenticated] + storage,
             setMailPreferences.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .identityBusy] + storage,
+            // Read from the configuration: nothing can fail.
+            openIDKeys.name: [],
             exportAccount.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .identityBusy] + storage,
             reauthenticate.name: [.unauthenticated, .validationFailed, .throttled, .factorLocked, .wrongCredentials, .wrongSecondFactor, .notFound, .identityBusy] + storage,
             completeSecondFactor.name: [.validationFailed, .invalidChallenge, .throttled, .factorLocked, .wrongSecondFactor, .identityProfileUnavailable] + storage,

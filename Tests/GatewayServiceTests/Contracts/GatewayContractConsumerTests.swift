@@ -118,6 +118,8 @@ struct GatewayContractConsumerTests {
             return (.GET, "/v1/account/mail-preferences", nil, token, headers)
         case IdentityContract.setMailPreferences.name:
             return (.PUT, "/v1/account/mail-preferences", try body(["newSignIn", "currentPassword"]), token, headers)
+        case IdentityContract.openIDKeys.name:
+            return (.GET, "/oauth2/jwks", nil, nil, headers)
         case IdentityContract.exportAccount.name:
             // GET has no body: the API's export needs the privileged window, not a password.
             return request["currentPassword"] == nil ? (.GET, "/v1/account/export", nil, token, headers) : nil

@@ -26,8 +26,21 @@ struct IdentityContractProviderTests {
         options.secondFactorLockAfter = 4
         // The operators' examples start from this key (every scope), as a deployment's first key is installed.
         options.bootstrapOperatorKey = OperatorKeyText(parsing: Self.bootstrapOperatorKey)
+        // Konto as an OpenID Provider with one fixed key, so its published JWK is the same in every run.
+        options.openID = try! OpenIDProviderSettings(
+            issuer: "https://accounts.example.org", keys: OpenIDSigningKeys([OpenIDSigningKey(pem: Self.openIDKey)])
+        )
         return options
     }()
+
+    /// The examples' OpenID Provider signing key (P-256): a test key, published by `99v-openid-keys.json`.
+    static let openIDKey = """
+        -----BEGIN PRIVATE KEY-----
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgALLkW8QYjf2AdiL3
+        i8sBmUZ59wc9HgHO0MujSHZRLnOhRANCAAQO13BpcQurO9D4A0A1SBoJV6VnJU8B
+        x5A/7XRud57WnxJT8r2ykX5NeEOSd6fR6tRI1v+brknVMJKAtQrViyf0
+        -----END PRIVATE KEY-----
+        """
 
     /// The examples' bootstrap operator key (`99fa-operator-authorize.json` and after).
     static let bootstrapOperatorKey = "kop_b00757a4b00757a4b00757a4b00757a4AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"

@@ -139,6 +139,7 @@ public struct IdentityServiceConfiguration: Sendable {
             }
             options.bootstrapOperatorKey = key
         }
+        options.openID = try environment.openIDProvider()
         let keys = try environment.wireKeys(service: IdentityContract.serviceName, calls: true, serves: true)
         let providers: IdentityProviders
         if let path = environment.string("KONTO_IDENTITY_PROVIDERS") {
@@ -177,6 +178,40 @@ public struct IdentityServiceConfiguration: Sendable {
 }
 
 extension ServiceEnvironment {
+    /// Konto as an OpenID Provider: `KONTO_IDENTITY_OIDC_ISSUER` turns it on and then needs `KONTO_IDENTITY_OIDC_KEYS`
+    /// (PEM files, comma-separated, the first signing); `KONTO_IDENTITY_OIDC_CLIENTS` names the clients file.
+    func openIDProvider() throws(ServiceEnvironmentError) -> OpenIDProviderSettings? {
+        guard let issuer = string("KONTO_IDENTITY_OIDC_ISSUER") else {
+            for name in ["KONTO_IDENTITY_OIDC_KEYS", "KONTO_IDENTITY_OIDC_CLIENTS"] where string(name) != nil {
+                throw ServiceEnvironmentError(variable: name, problem: "is set without KONTO_IDENTITY_OIDC_ISSUER, which turns the OpenID Provider on")
+            }
+            return nil
+        }
+        let paths = (string("KONTO_IDENTITY_OIDC_KEYS") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !paths.isEmpty else {
+            throw ServiceEnvironmentError(variable: "KONTO_IDENTITY_OIDC_KEYS", problem: "missing: the PEM files of the keys that sign Konto's tokens (the first signs)")
+        }
+        let keys: OpenIDSigningKeys
+        do {
+            keys = try OpenIDSigningKeys.load(paths: paths)
+        } catch {
+            throw ServiceEnvironmentError(variable: "KONTO_IDENTITY_OIDC_KEYS", problem: error.description)
+        }
+        var clients = OpenIDClients.none
+        if let path = string("KONTO_IDENTITY_OIDC_CLIENTS") {
+            do {
+                clients = try OpenIDClientsLoader().load(path: path)
+            } catch {
+                throw ServiceEnvironmentError(variable: "KONTO_IDENTITY_OIDC_CLIENTS", problem: "\n" + error.description)
+            }
+        }
+        do {
+            return try OpenIDProviderSettings(issuer: issuer, keys: keys, clients: clients)
+        } catch {
+            throw ServiceEnvironmentError(variable: error.description.hasPrefix("client") ? "KONTO_IDENTITY_OIDC_CLIENTS" : "KONTO_IDENTITY_OIDC_ISSUER", problem: error.description)
+        }
+    }
+
     /// A whole number of seconds in `range`.
     func seconds(_ name: String, default defaultValue: Duration, in range: ClosedRange<Int>) throws(ServiceEnvironmentError) -> Duration {
         .seconds(try integer(name, default: Int(defaultValue.components.seconds), in: range))

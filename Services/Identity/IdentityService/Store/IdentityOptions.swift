@@ -74,6 +74,8 @@ public struct IdentityOptions: Sendable, Equatable {
     /// The operator key installed when none exists yet (`KONTO_IDENTITY_BOOTSTRAP_OPERATOR_KEY`, every scope): the
     /// first key of a deployment made without the command line. Used once: any key stored, revoked or not, ends it.
     public var bootstrapOperatorKey: OperatorKeyText?
+    /// Konto as an OpenID Provider (`KONTO_IDENTITY_OIDC_ISSUER`, `_KEYS`, `_CLIENTS`); nil: it is none.
+    public var openID: OpenIDProviderSettings?
     /// An operator key's last use is written at most this often (an admin page's many calls are one write).
     public var operatorKeyTouchInterval: Duration = .seconds(60)
     /// How long audit entries are kept (`KONTO_AUDIT_RETENTION_DAYS`, a year unless set; 0 keeps them for ever). The

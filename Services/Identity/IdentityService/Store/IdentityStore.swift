@@ -267,6 +267,10 @@ public final class IdentityStore: Sendable {
     public func endSession(_ request: IdentityEndSessionRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await audited(nil) { () async throws(ServiceError) in try await security.endSession(request) } }
     public func mailPreferences(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentityMailPreferences { try await security.mailPreferences(request) }
     public func setMailPreferences(_ request: IdentitySetMailPreferencesRequest) async throws(ServiceError) -> IdentityMailPreferences { try await audited(nil) { () async throws(ServiceError) in try await security.setMailPreferences(request) } }
+    /// The OpenID Provider's issuer and published keys (none where Konto is no OpenID Provider).
+    public func openIDKeys(_ request: IdentityOpenIDKeysRequest) -> IdentityOpenIDKeys {
+        IdentityOpenIDKeys(issuer: options.openID?.issuer, keys: options.openID?.keys.published ?? [])
+    }
     public func exportAccount(_ request: IdentitySecuredRequest) async throws(ServiceError) -> IdentityAccountExport { try await audited(nil) { () async throws(ServiceError) in try await exporter.exportAccount(request) } }
     public func endOtherSessions(_ request: IdentitySecuredRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await audited(nil) { () async throws(ServiceError) in try await security.endOtherSessions(request) } }
 

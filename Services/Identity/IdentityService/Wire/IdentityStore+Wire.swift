@@ -21,6 +21,7 @@ extension IdentityStore {
         server.register(IdentityContract.endOtherSessions) { request, _ in try await self.endOtherSessions(request) }
         server.register(IdentityContract.mailPreferences) { request, _ in try await self.mailPreferences(request) }
         server.register(IdentityContract.setMailPreferences) { request, _ in try await self.setMailPreferences(request) }
+        server.register(IdentityContract.openIDKeys) { request, _ in self.openIDKeys(request) }
         server.register(IdentityContract.exportAccount) { request, _ in try await self.exportAccount(request) }
         server.register(IdentityContract.reauthenticate) { request, _ in try await self.reauthenticate(request) }
         server.register(IdentityContract.changePassword) { request, _ in try await self.changePassword(request) }

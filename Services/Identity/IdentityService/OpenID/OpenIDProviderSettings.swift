@@ -1,0 +1,29 @@
+import Foundation
+
+/// Konto as an OpenID Provider (docs/OIDC.md): on when `KONTO_IDENTITY_OIDC_ISSUER` is set, with its signing keys
+/// (`KONTO_IDENTITY_OIDC_KEYS`) and registered clients (`KONTO_IDENTITY_OIDC_CLIENTS`).
+public struct OpenIDProviderSettings: Sendable, Equatable {
+    /// What every token's `iss` says and relying parties compare exactly: the gateway's public URL.
+    public var issuer: String
+    public var keys: OpenIDSigningKeys
+    public var clients: OpenIDClients
+
+    /// - Throws: a problem naming what to fix: an issuer that is no https URL (http only on a loopback host), a client
+    ///   whose ID token algorithm has no key.
+    public init(issuer: String, keys: OpenIDSigningKeys, clients: OpenIDClients = .none) throws(OpenIDKeyProblem) {
+        guard Self.isIssuer(issuer) else {
+            throw OpenIDKeyProblem("the issuer must be an https URL without query or fragment (http only on localhost or 127.0.0.1), e.g. https://accounts.example.org")
+        }
+        for client in clients.clients.values.sorted(by: { $0.id < $1.id }) where keys.signing(client.idTokenAlgorithm) == nil {
+            throw OpenIDKeyProblem("client \"\(client.id)\" wants \(client.idTokenAlgorithm) ID tokens, and no \(client.idTokenAlgorithm) key is configured")
+        }
+        // Relying parties append `/.well-known/openid-configuration`: one form of the URL, without the trailing slash.
+        self.issuer = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
+        self.keys = keys
+        self.clients = clients
+    }
+
+    static func isIssuer(_ text: String) -> Bool {
+        ProviderURL.isAcceptable(text, allowingQuery: false)
+    }
+}
