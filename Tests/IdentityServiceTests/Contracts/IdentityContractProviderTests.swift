@@ -65,8 +65,11 @@ struct IdentityContractProviderTests {
         let differences = try await ContractCondition.withDedicatedDatabase { cluster, database in
             let settings = PostgresSettings(host: database.host, port: database.port, username: database.username, password: database.password, database: database.database)
             let issuer = TestIssuer()
+            // A stopped database is an answer after the storage's timeout: 2 s rather than 5 for each of the ~55
+            // examples that stop it (the suite's longest test; nothing else here comes near 2 s).
             return try await IdentityServiceHarness.runWithRestartableProfile(
-                database: settings, options: Self.options, hashing: Self.hashing, providers: Self.providers(issuer), providerFetcher: issuer
+                database: settings, options: Self.options, hashing: Self.hashing, providers: Self.providers(issuer), providerFetcher: issuer,
+                storageTimeout: .seconds(2)
             ) { running, profile in
                 try await ContractExample.replay(examples, on: running.identity, conditions: [
                     ContractCondition.storageDown: Self.withIdTokens(.storageDown(cluster, health: running.identity), issuer),

@@ -107,14 +107,16 @@ enum IdentityServiceHarness {
         hashing: PasswordHashingPool.Configuration,
         providers: IdentityProviders = .none,
         providerFetcher: (any ProviderFetcher)? = nil,
+        storageTimeout: Duration? = nil,
         _ body: @escaping @Sendable (Running, RestartableProfile) async throws -> Result
     ) async throws -> Result {
         let profile = try await RestartableProfile.start(ProfileServiceConfiguration(port: 0, secret: WireSecret(secret), database: database), logger: logger)
         do {
-            let identityServer = try IdentityServer(
-                configuration: configuration(database: database, profilePort: profile.port, options: options, hashing: hashing, providers: providers, providerFetcher: providerFetcher),
-                logger: logger
+            var identityConfiguration = configuration(
+                database: database, profilePort: profile.port, options: options, hashing: hashing, providers: providers, providerFetcher: providerFetcher
             )
+            if let storageTimeout { identityConfiguration.storageTimeout = storageTimeout }
+            let identityServer = try IdentityServer(configuration: identityConfiguration, logger: logger)
             let result = try await RunningServices.with([identityServer], logger: logger) {
                 let identity = client(port: try await identityServer.localAddress().port!, as: WireAllowList.gateway)
                 let profileClient = client(port: profile.port, as: IdentityContract.serviceName, at: ProfileContract.serviceName)

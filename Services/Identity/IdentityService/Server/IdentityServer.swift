@@ -36,7 +36,7 @@ public final class IdentityServer: Service {
         let storage: any IdentityStorage
         if let database = configuration.database {
             let client = PostgresClient(configuration: try database.clientConfiguration(), eventLoopGroup: eventLoopGroup, backgroundLogger: logger)
-            let postgres = PostgresIdentityStorage(client: client, logger: logger)
+            let postgres = PostgresIdentityStorage(client: client, logger: logger, operationTimeout: configuration.storageTimeout)
             self.client = client
             self.postgresStorage = postgres
             storage = postgres

@@ -29,6 +29,9 @@ public struct IdentityServiceConfiguration: Sendable {
     public var authorization: WireAuthorization = WireAllowList.identity
     /// PostgreSQL; `nil` keeps credentials and sessions in memory (dev stack, tests): they are lost at exit.
     public var database: PostgresSettings?
+    /// How long one database operation may take before it is `identity.storageUnavailable` (a database that is down
+    /// is noticed no sooner). Tests that stop their database on purpose shorten it.
+    public var storageTimeout: Duration = .seconds(5)
     /// Where the Profile service listens (same shared secret).
     public var profileHost: String
     public var profilePort: Int
