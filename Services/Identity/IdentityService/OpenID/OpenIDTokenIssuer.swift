@@ -1,0 +1,105 @@
+import Crypto
+import Foundation
+import JWTKit
+import KontoModel
+
+/// Mints the ID tokens Konto issues as an OpenID Provider (OpenID Connect Core 2), signed with the deployment's key of
+/// the client's algorithm (ES256 unless it asked for RS256), the key's thumbprint in the header's `kid`.
+public struct OpenIDTokenIssuer: Sendable {
+    public let settings: OpenIDProviderSettings
+    /// Keys the pairwise subjects: derived from Identity's data key, so a `sub` is the same on every replica and cannot
+    /// be computed, or linked to the accountId, by anyone without it.
+    let pairwiseKey: SymmetricKey
+    /// One collection with every signing key, each under its `kid`.
+    private let signers: JWTKeyCollection
+
+    public init(settings: OpenIDProviderSettings, pairwiseKey: SymmetricKey) async {
+        self.settings = settings
+        self.pairwiseKey = pairwiseKey
+        let signers = JWTKeyCollection()
+        for key in settings.keys.keys {
+            switch key.material {
+            case .es256(let privateKey): await signers.add(ecdsa: privateKey, kid: JWKIdentifier(string: key.keyId))
+            case .rs256(let privateKey): await signers.add(rsa: privateKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.keyId))
+            }
+        }
+        self.signers = signers
+    }
+
+    /// The account's `sub` for `client`: the accountId, or, for a client with a sector, a pairwise identifier
+    /// (OpenID Connect Core 8.1): HMAC-SHA256 of the sector and the accountId, base64url, the same for every client of
+    /// the sector and unlinkable across sectors.
+    public func subject(accountId: String, for client: OpenIDClient) -> String {
+        guard let sector = client.sectorIdentifier else { return accountId }
+        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(sector.lowercased())\u{0}\(accountId)".utf8), using: pairwiseKey)
+        return OpenIDSigningKey.base64URL(Data(mac))
+    }
+
+    /// What an ID token says of the sign-in and the account.
+    public struct Sign: Sendable {
+        public var accountId: String
+        public var client: OpenIDClient
+        /// When the person signed in (the session's creation or last reauthentication).
+        public var authTime: Date
+        public var nonce: String?
+        /// The session's assurance level: `acr` is `aal1` or `aal2`.
+        public var assuranceLevel: Int
+        /// How (RFC 8176): `pwd`, `otp`, `hwk`, `mfa`, …
+        public var methods: [String]
+        public var issuedAt: Date
+        public var lifetime: Duration
+
+        public init(accountId: String, client: OpenIDClient, authTime: Date, nonce: String?, assuranceLevel: Int, methods: [String], issuedAt: Date, lifetime: Duration = .seconds(300)) {
+            self.accountId = accountId
+            self.client = client
+            self.authTime = authTime
+            self.nonce = nonce
+            self.assuranceLevel = assuranceLevel
+            self.methods = methods
+            self.issuedAt = issuedAt
+            self.lifetime = lifetime
+        }
+    }
+
+    public func idToken(_ sign: Sign) async throws -> String {
+        guard let key = settings.keys.signing(sign.client.idTokenAlgorithm) else {
+            throw OpenIDKeyProblem("no \(sign.client.idTokenAlgorithm) key")
+        }
+        // Whole seconds (NumericDate): a fraction would put `iat` past a relying party's clock, truncated, by up to a second.
+        let issuedAt = Date(timeIntervalSince1970: sign.issuedAt.timeIntervalSince1970.rounded(.down))
+        let claims = IDTokenClaims(
+            iss: IssuerClaim(value: settings.issuer), sub: SubjectClaim(value: subject(accountId: sign.accountId, for: sign.client)),
+            aud: AudienceClaim(value: [sign.client.id]), exp: ExpirationClaim(value: issuedAt.addingTimeInterval(TimeInterval(sign.lifetime.components.seconds))),
+            iat: IssuedAtClaim(value: issuedAt), authTime: Int(sign.authTime.timeIntervalSince1970), nonce: sign.nonce,
+            acr: "aal\(sign.assuranceLevel)", amr: sign.methods.isEmpty ? nil : sign.methods, azp: sign.client.id
+        )
+        var header = JWTHeader()
+        header.alg = key.algorithm
+        header.typ = "JWT"
+        return try await signers.sign(claims, kid: JWKIdentifier(string: key.keyId), header: header)
+    }
+}
+
+/// An ID token's claims (OpenID Connect Core 2): who (`sub`), for whom (`aud`, `azp`), by whom (`iss`), until when,
+/// and how the person signed in.
+struct IDTokenClaims: JWTPayload {
+    var iss: IssuerClaim
+    var sub: SubjectClaim
+    var aud: AudienceClaim
+    var exp: ExpirationClaim
+    var iat: IssuedAtClaim
+    var authTime: Int
+    var nonce: String?
+    var acr: String
+    var amr: [String]?
+    var azp: String
+
+    enum CodingKeys: String, CodingKey {
+        case iss, sub, aud, exp, iat, nonce, acr, amr, azp
+        case authTime = "auth_time"
+    }
+
+    func verify(using algorithm: some JWTAlgorithm) throws {
+        try exp.verifyNotExpired()
+    }
+}
