@@ -1,5 +1,6 @@
 import Foundation
 @testable import IdentityService
+import KontoContracts
 import KontoModel
 import Testing
 
@@ -41,6 +42,31 @@ struct IdentityStorageEmailVerificationTests {
             try await storage.createEmailVerification(tokenHash: Conformance.token(25), accountId: "a1", address: "lee@stanford.edu", expiresAt: t0.adding(.seconds(60)), events: [])
             #expect(try await storage.deleteAccount(accountId: "a1", events: [], profileCleanupAt: t0))
             #expect(try await storage.confirmEmailVerification(tokenHash: Conformance.token(25), at: t0) { _ in [] } == nil)
+        }
+    }
+
+    @Test("the owner's export: the links not used yet, soonest to expire first, never an expired one nor another account's; an audit entry lands only while the account exists", arguments: IdentityStorageKind.allCases)
+    func forTheExport(kind: IdentityStorageKind) async throws {
+        let t0 = Conformance.t0
+        try await kind.withStorage { storage in
+            try await Conformance.account(storage, "a1", "leland@stanford.edu", sessionByte: 1)
+            try await Conformance.account(storage, "a2", "jane@stanford.edu", sessionByte: 2)
+            try await storage.createEmailVerification(tokenHash: Conformance.token(41), accountId: "a1", address: "leland@stanford.edu", expiresAt: t0.adding(.seconds(600)), events: [])
+            try await storage.createEmailVerification(tokenHash: Conformance.token(42), accountId: "a1", address: "Leland@Stanford.edu", isUserId: false, expiresAt: t0.adding(.seconds(60)), events: [])
+            try await storage.createEmailVerification(tokenHash: Conformance.token(43), accountId: "a1", address: "old@stanford.edu", isUserId: false, expiresAt: t0.adding(.seconds(5)), events: [])
+            try await storage.createEmailVerification(tokenHash: Conformance.token(44), accountId: "a2", address: "jane@stanford.edu", expiresAt: t0.adding(.seconds(60)), events: [])
+            let pending = try await storage.pendingEmailVerifications(accountId: "a1", at: t0.adding(.seconds(10)))
+            #expect(pending.map(\.address) == ["Leland@Stanford.edu", "leland@stanford.edu"])
+            #expect(pending.map(\.expiresAt) == [t0.adding(.seconds(60)), t0.adding(.seconds(600))])
+            #expect(try await storage.pendingEmailVerifications(accountId: "missing", at: t0).isEmpty)
+
+            let entry = AuditRecord(occurredAt: t0, accountId: "a1", actorType: .account, actorId: "a1", type: "account.exported", operation: "exportAccount", facts: [:], personal: ["clientAddress": "192.0.2.1"])
+            #expect(try await storage.appendAudit([entry], whileAccountExists: "a1"))
+            #expect(try await storage.auditEntries(AuditQuery(accountId: "a1", type: "account.exported", limit: 10)).count == 1)
+            #expect(try await storage.deleteAccount(accountId: "a1", events: [], profileCleanupAt: t0))
+            #expect(try await storage.appendAudit([entry], whileAccountExists: "a1") == false)
+            #expect(try await storage.auditEntries(AuditQuery(accountId: "a1", type: "account.exported", limit: 10)).count == 1)
+            #expect(try await storage.pendingEmailVerifications(accountId: "a1", at: t0).isEmpty)
         }
     }
 

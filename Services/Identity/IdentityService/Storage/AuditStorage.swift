@@ -8,6 +8,11 @@ public protocol AuditStorage: Sendable {
     /// Appends entries that go with no change of their own (an operator's read, a refused operator key).
     func appendAudit(_ records: [AuditRecord]) async throws(IdentityStorageError)
 
+    /// Appends entries about an account that go with no change of its own (its owner's export), only while the account
+    /// exists, in one step with that check: an entry with personal data (the client's address) never lands after the
+    /// deletion that erased the account's. False, and nothing written, when the account is gone.
+    func appendAudit(_ records: [AuditRecord], whileAccountExists accountId: String) async throws(IdentityStorageError) -> Bool
+
     /// Seals up to `limit` committed entries not sealed yet, in insertion order, after the chain's head (one sealer at
     /// a time; entries of transactions still open are sealed by a later call). Returns how many.
     func sealAudit(limit: Int) async throws(IdentityStorageError) -> Int

@@ -6,6 +6,14 @@ extension InMemoryIdentityStorage {
         state.withLock { $0.appendAudit(records) }
     }
 
+    public func appendAudit(_ records: [AuditRecord], whileAccountExists accountId: String) -> Bool {
+        state.withLock { state in
+            guard state.active(accountId) != nil else { return false }
+            state.appendAudit(records)
+            return true
+        }
+    }
+
     public func sealAudit(limit: Int) -> Int {
         state.withLock { state in
             var sealed = 0

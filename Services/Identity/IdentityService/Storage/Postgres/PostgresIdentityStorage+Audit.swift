@@ -100,6 +100,18 @@ extension PostgresIdentityStorage {
         }
     }
 
+    public func appendAudit(_ records: [AuditRecord], whileAccountExists accountId: String) async throws(IdentityStorageError) -> Bool {
+        try await transaction { connection, logger in
+            // FOR SHARE: a deletion (which erases the account's personal audit data) waits for this, or this for it.
+            let rows = try await connection.query(
+                "SELECT 1 FROM identity.credentials WHERE account_id = \(accountId) AND NOT pending FOR SHARE", logger: logger
+            )
+            guard try await rows.decode(Int.self).all().count == 1 else { return false }
+            try await Self.appendAudit(records, on: connection, logger: logger)
+            return true
+        }
+    }
+
     public func sealAudit(limit: Int) async throws(IdentityStorageError) -> Int {
         try await transaction { connection, logger in
             // The chain row's lock makes one sealer at a time (replicas included); rows of transactions still open

@@ -26,7 +26,10 @@ struct AccountExporter: IdentityPart {
             occurredAt: now, accountId: accountId, actorType: actorType, actorId: actorId, type: "account.exported", operation: scope?.operation,
             facts: [:], personal: scope?.personal
         )
-        try await stored { () async throws(IdentityStorageError) in try await storage.appendAudit([record]) }
+        // Only while the account exists: a deletion meanwhile has erased its personal audit data, this entry's too.
+        guard try await stored({ () async throws(IdentityStorageError) in try await storage.appendAudit([record], whileAccountExists: accountId) }) else {
+            throw Self.unauthenticated
+        }
         let userIdType = configuration.userIdType
         guard let account = try await stored({ () async throws(IdentityStorageError) in try await storage.accountRecord(accountId: accountId, userIdType: userIdType) }),
               let optOuts = try await stored({ () async throws(IdentityStorageError) in try await storage.mailOptOuts(accountId: accountId) })
