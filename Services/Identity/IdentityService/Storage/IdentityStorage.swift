@@ -5,13 +5,13 @@ import KontoModel
 /// event outbox: PostgreSQL, or memory for the dev stack and unit tests. One conformance suite covers both.
 ///
 /// It is made of one protocol per concern (``CredentialStorage``, ``TokenStorage``, ``ExternalIdentityStorage``,
-/// ``FactorStorage``), each implemented beside its twin in the PostgreSQL and memory storages and checked by its own
+/// ``FactorStorage``, ``OperatorStorage``, ``AuditStorage``, ``OpenIDStorage``), each implemented beside its twin in the PostgreSQL and memory storages and checked by its own
 /// conformance suite, and what spans them: the login's one-trip lookup, Profile clean-ups, retention, the outbox.
 ///
 /// Each call is atomic, and every call that changes an account writes the change's events into the outbox in the
 /// same transaction (the Notifications relay publishes them later), so no change is ever without its event.
 /// Failed-login counts live here too, so every replica on one database sees the same counts.
-public protocol IdentityStorage: CredentialStorage, TokenStorage, ExternalIdentityStorage, FactorStorage, OperatorStorage, AuditStorage, OutboxStore {
+public protocol IdentityStorage: CredentialStorage, TokenStorage, ExternalIdentityStorage, FactorStorage, OperatorStorage, AuditStorage, OpenIDStorage, OutboxStore {
     // MARK: Across concerns
 
     /// What a login reads before hashing, in one go: the keys' current counts (as ``failures(keys:at:window:)``), the

@@ -23,6 +23,20 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         var expiresAt: Timestamp
     }
 
+    struct OpenIDCode {
+        var code: StoredAuthorizationCode
+        /// Nil once its session ended.
+        var sessionId: String?
+        var usedAt: Timestamp?
+        var grantId: String?
+    }
+
+    struct RefreshToken {
+        var grantId: String
+        var expiresAt: Timestamp
+        var used = false
+    }
+
     struct Revocation {
         var revocation: StoredRevocation
         var nextAttemptAt: Timestamp
@@ -64,6 +78,14 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         var provenAt: [String: Timestamp] = [:]
         /// Operator keys by id.
         var operatorKeys: [String: StoredOperatorKey] = [:]
+        /// OpenID Provider authorization codes by hash, with their use.
+        var oidcCodes: [[UInt8]: OpenIDCode] = [:]
+        /// OpenID Provider grants by id.
+        var oidcGrants: [String: StoredOpenIDGrant] = [:]
+        /// Refresh tokens by hash.
+        var refreshTokens: [[UInt8]: RefreshToken] = [:]
+        /// accountId → clientId → the owner's consent.
+        var oidcConsents: [String: [String: StoredOpenIDConsent]] = [:]
         /// Provider tokens to revoke (the accounts are deleted), by id.
         var revocations: [String: Revocation] = [:]
         /// Every change appends its events here; their audit entries are appended with them (as PostgreSQL's storage
@@ -99,6 +121,13 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         mutating func removeSession(_ id: String) -> Bool {
             guard let session = sessions.removeValue(forKey: id) else { return false }
             sessionByTokenHash[session.tokenHash] = nil
+            // As PostgreSQL's ON DELETE SET NULL: grants outlive the session they came through.
+            for grant in oidcGrants.values where grant.sessionId == id {
+                oidcGrants[grant.id]?.sessionId = nil
+            }
+            for (hash, code) in oidcCodes where code.sessionId == id {
+                oidcCodes[hash]?.sessionId = nil
+            }
             return true
         }
 
@@ -124,6 +153,11 @@ public final class InMemoryIdentityStorage: IdentityStorage {
             emailVerifications = emailVerifications.filter { $0.value.accountId != accountId }
             emailCodes = emailCodes.filter { $0.value.accountId != accountId }
             externalIdentities = externalIdentities.filter { $0.value.accountId != accountId }
+            oidcCodes = oidcCodes.filter { $0.value.code.accountId != accountId }
+            for grant in oidcGrants.values where grant.accountId == accountId {
+                removeGrant(grant.id)
+            }
+            oidcConsents[accountId] = nil
             if let userId = credential.normalizedUserId {
                 accountByUserId[userId] = nil
             }
@@ -539,6 +573,7 @@ public final class InMemoryIdentityStorage: IdentityStorage {
             state.emailCodes = state.emailCodes.filter { $0.value.expiresAt > now }
             state.usedNonces = state.usedNonces.filter { $0.value > now }
             pruned.resetTokens = tokens.count
+            state.pruneOpenID(at: now, limit: limit)
             let withSessions = Set(state.sessions.values.map(\.accountId))
             let anonymous = state.credentials.values
                 .filter { $0.userId == nil && !$0.isPending && !withSessions.contains($0.accountId) }

@@ -442,5 +442,82 @@ public enum IdentityMigrations {
                 "ALTER TABLE credentials ADD COLUMN mail_opt_outs text[] NOT NULL DEFAULT '{}' CHECK (cardinality(mail_opt_outs) <= 8)",
             ]
         ),
+        // Konto as an OpenID Provider (docs/OIDC.md): codes, grants with their refresh tokens, consents; hashes only. Each
+        // goes with its account; codes and grants outlive the console session they came through (its id set to null:
+        // a code needs it still there, RP-initiated logout finds grants by it). A used code is kept until keep_until, a
+        // used refresh token until its expiry, so their second use is recognised. At most one refresh token of a grant
+        // is unused: its current one.
+        PostgresMigration(
+            version: 19,
+            name: "OpenID Provider codes, grants, refresh tokens and consents",
+            statements: [
+                """
+                CREATE TABLE oidc_grants (
+                    id text PRIMARY KEY,
+                    account_id text NOT NULL REFERENCES credentials (account_id) ON DELETE CASCADE,
+                    client_id text NOT NULL CHECK (char_length(client_id) BETWEEN 1 AND 200),
+                    session_id text REFERENCES sessions (id) ON DELETE SET NULL,
+                    scopes text[] NOT NULL CHECK (cardinality(scopes) <= 16),
+                    auth_time timestamptz NOT NULL,
+                    assurance_level smallint NOT NULL CHECK (assurance_level IN (1, 2)),
+                    sign_in_method text CHECK (char_length(sign_in_method) <= 80),
+                    credential_version bigint NOT NULL,
+                    created_at timestamptz NOT NULL,
+                    idle_expires_at timestamptz NOT NULL,
+                    absolute_expires_at timestamptz NOT NULL,
+                    last_refreshed_at timestamptz
+                )
+                """,
+                "CREATE INDEX oidc_grants_account ON oidc_grants (account_id, client_id)",
+                "CREATE INDEX oidc_grants_session ON oidc_grants (session_id) WHERE session_id IS NOT NULL",
+                "CREATE INDEX oidc_grants_idle ON oidc_grants (idle_expires_at)",
+                "CREATE INDEX oidc_grants_absolute ON oidc_grants (absolute_expires_at)",
+                """
+                CREATE TABLE oidc_refresh_tokens (
+                    token_hash bytea PRIMARY KEY CHECK (length(token_hash) = 32),
+                    grant_id text NOT NULL REFERENCES oidc_grants (id) ON DELETE CASCADE,
+                    expires_at timestamptz NOT NULL,
+                    used_at timestamptz
+                )
+                """,
+                "CREATE UNIQUE INDEX oidc_refresh_tokens_current ON oidc_refresh_tokens (grant_id) WHERE used_at IS NULL",
+                "CREATE INDEX oidc_refresh_tokens_grant ON oidc_refresh_tokens (grant_id)",
+                "CREATE INDEX oidc_refresh_tokens_age ON oidc_refresh_tokens (expires_at)",
+                """
+                CREATE TABLE oidc_codes (
+                    code_hash bytea PRIMARY KEY CHECK (length(code_hash) = 32),
+                    account_id text NOT NULL REFERENCES credentials (account_id) ON DELETE CASCADE,
+                    session_id text REFERENCES sessions (id) ON DELETE SET NULL,
+                    client_id text NOT NULL CHECK (char_length(client_id) BETWEEN 1 AND 200),
+                    redirect_uri text NOT NULL CHECK (char_length(redirect_uri) BETWEEN 1 AND 2000),
+                    code_challenge text NOT NULL CHECK (char_length(code_challenge) = 43),
+                    scopes text[] NOT NULL CHECK (cardinality(scopes) <= 16),
+                    nonce text CHECK (char_length(nonce) <= 512),
+                    auth_time timestamptz NOT NULL,
+                    assurance_level smallint NOT NULL CHECK (assurance_level IN (1, 2)),
+                    sign_in_method text CHECK (char_length(sign_in_method) <= 80),
+                    credential_version bigint NOT NULL,
+                    issued_at timestamptz NOT NULL,
+                    expires_at timestamptz NOT NULL,
+                    keep_until timestamptz NOT NULL,
+                    used_at timestamptz,
+                    grant_id text REFERENCES oidc_grants (id) ON DELETE SET NULL
+                )
+                """,
+                "CREATE INDEX oidc_codes_account ON oidc_codes (account_id)",
+                "CREATE INDEX oidc_codes_session ON oidc_codes (session_id) WHERE session_id IS NOT NULL",
+                "CREATE INDEX oidc_codes_grant ON oidc_codes (grant_id) WHERE grant_id IS NOT NULL",
+                "CREATE INDEX oidc_codes_age ON oidc_codes (keep_until)",
+                """
+                CREATE TABLE oidc_consents (
+                    account_id text NOT NULL REFERENCES credentials (account_id) ON DELETE CASCADE,
+                    client_id text NOT NULL CHECK (char_length(client_id) BETWEEN 1 AND 200),
+                    scopes text[] NOT NULL CHECK (cardinality(scopes) <= 16),
+                    granted_at timestamptz NOT NULL,
+                    PRIMARY KEY (account_id, client_id)
+                )
+                """,
+            ]
+        ),
     ]
 }

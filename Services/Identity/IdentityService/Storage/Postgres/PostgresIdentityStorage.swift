@@ -680,6 +680,7 @@ public struct PostgresIdentityStorage: IdentityStorage {
                 """,
                 logger: logger
             )
+            try await Self.pruneOpenID(at: now, limit: limit, on: connection, logger: logger)
             // Created with its session in one transaction, so an anonymous account without one has lost its last.
             let anonymous = try await connection.query(
                 """
