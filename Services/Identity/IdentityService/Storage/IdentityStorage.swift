@@ -5,8 +5,9 @@ import KontoModel
 /// event outbox: PostgreSQL, or memory for the dev stack and unit tests. One conformance suite covers both.
 ///
 /// It is made of one protocol per concern (``CredentialStorage``, ``TokenStorage``, ``ExternalIdentityStorage``,
-/// ``FactorStorage``, ``OperatorStorage``, ``AuditStorage``, ``OpenIDStorage``), each implemented beside its twin in the PostgreSQL and memory storages and checked by its own
-/// conformance suite, and what spans them: the login's one-trip lookup, Profile clean-ups, retention, the outbox.
+/// ``FactorStorage``, ``OperatorStorage``, ``AuditStorage``, ``OpenIDStorage``), each implemented beside its twin in the
+/// PostgreSQL and memory storages and checked by its own conformance suite, and what spans them: the login's one-trip
+/// lookup, Profile clean-ups, retention, the outbox.
 ///
 /// Each call is atomic, and every call that changes an account writes the change's events into the outbox in the
 /// same transaction (the Notifications relay publishes them later), so no change is ever without its event.
