@@ -15,8 +15,12 @@ public struct FactorSecretBox: Sendable {
     /// away (every IPv4 address is hashed in seconds, 60-bit codes are within a GPU's reach). Each its own purpose.
     private let recoveryCodeKey: SymmetricKey
     private let clientKey: SymmetricKey
+    /// Keys the OpenID Provider's pairwise subjects (``OpenIDTokenIssuer/subject(accountId:for:)``): of the data key,
+    /// so every replica computes the same `sub`, for this purpose alone.
+    let openIDPairwiseKey: SymmetricKey
 
     public init(secret: WireSecret) {
+        openIDPairwiseKey = secret.derivedKey(purpose: "konto.identity.oidc-pairwise.v1")
         key = secret.derivedKey(purpose: "konto.identity.factor-secrets.v1")
         challengeKey = secret.derivedKey(purpose: "konto.identity.passkey-challenges.v1")
         emailCodeKey = secret.derivedKey(purpose: "konto.identity.email-codes.v1")

@@ -11,7 +11,7 @@ public struct OpenIDTokenIssuer: Sendable {
     /// be computed, or linked to the accountId, by anyone without it.
     let pairwiseKey: SymmetricKey
     /// One collection with every signing key, each under its `kid`.
-    private let signers: JWTKeyCollection
+    let signers: JWTKeyCollection
 
     public init(settings: OpenIDProviderSettings, pairwiseKey: SymmetricKey) async {
         self.settings = settings
@@ -78,6 +78,90 @@ public struct OpenIDTokenIssuer: Sendable {
         header.typ = "JWT"
         return try await signers.sign(claims, kid: JWKIdentifier(string: key.keyId), header: header)
     }
+}
+
+extension OpenIDTokenIssuer {
+    /// What an access token (RFC 9068) says: the grant it belongs to (Konto's API checks it still lives), whose account
+    /// by the client's `sub`, which client, which scopes.
+    public struct Access: Sendable {
+        public var grantId: String
+        public var accountId: String
+        public var client: OpenIDClient
+        public var scopes: [String]
+        public var authTime: Date
+        public var assuranceLevel: Int
+        public var issuedAt: Date
+        public var lifetime: Duration
+
+        public init(grantId: String, accountId: String, client: OpenIDClient, scopes: [String], authTime: Date, assuranceLevel: Int, issuedAt: Date, lifetime: Duration) {
+            self.grantId = grantId
+            self.accountId = accountId
+            self.client = client
+            self.scopes = scopes
+            self.authTime = authTime
+            self.assuranceLevel = assuranceLevel
+            self.issuedAt = issuedAt
+            self.lifetime = lifetime
+        }
+    }
+
+    /// The media type RFC 9068 2.1 puts in an access token's header, so no ID token (signed by the same keys) passes
+    /// for one.
+    static let accessTokenType = "at+jwt"
+
+    /// An access token as a JWT (RFC 9068): signed with the deployment's first key (ES256 where there is one), `aud`
+    /// the issuer (Konto's API is its resource server), a `jti` of its own, the grant's id in `gid`.
+    public func accessToken(_ access: Access) async throws -> String {
+        guard let key = settings.keys.keys.first else { throw OpenIDKeyProblem("no signing key") }
+        let issuedAt = Date(timeIntervalSince1970: access.issuedAt.timeIntervalSince1970.rounded(.down))
+        let claims = AccessTokenClaims(
+            iss: IssuerClaim(value: settings.issuer), sub: SubjectClaim(value: subject(accountId: access.accountId, for: access.client)),
+            aud: AudienceClaim(value: [settings.issuer]), exp: ExpirationClaim(value: issuedAt.addingTimeInterval(TimeInterval(access.lifetime.components.seconds))),
+            iat: IssuedAtClaim(value: issuedAt), jti: IDClaim(value: SecretToken.generate()), clientId: access.client.id,
+            scope: access.scopes.joined(separator: " "), gid: access.grantId, authTime: Int(access.authTime.timeIntervalSince1970),
+            acr: "aal\(access.assuranceLevel)"
+        )
+        var header = JWTHeader()
+        header.alg = key.algorithm
+        header.typ = Self.accessTokenType
+        return try await signers.sign(claims, kid: JWKIdentifier(string: key.keyId), header: header)
+    }
+
+    /// An access token's claims when one of the deployment's keys signed it, it is typed `at+jwt`, and its issuer and
+    /// audience are this provider; nil otherwise. Its expiry is the caller's to check (against Identity's clock).
+    public func verifiedAccessToken(_ token: String) async -> AccessTokenClaims? {
+        guard token.utf8.count <= 4_096,
+              let claims = try? await signers.verify(token, as: AccessTokenClaims.self),
+              let header = try? DefaultJWTParser().parse(Array(token.utf8), as: AccessTokenClaims.self).header,
+              header.typ == Self.accessTokenType,
+              claims.iss.value == settings.issuer, claims.aud.value == [settings.issuer]
+        else { return nil }
+        return claims
+    }
+}
+
+/// An access token's claims (RFC 9068 2.2) and the grant's id.
+public struct AccessTokenClaims: JWTPayload {
+    var iss: IssuerClaim
+    var sub: SubjectClaim
+    var aud: AudienceClaim
+    var exp: ExpirationClaim
+    var iat: IssuedAtClaim
+    var jti: IDClaim
+    var clientId: String
+    var scope: String
+    var gid: String
+    var authTime: Int
+    var acr: String
+
+    enum CodingKeys: String, CodingKey {
+        case iss, sub, aud, exp, iat, jti, scope, gid, acr
+        case clientId = "client_id"
+        case authTime = "auth_time"
+    }
+
+    /// Expiry is checked by the caller against Identity's clock (tests move it).
+    public func verify(using algorithm: some JWTAlgorithm) throws {}
 }
 
 /// An ID token's claims (OpenID Connect Core 2): who (`sub`), for whom (`aud`, `azp`), by whom (`iss`), until when,

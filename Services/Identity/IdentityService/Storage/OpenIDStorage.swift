@@ -42,6 +42,10 @@ public protocol OpenIDStorage: Sendable {
     /// revokes only its own tokens); nil otherwise. Expiry does not matter: revoking a dead token is harmless.
     func openIDGrant(refreshTokenHash: [UInt8], clientId: String) async throws(IdentityStorageError) -> StoredOpenIDGrant?
 
+    /// The live grant (as ``openIDGrant(id:at:)``) whose current refresh token, unexpired at `now`, has this hash; nil
+    /// for a rotated-out, expired or unknown one.
+    func openIDGrant(currentRefreshTokenHash: [UInt8], at now: Timestamp) async throws(IdentityStorageError) -> StoredOpenIDGrant?
+
     /// Ends a grant (its access tokens and refresh tokens with it), with `audit`; false when there was none with this
     /// id for this client.
     func revokeOpenIDGrant(id: String, clientId: String, audit: [AuditRecord]) async throws(IdentityStorageError) -> Bool

@@ -35,6 +35,7 @@ public final class IdentityStore: Sendable {
     let changes: OperatorChanges
     let audit: AuditTrail
     let exporter: AccountExporter
+    let openID: OpenIDProvider
     /// What answers do not wait for (a sign-in code's mail).
     public let pendingWork = PendingWork()
 
@@ -86,6 +87,7 @@ public final class IdentityStore: Sendable {
         self.changes = OperatorChanges(context: context, storage: storage, profile: profile, mail: mail)
         self.audit = AuditTrail(context: context, storage: storage, operators: operators)
         self.exporter = AccountExporter(context: context, storage: storage, sessions: sessions, factors: factors, audit: audit)
+        self.openID = OpenIDProvider(context: context, storage: storage, sessions: sessions, pairwiseKey: factorSecrets.openIDPairwiseKey)
     }
 
     /// Runs an operation in its audit scope: the changes it makes are audited as its (``AuditScope``), the operation
@@ -270,6 +272,31 @@ public final class IdentityStore: Sendable {
     /// The OpenID Provider's issuer and published keys (none where Konto is no OpenID Provider).
     public func openIDKeys(_ request: IdentityOpenIDKeysRequest) -> IdentityOpenIDKeys {
         IdentityOpenIDKeys(issuer: options.openID?.issuer, keys: options.openID?.keys.published ?? [])
+    }
+
+    /// The authorization endpoint's decision (``OpenIDProvider/authorize(_:)``).
+    public func openIDAuthorize(_ request: IdentityOpenIDAuthorizeRequest, clientAddress: String? = nil) async throws(ServiceError) -> IdentityOpenIDAuthorization {
+        try await audited(clientAddress) { () async throws(ServiceError) in try await openID.authorize(request) }
+    }
+
+    /// The token endpoint (``OpenIDProvider/token(_:)``).
+    public func openIDToken(_ request: IdentityOpenIDTokenRequest, clientAddress: String? = nil) async throws(ServiceError) -> IdentityOpenIDTokenResponse {
+        try await audited(clientAddress) { () async throws(ServiceError) in try await openID.token(request) }
+    }
+
+    /// An access token's grant (``OpenIDProvider/accessGrant(_:)``).
+    public func openIDAccessToken(_ request: IdentityOpenIDAccessTokenRequest) async throws(ServiceError) -> IdentityOpenIDAccessGrant {
+        try await openID.accessGrant(request)
+    }
+
+    /// RFC 7662 introspection (``OpenIDProvider/introspect(_:)``).
+    public func openIDIntrospect(_ request: IdentityOpenIDTokenQuery) async throws(ServiceError) -> IdentityOpenIDIntrospection {
+        try await openID.introspect(request)
+    }
+
+    /// RFC 7009 revocation (``OpenIDProvider/revoke(_:)``).
+    public func openIDRevoke(_ request: IdentityOpenIDTokenQuery, clientAddress: String? = nil) async throws(ServiceError) -> IdentityOpenIDRevocation {
+        try await audited(clientAddress) { () async throws(ServiceError) in try await openID.revoke(request) }
     }
     public func exportAccount(_ request: IdentitySecuredRequest) async throws(ServiceError) -> IdentityAccountExport { try await audited(nil) { () async throws(ServiceError) in try await exporter.exportAccount(request) } }
     public func endOtherSessions(_ request: IdentitySecuredRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await audited(nil) { () async throws(ServiceError) in try await security.endOtherSessions(request) } }

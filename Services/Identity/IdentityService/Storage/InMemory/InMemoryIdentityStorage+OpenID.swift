@@ -74,6 +74,13 @@ extension InMemoryIdentityStorage {
         }
     }
 
+    public func openIDGrant(currentRefreshTokenHash: [UInt8], at now: Timestamp) -> StoredOpenIDGrant? {
+        state.withLock { state in
+            guard let token = state.refreshTokens[currentRefreshTokenHash], !token.used, now < token.expiresAt else { return nil }
+            return state.liveGrant(token.grantId, at: now)
+        }
+    }
+
     public func revokeOpenIDGrant(id: String, clientId: String, audit: [AuditRecord]) -> Bool {
         state.withLock { state in
             guard state.oidcGrants[id]?.clientId == clientId else { return false }

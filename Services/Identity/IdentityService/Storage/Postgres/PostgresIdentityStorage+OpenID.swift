@@ -136,6 +136,20 @@ extension PostgresIdentityStorage {
         }
     }
 
+    public func openIDGrant(currentRefreshTokenHash: [UInt8], at now: Timestamp) async throws(IdentityStorageError) -> StoredOpenIDGrant? {
+        try await run { client, logger in
+            let rows = try await client.query(
+                """
+                \(unescaped: Self.grantColumns) JOIN identity.oidc_refresh_tokens t ON t.grant_id = g.id
+                WHERE t.token_hash = \(ByteBuffer(bytes: currentRefreshTokenHash)) AND t.used_at IS NULL AND t.expires_at > \(now.date)
+                    AND \(unescaped: Self.liveGrant) AND g.idle_expires_at > \(now.date) AND g.absolute_expires_at > \(now.date)
+                """,
+                logger: logger
+            )
+            return try await Self.decodeGrants(rows).first
+        }
+    }
+
     public func revokeOpenIDGrant(id: String, clientId: String, audit: [AuditRecord]) async throws(IdentityStorageError) -> Bool {
         try await transaction { connection, logger in
             let rows = try await connection.query(
