@@ -32,6 +32,9 @@ struct IdentityContractTests {
             IdentityContract.createAccount.carriesSecrets, IdentityContract.unlinkAccountIdentity.carriesSecrets, IdentityContract.updateAccount.carriesSecrets,
             IdentityContract.endSession.carriesSecrets, IdentityContract.endOtherSessions.carriesSecrets, IdentityContract.setMailPreferences.carriesSecrets,
             IdentityContract.exportAccount.carriesSecrets,
+            // Console sessions, codes, client secrets, access and refresh tokens.
+            IdentityContract.openIDAuthorize.carriesSecrets, IdentityContract.openIDToken.carriesSecrets, IdentityContract.openIDAccessToken.carriesSecrets,
+            IdentityContract.openIDIntrospect.carriesSecrets, IdentityContract.openIDRevoke.carriesSecrets,
         ]
         #expect(carrying.allSatisfy { $0 })
         let plain = [
@@ -51,7 +54,7 @@ struct IdentityContractTests {
             IdentityContract.openIDKeys.carriesSecrets,
         ]
         #expect(plain.allSatisfy { !$0 })
-        #expect(Set(IdentityContract.methods).count == 58)
+        #expect(Set(IdentityContract.methods).count == 63)
     }
 
     @Test("a login request carries its password only as the contract encodes it")

@@ -51,6 +51,21 @@ struct ContractMatchingTests {
         #expect(wrong.contains { $0.hasPrefix("$.active:") })
     }
 
+    @Test("a captured URL's query parameter is a later request's value ($query); a URL must be absolute with a host")
+    func queryParameter() throws {
+        let authorize = try Self.example("01-authorize", request: "{}", response: #"{"location":"$capture:redirect:url"}"#)
+        let exchange = try Self.example("02-token", request: #"{"code":"$query:redirect:code"}"#, response: "{}")
+        var bindings = ContractBindings()
+        #expect(try authorize.mismatches(inResponse: Self.bytes(#"{"location":"https://app.example.org/cb?state=s&code=abc%2Bdef"}"#), bindings: &bindings).isEmpty)
+        #expect(try exchange.request(with: bindings) == #"{"code":"abc+def"}"#)
+        // A parameter the URL lacks names what is missing.
+        let missing = try Self.example("03-token", request: #"{"code":"$query:redirect:nonce"}"#, response: "{}")
+        #expect(throws: ContractExampleError.self) { try missing.request(with: bindings) }
+        var other = ContractBindings()
+        #expect(try authorize.mismatches(inResponse: Self.bytes(#"{"location":"/relative?code=x"}"#), bindings: &other).count == 1)
+        #expect(throws: ContractExampleError.self) { try ContractPlaceholder.parse("$query:redirect") }
+    }
+
     @Test("a value of the wrong kind, a missing member and an extra member are all reported")
     func differences() throws {
         let example = try Self.example("01", request: "{}", response: #"{"id":"$match:uuid","n":"$match:integer","at":"$match:timestamp","list":[1,2]}"#)

@@ -40,12 +40,23 @@ public enum IdentityContract {
     public static let mailPreferences = WireMethod<IdentitySessionRequest, IdentityMailPreferences>("identity.mailPreferences")
     /// Changes it: turning a notice off is security-related.
     public static let setMailPreferences = WireMethod<IdentitySetMailPreferencesRequest, IdentityMailPreferences>.carryingSecrets("identity.setMailPreferences")
-    /// Everything Identity holds about the caller's account, for its owner's copy of their data (security-related;
-    /// audited `account.exported`): metadata, sessions, factors, identities, verification, mail preferences, the
-    /// audit entries still kept. Never a secret or a digest.
     /// Konto's published signing keys as an OpenID Provider (the JWK Set at `/oauth2/jwks`) and its issuer; no keys
     /// and no issuer where it is none.
     public static let openIDKeys = WireMethod<IdentityOpenIDKeysRequest, IdentityOpenIDKeys>("identity.openIDKeys")
+    /// The authorization endpoint's decision for the console: a redirect (a code, or an error for the client), sign in
+    /// first, the consent page, or a refusal shown to the person. Issues codes (docs/OIDC.md).
+    public static let openIDAuthorize = WireMethod<IdentityOpenIDAuthorizeRequest, IdentityOpenIDAuthorization>.carryingSecrets("identity.openIDAuthorize")
+    /// The token endpoint: a code with its PKCE verifier, or a refresh token, for tokens; OAuth's errors in the answer.
+    public static let openIDToken = WireMethod<IdentityOpenIDTokenRequest, IdentityOpenIDTokenResponse>.carryingSecrets("identity.openIDToken")
+    /// What an access token grants (the userinfo endpoint's and Konto's API's check); `invalid_token` in the answer.
+    public static let openIDAccessToken = WireMethod<IdentityOpenIDAccessTokenRequest, IdentityOpenIDAccessGrant>.carryingSecrets("identity.openIDAccessToken")
+    /// RFC 7662 introspection of a confidential client's own token.
+    public static let openIDIntrospect = WireMethod<IdentityOpenIDTokenQuery, IdentityOpenIDIntrospection>.carryingSecrets("identity.openIDIntrospect")
+    /// RFC 7009 revocation of a client's own token, and with it its grant.
+    public static let openIDRevoke = WireMethod<IdentityOpenIDTokenQuery, IdentityOpenIDRevocation>.carryingSecrets("identity.openIDRevoke")
+    /// Everything Identity holds about the caller's account, for its owner's copy of their data (security-related;
+    /// audited `account.exported`): metadata, sessions, factors, identities, verification, mail preferences, the
+    /// audit entries still kept. Never a secret or a digest.
     public static let exportAccount = WireMethod<IdentitySecuredRequest, IdentityAccountExport>.carryingSecrets("identity.exportAccount")
     public static let reauthenticate = WireMethod<IdentityReauthenticateRequest, IdentityPrivilege>.carryingSecrets("identity.reauthenticate")
     public static let changePassword = WireMethod<IdentityChangePasswordRequest, IdentitySessionsEnded>.carryingSecrets("identity.changePassword")
@@ -113,6 +124,7 @@ public enum IdentityContract {
     public static let methods = [
         signUp.name, signInAnonymously.name, login.name, validateSession.name, logout.name, logoutEverywhere.name,
         listSessions.name, endSession.name, endOtherSessions.name, mailPreferences.name, setMailPreferences.name, exportAccount.name, openIDKeys.name,
+        openIDAuthorize.name, openIDToken.name, openIDAccessToken.name, openIDIntrospect.name, openIDRevoke.name,
         reauthenticate.name, changePassword.name, changeUserId.name, requestPasswordReset.name,
         confirmPasswordReset.name, delete.name, completeSecondFactor.name, listFactors.name, enrollTOTP.name,
         confirmTOTP.name, removeFactor.name, regenerateRecoveryCodes.name, passkeyRegistrationOptions.name, registerPasskey.name,
@@ -171,6 +183,12 @@ public enum IdentityContract {
             setMailPreferences.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .identityBusy] + storage,
             // Read from the configuration: nothing can fail.
             openIDKeys.name: [],
+            // OAuth's own refusals are answers (``IdentityOpenIDError``), not the wire's errors.
+            openIDAuthorize.name: storage,
+            openIDToken.name: storage,
+            openIDAccessToken.name: storage,
+            openIDIntrospect.name: storage,
+            openIDRevoke.name: storage,
             exportAccount.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .identityBusy] + storage,
             reauthenticate.name: [.unauthenticated, .validationFailed, .throttled, .factorLocked, .wrongCredentials, .wrongSecondFactor, .notFound, .identityBusy] + storage,
             completeSecondFactor.name: [.validationFailed, .invalidChallenge, .throttled, .factorLocked, .wrongSecondFactor, .identityProfileUnavailable] + storage,

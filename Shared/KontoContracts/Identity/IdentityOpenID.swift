@@ -21,12 +21,15 @@ public struct IdentityOpenIDAuthorizeRequest: Codable, Sendable, Equatable {
     public var requestedAt: Timestamp
     /// The owner approved the request's scopes on the consent page just now (the console's CSRF-checked form).
     public var consentGiven: Bool
+    /// The browser's address, for the audit of a consent.
+    public var clientAddress: String?
 
-    public init(token: BearerToken?, parameters: [IdentityOpenIDParameter], requestedAt: Timestamp, consentGiven: Bool = false) {
+    public init(token: BearerToken?, parameters: [IdentityOpenIDParameter], requestedAt: Timestamp, consentGiven: Bool = false, clientAddress: String? = nil) {
         self.token = token
         self.parameters = parameters
         self.requestedAt = requestedAt
         self.consentGiven = consentGiven
+        self.clientAddress = clientAddress
     }
 }
 
@@ -127,13 +130,16 @@ public struct IdentityOpenIDTokenRequest: Codable, Sendable {
     public var refreshToken: SecretString?
     /// A narrower scope for a refreshed access token.
     public var scope: String?
-    /// A form field given twice, or one no grant type takes in place of another's: refused as `invalid_request`.
+    /// A form field given twice: refused as `invalid_request` (RFC 6749 3.2).
     public var duplicated: String?
+    /// The client's address, for the audit.
+    public var clientAddress: String?
 
     public init(
         client: IdentityOpenIDClientCredentials, grantType: String?, code: SecretString? = nil, redirectURI: String? = nil,
-        codeVerifier: SecretString? = nil, refreshToken: SecretString? = nil, scope: String? = nil, duplicated: String? = nil
+        codeVerifier: SecretString? = nil, refreshToken: SecretString? = nil, scope: String? = nil, duplicated: String? = nil, clientAddress: String? = nil
     ) {
+        self.clientAddress = clientAddress
         self.client = client
         self.grantType = grantType
         self.code = code
@@ -244,8 +250,11 @@ public struct IdentityOpenIDTokenQuery: Codable, Sendable {
     public var token: SecretString?
     /// `access_token` or `refresh_token`: where to look first (either is found).
     public var tokenTypeHint: String?
+    /// The client's address, for the audit of a revocation.
+    public var clientAddress: String?
 
-    public init(client: IdentityOpenIDClientCredentials, token: SecretString?, tokenTypeHint: String? = nil) {
+    public init(client: IdentityOpenIDClientCredentials, token: SecretString?, tokenTypeHint: String? = nil, clientAddress: String? = nil) {
+        self.clientAddress = clientAddress
         self.client = client
         self.token = token
         self.tokenTypeHint = tokenTypeHint

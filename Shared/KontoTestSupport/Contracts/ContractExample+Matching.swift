@@ -86,6 +86,13 @@ extension ContractExample {
                 throw ContractExampleError("\(example): a passkey placeholder needs a base64url challenge captured as \(challengeName)")
             }
             return json
+        case .queryParameter(let name, let parameter)?:
+            guard let url = try bindings.value(of: name, in: example) as? String,
+                  let value = URLComponents(string: url)?.queryItems?.first(where: { $0.name == parameter })?.value
+            else {
+                throw ContractExampleError("\(example): $query:\(name):\(parameter) needs a URL with \(parameter) in its query captured as \(name)")
+            }
+            return value
         case .match?, .capture?:
             throw ContractExampleError("\(example): $match and $capture belong in expected answers, not in requests")
         case nil:
@@ -123,8 +130,8 @@ extension ContractExample {
             let bound = try canonical(bindings.value(of: name, in: example))
             if bound != (try canonical(actual)) { differences.append("\(path): expected $ref:\(name) = \(bound), got \(try canonical(actual))") }
             return
-        case .given?, .totp?, .passkeyCreate?, .passkeyGet?:
-            throw ContractExampleError("\(example): $given, $totp and passkeys belong in requests, not in expected answers")
+        case .given?, .totp?, .passkeyCreate?, .passkeyGet?, .queryParameter?:
+            throw ContractExampleError("\(example): $given, $totp, $query and passkeys belong in requests, not in expected answers")
         case nil:
             break
         }
@@ -178,6 +185,8 @@ extension ContractExample {
             return kind.sample
         case .totp?:
             return "123456"
+        case .queryParameter?:
+            return "sample"
         case let placeholder?:
             // A passkey's answer to a sample challenge: the shape consumers decode.
             return placeholder.passkeyJSON(challenge: "c2FtcGxlLWNoYWxsZW5nZQ") ?? [:]

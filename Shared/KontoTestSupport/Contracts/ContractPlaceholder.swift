@@ -21,8 +21,11 @@ import Foundation
 ///   handle of the account ID captured as ACCOUNT (a passwordless sign-in needs it). Consumers get each made for a
 ///   sample challenge.
 ///
+/// - `"$query:NAME:PARAMETER"` in a request: the query parameter PARAMETER of the URL captured as NAME (an
+///   authorization code in the redirect an OpenID Provider answered with); consumers get a sample string.
+///
 /// Kinds: `string` (non-empty), `uuid`, `token` (at least 32 URL-safe base64 characters), `timestamp` (ISO 8601
-/// date and time with a zone), `integer`, `number`, `bool`, `any`.
+/// date and time with a zone), `integer`, `number`, `bool`, `url` (an absolute URL with a host), `any`.
 enum ContractPlaceholder: Equatable {
     case match(Kind)
     case capture(name: String, kind: Kind)
@@ -31,6 +34,7 @@ enum ContractPlaceholder: Equatable {
     case totp(name: String, offset: Int64)
     case passkeyCreate(passkey: String, challenge: String)
     case passkeyGet(passkey: String, challenge: String, account: String?)
+    case queryParameter(url: String, parameter: String)
 
     /// The software passkey of a `$passkeyCreate` / `$passkeyGet` name.
     static func passkey(_ name: String) -> SoftwareAuthenticator {
@@ -48,7 +52,7 @@ enum ContractPlaceholder: Equatable {
     }
 
     enum Kind: String, CaseIterable {
-        case string, uuid, token, timestamp, integer, number, bool, any
+        case string, uuid, token, timestamp, integer, number, bool, url, any
     }
 
     /// The placeholder a JSON value spells, nil for an ordinary value; throws for a malformed placeholder.
@@ -79,7 +83,9 @@ enum ContractPlaceholder: Equatable {
             return .passkeyCreate(passkey: parts[1], challenge: parts[2])
         case "passkeyGet" where (parts.count == 3 || parts.count == 4) && !parts[1].isEmpty && !parts[2].isEmpty && parts.last?.isEmpty == false:
             return .passkeyGet(passkey: parts[1], challenge: parts[2], account: parts.count == 4 ? parts[3] : nil)
-        case "match", "capture", "ref", "given", "totp", "passkeyCreate", "passkeyGet":
+        case "query" where parts.count == 3 && !parts[1].isEmpty && !parts[2].isEmpty:
+            return .queryParameter(url: parts[1], parameter: parts[2])
+        case "match", "capture", "ref", "given", "totp", "passkeyCreate", "passkeyGet", "query":
             throw ContractExampleError("malformed placeholder \(text)")
         default:
             // Some other string that starts with "$": an ordinary value.
@@ -117,6 +123,9 @@ extension ContractPlaceholder.Kind {
         case .bool:
             guard let number = value as? NSNumber else { return false }
             return Self.isBool(number)
+        case .url:
+            guard let text = value as? String, let components = URLComponents(string: text) else { return false }
+            return components.scheme != nil && components.host?.isEmpty == false
         }
     }
 
@@ -130,6 +139,7 @@ extension ContractPlaceholder.Kind {
         case .timestamp: "2026-01-01T00:00:00.000Z"
         case .integer, .number: 1
         case .bool: true
+        case .url: "https://client.example.org/cb?code=c2FtcGxlLWNvZGU&state=sample"
         }
     }
 

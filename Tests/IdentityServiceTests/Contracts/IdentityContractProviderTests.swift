@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 @testable import IdentityService
 import KontoContracts
@@ -27,9 +28,21 @@ struct IdentityContractProviderTests {
         // The operators' examples start from this key (every scope), as a deployment's first key is installed.
         options.bootstrapOperatorKey = OperatorKeyText(parsing: Self.bootstrapOperatorKey)
         // Konto as an OpenID Provider with one fixed key, so its published JWK is the same in every run.
-        options.openID = try! OpenIDProviderSettings(
-            issuer: "https://accounts.example.org", keys: OpenIDSigningKeys([OpenIDSigningKey(pem: Self.openIDKey)])
+        // Its clients: the deployment's dashboard (first party, a client secret) and a third party's app (public).
+        var openID = try! OpenIDProviderSettings(
+            issuer: "https://accounts.example.org", keys: OpenIDSigningKeys([OpenIDSigningKey(pem: Self.openIDKey)]),
+            clients: OpenIDClients([
+                OpenIDClient(
+                    id: "dashboard", name: "Dashboard",
+                    authentication: .secret(method: "client_secret_basic", digest: Array(SHA256.hash(data: Data("dashboard-secret-of-the-examples".utf8)))),
+                    redirectURIs: ["https://dashboard.example.org/callback"], scopes: ["openid", "email", "offline_access"], isFirstParty: true
+                ),
+                OpenIDClient(id: "study-app", name: "Study App", authentication: .none, redirectURIs: ["https://app.example.org/callback"], scopes: ["openid", "email"]),
+            ])
         )
+        // An hour: the storage examples present an access token captured long before.
+        openID.accessTokenLifetime = .seconds(3_600)
+        options.openID = openID
         return options
     }()
 

@@ -7,6 +7,15 @@ public struct OpenIDProviderSettings: Sendable, Equatable {
     public var issuer: String
     public var keys: OpenIDSigningKeys
     public var clients: OpenIDClients
+    /// How long a code may wait for its exchange (RFC 6749 4.1.2 advises at most ten minutes; a browser's redirect
+    /// and the client's token request take seconds).
+    public var codeLifetime: Duration = .seconds(60)
+    /// Access tokens are short-lived: they are JWTs a resource server may check offline, so revoking one takes effect
+    /// there only at its expiry (Konto's own API checks the grant on every call).
+    public var accessTokenLifetime: Duration = .seconds(5 * 60)
+    /// A refresh token not used for this long lapses; a grant lasts at most the absolute lifetime.
+    public var refreshIdleLifetime: Duration = .seconds(30 * 24 * 3_600)
+    public var refreshAbsoluteLifetime: Duration = .seconds(90 * 24 * 3_600)
 
     /// - Throws: a problem naming what to fix: an issuer that is no https URL (http only on a loopback host), a client
     ///   whose ID token algorithm has no key.

@@ -275,13 +275,13 @@ public final class IdentityStore: Sendable {
     }
 
     /// The authorization endpoint's decision (``OpenIDProvider/authorize(_:)``).
-    public func openIDAuthorize(_ request: IdentityOpenIDAuthorizeRequest, clientAddress: String? = nil) async throws(ServiceError) -> IdentityOpenIDAuthorization {
-        try await audited(clientAddress) { () async throws(ServiceError) in try await openID.authorize(request) }
+    public func openIDAuthorize(_ request: IdentityOpenIDAuthorizeRequest) async throws(ServiceError) -> IdentityOpenIDAuthorization {
+        try await audited(request.clientAddress) { () async throws(ServiceError) in try await openID.authorize(request) }
     }
 
     /// The token endpoint (``OpenIDProvider/token(_:)``).
-    public func openIDToken(_ request: IdentityOpenIDTokenRequest, clientAddress: String? = nil) async throws(ServiceError) -> IdentityOpenIDTokenResponse {
-        try await audited(clientAddress) { () async throws(ServiceError) in try await openID.token(request) }
+    public func openIDToken(_ request: IdentityOpenIDTokenRequest) async throws(ServiceError) -> IdentityOpenIDTokenResponse {
+        try await audited(request.clientAddress) { () async throws(ServiceError) in try await openID.token(request) }
     }
 
     /// An access token's grant (``OpenIDProvider/accessGrant(_:)``).
@@ -295,8 +295,8 @@ public final class IdentityStore: Sendable {
     }
 
     /// RFC 7009 revocation (``OpenIDProvider/revoke(_:)``).
-    public func openIDRevoke(_ request: IdentityOpenIDTokenQuery, clientAddress: String? = nil) async throws(ServiceError) -> IdentityOpenIDRevocation {
-        try await audited(clientAddress) { () async throws(ServiceError) in try await openID.revoke(request) }
+    public func openIDRevoke(_ request: IdentityOpenIDTokenQuery) async throws(ServiceError) -> IdentityOpenIDRevocation {
+        try await audited(request.clientAddress) { () async throws(ServiceError) in try await openID.revoke(request) }
     }
     public func exportAccount(_ request: IdentitySecuredRequest) async throws(ServiceError) -> IdentityAccountExport { try await audited(nil) { () async throws(ServiceError) in try await exporter.exportAccount(request) } }
     public func endOtherSessions(_ request: IdentitySecuredRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await audited(nil) { () async throws(ServiceError) in try await security.endOtherSessions(request) } }

@@ -22,6 +22,11 @@ extension IdentityStore {
         server.register(IdentityContract.mailPreferences) { request, _ in try await self.mailPreferences(request) }
         server.register(IdentityContract.setMailPreferences) { request, _ in try await self.setMailPreferences(request) }
         server.register(IdentityContract.openIDKeys) { request, _ in self.openIDKeys(request) }
+        server.register(IdentityContract.openIDAuthorize) { request, _ in try await self.openIDAuthorize(request) }
+        server.register(IdentityContract.openIDToken) { request, _ in try await self.openIDToken(request) }
+        server.register(IdentityContract.openIDAccessToken) { request, _ in try await self.openIDAccessToken(request) }
+        server.register(IdentityContract.openIDIntrospect) { request, _ in try await self.openIDIntrospect(request) }
+        server.register(IdentityContract.openIDRevoke) { request, _ in try await self.openIDRevoke(request) }
         server.register(IdentityContract.exportAccount) { request, _ in try await self.exportAccount(request) }
         server.register(IdentityContract.reauthenticate) { request, _ in try await self.reauthenticate(request) }
         server.register(IdentityContract.changePassword) { request, _ in try await self.changePassword(request) }

@@ -80,7 +80,7 @@ extension OpenIDProvider {
             codeHash: SecretToken.hash(code), accountId: session.accountId, sessionId: session.id, clientId: client.id,
             redirectURI: authorization.redirectURI, codeChallenge: authorization.codeChallenge, scopes: authorization.scopes, nonce: authorization.nonce,
             authTime: authTime, assuranceLevel: session.assuranceLevel, signInMethod: session.signInMethod, credentialVersion: session.credentialVersion,
-            issuedAt: now, expiresAt: now.adding(Self.codeLifetime), keepUntil: now.adding(Self.codeLifetime + Self.usedCodeMemory)
+            issuedAt: now, expiresAt: now.adding(settings.codeLifetime), keepUntil: now.adding(settings.codeLifetime + Self.usedCodeMemory)
         )
         do {
             try await storage.createAuthorizationCode(stored)

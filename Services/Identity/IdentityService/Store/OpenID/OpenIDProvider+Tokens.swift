@@ -23,8 +23,8 @@ extension OpenIDProvider {
             return IdentityOpenIDTokenResponse(error: IdentityOpenIDError("invalid_request", "The parameter \(duplicated) is given more than once."))
         }
         switch request.grantType {
-        case "authorization_code": return try await exchangeCode(request, client: client, at: now)
-        case "refresh_token": return try await refresh(request, client: client, at: now)
+        case "authorization_code": return try await exchangeCode(request, client: client, settings: settings, at: now)
+        case "refresh_token": return try await refresh(request, client: client, settings: settings, at: now)
         case nil: return IdentityOpenIDTokenResponse(error: IdentityOpenIDError("invalid_request", "grant_type is missing."))
         default: return IdentityOpenIDTokenResponse(error: IdentityOpenIDError("unsupported_grant_type", "Only authorization_code and refresh_token are supported."))
         }
@@ -32,7 +32,7 @@ extension OpenIDProvider {
 
     private static let invalidGrant = IdentityOpenIDError("invalid_grant", "The code or refresh token is invalid, expired, used, or not this client's.")
 
-    private func exchangeCode(_ request: IdentityOpenIDTokenRequest, client: OpenIDClient, at now: Timestamp) async throws(ServiceError) -> IdentityOpenIDTokenResponse {
+    private func exchangeCode(_ request: IdentityOpenIDTokenRequest, client: OpenIDClient, settings: OpenIDProviderSettings, at now: Timestamp) async throws(ServiceError) -> IdentityOpenIDTokenResponse {
         guard let code = request.code?.value, !code.isEmpty, code.utf8.count <= 256 else {
             return IdentityOpenIDTokenResponse(error: IdentityOpenIDError("invalid_request", "code is missing."))
         }
@@ -51,8 +51,8 @@ extension OpenIDProvider {
                       ConstantTime.equal(Array(Base64URL.encode(Array(SHA256.hash(data: Data(verifier.utf8)))).utf8), Array(stored.codeChallenge.utf8))
                 else { return nil }
                 let offline = stored.scopes.contains("offline_access")
-                let idle = now.adding(offline ? Self.refreshIdleLifetime : Self.accessTokenLifetime)
-                let absolute = now.adding(Self.refreshAbsoluteLifetime)
+                let idle = now.adding(offline ? settings.refreshIdleLifetime : settings.accessTokenLifetime)
+                let absolute = now.adding(settings.refreshAbsoluteLifetime)
                 let grant = StoredOpenIDGrant(
                     id: grantId, accountId: stored.accountId, clientId: client.id, sessionId: stored.sessionId, scopes: stored.scopes, authTime: stored.authTime,
                     assuranceLevel: stored.assuranceLevel, signInMethod: stored.signInMethod, credentialVersion: stored.credentialVersion, createdAt: now,
@@ -78,13 +78,13 @@ extension OpenIDProvider {
         }
     }
 
-    private func refresh(_ request: IdentityOpenIDTokenRequest, client: OpenIDClient, at now: Timestamp) async throws(ServiceError) -> IdentityOpenIDTokenResponse {
+    private func refresh(_ request: IdentityOpenIDTokenRequest, client: OpenIDClient, settings: OpenIDProviderSettings, at now: Timestamp) async throws(ServiceError) -> IdentityOpenIDTokenResponse {
         guard let presented = request.refreshToken?.value, !presented.isEmpty, presented.utf8.count <= 256 else {
             return IdentityOpenIDTokenResponse(error: IdentityOpenIDError("invalid_request", "refresh_token is missing."))
         }
         let next = Self.secret()
         // The new token lapses after the idle lifetime, never after the grant's absolute end (checked in the step).
-        let replacement = StoredRefreshToken(tokenHash: SecretToken.hash(next), expiresAt: now.adding(Self.refreshIdleLifetime))
+        let replacement = StoredRefreshToken(tokenHash: SecretToken.hash(next), expiresAt: now.adding(settings.refreshIdleLifetime))
         let rotation = try await stored { () async throws(IdentityStorageError) in
             try await storage.rotateRefreshToken(tokenHash: SecretToken.hash(presented), at: now, replacement: replacement) { $0.clientId == client.id }
         }

@@ -17,17 +17,8 @@ struct OpenIDProvider: IdentityPart {
     /// Built once (adding keys to a key collection is asynchronous); nil with ``settings``.
     let issuer: Task<OpenIDTokenIssuer, Never>?
 
-    /// How long a code may wait for its exchange (RFC 6749 4.1.2 advises at most ten minutes; a browser's redirect
-    /// and the client's token request take seconds).
-    static let codeLifetime: Duration = .seconds(60)
     /// How long a used code is remembered, so a second use is recognised and revokes what the first gave.
     static let usedCodeMemory: Duration = .seconds(10 * 60)
-    /// Access tokens are short-lived: they are JWTs a resource server may check offline, so revoking one takes effect
-    /// there only at its expiry (Konto's own API checks the grant on every call).
-    static let accessTokenLifetime: Duration = .seconds(5 * 60)
-    /// A refresh token not used for this long lapses; a grant lasts at most the absolute lifetime.
-    static let refreshIdleLifetime: Duration = .seconds(30 * 24 * 3_600)
-    static let refreshAbsoluteLifetime: Duration = .seconds(90 * 24 * 3_600)
 
     init(context: IdentityContext, storage: any IdentityStorage, sessions: SessionAuthority, pairwiseKey: SymmetricKey) {
         self.context = context
@@ -134,12 +125,12 @@ struct OpenIDProvider: IdentityPart {
     func tokens(
         for grant: StoredOpenIDGrant, client: OpenIDClient, nonce: String?, refreshToken: String?, at now: Timestamp
     ) async throws(ServiceError) -> IdentityOpenIDTokens {
-        guard let issuer else { throw .identityStorageFailure }
+        guard let issuer, let settings else { throw .identityStorageFailure }
         let issuerValue = await issuer.value
         do {
             let accessToken = try await issuerValue.accessToken(
                 OpenIDTokenIssuer.Access(grantId: grant.id, accountId: grant.accountId, client: client, scopes: grant.scopes, authTime: grant.authTime.date,
-                                         assuranceLevel: grant.assuranceLevel, issuedAt: now.date, lifetime: Self.accessTokenLifetime)
+                                         assuranceLevel: grant.assuranceLevel, issuedAt: now.date, lifetime: settings.accessTokenLifetime)
             )
             let idToken = try await issuerValue.idToken(
                 OpenIDTokenIssuer.Sign(accountId: grant.accountId, client: client, authTime: grant.authTime.date, nonce: nonce,
@@ -147,7 +138,7 @@ struct OpenIDProvider: IdentityPart {
                                        issuedAt: now.date)
             )
             return IdentityOpenIDTokens(
-                accessToken: BearerToken(accessToken), expiresIn: Int(Self.accessTokenLifetime.components.seconds), refreshToken: refreshToken.map(BearerToken.init),
+                accessToken: BearerToken(accessToken), expiresIn: Int(settings.accessTokenLifetime.components.seconds), refreshToken: refreshToken.map(BearerToken.init),
                 idToken: idToken, scope: grant.scopes.joined(separator: " ")
             )
         } catch {
