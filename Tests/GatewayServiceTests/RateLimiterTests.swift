@@ -20,6 +20,18 @@ struct RateLimiterTests {
         #expect(limiter.take("10.0.0.1", rule: RateLimiter.Rule(name: "other", perMinute: 3), now: start) == .allowed)
     }
 
+    @Test("peeking decides as taking would, and takes nothing")
+    func peek() {
+        var limiter = RateLimiter()
+        #expect(limiter.peek("a", rule: rule, now: start) == .allowed, "an address never seen")
+        for _ in 0..<2 { _ = limiter.take("a", rule: rule, now: start) }
+        for _ in 0..<5 { #expect(limiter.peek("a", rule: rule, now: start) == .allowed) }
+        _ = limiter.take("a", rule: rule, now: start)
+        #expect(limiter.peek("a", rule: rule, now: start) == .limited(retryAfter: 20))
+        #expect(limiter.peek("a", rule: rule, now: start + .seconds(20)) == .allowed)
+        #expect(limiter.take("a", rule: rule, now: start + .seconds(20)) == .allowed)
+    }
+
     @Test("tokens come back at the rule's rate, never beyond its size")
     func refill() {
         var limiter = RateLimiter()

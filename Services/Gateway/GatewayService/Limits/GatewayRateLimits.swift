@@ -13,7 +13,7 @@ import Synchronization
 final class GatewayRateLimits: Sendable {
     let general: RateLimiter.Rule
     let credentials: RateLimiter.Rule
-    private let limiter: Mutex<RateLimiter>
+    let limiter: Mutex<RateLimiter>
 
     /// The API's operations (`operationId`s of openapi.yaml) that take credentials or start a reset.
     static let credentialOperations: Set<String> = [
@@ -52,5 +52,20 @@ final class GatewayRateLimits: Sendable {
         // Without an address (a trusted proxy header missing) requests share one bucket, which is the safe side.
         let address = address ?? "unknown"
         return limiter.withLock { $0.take(address, rule: rule, now: now) }
+    }
+}
+
+extension GatewayRateLimits {
+    /// Whether the address's credential bucket is empty, without taking from it: OAuth's client authentications
+    /// are counted only when they fail (``noteFailedCredentials(address:)``), so a busy confidential client is never
+    /// throttled for succeeding.
+    func peekCredentials(address: String?, now: ContinuousClock.Instant = .now) -> RateLimiter.Decision {
+        let address = address ?? "unknown"
+        return limiter.withLock { $0.peek(address, rule: credentials, now: now) }
+    }
+
+    /// A failed client authentication: one token from the address's credential bucket.
+    func noteFailedCredentials(address: String?, now: ContinuousClock.Instant = .now) {
+        _ = checkCredentials(address: address, now: now)
     }
 }

@@ -62,6 +62,13 @@ struct RateLimiter {
         return decision
     }
 
+    /// What ``take(_:rule:now:)`` would decide, without taking.
+    func peek(_ address: String, rule: Rule, now: ContinuousClock.Instant) -> Decision {
+        guard rule.perMinute > 0, let bucket = buckets[rule.name + " " + address] else { return .allowed }
+        let tokens = bucket.tokens(at: now)
+        return tokens >= 1 ? .allowed : .limited(retryAfter: max(1, Int(((1 - tokens) / rule.refillPerSecond).rounded(.up))))
+    }
+
     /// Drops the buckets that are full again by now (as if never used); all of them if none is.
     private mutating func forgetIdle(now: ContinuousClock.Instant) {
         buckets = buckets.filter { _, bucket in bucket.tokens(at: now) < bucket.capacity }

@@ -99,7 +99,7 @@ extension GatewayServer {
             middlewares: [CredentialRateLimitMiddleware(limits: rateLimits), AbsentBodyMiddleware()]
         )
         pages?.register(on: router)
-        registerOpenID(on: router, api: api)
+        registerOpenID(on: router, api: api, rateLimits: rateLimits)
         // The root says where things are: a browser goes to the console, anything else gets the map as JSON.
         let consolePath = pages == nil ? nil : configuration.consolePath
         var places = ["openapi": "/openapi.json", "problems": "/problems/{code}"]
