@@ -14,13 +14,15 @@ struct OAuthForm: Sendable, Equatable {
         left.values == right.values && left.duplicated == right.duplicated && left.pairs.map(\.name) == right.pairs.map(\.name)
     }
 
-    /// Decodes `body`; nil when it is not form encoding (a stray `%`).
+    /// Decodes `body`; nil when Foundation cannot read it as a query. Leniently otherwise, as browsers and Foundation
+    /// do: a stray `%` or a raw space stays itself (the values are checked after).
     init?(_ body: String) {
         guard !body.isEmpty else { return }
-        var components = URLComponents()
-        // '+' is a space in form encoding; URLComponents reads only percent escapes.
-        components.percentEncodedQuery = body.replacingOccurrences(of: "+", with: "%20")
-        guard let items = components.queryItems else { return nil }
+        // '+' is a space in form encoding; URLComponents reads only percent escapes. Parsed through the failable
+        // initialiser: assigning `percentEncodedQuery` a malformed escape traps, which a client must never be able to do.
+        guard let components = URLComponents(string: "?" + body.replacingOccurrences(of: "+", with: "%20")), let items = components.queryItems else {
+            return nil
+        }
         for item in items where !item.name.isEmpty {
             let value = item.value ?? ""
             pairs.append((item.name, value))
