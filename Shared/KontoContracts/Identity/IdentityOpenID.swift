@@ -21,11 +21,17 @@ public struct IdentityOpenIDAuthorizeRequest: Codable, Sendable, Equatable {
     public var requestedAt: Timestamp
     /// The owner approved the request's scopes on the consent page just now (the console's CSRF-checked form).
     public var consentGiven: Bool
+    /// The owner declined them there: `access_denied` goes back to the client.
+    public var consentDenied: Bool?
     /// The browser's address, for the audit of a consent.
     public var clientAddress: String?
 
-    public init(token: BearerToken?, parameters: [IdentityOpenIDParameter], requestedAt: Timestamp, consentGiven: Bool = false, clientAddress: String? = nil) {
+    public init(
+        token: BearerToken?, parameters: [IdentityOpenIDParameter], requestedAt: Timestamp, consentGiven: Bool = false, consentDenied: Bool? = nil,
+        clientAddress: String? = nil
+    ) {
         self.token = token
+        self.consentDenied = consentDenied
         self.parameters = parameters
         self.requestedAt = requestedAt
         self.consentGiven = consentGiven

@@ -102,6 +102,9 @@ struct IdentityStoreOpenIDTests {
             let consent = try await ask(native, token: token)
             #expect(consent.outcome == .consent && consent.client == IdentityOpenIDClientSummary(id: "native", name: "Study App") && consent.scopes == ["email", "openid"])
             #expect(Self.query(try await ask(native + [IdentityOpenIDParameter("prompt", "none")], token: token).location)["error"] == "consent_required")
+            let denied = try await fixture.store.openIDAuthorize(IdentityOpenIDAuthorizeRequest(token: token, parameters: native, requestedAt: now, consentDenied: true))
+            #expect(Self.query(denied.location)["error"] == "access_denied" && Self.query(denied.location)["state"] == "st-1")
+            #expect(try await ask(native, token: token).outcome == .consent, "a denial is not remembered as consent")
             let granted = try await ask(native, token: token, consent: true)
             #expect(granted.outcome == .redirect && Self.query(granted.location)["code"]?.count == 43)
             #expect(Self.query(granted.location)["state"] == "st-1" && Self.query(granted.location)["iss"] == Self.issuer)
@@ -223,7 +226,6 @@ struct IdentityStoreOpenIDTests {
     @Test("client authentication: the registered method only, the right secret, a private_key_jwt assertion for this provider used once; all invalid_client (401)")
     func clientAuthentication() async throws {
         let fixture = try Self.fixture(InMemoryIdentityStorage())
-        let token = try await fixture.signUp().session.token
         func exchange(_ client: IdentityOpenIDClientCredentials) async throws -> IdentityOpenIDError? {
             try await fixture.store.openIDToken(IdentityOpenIDTokenRequest(client: client, grantType: "refresh_token", refreshToken: SecretString("unknown"))).error
         }
@@ -262,9 +264,8 @@ struct IdentityStoreOpenIDTests {
         #expect(try await exchange(try await assertion(aud: "https://elsewhere.example.org/token"))?.error == "invalid_client")
         #expect(try await exchange(try await assertion(lifetime: -5))?.error == "invalid_client", "expired")
         #expect(try await exchange(try await assertion(lifetime: 3_600))?.error == "invalid_client", "too long")
-        let stranger = try await JWTKeyCollection().add(ecdsa: ES256PrivateKey())
+        let stranger = await JWTKeyCollection().add(ecdsa: ES256PrivateKey())
         #expect(try await exchange(try await assertion(key: stranger))?.error == "invalid_client", "another key")
-        _ = token
     }
 
     @Test("introspection for confidential clients of their own tokens; revocation ends the grant; neither tells another client anything", arguments: IdentityStorageKind.allCases)

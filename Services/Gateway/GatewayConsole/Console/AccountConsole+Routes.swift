@@ -18,6 +18,7 @@ extension AccountConsole {
         registerIdentities(on: router)
         registerMail(on: router)
         registerExport(on: router)
+        registerOpenID(on: router)
         router.get(RouterPath(base + "/second-factor")) { request, _ in
             self.secondFactorPage(self.visit(request), challenge: request.cookies[Self.challengeCookie]?.value, passkeyOptions: Self.challengeOptions(request))
         }
@@ -139,6 +140,8 @@ extension AccountConsole {
         "loggedOutEverywhere": "You are logged out on every device.",
         "welcome": "Welcome! Your account is ready.",
         "verificationSent": "A new link is on its way to your email address.",
+        "signInToContinue": "Sign in to continue to the application.",
+        "signInAgain": "The application asks you to sign in again.",
     ]
 
     // MARK: AccountSetup and AccountOverview

@@ -108,6 +108,8 @@ struct AccountConsole: GatewayPages {
         var device: String? = nil
         /// The browser as people name it (``BrowserName``), for what the console names after it.
         var browser: String? = nil
+        /// An authorization request waits for this sign-in (``AccountConsole/authorizationCookie``).
+        var awaitsAuthorization = false
     }
 
     func visit(_ request: Request) -> Visit {
@@ -121,7 +123,7 @@ struct AccountConsole: GatewayPages {
         let device = cookies[Self.deviceCookie].map(\.value).flatMap { Self.isWellFormedCookieToken($0) ? $0 : nil }
         return Visit(
             csrfCookie: valid ?? Self.randomToken(), isNewCSRFCookie: valid == nil, session: session, secure: secure, device: device,
-            browser: BrowserName.from(userAgent: request.headers[.userAgent])
+            browser: BrowserName.from(userAgent: request.headers[.userAgent]), awaitsAuthorization: cookies[Self.authorizationCookie]?.value.isEmpty == false
         )
     }
 
@@ -143,6 +145,10 @@ struct AccountConsole: GatewayPages {
     func redirect(_ path: String, visit: Visit, session: (token: String, expiresAt: Date)?? = nil) -> Response {
         var headers = Self.securityHeaders
         headers[.location] = options.basePath + path
+        // A sign-in that an authorization request waits for goes back to it (which checks the request's cookie).
+        if case .some(.some) = session, visit.awaitsAuthorization, path == "/" || path.hasPrefix("/?") {
+            headers[.location] = options.basePath + "/authorize/resume"
+        }
         var response = Response(status: .seeOther, headers: headers)
         if visit.isNewCSRFCookie {
             response.setCookie(cookie(Self.csrfCookie, visit.csrfCookie, visit: visit, sameSite: .strict))

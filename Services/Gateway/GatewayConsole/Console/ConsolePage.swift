@@ -49,6 +49,9 @@ struct ConsolePage: Sendable {
     var codes: [String] = []
     /// Where the page sends the browser on its own (a meta refresh), with a link to it (``ConsoleTemplates/continue``).
     var refreshURL: String?
+    /// The consent page's application and what it asks for, in words.
+    var consentClient: String?
+    var consentScopes: [String] = []
     var continueLabel = ""
     /// The linked identities (``ConsoleTemplates/identities``); the providers to link are ``providers``.
     var identities: [IdentityRow] = []

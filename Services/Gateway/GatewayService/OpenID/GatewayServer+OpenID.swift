@@ -13,7 +13,16 @@ extension GatewayServer {
     /// The longest OAuth form read (a private_key_jwt assertion is the largest field, at most 8 KiB).
     static let maximumOAuthFormBytes = 16 * 1_024
 
-    static func registerOpenID(on router: Router<GatewayRequestContext>, api: GatewayAPI, rateLimits: GatewayRateLimits) {
+    static func registerOpenID(on router: Router<GatewayRequestContext>, api: GatewayAPI, rateLimits: GatewayRateLimits, consolePath: String?) {
+        // The authorization endpoint is the console's: its cookies (the session) are scoped to its path.
+        router.get("/oauth2/authorize") { request, _ in
+            guard let consolePath else {
+                throw GatewayProblem(status: .notFound, code: .requestNotFound, detail: "The authorization endpoint needs the web console, which is off here.")
+            }
+            let query = request.uri.query.map { "?" + $0 } ?? ""
+            return Response(status: .seeOther, headers: [.location: consolePath + "/authorize" + query, .cacheControl: "no-store"])
+        }
+
         // The JWK Set: every published key's public half, the signing one first. Relying parties cache it; a key
         // being rotated in is published before it signs, so five minutes of caching lose nothing.
         router.get("/oauth2/jwks") { _, _ in

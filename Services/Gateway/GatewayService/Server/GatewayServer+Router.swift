@@ -99,9 +99,9 @@ extension GatewayServer {
             middlewares: [CredentialRateLimitMiddleware(limits: rateLimits), AbsentBodyMiddleware()]
         )
         pages?.register(on: router)
-        registerOpenID(on: router, api: api, rateLimits: rateLimits)
-        // The root says where things are: a browser goes to the console, anything else gets the map as JSON.
         let consolePath = pages == nil ? nil : configuration.consolePath
+        registerOpenID(on: router, api: api, rateLimits: rateLimits, consolePath: consolePath)
+        // The root says where things are: a browser goes to the console, anything else gets the map as JSON.
         var places = ["openapi": "/openapi.json", "problems": "/problems/{code}"]
         places["console"] = consolePath.map { $0 + "/" }
         let map = try JSONSerialization.data(withJSONObject: places, options: [.sortedKeys, .withoutEscapingSlashes])

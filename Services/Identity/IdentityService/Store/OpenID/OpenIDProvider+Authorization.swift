@@ -25,6 +25,9 @@ extension OpenIDProvider {
         let redirect = { (code: String, description: String) -> IdentityOpenIDAuthorization in
             .redirect(Self.location(authorization.redirectURI, ["error": code, "error_description": description, "state": authorization.state, "iss": settings.issuer]))
         }
+        if request.consentDenied == true {
+            return redirect("access_denied", "The person did not allow it.")
+        }
         let silent = authorization.prompts.contains(.none)
 
         // A session, signed in recently enough and strongly enough.

@@ -1,0 +1,152 @@
+import Crypto
+import Foundation
+import GatewayService
+import HTTPTypes
+import Hummingbird
+import KontoContracts
+
+/// Konto as an OpenID Provider, in the browser (docs/OIDC.md): the authorization endpoint signs people in with the
+/// console's own sign-in (password, second factor, passkey, mailed code, providers) and asks a third party's consent.
+/// The request waits in a signed cookie while the person signs in; every sign-in that makes a session comes back to it.
+extension AccountConsole {
+    static let authorizationCookie = "konto_authorize"
+    static let authorizationFlowSeconds = 15 * 60
+    /// The longest authorization request kept (a cookie holds about 4 KiB; real requests are a few hundred bytes).
+    static let maximumAuthorizationQueryBytes = 3_072
+
+    /// An authorization request waiting for a sign-in or a consent: its query as it came and when it first came
+    /// (`prompt=login` needs a sign-in after that).
+    struct AuthorizationFlow: Codable {
+        var query: String
+        var requestedAt: Double
+        var expiresAt: Int
+    }
+
+    /// What people read on the consent page for each scope.
+    static let scopeDescriptions = [
+        "openid": "Sign you in with your Konto account",
+        "email": "See your email address",
+        "profile": "See your name, date of birth and gender",
+        "offline_access": "Stay signed in when you are not using it",
+    ]
+
+    func registerOpenID(on router: Router<GatewayRequestContext>) {
+        let base = options.basePath
+        router.get(RouterPath(base + "/authorize")) { request, _ in await self.authorize(request) }
+        router.get(RouterPath(base + "/authorize/resume")) { request, _ in await self.resumeAuthorization(request) }
+        router.post(RouterPath(base + "/authorize/consent")) { request, _ in
+            let flow = request.cookies[Self.authorizationCookie].flatMap { self.openAuthorization($0.value) }
+            return await self.form(request) { visit, form in await self.consent(visit, form: form, flow: flow) }
+        }
+    }
+
+    private func authorize(_ request: Request) async -> Response {
+        let visit = visit(request)
+        let query = request.uri.query ?? ""
+        guard query.utf8.count <= Self.maximumAuthorizationQueryBytes, let form = OAuthForm(query) else {
+            return refusal(visit, "The request is too large or cannot be read.")
+        }
+        let flow = AuthorizationFlow(query: query, requestedAt: Date().timeIntervalSince1970, expiresAt: Int(Date().timeIntervalSince1970) + Self.authorizationFlowSeconds)
+        return await decide(visit, form: form, flow: flow, throughForm: false)
+    }
+
+    /// After a sign-in: the waiting request, asked again.
+    private func resumeAuthorization(_ request: Request) async -> Response {
+        let visit = visit(request)
+        guard let flow = request.cookies[Self.authorizationCookie].flatMap({ openAuthorization($0.value) }), let form = OAuthForm(flow.query) else {
+            return redirect("/", visit: visit)
+        }
+        return await decide(visit, form: form, flow: flow, throughForm: true, resumed: true)
+    }
+
+    private func consent(_ visit: Visit, form: ConsoleForm, flow: AuthorizationFlow?) async -> Response {
+        guard let flow, let query = OAuthForm(flow.query) else {
+            return refusal(visit, "This request has expired. Go back to the application and try again.")
+        }
+        let allowed = form["decision"] == "allow"
+        return await decide(visit, form: query, flow: flow, throughForm: true, consentGiven: allowed, consentDenied: !allowed)
+    }
+
+    /// Asks Identity and does what it says. After a form (a sign-in, the consent page) the browser is sent on by the
+    /// page: the pages' CSP lets forms, and the redirects that follow them, go to this site only.
+    private func decide(
+        _ visit: Visit, form: OAuthForm, flow: AuthorizationFlow, throughForm: Bool, resumed: Bool = false, consentGiven: Bool = false, consentDenied: Bool = false
+    ) async -> Response {
+        let answer: IdentityOpenIDAuthorization
+        do {
+            answer = try await operations.asSession(visit.session) {
+                try await operations.openIDAuthorize(
+                    session: visit.session, query: form, requestedAt: Date(timeIntervalSince1970: flow.requestedAt), consentGiven: consentGiven,
+                    consentDenied: consentDenied
+                )
+            }
+        } catch {
+            return problemPage(consoleProblem(error), visit: visit)
+        }
+        var response: Response
+        switch answer.outcome {
+        case .redirect:
+            guard let location = answer.location else { return refusal(visit, "The request cannot go on.") }
+            if throughForm {
+                response = page("continue", title: "Back to the application", visit: visit) { page in
+                    page.refreshURL = location
+                    page.continueLabel = "Continue"
+                }
+            } else {
+                var headers = Self.securityHeaders
+                headers[.location] = location
+                response = Response(status: .seeOther, headers: headers)
+            }
+            response.setCookie(cookie(Self.authorizationCookie, "", visit: visit, sameSite: .lax, maxAge: 0))
+            return response
+        case .refused:
+            var refused = refusal(visit, answer.errorDescription ?? "This request cannot be answered.")
+            refused.setCookie(cookie(Self.authorizationCookie, "", visit: visit, sameSite: .lax, maxAge: 0))
+            return refused
+        case .consent:
+            let client = answer.client?.name ?? "An application"
+            response = page("consent", title: "Allow \(client)?", visit: visit) { page in
+                page.consentClient = client
+                page.consentScopes = (answer.scopes ?? []).compactMap { Self.scopeDescriptions[$0] }
+            }
+        case .signIn:
+            if resumed {
+                // Signed in just now and still not enough: do not go round again.
+                var refused = refusal(visit, "Konto could not sign you in for this application. Go back to it and try again.")
+                refused.setCookie(cookie(Self.authorizationCookie, "", visit: visit, sameSite: .lax, maxAge: 0))
+                return refused
+            }
+            if let session = visit.session {
+                // A sign-in again (prompt=login, max_age, a second factor asked for): this session ends, a new one
+                // comes from the sign-in.
+                _ = try? await operations.asSession(session) { try await operations.logOut() }
+                response = redirect("/?done=signInAgain", visit: visit, session: .some(nil))
+            } else {
+                response = redirect("/?done=signInToContinue", visit: visit)
+            }
+        }
+        response.setCookie(cookie(Self.authorizationCookie, sealAuthorization(flow), visit: visit, sameSite: .lax, maxAge: Self.authorizationFlowSeconds))
+        return response
+    }
+
+    private func refusal(_ visit: Visit, _ message: String) -> Response {
+        page("problem", title: "This request cannot be answered", visit: visit, status: .badRequest) { $0.formError = message }
+    }
+
+    private func sealAuthorization(_ flow: AuthorizationFlow) -> String {
+        let payload = Self.base64URL(Array((try? JSONEncoder().encode(flow)) ?? Data()))
+        let mac = Self.base64URL(Array(HMAC<SHA256>.authenticationCode(for: Array(("oauth-authorize\u{0}" + payload).utf8), using: csrfKey)))
+        return payload + "." + mac
+    }
+
+    /// The waiting request, when this console signed it and it has not expired.
+    func openAuthorization(_ value: String) -> AuthorizationFlow? {
+        let parts = value.split(separator: ".")
+        guard value.utf8.count <= 4_096, parts.count == 2, let mac = Self.bytes(base64URL: String(parts[1])),
+              HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Array(("oauth-authorize\u{0}" + parts[0]).utf8), using: csrfKey),
+              let json = Self.bytes(base64URL: String(parts[0]), limit: 4_096),
+              let flow = try? JSONDecoder().decode(AuthorizationFlow.self, from: Data(json)), flow.expiresAt > Int(Date().timeIntervalSince1970)
+        else { return nil }
+        return flow
+    }
+}

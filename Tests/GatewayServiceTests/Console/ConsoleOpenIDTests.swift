@@ -1,0 +1,109 @@
+import Crypto
+import Foundation
+import IdentityService
+import KontoWebAuthn
+import NIOHTTP1
+import Testing
+
+/// Konto as an OpenID Provider in the browser, over HTTP against the real services: the authorization request waits
+/// through the console's sign-in, a third party's consent page, the code back to the client.
+@Suite("Web console: signing in to applications")
+struct ConsoleOpenIDTests {
+    static let password = "correct horse battery"
+
+    static func options() throws -> IdentityOptions {
+        var options = IdentityOptions()
+        options.openID = try OpenIDProviderSettings(
+            issuer: "http://localhost:8080", keys: OpenIDSigningKeys([OpenIDSigningKey(pem: P256.Signing.PrivateKey().pemRepresentation)]),
+            clients: OpenIDClients([
+                OpenIDClient(id: "study-app", name: "Study App", authentication: .none, redirectURIs: ["https://app.example.org/callback"],
+                             scopes: ["openid", "email", "profile"]),
+            ])
+        )
+        return options
+    }
+
+    static func query(scope: String = "openid email", extra: String = "") -> (query: String, verifier: String) {
+        let verifier = Base64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255) })
+        let challenge = Base64URL.encode(Array(SHA256.hash(data: Data(verifier.utf8))))
+        let scope = scope.replacingOccurrences(of: " ", with: "%20")
+        return ("response_type=code&client_id=study-app&redirect_uri=https%3A%2F%2Fapp.example.org%2Fcallback&scope=\(scope)&state=xyz&nonce=abc"
+            + "&code_challenge=\(challenge)&code_challenge_method=S256\(extra)", verifier)
+    }
+
+    /// The redirect a "continue" page sends the browser on to.
+    static func continued(_ page: ConsoleBrowser.Page) -> URLComponents? {
+        page.html.firstMatch(of: /<meta http-equiv="refresh" content="0; url=([^"]*)">/)
+            .map { String($0.output.1).replacingOccurrences(of: "&amp;", with: "&") }
+            .flatMap(URLComponents.init(string:))
+    }
+
+    static func parameter(_ url: URLComponents?, _ name: String) -> String? {
+        url?.queryItems?.first { $0.name == name }?.value
+    }
+
+    @Test("sign in, consent, code; consent remembered; a denial goes back as access_denied; prompt=login signs in again; an unknown client is refused on the page; the consent form needs its CSRF token and the waiting request")
+    func flow() async throws {
+        try await GatewayHarness.withGateway(identityOptions: try Self.options()) { gateway in
+            _ = try await gateway.signUp("ada@example.org", password: Self.password)
+            try await ConsoleBrowser.withClient { http in
+                var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                let (query, verifier) = Self.query()
+                let entry = try await browser.get("/oauth2/authorize?" + query)
+                #expect(entry.status == 303 && entry.location == "/account/authorize?" + query)
+                let waiting = try await browser.get("/account/authorize?" + query)
+                #expect(waiting.status == 303 && waiting.location == "/account/?done=signInToContinue" && waiting.setCookie("konto_authorize") != nil)
+                let signIn = try await browser.get("/account/?done=signInToContinue")
+                #expect(signIn.html.contains("Sign in to continue to the application."))
+                let loggedIn = try await browser.post("/account/login", [("userId", "ada@example.org"), ("password", Self.password)])
+                #expect(loggedIn.status == 303 && loggedIn.location == "/account/authorize/resume")
+
+                // The third party asks: the consent page names it and what it asks for.
+                let consent = try await browser.get("/account/authorize/resume")
+                #expect(consent.status == 200 && consent.html.contains("Study App") && consent.html.contains("See your email address"), "\(consent.html)")
+                let forged = try await browser.post("/account/authorize/consent", [("decision", "allow")], csrf: .some(nil))
+                #expect(forged.status == 403)
+                let allowed = try await browser.post("/account/authorize/consent", [("decision", "allow")])
+                let back = Self.continued(allowed)
+                #expect(allowed.status == 200 && back?.host == "app.example.org" && Self.parameter(back, "state") == "xyz")
+                #expect(Self.parameter(back, "iss") == "http://localhost:8080")
+                let code = try #require(Self.parameter(back, "code"))
+                #expect(allowed.setCookie("konto_authorize")?.contains("Max-Age=0") == true)
+
+                // The public client exchanges it with its verifier.
+                let tokens = try await GatewayOpenIDTests.form(gateway, "/oauth2/token", [
+                    ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", "https://app.example.org/callback"), ("code_verifier", verifier),
+                    ("client_id", "study-app"),
+                ], authorization: nil)
+                #expect(tokens.status == 200 && tokens.object["id_token"] is String)
+
+                // Remembered: straight back with a code.
+                let again = try await browser.get("/account/authorize?" + Self.query().query)
+                let direct = again.location.flatMap(URLComponents.init(string:))
+                #expect(again.status == 303 && direct?.host == "app.example.org" && Self.parameter(direct, "code") != nil)
+
+                // More than was consented to: the page again; declined, access_denied goes back.
+                let wider = try await browser.get("/account/authorize?" + Self.query(scope: "openid email profile").query)
+                #expect(wider.status == 200 && wider.html.contains("See your name"))
+                let denied = try await browser.post("/account/authorize/consent", [("decision", "deny")])
+                #expect(Self.parameter(Self.continued(denied), "error") == "access_denied")
+                // The waiting request is gone with its answer: a consent form now has nothing to answer.
+                let stale = try await browser.post("/account/authorize/consent", [("decision", "allow")])
+                #expect(stale.status == 400)
+
+                // prompt=login: this session ends, a new sign-in continues.
+                let fresh = try await browser.get("/account/authorize?" + Self.query(extra: "&prompt=login").query)
+                #expect(fresh.status == 303 && fresh.location == "/account/?done=signInAgain")
+                _ = try await browser.get("/account/?done=signInAgain")
+                let relogged = try await browser.post("/account/login", [("userId", "ada@example.org"), ("password", Self.password)])
+                #expect(relogged.location == "/account/authorize/resume")
+                let resumed = try await browser.get("/account/authorize/resume")
+                #expect(Self.parameter(Self.continued(resumed), "code") != nil)
+
+                // An unknown client: refused on the page, never redirected.
+                let unknown = try await browser.get("/account/authorize?" + Self.query().query.replacingOccurrences(of: "client_id=study-app", with: "client_id=stranger"))
+                #expect(unknown.status == 400 && unknown.location == nil && unknown.html.contains("not known"))
+            }
+        }
+    }
+}
