@@ -75,6 +75,8 @@ extension KontoErrorCode {
     public static let invalidIdentityToken = Self(rawValue: "account.invalidIdentityToken")
     /// An external identity that is not the account's (an unknown id).
     public static let identityNotFound = Self(rawValue: "account.identityNotFound")
+    /// No application (an OpenID Provider client) has the owner's consent or a grant of the account by that id.
+    public static let applicationNotFound = Self(rawValue: "account.applicationNotFound")
     /// Removing this would leave the account no way to sign in (no password, no other identity).
     public static let lastSignInMethod = Self(rawValue: "account.lastSignInMethod")
 
@@ -158,7 +160,7 @@ extension KontoErrorCode {
         .credentialsTaken, .wrongCredentials, .validationFailed, .accountIdChanged, .mutatingNonMutableAccountKeys,
         .missingAccountValue, .userIdNotRemovable, .reauthenticationRequired, .notFound, .unauthenticated, .throttled,
         .versionConflict, .alreadySignedUp, .invalidResetToken, .invalidVerificationToken, .emailNotVerified, .secondFactorRequired, .wrongSecondFactor, .invalidChallenge, .factorLocked, .factorNotFound, .sessionNotFound,
-        .invalidIdentityToken, .identityNotFound, .lastSignInMethod,
+        .invalidIdentityToken, .identityNotFound, .lastSignInMethod, .applicationNotFound,
         .identityBusy, .identityStorageUnavailable, .identityStorageFailure, .identityProfileUnavailable, .identityProviderUnavailable,
         .adminKeyRefused, .adminScopeMissing, .adminKeyNotFound, .adminSessionNotFound, .adminInvalidRequest,
         .profileAlreadyExists, .profileValueTooLarge, .profileAccountTooLarge, .profileStorageUnavailable, .profileStorageFailure,

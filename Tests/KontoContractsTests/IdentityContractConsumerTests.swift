@@ -87,6 +87,8 @@ struct IdentityContractConsumerTests {
         ContractCodec.entry(IdentityContract.openIDAccessToken),
         ContractCodec.entry(IdentityContract.openIDIntrospect),
         ContractCodec.entry(IdentityContract.openIDRevoke),
+        ContractCodec.entry(IdentityContract.openIDApplications),
+        ContractCodec.entry(IdentityContract.revokeOpenIDApplication),
         ContractCodec.entry(IdentityContract.reauthenticate),
         ContractCodec.entry(IdentityContract.changePassword),
         ContractCodec.entry(IdentityContract.changeUserId),

@@ -52,9 +52,11 @@ struct IdentityContractTests {
             IdentityContract.listIdentities.carriesSecrets,
             // Public keys only.
             IdentityContract.openIDKeys.carriesSecrets,
+            // A session, as listing sessions.
+            IdentityContract.openIDApplications.carriesSecrets, IdentityContract.revokeOpenIDApplication.carriesSecrets,
         ]
         #expect(plain.allSatisfy { !$0 })
-        #expect(Set(IdentityContract.methods).count == 63)
+        #expect(Set(IdentityContract.methods).count == 65)
     }
 
     @Test("a login request carries its password only as the contract encodes it")

@@ -54,6 +54,10 @@ public enum IdentityContract {
     public static let openIDIntrospect = WireMethod<IdentityOpenIDTokenQuery, IdentityOpenIDIntrospection>.carryingSecrets("identity.openIDIntrospect")
     /// RFC 7009 revocation of a client's own token, and with it its grant.
     public static let openIDRevoke = WireMethod<IdentityOpenIDTokenQuery, IdentityOpenIDRevocation>.carryingSecrets("identity.openIDRevoke")
+    /// The applications with access to the caller's account (consents and live grants).
+    public static let openIDApplications = WireMethod<IdentitySessionRequest, IdentityOpenIDApplications>("identity.openIDApplications")
+    /// The owner revokes an application: its consent and every grant end (audited `oidc.application_revoked`).
+    public static let revokeOpenIDApplication = WireMethod<IdentityRevokeApplicationRequest, IdentityApplicationRevoked>("identity.revokeOpenIDApplication")
     /// Everything Identity holds about the caller's account, for its owner's copy of their data (security-related;
     /// audited `account.exported`): metadata, sessions, factors, identities, verification, mail preferences, the
     /// audit entries still kept. Never a secret or a digest.
@@ -125,6 +129,7 @@ public enum IdentityContract {
         signUp.name, signInAnonymously.name, login.name, validateSession.name, logout.name, logoutEverywhere.name,
         listSessions.name, endSession.name, endOtherSessions.name, mailPreferences.name, setMailPreferences.name, exportAccount.name, openIDKeys.name,
         openIDAuthorize.name, openIDToken.name, openIDAccessToken.name, openIDIntrospect.name, openIDRevoke.name,
+        openIDApplications.name, revokeOpenIDApplication.name,
         reauthenticate.name, changePassword.name, changeUserId.name, requestPasswordReset.name,
         confirmPasswordReset.name, delete.name, completeSecondFactor.name, listFactors.name, enrollTOTP.name,
         confirmTOTP.name, removeFactor.name, regenerateRecoveryCodes.name, passkeyRegistrationOptions.name, registerPasskey.name,
@@ -157,6 +162,7 @@ public enum IdentityContract {
         .invalidIdentityToken,
         .identityNotFound,
         .lastSignInMethod,
+        .applicationNotFound,
         .throttled,
         .notFound,
         .versionConflict,
@@ -189,6 +195,8 @@ public enum IdentityContract {
             openIDAccessToken.name: storage,
             openIDIntrospect.name: storage,
             openIDRevoke.name: storage,
+            openIDApplications.name: [.unauthenticated] + storage,
+            revokeOpenIDApplication.name: [.unauthenticated, .applicationNotFound] + storage,
             exportAccount.name: [.unauthenticated, .validationFailed, .reauthenticationRequired, .secondFactorRequired, .throttled, .wrongCredentials, .identityBusy] + storage,
             reauthenticate.name: [.unauthenticated, .validationFailed, .throttled, .factorLocked, .wrongCredentials, .wrongSecondFactor, .notFound, .identityBusy] + storage,
             completeSecondFactor.name: [.validationFailed, .invalidChallenge, .throttled, .factorLocked, .wrongSecondFactor, .identityProfileUnavailable] + storage,

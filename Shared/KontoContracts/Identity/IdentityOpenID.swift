@@ -305,3 +305,57 @@ public struct IdentityOpenIDRevocation: Codable, Sendable, Equatable {
         self.error = error
     }
 }
+
+/// An application (an OpenID Provider client) with access to the account: the owner's consent, its live grants, or
+/// both (``IdentityContract/openIDApplications``).
+public struct IdentityOpenIDApplication: Codable, Sendable, Equatable {
+    public var clientId: String
+    /// The name the deployment registered it under (its id once it is no longer registered).
+    public var name: String
+    /// What it was let have or holds, sorted.
+    public var scopes: [String]
+    /// When the owner consented (nil for a first-party application, which asks none).
+    public var consentedAt: Timestamp?
+    /// Its live grants: sign-ins of it that still hold access.
+    public var grants: Int
+    /// When it last signed in or refreshed its tokens.
+    public var lastUsedAt: Timestamp?
+
+    public init(clientId: String, name: String, scopes: [String], consentedAt: Timestamp?, grants: Int, lastUsedAt: Timestamp?) {
+        self.clientId = clientId
+        self.name = name
+        self.scopes = scopes
+        self.consentedAt = consentedAt
+        self.grants = grants
+        self.lastUsedAt = lastUsedAt
+    }
+}
+
+/// The applications with access to the caller's account, by id.
+public struct IdentityOpenIDApplications: Codable, Sendable, Equatable {
+    public var applications: [IdentityOpenIDApplication]
+
+    public init(applications: [IdentityOpenIDApplication]) {
+        self.applications = applications
+    }
+}
+
+/// The owner takes an application's access away (``IdentityContract/revokeOpenIDApplication``).
+public struct IdentityRevokeApplicationRequest: Codable, Sendable {
+    public var token: BearerToken
+    public var clientId: String
+
+    public init(token: BearerToken, clientId: String) {
+        self.token = token
+        self.clientId = clientId
+    }
+}
+
+/// What revoking an application ended.
+public struct IdentityApplicationRevoked: Codable, Sendable, Equatable {
+    public var grantsEnded: Int
+
+    public init(grantsEnded: Int) {
+        self.grantsEnded = grantsEnded
+    }
+}

@@ -53,6 +53,7 @@ public struct AccountError: Error, Sendable, Equatable, Codable, CustomStringCon
         case .sessionNotFound: "The account has no such session."
         case .invalidIdentityToken: "The identity token was refused."
         case .identityNotFound: "The account has no such linked identity."
+        case .applicationNotFound: "No such application has access to the account."
         case .lastSignInMethod: "This is the account's only way to sign in: set a password or link another identity first."
         case .alreadySignedUp: "The session's account already has credentials."
         default: code.rawValue

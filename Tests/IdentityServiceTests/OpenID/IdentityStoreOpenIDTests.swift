@@ -304,6 +304,38 @@ struct IdentityStoreOpenIDTests {
         }
     }
 
+    @Test("the owner's applications: consents and live grants by client; revoking one ends both at once; each account sees its own", arguments: IdentityStorageKind.allCases)
+    func applications(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            let fixture = try Self.fixture(storage)
+            let token = try await fixture.signUp().session.token
+            let other = try await fixture.signUp("jane@stanford.edu").session.token
+            let consented = try await fixture.store.openIDAuthorize(IdentityOpenIDAuthorizeRequest(
+                token: token, parameters: Self.parameters(client: "native", redirect: "https://app.example.org/cb", pkce: PKCE()), requestedAt: fixture.clock.now,
+                consentGiven: true
+            ))
+            #expect(consented.outcome == .redirect)
+            let tokens = try await Self.signIn(fixture, token: token)
+            let listed = try await fixture.store.openIDApplications(IdentitySessionRequest(token: token))
+            #expect(listed.applications == [
+                IdentityOpenIDApplication(clientId: "dashboard", name: "Dashboard", scopes: ["email", "offline_access", "openid"], consentedAt: nil, grants: 1, lastUsedAt: fixture.clock.now),
+                IdentityOpenIDApplication(clientId: "native", name: "Study App", scopes: ["email", "openid"], consentedAt: fixture.clock.now, grants: 0, lastUsedAt: nil),
+            ])
+            #expect(try await fixture.store.openIDApplications(IdentitySessionRequest(token: other)).applications.isEmpty)
+            #expect(await identityError { try await fixture.store.revokeOpenIDApplication(IdentityRevokeApplicationRequest(token: other, clientId: "dashboard")) }?.code == AccountError.Code.applicationNotFound)
+
+            #expect(try await fixture.store.revokeOpenIDApplication(IdentityRevokeApplicationRequest(token: token, clientId: "dashboard")).grantsEnded == 1)
+            #expect(try await fixture.store.openIDAccessToken(IdentityOpenIDAccessTokenRequest(token: tokens.accessToken)).error?.error == "invalid_token")
+            let refreshed = try await fixture.store.openIDToken(IdentityOpenIDTokenRequest(client: Self.dashboard, grantType: "refresh_token", refreshToken: SecretString(try #require(tokens.refreshToken).value)))
+            #expect(refreshed.error?.error == "invalid_grant")
+            #expect(await identityError { try await fixture.store.revokeOpenIDApplication(IdentityRevokeApplicationRequest(token: token, clientId: "dashboard")) }?.code == AccountError.Code.applicationNotFound)
+            #expect(try await fixture.store.revokeOpenIDApplication(IdentityRevokeApplicationRequest(token: token, clientId: "native")).grantsEnded == 0)
+            #expect(try await fixture.store.openIDApplications(IdentitySessionRequest(token: token)).applications.isEmpty)
+            #expect(try await storage.auditEntries(AuditQuery(type: "oidc.application_revoked", limit: 10)).count == 2)
+            #expect(await identityError { try await fixture.store.openIDApplications(IdentitySessionRequest(token: BearerToken("unknown"))) }?.code == AccountError.Code.unauthenticated)
+        }
+    }
+
     @Test("without an issuer Konto is no OpenID Provider: every endpoint says so")
     func notProvider() async throws {
         let fixture = try IdentityFixture()

@@ -58,6 +58,7 @@ extension KontoErrorCode {
         .sessionNotFound: .notFound,
         .invalidIdentityToken: .unauthorized,
         .identityNotFound: .notFound,
+        .applicationNotFound: .notFound,
         .lastSignInMethod: .conflict,
         .throttled: .tooManyRequests,
         // The services' own.

@@ -294,6 +294,16 @@ public final class IdentityStore: Sendable {
         try await openID.introspect(request)
     }
 
+    /// The applications with access to the caller's account (``OpenIDProvider/applications(_:)``).
+    public func openIDApplications(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentityOpenIDApplications {
+        try await openID.applications(request)
+    }
+
+    /// The owner revokes an application (``OpenIDProvider/revokeApplication(_:)``).
+    public func revokeOpenIDApplication(_ request: IdentityRevokeApplicationRequest, clientAddress: String? = nil) async throws(ServiceError) -> IdentityApplicationRevoked {
+        try await audited(clientAddress) { () async throws(ServiceError) in try await openID.revokeApplication(request) }
+    }
+
     /// RFC 7009 revocation (``OpenIDProvider/revoke(_:)``).
     public func openIDRevoke(_ request: IdentityOpenIDTokenQuery) async throws(ServiceError) -> IdentityOpenIDRevocation {
         try await audited(request.clientAddress) { () async throws(ServiceError) in try await openID.revoke(request) }

@@ -27,6 +27,8 @@ extension IdentityStore {
         server.register(IdentityContract.openIDAccessToken) { request, _ in try await self.openIDAccessToken(request) }
         server.register(IdentityContract.openIDIntrospect) { request, _ in try await self.openIDIntrospect(request) }
         server.register(IdentityContract.openIDRevoke) { request, _ in try await self.openIDRevoke(request) }
+        server.register(IdentityContract.openIDApplications) { request, _ in try await self.openIDApplications(request) }
+        server.register(IdentityContract.revokeOpenIDApplication) { request, _ in try await self.revokeOpenIDApplication(request) }
         server.register(IdentityContract.exportAccount) { request, _ in try await self.exportAccount(request) }
         server.register(IdentityContract.reauthenticate) { request, _ in try await self.reauthenticate(request) }
         server.register(IdentityContract.changePassword) { request, _ in try await self.changePassword(request) }
