@@ -100,6 +100,25 @@ struct ConsoleOpenIDTests {
                 let resumed = try await browser.get("/account/authorize/resume")
                 #expect(Self.parameter(Self.continued(resumed), "code") != nil)
 
+                // The account page lists the application; removing it ends its access and its consent.
+                let applications = try await browser.get("/account/applications")
+                #expect(applications.status == 200 && applications.html.contains("Study App") && applications.html.contains("See your email address"))
+                let api = try await gateway.request(.GET, "/v1/account/applications", token: try #require(browser.cookies["konto_session"]))
+                #expect(((api.object["applications"] as? [[String: Any]])?.first)?["clientId"] as? String == "study-app")
+                let removed = try await browser.post("/account/applications/revoke", [("clientId", "study-app")])
+                #expect(removed.status == 303 && removed.location == "/account/applications?done=revoked")
+                #expect(try await browser.get("/account/applications?done=revoked").html.contains(#"id="no-applications""#))
+                #expect(try await GatewayOpenIDTests.form(gateway, "/oauth2/token", [
+                    ("grant_type", "authorization_code"), ("code", "x"), ("redirect_uri", "https://app.example.org/callback"), ("code_verifier", verifier),
+                    ("client_id", "study-app"),
+                ], authorization: nil).object["error"] as? String == "invalid_grant")
+                let missing = try await browser.post("/account/applications/revoke", [("clientId", "study-app")])
+                #expect(missing.status == 404)
+                let asksAgain = try await browser.get("/account/authorize?" + Self.query().query)
+                #expect(asksAgain.status == 200 && asksAgain.html.contains(#"id="consent-form""#), "consent asked again")
+                let deleted = try await gateway.request(.DELETE, "/v1/account/applications/study-app", token: try #require(browser.cookies["konto_session"]))
+                #expect(deleted.status == 404 && deleted.code == "account.applicationNotFound")
+
                 // An unknown client: refused on the page, never redirected.
                 let unknown = try await browser.get("/account/authorize?" + Self.query().query.replacingOccurrences(of: "client_id=study-app", with: "client_id=stranger"))
                 #expect(unknown.status == 400 && unknown.location == nil && unknown.html.contains("not known"))

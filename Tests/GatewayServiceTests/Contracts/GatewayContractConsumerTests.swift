@@ -163,6 +163,10 @@ struct GatewayContractConsumerTests {
             return (.POST, "/v1/account/identities", try renamed(externalKeys + ["currentPassword"]), token, headers)
         case IdentityContract.listIdentities.name:
             return (.GET, "/v1/account/identities", nil, token, headers)
+        case IdentityContract.openIDApplications.name:
+            return (.GET, "/v1/account/applications", nil, token, headers)
+        case IdentityContract.revokeOpenIDApplication.name:
+            return (.DELETE, "/v1/account/applications/\(request["clientId"] ?? "")", nil, token, headers)
         case IdentityContract.unlinkIdentity.name:
             return (.DELETE, "/v1/account/identities/\(request["identityId"] ?? "")", try body(["currentPassword"]), token, headers)
         case IdentityContract.delete.name:

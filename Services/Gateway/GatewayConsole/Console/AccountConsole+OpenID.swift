@@ -38,6 +38,46 @@ extension AccountConsole {
             let flow = request.cookies[Self.authorizationCookie].flatMap { self.openAuthorization($0.value) }
             return await self.form(request) { visit, form in await self.consent(visit, form: form, flow: flow) }
         }
+        router.get(RouterPath(base + "/applications")) { request, _ in
+            let notice = request.uri.queryParameters.get("done") == "revoked" ? "Its access has ended." : nil
+            return await self.applicationsPage(self.visit(request), notice: notice)
+        }
+        router.post(RouterPath(base + "/applications/revoke")) { request, _ in
+            await self.form(request) { visit, form in
+                guard let session = visit.session else { return self.redirect("/", visit: visit) }
+                do {
+                    try await self.operations.asSession(session) { try await self.operations.revokeApplication(clientId: form["clientId"] ?? "") }
+                    return self.redirect("/applications?done=revoked", visit: visit)
+                } catch {
+                    let problem = self.consoleProblem(error)
+                    guard problem.status == .notFound else { return self.problemPage(problem, visit: visit) }
+                    return await self.applicationsPage(visit, error: problem.detail ?? problem.title, status: .notFound)
+                }
+            }
+        }
+    }
+
+    /// The applications with access to the account (the owner's consents and the sign-ins holding tokens), each with
+    /// its button to take the access away.
+    func applicationsPage(_ visit: Visit, notice: String? = nil, error: String? = nil, status: HTTPResponse.Status = .ok) async -> Response {
+        guard let session = visit.session else { return redirect("/", visit: visit) }
+        do {
+            let applications = try await operations.asSession(session) { try await operations.applications() }
+            return page("applications", title: "Applications", visit: visit, status: status) { page in
+                page.notice = notice
+                page.formError = error
+                page.applications = applications.map { application in
+                    let may = application.scopes.compactMap { Self.scopeDescriptions[$0] }.joined(separator: "; ")
+                    let since = (application.consentedAt ?? application.lastUsedAt).map { " · since \($0.formatted(date: .abbreviated, time: .omitted))" } ?? ""
+                    return ConsolePage.IdentityRow(id: application.clientId, provider: application.name, detail: may + since)
+                }
+                page.hasApplications = !page.applications.isEmpty
+            }
+        } catch {
+            let problem = consoleProblem(error)
+            if problem.status == .unauthorized { return redirect("/", visit: visit, session: .some(nil)) }
+            return problemPage(problem, visit: visit)
+        }
     }
 
     private func authorize(_ request: Request) async -> Response {

@@ -49,6 +49,9 @@ struct ConsolePage: Sendable {
     var codes: [String] = []
     /// Where the page sends the browser on its own (a meta refresh), with a link to it (``ConsoleTemplates/continue``).
     var refreshURL: String?
+    /// The applications page's rows (id, name, what it may do and since when).
+    var applications: [IdentityRow] = []
+    var hasApplications = false
     /// The consent page's application and what it asks for, in words.
     var consentClient: String?
     var consentScopes: [String] = []

@@ -35,6 +35,7 @@ enum ConsoleTemplates {
         ("adminWebhooks", text(PackageResources.adminWebhooks_mustache)),
         ("categories", text(PackageResources.categories_mustache)),
         ("codes", text(PackageResources.codes_mustache)),
+        ("applications", text(PackageResources.applications_mustache)),
         ("consent", text(PackageResources.consent_mustache)),
         ("continue", text(PackageResources.continue_mustache)),
         ("csrf", text(PackageResources.csrf_mustache)),

@@ -34,6 +34,8 @@ extension OpenAPIDocument {
         "externalAuthorization": [IdentityContract.externalAuthorization.name],
         "logInWithProvider": [IdentityContract.externalLogin.name],
         "listIdentities": [IdentityContract.listIdentities.name],
+        "listApplications": [IdentityContract.openIDApplications.name],
+        "revokeApplication": [IdentityContract.revokeOpenIDApplication.name],
         "linkIdentity": [IdentityContract.linkIdentity.name],
         "unlinkIdentity": [IdentityContract.unlinkIdentity.name],
         "listFactors": [IdentityContract.listFactors.name],
