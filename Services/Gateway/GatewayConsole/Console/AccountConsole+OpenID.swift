@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import GatewayService
 import HTTPTypes
@@ -174,19 +173,12 @@ extension AccountConsole {
     }
 
     private func sealAuthorization(_ flow: AuthorizationFlow) -> String {
-        let payload = Self.base64URL(Array((try? JSONEncoder().encode(flow)) ?? Data()))
-        let mac = Self.base64URL(Array(HMAC<SHA256>.authenticationCode(for: Array(("oauth-authorize\u{0}" + payload).utf8), using: csrfKey)))
-        return payload + "." + mac
+        signedCookieValue(flow, purpose: "oauth-authorize")
     }
 
     /// The waiting request, when this console signed it and it has not expired.
     func openAuthorization(_ value: String) -> AuthorizationFlow? {
-        let parts = value.split(separator: ".")
-        guard value.utf8.count <= 4_096, parts.count == 2, let mac = Self.bytes(base64URL: String(parts[1])),
-              HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Array(("oauth-authorize\u{0}" + parts[0]).utf8), using: csrfKey),
-              let json = Self.bytes(base64URL: String(parts[0]), limit: 4_096),
-              let flow = try? JSONDecoder().decode(AuthorizationFlow.self, from: Data(json)), flow.expiresAt > Int(Date().timeIntervalSince1970)
-        else { return nil }
-        return flow
+        openSignedCookieValue(value, as: AuthorizationFlow.self, purpose: "oauth-authorize", limit: 4_096)
+            .flatMap { $0.expiresAt > Int(Date().timeIntervalSince1970) ? $0 : nil }
     }
 }

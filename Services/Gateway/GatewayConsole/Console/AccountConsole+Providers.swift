@@ -203,17 +203,10 @@ extension AccountConsole {
     }
 
     private func sealFlow(_ flow: ProviderFlow) -> String {
-        let payload = Self.base64URL(Array((try? JSONEncoder().encode(flow)) ?? Data()))
-        let mac = Self.base64URL(Array(HMAC<SHA256>.authenticationCode(for: Array(("oidc\u{0}" + payload).utf8), using: csrfKey)))
-        return payload + "." + mac
+        signedCookieValue(flow, purpose: "oidc")
     }
 
     func openFlow(_ value: String) -> ProviderFlow? {
-        let parts = value.split(separator: ".")
-        guard value.utf8.count <= 2_048, parts.count == 2, let mac = Self.bytes(base64URL: String(parts[1])),
-              HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Array(("oidc\u{0}" + parts[0]).utf8), using: csrfKey),
-              let json = Self.bytes(base64URL: String(parts[0]), limit: 2_048)
-        else { return nil }
-        return try? JSONDecoder().decode(ProviderFlow.self, from: Data(json))
+        openSignedCookieValue(value, as: ProviderFlow.self, purpose: "oidc", limit: 2_048)
     }
 }
