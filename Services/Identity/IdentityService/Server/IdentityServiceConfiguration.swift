@@ -185,7 +185,7 @@ extension ServiceEnvironment {
     /// (PEM files, comma-separated, the first signing); `KONTO_IDENTITY_OIDC_CLIENTS` names the clients file.
     func openIDProvider() throws(ServiceEnvironmentError) -> OpenIDProviderSettings? {
         guard let issuer = string("KONTO_IDENTITY_OIDC_ISSUER") else {
-            for name in ["KONTO_IDENTITY_OIDC_KEYS", "KONTO_IDENTITY_OIDC_CLIENTS"] where string(name) != nil {
+            for name in Self.openIDVariables where string(name) != nil {
                 throw ServiceEnvironmentError(variable: name, problem: "is set without KONTO_IDENTITY_OIDC_ISSUER, which turns the OpenID Provider on")
             }
             return nil
@@ -208,12 +208,33 @@ extension ServiceEnvironment {
                 throw ServiceEnvironmentError(variable: "KONTO_IDENTITY_OIDC_CLIENTS", problem: "\n" + error.description)
             }
         }
+        var settings: OpenIDProviderSettings
         do {
-            return try OpenIDProviderSettings(issuer: issuer, keys: keys, clients: clients)
+            settings = try OpenIDProviderSettings(issuer: issuer, keys: keys, clients: clients)
         } catch {
             throw ServiceEnvironmentError(variable: error.description.hasPrefix("client") ? "KONTO_IDENTITY_OIDC_CLIENTS" : "KONTO_IDENTITY_OIDC_ISSUER", problem: error.description)
         }
+        // Access tokens stay short (a resource server checking them offline learns of a revocation only at their end);
+        // a grant's absolute lifetime is at least its idle one.
+        settings.accessTokenLifetime = try seconds("KONTO_IDENTITY_OIDC_ACCESS_TOKEN_SECONDS", default: settings.accessTokenLifetime, in: 60...3_600)
+        let day = 24 * 3_600
+        let idleDays = try integer("KONTO_IDENTITY_OIDC_REFRESH_IDLE_DAYS", default: Int(settings.refreshIdleLifetime.components.seconds) / day, in: 1...365)
+        let absoluteDays = try integer("KONTO_IDENTITY_OIDC_REFRESH_ABSOLUTE_DAYS", default: max(idleDays, Int(settings.refreshAbsoluteLifetime.components.seconds) / day), in: 1...3_650)
+        guard absoluteDays >= idleDays else {
+            throw ServiceEnvironmentError(
+                variable: "KONTO_IDENTITY_OIDC_REFRESH_ABSOLUTE_DAYS", problem: "must be at least KONTO_IDENTITY_OIDC_REFRESH_IDLE_DAYS (\(idleDays)), got \(absoluteDays)"
+            )
+        }
+        settings.refreshIdleLifetime = .seconds(idleDays * day)
+        settings.refreshAbsoluteLifetime = .seconds(absoluteDays * day)
+        return settings
     }
+
+    /// What only an OpenID Provider reads: each refused without `KONTO_IDENTITY_OIDC_ISSUER`.
+    static let openIDVariables = [
+        "KONTO_IDENTITY_OIDC_KEYS", "KONTO_IDENTITY_OIDC_CLIENTS", "KONTO_IDENTITY_OIDC_ACCESS_TOKEN_SECONDS", "KONTO_IDENTITY_OIDC_REFRESH_IDLE_DAYS",
+        "KONTO_IDENTITY_OIDC_REFRESH_ABSOLUTE_DAYS",
+    ]
 
     /// A whole number of seconds in `range`.
     func seconds(_ name: String, default defaultValue: Duration, in range: ClosedRange<Int>) throws(ServiceEnvironmentError) -> Duration {
