@@ -15,7 +15,9 @@ extension PostgresIdentityStorage {
                 "SELECT 1 FROM identity.sessions WHERE id = \(code.sessionId) AND account_id = \(code.accountId) FOR SHARE", logger: logger
             )
             guard try await session.decode(Int.self).all().count == 1 else { throw IdentityStorageError(.notFound) }
-            try await Self.lockGrantable(code.accountId, credentialVersion: code.credentialVersion, on: connection, logger: logger)
+            guard try await Self.grantable(code.accountId, credentialVersion: code.credentialVersion, on: connection, logger: logger) else {
+                throw IdentityStorageError(.notFound)
+            }
             try await connection.query(
                 """
                 INSERT INTO identity.oidc_codes (code_hash, account_id, session_id, client_id, redirect_uri, code_challenge, scopes, nonce,
@@ -327,12 +329,6 @@ extension PostgresIdentityStorage {
             logger: logger
         )
         return try await rows.decode(Int.self).all().count == 1
-    }
-
-    static func lockGrantable(_ accountId: String, credentialVersion: Int64, on connection: PostgresConnection, logger: Logger) async throws {
-        guard try await grantable(accountId, credentialVersion: credentialVersion, on: connection, logger: logger) else {
-            throw IdentityStorageError(.notFound)
-        }
     }
 
     static func insert(_ grant: StoredOpenIDGrant, on connection: PostgresConnection, logger: Logger) async throws {

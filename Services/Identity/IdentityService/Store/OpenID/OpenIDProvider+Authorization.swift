@@ -78,7 +78,7 @@ extension OpenIDProvider {
             }
         }
 
-        let code = Self.secret()
+        let code = SecretToken.generate()
         let stored = StoredAuthorizationCode(
             codeHash: SecretToken.hash(code), accountId: session.accountId, sessionId: session.id, clientId: client.id,
             redirectURI: authorization.redirectURI, codeChallenge: authorization.codeChallenge, scopes: authorization.scopes, nonce: authorization.nonce,

@@ -43,7 +43,7 @@ extension OpenIDProvider {
         // (below): whoever holds a stolen code gets one try.
         let verifier = request.codeVerifier?.value ?? ""
         let wellFormed = (43...128).contains(verifier.utf8.count) && verifier.utf8.allSatisfy(Self.isUnreserved)
-        let refreshToken = Self.secret()
+        let refreshToken = SecretToken.generate()
         let grantId = UUID().uuidString.lowercased()
         let redemption = try await stored { () async throws(IdentityStorageError) in
             try await storage.redeemAuthorizationCode(codeHash: SecretToken.hash(code), at: now) { stored in
@@ -82,7 +82,7 @@ extension OpenIDProvider {
         guard let presented = request.refreshToken?.value, !presented.isEmpty, presented.utf8.count <= 256 else {
             return IdentityOpenIDTokenResponse(error: IdentityOpenIDError("invalid_request", "refresh_token is missing."))
         }
-        let next = Self.secret()
+        let next = SecretToken.generate()
         // The new token lapses after the idle lifetime, never after the grant's absolute end (checked in the step).
         let replacement = StoredRefreshToken(tokenHash: SecretToken.hash(next), expiresAt: now.adding(settings.refreshIdleLifetime))
         let rotation = try await stored { () async throws(IdentityStorageError) in

@@ -102,11 +102,6 @@ struct OpenIDProvider: IdentityPart {
 
     // MARK: Tokens
 
-    /// A fresh opaque secret (a code, a refresh token): 256 random bits, base64url.
-    static func secret() -> String {
-        SecretToken.generate()
-    }
-
     /// RFC 8176's `amr` for how the session signed in, `mfa` added at the second assurance level.
     static func methods(signInMethod: String?, assuranceLevel: Int) -> [String] {
         var methods: [String]
