@@ -36,7 +36,7 @@ let serviceFoundation: [Target.Dependency] = [
 
 /// The console's pages (Mustache), stylesheet, script and icon: resources compiled into GatewayConsole.
 let consoleResources = [
-    "applications", "categories", "codes", "consent", "continue", "csrf", "done", "edit", "export", "externalSignup", "factors", "field", "form", "identities", "layout",
+    "applications", "categories", "codes", "consent", "continue", "csrf", "done", "edit", "endSession", "export", "externalSignup", "factors", "field", "form", "identities", "layout",
     "mail", "messages", "overview", "passkey", "passkeyPage", "problem", "sessions", "setup", "signup", "totp",
     // The admin console's (on the admin listener).
     "adminAccount", "adminAccountForm", "adminAccounts", "adminAudit", "adminDeliveries", "adminDone", "adminImport", "adminLayout",

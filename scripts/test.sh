@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command (README, "Run the tests"): installs what a fresh Debian machine lacks (PostgreSQL's server
-# programs, the -dev packages the build links, chromium and its driver; schemathesis, Selenium, standardwebhooks,
+# programs, the -dev packages the build links, chromium and its driver; schemathesis, Selenium with Authlib, standardwebhooks,
 # pyotp, zxing-cpp, aiosmtpd, oidc-provider-mock, opentelemetry-proto, kubernetes-validate and checkov from PyPI), then runs the whole suite.
 # Extra arguments go to `swift test`.
 set -euo pipefail
@@ -72,6 +72,9 @@ export KONTO_SCHEMATHESIS="$schemathesis/bin/schemathesis"
 # Selenium, for the web console's browser test (ConsoleBrowserTests), driving Debian's chromium through Debian's
 # chromedriver (Selenium Manager downloads nothing: SE_OFFLINE).
 selenium=$(python_tool selenium 4.51.0 selenium)
+# Authlib (with requests and cryptography) beside it: the relying party that judges Konto as an OpenID Provider drives
+# the browser too (Tests/OIDC/relying_party.py, OpenIDRelyingPartyTests).
+"$selenium/bin/python" -c 'import authlib, requests' 2>/dev/null || "$selenium/bin/pip" install -q Authlib==1.9.10 requests==2.32.5 cryptography==50.0.2 >&2
 export KONTO_BROWSER_PYTHON="$selenium/bin/python"
 export KONTO_CHROMEDRIVER=/usr/bin/chromedriver
 export SE_OFFLINE=true SE_AVOID_STATS=true
@@ -110,7 +113,7 @@ kubernetes_validate=$(python_tool kubernetes-validate 1.37.0 kubernetes_validate
 export KONTO_KUBERNETES_VALIDATE="$kubernetes_validate/bin/kubernetes-validate"
 checkov=$(python_tool checkov 3.3.30 checkov)
 export KONTO_CHECKOV="$checkov/bin/checkov"
-phase "the Python tools (schemathesis, Selenium, standardwebhooks, pyotp, zxing-cpp, bcrypt with argon2-cffi and passlib, aiosmtpd, oidc-provider-mock, opentelemetry-proto, kubernetes-validate, checkov)"
+phase "the Python tools (schemathesis, Selenium with Authlib, standardwebhooks, pyotp, zxing-cpp, bcrypt with argon2-cffi and passlib, aiosmtpd, oidc-provider-mock, opentelemetry-proto, kubernetes-validate, checkov)"
 
 # At most three tests at once (KONTO_TEST_PARALLELISM to change it): the suite starts PostgreSQL clusters, service
 # processes, Chromium, Python judges and load, and on two cores unbounded parallelism failed 2 of 4 full runs on timing

@@ -55,6 +55,7 @@ struct GatewayExportTests {
             #expect(sessions.contains { $0["clientName"] as? String == "Ada's phone" && $0["current"] as? Bool == false })
             #expect(sessions.contains { $0["current"] as? Bool == true })
             #expect((document["factors"] as? [Any])?.isEmpty == true && (document["identities"] as? [Any])?.isEmpty == true)
+            #expect((document["applications"] as? [Any])?.isEmpty == true, "no application has access")
             let audit = try #require(document["audit"] as? [String: Any])
             #expect(audit["complete"] as? Bool == true)
             let auditTypes = ((audit["entries"] as? [[String: Any]]) ?? []).compactMap { $0["type"] as? String }

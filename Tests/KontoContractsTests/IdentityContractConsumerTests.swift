@@ -83,6 +83,7 @@ struct IdentityContractConsumerTests {
         ContractCodec.entry(IdentityContract.exportAccount),
         ContractCodec.entry(IdentityContract.openIDKeys),
         ContractCodec.entry(IdentityContract.openIDAuthorize),
+        ContractCodec.entry(IdentityContract.openIDLogout),
         ContractCodec.entry(IdentityContract.openIDToken),
         ContractCodec.entry(IdentityContract.openIDAccessToken),
         ContractCodec.entry(IdentityContract.openIDIntrospect),

@@ -33,7 +33,7 @@ struct IdentityContractTests {
             IdentityContract.endSession.carriesSecrets, IdentityContract.endOtherSessions.carriesSecrets, IdentityContract.setMailPreferences.carriesSecrets,
             IdentityContract.exportAccount.carriesSecrets,
             // Console sessions, codes, client secrets, access and refresh tokens.
-            IdentityContract.openIDAuthorize.carriesSecrets, IdentityContract.openIDToken.carriesSecrets, IdentityContract.openIDAccessToken.carriesSecrets,
+            IdentityContract.openIDAuthorize.carriesSecrets, IdentityContract.openIDLogout.carriesSecrets, IdentityContract.openIDToken.carriesSecrets, IdentityContract.openIDAccessToken.carriesSecrets,
             IdentityContract.openIDIntrospect.carriesSecrets, IdentityContract.openIDRevoke.carriesSecrets,
         ]
         #expect(carrying.allSatisfy { $0 })
@@ -56,7 +56,7 @@ struct IdentityContractTests {
             IdentityContract.openIDApplications.carriesSecrets, IdentityContract.revokeOpenIDApplication.carriesSecrets,
         ]
         #expect(plain.allSatisfy { !$0 })
-        #expect(Set(IdentityContract.methods).count == 65)
+        #expect(Set(IdentityContract.methods).count == 66)
     }
 
     @Test("a login request carries its password only as the contract encodes it")

@@ -62,11 +62,15 @@ public struct IdentityAccountExport: Codable, Sendable, Equatable {
     public var auditEntries: [IdentityAuditEntry]
     /// False when older entries exist beyond those carried.
     public var auditComplete: Bool
+    /// The applications with access through Konto as an OpenID Provider: consents and the sign-ins holding tokens (never
+    /// a token). Absent from an Identity older than them.
+    public var applications: [IdentityOpenIDApplication]?
 
     public init(
         facts: IdentityAccountFacts, createdAt: Timestamp, hasPassword: Bool, disabledAt: Timestamp?, lastSignInAt: Timestamp?, verifiedAt: Timestamp?,
         pendingVerifications: [PendingVerification], mailPreferences: IdentityMailPreferences, sessions: [IdentityAccountSessionSummary],
-        factors: [IdentityFactor], identities: [LinkedIdentity], auditEntries: [IdentityAuditEntry], auditComplete: Bool
+        factors: [IdentityFactor], identities: [LinkedIdentity], auditEntries: [IdentityAuditEntry], auditComplete: Bool,
+        applications: [IdentityOpenIDApplication]? = nil
     ) {
         self.facts = facts
         self.createdAt = createdAt
@@ -81,5 +85,6 @@ public struct IdentityAccountExport: Codable, Sendable, Equatable {
         self.identities = identities
         self.auditEntries = auditEntries
         self.auditComplete = auditComplete
+        self.applications = applications
     }
 }

@@ -46,6 +46,9 @@ public enum IdentityContract {
     /// The authorization endpoint's decision for the console: a redirect (a code, or an error for the client), sign in
     /// first, the consent page, or a refusal shown to the person. Issues codes (docs/OIDC.md).
     public static let openIDAuthorize = WireMethod<IdentityOpenIDAuthorizeRequest, IdentityOpenIDAuthorization>.carryingSecrets("identity.openIDAuthorize")
+    /// RP-initiated logout for the console: end the session (and the grants made through it) when the request proves
+    /// it comes from the application the session signed in to, ask the person otherwise, or refuse (docs/OIDC.md).
+    public static let openIDLogout = WireMethod<IdentityOpenIDLogoutRequest, IdentityOpenIDLogout>.carryingSecrets("identity.openIDLogout")
     /// The token endpoint: a code with its PKCE verifier, or a refresh token, for tokens; OAuth's errors in the answer.
     public static let openIDToken = WireMethod<IdentityOpenIDTokenRequest, IdentityOpenIDTokenResponse>.carryingSecrets("identity.openIDToken")
     /// What an access token grants (the userinfo endpoint's and Konto's API's check); `invalid_token` in the answer.
@@ -128,7 +131,7 @@ public enum IdentityContract {
     public static let methods = [
         signUp.name, signInAnonymously.name, login.name, validateSession.name, logout.name, logoutEverywhere.name,
         listSessions.name, endSession.name, endOtherSessions.name, mailPreferences.name, setMailPreferences.name, exportAccount.name, openIDKeys.name,
-        openIDAuthorize.name, openIDToken.name, openIDAccessToken.name, openIDIntrospect.name, openIDRevoke.name,
+        openIDAuthorize.name, openIDLogout.name, openIDToken.name, openIDAccessToken.name, openIDIntrospect.name, openIDRevoke.name,
         openIDApplications.name, revokeOpenIDApplication.name,
         reauthenticate.name, changePassword.name, changeUserId.name, requestPasswordReset.name,
         confirmPasswordReset.name, delete.name, completeSecondFactor.name, listFactors.name, enrollTOTP.name,
@@ -191,6 +194,7 @@ public enum IdentityContract {
             openIDKeys.name: [],
             // OAuth's own refusals are answers (``IdentityOpenIDError``), not the wire's errors.
             openIDAuthorize.name: storage,
+            openIDLogout.name: storage,
             openIDToken.name: storage,
             openIDAccessToken.name: storage,
             openIDIntrospect.name: storage,

@@ -359,3 +359,59 @@ public struct IdentityApplicationRevoked: Codable, Sendable, Equatable {
         self.grantsEnded = grantsEnded
     }
 }
+
+/// RP-initiated logout's request as the console forwards it (``IdentityContract/openIDLogout``; OpenID Connect
+/// RP-Initiated Logout 1.0): `id_token_hint`, `client_id`, `post_logout_redirect_uri`, `state` as they came.
+public struct IdentityOpenIDLogoutRequest: Codable, Sendable, Equatable {
+    /// The console's session; nil when the browser has none.
+    public var token: BearerToken?
+    public var parameters: [IdentityOpenIDParameter]
+    /// The person confirmed the sign-out on the console's page (its CSRF-checked form).
+    public var confirmed: Bool
+    /// The browser's address, for the audit.
+    public var clientAddress: String?
+
+    public init(token: BearerToken?, parameters: [IdentityOpenIDParameter], confirmed: Bool = false, clientAddress: String? = nil) {
+        self.token = token
+        self.parameters = parameters
+        self.confirmed = confirmed
+        self.clientAddress = clientAddress
+    }
+}
+
+/// What the console does next with a logout request.
+public struct IdentityOpenIDLogout: Codable, Sendable, Equatable {
+    public enum Outcome: String, Codable, Sendable {
+        /// Signed out (or no one was): send the browser to ``location`` (the client's post-logout redirect URI with
+        /// its `state`) or, without one, show that the person is signed out.
+        case loggedOut
+        /// Ask the person first: the request did not prove it comes from the application the session signed in to
+        /// (no `id_token_hint`, or one for someone else). ``client`` names the application when known.
+        case confirm
+        /// The request cannot be followed (a hint Konto did not sign, a redirect URI not registered): show
+        /// ``errorDescription``, never redirect.
+        case refused
+    }
+
+    public var outcome: Outcome
+    public var location: String?
+    public var client: IdentityOpenIDClientSummary?
+    /// How many of the application grants made through the session ended with it.
+    public var grantsEnded: Int?
+    public var error: String?
+    public var errorDescription: String?
+
+    public init(
+        outcome: Outcome, location: String? = nil, client: IdentityOpenIDClientSummary? = nil, grantsEnded: Int? = nil, error: String? = nil,
+        errorDescription: String? = nil
+    ) {
+        self.outcome = outcome
+        self.location = location
+        self.client = client
+        self.grantsEnded = grantsEnded
+        self.error = error
+        self.errorDescription = errorDescription
+    }
+
+    public static func refused(_ error: String, _ description: String) -> Self { Self(outcome: .refused, error: error, errorDescription: description) }
+}

@@ -17,7 +17,7 @@ struct ConsoleOpenIDTests {
             issuer: "http://localhost:8080", keys: OpenIDSigningKeys([OpenIDSigningKey(pem: P256.Signing.PrivateKey().pemRepresentation)]),
             clients: OpenIDClients([
                 OpenIDClient(id: "study-app", name: "Study App", authentication: .none, redirectURIs: ["https://app.example.org/callback"],
-                             scopes: ["openid", "email", "profile"]),
+                             postLogoutRedirectURIs: ["https://app.example.org/signed-out"], scopes: ["openid", "email", "profile"]),
             ])
         )
         return options
@@ -122,6 +122,73 @@ struct ConsoleOpenIDTests {
                 // An unknown client: refused on the page, never redirected.
                 let unknown = try await browser.get("/account/authorize?" + Self.query().query.replacingOccurrences(of: "client_id=study-app", with: "client_id=stranger"))
                 #expect(unknown.status == 400 && unknown.location == nil && unknown.html.contains("not known"))
+            }
+        }
+    }
+
+    @Test("RP-initiated logout: the session's own id_token_hint signs out at once and goes back with the state; without one the person is asked (CSRF-checked); a redirect URI not registered is refused; a form POST comes along")
+    func logout() async throws {
+        try await GatewayHarness.withGateway(identityOptions: try Self.options()) { gateway in
+            _ = try await gateway.signUp("ada@example.org", password: Self.password)
+            try await ConsoleBrowser.withClient { http in
+                var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                _ = try await browser.get("/account/")
+                _ = try await browser.post("/account/login", [("userId", "ada@example.org"), ("password", Self.password)])
+                let (query, verifier) = Self.query()
+                _ = try await browser.get("/account/authorize?" + query)
+                let allowed = try await browser.post("/account/authorize/consent", [("decision", "allow")])
+                let code = try #require(Self.parameter(Self.continued(allowed), "code"))
+                let tokens = try await GatewayOpenIDTests.form(gateway, "/oauth2/token", [
+                    ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", "https://app.example.org/callback"), ("code_verifier", verifier),
+                    ("client_id", "study-app"),
+                ], authorization: nil)
+                let hint = try #require(tokens.object["id_token"] as? String)
+                let accessToken = try #require(tokens.object["access_token"] as? String)
+                let signedOut = "https%3A%2F%2Fapp.example.org%2Fsigned-out"
+
+                // The endpoint is the console's.
+                let entry = try await browser.get("/oauth2/logout?client_id=study-app")
+                #expect(entry.status == 303 && entry.location == "/account/end-session?client_id=study-app")
+
+                // Without a hint: asked, and staying signed in ends nothing; the form needs its CSRF token.
+                let request = "client_id=study-app&post_logout_redirect_uri=\(signedOut)&state=abc"
+                let asked = try await browser.get("/account/end-session?" + request)
+                #expect(asked.status == 200 && asked.html.contains("Study App") && asked.html.contains(#"id="end-session-form""#), "\(asked.html)")
+                let stay = try await browser.post("/account/end-session", [("request", request), ("decision", "stay")])
+                #expect(stay.status == 303 && stay.location == "/account/" && browser.cookies["konto_session"] != nil)
+                let forged = try await browser.post("/account/end-session", [("request", request), ("decision", "signOut")], csrf: .some(nil))
+                #expect(forged.status == 403 && browser.cookies["konto_session"] != nil)
+
+                // Refused on the page: a redirect URI one character off, a hint Konto did not sign.
+                let off = try await browser.get("/account/end-session?id_token_hint=\(hint)&post_logout_redirect_uri=\(signedOut)x")
+                #expect(off.status == 400 && off.location == nil && off.html.contains("not one the application registered"))
+                let forgedHint = try await browser.get("/account/end-session?id_token_hint=\(hint.dropLast(4))AAAA")
+                #expect(forgedHint.status == 400 && forgedHint.location == nil)
+
+                // The session's own hint: signed out at once, back with the state; the access token is refused.
+                let done = try await browser.get("/account/end-session?id_token_hint=\(hint)&post_logout_redirect_uri=\(signedOut)&state=abc")
+                #expect(done.status == 303 && done.location == "https://app.example.org/signed-out?state=abc")
+                #expect(done.setCookie("konto_session")?.contains("Max-Age=0") == true && browser.cookies["konto_session"] == nil)
+                let userInfo = try await gateway.request(.GET, "/oauth2/userinfo", token: accessToken)
+                #expect(userInfo.status == 401)
+
+                // Signed in again, confirmed on the page (a form POST to the endpoint, no hint): signed out.
+                _ = try await browser.get("/account/")
+                _ = try await browser.post("/account/login", [("userId", "ada@example.org"), ("password", Self.password)])
+                let posted = try await browser.post("/oauth2/logout", [("client_id", "study-app"), ("post_logout_redirect_uri", "https://app.example.org/signed-out"), ("state", "d e")], csrf: .some(nil))
+                let forwarded = try #require(posted.location)
+                #expect(posted.status == 303 && forwarded.hasPrefix("/account/end-session?client_id=study-app&"))
+                let confirm = try await browser.get(forwarded)
+                #expect(confirm.status == 200 && confirm.html.contains(#"id="end-session-confirm""#))
+                let confirmed = try await browser.post("/account/end-session", [("request", String(forwarded.dropFirst("/account/end-session?".count))), ("decision", "signOut")])
+                let back = Self.continued(confirmed)
+                #expect(confirmed.status == 200 && back?.host == "app.example.org" && back?.path == "/signed-out" && Self.parameter(back, "state") == "d e")
+                #expect(browser.cookies["konto_session"] == nil)
+                // A POST that is no form, or too large: refused by the gateway.
+                let json = try await GatewayOpenIDTests.form(gateway, "/oauth2/logout", [("client_id", "study-app")], authorization: nil, contentType: "application/json")
+                #expect(json.status == 415)
+                let huge = try await GatewayOpenIDTests.form(gateway, "/oauth2/logout", [("id_token_hint", String(repeating: "a", count: 17_000))], authorization: nil)
+                #expect(huge.status == 413)
             }
         }
     }

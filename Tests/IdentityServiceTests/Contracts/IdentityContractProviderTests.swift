@@ -35,7 +35,8 @@ struct IdentityContractProviderTests {
                 OpenIDClient(
                     id: "dashboard", name: "Dashboard",
                     authentication: .secret(method: "client_secret_basic", digest: Array(SHA256.hash(data: Data("dashboard-secret-of-the-examples".utf8)))),
-                    redirectURIs: ["https://dashboard.example.org/callback"], scopes: ["openid", "email", "offline_access"], isFirstParty: true
+                    redirectURIs: ["https://dashboard.example.org/callback"], postLogoutRedirectURIs: ["https://dashboard.example.org/signed-out"],
+                    scopes: ["openid", "email", "offline_access"], isFirstParty: true
                 ),
                 OpenIDClient(id: "study-app", name: "Study App", authentication: .none, redirectURIs: ["https://app.example.org/callback"], scopes: ["openid", "email"]),
             ])

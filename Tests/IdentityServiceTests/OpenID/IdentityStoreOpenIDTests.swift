@@ -22,7 +22,8 @@ struct IdentityStoreOpenIDTests {
             OpenIDClient(id: "native", name: "Study App", authentication: .none, redirectURIs: ["https://app.example.org/cb"],
                          scopes: ["openid", "email", "profile", "offline_access"]),
             OpenIDClient(id: "dashboard", name: "Dashboard", authentication: .secret(method: "client_secret_basic", digest: Array(SHA256.hash(data: Data(dashboardSecret.utf8)))),
-                         redirectURIs: ["https://dash.example.org/cb"], scopes: ["openid", "email", "offline_access"], isFirstParty: true),
+                         redirectURIs: ["https://dash.example.org/cb"], postLogoutRedirectURIs: ["https://dash.example.org/signed-out"],
+                         scopes: ["openid", "email", "offline_access"], isFirstParty: true),
             OpenIDClient(id: "partner", name: "Partner", authentication: .privateKeyJWT(keys: [partnerJWK]), redirectURIs: ["https://partner.example.org/cb"],
                          scopes: ["openid", "email"], isFirstParty: true),
         ])
@@ -246,7 +247,7 @@ struct IdentityStoreOpenIDTests {
         }
 
         // private_key_jwt.
-        let keys = try await JWTKeyCollection().add(ecdsa: ES256PrivateKey(backing: Self.partnerKey))
+        let keys = try await JWTKeyCollection().add(ecdsa: ES256PrivateKey(pem: Self.partnerKey.pemRepresentation))
         func assertion(aud: String = Self.issuer + "/oauth2/token", jti: String = UUID().uuidString, lifetime: TimeInterval = 60, key: JWTKeyCollection? = nil) async throws -> IdentityOpenIDClientCredentials {
             let now = fixture.clock.now.date
             let claims = ClientAssertionClaims(
@@ -322,6 +323,12 @@ struct IdentityStoreOpenIDTests {
                 IdentityOpenIDApplication(clientId: "native", name: "Study App", scopes: ["email", "openid"], consentedAt: fixture.clock.now, grants: 0, lastUsedAt: nil),
             ])
             #expect(try await fixture.store.openIDApplications(IdentitySessionRequest(token: other)).applications.isEmpty)
+            // The owner's copy of their data lists them as the page does, never a token.
+            let export = try await fixture.store.exportAccount(IdentitySecuredRequest(token: token))
+            #expect(export.applications == listed.applications)
+            let exported = String(decoding: try JSONEncoder().encode(export), as: UTF8.self)
+            let refreshToken = try #require(tokens.refreshToken).value
+            #expect(!exported.contains(tokens.accessToken.value) && !exported.contains(refreshToken))
             #expect(await identityError { try await fixture.store.revokeOpenIDApplication(IdentityRevokeApplicationRequest(token: other, clientId: "dashboard")) }?.code == AccountError.Code.applicationNotFound)
 
             #expect(try await fixture.store.revokeOpenIDApplication(IdentityRevokeApplicationRequest(token: token, clientId: "dashboard")).grantsEnded == 1)
@@ -336,6 +343,79 @@ struct IdentityStoreOpenIDTests {
         }
     }
 
+    @Test("RP-initiated logout: a hint Konto signed for the session's account ends the session and its grants (expired or not); anything less is asked; bad hints and redirect URIs are refused", arguments: IdentityStorageKind.allCases)
+    func logout(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            let fixture = try Self.fixture(storage)
+            let session = try await fixture.signUp().session.token
+            let tokens = try await Self.signIn(fixture, token: session)
+            let hint = try #require(tokens.idToken)
+            let otherSession = try await fixture.signUp("jane@stanford.edu").session.token
+            let othersHint = try #require(try await Self.signIn(fixture, token: otherSession).idToken)
+            func logout(_ parameters: [(String, String)], token: BearerToken? = session, confirmed: Bool = false) async throws -> IdentityOpenIDLogout {
+                try await fixture.store.openIDLogout(IdentityOpenIDLogoutRequest(token: token, parameters: parameters.map { IdentityOpenIDParameter($0.0, $0.1) }, confirmed: confirmed))
+            }
+            let signedOut = "https://dash.example.org/signed-out"
+
+            // Refused on the page, nothing ended: a hint Konto did not sign (another key, a changed payload), a
+            // parameter twice, a client_id that is not the hint's, an unknown client, a redirect URI not registered
+            // (one character off, or without a client to look it up in), an access token as the hint.
+            var foreign = JWTHeader()
+            foreign.alg = "ES256"
+            foreign.typ = "JWT"
+            let forged = try await JWTKeyCollection().add(ecdsa: ES256PrivateKey(pem: Self.partnerKey.pemRepresentation)).sign(
+                IDTokenHintClaims(iss: IssuerClaim(value: Self.issuer), sub: SubjectClaim(value: "x"), aud: AudienceClaim(value: ["dashboard"]), azp: "dashboard"), header: foreign
+            )
+            let parts = hint.split(separator: ".")
+            let tampered = [String(parts[0]), Base64URL.encode(Array(#"{"iss":"\#(Self.issuer)","sub":"someone","aud":["dashboard"],"azp":"dashboard"}"#.utf8)), String(parts[2])].joined(separator: ".")
+            for (parameters, comment) in [
+                ([("id_token_hint", forged)], "signed by another key"),
+                ([("id_token_hint", tampered)], "a changed payload"),
+                ([("id_token_hint", tokens.accessToken.value)], "an access token"),
+                ([("id_token_hint", hint), ("id_token_hint", hint)], "twice"),
+                ([("id_token_hint", hint), ("client_id", "native")], "another client's id"),
+                ([("client_id", "unknown")], "an unknown client"),
+                ([("id_token_hint", hint), ("post_logout_redirect_uri", signedOut + "x")], "a redirect URI one character off"),
+                ([("client_id", "native"), ("post_logout_redirect_uri", signedOut)], "another client's redirect URI"),
+                ([("post_logout_redirect_uri", signedOut)], "a redirect URI without a client"),
+            ] {
+                let answer = try await logout(parameters)
+                #expect(answer.outcome == .refused && answer.location == nil, "\(comment)")
+            }
+            #expect(try await fixture.store.validateSession(IdentitySessionRequest(token: session)).sessionId.isEmpty == false)
+
+            // Asked, nothing ended: no hint; a client_id alone; another account's hint.
+            #expect(try await logout([]) == IdentityOpenIDLogout(outcome: .confirm))
+            #expect(try await logout([("client_id", "dashboard"), ("post_logout_redirect_uri", signedOut)]) == IdentityOpenIDLogout(
+                outcome: .confirm, client: IdentityOpenIDClientSummary(id: "dashboard", name: "Dashboard")
+            ))
+            #expect(try await logout([("id_token_hint", othersHint)]).outcome == .confirm)
+            #expect(try await fixture.store.openIDAccessToken(IdentityOpenIDAccessTokenRequest(token: tokens.accessToken)).error == nil)
+
+            // The session's own hint, expired by now: signed out at once, back with the state; the grant ends with it.
+            fixture.clock.advance(by: .seconds(600))
+            let done = try await logout([("id_token_hint", hint), ("post_logout_redirect_uri", signedOut), ("state", "s t+1")])
+            #expect(done.outcome == .loggedOut && done.grantsEnded == 1)
+            #expect(Self.query(done.location) == ["state": "s t+1"] && done.location?.hasPrefix(signedOut + "?") == true)
+            #expect(await identityError { try await fixture.store.validateSession(IdentitySessionRequest(token: session)) }?.code == AccountError.Code.unauthenticated)
+            #expect(try await fixture.store.openIDAccessToken(IdentityOpenIDAccessTokenRequest(token: tokens.accessToken)).error?.error == "invalid_token")
+            let refreshed = try await fixture.store.openIDToken(IdentityOpenIDTokenRequest(
+                client: Self.dashboard, grantType: "refresh_token", refreshToken: SecretString(try #require(tokens.refreshToken).value)
+            ))
+            #expect(refreshed.error?.error == "invalid_grant")
+            let audit = try await storage.auditEntries(AuditQuery(type: "oidc.logout", limit: 10))
+            #expect(audit.count == 1 && audit.first?.record.factsText.contains("dashboard") == true && audit.first?.record.factsText.contains("grantsEnded") == true)
+
+            // No session (ended just now): nothing to end, back to the application.
+            let again = try await logout([("id_token_hint", hint), ("post_logout_redirect_uri", signedOut)])
+            #expect(again.outcome == .loggedOut && again.location == signedOut && again.grantsEnded == nil)
+
+            // Confirmed on the page: the other account's session ends without a hint.
+            #expect(try await logout([], token: otherSession, confirmed: true) == IdentityOpenIDLogout(outcome: .loggedOut, grantsEnded: 1))
+            #expect(await identityError { try await fixture.store.validateSession(IdentitySessionRequest(token: otherSession)) }?.code == AccountError.Code.unauthenticated)
+        }
+    }
+
     @Test("without an issuer Konto is no OpenID Provider: every endpoint says so")
     func notProvider() async throws {
         let fixture = try IdentityFixture()
@@ -343,5 +423,6 @@ struct IdentityStoreOpenIDTests {
         #expect(try await fixture.store.openIDAuthorize(IdentityOpenIDAuthorizeRequest(token: token, parameters: [], requestedAt: fixture.clock.now)).outcome == .refused)
         #expect(try await fixture.store.openIDToken(IdentityOpenIDTokenRequest(client: Self.native, grantType: "refresh_token")).error?.status == 404)
         #expect(try await fixture.store.openIDAccessToken(IdentityOpenIDAccessTokenRequest(token: token)).error?.status == 404)
+        #expect(try await fixture.store.openIDLogout(IdentityOpenIDLogoutRequest(token: token, parameters: [])).outcome == .refused)
     }
 }

@@ -12,6 +12,8 @@ extension AccountConsole {
     static let authorizationFlowSeconds = 15 * 60
     /// The longest authorization request kept (a cookie holds about 4 KiB; real requests are a few hundred bytes).
     static let maximumAuthorizationQueryBytes = 3_072
+    /// The longest logout request read: an RS256 `id_token_hint` is about 1.3 KiB.
+    static let maximumLogoutQueryBytes = 6_144
 
     /// An authorization request waiting for a sign-in or a consent: its query as it came and when it first came
     /// (`prompt=login` needs a sign-in after that).
@@ -36,6 +38,24 @@ extension AccountConsole {
         router.post(RouterPath(base + "/authorize/consent")) { request, _ in
             let flow = request.cookies[Self.authorizationCookie].flatMap { self.openAuthorization($0.value) }
             return await self.form(request) { visit, form in await self.consent(visit, form: form, flow: flow) }
+        }
+        router.get(RouterPath(base + "/end-session")) { request, _ in
+            let visit = self.visit(request)
+            let query = request.uri.query ?? ""
+            guard query.utf8.count <= Self.maximumLogoutQueryBytes, query.isEmpty || OAuthForm(query) != nil else {
+                return self.refusal(visit, "The request is too large or cannot be read.")
+            }
+            return await self.endSession(visit, query: query, confirmed: false)
+        }
+        router.post(RouterPath(base + "/end-session")) { request, _ in
+            await self.form(request) { visit, form in
+                let query = form["request"] ?? ""
+                guard query.utf8.count <= Self.maximumLogoutQueryBytes, query.isEmpty || OAuthForm(query) != nil else {
+                    return self.refusal(visit, "The request is too large or cannot be read.")
+                }
+                guard form["decision"] == "signOut" else { return self.redirect("/", visit: visit) }
+                return await self.endSession(visit, query: query, confirmed: true)
+            }
         }
         router.get(RouterPath(base + "/applications")) { request, _ in
             let notice = request.uri.queryParameters.get("done") == "revoked" ? "Its access has ended." : nil
@@ -166,6 +186,43 @@ extension AccountConsole {
         }
         response.setCookie(cookie(Self.authorizationCookie, sealAuthorization(flow), visit: visit, sameSite: .lax, maxAge: Self.authorizationFlowSeconds))
         return response
+    }
+
+    /// RP-initiated logout (docs/OIDC.md): Identity decides whether the request proves where it comes from; when it
+    /// does not, the person is asked on a page whose form carries the request back (CSRF-checked).
+    private func endSession(_ visit: Visit, query: String, confirmed: Bool) async -> Response {
+        let answer: IdentityOpenIDLogout
+        do {
+            answer = try await operations.asSession(visit.session) {
+                try await operations.openIDLogout(session: visit.session, query: OAuthForm(query), confirmed: confirmed)
+            }
+        } catch {
+            return problemPage(consoleProblem(error), visit: visit)
+        }
+        switch answer.outcome {
+        case .refused:
+            return refusal(visit, answer.errorDescription ?? "This request cannot be answered.")
+        case .confirm:
+            return page("endSession", title: "Sign out?", visit: visit) { page in
+                page.endSessionClient = answer.client?.name
+                page.endSessionQuery = query
+            }
+        case .loggedOut:
+            guard let location = answer.location else { return redirect("/?done=loggedOut", visit: visit, session: .some(nil)) }
+            var response: Response
+            if confirmed {
+                response = page("continue", title: "Back to the application", visit: visit) { page in
+                    page.refreshURL = location
+                    page.continueLabel = "Continue"
+                }
+            } else {
+                var headers = Self.securityHeaders
+                headers[.location] = location
+                response = Response(status: .seeOther, headers: headers)
+            }
+            response.setCookie(endedSessionCookie(visit))
+            return response
+        }
     }
 
     private func refusal(_ visit: Visit, _ message: String) -> Response {

@@ -55,6 +55,9 @@ struct ConsolePage: Sendable {
     /// The consent page's application and what it asks for, in words.
     var consentClient: String?
     var consentScopes: [String] = []
+    /// The sign-out confirmation's application (when known) and the logout request it carries back.
+    var endSessionClient: String?
+    var endSessionQuery: String?
     var continueLabel = ""
     /// The linked identities (``ConsoleTemplates/identities``); the providers to link are ``providers``.
     var identities: [IdentityRow] = []

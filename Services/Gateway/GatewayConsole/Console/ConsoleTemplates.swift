@@ -41,6 +41,7 @@ enum ConsoleTemplates {
         ("csrf", text(PackageResources.csrf_mustache)),
         ("done", text(PackageResources.done_mustache)),
         ("edit", text(PackageResources.edit_mustache)),
+        ("endSession", text(PackageResources.endSession_mustache)),
         ("export", text(PackageResources.export_mustache)),
         ("externalSignup", text(PackageResources.externalSignup_mustache)),
         ("factors", text(PackageResources.factors_mustache)),

@@ -51,6 +51,9 @@ extension GatewayAPI {
                     lastUsedAt: $0.lastUsedAt?.date
                 )
             },
+            applications: (identity.applications ?? []).map {
+                .init(clientId: $0.clientId, name: $0.name, scopes: $0.scopes, consentedAt: $0.consentedAt?.date, grants: $0.grants, lastUsedAt: $0.lastUsedAt?.date)
+            },
             audit: .init(entries: identity.auditEntries.map(Self.auditEntry), complete: identity.auditComplete),
             events: .init(entries: try history.events.map(Self.exportedEvent), complete: history.complete)
         )

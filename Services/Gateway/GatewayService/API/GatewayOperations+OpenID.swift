@@ -15,4 +15,13 @@ extension GatewayOperations {
             clientAddress: RequestScope.scope.clientAddress
         ))
     }
+
+    /// RP-initiated logout's decision for the console (Identity's ``IdentityContract/openIDLogout``): the request's
+    /// parameters as they came, the browser's console session, and whether the person confirmed on the console's page.
+    package func openIDLogout(session: String?, query: OAuthForm?, confirmed: Bool) async throws -> IdentityOpenIDLogout {
+        try await api.upstreams.identity(IdentityContract.openIDLogout, IdentityOpenIDLogoutRequest(
+            token: session.map(BearerToken.init), parameters: (query?.pairs ?? []).map { IdentityOpenIDParameter($0.name, $0.value) }, confirmed: confirmed,
+            clientAddress: RequestScope.scope.clientAddress
+        ))
+    }
 }

@@ -23,6 +23,32 @@ extension GatewayServer {
             return Response(status: .seeOther, headers: [.location: consolePath + "/authorize" + query, .cacheControl: "no-store"])
         }
 
+        // RP-initiated logout is the console's too (it ends the console's session); a form POST (RP-Initiated Logout
+        // 1.0, 2) comes along as the query of the browser's next GET.
+        router.get("/oauth2/logout") { request, _ in
+            guard let consolePath else {
+                throw GatewayProblem(status: .notFound, code: .requestNotFound, detail: "The logout endpoint needs the web console, which is off here.")
+            }
+            let query = request.uri.query.map { "?" + $0 } ?? ""
+            return Response(status: .seeOther, headers: [.location: consolePath + "/end-session" + query, .cacheControl: "no-store"])
+        }
+        router.post("/oauth2/logout") { request, _ in
+            guard let consolePath else {
+                throw GatewayProblem(status: .notFound, code: .requestNotFound, detail: "The logout endpoint needs the web console, which is off here.")
+            }
+            guard request.headers[.contentType].map({ $0.lowercased().hasPrefix("application/x-www-form-urlencoded") }) == true else {
+                throw GatewayProblem(status: .unsupportedMediaType, code: .requestUnsupportedMediaType, detail: "The body must be application/x-www-form-urlencoded.")
+            }
+            guard let buffer = try? await request.body.collect(upTo: maximumOAuthFormBytes) else {
+                throw GatewayProblem(status: .contentTooLarge, code: .requestBodyTooLarge, detail: "The form is too large.")
+            }
+            let body = String(buffer: buffer)
+            guard body.isEmpty || OAuthForm(body) != nil else {
+                throw GatewayProblem(status: .badRequest, code: .requestMalformed, detail: "The form cannot be read.")
+            }
+            return Response(status: .seeOther, headers: [.location: consolePath + "/end-session" + (body.isEmpty ? "" : "?" + body), .cacheControl: "no-store"])
+        }
+
         // The JWK Set: every published key's public half, the signing one first. Relying parties cache it; a key
         // being rotated in is published before it signs, so five minutes of caching lose nothing.
         router.get("/oauth2/jwks") { _, _ in

@@ -140,6 +140,32 @@ extension OpenIDTokenIssuer {
     }
 }
 
+extension OpenIDTokenIssuer {
+    /// The longest `id_token_hint` read: an RS256 ID token is about 1 KiB.
+    static let maximumHintLength = 8_192
+
+    /// An `id_token_hint`'s subject and client, when one of the deployment's keys signed it as an ID token of this
+    /// issuer; nil otherwise. Its expiry does not matter (RP-Initiated Logout 1.0, 2: an expired one is fine).
+    public func verifiedIDTokenHint(_ token: String) async -> (subject: String, clientId: String)? {
+        guard token.utf8.count <= Self.maximumHintLength,
+              let claims = try? await signers.verify(token, as: IDTokenHintClaims.self),
+              let header = try? DefaultJWTParser().parse(Array(token.utf8), as: IDTokenHintClaims.self).header,
+              header.typ == "JWT", claims.iss.value == settings.issuer, claims.aud.value == [claims.azp]
+        else { return nil }
+        return (claims.sub.value, claims.azp)
+    }
+}
+
+/// What an `id_token_hint` is read for; its signature is checked, its expiry deliberately not.
+struct IDTokenHintClaims: JWTPayload {
+    var iss: IssuerClaim
+    var sub: SubjectClaim
+    var aud: AudienceClaim
+    var azp: String
+
+    func verify(using algorithm: some JWTAlgorithm) throws {}
+}
+
 /// An access token's claims (RFC 9068 2.2) and the grant's id.
 public struct AccessTokenClaims: JWTPayload {
     var iss: IssuerClaim

@@ -86,8 +86,9 @@ public final class IdentityStore: Sendable {
         self.operators = Operators(context: context, storage: storage, sessions: sessions)
         self.changes = OperatorChanges(context: context, storage: storage, profile: profile, mail: mail)
         self.audit = AuditTrail(context: context, storage: storage, operators: operators)
-        self.exporter = AccountExporter(context: context, storage: storage, sessions: sessions, factors: factors, audit: audit)
-        self.openID = OpenIDProvider(context: context, storage: storage, sessions: sessions, pairwiseKey: factorSecrets.openIDPairwiseKey)
+        let openID = OpenIDProvider(context: context, storage: storage, sessions: sessions, pairwiseKey: factorSecrets.openIDPairwiseKey)
+        self.openID = openID
+        self.exporter = AccountExporter(context: context, storage: storage, sessions: sessions, factors: factors, audit: audit, openID: openID)
     }
 
     /// Runs an operation in its audit scope: the changes it makes are audited as its (``AuditScope``), the operation
@@ -277,6 +278,11 @@ public final class IdentityStore: Sendable {
     /// The authorization endpoint's decision (``OpenIDProvider/authorize(_:)``).
     public func openIDAuthorize(_ request: IdentityOpenIDAuthorizeRequest) async throws(ServiceError) -> IdentityOpenIDAuthorization {
         try await audited(request.clientAddress) { () async throws(ServiceError) in try await openID.authorize(request) }
+    }
+
+    /// RP-initiated logout (``OpenIDProvider/logout(_:)``).
+    public func openIDLogout(_ request: IdentityOpenIDLogoutRequest) async throws(ServiceError) -> IdentityOpenIDLogout {
+        try await audited(request.clientAddress) { () async throws(ServiceError) in try await openID.logout(request) }
     }
 
     /// The token endpoint (``OpenIDProvider/token(_:)``).

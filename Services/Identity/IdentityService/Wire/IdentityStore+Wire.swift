@@ -23,6 +23,7 @@ extension IdentityStore {
         server.register(IdentityContract.setMailPreferences) { request, _ in try await self.setMailPreferences(request) }
         server.register(IdentityContract.openIDKeys) { request, _ in self.openIDKeys(request) }
         server.register(IdentityContract.openIDAuthorize) { request, _ in try await self.openIDAuthorize(request) }
+        server.register(IdentityContract.openIDLogout) { request, _ in try await self.openIDLogout(request) }
         server.register(IdentityContract.openIDToken) { request, _ in try await self.openIDToken(request) }
         server.register(IdentityContract.openIDAccessToken) { request, _ in try await self.openIDAccessToken(request) }
         server.register(IdentityContract.openIDIntrospect) { request, _ in try await self.openIDIntrospect(request) }

@@ -11,6 +11,8 @@ struct AccountExporter: IdentityPart {
     let sessions: SessionAuthority
     let factors: SecondFactors
     let audit: AuditTrail
+    /// The applications with access (consents and live grants), as the owner's Applications page lists them.
+    let openID: OpenIDProvider
 
     /// Security-related: a stolen session must not carry off the account's history (its networks, userIds, the
     /// provider subjects) without the password or a window the second factor opened. Recorded `account.exported`
@@ -41,6 +43,7 @@ struct AccountExporter: IdentityPart {
         let pending = try await stored { () async throws(IdentityStorageError) in try await storage.pendingEmailVerifications(accountId: accountId, at: now) }
         let factorRows = try await stored { () async throws(IdentityStorageError) in try await storage.factors(accountId: accountId) }
         let identities = try await stored { () async throws(IdentityStorageError) in try await storage.externalIdentities(accountId: accountId) }
+        let applications = try await openID.applications(accountId: accountId, at: now)
         let limit = IdentityAccountExport.maximumAuditEntries
         let entries = try await stored { () async throws(IdentityStorageError) in
             // Sealed first, as an operator's listing is: every entry shown has its place in the chain.
@@ -61,7 +64,8 @@ struct AccountExporter: IdentityPart {
                 )
             },
             auditEntries: entries.prefix(limit).map(\.listed),
-            auditComplete: entries.count <= limit
+            auditComplete: entries.count <= limit,
+            applications: applications
         )
     }
 }

@@ -8,10 +8,15 @@ extension OpenIDProvider {
     func applications(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentityOpenIDApplications {
         let now = clock()
         let accountId = try await sessions.validSession(request.token, at: now).accountId
+        return IdentityOpenIDApplications(applications: try await applications(accountId: accountId, at: now))
+    }
+
+    /// The account's applications, by client: the listing's and the owner's export's.
+    func applications(accountId: String, at now: Timestamp) async throws(ServiceError) -> [IdentityOpenIDApplication] {
         let consents = try await stored { () async throws(IdentityStorageError) in try await storage.openIDConsents(accountId: accountId) }
         let grants = try await stored { () async throws(IdentityStorageError) in try await storage.openIDGrants(accountId: accountId, at: now) }
         let clientIds = Set(consents.map(\.clientId)).union(grants.map(\.clientId)).sorted()
-        return IdentityOpenIDApplications(applications: clientIds.map { clientId in
+        return clientIds.map { clientId in
             let consent = consents.first { $0.clientId == clientId }
             let held = grants.filter { $0.clientId == clientId }
             let used = held.map { $0.lastRefreshedAt ?? $0.createdAt }.max()
@@ -20,7 +25,7 @@ extension OpenIDProvider {
                 scopes: Set(consent?.scopes ?? []).union(held.flatMap(\.scopes)).sorted(), consentedAt: consent?.grantedAt, grants: held.count,
                 lastUsedAt: used
             )
-        })
+        }
     }
 
     /// The owner takes an application's access away: its consent (the next sign-in asks again) and every grant (its

@@ -111,6 +111,8 @@ extension OpenIDProvider {
         for (name, value) in parameters {
             if let value { items.append(URLQueryItem(name: name, value: value)) }
         }
+        // Nothing to add (a logout's redirect without a state): the URI as registered, without an empty query.
+        guard !items.isEmpty else { return redirectURI }
         components?.queryItems = items
         // URLComponents leaves '+' alone in queries, which form decoding reads as a space.
         let query = components?.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")

@@ -1,0 +1,99 @@
+import Foundation
+import KontoClient
+import KontoTestSupport
+import Testing
+
+/// Konto as an OpenID Provider judged by a relying party no one here wrote: Authlib (Tests/OIDC/relying_party.py)
+/// signs a person in through the console in headless Chromium — a public third-party client with its consent page and
+/// a confidential first-party one (client_secret_basic, RS256, a pairwise `sub`) — exchanges and refreshes with PKCE,
+/// calls userinfo, introspects and revokes, validates every ID token against the JWK Set it fetched itself, and runs
+/// the hostile cases (a code used twice, a redirect URI one character off, no or plain PKCE, a refresh token reused
+/// after rotation, one client's token presented by another, `prompt=none` without a session) and RP-initiated logout.
+/// The whole system runs as processes; the keys are made by openssl, as an operator would.
+@Suite("OpenID Provider judged by Authlib in Chromium", .serialized, .timeLimit(.minutes(6)))
+struct OpenIDRelyingPartyTests {
+    static let password = "correct horse battery"
+
+    @Test(
+        "Authlib's relying party: code flow with PKCE through the console, refresh, userinfo, its own JWKS checks, the hostile cases, logout",
+        .enabled(
+            if: (ConsoleBrowserTests.python != nil && ConsoleBrowserTests.chromedriver != nil) || ConsoleBrowserTests.onCI,
+            "KONTO_BROWSER_PYTHON and KONTO_CHROMEDRIVER are not set (scripts/test.sh sets them)"
+        )
+    )
+    func relyingParty() async throws {
+        guard let (python, chromedriver, _, screenshots) = try ConsoleBrowserTests.prepare(screenshots: "oidc-relying-party") else { return }
+        let script = try EndToEndSystem.repositoryFile("Tests/OIDC/relying_party.py")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("konto-oidc-rp-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let ecKey = folder.appendingPathComponent("es256.pem").path
+        let rsaKey = folder.appendingPathComponent("rs256.pem").path
+        try Self.openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", ecKey])
+        try Self.openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", rsaKey])
+        let secret = "rp-dashboard-secret-\(UUID().uuidString)"
+        let secretFile = folder.appendingPathComponent("dashboard-secret").path
+        try secret.write(toFile: secretFile, atomically: true, encoding: .utf8)
+        let gatewayPort = try FreePort.loopback()
+        let relyingPartyPort = try FreePort.loopback()
+        let relyingParty = "http://127.0.0.1:\(relyingPartyPort)"
+        let clientsFile = folder.appendingPathComponent("clients.yaml").path
+        try """
+        clients:
+          - id: rp-study
+            name: Study on the web
+            type: public
+            redirectUris: [\(relyingParty)/callback]
+            postLogoutRedirectUris: [\(relyingParty)/signed-out]
+            scopes: [openid, profile, email, offline_access]
+          - id: rp-dashboard
+            name: Study dashboard
+            type: confidential
+            authentication: client_secret_basic
+            secretFile: \(secretFile)
+            redirectUris: [\(relyingParty)/callback]
+            postLogoutRedirectUris: [\(relyingParty)/signed-out]
+            scopes: [openid, email, offline_access]
+            firstParty: true
+            idTokenAlgorithm: RS256
+            sectorIdentifier: dashboard.example.org
+        """.write(toFile: clientsFile, atomically: true, encoding: .utf8)
+        // The issuer is the gateway as the browser reaches it.
+        let issuer = "http://localhost:\(gatewayPort)"
+        try await EndToEndSystem.with(environment: [
+            "KONTO_GATEWAY_PORT": "\(gatewayPort)", "KONTO_IDENTITY_OIDC_ISSUER": issuer, "KONTO_IDENTITY_OIDC_KEYS": "\(ecKey),\(rsaKey)",
+            "KONTO_IDENTITY_OIDC_CLIENTS": clientsFile,
+        ]) { system in
+            let client = system.client()
+            let schema = try await client.schema()
+            let userId = "grace.rp@example.org"
+            _ = try await client.signUp(
+                userId: userId, password: Self.password, details: try schema.details(fromAssignments: ["name=Grace Hopper", "handle=grace_rp"])
+            )
+            let run = try await ConversingProcess.run(python, ["-u", script], environment: [
+                "KONTO_ISSUER": issuer, "KONTO_RP_PORT": "\(relyingPartyPort)", "KONTO_RP_SECRET": secret, "KONTO_USER_ID": userId,
+                "KONTO_PASSWORD": Self.password, "KONTO_SCREENSHOTS": screenshots, "KONTO_CHROMEDRIVER": chromedriver, "PYTHONUNBUFFERED": "1",
+                "SE_OFFLINE": "true", "SE_AVOID_STATS": "true",
+            ], bound: ConsoleBrowserTests.bound) { line in
+                print("relying party: \(line)")
+                return nil
+            }
+            #expect(!run.timedOut, "the relying party did not end within \(ConsoleBrowserTests.bound), so it was ended")
+            #expect(run.status == 0, "Authlib's relying party failed (exit \(run.status)); failure.png in \(screenshots):\n\(run.output.suffix(12_000))")
+        }
+    }
+
+    /// Runs openssl (scripts/test.sh installs it) and fails with its output when it fails.
+    static func openssl(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "openssl \(arguments.joined(separator: " ")): \(String(decoding: output, as: UTF8.self))")
+    }
+}
