@@ -146,6 +146,9 @@ extension KontoErrorCode {
     public static let requestMethodNotAllowed = Self(rawValue: "request.methodNotAllowed")
     public static let requestRateLimited = Self(rawValue: "request.rateLimited")
     public static let requestPreconditionFailed = Self(rawValue: "request.preconditionFailed")
+    /// An OpenID access token presented where its scopes do not reach (Konto's API reads the account with one; the
+    /// rest needs the owner's session).
+    public static let requestInsufficientScope = Self(rawValue: "request.insufficientScope")
     public static let gatewayServiceUnavailable = Self(rawValue: "gateway.serviceUnavailable")
     public static let gatewayUpstreamFailed = Self(rawValue: "gateway.upstreamFailed")
     public static let gatewayInternalError = Self(rawValue: "gateway.internalError")
@@ -168,7 +171,7 @@ extension KontoErrorCode {
         .notificationsWebhookExists, .notificationsUnknownWebhook, .notificationsWebhookInFile, .notificationsWebhookLimit,
         .notificationsStorageUnavailable, .notificationsStorageFailure,
         .requestMalformed, .requestUnsupportedMediaType, .requestBodyTooLarge, .requestNotFound, .requestMethodNotAllowed,
-        .requestRateLimited, .requestPreconditionFailed, .gatewayServiceUnavailable, .gatewayUpstreamFailed, .gatewayInternalError,
+        .requestRateLimited, .requestPreconditionFailed, .requestInsufficientScope, .gatewayServiceUnavailable, .gatewayUpstreamFailed, .gatewayInternalError,
     ]
 
     /// The codes whose request may succeed if sent again: a service unreachable, busy, late or leaving, a storage

@@ -93,6 +93,50 @@ struct GatewayOpenIDTests {
         return (code, verifier)
     }
 
+    @Test("Konto's API with an application's access token: GET /v1/account with profile and email; fewer scopes, any other route: 403 insufficient_scope; a forged or revoked token: 401")
+    func accessTokensAtTheAPI() async throws {
+        try await GatewayHarness.withGateway(identityOptions: try Self.options()) { gateway in
+            let (session, accountId) = try await gateway.signUp("leland@stanford.edu")
+            func tokens(scope: String) async throws -> [String: Any] {
+                let (code, verifier) = try await Self.code(gateway, session: session, scope: scope)
+                return try await Self.form(gateway, "/oauth2/token", [
+                    ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", "https://dashboard.example.org/callback"), ("code_verifier", verifier),
+                ]).object
+            }
+            let full = try await tokens(scope: "openid email profile offline_access")
+            let accessToken = try #require(full["access_token"] as? String)
+            let account = try await gateway.request(.GET, "/v1/account", token: accessToken)
+            let details = account.object["details"] as? [String: Any]
+            #expect(account.status == 200 && account.object["accountId"] as? String == accountId && details?["userId"] as? String == "leland@stanford.edu")
+            #expect((details?["name"] as? [String: Any])?["givenName"] as? String == "Leland")
+            #expect(account.headers.first(name: "ETag") != nil)
+
+            // Within its scopes only: fewer scopes, or any other route (a write, the sessions, the export, deletion).
+            let narrow = try #require(try await tokens(scope: "openid email")["access_token"] as? String)
+            let refused = try await gateway.request(.GET, "/v1/account", token: narrow)
+            #expect(refused.status == 403 && refused.code == "request.insufficientScope")
+            #expect(refused.headers.first(name: "WWW-Authenticate") == #"Bearer error="insufficient_scope", scope="email profile""#)
+            for (method, path, json) in [
+                (HTTPMethod.PATCH, "/v1/account", #"{"set": {"name": {"givenName": "Mallory"}}}"#), (.GET, "/v1/account/sessions", nil),
+                (.GET, "/v1/account/export", nil), (.DELETE, "/v1/account", nil), (.GET, "/v1/account/applications", nil),
+            ] {
+                let answer = try await gateway.request(method, path, json: json, token: accessToken)
+                #expect(answer.status == 403 && answer.code == "request.insufficientScope", "\(method) \(path): \(answer.status)")
+            }
+            #expect(try await gateway.request(.GET, "/v1/account", token: session).object["details"] != nil, "the owner's session reads it as before")
+
+            // A token Konto did not sign, and one whose grant ended: 401, as for a bad session.
+            let parts = accessToken.split(separator: ".")
+            let forged = "\(parts[0]).\(parts[1]).\(Base64URL.encode((0..<64).map { _ in UInt8.random(in: 0...255) }))"
+            let bad = try await gateway.request(.GET, "/v1/account", token: forged)
+            #expect(bad.status == 401 && bad.code == "account.unauthenticated" && bad.headers.first(name: "WWW-Authenticate") == #"Bearer error="invalid_token""#)
+            #expect(try await gateway.request(.GET, "/v1/account/sessions", token: forged).status == 401)
+            let revoked = try await Self.form(gateway, "/oauth2/revoke", [("token", try #require(full["refresh_token"] as? String))])
+            #expect(revoked.status == 200)
+            #expect(try await gateway.request(.GET, "/v1/account", token: accessToken).status == 401)
+        }
+    }
+
     @Test("discovery: 404 while Konto is no OpenID Provider; then where every endpoint is and only what OAuth 2.1 leaves (code, S256, no request objects)")
     func discovery() async throws {
         try await GatewayHarness.withGateway { gateway in

@@ -181,6 +181,11 @@ def run(browser):
     expect(info["sub"] == claims["sub"], "userinfo's sub is the ID token's")
     expect(info.get("email") == USER_ID and info.get("email_verified") in (True, False), f"userinfo: {info}")
 
+    step("Konto's own API with the access token: the account within its scopes (profile, email); nothing else")
+    account = public.get(ISSUER + "/v1/account")
+    expect(account.status_code == 200 and account.json()["accountId"] == claims["sub"], f"GET /v1/account: {account.status_code}")
+    expect(public.get(ISSUER + "/v1/account/sessions").status_code == 403, "the sessions are not within an application's scopes")
+
     step("refresh: a new refresh token each time; the one rotated out, used again, ends the family")
     first_refresh = token["refresh_token"]
     refreshed = public.refresh_token(endpoint, refresh_token=first_refresh)
@@ -199,6 +204,9 @@ def run(browser):
     token = dashboard.fetch_token(endpoint, code=answer["code"], code_verifier=verifier)
     dashboard_claims = validated(token["id_token"], keys, "rp-dashboard", nonce, "RS256")
     expect(dashboard_claims["sub"] != claims["sub"], "the pairwise sub of the dashboard's sector differs from the public one")
+
+    account = dashboard.get(ISSUER + "/v1/account")
+    expect(account.status_code == 403 and "insufficient_scope" in account.headers.get("WWW-Authenticate", ""), "without profile the account is not read")
 
     step("hostile: the same code again is refused, and the tokens it gave are revoked")
     expect(oauth_error(lambda: dashboard.fetch_token(endpoint, code=answer["code"], code_verifier=verifier)) == "invalid_grant", "a code used twice")

@@ -229,12 +229,15 @@ public struct IdentityOpenIDAccessGrant: Codable, Sendable, Equatable {
     /// The account's address and whether it was proven (the `email` scope's claims), where its userId is one.
     public var email: String?
     public var emailVerified: Bool?
+    /// The account as Konto's API shows it (the gateway's `GET /v1/account` for an access token).
+    public var account: IdentityAccountFacts?
     public var error: IdentityOpenIDError?
 
     public init(
         accountId: String?, subject: String?, clientId: String?, scopes: [String]?, expiresAt: Timestamp?, email: String? = nil,
-        emailVerified: Bool? = nil, error: IdentityOpenIDError? = nil
+        emailVerified: Bool? = nil, account: IdentityAccountFacts? = nil, error: IdentityOpenIDError? = nil
     ) {
+        self.account = account
         self.accountId = accountId
         self.subject = subject
         self.clientId = clientId

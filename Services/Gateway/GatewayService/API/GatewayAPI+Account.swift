@@ -5,6 +5,9 @@ import OpenAPIRuntime
 
 extension GatewayAPI {
     func getAccount(_ input: Operations.GetAccount.Input) async throws -> Operations.GetAccount.Output {
+        if let presented = RequestScope.scope.bearerToken, Self.isAccessToken(presented) {
+            return try await getAccount(accessToken: presented)
+        }
         let (_, session) = try await authenticate()
         if let cached = cache.account(session.accountId), cached.matches(session) {
             metrics.cache("account", hit: true)
@@ -27,6 +30,18 @@ extension GatewayAPI {
         }
         return .ok(.init(headers: .init(eTag: Self.etag(record.version)), body: .json(account)))
     }
+
+    /// The account for an application's access token with `profile` and `email` (the document holds the details and
+    /// the userId): read from Profile each time, not cached (the cache is keyed by sessions).
+    private func getAccount(accessToken: String) async throws -> Operations.GetAccount.Output {
+        let (_, facts) = try await accessGrant(accessToken, requiring: Self.accountReadingScopes)
+        let record = try await upstreams.profile(ProfileContract.load, ProfileLoadRequest(accountId: facts.accountId))
+        let account = assembler.account(facts, profile: record)
+        return .ok(.init(headers: .init(eTag: Self.etag(record.version)), body: .json(account)))
+    }
+
+    /// What an access token needs to read the account through the API.
+    static let accountReadingScopes: Set<String> = ["profile", "email"]
 
     func modifyAccount(_ input: Operations.ModifyAccount.Input) async throws -> Operations.ModifyAccount.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }

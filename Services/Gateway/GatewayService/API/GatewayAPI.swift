@@ -73,6 +73,11 @@ struct GatewayAPI: APIProtocol {
     /// The session behind the request's bearer token, or 401: from the cache while it is live (a logout or
     /// revocation drops it there before the next request, see ``AccountCache``), else checked with Identity.
     func authenticate() async throws(GatewayProblem) -> (BearerToken, IdentitySessionInfo) {
+        if let presented = RequestScope.scope.bearerToken, Self.isAccessToken(presented) {
+            // An application's access token: it reaches only what its scopes allow (``accessGrant(requiring:)``).
+            _ = try await accessGrant(presented, requiring: [])
+            throw Self.insufficientScope("An application's access token reads the account (GET /v1/account) and nothing else here.", scopes: [])
+        }
         let token = try Self.bearerToken()
         let key = AccountCache.TokenKey(token.value)
         if let session = cache.session(for: key) {
@@ -86,6 +91,32 @@ struct GatewayAPI: APIProtocol {
             cache.store(session, for: key, ticket: ticket)
         }
         return (token, session)
+    }
+
+    /// An OpenID access token (RFC 9068, a JWT: three dot-separated parts), never a session token (base64url, no dots).
+    static func isAccessToken(_ token: String) -> Bool {
+        token.utf8.count <= 4_096 && token.split(separator: ".", omittingEmptySubsequences: false).count == 3
+    }
+
+    /// What a live access token grants, when its scopes include `scopes`: 401 for an invalid, expired or revoked
+    /// token (or where Konto is no OpenID Provider), 403 `request.insufficientScope` for too few scopes.
+    func accessGrant(_ token: String, requiring scopes: Set<String>) async throws(GatewayProblem) -> (IdentityOpenIDAccessGrant, IdentityAccountFacts) {
+        let grant = try await upstreams.identity(IdentityContract.openIDAccessToken, IdentityOpenIDAccessTokenRequest(token: BearerToken(token)))
+        guard grant.error == nil, let account = grant.account, let granted = grant.scopes else {
+            throw GatewayProblem(
+                status: .unauthorized, code: .unauthenticated, detail: AccountError(code: .unauthenticated).message,
+                headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\""]
+            )
+        }
+        guard scopes.isSubset(of: granted) else {
+            throw Self.insufficientScope("This access token's scopes do not include \(scopes.sorted().joined(separator: " ")).", scopes: scopes)
+        }
+        return (grant, account)
+    }
+
+    static func insufficientScope(_ detail: String, scopes: Set<String>) -> GatewayProblem {
+        let scope = scopes.isEmpty ? "" : ", scope=\"\(scopes.sorted().joined(separator: " "))\""
+        return GatewayProblem(status: .forbidden, code: .requestInsufficientScope, detail: detail, headers: [.wwwAuthenticate: "Bearer error=\"insufficient_scope\"\(scope)"])
     }
 
     /// Runs a call that may end the request's session or change its account, then drops what the cache holds of

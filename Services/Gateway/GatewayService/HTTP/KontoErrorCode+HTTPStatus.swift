@@ -95,6 +95,7 @@ extension KontoErrorCode {
         .requestMethodNotAllowed: .methodNotAllowed,
         .requestRateLimited: .tooManyRequests,
         .requestPreconditionFailed: .preconditionFailed,
+        .requestInsufficientScope: .forbidden,
         .gatewayServiceUnavailable: .serviceUnavailable,
         .gatewayUpstreamFailed: .internalServerError,
         .gatewayInternalError: .internalServerError,

@@ -15,6 +15,7 @@ enum ProblemTypePage {
         .requestMethodNotAllowed: "The path exists, but not with this method; the Allow header lists those it takes.",
         .requestRateLimited: "Too many requests from this address; wait for the seconds Retry-After gives.",
         .requestPreconditionFailed: "If-Match named a version the account no longer has: read it again, then send the change with the new ETag.",
+        .requestInsufficientScope: "An application's OpenID access token reaches only what its scopes allow: GET /v1/account with profile and email. Everything else needs the owner's own session.",
         .gatewayServiceUnavailable: "A service behind the gateway is unavailable or late; try again shortly.",
         .gatewayUpstreamFailed: "A service behind the gateway failed to answer the request; try again, and tell the operator the request id if it persists.",
         .gatewayInternalError: "The gateway failed; tell the operator the request id.",

@@ -83,6 +83,8 @@ extension OpenAPIDocument {
         var methods = upstreamMethods[operationId] ?? []
         if authenticated { methods.insert(IdentityContract.validateSession.name, at: 0) }
         var codes = methods.flatMap { byMethod[$0] ?? [] }
+        // An application's access token, presented where its scopes do not reach (``GatewayAPI/authenticate()``).
+        if authenticated { codes.append(.requestInsufficientScope) }
         if verifiedAddressOperations.contains(operationId) { codes.append(.emailNotVerified) }
         if !unlimitedOperations.contains(operationId) { codes.append(.requestRateLimited) }
         var seen = Set<KontoErrorCode>()

@@ -16,14 +16,14 @@ extension OpenIDProvider {
         }
         var email: String?
         var verified: Bool?
-        if grant.scopes.contains("email"), configuration.userIdType == .emailAddress,
-           let credential = try await stored({ () async throws(IdentityStorageError) in try await storage.credential(accountId: grant.accountId) }) {
+        let credential = try await stored { () async throws(IdentityStorageError) in try await storage.credential(accountId: grant.accountId) }
+        if let credential, grant.scopes.contains("email"), configuration.userIdType == .emailAddress {
             email = credential.userId
             verified = credential.emailVerifiedAt != nil
         }
         return IdentityOpenIDAccessGrant(
             accountId: grant.accountId, subject: claims.sub.value, clientId: client.id, scopes: claims.scope.split(separator: " ").map(String.init),
-            expiresAt: Timestamp(claims.exp.value), email: email, emailVerified: verified
+            expiresAt: Timestamp(claims.exp.value), email: email, emailVerified: verified, account: credential?.facts(userIdType: configuration.userIdType)
         )
     }
 
