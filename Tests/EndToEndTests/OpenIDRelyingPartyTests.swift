@@ -1,6 +1,9 @@
+import AsyncHTTPClient
 import Foundation
 import KontoClient
 import KontoTestSupport
+import NIOCore
+import NIOHTTP1
 import Testing
 
 /// Konto as an OpenID Provider judged by a relying party no one here wrote: Authlib (Tests/OIDC/relying_party.py)
@@ -67,7 +70,7 @@ struct OpenIDRelyingPartyTests {
             let client = system.client()
             let schema = try await client.schema()
             let userId = "grace.rp@example.org"
-            _ = try await client.signUp(
+            let signedUp = try await client.signUp(
                 userId: userId, password: Self.password, details: try schema.details(fromAssignments: ["name=Grace Hopper", "handle=grace_rp"])
             )
             let run = try await ConversingProcess.run(python, ["-u", script], environment: [
@@ -80,6 +83,28 @@ struct OpenIDRelyingPartyTests {
             }
             #expect(!run.timedOut, "the relying party did not end within \(ConsoleBrowserTests.bound), so it was ended")
             #expect(run.status == 0, "Authlib's relying party failed (exit \(run.status)); failure.png in \(screenshots):\n\(run.output.suffix(12_000))")
+
+            // What the run left of the account (the consent it gave, the codes it used) is in the owner's copy of
+            // their data, and goes with the account.
+            let accountId = signedUp.session.accountId
+            let rows = """
+                SELECT 'consent:' || client_id FROM identity.oidc_consents WHERE account_id = '\(accountId)'
+                UNION ALL SELECT 'code' FROM identity.oidc_codes WHERE account_id = '\(accountId)'
+                UNION ALL SELECT 'grant' FROM identity.oidc_grants WHERE account_id = '\(accountId)'
+                """
+            let before = try await system.strings(rows)
+            #expect(before.contains("consent:rp-study") && before.contains("code"), "\(before)")
+            let owner = system.client()
+            let token = try await owner.logIn(userId: userId, password: Self.password).session.token
+            var request = HTTPClientRequest(url: system.gatewayURL + "/v1/account/export")
+            request.headers.add(name: "Authorization", value: "Bearer \(token)")
+            let response = try await system.http.execute(request, timeout: .seconds(15))
+            let body = try await response.body.collect(upTo: 1 << 22)
+            let export = try JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
+            let applications = (export?["applications"] as? [[String: Any]])?.compactMap { $0["clientId"] as? String }
+            #expect(response.status == .ok && applications?.contains("rp-study") == true, "\(String(describing: applications))")
+            try await owner.deleteAccount(currentPassword: Self.password)
+            #expect(try await system.strings(rows) == [], "the account's OpenID rows outlived it")
         }
     }
 
