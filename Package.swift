@@ -493,7 +493,7 @@ let package = Package(
         .executableTarget(
             name: "konto-bench",
             dependencies: [
-                "KontoWire", "KontoContracts", "KontoMail", "KontoModel", "KontoPostgres", "KontoTestSupport", "IdentityService",
+                "KontoWire", "KontoContracts", "KontoMail", "KontoModel", "KontoPostgres", "KontoTestSupport", "KontoWebAuthn", "IdentityService",
                 "ProfileService", "NotificationService", "GatewayService", .postgresNIO, .argumentParser, .nioCore,
                 .nioPosix, .logging, .serviceLifecycle, .unixSignals, .nioSSL, .crypto,
             ],
