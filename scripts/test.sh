@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command (README, "Run the tests"): installs what a fresh Debian machine lacks (PostgreSQL's server
-# programs, the -dev packages the build links, chromium and its driver; schemathesis, Selenium with Authlib, standardwebhooks,
+# programs, the -dev packages the build links, chromium and its driver, Apache httpd with mod_auth_openidc; schemathesis, Selenium with Authlib, standardwebhooks,
 # pyotp, zxing-cpp, aiosmtpd, oidc-provider-mock, opentelemetry-proto, kubernetes-validate and checkov from PyPI), then runs the whole suite.
 # Extra arguments go to `swift test`.
 set -euo pipefail
@@ -23,7 +23,10 @@ compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql
 # the stack banner's example and the docs' runnable blocks as a reader would (KontoStackTests, DocsTests); HAProxy and
 # iproute2, the load balancer and the network namespaces of the multi-host rehearsal (MultiHostTests). libcrypt-dev:
 # libxcrypt's bcrypt, for imported password hashes (IdentityService).
-for package in libpq-dev libssl-dev libargon2-dev libcrypt-dev chromium chromium-driver fonts-dejavu-core openssl curl haproxy iproute2; do
+# Apache httpd with mod_auth_openidc: an off-the-shelf OpenID relying party in front of a dashboard
+# (OpenIDRelyingPartyTests).
+for package in libpq-dev libssl-dev libargon2-dev libcrypt-dev chromium chromium-driver fonts-dejavu-core openssl curl haproxy iproute2 \
+    apache2 libapache2-mod-auth-openidc; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if ((${#missing[@]})); then

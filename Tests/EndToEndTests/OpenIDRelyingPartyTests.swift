@@ -12,13 +12,15 @@ import Testing
 /// calls userinfo, introspects and revokes, validates every ID token against the JWK Set it fetched itself, and runs
 /// the hostile cases (a code used twice, a redirect URI one character off, no or plain PKCE, a refresh token reused
 /// after rotation, one client's token presented by another, `prompt=none` without a session) and RP-initiated logout.
-/// The whole system runs as processes; the keys are made by openssl, as an operator would.
-@Suite("OpenID Provider judged by Authlib in Chromium", .serialized, .timeLimit(.minutes(6)))
+/// Then Apache httpd with mod_auth_openidc (Debian's), in front of a dashboard, signs the person in (its REMOTE_USER
+/// the email claim, the name from userinfo) and out again (RP-initiated logout with its own hint). The whole system
+/// runs as processes; the keys are made by openssl, as an operator would.
+@Suite("OpenID Provider judged by Authlib and mod_auth_openidc in Chromium", .serialized, .timeLimit(.minutes(6)))
 struct OpenIDRelyingPartyTests {
     static let password = "correct horse battery"
 
     @Test(
-        "Authlib's relying party: code flow with PKCE through the console, refresh, userinfo, its own JWKS checks, the hostile cases, logout",
+        "Authlib's relying party: code flow with PKCE through the console, refresh, userinfo, its own JWKS checks, the hostile cases, logout; then Apache's mod_auth_openidc signs in and out",
         .enabled(
             if: (ConsoleBrowserTests.python != nil && ConsoleBrowserTests.chromedriver != nil) || ConsoleBrowserTests.onCI,
             "KONTO_BROWSER_PYTHON and KONTO_CHROMEDRIVER are not set (scripts/test.sh sets them)"
@@ -40,6 +42,7 @@ struct OpenIDRelyingPartyTests {
         let gatewayPort = try FreePort.loopback()
         let relyingPartyPort = try FreePort.loopback()
         let relyingParty = "http://127.0.0.1:\(relyingPartyPort)"
+        let apachePort = try FreePort.loopback()
         let clientsFile = folder.appendingPathComponent("clients.yaml").path
         try """
         clients:
@@ -60,6 +63,15 @@ struct OpenIDRelyingPartyTests {
             firstParty: true
             idTokenAlgorithm: RS256
             sectorIdentifier: dashboard.example.org
+          - id: rp-apache
+            name: Apache dashboard
+            type: confidential
+            authentication: client_secret_basic
+            secretFile: \(secretFile)
+            redirectUris: [http://127.0.0.1:\(apachePort)/dashboard/redirect_uri]
+            postLogoutRedirectUris: [http://127.0.0.1:\(apachePort)/signed-out.html]
+            scopes: [openid, email, profile]
+            firstParty: true
         """.write(toFile: clientsFile, atomically: true, encoding: .utf8)
         // The issuer is the gateway as the browser reaches it.
         let issuer = "http://localhost:\(gatewayPort)"
@@ -73,16 +85,28 @@ struct OpenIDRelyingPartyTests {
             let signedUp = try await client.signUp(
                 userId: userId, password: Self.password, details: try schema.details(fromAssignments: ["name=Grace Hopper", "handle=grace_rp"])
             )
-            let run = try await ConversingProcess.run(python, ["-u", script], environment: [
+            // mod_auth_openidc in Apache httpd, from Debian: the off-the-shelf relying party.
+            let apache = try await ApacheRelyingParty.start(folder: folder.appendingPathComponent("apache"), port: apachePort, issuer: issuer, secret: secret, http: system.http)
+            var environment = [
                 "KONTO_ISSUER": issuer, "KONTO_RP_PORT": "\(relyingPartyPort)", "KONTO_RP_SECRET": secret, "KONTO_USER_ID": userId,
                 "KONTO_PASSWORD": Self.password, "KONTO_SCREENSHOTS": screenshots, "KONTO_CHROMEDRIVER": chromedriver, "PYTHONUNBUFFERED": "1",
                 "SE_OFFLINE": "true", "SE_AVOID_STATS": "true",
-            ], bound: ConsoleBrowserTests.bound) { line in
-                print("relying party: \(line)")
-                return nil
+            ]
+            if let apache { environment["KONTO_APACHE_URL"] = apache.url }
+            let run: ConversingProcess.Run
+            do {
+                run = try await ConversingProcess.run(python, ["-u", script], environment: environment, bound: ConsoleBrowserTests.bound) { line in
+                    print("relying party: \(line)")
+                    return nil
+                }
+            } catch {
+                await apache?.stop()
+                throw error
             }
+            let apacheLog = apache?.errorLog() ?? ""
+            await apache?.stop()
             #expect(!run.timedOut, "the relying party did not end within \(ConsoleBrowserTests.bound), so it was ended")
-            #expect(run.status == 0, "Authlib's relying party failed (exit \(run.status)); failure.png in \(screenshots):\n\(run.output.suffix(12_000))")
+            #expect(run.status == 0, "the relying parties failed (exit \(run.status)); failure.png in \(screenshots):\n\(run.output.suffix(12_000))\n\(apacheLog)")
 
             // What the run left of the account (the consent it gave, the codes it used) is in the owner's copy of
             // their data, and goes with the account.

@@ -12,6 +12,8 @@ Environment:
   KONTO_USER_ID, KONTO_PASSWORD   an account to sign in with
   KONTO_SCREENSHOTS   a directory for failure.png / failure.html
   KONTO_CHROMEDRIVER  chromedriver (default /usr/bin/chromedriver)
+  KONTO_APACHE_URL    Apache httpd with mod_auth_openidc in front of a dashboard (Tests/OIDC/apache), the second,
+                      off-the-shelf relying party: signed in through it, then its logout (RP-initiated, with its hint)
 One line per step on stdout; exit 0 when every check passed, 1 (with failure.png) when not.
 """
 
@@ -24,7 +26,7 @@ import sys
 import threading
 import time
 import traceback
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import requests
 from authlib.integrations.requests_client import OAuth2Session, OAuthError
@@ -46,6 +48,7 @@ USER_ID = os.environ["KONTO_USER_ID"]
 PASSWORD = os.environ["KONTO_PASSWORD"]
 SCREENSHOTS = os.environ["KONTO_SCREENSHOTS"]
 CHROMEDRIVER = os.environ.get("KONTO_CHROMEDRIVER", "/usr/bin/chromedriver")
+APACHE = os.environ.get("KONTO_APACHE_URL", "").rstrip("/")
 WAIT_SECONDS = 20
 RUN_SECONDS = 150
 STARTED = time.monotonic()
@@ -255,6 +258,25 @@ def run(browser):
     expect(answer.get("error") == "login_required" and "code" not in answer, f"prompt=none: {answer}")
 
 
+def apache(browser):
+    step("mod_auth_openidc in front of a dashboard: the protected page sends the browser to Konto; signed in, back with the claims")
+    browser.driver.get(APACHE + "/dashboard/index.shtml")
+    browser.sign_in()
+    user = browser.wait(EC.presence_of_element_located((By.ID, "remote-user")), "the dashboard behind mod_auth_openidc")
+    expect(user.text == USER_ID, f"mod_auth_openidc's REMOTE_USER (the email claim) is {user.text!r}")
+    name = browser.driver.find_element(By.ID, "claim-name").text
+    expect(name == "Grace Hopper", f"the name claim from userinfo is {name!r}")
+
+    step("the dashboard's logout: mod_auth_openidc sends its ID token as the hint; Konto signs out at once and sends it back")
+    browser.driver.get(APACHE + "/dashboard/redirect_uri?logout=" + quote(APACHE + "/signed-out.html", safe=""))
+    browser.wait(EC.presence_of_element_located((By.ID, "signed-out")), "the dashboard's signed-out page")
+    expect(browser.driver.current_url.startswith(APACHE + "/signed-out.html"), f"after the logout at {browser.driver.current_url}")
+
+    step("signed out of Konto too: the dashboard asks again, and Konto asks for a sign-in")
+    browser.driver.get(APACHE + "/dashboard/index.shtml")
+    browser.wait(EC.presence_of_element_located((By.ID, "login-userId")), "Konto's sign-in form")
+
+
 def fresh_id_token(dashboard, browser, metadata, keys):
     """A fresh ID token of the dashboard's, for the logout's hint."""
     answer, verifier, nonce, _ = authorize(browser, dashboard, metadata)
@@ -280,9 +302,12 @@ def main():
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER, log_output=subprocess.DEVNULL), options=options)
     driver.set_page_load_timeout(WAIT_SECONDS)
     try:
-        run(Browser(driver))
+        browser = Browser(driver)
+        run(browser)
+        if APACHE:
+            apache(browser)
         signal.alarm(0)
-        step("done: Authlib's relying party accepted everything it should and nothing it should not")
+        step("done: the relying parties accepted everything they should and nothing they should not")
         return 0
     except BaseException as error:  # noqa: BLE001 — every failure ends the same way
         signal.alarm(0)
