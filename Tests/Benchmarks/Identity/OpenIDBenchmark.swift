@@ -52,7 +52,8 @@ struct OpenIDBenchmark: AsyncParsableCommand {
         let cluster = try await TemporaryPostgresCluster.start(logger: logger)
         do {
             let database = try await TestDatabase.createDatabase(on: cluster.maintenanceDatabase, logger: logger)
-            try await seed(database, logger: logger)
+            // One account and console session per caller.
+            try await SessionBenchmark.seed(database, rows: connections, logger: logger)
             let samples = try await measure(database, logger: logger)
             report(samples)
         } catch {
@@ -60,24 +61,6 @@ struct OpenIDBenchmark: AsyncParsableCommand {
             throw error
         }
         try await cluster.destroy()
-    }
-
-    /// One account and console session per caller: tokens `bench-token-<n>`, stored as SHA-256 as Identity stores them.
-    private func seed(_ database: PostgresTestDatabase, logger: Logger) async throws {
-        try await TestDatabase.withClient(database, logger: logger) { client in
-            try await PostgresIdentityStorage(client: client, logger: logger).migrate()
-            try await client.query("""
-                INSERT INTO identity.credentials (account_id, user_id, normalized_user_id, password_hash, pending, created_at)
-                SELECT 'acc-' || i, 'user' || i || '@example.com', 'user' || i || '@example.com', 'unused', false, now()
-                FROM generate_series(1, \(connections)) AS i
-                """, logger: logger)
-            try await client.query("""
-                INSERT INTO identity.sessions (id, account_id, token_hash, created_at, idle_expires_at, absolute_expires_at)
-                SELECT 'session-' || i, 'acc-' || i, sha256(convert_to('bench-token-' || i, 'UTF8')), now(),
-                       now() + interval '7 days', now() + interval '30 days'
-                FROM generate_series(1, \(connections)) AS i
-                """, logger: logger)
-        }
     }
 
     struct Sample {

@@ -77,9 +77,13 @@ struct SessionBenchmark: AsyncParsableCommand {
         try await cluster.destroy()
     }
 
-    /// Migrates through Identity's own storage, then fills the tables: one account per session, tokens
-    /// `bench-token-<n>` stored as SHA-256, as Identity stores them.
     private func seed(_ database: PostgresTestDatabase, logger: Logger) async throws {
+        try await Self.seed(database, rows: rows, logger: logger)
+    }
+
+    /// Migrates through Identity's own storage, then fills the tables: one account per session, tokens
+    /// `bench-token-<n>` stored as SHA-256, as Identity stores them (`konto-bench oidc`'s callers' sessions too).
+    static func seed(_ database: PostgresTestDatabase, rows: Int, logger: Logger) async throws {
         try await TestDatabase.withClient(database, logger: logger) { client in
             try await PostgresIdentityStorage(client: client, logger: logger).migrate()
             try await client.query("""

@@ -146,16 +146,7 @@ extension AccountConsole {
         switch answer.outcome {
         case .redirect:
             guard let location = answer.location else { return refusal(visit, "The request cannot go on.") }
-            if throughForm {
-                response = page("continue", title: "Back to the application", visit: visit) { page in
-                    page.refreshURL = location
-                    page.continueLabel = "Continue"
-                }
-            } else {
-                var headers = Self.securityHeaders
-                headers[.location] = location
-                response = Response(status: .seeOther, headers: headers)
-            }
+            response = backToApplication(location, afterForm: throughForm, visit: visit)
             response.setCookie(cookie(Self.authorizationCookie, "", visit: visit, sameSite: .lax, maxAge: 0))
             return response
         case .refused:
@@ -209,19 +200,23 @@ extension AccountConsole {
             }
         case .loggedOut:
             guard let location = answer.location else { return redirect("/?done=loggedOut", visit: visit, session: .some(nil)) }
-            var response: Response
-            if confirmed {
-                response = page("continue", title: "Back to the application", visit: visit) { page in
-                    page.refreshURL = location
-                    page.continueLabel = "Continue"
-                }
-            } else {
-                var headers = Self.securityHeaders
-                headers[.location] = location
-                response = Response(status: .seeOther, headers: headers)
-            }
+            var response = backToApplication(location, afterForm: confirmed, visit: visit)
             response.setCookie(endedSessionCookie(visit))
             return response
+        }
+    }
+
+    /// Sends the browser on to a client's address: a redirect, or after a form the "continue" page (the pages' CSP lets
+    /// forms, and the redirects that follow them, go to this site only).
+    private func backToApplication(_ location: String, afterForm: Bool, visit: Visit) -> Response {
+        guard afterForm else {
+            var headers = Self.securityHeaders
+            headers[.location] = location
+            return Response(status: .seeOther, headers: headers)
+        }
+        return page("continue", title: "Back to the application", visit: visit) { page in
+            page.refreshURL = location
+            page.continueLabel = "Continue"
         }
     }
 

@@ -31,16 +31,7 @@ extension OpenIDProvider {
         let silent = authorization.prompts.contains(.none)
 
         // A session, signed in recently enough and strongly enough.
-        var session: StoredSession?
-        if let token = request.token {
-            do {
-                session = try await sessions.validSession(token, at: now)
-            } catch {
-                // An ended or expired session is no session; the storage's failures are the service's.
-                guard error.code == AccountError.Code.unauthenticated else { throw error }
-            }
-        }
-        guard let session, session.account?.isAnonymous == false, session.account?.disabledAt == nil else {
+        guard let session = try await consoleSession(request.token, at: now), session.account?.isAnonymous == false, session.account?.disabledAt == nil else {
             return silent ? redirect("login_required", "No one is signed in.") : .signIn(.login)
         }
         let authTime = authenticatedAt(session)
@@ -93,6 +84,18 @@ extension OpenIDProvider {
             return silent ? redirect("login_required", "No one is signed in.") : .signIn(.login)
         }
         return .redirect(Self.location(authorization.redirectURI, ["code": code, "state": authorization.state, "iss": settings.issuer]))
+    }
+
+    /// The browser's console session; nil without one, or for an ended or expired one (the storage's failures are the
+    /// service's).
+    func consoleSession(_ token: BearerToken?, at now: Timestamp) async throws(ServiceError) -> StoredSession? {
+        guard let token else { return nil }
+        do {
+            return try await sessions.validSession(token, at: now)
+        } catch {
+            guard error.code == AccountError.Code.unauthenticated else { throw error }
+            return nil
+        }
     }
 
     /// When the session's owner last proved who they are: its sign-in, or a later reauthentication (which opened the

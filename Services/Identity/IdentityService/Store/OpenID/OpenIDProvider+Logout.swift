@@ -43,16 +43,8 @@ extension OpenIDProvider {
         }
         let summary = client.map { IdentityOpenIDClientSummary(id: $0.id, name: $0.name) }
 
-        var session: StoredSession?
-        if let token = request.token {
-            do {
-                session = try await sessions.validSession(token, at: now)
-            } catch {
-                guard error.code == AccountError.Code.unauthenticated else { throw error }
-            }
-        }
         // No one signed in: nothing to end, and the application may have its person back.
-        guard let session else { return IdentityOpenIDLogout(outcome: .loggedOut, location: location, client: summary) }
+        guard let session = try await consoleSession(request.token, at: now) else { return IdentityOpenIDLogout(outcome: .loggedOut, location: location, client: summary) }
         let proven = hint.flatMap { hint in client.map { tokens.subject(accountId: session.accountId, for: $0) == hint.subject } } ?? false
         guard proven || request.confirmed else { return IdentityOpenIDLogout(outcome: .confirm, client: summary) }
 
