@@ -21,7 +21,7 @@ struct Konto: AsyncParsableCommand {
             """,
         subcommands: [
             Stack.self, SignUp.self, LogIn.self, LogOut.self, WhoAmI.self, AccountCommand.self, Password.self,
-            UserId.self, Delete.self, Reauthenticate.self, Factors.self, Sessions.self, MailPreferences.self, Export.self, Identities.self, TOTPCommand.self, VerifyEmail.self, Schema.self, Events.self,
+            UserId.self, Delete.self, Reauthenticate.self, Factors.self, Sessions.self, MailPreferences.self, Export.self, Identities.self, Applications.self, TOTPCommand.self, VerifyEmail.self, Schema.self, Events.self,
             Health.self, Keys.self, Admin.self,
         ]
     )

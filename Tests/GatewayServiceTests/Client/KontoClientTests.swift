@@ -32,6 +32,28 @@ struct KontoClientTests {
         }
     }
 
+    @Test("the applications with access through Konto as an OpenID Provider: listed, revoked (their tokens end), a second revoke refused")
+    func applications() async throws {
+        try await Harness.withGateway(identityOptions: try GatewayOpenIDTests.options()) { gateway in
+            let client = KontoClient(gatewayURL: gateway.baseURL)
+            let session = try await client.signUp(userId: "ada.apps@example.org", password: "correct horse battery", details: Self.named("Ada")).session
+            #expect(try await client.applications().isEmpty)
+            let (code, verifier) = try await GatewayOpenIDTests.code(gateway, session: session.token)
+            let tokens = try await GatewayOpenIDTests.form(gateway, "/oauth2/token", [
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", "https://dashboard.example.org/callback"), ("code_verifier", verifier),
+            ]).object
+            let accessToken = try #require(tokens["access_token"] as? String)
+            let listed = try await client.applications()
+            #expect(listed.map(\.clientId) == ["dashboard"] && listed.first?.grants == 1 && listed.first?.consentedAt == nil)
+            #expect(listed.first?.scopes == ["email", "offline_access", "openid", "profile"])
+            try await client.revokeApplication(clientId: "dashboard")
+            #expect(try await client.applications().isEmpty)
+            #expect(try await gateway.request(.GET, "/oauth2/userinfo", token: accessToken).status == 401)
+            let again = await Self.refusal { try await client.revokeApplication(clientId: "dashboard") }
+            #expect(again?.code == "account.applicationNotFound")
+        }
+    }
+
     @Test("a whole journey with typed keys: sign up, read, modify, log in, security-related changes, log out everywhere, delete")
     func journey() async throws {
         try await Harness.withGateway { gateway in

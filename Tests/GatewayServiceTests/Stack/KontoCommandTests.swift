@@ -221,6 +221,19 @@ struct KontoCommandTests {
         }
     }
 
+    @Test("applications: none with access, as text and JSON; revoking one without access is refused (exit 1)")
+    func applications() async throws {
+        try await withStack { stack in
+            #expect(try await stack.konto("signup", "ada@example.org", "name=Ada Lovelace", input: Self.password + "\n").status == 0)
+            let text = try await stack.konto("applications")
+            #expect(text.status == 0 && text.standardOutput == "No application has access.\n", "\(text.standardError)")
+            let json = try await stack.konto("applications", "--json")
+            #expect(json.status == 0 && json.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(json.standardOutput)")
+            let refused = try await stack.konto("applications", "revoke", "study-app")
+            #expect(refused.status == 1 && refused.standardError.contains("No such application has access"), "\(refused.standardError)")
+        }
+    }
+
     @Test("sessions: where the account is signed in, as text and JSON, this one marked; every other ended with the password; this one ended as a logout")
     func sessions() async throws {
         try await withStack { stack in
