@@ -42,17 +42,13 @@ extension AccountConsole {
         router.get(RouterPath(base + "/end-session")) { request, _ in
             let visit = self.visit(request)
             let query = request.uri.query ?? ""
-            guard query.utf8.count <= Self.maximumLogoutQueryBytes, query.isEmpty || OAuthForm(query) != nil else {
-                return self.refusal(visit, "The request is too large or cannot be read.")
-            }
+            guard Self.readableLogoutQuery(query) else { return self.refusal(visit, "The request is too large or cannot be read.") }
             return await self.endSession(visit, query: query, confirmed: false)
         }
         router.post(RouterPath(base + "/end-session")) { request, _ in
             await self.form(request) { visit, form in
                 let query = form["request"] ?? ""
-                guard query.utf8.count <= Self.maximumLogoutQueryBytes, query.isEmpty || OAuthForm(query) != nil else {
-                    return self.refusal(visit, "The request is too large or cannot be read.")
-                }
+                guard Self.readableLogoutQuery(query) else { return self.refusal(visit, "The request is too large or cannot be read.") }
                 guard form["decision"] == "signOut" else { return self.redirect("/", visit: visit) }
                 return await self.endSession(visit, query: query, confirmed: true)
             }
@@ -204,6 +200,11 @@ extension AccountConsole {
             response.setCookie(endedSessionCookie(visit))
             return response
         }
+    }
+
+    /// A logout request (the endpoint's query, or the confirmation form's copy of it) within bounds and readable.
+    static func readableLogoutQuery(_ query: String) -> Bool {
+        query.utf8.count <= maximumLogoutQueryBytes && (query.isEmpty || OAuthForm(query) != nil)
     }
 
     /// Sends the browser on to a client's address: a redirect, or after a form the "continue" page (the pages' CSP lets

@@ -34,7 +34,7 @@ extension GatewayAPI {
     /// The account for an application's access token with `profile` and `email` (the document holds the details and
     /// the userId): read from Profile each time, not cached (the cache is keyed by sessions).
     private func getAccount(accessToken: String) async throws -> Operations.GetAccount.Output {
-        let (_, facts) = try await accessGrant(accessToken, requiring: Self.accountReadingScopes)
+        let facts = try await accessGrant(accessToken, requiring: Self.accountReadingScopes)
         let record = try await upstreams.profile(ProfileContract.load, ProfileLoadRequest(accountId: facts.accountId))
         let account = assembler.account(facts, profile: record)
         return .ok(.init(headers: .init(eTag: Self.etag(record.version)), body: .json(account)))

@@ -100,7 +100,7 @@ struct GatewayAPI: APIProtocol {
 
     /// What a live access token grants, when its scopes include `scopes`: 401 for an invalid, expired or revoked
     /// token (or where Konto is no OpenID Provider), 403 `request.insufficientScope` for too few scopes.
-    func accessGrant(_ token: String, requiring scopes: Set<String>) async throws(GatewayProblem) -> (IdentityOpenIDAccessGrant, IdentityAccountFacts) {
+    func accessGrant(_ token: String, requiring scopes: Set<String>) async throws(GatewayProblem) -> IdentityAccountFacts {
         let grant = try await upstreams.identity(IdentityContract.openIDAccessToken, IdentityOpenIDAccessTokenRequest(token: BearerToken(token)))
         guard grant.error == nil, let account = grant.account, let granted = grant.scopes else {
             throw GatewayProblem(
@@ -111,7 +111,7 @@ struct GatewayAPI: APIProtocol {
         guard scopes.isSubset(of: granted) else {
             throw Self.insufficientScope("This access token's scopes do not include \(scopes.sorted().joined(separator: " ")).", scopes: scopes)
         }
-        return (grant, account)
+        return account
     }
 
     static func insufficientScope(_ detail: String, scopes: Set<String>) -> GatewayProblem {

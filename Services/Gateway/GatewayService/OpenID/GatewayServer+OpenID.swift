@@ -16,27 +16,17 @@ extension GatewayServer {
     static func registerOpenID(on router: Router<GatewayRequestContext>, api: GatewayAPI, rateLimits: GatewayRateLimits, consolePath: String?) {
         // The authorization endpoint is the console's: its cookies (the session) are scoped to its path.
         router.get("/oauth2/authorize") { request, _ in
-            guard let consolePath else {
-                throw GatewayProblem(status: .notFound, code: .requestNotFound, detail: "The authorization endpoint needs the web console, which is off here.")
-            }
-            let query = request.uri.query.map { "?" + $0 } ?? ""
-            return Response(status: .seeOther, headers: [.location: consolePath + "/authorize" + query, .cacheControl: "no-store"])
+            try toConsole(consolePath, "/authorize", query: request.uri.query, endpoint: "authorization")
         }
 
         // RP-initiated logout is the console's too (it ends the console's session); a form POST (RP-Initiated Logout
         // 1.0, 2) comes along as the query of the browser's next GET.
         router.get("/oauth2/logout") { request, _ in
-            guard let consolePath else {
-                throw GatewayProblem(status: .notFound, code: .requestNotFound, detail: "The logout endpoint needs the web console, which is off here.")
-            }
-            let query = request.uri.query.map { "?" + $0 } ?? ""
-            return Response(status: .seeOther, headers: [.location: consolePath + "/end-session" + query, .cacheControl: "no-store"])
+            try toConsole(consolePath, "/end-session", query: request.uri.query, endpoint: "logout")
         }
         router.post("/oauth2/logout") { request, _ in
-            guard let consolePath else {
-                throw GatewayProblem(status: .notFound, code: .requestNotFound, detail: "The logout endpoint needs the web console, which is off here.")
-            }
-            guard request.headers[.contentType].map({ $0.lowercased().hasPrefix("application/x-www-form-urlencoded") }) == true else {
+            guard consolePath != nil else { return try toConsole(consolePath, "/end-session", query: nil, endpoint: "logout") }
+            guard isForm(request) else {
                 throw GatewayProblem(status: .unsupportedMediaType, code: .requestUnsupportedMediaType, detail: "The body must be application/x-www-form-urlencoded.")
             }
             guard let buffer = try? await request.body.collect(upTo: maximumOAuthFormBytes) else {
@@ -46,7 +36,7 @@ extension GatewayServer {
             guard body.isEmpty || OAuthForm(body) != nil else {
                 throw GatewayProblem(status: .badRequest, code: .requestMalformed, detail: "The form cannot be read.")
             }
-            return Response(status: .seeOther, headers: [.location: consolePath + "/end-session" + (body.isEmpty ? "" : "?" + body), .cacheControl: "no-store"])
+            return try toConsole(consolePath, "/end-session", query: body.isEmpty ? nil : body, endpoint: "logout")
         }
 
         // The JWK Set: every published key's public half, the signing one first. Relying parties cache it; a key
@@ -101,6 +91,19 @@ extension GatewayServer {
         router.post("/oauth2/userinfo", use: answerUserInfo)
     }
 
+    /// The browser sent on to the console's `path` with `query`; 404 where the console is off.
+    static func toConsole(_ consolePath: String?, _ path: String, query: String?, endpoint: String) throws -> Response {
+        guard let consolePath else {
+            throw GatewayProblem(status: .notFound, code: .requestNotFound, detail: "The \(endpoint) endpoint needs the web console, which is off here.")
+        }
+        return Response(status: .seeOther, headers: [.location: consolePath + path + (query.map { "?" + $0 } ?? ""), .cacheControl: "no-store"])
+    }
+
+    /// Whether the body is declared a form (`application/x-www-form-urlencoded`), as OAuth's endpoints take.
+    static func isForm(_ request: Request) -> Bool {
+        request.headers[.contentType].map { $0.lowercased().hasPrefix("application/x-www-form-urlencoded") } == true
+    }
+
     static let noStore: HTTPFields = [.cacheControl: "no-store", HTTPField.Name("Pragma")!: "no-cache"]
 
     /// Identity's issuer and keys; 404 where Konto is no OpenID Provider.
@@ -139,7 +142,7 @@ extension GatewayServer {
         if case .limited(let retryAfter) = rateLimits.peekCredentials(address: address) {
             throw GatewayRateLimits.refusal(retryAfter: retryAfter)
         }
-        guard request.headers[.contentType].map({ $0.lowercased().hasPrefix("application/x-www-form-urlencoded") }) == true else {
+        guard isForm(request) else {
             return oauthError(IdentityOpenIDError("invalid_request", "The body must be application/x-www-form-urlencoded."))
         }
         let buffer: ByteBuffer

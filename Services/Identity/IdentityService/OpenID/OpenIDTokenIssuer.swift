@@ -130,10 +130,7 @@ extension OpenIDTokenIssuer {
     /// An access token's claims when one of the deployment's keys signed it, it is typed `at+jwt`, and its issuer and
     /// audience are this provider; nil otherwise. Its expiry is the caller's to check (against Identity's clock).
     public func verifiedAccessToken(_ token: String) async -> AccessTokenClaims? {
-        guard token.utf8.count <= 4_096,
-              let claims = try? await signers.verify(token, as: AccessTokenClaims.self),
-              let header = try? DefaultJWTParser().parse(Array(token.utf8), as: AccessTokenClaims.self).header,
-              header.typ == Self.accessTokenType,
+        guard let claims = await verified(token, as: AccessTokenClaims.self, type: Self.accessTokenType, limit: 4_096),
               claims.iss.value == settings.issuer, claims.aud.value == [settings.issuer]
         else { return nil }
         return claims
@@ -147,12 +144,19 @@ extension OpenIDTokenIssuer {
     /// An `id_token_hint`'s subject and client, when one of the deployment's keys signed it as an ID token of this
     /// issuer; nil otherwise. Its expiry does not matter (RP-Initiated Logout 1.0, 2: an expired one is fine).
     public func verifiedIDTokenHint(_ token: String) async -> (subject: String, clientId: String)? {
-        guard token.utf8.count <= Self.maximumHintLength,
-              let claims = try? await signers.verify(token, as: IDTokenHintClaims.self),
-              let header = try? DefaultJWTParser().parse(Array(token.utf8), as: IDTokenHintClaims.self).header,
-              header.typ == "JWT", claims.iss.value == settings.issuer, claims.aud.value == [claims.azp]
+        guard let claims = await verified(token, as: IDTokenHintClaims.self, type: "JWT", limit: Self.maximumHintLength),
+              claims.iss.value == settings.issuer, claims.aud.value == [claims.azp]
         else { return nil }
         return (claims.sub.value, claims.azp)
+    }
+
+    /// A token's claims when it is at most `limit` bytes, one of the deployment's keys signed it, and its header's
+    /// `typ` is `type` (an access token never passes for an ID token, nor the other way round); nil otherwise.
+    func verified<Claims: JWTPayload>(_ token: String, as _: Claims.Type, type: String, limit: Int) async -> Claims? {
+        guard token.utf8.count <= limit, let claims = try? await signers.verify(token, as: Claims.self),
+              (try? DefaultJWTParser().parse(Array(token.utf8), as: Claims.self).header.typ) == type
+        else { return nil }
+        return claims
     }
 }
 
