@@ -39,7 +39,7 @@ let consoleResources = [
     "applications", "categories", "codes", "consent", "continue", "csrf", "done", "edit", "endSession", "export", "externalSignup", "factors", "field", "form", "identities", "layout",
     "mail", "messages", "overview", "passkey", "passkeyPage", "problem", "sessions", "setup", "signup", "totp",
     // The admin console's (on the admin listener).
-    "adminAccount", "adminAccountForm", "adminAccounts", "adminAudit", "adminDeliveries", "adminDone", "adminImport", "adminLayout",
+    "adminAccount", "adminAccountForm", "adminAccounts", "adminAudit", "adminClients", "adminDeliveries", "adminDone", "adminImport", "adminLayout",
     "adminProblem", "adminSignIn", "adminWebhooks",
 ].map { "Resources/Templates/\($0).mustache" } + ["console.css", "console.js", "icon.svg"].map { "Resources/Assets/\($0)" }
 

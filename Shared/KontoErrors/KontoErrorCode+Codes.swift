@@ -106,6 +106,14 @@ extension KontoErrorCode {
     /// The admin request is well formed but asks for something Konto refuses (a scope the creating key lacks, an expiry
     /// in the past, a cursor that is not one of Konto's).
     public static let adminInvalidRequest = Self(rawValue: "admin.invalidRequest")
+    /// No OpenID Provider client has this id.
+    public static let adminClientNotFound = Self(rawValue: "admin.clientNotFound")
+    /// An OpenID Provider client has this id already (the clients file's or the API's).
+    public static let adminClientExists = Self(rawValue: "admin.clientExists")
+    /// The client is the deployment's clients file's: changed only there.
+    public static let adminClientInFile = Self(rawValue: "admin.clientInFile")
+    /// As many clients as the deployment allows are registered through the API already (`KONTO_IDENTITY_OIDC_CLIENTS_MAX`).
+    public static let adminClientLimit = Self(rawValue: "admin.clientLimit")
 
     // MARK: profile
 
@@ -166,6 +174,7 @@ extension KontoErrorCode {
         .invalidIdentityToken, .identityNotFound, .lastSignInMethod, .applicationNotFound,
         .identityBusy, .identityStorageUnavailable, .identityStorageFailure, .identityProfileUnavailable, .identityProviderUnavailable,
         .adminKeyRefused, .adminScopeMissing, .adminKeyNotFound, .adminSessionNotFound, .adminInvalidRequest,
+        .adminClientNotFound, .adminClientExists, .adminClientInFile, .adminClientLimit,
         .profileAlreadyExists, .profileValueTooLarge, .profileAccountTooLarge, .profileStorageUnavailable, .profileStorageFailure,
         .notificationsInvalidRequest, .notificationsUnknownGroup, .notificationsGroupMismatch, .notificationsUnknownEvent,
         .notificationsWebhookExists, .notificationsUnknownWebhook, .notificationsWebhookInFile, .notificationsWebhookLimit,

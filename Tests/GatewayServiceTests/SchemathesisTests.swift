@@ -46,7 +46,8 @@ struct SchemathesisTests {
     func adminNoFailures() async throws {
         let executable = try #require(Self.executable)
         let key = OperatorKeyText.generate()
-        var options = IdentityOptions()
+        // An OpenID Provider, so the clients' operations are served (not refused for want of one).
+        var options = try GatewayOpenIDTests.options()
         options.bootstrapOperatorKey = key
         // Its runs without the key (or with a wrong one) are refused, not held: the valid key must keep working.
         options.throttle = ThrottlePolicy(threshold: 1_000, baseDelay: .seconds(1))

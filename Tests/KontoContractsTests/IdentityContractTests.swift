@@ -35,6 +35,9 @@ struct IdentityContractTests {
             // Console sessions, codes, client secrets, access and refresh tokens.
             IdentityContract.openIDAuthorize.carriesSecrets, IdentityContract.openIDLogout.carriesSecrets, IdentityContract.openIDToken.carriesSecrets, IdentityContract.openIDAccessToken.carriesSecrets,
             IdentityContract.openIDIntrospect.carriesSecrets, IdentityContract.openIDRevoke.carriesSecrets,
+            // An operator key, and a client's secret made or rotated.
+            IdentityContract.openIDClients.carriesSecrets, IdentityContract.createOpenIDClient.carriesSecrets, IdentityContract.updateOpenIDClient.carriesSecrets,
+            IdentityContract.rotateOpenIDClientSecret.carriesSecrets, IdentityContract.removeOpenIDClient.carriesSecrets,
         ]
         #expect(carrying.allSatisfy { $0 })
         let plain = [
@@ -56,7 +59,7 @@ struct IdentityContractTests {
             IdentityContract.openIDApplications.carriesSecrets, IdentityContract.revokeOpenIDApplication.carriesSecrets,
         ]
         #expect(plain.allSatisfy { !$0 })
-        #expect(Set(IdentityContract.methods).count == 66)
+        #expect(Set(IdentityContract.methods).count == 71)
     }
 
     @Test("a login request carries its password only as the contract encodes it")

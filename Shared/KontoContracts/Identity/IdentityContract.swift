@@ -127,6 +127,16 @@ public enum IdentityContract {
     public static let auditEntries = WireMethod<IdentityAuditQueryRequest, IdentityAuditPage>.carryingSecrets("identity.auditEntries")
     /// Checks the audit log's hash chain from its anchor to its head.
     public static let verifyAudit = WireMethod<IdentityAuditVerifyRequest, IdentityAuditVerification>.carryingSecrets("identity.verifyAudit")
+    /// The OpenID Provider's clients: the clients file's, then those registered through the admin API (never a secret).
+    public static let openIDClients = WireMethod<IdentityOpenIDClientsRequest, IdentityOpenIDClientList>.carryingSecrets("identity.openIDClients")
+    /// Registers a client; a secret client's secret is made and shown once.
+    public static let createOpenIDClient = WireMethod<IdentityOpenIDClientRequest, IdentityOpenIDClientSaved>.carryingSecrets("identity.createOpenIDClient")
+    /// Replaces an API client's settings (not its type or secret).
+    public static let updateOpenIDClient = WireMethod<IdentityOpenIDClientRequest, IdentityOpenIDClientInfo>.carryingSecrets("identity.updateOpenIDClient")
+    /// Makes an API client a new secret, the previous one accepted for a while if asked.
+    public static let rotateOpenIDClientSecret = WireMethod<IdentityRotateOpenIDClientSecretRequest, IdentityOpenIDClientSaved>.carryingSecrets("identity.rotateOpenIDClientSecret")
+    /// Removes an API client with its codes, grants (and their tokens) and consents.
+    public static let removeOpenIDClient = WireMethod<IdentityOpenIDClientIdRequest, IdentityOpenIDClientRemoved>.carryingSecrets("identity.removeOpenIDClient")
 
     public static let methods = [
         signUp.name, signInAnonymously.name, login.name, validateSession.name, logout.name, logoutEverywhere.name,
@@ -142,6 +152,7 @@ public enum IdentityContract {
         revokeOperatorKey.name, searchAccounts.name, accountRecord.name, disableAccount.name, enableAccount.name, accountSessions.name,
         endAccountSessions.name, auditEntries.name, verifyAudit.name, deleteAccount.name,
         sendPasswordReset.name, removeAccountFactor.name, createAccount.name, updateAccount.name, unlinkAccountIdentity.name,
+        openIDClients.name, createOpenIDClient.name, updateOpenIDClient.name, rotateOpenIDClientSecret.name, removeOpenIDClient.name,
         HealthContract.check.name,
     ]
 
@@ -252,6 +263,11 @@ public enum IdentityContract {
             endAccountSessions.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound, .adminSessionNotFound] + storage,
             auditEntries.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .adminInvalidRequest] + storage,
             verifyAudit.name: [.adminKeyRefused, .adminScopeMissing, .throttled] + storage,
+            openIDClients.name: [.adminKeyRefused, .adminScopeMissing, .throttled] + storage,
+            createOpenIDClient.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .adminInvalidRequest, .adminClientExists, .adminClientLimit] + storage,
+            updateOpenIDClient.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .adminInvalidRequest, .adminClientNotFound, .adminClientInFile] + storage,
+            rotateOpenIDClientSecret.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .adminInvalidRequest, .adminClientNotFound, .adminClientInFile] + storage,
+            removeOpenIDClient.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .adminClientNotFound, .adminClientInFile] + storage,
             // A report, never an error: an unready dependency is a check with status notReady.
             HealthContract.check.name: [],
         ]

@@ -10,6 +10,8 @@ public enum OperatorScope: String, Codable, Sendable, CaseIterable, Comparable {
     case auditRead = "audit:read"
     case deliveriesWrite = "deliveries:write"
     case keysWrite = "keys:write"
+    /// The OpenID Provider's clients registered through the admin API (docs/OIDC.md).
+    case clientsWrite = "clients:write"
 
     public static func < (lhs: OperatorScope, rhs: OperatorScope) -> Bool { lhs.rawValue < rhs.rawValue }
 }

@@ -43,6 +43,8 @@ struct IdentityContractProviderTests {
         )
         // An hour: the storage examples present an access token captured long before.
         openID.accessTokenLifetime = .seconds(3_600)
+        // One client through the admin API, so the second is over the limit.
+        openID.maxStoredClients = 1
         options.openID = openID
         return options
     }()

@@ -92,7 +92,7 @@ struct IdentityStoreOperatorTests {
         #expect(escalation?.code == .adminInvalidRequest && escalation?.message.contains("accounts:write") == true)
         for (name, scopes, expiry) in [("", [OperatorScope.accountsRead], nil), (String(repeating: "x", count: 101), [.accountsRead], nil), ("none", [], nil),
                                        ("past", [.accountsRead], fixture.clock.now),
-                                       ("too many", Array(repeating: OperatorScope.accountsRead, count: 8), nil)] as [(String, [OperatorScope], Timestamp?)] {
+                                       ("too many", Array(repeating: OperatorScope.accountsRead, count: OperatorScope.allCases.count + 1), nil)] as [(String, [OperatorScope], Timestamp?)] {
             let refusal = await identityError {
                 try await fixture.store.createOperatorKey(.init(operatorCall: Self.call(keys.secret.value), name: name, scopes: scopes, expiresAt: expiry))
             }

@@ -33,6 +33,7 @@ extension AdminConsole {
                 return try await self.webhooksPage(visit, notice: "Removed \(name) (\(dropped) deliveries dropped).")
             }
         }
+        registerClients(on: router)
     }
 
     static let newAccountForm = AdminConsolePage.AccountForm(

@@ -146,7 +146,7 @@ struct AdminConsolePage: Sendable {
     // Webhook endpoints.
     var webhooks: [WebhookRow] = []
     var hasWebhooks = false
-    /// The secret made for an endpoint just added, shown this once.
+    /// The secret made for an endpoint just added (or a client registered or given a new one), shown this once.
     var madeSecret: String?
 
     struct WebhookRow: Sendable {
@@ -155,5 +155,49 @@ struct AdminConsolePage: Sendable {
         var types: String
         var fromFile: Bool
         var deliversResetTokens: Bool
+    }
+
+    // OpenID Provider clients.
+    var clients: [ClientRow] = []
+    var hasClients = false
+    /// The registration form, with what was given when it was refused.
+    var clientForm: ClientForm?
+
+    struct ClientRow: Sendable {
+        var id: String
+        var name: String
+        /// Its type, and a confidential one's authentication.
+        var kind: String
+        var fromFile: Bool
+        var redirectURIs: [String]
+        var postLogoutRedirectURIs: [String]
+        var scopes: String
+        var firstParty: Bool
+        var created: String?
+        /// Until when the secret before the last rotation is still accepted.
+        var previousSecretUntil: String?
+        /// Registered through the API with a secret Konto made: it can be given a new one.
+        var rotatable: Bool
+    }
+
+    struct ClientForm: Sendable {
+        var id = ""
+        var name = ""
+        var types: [Option]
+        var authentications: [Option]
+        var jwks = ""
+        var redirectURIs = ""
+        var postLogoutRedirectURIs = ""
+        var scopes: [Option]
+        var firstParty = false
+        var idTokenAlgorithms: [Option]
+        var sectorIdentifier = ""
+    }
+
+    /// One choice of a select, or one checkbox (`selected`: checked).
+    struct Option: Sendable {
+        var value: String
+        var label: String
+        var selected: Bool
     }
 }

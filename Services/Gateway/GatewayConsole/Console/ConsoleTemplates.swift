@@ -26,6 +26,7 @@ enum ConsoleTemplates {
         ("adminAccountForm", text(PackageResources.adminAccountForm_mustache)),
         ("adminAccounts", text(PackageResources.adminAccounts_mustache)),
         ("adminAudit", text(PackageResources.adminAudit_mustache)),
+        ("adminClients", text(PackageResources.adminClients_mustache)),
         ("adminDeliveries", text(PackageResources.adminDeliveries_mustache)),
         ("adminDone", text(PackageResources.adminDone_mustache)),
         ("adminImport", text(PackageResources.adminImport_mustache)),

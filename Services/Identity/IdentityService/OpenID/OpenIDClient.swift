@@ -3,7 +3,7 @@ import Foundation
 import KontoContracts
 
 /// An application that signs its users in with Konto as their OpenID Provider, registered by the operator in the
-/// clients file (`KONTO_IDENTITY_OIDC_CLIENTS`, ``OpenIDClientsLoader``).
+/// clients file (`KONTO_IDENTITY_OIDC_CLIENTS`, ``OpenIDClientsLoader``) or through the admin API (``StoredOpenIDClient``).
 public struct OpenIDClient: Sendable, Equatable {
     /// How a confidential client proves itself at the token endpoint (a public one does not: PKCE binds its code).
     public enum Authentication: Sendable, Equatable {
@@ -40,6 +40,9 @@ public struct OpenIDClient: Sendable, Equatable {
     /// Pairwise subject identifiers (OpenID Connect Core 8.1): the sector its `sub` is computed for; nil: the public
     /// `sub`, the accountId.
     public var sectorIdentifier: String?
+    /// During a rotation's overlap (the admin API's clients): the previous secret's SHA-256, still accepted.
+    public var previousSecretDigest: [UInt8]?
+    public var source: IdentityOpenIDClientSource = .file
 
     public init(
         id: String, name: String, authentication: Authentication, redirectURIs: [String], postLogoutRedirectURIs: [String] = [], scopes: Set<String>,
@@ -60,10 +63,14 @@ public struct OpenIDClient: Sendable, Equatable {
     public static let supportedScopes: Set<String> = ["openid", "profile", "email", "offline_access"]
     public static let secretMethods: Set<String> = ["client_secret_basic", "client_secret_post"]
 
-    /// Whether `secret` is this client's, compared in constant time on digests of equal length.
+    /// Whether `secret` is this client's (or, during a rotation's overlap, was), compared in constant time on digests
+    /// of equal length; both compared, whichever matches.
     public func accepts(secret: String) -> Bool {
         guard case .secret(_, let digest) = authentication else { return false }
-        return ConstantTime.equal(Array(SHA256.hash(data: Data(secret.utf8))), digest)
+        let given = Array(SHA256.hash(data: Data(secret.utf8)))
+        let current = ConstantTime.equal(given, digest)
+        let previous = previousSecretDigest.map { ConstantTime.equal(given, $0) } ?? false
+        return current || previous
     }
 }
 

@@ -16,6 +16,9 @@ public struct OpenIDProviderSettings: Sendable, Equatable {
     /// A refresh token not used for this long lapses; a grant lasts at most the absolute lifetime.
     public var refreshIdleLifetime: Duration = .seconds(30 * 24 * 3_600)
     public var refreshAbsoluteLifetime: Duration = .seconds(90 * 24 * 3_600)
+    /// How many clients the admin API may register (`KONTO_IDENTITY_OIDC_CLIENTS_MAX`; the file's do not count): every
+    /// listing reads them all, so a key with `clients:write` must not add them without end.
+    public var maxStoredClients = 100
 
     /// - Throws: a problem naming what to fix: an issuer that is no https URL (http only on a loopback host), a client
     ///   whose ID token algorithm has no key.

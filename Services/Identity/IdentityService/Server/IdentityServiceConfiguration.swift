@@ -227,13 +227,14 @@ extension ServiceEnvironment {
         }
         settings.refreshIdleLifetime = .seconds(idleDays * day)
         settings.refreshAbsoluteLifetime = .seconds(absoluteDays * day)
+        settings.maxStoredClients = try integer("KONTO_IDENTITY_OIDC_CLIENTS_MAX", default: settings.maxStoredClients, in: 0...10_000)
         return settings
     }
 
     /// What only an OpenID Provider reads: each refused without `KONTO_IDENTITY_OIDC_ISSUER`.
     static let openIDVariables = [
         "KONTO_IDENTITY_OIDC_KEYS", "KONTO_IDENTITY_OIDC_CLIENTS", "KONTO_IDENTITY_OIDC_ACCESS_TOKEN_SECONDS", "KONTO_IDENTITY_OIDC_REFRESH_IDLE_DAYS",
-        "KONTO_IDENTITY_OIDC_REFRESH_ABSOLUTE_DAYS",
+        "KONTO_IDENTITY_OIDC_REFRESH_ABSOLUTE_DAYS", "KONTO_IDENTITY_OIDC_CLIENTS_MAX",
     ]
 
     /// A whole number of seconds in `range`.

@@ -1,3 +1,4 @@
+import KontoContracts
 import KontoEvents
 import KontoModel
 
@@ -75,4 +76,28 @@ public protocol OpenIDStorage: Sendable {
     /// The owner revokes a client: its consent and every grant of the account for it end, with `audit`, in one step.
     /// How many grants ended; nil when there was neither a consent nor a grant (nothing written).
     func revokeOpenIDClient(accountId: String, clientId: String, audit: [AuditRecord]) async throws(IdentityStorageError) -> Int?
+
+    // MARK: Clients registered through the admin API
+
+    /// Every stored client, oldest first.
+    func openIDClients() async throws(IdentityStorageError) -> [StoredOpenIDClient]
+
+    func openIDClient(id: String) async throws(IdentityStorageError) -> StoredOpenIDClient?
+
+    /// Stores a new client unless one has its id or `limit` are stored already (checked and inserted in one step,
+    /// whichever replica adds at the same time).
+    func createOpenIDClient(_ client: StoredOpenIDClient, limit: Int) async throws(IdentityStorageError) -> OpenIDClientCreation
+
+    /// Replaces a stored client's settings (never its secret); the client as it is now, nil when there is none.
+    func updateOpenIDClient(id: String, settings: IdentityOpenIDClientSettings, at now: Timestamp) async throws(IdentityStorageError) -> StoredOpenIDClient?
+
+    /// Gives a secret client a new secret digest in one step: the current one becomes the previous one until
+    /// `previousExpiresAt` (nil: forgotten at once). Nil when there is no such client with a secret.
+    func rotateOpenIDClientSecret(
+        id: String, digest: [UInt8], previousExpiresAt: Timestamp?, at now: Timestamp
+    ) async throws(IdentityStorageError) -> StoredOpenIDClient?
+
+    /// Removes a stored client and, in the same step, every account's codes, grants (with their refresh tokens) and
+    /// consents for it. Nil when there was no such client.
+    func removeOpenIDClient(id: String) async throws(IdentityStorageError) -> IdentityOpenIDClientRemoved?
 }

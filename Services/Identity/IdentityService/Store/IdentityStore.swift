@@ -242,6 +242,40 @@ public final class IdentityStore: Sendable {
     public func enableAccount(_ request: IdentityOperatorAccountRequest) async throws(ServiceError) -> IdentityDone { try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: false) { () async throws(ServiceError) in try await operators.enableAccount(request) } }
     public func accountSessions(_ request: IdentityOperatorAccountRequest) async throws(ServiceError) -> IdentityAccountSessions { try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: true) { () async throws(ServiceError) in try await operators.accountSessions(request) } }
     public func endAccountSessions(_ request: IdentityEndAccountSessionsRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await adminCall(request.operatorCall, accountId: request.accountId, mustLand: false) { () async throws(ServiceError) in try await operators.endAccountSessions(request) } }
+
+    // MARK: OpenID Provider clients (scope clients:write; the audit entry names the client)
+    public func openIDClients(_ request: IdentityOpenIDClientsRequest) async throws(ServiceError) -> IdentityOpenIDClientList {
+        try await adminCall(request.operatorCall, accountId: nil, mustLand: true) { () async throws(ServiceError) in
+            _ = try await operators.authorize(request.operatorCall, scope: .clientsWrite)
+            return try await openID.clients()
+        }
+    }
+    public func createOpenIDClient(_ request: IdentityOpenIDClientRequest) async throws(ServiceError) -> IdentityOpenIDClientSaved {
+        try await adminCall(request.operatorCall, accountId: nil, mustLand: false, facts: Self.clientFacts(request.clientId)) { () async throws(ServiceError) in
+            _ = try await operators.authorize(request.operatorCall, scope: .clientsWrite)
+            return try await openID.createClient(request)
+        }
+    }
+    public func updateOpenIDClient(_ request: IdentityOpenIDClientRequest) async throws(ServiceError) -> IdentityOpenIDClientInfo {
+        try await adminCall(request.operatorCall, accountId: nil, mustLand: false, facts: Self.clientFacts(request.clientId)) { () async throws(ServiceError) in
+            _ = try await operators.authorize(request.operatorCall, scope: .clientsWrite)
+            return try await openID.updateClient(request)
+        }
+    }
+    public func rotateOpenIDClientSecret(_ request: IdentityRotateOpenIDClientSecretRequest) async throws(ServiceError) -> IdentityOpenIDClientSaved {
+        try await adminCall(request.operatorCall, accountId: nil, mustLand: false, facts: Self.clientFacts(request.clientId)) { () async throws(ServiceError) in
+            _ = try await operators.authorize(request.operatorCall, scope: .clientsWrite)
+            return try await openID.rotateClientSecret(request)
+        }
+    }
+    public func removeOpenIDClient(_ request: IdentityOpenIDClientIdRequest) async throws(ServiceError) -> IdentityOpenIDClientRemoved {
+        try await adminCall(request.operatorCall, accountId: nil, mustLand: false, facts: Self.clientFacts(request.clientId)) { () async throws(ServiceError) in
+            _ = try await operators.authorize(request.operatorCall, scope: .clientsWrite)
+            return try await openID.removeClient(request)
+        }
+    }
+    private static func clientFacts(_ clientId: String) -> [String: String] { ["clientId": String(clientId.prefix(128))] }
+
     /// Installs the bootstrap operator key when no key exists yet (``IdentityOptions/bootstrapOperatorKey``).
     @discardableResult public func installBootstrapOperatorKey() async throws(ServiceError) -> Bool { try await operators.installBootstrapKey() }
 

@@ -75,6 +75,11 @@ extension IdentityStore {
         server.register(IdentityContract.endAccountSessions) { request, _ in try await self.endAccountSessions(request) }
         server.register(IdentityContract.auditEntries) { request, _ in try await self.auditEntries(request) }
         server.register(IdentityContract.verifyAudit) { request, _ in try await self.verifyAudit(request) }
+        server.register(IdentityContract.openIDClients) { request, _ in try await self.openIDClients(request) }
+        server.register(IdentityContract.createOpenIDClient) { request, _ in try await self.createOpenIDClient(request) }
+        server.register(IdentityContract.updateOpenIDClient) { request, _ in try await self.updateOpenIDClient(request) }
+        server.register(IdentityContract.rotateOpenIDClientSecret) { request, _ in try await self.rotateOpenIDClientSecret(request) }
+        server.register(IdentityContract.removeOpenIDClient) { request, _ in try await self.removeOpenIDClient(request) }
         server.register(HealthContract.check) { _, _ in await self.healthReport() }
     }
 

@@ -15,7 +15,7 @@ struct Admin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Operate a deployment: operator keys, accounts (docs/ADMIN.md).",
         discussion: "Commands other than `keys generate` and `keys create` call the gateway's admin listener (--admin, $KONTO_ADMIN_URL) with the operator key in $KONTO_ADMIN_KEY (else asked for, or standard input's first line).",
-        subcommands: [AdminKeys.self, AdminAccounts.self, AdminAudit.self, AdminDeliveries.self, AdminWebhooks.self]
+        subcommands: [AdminKeys.self, AdminAccounts.self, AdminAudit.self, AdminDeliveries.self, AdminWebhooks.self, AdminClients.self]
     )
 }
 

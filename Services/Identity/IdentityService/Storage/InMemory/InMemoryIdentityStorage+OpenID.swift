@@ -1,3 +1,4 @@
+import KontoContracts
 import KontoEvents
 import KontoModel
 import Synchronization
@@ -144,6 +145,66 @@ extension InMemoryIdentityStorage {
             guard hadConsent || !grants.isEmpty else { return nil }
             state.appendAudit(audit)
             return grants.count
+        }
+    }
+}
+
+extension InMemoryIdentityStorage {
+    // MARK: Clients registered through the admin API
+
+    public func openIDClients() -> [StoredOpenIDClient] {
+        state.withLock { $0.oidcClients.values.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) } }
+    }
+
+    public func openIDClient(id: String) -> StoredOpenIDClient? {
+        state.withLock { $0.oidcClients[id] }
+    }
+
+    public func createOpenIDClient(_ client: StoredOpenIDClient, limit: Int) -> OpenIDClientCreation {
+        state.withLock { state in
+            guard state.oidcClients[client.id] == nil else { return .idTaken }
+            guard state.oidcClients.count < limit else { return .limitReached }
+            state.oidcClients[client.id] = client
+            return .created
+        }
+    }
+
+    public func updateOpenIDClient(id: String, settings: IdentityOpenIDClientSettings, at now: Timestamp) -> StoredOpenIDClient? {
+        state.withLock { state in
+            guard var client = state.oidcClients[id] else { return nil }
+            client.settings = settings
+            client.updatedAt = now
+            state.oidcClients[id] = client
+            return client
+        }
+    }
+
+    public func rotateOpenIDClientSecret(id: String, digest: [UInt8], previousExpiresAt: Timestamp?, at now: Timestamp) -> StoredOpenIDClient? {
+        state.withLock { state in
+            guard var client = state.oidcClients[id], let current = client.secretDigest else { return nil }
+            client.previousSecretDigest = previousExpiresAt == nil ? nil : current
+            client.previousSecretExpiresAt = previousExpiresAt
+            client.secretDigest = digest
+            client.secretCreatedAt = now
+            client.updatedAt = now
+            state.oidcClients[id] = client
+            return client
+        }
+    }
+
+    public func removeOpenIDClient(id: String) -> IdentityOpenIDClientRemoved? {
+        state.withLock { state in
+            guard state.oidcClients.removeValue(forKey: id) != nil else { return nil }
+            state.oidcCodes = state.oidcCodes.filter { $0.value.code.clientId != id }
+            let grants = state.oidcGrants.values.filter { $0.clientId == id }.map(\.id)
+            for grant in grants {
+                _ = state.removeGrant(grant)
+            }
+            var consents = 0
+            for accountId in Array(state.oidcConsents.keys) where state.oidcConsents[accountId]?.removeValue(forKey: id) != nil {
+                consents += 1
+            }
+            return IdentityOpenIDClientRemoved(grantsEnded: grants.count, consentsRemoved: consents)
         }
     }
 }

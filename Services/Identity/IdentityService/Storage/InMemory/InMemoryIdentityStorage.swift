@@ -86,6 +86,8 @@ public final class InMemoryIdentityStorage: IdentityStorage {
         var refreshTokens: [[UInt8]: RefreshToken] = [:]
         /// accountId → clientId → the owner's consent.
         var oidcConsents: [String: [String: StoredOpenIDConsent]] = [:]
+        /// OpenID Provider clients registered through the admin API, by id.
+        var oidcClients: [String: StoredOpenIDClient] = [:]
         /// Provider tokens to revoke (the accounts are deleted), by id.
         var revocations: [String: Revocation] = [:]
         /// Every change appends its events here; their audit entries are appended with them (as PostgreSQL's storage

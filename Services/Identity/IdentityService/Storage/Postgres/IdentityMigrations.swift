@@ -519,5 +519,29 @@ public enum IdentityMigrations {
                 """,
             ]
         ),
+        // OpenID Provider clients registered through the admin API (the clients file's are not stored). Their settings
+        // as the API gave them (no personal data), their secret as SHA-256 only, and during a rotation's overlap the
+        // previous secret's digest until it lapses. Codes, grants and consents name clients by id without a foreign
+        // key (the file's clients have no row); removing a client removes them (PostgresIdentityStorage).
+        PostgresMigration(
+            version: 20,
+            name: "OpenID Provider clients registered through the admin API",
+            statements: [
+                """
+                CREATE TABLE oidc_clients (
+                    id text PRIMARY KEY CHECK (char_length(id) BETWEEN 1 AND 128),
+                    settings jsonb NOT NULL CHECK (octet_length(settings::text) <= 65536),
+                    secret_digest bytea CHECK (length(secret_digest) = 32),
+                    secret_created_at timestamptz,
+                    previous_secret_digest bytea CHECK (length(previous_secret_digest) = 32),
+                    previous_secret_expires_at timestamptz,
+                    created_at timestamptz NOT NULL,
+                    updated_at timestamptz NOT NULL
+                )
+                """,
+                "CREATE INDEX oidc_grants_client ON oidc_grants (client_id)",
+                "CREATE INDEX oidc_consents_client ON oidc_consents (client_id)",
+            ]
+        ),
     ]
 }

@@ -1,4 +1,5 @@
 import Foundation
+import KontoContracts
 import KontoEvents
 import KontoModel
 import Logging
@@ -277,6 +278,109 @@ extension PostgresIdentityStorage {
             guard hadConsent || ended > 0 else { return nil }
             try await Self.appendAudit(audit, on: connection, logger: logger)
             return ended
+        }
+    }
+
+    // MARK: Clients registered through the admin API
+
+    /// The columns ``client(_:)`` reads, in its order.
+    private static let clientColumns = "id, settings::text, secret_digest, secret_created_at, previous_secret_digest, previous_secret_expires_at, created_at, updated_at"
+    private typealias ClientRow = (String, String, ByteBuffer?, Date?, ByteBuffer?, Date?, Date, Date)
+
+    private static func client(_ row: ClientRow) throws -> StoredOpenIDClient {
+        let settings = try JSONDecoder().decode(IdentityOpenIDClientSettings.self, from: Data(row.1.utf8))
+        return StoredOpenIDClient(
+            id: row.0, settings: settings, secretDigest: row.2.map { Array($0.readableBytesView) }, secretCreatedAt: row.3.map(Timestamp.init),
+            previousSecretDigest: row.4.map { Array($0.readableBytesView) }, previousSecretExpiresAt: row.5.map(Timestamp.init),
+            createdAt: Timestamp(row.6), updatedAt: Timestamp(row.7)
+        )
+    }
+
+    private static func settingsText(_ settings: IdentityOpenIDClientSettings) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return String(decoding: try encoder.encode(settings), as: UTF8.self)
+    }
+
+    public func openIDClients() async throws(IdentityStorageError) -> [StoredOpenIDClient] {
+        try await run { client, logger in
+            let rows = try await client.query("SELECT \(unescaped: Self.clientColumns) FROM identity.oidc_clients ORDER BY created_at, id", logger: logger)
+            return try await rows.decode(ClientRow.self).all().map(Self.client)
+        }
+    }
+
+    public func openIDClient(id: String) async throws(IdentityStorageError) -> StoredOpenIDClient? {
+        try await run { client, logger in
+            let rows = try await client.query("SELECT \(unescaped: Self.clientColumns) FROM identity.oidc_clients WHERE id = \(id)", logger: logger)
+            return try await rows.decode(ClientRow.self).all().first.map(Self.client)
+        }
+    }
+
+    public func createOpenIDClient(_ stored: StoredOpenIDClient, limit: Int) async throws(IdentityStorageError) -> OpenIDClientCreation {
+        try await transaction { connection, logger in
+            // Registrations from every replica queue here (the mode conflicts with itself and with inserts and
+            // deletes), so the count is still true at the insert.
+            try await connection.query("LOCK TABLE identity.oidc_clients IN SHARE ROW EXCLUSIVE MODE", logger: logger)
+            let taken = try await connection.query(
+                "SELECT count(*), count(*) FILTER (WHERE id = \(stored.id)) FROM identity.oidc_clients", logger: logger
+            )
+            guard let (count, named) = try await taken.decode((Int, Int).self).all().first else { return .limitReached }
+            guard named == 0 else { return .idTaken }
+            guard count < limit else { return .limitReached }
+            try await connection.query(
+                """
+                INSERT INTO identity.oidc_clients (id, settings, secret_digest, secret_created_at, created_at, updated_at)
+                VALUES (\(stored.id), CAST(\(try Self.settingsText(stored.settings)) AS jsonb), \(stored.secretDigest.map { ByteBuffer(bytes: $0) }),
+                        \(stored.secretCreatedAt?.date), \(stored.createdAt.date), \(stored.updatedAt.date))
+                """,
+                logger: logger
+            )
+            return .created
+        }
+    }
+
+    public func updateOpenIDClient(id: String, settings: IdentityOpenIDClientSettings, at now: Timestamp) async throws(IdentityStorageError) -> StoredOpenIDClient? {
+        try await run { client, logger in
+            let rows = try await client.query(
+                """
+                UPDATE identity.oidc_clients SET settings = CAST(\(try Self.settingsText(settings)) AS jsonb), updated_at = \(now.date)
+                WHERE id = \(id) RETURNING \(unescaped: Self.clientColumns)
+                """,
+                logger: logger
+            )
+            return try await rows.decode(ClientRow.self).all().first.map(Self.client)
+        }
+    }
+
+    public func rotateOpenIDClientSecret(
+        id: String, digest: [UInt8], previousExpiresAt: Timestamp?, at now: Timestamp
+    ) async throws(IdentityStorageError) -> StoredOpenIDClient? {
+        try await run { client, logger in
+            // One statement: two rotations at once each make the other's secret the previous one, never lose both.
+            let rows = try await client.query(
+                """
+                UPDATE identity.oidc_clients
+                SET previous_secret_digest = CASE WHEN \(previousExpiresAt?.date)::timestamptz IS NULL THEN NULL ELSE secret_digest END,
+                    previous_secret_expires_at = \(previousExpiresAt?.date),
+                    secret_digest = \(ByteBuffer(bytes: digest)), secret_created_at = \(now.date), updated_at = \(now.date)
+                WHERE id = \(id) AND secret_digest IS NOT NULL RETURNING \(unescaped: Self.clientColumns)
+                """,
+                logger: logger
+            )
+            return try await rows.decode(ClientRow.self).all().first.map(Self.client)
+        }
+    }
+
+    public func removeOpenIDClient(id: String) async throws(IdentityStorageError) -> IdentityOpenIDClientRemoved? {
+        try await transaction { connection, logger -> IdentityOpenIDClientRemoved? in
+            let removed = try await connection.query("DELETE FROM identity.oidc_clients WHERE id = \(id) RETURNING 1", logger: logger)
+            guard try await removed.decode(Int.self).all().count == 1 else { return nil }
+            try await connection.query("DELETE FROM identity.oidc_codes WHERE client_id = \(id)", logger: logger)
+            let grants = try await connection.query("WITH ended AS (DELETE FROM identity.oidc_grants WHERE client_id = \(id) RETURNING 1) SELECT count(*) FROM ended", logger: logger)
+            let consents = try await connection.query("WITH ended AS (DELETE FROM identity.oidc_consents WHERE client_id = \(id) RETURNING 1) SELECT count(*) FROM ended", logger: logger)
+            return IdentityOpenIDClientRemoved(
+                grantsEnded: try await grants.decode(Int.self).all().first ?? 0, consentsRemoved: try await consents.decode(Int.self).all().first ?? 0
+            )
         }
     }
 

@@ -32,7 +32,7 @@ extension OpenIDProvider {
         guard let settings, let issuer, let claims = await issuer.value.verifiedAccessToken(token), now.date < claims.exp.value else { return nil }
         let grantId = claims.gid
         guard let grant = try await stored({ () async throws(IdentityStorageError) in try await storage.openIDGrant(id: grantId, at: now) }),
-              grant.clientId == claims.clientId, let client = settings.clients[grant.clientId]
+              grant.clientId == claims.clientId, let client = try await registeredClient(grant.clientId, settings: settings, at: now)
         else { return nil }
         return (claims, grant, client)
     }
@@ -43,10 +43,9 @@ extension OpenIDProvider {
         guard let settings else { return IdentityOpenIDIntrospection(active: false, error: Self.notProvider) }
         let now = clock()
         let client: OpenIDClient
-        do {
-            client = try await authenticate(request.client, settings: settings, at: now)
-        } catch {
-            return IdentityOpenIDIntrospection(active: false, error: error)
+        switch try await authenticate(request.client, settings: settings, at: now) {
+        case .success(let authenticated): client = authenticated
+        case .failure(let error): return IdentityOpenIDIntrospection(active: false, error: error)
         }
         guard client.isConfidential else {
             return IdentityOpenIDIntrospection(active: false, error: IdentityOpenIDError("unauthorized_client", "Introspection is for confidential clients.", status: 400))
@@ -79,10 +78,9 @@ extension OpenIDProvider {
         guard let settings else { return IdentityOpenIDRevocation(error: Self.notProvider) }
         let now = clock()
         let client: OpenIDClient
-        do {
-            client = try await authenticate(request.client, settings: settings, at: now)
-        } catch {
-            return IdentityOpenIDRevocation(error: error)
+        switch try await authenticate(request.client, settings: settings, at: now) {
+        case .success(let authenticated): client = authenticated
+        case .failure(let error): return IdentityOpenIDRevocation(error: error)
         }
         guard let token = request.token?.value, !token.isEmpty, token.utf8.count <= 4_096 else {
             return IdentityOpenIDRevocation(error: IdentityOpenIDError("invalid_request", "token is missing."))

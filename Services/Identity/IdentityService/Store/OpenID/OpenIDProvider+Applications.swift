@@ -16,16 +16,20 @@ extension OpenIDProvider {
         let consents = try await stored { () async throws(IdentityStorageError) in try await storage.openIDConsents(accountId: accountId) }
         let grants = try await stored { () async throws(IdentityStorageError) in try await storage.openIDGrants(accountId: accountId, at: now) }
         let clientIds = Set(consents.map(\.clientId)).union(grants.map(\.clientId)).sorted()
-        return clientIds.map { clientId in
+        var applications: [IdentityOpenIDApplication] = []
+        for clientId in clientIds {
             let consent = consents.first { $0.clientId == clientId }
             let held = grants.filter { $0.clientId == clientId }
             let used = held.map { $0.lastRefreshedAt ?? $0.createdAt }.max()
-            return IdentityOpenIDApplication(
-                clientId: clientId, name: settings?.clients[clientId]?.name ?? clientId,
+            var name = clientId
+            if let settings, let client = try await registeredClient(clientId, settings: settings, at: now) { name = client.name }
+            applications.append(IdentityOpenIDApplication(
+                clientId: clientId, name: name,
                 scopes: Set(consent?.scopes ?? []).union(held.flatMap(\.scopes)).sorted(), consentedAt: consent?.grantedAt, grants: held.count,
                 lastUsedAt: used
-            )
+            ))
         }
+        return applications
     }
 
     /// The owner takes an application's access away: its consent (the next sign-in asks again) and every grant (its

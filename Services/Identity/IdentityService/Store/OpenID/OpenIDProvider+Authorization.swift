@@ -13,8 +13,9 @@ extension OpenIDProvider {
         guard let settings else { return .refused("unsupported", "Konto is no OpenID Provider here.") }
         let now = clock()
         let authorization: OpenIDAuthorizationRequest
+        let clients = try await namedClient(in: request, settings: settings, at: now)
         do {
-            authorization = try OpenIDAuthorizationRequest.check(request.parameters.map { ($0.name, $0.value) }, clients: settings.clients)
+            authorization = try OpenIDAuthorizationRequest.check(request.parameters.map { ($0.name, $0.value) }, clients: clients)
         } catch {
             switch error {
             case .notRedirectable(let description): return .refused("invalid_request", description)
@@ -121,5 +122,13 @@ extension OpenIDProvider {
         let query = components?.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
         components?.percentEncodedQuery = query
         return components?.string ?? redirectURI
+    }
+
+    /// The client the request names (its one `client_id`), looked up before the request is checked; none when it
+    /// names none, several or an unknown one (the check then refuses it).
+    private func namedClient(in request: IdentityOpenIDAuthorizeRequest, settings: OpenIDProviderSettings, at now: Timestamp) async throws(ServiceError) -> OpenIDClients {
+        let ids = request.parameters.filter { $0.name == "client_id" }.map(\.value)
+        guard ids.count == 1, let client = try await registeredClient(ids[0], settings: settings, at: now) else { return .none }
+        return OpenIDClients([client])
     }
 }

@@ -30,7 +30,9 @@ extension OpenIDProvider {
         }
         var client: OpenIDClient?
         if let clientId = values["client_id"] ?? hint?.clientId {
-            guard let registered = settings.clients[clientId] else { return .refused("invalid_request", "There is no such application.") }
+            guard let registered = try await registeredClient(clientId, settings: settings, at: now) else {
+                return .refused("invalid_request", "There is no such application.")
+            }
             client = registered
         }
         var location: String?

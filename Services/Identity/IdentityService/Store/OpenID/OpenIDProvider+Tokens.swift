@@ -14,10 +14,9 @@ extension OpenIDProvider {
         guard let settings else { return IdentityOpenIDTokenResponse(error: Self.notProvider) }
         let now = clock()
         let client: OpenIDClient
-        do {
-            client = try await authenticate(request.client, settings: settings, at: now)
-        } catch {
-            return IdentityOpenIDTokenResponse(error: error)
+        switch try await authenticate(request.client, settings: settings, at: now) {
+        case .success(let authenticated): client = authenticated
+        case .failure(let error): return IdentityOpenIDTokenResponse(error: error)
         }
         if let duplicated = request.duplicated {
             return IdentityOpenIDTokenResponse(error: IdentityOpenIDError("invalid_request", "The parameter \(duplicated) is given more than once."))

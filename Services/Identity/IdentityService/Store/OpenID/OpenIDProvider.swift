@@ -40,7 +40,28 @@ struct OpenIDProvider: IdentityPart {
     /// The client a token, revocation or introspection request comes from, proved as it registered: a confidential
     /// client with its secret (by the method it registered) or a `private_key_jwt` assertion; a public one by its id
     /// alone, presenting no secret. Every failure is `invalid_client` (401) and says no more.
-    func authenticate(_ credentials: IdentityOpenIDClientCredentials, settings: OpenIDProviderSettings, at now: Timestamp) async throws(IdentityOpenIDError) -> OpenIDClient {
+    /// A storage failure looking the client up is the only thrown error; a refusal is the result's.
+    func authenticate(_ credentials: IdentityOpenIDClientCredentials, settings: OpenIDProviderSettings, at now: Timestamp) async throws(ServiceError) -> Result<OpenIDClient, IdentityOpenIDError> {
+        let invalid = IdentityOpenIDError("invalid_client", "Client authentication failed.", status: 401)
+        guard let id = Self.presentedClientId(credentials) else { return .failure(invalid) }
+        guard let client = try await registeredClient(id, settings: settings, at: now) else { return .failure(invalid) }
+        do {
+            return .success(try await authenticate(credentials, as: client, settings: settings, at: now))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The one client id a request names (by Basic, the form, or a client assertion's `iss`), unchecked; nil for
+    /// none, or several that differ.
+    static func presentedClientId(_ credentials: IdentityOpenIDClientCredentials) -> String? {
+        let ids = [credentials.basicId, credentials.clientId].compactMap { $0 }
+        let assertionIssuer = credentials.assertion.flatMap { $0.value.utf8.count <= maximumAssertionLength ? unverifiedIssuer($0.value) : nil }
+        guard let id = ids.first ?? assertionIssuer, ids.allSatisfy({ $0 == id }) else { return nil }
+        return id
+    }
+
+    private func authenticate(_ credentials: IdentityOpenIDClientCredentials, as client: OpenIDClient, settings: OpenIDProviderSettings, at now: Timestamp) async throws(IdentityOpenIDError) -> OpenIDClient {
         let invalid = IdentityOpenIDError("invalid_client", "Client authentication failed.", status: 401)
         let ids = [credentials.basicId, credentials.clientId].compactMap { $0 }
         // One id, or the same twice (RFC 6749 2.3: one method per request; a form's client_id may repeat Basic's).
@@ -52,7 +73,7 @@ struct OpenIDProvider: IdentityPart {
             guard credentials.assertionType == nil else { throw invalid }
             assertionIssuer = nil
         }
-        guard let id = ids.first ?? assertionIssuer, ids.allSatisfy({ $0 == id }), let client = settings.clients[id] else { throw invalid }
+        guard let id = ids.first ?? assertionIssuer, ids.allSatisfy({ $0 == id }), id == client.id else { throw invalid }
         let secrets = [credentials.basicId != nil ? "basic" : nil, credentials.clientSecret != nil ? "post" : nil, credentials.assertion != nil ? "jwt" : nil].compactMap { $0 }
         guard secrets.count <= 1 else { throw invalid }
         switch client.authentication {
