@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import KontoClient
+import KontoContracts
 import KontoTestSupport
 import NIOCore
 import NIOHTTP1
@@ -52,17 +53,6 @@ struct OpenIDRelyingPartyTests {
             redirectUris: [\(relyingParty)/callback]
             postLogoutRedirectUris: [\(relyingParty)/signed-out]
             scopes: [openid, profile, email, offline_access]
-          - id: rp-dashboard
-            name: Study dashboard
-            type: confidential
-            authentication: client_secret_basic
-            secretFile: \(secretFile)
-            redirectUris: [\(relyingParty)/callback]
-            postLogoutRedirectUris: [\(relyingParty)/signed-out]
-            scopes: [openid, email, offline_access]
-            firstParty: true
-            idTokenAlgorithm: RS256
-            sectorIdentifier: dashboard.example.org
           - id: rp-apache
             name: Apache dashboard
             type: confidential
@@ -75,10 +65,21 @@ struct OpenIDRelyingPartyTests {
         """.write(toFile: clientsFile, atomically: true, encoding: .utf8)
         // The issuer is the gateway as the browser reaches it.
         let issuer = "http://localhost:\(gatewayPort)"
+        let bootstrap = OperatorKeyText.generate().text
+        let adminPort = try FreePort.loopback()
         try await EndToEndSystem.with(environment: [
             "KONTO_GATEWAY_PORT": "\(gatewayPort)", "KONTO_IDENTITY_OIDC_ISSUER": issuer, "KONTO_IDENTITY_OIDC_KEYS": "\(ecKey),\(rsaKey)",
-            "KONTO_IDENTITY_OIDC_CLIENTS": clientsFile,
+            "KONTO_IDENTITY_OIDC_CLIENTS": clientsFile, "KONTO_GATEWAY_ADMIN_PORT": "\(adminPort)", "KONTO_IDENTITY_BOOTSTRAP_OPERATOR_KEY": bootstrap,
         ]) { system in
+            // The confidential client is registered through the admin API (the others come from the file): Authlib
+            // signs in with the secret Konto made for it.
+            let operators = KontoAdmin(adminURL: "http://127.0.0.1:\(adminPort)", key: bootstrap, httpClient: system.http)
+            let registered = try await operators.createOpenIDClient(id: "rp-dashboard", KontoOpenIDClientSettings(
+                name: "Study dashboard", type: "confidential", authentication: "client_secret_basic", redirectURIs: ["\(relyingParty)/callback"],
+                postLogoutRedirectURIs: ["\(relyingParty)/signed-out"], scopes: ["openid", "email", "offline_access"], firstParty: true,
+                idTokenAlgorithm: "RS256", sectorIdentifier: "dashboard.example.org"
+            ))
+            let dashboardSecret = try #require(registered.secret)
             let client = system.client()
             let schema = try await client.schema()
             let userId = "grace.rp@example.org"
@@ -88,7 +89,7 @@ struct OpenIDRelyingPartyTests {
             // mod_auth_openidc in Apache httpd, from Debian: the off-the-shelf relying party.
             let apache = try await ApacheRelyingParty.start(folder: folder.appendingPathComponent("apache"), port: apachePort, issuer: issuer, secret: secret, http: system.http)
             var environment = [
-                "KONTO_ISSUER": issuer, "KONTO_RP_PORT": "\(relyingPartyPort)", "KONTO_RP_SECRET": secret, "KONTO_USER_ID": userId,
+                "KONTO_ISSUER": issuer, "KONTO_RP_PORT": "\(relyingPartyPort)", "KONTO_RP_SECRET": dashboardSecret, "KONTO_USER_ID": userId,
                 "KONTO_PASSWORD": Self.password, "KONTO_SCREENSHOTS": screenshots, "KONTO_CHROMEDRIVER": chromedriver, "PYTHONUNBUFFERED": "1",
                 "SE_OFFLINE": "true", "SE_AVOID_STATS": "true",
             ]
@@ -129,6 +130,16 @@ struct OpenIDRelyingPartyTests {
             #expect(response.status == .ok && applications?.contains("rp-study") == true, "\(String(describing: applications))")
             try await owner.deleteAccount(currentPassword: Self.password)
             #expect(try await system.strings(rows) == [], "the account's OpenID rows outlived it")
+
+            // The registered client removed: its rows go (none left here), its secret works no more.
+            let removed = try await operators.removeOpenIDClient(id: "rp-dashboard")
+            #expect(removed.grantsEnded == 0)
+            var introspect = HTTPClientRequest(url: system.gatewayURL + "/oauth2/introspect")
+            introspect.method = .POST
+            introspect.headers.add(name: "Authorization", value: "Basic " + Data("rp-dashboard:\(dashboardSecret)".utf8).base64EncodedString())
+            introspect.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            introspect.body = .bytes(ByteBuffer(string: "token=anything"))
+            #expect(try await system.http.execute(introspect, timeout: .seconds(15)).status == .unauthorized)
         }
     }
 

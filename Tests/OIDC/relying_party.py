@@ -7,7 +7,7 @@ script only checks what Authlib hands back. A small HTTP server of its own is th
 Environment:
   KONTO_ISSUER        the issuer, the gateway as the browser reaches it (http://localhost:PORT)
   KONTO_RP_PORT       the port of the relying party's own server on 127.0.0.1 (redirect URIs /callback, /signed-out)
-  KONTO_RP_SECRET     the confidential client's secret (client `rp-dashboard`, client_secret_basic, first party, RS256)
+  KONTO_RP_SECRET     the confidential client's secret, made by Konto when the test registered it through the admin API (client `rp-dashboard`, client_secret_basic, first party, RS256)
                       the public client is `rp-study` (third party: a consent page; ES256)
   KONTO_USER_ID, KONTO_PASSWORD   an account to sign in with
   KONTO_SCREENSHOTS   a directory for failure.png / failure.html
