@@ -79,11 +79,14 @@ struct GatewayOpenIDTests {
     }
 
     /// A code for the session, as the console gets one from Identity; with its PKCE verifier.
-    static func code(_ gateway: GatewayHarness.Running, session: String, scope: String = "openid email profile offline_access") async throws -> (code: String, verifier: String) {
+    static func code(
+        _ gateway: GatewayHarness.Running, session: String, scope: String = "openid email profile offline_access", client: String = "dashboard",
+        redirect: String = "https://dashboard.example.org/callback"
+    ) async throws -> (code: String, verifier: String) {
         let verifier = Base64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255) })
         let challenge = Base64URL.encode(Array(SHA256.hash(data: Data(verifier.utf8))))
         let parameters = [
-            ("response_type", "code"), ("client_id", "dashboard"), ("redirect_uri", "https://dashboard.example.org/callback"), ("scope", scope),
+            ("response_type", "code"), ("client_id", client), ("redirect_uri", redirect), ("scope", scope),
             ("state", "s"), ("nonce", "n"), ("code_challenge", challenge), ("code_challenge_method", "S256"),
         ].map { IdentityOpenIDParameter($0.0, $0.1) }
         let answer = try await gateway.withService(port: gateway.identityPort, server: IdentityContract.serviceName) { identity in

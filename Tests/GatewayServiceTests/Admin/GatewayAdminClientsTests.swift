@@ -1,12 +1,8 @@
-import Crypto
 import Foundation
 @testable import GatewayService
 import IdentityService
 import KontoContracts
-import KontoModel
 import KontoTestSupport
-import KontoWebAuthn
-import KontoWire
 import NIOHTTP1
 import Testing
 
@@ -22,21 +18,6 @@ struct GatewayAdminClientsTests {
     }
 
     static let crm = #"{"id":"crm","name":"CRM","type":"confidential","authentication":"client_secret_basic","redirectUris":["https://crm.example.org/cb"],"scopes":["openid","email","profile","offline_access"],"firstParty":true}"#
-
-    /// A code for the session and client, as the console gets one from Identity; with its PKCE verifier.
-    static func code(_ gateway: GatewayHarness.Running, session: String, client: String, redirect: String) async throws -> (code: String, verifier: String) {
-        let verifier = Base64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255) })
-        let challenge = Base64URL.encode(Array(SHA256.hash(data: Data(verifier.utf8))))
-        let parameters = [
-            ("response_type", "code"), ("client_id", client), ("redirect_uri", redirect), ("scope", "openid email profile offline_access"),
-            ("state", "s"), ("nonce", "n"), ("code_challenge", challenge), ("code_challenge_method", "S256"),
-        ].map { IdentityOpenIDParameter($0.0, $0.1) }
-        let answer = try await gateway.withService(port: gateway.identityPort, server: IdentityContract.serviceName) { identity in
-            try await identity.call(IdentityContract.openIDAuthorize, IdentityOpenIDAuthorizeRequest(token: BearerToken(session), parameters: parameters, requestedAt: Timestamp(Date())))
-        }
-        let code = try #require(URLComponents(string: answer.location ?? "")?.queryItems?.first { $0.name == "code" }?.value, "\(answer)")
-        return (code, verifier)
-    }
 
     @Test("registered, used at the token endpoint, listed without its secret, changed, rotated, removed with its tokens; refusals")
     func lifecycle() async throws {
@@ -57,7 +38,7 @@ struct GatewayAdminClientsTests {
 
             // Served at once: the code exchange with the secret answered, introspection, Konto's own API.
             let (session, _) = try await running.signUp("ada@example.org")
-            let first = try await Self.code(running, session: session, client: "crm", redirect: "https://crm.example.org/cb")
+            let first = try await GatewayOpenIDTests.code(running, session: session, scope: "openid email profile offline_access", client: "crm", redirect: "https://crm.example.org/cb")
             let basic = GatewayOpenIDTests.basic("crm", secret)
             let exchanged = try await GatewayOpenIDTests.form(running, "/oauth2/token", [
                 ("grant_type", "authorization_code"), ("code", first.code), ("redirect_uri", "https://crm.example.org/cb"), ("code_verifier", first.verifier),
