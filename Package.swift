@@ -349,7 +349,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KontoMailTests",
-            dependencies: ["KontoMail", "KontoTestSupport", .nioCore, .nioSSL],
+            dependencies: ["KontoMail", "KontoTestSupport", .nioCore, .nioEmbedded, .nioPosix, .nioSSL],
             path: "Tests/KontoMailTests"
         ),
         .testTarget(

@@ -44,6 +44,7 @@ public final class SMTPClient: Sendable {
     private struct Session: Sendable {
         let id: Int
         let channel: any Channel
+        let end: SMTPSessionEnd
         var mails: Int
     }
 
@@ -89,8 +90,9 @@ public final class SMTPClient: Sendable {
             deadline.cancel()
         } catch {
             deadline.cancel()
-            // The session closes itself after a refusal or failure.
-            throw (error as? MailError) ?? MailError(.transient, "the conversation failed: \(String(describing: type(of: error)))")
+            // The session closes itself after a refusal or failure. A mail that met the session closed already (its
+            // sign-in refused while the mail was on its way) fails for the session's reason.
+            throw (error as? MailError) ?? session.end.error ?? MailError(.transient, "the conversation failed: \(String(describing: type(of: error)))")
         }
         session.mails += 1
         putBack(session)
@@ -150,6 +152,7 @@ public final class SMTPClient: Sendable {
             configuration: .init(clientName: configuration.clientName, security: configuration.security, username: configuration.username, password: configuration.password)
         )
         let tlsContext = self.tlsContext
+        let end = SMTPSessionEnd()
         let hostname = configuration.host.first?.isNumber == true ? nil : configuration.host
         let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(configuration.timeout)
@@ -159,7 +162,7 @@ public final class SMTPClient: Sendable {
                     if configuration.security == .implicitTLS, let tlsContext {
                         try sync.addHandler(NIOSSLClientHandler(context: tlsContext, serverHostname: hostname))
                     }
-                    try sync.addHandler(SMTPClientHandler(machine: machine, tlsContext: tlsContext, serverHostname: hostname))
+                    try sync.addHandler(SMTPClientHandler(machine: machine, tlsContext: tlsContext, serverHostname: hostname, end: end))
                 }
             }
         do {
@@ -168,7 +171,7 @@ public final class SMTPClient: Sendable {
                 defer { idle.next += 1 }
                 return idle.next
             }
-            return Session(id: id, channel: channel, mails: 0)
+            return Session(id: id, channel: channel, end: end, mails: 0)
         } catch {
             throw MailError(.transient, "cannot connect to \(configuration.host):\(configuration.port)")
         }

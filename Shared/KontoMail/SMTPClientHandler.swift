@@ -31,8 +31,12 @@ final class SMTPClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The promise of the mail in flight.
     private var inFlight: EventLoopPromise<Void>?
 
-    init(machine: SMTPClientStateMachine, tlsContext: NIOSSLContext?, serverHostname: String?) {
+    /// Where the session's end is told to the client.
+    private let end: SMTPSessionEnd
+
+    init(machine: SMTPClientStateMachine, tlsContext: NIOSSLContext?, serverHostname: String?, end: SMTPSessionEnd) {
         self.machine = machine
+        self.end = end
         self.tlsContext = tlsContext
         self.serverHostname = serverHostname
     }
@@ -119,6 +123,7 @@ final class SMTPClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Ends the session: the mail in flight fails with `error` (or with the session's end when there is none).
     private func finish(_ error: MailError?, context: ChannelHandlerContext) {
+        if let error { end.record(error) }
         let promise = inFlight
         inFlight = nil
         promise?.fail(error ?? MailError(.transient, "the SMTP session ended before the mail was accepted"))

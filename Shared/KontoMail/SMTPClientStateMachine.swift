@@ -90,7 +90,8 @@ public struct SMTPClientStateMachine: Sendable {
     /// first is settled, or one for a session that is over, is refused without touching the session.
     public mutating func send(_ mail: Mail) -> Action {
         guard self.mail == nil, state != .quit, state != .done else {
-            return .refused(MailError(.transient, "the SMTP session cannot take a mail now"))
+            // A session ending because it was refused (sign-in, STARTTLS) says so: the mail fails for that reason.
+            return .refused(outcome ?? MailError(.transient, "the SMTP session cannot take a mail now"))
         }
         self.mail = mail
         return state == .ready ? mailFrom() : .wait
@@ -238,11 +239,11 @@ public struct SMTPClientStateMachine: Sendable {
     /// Ends the conversation with `code`: politely (QUIT, then close) when the server is still listening.
     private mutating func fail(_ code: MailError.Code, _ detail: String, quit: Bool) -> Action {
         let error = MailError(code, detail)
+        outcome = error
         guard quit else {
             state = .done
             return .close(error)
         }
-        outcome = error
         state = .quit
         return .send(Array("QUIT\r\n".utf8))
     }

@@ -77,6 +77,23 @@ struct SMTPClientStateMachineTests {
         #expect(closed.connectionClosed() == .close(nil), "an idle session's end fails no mail")
     }
 
+    @Test("a mail given to a session that is ending for a refusal fails for that refusal, not as a busy session")
+    func mailAfterRefusal() throws {
+        var machine = SMTPClientStateMachine(configuration: .init(clientName: "konto.example.org", security: .startTLS))
+        _ = machine.replyReceived(Self.reply(220))
+        let refusal = MailError(.configuration, "the server does not offer STARTTLS, which the settings require")
+        #expect(Self.sent(machine.replyReceived(Self.reply(250, "x"))) == "QUIT\r\n")
+        #expect(machine.send(try Self.mail()) == .refused(refusal), "while QUIT is said")
+        #expect(machine.replyReceived(Self.reply(221)) == .close(refusal))
+        #expect(machine.send(try Self.mail()) == .refused(refusal), "after the end")
+
+        var idle = SMTPClientStateMachine(configuration: .init(clientName: "konto.example.org", security: .none))
+        _ = idle.replyReceived(Self.reply(220))
+        _ = idle.replyReceived(Self.reply(250, "x"))
+        _ = idle.quit()
+        #expect(idle.send(try Self.mail()) == .refused(MailError(.transient, "the SMTP session cannot take a mail now")), "an idle session ended politely refused nothing")
+    }
+
     @Test("implicit TLS with AUTH LOGIN; without credentials no AUTH at all")
     func implicitTLSAndLogin() throws {
         var machine = try Self.machine(.implicitTLS)
