@@ -112,7 +112,7 @@ struct KontoAdminClientsTests {
         #expect(throws: KontoClientError.self) { try KontoOpenIDClientKey.keys(jwkSet: Data(#"{"keys":[{"kty":"EC"}]}"#.utf8)) }
     }
 
-    @Test("konto admin clients: add (secret printed once, keys from a JWK Set file), list by default, rotate, remove; a refusal's code")
+    @Test("konto admin clients: add (secret printed once, keys from a JWK Set file), list by default, update (every setting replaced, printed as listed), rotate, remove; refusals' codes")
     func commandLine() async throws {
         try await GatewayHarness.withGateway(configure: { $0.adminPort = 0 }, identityOptions: try AdminConsoleClientsTests.options()) { gateway in
             let root = GatewayAdminTests.bootstrap.text
@@ -148,6 +148,33 @@ struct KontoAdminClientsTests {
             #expect(clients.first { $0["id"] as? String == "crm" }?["redirectUris"] as? [String] == ["https://crm.example.org/callback", "https://crm.example.org/other"])
             let text = try await konto("list")
             #expect(text.status == 0 && text.standardOutput.contains("crm  api  confidential/client_secret_basic  CRM") && text.standardOutput.hasSuffix("3 clients\n"), "\(text.standardOutput)")
+
+            // Changed: every setting replaced (an option left out takes add's default), printed as list prints it.
+            let updated = try await konto(
+                "update", "crm", "--name", "CRM 2", "--type", "confidential", "--authentication", "client_secret_post", "--redirect-uri",
+                "https://crm.example.org/v2", "--scope", "openid", "--scope", "profile"
+            )
+            #expect(updated.status == 0 && updated.standardOutput == "crm  api  confidential/client_secret_post  CRM 2  https://crm.example.org/v2  openid profile\n", "\(updated.standardOutput) \(updated.standardError)")
+            let updatedJSON = try await konto("update", "crm", "--name", "CRM 3", "--type", "confidential", "--redirect-uri", "https://crm.example.org/v3", "--json")
+            let changed = try #require(try JSONSerialization.jsonObject(with: Data(updatedJSON.standardOutput.utf8)) as? [String: Any], "\(updatedJSON.standardOutput) \(updatedJSON.standardError)")
+            #expect(changed["id"] as? String == "crm" && changed["name"] as? String == "CRM 3" && changed["redirectUris"] as? [String] == ["https://crm.example.org/v3"])
+            #expect(changed["authentication"] as? String == "client_secret_basic" && changed["scopes"] as? [String] == ["openid"] && changed["sectorIdentifier"] == nil)
+            #expect(changed["updatedAt"] is String && changed["secret"] == nil && !updatedJSON.standardOutput.contains(secret))
+            let relisted = try await konto("list")
+            #expect(relisted.standardOutput.contains("crm  api  confidential/client_secret_basic  CRM 3  https://crm.example.org/v3  openid\n"), "\(relisted.standardOutput)")
+            // --jwks again for a private_key_jwt client (its method the default with keys).
+            let rekeyed = try await konto("update", "signer", "--name", "Signer 2", "--type", "confidential", "--redirect-uri", "https://signer.example.org/cb", "--jwks", jwksFile.path)
+            #expect(rekeyed.status == 0 && rekeyed.standardOutput.hasPrefix("signer  api  confidential/private_key_jwt  Signer 2"), "\(rekeyed.standardOutput) \(rekeyed.standardError)")
+            // Refused: the file's client, a change of kind, a missing redirect URI (before any call); nothing changed.
+            let fileUpdate = try await konto("update", "study-app", "--name", "Study", "--type", "public", "--redirect-uri", "https://app.example.org/callback")
+            #expect(fileUpdate.status != 0 && fileUpdate.standardError.contains("admin.clientInFile"), "\(fileUpdate.standardError)")
+            let kindChange = try await konto("update", "crm", "--name", "CRM", "--type", "public", "--redirect-uri", "https://crm.example.org/v3")
+            #expect(kindChange.status != 0 && kindChange.standardError.contains("admin.invalidRequest"), "\(kindChange.standardError)")
+            let noRedirect = try await konto("update", "crm", "--name", "CRM", "--type", "confidential")
+            #expect(noRedirect.status == 64 && noRedirect.standardError.contains("--redirect-uri"), "\(noRedirect.status) \(noRedirect.standardError)")
+            let unchanged = try await konto("--json")
+            let crmNow = (try JSONSerialization.jsonObject(with: Data(unchanged.standardOutput.utf8)) as? [[String: Any]])?.first { $0["id"] as? String == "crm" }
+            #expect(crmNow?["name"] as? String == "CRM 3" && crmNow?["type"] as? String == "confidential")
 
             let rotated = try await konto("rotate", "crm", "--keep-previous", "3600")
             #expect(rotated.status == 0 && rotated.standardOutput.contains("still accepted until") && rotated.standardOutput.contains("shown this once"), "\(rotated.standardOutput) \(rotated.standardError)")

@@ -160,7 +160,7 @@ struct AdminConsolePage: Sendable {
     // OpenID Provider clients.
     var clients: [ClientRow] = []
     var hasClients = false
-    /// The registration form, with what was given when it was refused.
+    /// The registration form (or a client's change), with what was given when it was refused.
     var clientForm: ClientForm?
 
     struct ClientRow: Sendable {
@@ -181,10 +181,18 @@ struct AdminConsolePage: Sendable {
     }
 
     struct ClientForm: Sendable {
+        /// The form's target under the console: `/clients/add`, or `/clients/update` for a change.
+        var action = "/clients/add"
+        /// A registered client's change: its id and type as registered, the list left out.
+        var editing = false
         var id = ""
         var name = ""
         var types: [Option]
+        /// A public client's change has no authentication to choose.
+        var choosesAuthentication = true
         var authentications: [Option]
+        /// Registering may give private_key_jwt keys; a change only a private_key_jwt client's.
+        var takesKeys = true
         var jwks = ""
         var redirectURIs = ""
         var postLogoutRedirectURIs = ""

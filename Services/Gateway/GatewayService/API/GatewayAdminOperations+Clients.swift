@@ -16,6 +16,8 @@ extension GatewayAdminOperations {
         package var authentication: String?
         /// The kids of a `private_key_jwt` client's public keys.
         package var keyIds: [String]
+        /// Those keys as a JWK Set's JSON, as the registration form takes them: a change must give them again.
+        package var jwks: String?
         package var redirectURIs: [String]
         package var postLogoutRedirectURIs: [String]
         package var scopes: [String]
@@ -30,6 +32,15 @@ extension GatewayAdminOperations {
 
         /// Whether it keeps a secret Konto made (and so can be given a new one).
         package var usesSecret: Bool { authentication == "client_secret_basic" || authentication == "client_secret_post" }
+
+        /// Its settings as registering (or changing) it takes them: what a change starts from.
+        package var settings: OpenIDClientSettings {
+            OpenIDClientSettings(
+                id: id, name: name, type: type, authentication: authentication, jwks: jwks, redirectURIs: redirectURIs,
+                postLogoutRedirectURIs: postLogoutRedirectURIs, scopes: scopes, firstParty: firstParty, idTokenAlgorithm: idTokenAlgorithm,
+                sectorIdentifier: sectorIdentifier
+            )
+        }
     }
 
     /// What registering a client takes, as the console's form gives it: the API's values as text, checked by the API
@@ -87,6 +98,16 @@ extension GatewayAdminOperations {
         }
     }
 
+    /// Replaces the settings of a client registered through the API (`settings.id` names it); its type, kind of
+    /// authentication and secret stay, so the API refuses a change of those.
+    package func updateOpenIDClient(_ settings: OpenIDClientSettings) async throws -> OpenIDClient {
+        let input = Operations.AdminUpdateOpenIDClient.Input(path: .init(clientId: settings.id), body: .json(try Self.body(settings)))
+        switch try await api.adminUpdateOpenIDClient(input) {
+        case .ok(let ok): return Self.openIDClient(try ok.body.json)
+        case .default(let status, _): throw Self.unexpected(status)
+        }
+    }
+
     /// Gives a secret client a new secret (shown this once); the previous one is accepted for `keepPreviousSeconds`.
     package func rotateOpenIDClientSecret(clientId: String, keepPreviousSeconds: Int) async throws -> (client: OpenIDClient, secret: String?) {
         let input = Operations.AdminRotateOpenIDClientSecret.Input(path: .init(clientId: clientId), body: .json(.init(keepPreviousSeconds: keepPreviousSeconds)))
@@ -113,10 +134,17 @@ extension GatewayAdminOperations {
     static func openIDClient(_ client: Components.Schemas.OpenIDClient) -> OpenIDClient {
         OpenIDClient(
             id: client.id, source: client.source.rawValue, name: client.name, type: client._type.rawValue, authentication: client.authentication,
-            keyIds: client.jwks?.keys.map(\.kid) ?? [], redirectURIs: client.redirectUris, postLogoutRedirectURIs: client.postLogoutRedirectUris,
+            keyIds: client.jwks?.keys.map(\.kid) ?? [], jwks: client.jwks.flatMap(Self.jwkSet), redirectURIs: client.redirectUris, postLogoutRedirectURIs: client.postLogoutRedirectUris,
             scopes: client.scopes, firstParty: client.firstParty, idTokenAlgorithm: client.idTokenAlgorithm, sectorIdentifier: client.sectorIdentifier,
             createdAt: client.createdAt, secretCreatedAt: client.secretCreatedAt, previousSecretExpiresAt: client.previousSecretExpiresAt
         )
+    }
+
+    /// A client's public keys as a JWK Set's JSON, its members sorted so the form shows them the same each time.
+    static func jwkSet(_ keys: Components.Schemas.OpenIDClientPublicKeys) -> String? {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(keys)).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The API's body for `settings`; a value the API's schema has no case for is its malformed request, named.

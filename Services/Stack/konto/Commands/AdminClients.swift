@@ -2,13 +2,13 @@ import ArgumentParser
 import Foundation
 import KontoClient
 
-/// `konto admin clients`: the OpenID Provider's clients, listed, registered, given a new secret and removed at run
-/// time (docs/OIDC.md, "Clients through the admin API").
+/// `konto admin clients`: the OpenID Provider's clients, listed, registered, changed, given a new secret and removed
+/// at run time (docs/OIDC.md, "Clients through the admin API").
 struct AdminClients: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "clients",
-        abstract: "The OpenID Provider's clients: list them, register one, give one a new secret, remove one registered here (scope clients:write).",
-        subcommands: [List.self, Add.self, Rotate.self, Remove.self],
+        abstract: "The OpenID Provider's clients: list them, register one, change, give a new secret to or remove one registered here (scope clients:write).",
+        subcommands: [List.self, Add.self, Update.self, Rotate.self, Remove.self],
         defaultSubcommand: List.self
     )
 
@@ -17,33 +17,15 @@ struct AdminClients: AsyncParsableCommand {
         "Client secret (shown this once, not again: Konto keeps only its hash): \(secret)"
     }
 
-    /// `konto admin clients list`.
-    struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "The clients: the deployment's clients file's, then those registered through the API.")
-        @OptionGroup var options: AdminOptions
-
-        func run() async throws {
-            try await options.perform { admin, output in
-                let clients = try await admin.openIDClients()
-                var lines = clients.map { client in
-                    let kind = client.type + (client.authentication.map { "/\($0)" } ?? "")
-                    return "\(client.id)  \(client.source)  \(kind)  \(client.name)\(client.firstParty ? " (first party)" : "")  "
-                        + "\(client.redirectURIs.joined(separator: ","))  \(client.scopes.joined(separator: " "))"
-                }
-                lines.append("\(clients.count) clients")
-                output.answer(lines.joined(separator: "\n"), clients)
-            }
-        }
+    /// A client as `list` prints it, on one line.
+    static func line(_ client: KontoOpenIDClient) -> String {
+        let kind = client.type + (client.authentication.map { "/\($0)" } ?? "")
+        return "\(client.id)  \(client.source)  \(kind)  \(client.name)\(client.firstParty ? " (first party)" : "")  "
+            + "\(client.redirectURIs.joined(separator: ","))  \(client.scopes.joined(separator: " "))"
     }
 
-    /// `konto admin clients add ID --name … --type … --redirect-uri … […]`.
-    struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Register a client: every replica serves it at once.",
-            discussion: "A confidential client with a secret gets one made and printed this once; keep it for the application's servers."
-        )
-        @OptionGroup var options: AdminOptions
-        @Argument(help: "The client's id, as its application sends it (letters, digits, . _ - :).") var id: String
+    /// A client's settings as `add` and `update` take them: `update` replaces them all, as registering sets them.
+    struct Settings: ParsableArguments {
         @Option(help: "What the consent page calls it.") var name: String
         @Option(help: "public (a browser or mobile app, with PKCE) or confidential (its servers prove who they are).") var type: String
         @Option(help: "A confidential client's: client_secret_basic (the default), client_secret_post or private_key_jwt (the default with --jwks).")
@@ -61,24 +43,79 @@ struct AdminClients: AsyncParsableCommand {
             guard !redirectURIs.isEmpty else { throw ValidationError("--redirect-uri: at least one") }
         }
 
+        /// The --jwks file's bytes, read before any call so an unreadable file is a usage error.
+        func keySet() throws -> Data? {
+            guard let jwks else { return nil }
+            guard let read = FileManager.default.contents(atPath: jwks) else { throw ValidationError("cannot read \(jwks)") }
+            return read
+        }
+
+        func settings(keySet: Data?) throws -> KontoOpenIDClientSettings {
+            let keys = try keySet.map(KontoOpenIDClientKey.keys(jwkSet:))
+            var method = authentication
+            if method == nil, type == "confidential" { method = keys == nil ? "client_secret_basic" : "private_key_jwt" }
+            return KontoOpenIDClientSettings(
+                name: name, type: type, authentication: method, keys: keys, redirectURIs: redirectURIs, postLogoutRedirectURIs: postLogoutRedirectURIs,
+                scopes: scopes.isEmpty ? ["openid"] : scopes, firstParty: firstParty, idTokenAlgorithm: idTokenAlgorithm, sectorIdentifier: sectorIdentifier
+            )
+        }
+    }
+
+    /// `konto admin clients list`.
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The clients: the deployment's clients file's, then those registered through the API.")
+        @OptionGroup var options: AdminOptions
+
         func run() async throws {
-            var keySet: Data?
-            if let jwks {
-                guard let read = FileManager.default.contents(atPath: jwks) else { throw ValidationError("cannot read \(jwks)") }
-                keySet = read
+            try await options.perform { admin, output in
+                let clients = try await admin.openIDClients()
+                var lines = clients.map(AdminClients.line)
+                lines.append("\(clients.count) clients")
+                output.answer(lines.joined(separator: "\n"), clients)
             }
-            try await options.perform { [keySet] admin, output in
-                let keys = try keySet.map(KontoOpenIDClientKey.keys(jwkSet:))
-                var method = authentication
-                if method == nil, type == "confidential" { method = keys == nil ? "client_secret_basic" : "private_key_jwt" }
-                let settings = KontoOpenIDClientSettings(
-                    name: name, type: type, authentication: method, keys: keys, redirectURIs: redirectURIs, postLogoutRedirectURIs: postLogoutRedirectURIs,
-                    scopes: scopes.isEmpty ? ["openid"] : scopes, firstParty: firstParty, idTokenAlgorithm: idTokenAlgorithm, sectorIdentifier: sectorIdentifier
-                )
-                let saved = try await admin.createOpenIDClient(id: id, settings)
+        }
+    }
+
+    /// `konto admin clients add ID --name … --type … --redirect-uri … […]`.
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Register a client: every replica serves it at once.",
+            discussion: "A confidential client with a secret gets one made and printed this once; keep it for the application's servers."
+        )
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "The client's id, as its application sends it (letters, digits, . _ - :).") var id: String
+        @OptionGroup var client: Settings
+
+        func run() async throws {
+            let keySet = try client.keySet()
+            try await options.perform { admin, output in
+                let saved = try await admin.createOpenIDClient(id: id, try client.settings(keySet: keySet))
                 var text = "Registered \(saved.client.id) (\(saved.client.type)\(saved.client.authentication.map { ", \($0)" } ?? ""))."
                 if let secret = saved.secret { text += "\n" + AdminClients.secretLine(secret) }
                 output.answer(text, saved)
+            }
+        }
+    }
+
+    /// `konto admin clients update ID --name … --type … --redirect-uri … […]`.
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a client registered here: every replica serves the new settings at once.",
+            discussion: """
+                Every setting is replaced by the options given, as add sets them (one left out takes add's default). Its type and kind of \
+                authentication stay: a secret client may move between client_secret_basic and client_secret_post and keeps its secret; a \
+                private_key_jwt client gives its keys again with --jwks.
+                """
+        )
+        @OptionGroup var options: AdminOptions
+        @Argument(help: "The client's id.") var id: String
+        @OptionGroup var client: Settings
+
+        func run() async throws {
+            let keySet = try client.keySet()
+            try await options.perform { admin, output in
+                let updated = try await admin.updateOpenIDClient(id: id, try client.settings(keySet: keySet))
+                output.answer(AdminClients.line(updated), updated)
             }
         }
     }
