@@ -149,7 +149,12 @@ struct TailBarrierTests {
                             try await connection.query("SELECT 1 FROM notifications.tail_readers WHERE reader_id = \(reader) FOR UPDATE", logger: Harness.logger)
                             let locked = ContinuousClock.now
                             var iterator = tail.makeAsyncIterator()
-                            while try await iterator.next() != nil {}
+                            do {
+                                while try await iterator.next() != nil {}
+                            } catch let error as WireError where error.code == .notificationsStorageUnavailable {
+                                // On a loaded machine the tail's own read can give up first (the held-up renewal
+                                // keeps its pooled connection busy): the tail ends all the same, which is the point.
+                            }
                             // Renewed at most one interval before the lock: the lease ran at most 2 s past that.
                             #expect(ContinuousClock.now - locked < .seconds(2), "the tail ended \(ContinuousClock.now - locked) after the lock")
                             try await connection.query("ROLLBACK", logger: Harness.logger)
