@@ -109,7 +109,6 @@ public struct OpenIDClientsLoader: Sendable {
         let id = text("id") ?? ""
         if !Self.isClientId(id) { problems.append("id: must be 1 to 128 letters, digits or . _ - :") }
         let name = text("name") ?? id
-        if name.isEmpty || name.count > 64 { problems.append("name: must be 1 to 64 characters") }
         let type = text("type") ?? ""
         guard ["public", "confidential"].contains(type) else {
             problems.append("type: must be public or confidential")
@@ -158,32 +157,47 @@ public struct OpenIDClientsLoader: Sendable {
         }
         let redirects = list("redirectUris")
         if redirects.isEmpty { problems.append("redirectUris: at least one") }
-        for uri in redirects where !Self.isRedirectURI(uri, isPublic: isPublic) {
-            problems.append("redirectUris: \"\(uri.prefix(80))\" must be an absolute URI without fragment: https, http on a loopback address, or (public clients) a private-use scheme such as org.example.app:/callback")
-        }
         let logouts = list("postLogoutRedirectUris")
-        for uri in logouts where !Self.isRedirectURI(uri, isPublic: isPublic) {
-            problems.append("postLogoutRedirectUris: \"\(uri.prefix(80))\" is not an acceptable redirect URI")
-        }
         let scopes = Set(entry["scopes"] == nil ? ["openid"] : list("scopes"))
-        if !scopes.contains("openid") { problems.append("scopes: must include openid") }
-        for scope in scopes.subtracting(OpenIDClient.supportedScopes).sorted() {
-            problems.append("scopes: \"\(scope.prefix(40))\" is not one Konto offers (\(OpenIDClient.supportedScopes.sorted().joined(separator: ", ")))")
-        }
         var firstParty = false
         if let value = entry["firstParty"] {
             if let flag = value as? Bool { firstParty = flag } else { problems.append("firstParty: must be true or false") }
         }
         let algorithm = text("idTokenAlgorithm") ?? "ES256"
-        if !["ES256", "RS256"].contains(algorithm) { problems.append("idTokenAlgorithm: must be ES256 or RS256") }
         let sector = text("sectorIdentifier")
-        if let sector, sector.isEmpty || sector.utf8.count > 253 || sector.contains(where: { $0 == "/" || $0 == " " }) {
-            problems.append("sectorIdentifier: must be a host name such as example.org")
-        }
+        problems += Self.problems(
+            name: name, isPublic: isPublic, redirectURIs: redirects, postLogoutRedirectURIs: logouts, scopes: scopes, idTokenAlgorithm: algorithm,
+            sectorIdentifier: sector
+        )
         return OpenIDClient(
             id: id, name: name, authentication: authentication, redirectURIs: redirects, postLogoutRedirectURIs: logouts, scopes: scopes,
             isFirstParty: firstParty, idTokenAlgorithm: algorithm, sectorIdentifier: sector
         )
+    }
+
+    /// The rules a client's settings follow wherever they come from, the clients file or the admin API: each problem
+    /// named by its field (how many URIs a client may have is the caller's).
+    static func problems(
+        name: String, isPublic: Bool, redirectURIs: [String], postLogoutRedirectURIs: [String], scopes: Set<String>, idTokenAlgorithm: String,
+        sectorIdentifier: String?
+    ) -> [String] {
+        var problems: [String] = []
+        if name.isEmpty || name.count > 64 { problems.append("name: must be 1 to 64 characters") }
+        for uri in redirectURIs where !isRedirectURI(uri, isPublic: isPublic) {
+            problems.append("redirectUris: \"\(uri.prefix(80))\" must be an absolute URI without fragment: https, http on a loopback address, or (public clients) a private-use scheme such as org.example.app:/callback")
+        }
+        for uri in postLogoutRedirectURIs where !isRedirectURI(uri, isPublic: isPublic) {
+            problems.append("postLogoutRedirectUris: \"\(uri.prefix(80))\" is not an acceptable redirect URI")
+        }
+        if !scopes.contains("openid") { problems.append("scopes: must include openid") }
+        for scope in scopes.subtracting(OpenIDClient.supportedScopes).sorted().prefix(8) {
+            problems.append("scopes: \"\(scope.prefix(40))\" is not one Konto offers (\(OpenIDClient.supportedScopes.sorted().joined(separator: ", ")))")
+        }
+        if !["ES256", "RS256"].contains(idTokenAlgorithm) { problems.append("idTokenAlgorithm: must be ES256 or RS256") }
+        if let sectorIdentifier, sectorIdentifier.isEmpty || sectorIdentifier.utf8.count > 253 || sectorIdentifier.contains(where: { $0 == "/" || $0 == " " }) {
+            problems.append("sectorIdentifier: must be a host name such as example.org")
+        }
+        return problems
     }
 
     static func isClientId(_ id: String) -> Bool {

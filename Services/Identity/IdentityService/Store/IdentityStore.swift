@@ -245,36 +245,32 @@ public final class IdentityStore: Sendable {
 
     // MARK: OpenID Provider clients (scope clients:write; the audit entry names the client)
     public func openIDClients(_ request: IdentityOpenIDClientsRequest) async throws(ServiceError) -> IdentityOpenIDClientList {
-        try await adminCall(request.operatorCall, accountId: nil, mustLand: true) { () async throws(ServiceError) in
-            _ = try await operators.authorize(request.operatorCall, scope: .clientsWrite)
-            return try await openID.clients()
-        }
+        try await clientsCall(request.operatorCall, clientId: nil) { () async throws(ServiceError) in try await openID.clients() }
     }
     public func createOpenIDClient(_ request: IdentityOpenIDClientRequest) async throws(ServiceError) -> IdentityOpenIDClientSaved {
-        try await adminCall(request.operatorCall, accountId: nil, mustLand: false, facts: Self.clientFacts(request.clientId)) { () async throws(ServiceError) in
-            _ = try await operators.authorize(request.operatorCall, scope: .clientsWrite)
-            return try await openID.createClient(request)
-        }
+        try await clientsCall(request.operatorCall, clientId: request.clientId) { () async throws(ServiceError) in try await openID.createClient(request) }
     }
     public func updateOpenIDClient(_ request: IdentityOpenIDClientRequest) async throws(ServiceError) -> IdentityOpenIDClientInfo {
-        try await adminCall(request.operatorCall, accountId: nil, mustLand: false, facts: Self.clientFacts(request.clientId)) { () async throws(ServiceError) in
-            _ = try await operators.authorize(request.operatorCall, scope: .clientsWrite)
-            return try await openID.updateClient(request)
-        }
+        try await clientsCall(request.operatorCall, clientId: request.clientId) { () async throws(ServiceError) in try await openID.updateClient(request) }
     }
     public func rotateOpenIDClientSecret(_ request: IdentityRotateOpenIDClientSecretRequest) async throws(ServiceError) -> IdentityOpenIDClientSaved {
-        try await adminCall(request.operatorCall, accountId: nil, mustLand: false, facts: Self.clientFacts(request.clientId)) { () async throws(ServiceError) in
-            _ = try await operators.authorize(request.operatorCall, scope: .clientsWrite)
-            return try await openID.rotateClientSecret(request)
-        }
+        try await clientsCall(request.operatorCall, clientId: request.clientId) { () async throws(ServiceError) in try await openID.rotateClientSecret(request) }
     }
     public func removeOpenIDClient(_ request: IdentityOpenIDClientIdRequest) async throws(ServiceError) -> IdentityOpenIDClientRemoved {
-        try await adminCall(request.operatorCall, accountId: nil, mustLand: false, facts: Self.clientFacts(request.clientId)) { () async throws(ServiceError) in
-            _ = try await operators.authorize(request.operatorCall, scope: .clientsWrite)
-            return try await openID.removeClient(request)
+        try await clientsCall(request.operatorCall, clientId: request.clientId) { () async throws(ServiceError) in try await openID.removeClient(request) }
+    }
+
+    /// An admin call on the clients: the key must hold clients:write; audited under the calling method's name with the
+    /// client's id (a listing must land in the audit log before it answers, as reads do).
+    private func clientsCall<T>(
+        _ call: IdentityOperatorCall, clientId: String?, operation: String = #function, _ body: () async throws(ServiceError) -> T
+    ) async throws(ServiceError) -> T {
+        let facts = clientId.map { ["clientId": String($0.prefix(128))] } ?? [:]
+        return try await adminCall(call, accountId: nil, mustLand: clientId == nil, facts: facts, operation: operation) { () async throws(ServiceError) in
+            _ = try await operators.authorize(call, scope: .clientsWrite)
+            return try await body()
         }
     }
-    private static func clientFacts(_ clientId: String) -> [String: String] { ["clientId": String(clientId.prefix(128))] }
 
     /// Installs the bootstrap operator key when no key exists yet (``IdentityOptions/bootstrapOperatorKey``).
     @discardableResult public func installBootstrapOperatorKey() async throws(ServiceError) -> Bool { try await operators.installBootstrapKey() }

@@ -42,10 +42,8 @@ extension OpenIDProvider {
     func introspect(_ request: IdentityOpenIDTokenQuery) async throws(ServiceError) -> IdentityOpenIDIntrospection {
         guard let settings else { return IdentityOpenIDIntrospection(active: false, error: Self.notProvider) }
         let now = clock()
-        let client: OpenIDClient
-        switch try await authenticate(request.client, settings: settings, at: now) {
-        case .success(let authenticated): client = authenticated
-        case .failure(let error): return IdentityOpenIDIntrospection(active: false, error: error)
+        guard let client = try await authenticate(request.client, settings: settings, at: now) else {
+            return IdentityOpenIDIntrospection(active: false, error: Self.invalidClient)
         }
         guard client.isConfidential else {
             return IdentityOpenIDIntrospection(active: false, error: IdentityOpenIDError("unauthorized_client", "Introspection is for confidential clients.", status: 400))
@@ -77,10 +75,8 @@ extension OpenIDProvider {
     func revoke(_ request: IdentityOpenIDTokenQuery) async throws(ServiceError) -> IdentityOpenIDRevocation {
         guard let settings else { return IdentityOpenIDRevocation(error: Self.notProvider) }
         let now = clock()
-        let client: OpenIDClient
-        switch try await authenticate(request.client, settings: settings, at: now) {
-        case .success(let authenticated): client = authenticated
-        case .failure(let error): return IdentityOpenIDRevocation(error: error)
+        guard let client = try await authenticate(request.client, settings: settings, at: now) else {
+            return IdentityOpenIDRevocation(error: Self.invalidClient)
         }
         guard let token = request.token?.value, !token.isEmpty, token.utf8.count <= 4_096 else {
             return IdentityOpenIDRevocation(error: IdentityOpenIDError("invalid_request", "token is missing."))

@@ -175,7 +175,6 @@ extension OpenIDProvider {
         var settings = given
         if !OpenIDClientsLoader.isClientId(clientId) { problems.append("id: must be 1 to 128 letters, digits or . _ - :") }
         settings.name = given.name.trimmingCharacters(in: .whitespacesAndNewlines)
-        if settings.name.isEmpty || settings.name.count > 64 { problems.append("name: must be 1 to 64 characters") }
         let isPublic = given.type == "public"
         switch given.type {
         case "public":
@@ -198,26 +197,17 @@ extension OpenIDProvider {
             problems.append("type: must be public or confidential")
         }
         if given.redirectURIs.isEmpty || given.redirectURIs.count > 20 { problems.append("redirectUris: 1 to 20") }
-        for uri in given.redirectURIs.prefix(20) where !OpenIDClientsLoader.isRedirectURI(uri, isPublic: isPublic) {
-            problems.append("redirectUris: \"\(uri.prefix(80))\" must be an absolute URI without fragment: https, http on a loopback address, or (public clients) a private-use scheme such as org.example.app:/callback")
-        }
         if given.postLogoutRedirectURIs.count > 20 { problems.append("postLogoutRedirectUris: at most 20") }
-        for uri in given.postLogoutRedirectURIs.prefix(20) where !OpenIDClientsLoader.isRedirectURI(uri, isPublic: isPublic) {
-            problems.append("postLogoutRedirectUris: \"\(uri.prefix(80))\" is not an acceptable redirect URI")
-        }
         let scopes = Set(given.scopes)
-        if !scopes.contains("openid") { problems.append("scopes: must include openid") }
-        for scope in scopes.subtracting(OpenIDClient.supportedScopes).sorted().prefix(8) {
-            problems.append("scopes: \"\(scope.prefix(40))\" is not one Konto offers (\(OpenIDClient.supportedScopes.sorted().joined(separator: ", ")))")
-        }
         settings.scopes = scopes.sorted()
-        if !["ES256", "RS256"].contains(given.idTokenAlgorithm) {
-            problems.append("idTokenAlgorithm: must be ES256 or RS256")
-        } else if keys.signing(given.idTokenAlgorithm) == nil {
+        problems += OpenIDClientsLoader.problems(
+            name: settings.name, isPublic: isPublic, redirectURIs: Array(given.redirectURIs.prefix(20)),
+            postLogoutRedirectURIs: Array(given.postLogoutRedirectURIs.prefix(20)), scopes: scopes, idTokenAlgorithm: given.idTokenAlgorithm,
+            sectorIdentifier: given.sectorIdentifier
+        )
+        // The file's clients are checked against the keys when the settings are made (OpenIDProviderSettings).
+        if ["ES256", "RS256"].contains(given.idTokenAlgorithm), keys.signing(given.idTokenAlgorithm) == nil {
             problems.append("idTokenAlgorithm: no \(given.idTokenAlgorithm) key is configured (KONTO_IDENTITY_OIDC_KEYS)")
-        }
-        if let sector = given.sectorIdentifier, sector.isEmpty || sector.utf8.count > 253 || sector.contains(where: { $0 == "/" || $0 == " " }) {
-            problems.append("sectorIdentifier: must be a host name such as example.org")
         }
         guard problems.isEmpty else { throw refused(problems.joined(separator: "; ")) }
         return settings

@@ -13,10 +13,8 @@ extension OpenIDProvider {
     func token(_ request: IdentityOpenIDTokenRequest) async throws(ServiceError) -> IdentityOpenIDTokenResponse {
         guard let settings else { return IdentityOpenIDTokenResponse(error: Self.notProvider) }
         let now = clock()
-        let client: OpenIDClient
-        switch try await authenticate(request.client, settings: settings, at: now) {
-        case .success(let authenticated): client = authenticated
-        case .failure(let error): return IdentityOpenIDTokenResponse(error: error)
+        guard let client = try await authenticate(request.client, settings: settings, at: now) else {
+            return IdentityOpenIDTokenResponse(error: Self.invalidClient)
         }
         if let duplicated = request.duplicated {
             return IdentityOpenIDTokenResponse(error: IdentityOpenIDError("invalid_request", "The parameter \(duplicated) is given more than once."))

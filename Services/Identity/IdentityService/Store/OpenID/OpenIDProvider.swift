@@ -37,61 +37,55 @@ struct OpenIDProvider: IdentityPart {
     /// characters).
     static let maximumAssertionLength = 8_192
 
+    /// What every client authentication failure answers: `invalid_client` (401), saying no more.
+    static let invalidClient = IdentityOpenIDError("invalid_client", "Client authentication failed.", status: 401)
+
     /// The client a token, revocation or introspection request comes from, proved as it registered: a confidential
     /// client with its secret (by the method it registered) or a `private_key_jwt` assertion; a public one by its id
-    /// alone, presenting no secret. Every failure is `invalid_client` (401) and says no more.
-    /// A storage failure looking the client up is the only thrown error; a refusal is the result's.
-    func authenticate(_ credentials: IdentityOpenIDClientCredentials, settings: OpenIDProviderSettings, at now: Timestamp) async throws(ServiceError) -> Result<OpenIDClient, IdentityOpenIDError> {
-        let invalid = IdentityOpenIDError("invalid_client", "Client authentication failed.", status: 401)
-        guard let id = Self.presentedClientId(credentials) else { return .failure(invalid) }
-        guard let client = try await registeredClient(id, settings: settings, at: now) else { return .failure(invalid) }
-        do {
-            return .success(try await authenticate(credentials, as: client, settings: settings, at: now))
-        } catch {
-            return .failure(error)
-        }
+    /// alone, presenting no secret. Nil for any failure (``invalidClient``); a storage failure looking the client up is
+    /// thrown.
+    func authenticate(_ credentials: IdentityOpenIDClientCredentials, settings: OpenIDProviderSettings, at now: Timestamp) async throws(ServiceError) -> OpenIDClient? {
+        guard let id = Self.presentedClientId(credentials), let client = try await registeredClient(id, settings: settings, at: now),
+              await proves(credentials, client: client, settings: settings, at: now)
+        else { return nil }
+        return client
     }
 
-    /// The one client id a request names (by Basic, the form, or a client assertion's `iss`), unchecked; nil for
-    /// none, or several that differ.
+    /// The one client id a request names (by Basic, the form, or a client assertion's `iss`), unchecked: one id, or the
+    /// same twice (RFC 6749 2.3: one method per request; a form's client_id may repeat Basic's). Nil for none, several
+    /// that differ, or an assertion of another type or too long (and an assertion type without an assertion).
     static func presentedClientId(_ credentials: IdentityOpenIDClientCredentials) -> String? {
         let ids = [credentials.basicId, credentials.clientId].compactMap { $0 }
-        let assertionIssuer = credentials.assertion.flatMap { $0.value.utf8.count <= maximumAssertionLength ? unverifiedIssuer($0.value) : nil }
+        var assertionIssuer: String?
+        if let assertion = credentials.assertion {
+            guard credentials.assertionType == assertionType, assertion.value.utf8.count <= maximumAssertionLength else { return nil }
+            assertionIssuer = unverifiedIssuer(assertion.value)
+        } else if credentials.assertionType != nil {
+            return nil
+        }
         guard let id = ids.first ?? assertionIssuer, ids.allSatisfy({ $0 == id }) else { return nil }
         return id
     }
 
-    private func authenticate(_ credentials: IdentityOpenIDClientCredentials, as client: OpenIDClient, settings: OpenIDProviderSettings, at now: Timestamp) async throws(IdentityOpenIDError) -> OpenIDClient {
-        let invalid = IdentityOpenIDError("invalid_client", "Client authentication failed.", status: 401)
-        let ids = [credentials.basicId, credentials.clientId].compactMap { $0 }
-        // One id, or the same twice (RFC 6749 2.3: one method per request; a form's client_id may repeat Basic's).
-        let assertionIssuer: String?
-        if let assertion = credentials.assertion {
-            guard credentials.assertionType == Self.assertionType, assertion.value.utf8.count <= Self.maximumAssertionLength else { throw invalid }
-            assertionIssuer = Self.unverifiedIssuer(assertion.value)
-        } else {
-            guard credentials.assertionType == nil else { throw invalid }
-            assertionIssuer = nil
-        }
-        guard let id = ids.first ?? assertionIssuer, ids.allSatisfy({ $0 == id }), id == client.id else { throw invalid }
+    /// Whether the request proves it is `client`, by the one method the client registered.
+    private func proves(_ credentials: IdentityOpenIDClientCredentials, client: OpenIDClient, settings: OpenIDProviderSettings, at now: Timestamp) async -> Bool {
         let secrets = [credentials.basicId != nil ? "basic" : nil, credentials.clientSecret != nil ? "post" : nil, credentials.assertion != nil ? "jwt" : nil].compactMap { $0 }
-        guard secrets.count <= 1 else { throw invalid }
+        guard secrets.count <= 1 else { return false }
         switch client.authentication {
         case .none:
-            guard secrets.isEmpty || (secrets == ["basic"] && (credentials.basicSecret?.value ?? "").isEmpty) else { throw invalid }
+            return secrets.isEmpty || (secrets == ["basic"] && (credentials.basicSecret?.value ?? "").isEmpty)
         case .secret(let method, _):
             let given: SecretString?
             switch method {
             case "client_secret_basic": given = secrets == ["basic"] ? credentials.basicSecret : nil
             default: given = secrets == ["post"] ? credentials.clientSecret : nil
             }
-            guard let given, client.accepts(secret: given.value) else { throw invalid }
+            guard let given else { return false }
+            return client.accepts(secret: given.value)
         case .privateKeyJWT(let keys):
-            guard secrets == ["jwt"], let assertion = credentials.assertion,
-                  await verifyAssertion(assertion.value, client: client, keys: keys, settings: settings, at: now)
-            else { throw invalid }
+            guard secrets == ["jwt"], let assertion = credentials.assertion else { return false }
+            return await verifyAssertion(assertion.value, client: client, keys: keys, settings: settings, at: now)
         }
-        return client
     }
 
     /// RFC 7523 3 and OpenID Connect Core 9: signed by one of the client's keys, `iss` and `sub` its id, `aud` the
