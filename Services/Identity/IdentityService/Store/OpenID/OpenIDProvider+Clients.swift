@@ -70,7 +70,8 @@ extension OpenIDProvider {
         let settings = try providerSettings()
         let stored = try await stored { () async throws(IdentityStorageError) in try await storage.openIDClients() }
         let file = settings.clients.clients.values.sorted { $0.id < $1.id }.map { IdentityOpenIDClientInfo(id: $0.id, source: .file, settings: Self.settings(of: $0)) }
-        let api = stored.filter { settings.clients[$0.id] == nil }.map { Self.info($0, at: clock()) }
+        let now = clock()
+        let api = stored.filter { settings.clients[$0.id] == nil }.map { Self.info($0, at: now) }
         return IdentityOpenIDClientList(clients: file + api)
     }
 
