@@ -439,7 +439,7 @@ let package = Package(
             name: "NotificationServiceTests",
             dependencies: [
                 .nioHTTP1, .nioPosix, "NotificationService", "KontoContracts", "KontoMail", "KontoModel", "KontoPostgres",
-                "KontoTestSupport", "KontoWire", "KontoRuntime", .logging, .nioCore, .postgresNIO, .serviceLifecycle,
+                "KontoTestSupport", "KontoWire", "KontoRuntime", .logging, .nioCore, .postgresNIO, .serviceLifecycle, .asyncHTTPClient,
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             path: "Tests/NotificationServiceTests"

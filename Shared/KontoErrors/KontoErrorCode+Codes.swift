@@ -114,6 +114,8 @@ extension KontoErrorCode {
     public static let adminClientInFile = Self(rawValue: "admin.clientInFile")
     /// As many clients as the deployment allows are registered through the API already (`KONTO_IDENTITY_OIDC_CLIENTS_MAX`).
     public static let adminClientLimit = Self(rawValue: "admin.clientLimit")
+    /// The key is the last live one holding keys:write: revoking it would leave no key that can manage keys.
+    public static let adminLastKeyManager = Self(rawValue: "admin.lastKeyManager")
 
     // MARK: profile
 
@@ -174,7 +176,7 @@ extension KontoErrorCode {
         .invalidIdentityToken, .identityNotFound, .lastSignInMethod, .applicationNotFound,
         .identityBusy, .identityStorageUnavailable, .identityStorageFailure, .identityProfileUnavailable, .identityProviderUnavailable,
         .adminKeyRefused, .adminScopeMissing, .adminKeyNotFound, .adminSessionNotFound, .adminInvalidRequest,
-        .adminClientNotFound, .adminClientExists, .adminClientInFile, .adminClientLimit,
+        .adminClientNotFound, .adminClientExists, .adminClientInFile, .adminClientLimit, .adminLastKeyManager,
         .profileAlreadyExists, .profileValueTooLarge, .profileAccountTooLarge, .profileStorageUnavailable, .profileStorageFailure,
         .notificationsInvalidRequest, .notificationsUnknownGroup, .notificationsGroupMismatch, .notificationsUnknownEvent,
         .notificationsWebhookExists, .notificationsUnknownWebhook, .notificationsWebhookInFile, .notificationsWebhookLimit,

@@ -96,6 +96,76 @@ struct GatewayOpenIDTests {
         return (code, verifier)
     }
 
+    @Test("logging out everywhere signs every application out too: its access token reads userinfo no more, its refresh token refreshes no more; the consent stays")
+    func logoutEverywhereEndsApplications() async throws {
+        try await GatewayHarness.withGateway(identityOptions: try Self.options()) { gateway in
+            let (session, _) = try await gateway.signUp("everywhere@stanford.edu")
+            let (code, verifier) = try await Self.code(gateway, session: session)
+            let tokens = try await Self.form(gateway, "/oauth2/token", [
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", "https://dashboard.example.org/callback"), ("code_verifier", verifier),
+            ]).object
+            let accessToken = try #require(tokens["access_token"] as? String), refreshToken = try #require(tokens["refresh_token"] as? String)
+            #expect(try await gateway.request(.GET, "/oauth2/userinfo", token: accessToken).status == 200)
+            // The ID token says how the person signed in (RFC 8176): a password chosen at sign-up.
+            let idToken = try #require(tokens["id_token"] as? String)
+            let payload = try #require(Base64URL.decodeIfValid(String(idToken.split(separator: ".")[1])))
+            #expect((try JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any])?["amr"] as? [String] == ["pwd"], "\(String(decoding: payload, as: UTF8.self))")
+            #expect(try await gateway.request(.DELETE, "/v1/sessions", token: session).status == 200)
+            let userinfo = try await gateway.request(.GET, "/oauth2/userinfo", token: accessToken)
+            #expect(userinfo.status == 401, "\(userinfo.text)")
+            let refreshed = try await Self.form(gateway, "/oauth2/token", [("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
+            #expect(refreshed.status == 400 && refreshed.object["error"] as? String == "invalid_grant", "\(refreshed.text)")
+            // Signed in again, the application is still listed (its consent), with no live sign-in.
+            let login = try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"everywhere@stanford.edu","password":"correct horse battery"}"#)
+            let again = try #require((login.object["session"] as? [String: Any])?["token"] as? String, "\(login.text)")
+            let applications = try await gateway.request(.GET, "/v1/account/applications", token: again)
+            #expect(applications.status == 200, "\(applications.text)")
+        }
+    }
+
+    @Test("a pairwise client's access token reads the account under the client's own subject: two sectors' answers share no identifier, and neither holds the public id")
+    func pairwiseAccount() async throws {
+        var options = try Self.options()
+        let settings = try #require(options.openID)
+        var clients = Array(settings.clients.clients.values)
+        for sector in ["study", "crm"] {
+            clients.append(OpenIDClient(
+                id: sector, name: sector, authentication: .secret(method: "client_secret_basic", digest: Array(SHA256.hash(data: Data(Self.dashboardSecret.utf8)))),
+                redirectURIs: ["https://\(sector).example.org/callback"], scopes: ["openid", "email", "profile"], isFirstParty: true,
+                sectorIdentifier: "\(sector).example.org"
+            ))
+        }
+        options.openID = try OpenIDProviderSettings(issuer: settings.issuer, keys: settings.keys, clients: OpenIDClients(clients))
+        try await GatewayHarness.withGateway(identityOptions: options) { gateway in
+            let (session, accountId) = try await gateway.signUp("jane@stanford.edu")
+            var answers: [String: GatewayHarness.HTTPAnswer] = [:]
+            var subjects: [String: String] = [:]
+            for sector in ["study", "crm"] {
+                let redirect = "https://\(sector).example.org/callback"
+                let (code, verifier) = try await Self.code(gateway, session: session, scope: "openid email profile", client: sector, redirect: redirect)
+                let tokens = try await Self.form(gateway, "/oauth2/token", [
+                    ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect), ("code_verifier", verifier),
+                ], authorization: Self.basic(sector, Self.dashboardSecret)).object
+                let accessToken = try #require(tokens["access_token"] as? String)
+                let userinfo = try await gateway.request(.GET, "/oauth2/userinfo", token: accessToken)
+                subjects[sector] = try #require(userinfo.object["sub"] as? String)
+                answers[sector] = try await gateway.request(.GET, "/v1/account", token: accessToken)
+            }
+            let study = try #require(answers["study"]), crm = try #require(answers["crm"])
+            #expect(study.status == 200 && crm.status == 200, "\(study.text) \(crm.text)")
+            // Each names the account as its client knows it; the two differ, and the public id is in neither.
+            #expect(study.object["accountId"] as? String == subjects["study"] && crm.object["accountId"] as? String == subjects["crm"])
+            #expect(subjects["study"] != subjects["crm"] && subjects.values.allSatisfy { $0 != accountId })
+            for answer in [study, crm] {
+                #expect(!answer.text.contains(accountId), "\(answer.text)")
+                #expect((answer.object["details"] as? [String: Any])?["accountId"] as? String == answer.object["accountId"] as? String)
+                #expect((answer.object["details"] as? [String: Any])?["createdAt"] == nil)
+            }
+            let (studySubject, crmSubject) = (try #require(subjects["study"]), try #require(subjects["crm"]))
+            #expect(!study.text.contains(crmSubject) && !crm.text.contains(studySubject))
+        }
+    }
+
     @Test("Konto's API with an application's access token: GET /v1/account with profile and email; fewer scopes, any other route: 403 insufficient_scope; a forged or revoked token: 401")
     func accessTokensAtTheAPI() async throws {
         try await GatewayHarness.withGateway(identityOptions: try Self.options()) { gateway in

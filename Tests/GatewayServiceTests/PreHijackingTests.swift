@@ -1,7 +1,9 @@
+import Crypto
 import Foundation
 import KontoContracts
 import KontoModel
 import KontoTestSupport
+import KontoWebAuthn
 import KontoWire
 import NIOHTTP1
 import Testing
@@ -111,6 +113,61 @@ struct PreHijackingTests {
             #expect(try await gateway.request(.POST, "/v1/password-resets/confirm", json: #"{"token":"\#(again)","newPassword":"the owner's newer password"}"#).status == 204)
             let withFactor = try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"reset-owner@example.org","password":"the owner's newer password"}"#)
             #expect(withFactor.status == 202, "the owner's own factor stays: \(withFactor.status) \(withFactor.text)")
+        }
+    }
+    @Test("the first proof also ends the applications the squatter let in (a consent with offline_access, its refresh token) and turns back on the mail the squatter silenced; the owner is told, and asked again")
+    func firstProofEndsApplicationsAndMail() async throws {
+        try await GatewayAdminHostileInputTests.withSystem { gateway, _, stack, _ in
+            let userId = "apps-owner@example.org"
+            let (squatter, accountId) = try await gateway.signUp(userId, password: Self.squatterPassword)
+            // Silenced: no notice of the squatter's sign-ins would reach the owner.
+            let silenced = try await gateway.request(
+                .PUT, "/v1/account/mail-preferences", json: #"{"newSignIn":false,"currentPassword":"\#(Self.squatterPassword)"}"#, token: squatter
+            )
+            #expect(silenced.status == 200 && silenced.object["newSignIn"] as? Bool == false, "\(silenced.text)")
+            // A third-party application, consented to with offline_access: later sign-ins would be silent.
+            let identityPort = try #require(stack.environment["KONTO_IDENTITY_PORT"].flatMap(Int.init))
+            let identity = WireClient(
+                configuration: .init(port: identityPort, serviceName: WireAllowList.gateway, serverName: IdentityContract.serviceName, secret: WireSecret(stack.wireSecret)),
+                logger: GatewayHarness.logger
+            )
+            try await RunningServices.with([identity], logger: GatewayHarness.logger) { () async throws in
+                func authorize(_ session: String, consent: Bool) async throws -> (IdentityOpenIDAuthorization, String) {
+                    let verifier = Base64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255) })
+                    let challenge = Base64URL.encode(Array(SHA256.hash(data: Data(verifier.utf8))))
+                    let parameters = [
+                        ("response_type", "code"), ("client_id", "app"), ("redirect_uri", "https://app.example.org/callback"), ("scope", "openid email offline_access"),
+                        ("state", "s"), ("code_challenge", challenge), ("code_challenge_method", "S256"),
+                    ].map { IdentityOpenIDParameter($0.0, $0.1) }
+                    let answer = try await identity.call(IdentityContract.openIDAuthorize, IdentityOpenIDAuthorizeRequest(
+                        token: BearerToken(session), parameters: parameters, requestedAt: Timestamp(Date()), consentGiven: consent
+                    ))
+                    return (answer, verifier)
+                }
+                let (granted, verifier) = try await authorize(squatter, consent: true)
+                let code = try #require(URLComponents(string: granted.location ?? "")?.queryItems?.first { $0.name == "code" }?.value, "\(granted)")
+                let tokens = try await GatewayOpenIDTests.form(gateway, "/oauth2/token", [
+                    ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", "https://app.example.org/callback"), ("code_verifier", verifier), ("client_id", "app"),
+                ], authorization: nil)
+                let refreshToken = try #require(tokens.object["refresh_token"] as? String, "\(tokens.text)")
+
+                // The owner proves the mailbox with the sign-up's link.
+                let link = try await Self.mailedSecret(stack, accountId: accountId, .verifyEmail)
+                #expect(try await gateway.request(.POST, "/v1/email-verifications/confirm", json: #"{"token":"\#(link)"}"#).status == 204)
+                let refreshed = try await GatewayOpenIDTests.form(gateway, "/oauth2/token", [("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("client_id", "app")], authorization: nil)
+                #expect(refreshed.status == 400 && refreshed.object["error"] as? String == "invalid_grant", "\(refreshed.text)")
+                let removed = try await Self.accessSecured(stack, accountId: accountId)
+                #expect(removed.contains("1 application's access") && removed.contains("mail settings turned off"), "\(removed)")
+
+                // The owner sets a password and signs in: the notices are on, and the application asks first.
+                #expect(try await gateway.request(.POST, "/v1/password-resets", json: #"{"userId":"\#(userId)"}"#).status == 202)
+                let reset = try await Self.mailedSecret(stack, accountId: accountId, .passwordReset)
+                #expect(try await gateway.request(.POST, "/v1/password-resets/confirm", json: #"{"token":"\#(reset)","newPassword":"the owner's own password"}"#).status == 204)
+                let login = try await gateway.request(.POST, "/v1/sessions", json: #"{"userId":"\#(userId)","password":"the owner's own password"}"#)
+                let owner = try #require((login.object["session"] as? [String: Any])?["token"] as? String, "\(login.text)")
+                #expect(try await gateway.request(.GET, "/v1/account/mail-preferences", token: owner).object["newSignIn"] as? Bool == true)
+                #expect(try await authorize(owner, consent: false).0.outcome == .consent)
+            }
         }
     }
 }

@@ -47,6 +47,20 @@ struct TimestampTests {
         #expect(Timestamp(milliseconds: 0).adding(seconds: .max).milliseconds == Timestamp.validMilliseconds.upperBound)
         #expect(Timestamp(milliseconds: 0).adding(seconds: .min).milliseconds == Timestamp.validMilliseconds.lowerBound)
         #expect(Timestamp(milliseconds: 1_000).adding(seconds: 2).milliseconds == 3_000)
+        #expect(Timestamp(milliseconds: 0).adding(.seconds(Int64.max)).milliseconds == Timestamp.validMilliseconds.upperBound)
+        #expect(Timestamp(milliseconds: 0).adding(.seconds(Int64.min)).milliseconds == Timestamp.validMilliseconds.lowerBound)
+        #expect(Duration.seconds(Int64.max).milliseconds == .max && Duration.seconds(Int64.min).milliseconds == .min)
+    }
+
+    @Test("milliseconds from outside (a cursor's) are refused beyond the years 1 to 9999; a timestamp made of any other number is clamped, so no date made of it traps an encoder")
+    func outsideMilliseconds() {
+        for milliseconds: Int64 in [99_999_999_999_999_999, .max, .min, Timestamp.validMilliseconds.upperBound + 1, Timestamp.validMilliseconds.lowerBound - 1] {
+            #expect(Timestamp(checkingMilliseconds: milliseconds) == nil, "\(milliseconds)")
+        }
+        #expect(Timestamp(checkingMilliseconds: 1_800_000_000_123)?.milliseconds == 1_800_000_000_123)
+        #expect(Timestamp(milliseconds: .max).milliseconds == Timestamp.validMilliseconds.upperBound)
+        #expect(Timestamp(milliseconds: .min).milliseconds == Timestamp.validMilliseconds.lowerBound)
+        #expect(Timestamp(iso8601: "99999-01-01T00:00:00Z") == nil || Timestamp.validMilliseconds.contains(Timestamp(iso8601: "99999-01-01T00:00:00Z")!.milliseconds))
     }
 }
 

@@ -11,22 +11,44 @@ public struct EventOwnership: Sendable {
     public var publishers: [String: String]?
     /// Whether a group belongs to the caller that declared it.
     public var groupsOwned: Bool
+    /// Caller (or the operators' family, ``WireAllowList/operators``) → the event types its groups may hold; a caller
+    /// not named reads none. Nil: any caller reads any type. Notifications' own groups (its courier, the webhooks) are
+    /// not checked here.
+    public var readers: [String: Set<String>]?
 
-    public init(publishers: [String: String]?, groupsOwned: Bool) {
+    public init(publishers: [String: String]?, groupsOwned: Bool, readers: [String: Set<String>]? = nil) {
         self.publishers = publishers
         self.groupsOwned = groupsOwned
+        self.readers = readers
     }
+
+    /// The event types mailed secrets and addresses travel in (a mail's values, a reset's link): Notifications' own
+    /// courier and the deployment's mailer webhook read them, no service's group.
+    public static let mailTypes: Set<String> = ["mailRequested", "passwordResetRequested"]
 
     /// Profile publishes `detailsChanged`; Identity every other type.
     public static let konto = EventOwnership(
         publishers: Dictionary(uniqueKeysWithValues: NotificationsContract.eventTypes.map { name in
             (name, name == "detailsChanged" ? ProfileContract.serviceName : IdentityContract.serviceName)
         }),
-        groupsOwned: true
+        groupsOwned: true,
+        readers: [
+            // Profile removes a deleted account's details; nothing else is its to read.
+            ProfileContract.serviceName: ["deletingAccount"],
+            WireAllowList.operators: NotificationsContract.eventTypes.subtracting(mailTypes),
+        ]
     )
 
     /// No ownership: for tests that publish and consume every type from one client.
     public static let open = EventOwnership(publishers: nil, groupsOwned: false)
+
+    /// The types `caller`'s groups may hold (empty: none); nil where every type is open to it.
+    public func readable(by caller: String) -> Set<String>? {
+        guard let readers else { return nil }
+        if let types = readers[caller] { return types }
+        if caller.hasPrefix("operator-"), let types = readers[WireAllowList.operators] { return types }
+        return []
+    }
 
     /// Whether `caller` may publish an event of type `name`.
     public func mayPublish(_ name: String, caller: String) -> Bool {

@@ -242,7 +242,7 @@ public enum IdentityContract {
             operatorAuthorize.name: [.adminKeyRefused, .adminScopeMissing, .throttled] + storage,
             createOperatorKey.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .adminInvalidRequest] + storage,
             listOperatorKeys.name: [.adminKeyRefused, .adminScopeMissing, .throttled] + storage,
-            revokeOperatorKey.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .adminKeyNotFound] + storage,
+            revokeOperatorKey.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .adminKeyNotFound, .adminLastKeyManager] + storage,
             searchAccounts.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .adminInvalidRequest] + storage,
             accountRecord.name: [.adminKeyRefused, .adminScopeMissing, .throttled, .notFound] + storage,
             createAccount.name: [

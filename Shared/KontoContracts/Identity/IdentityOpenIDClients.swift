@@ -37,6 +37,16 @@ public struct IdentityOpenIDClientSettings: Codable, Sendable, Equatable {
         self.sectorIdentifier = sectorIdentifier
     }
 
+    /// The settings a person's consent was given for that `self` changes from `previous` (their JSON names): the
+    /// redirect URIs, the scopes, first-party (skipping the consent page). A change of any ends the client's consents.
+    public func consentChanges(from previous: IdentityOpenIDClientSettings) -> [String] {
+        var changed: [String] = []
+        if Set(redirectURIs) != Set(previous.redirectURIs) { changed.append(CodingKeys.redirectURIs.rawValue) }
+        if Set(scopes) != Set(previous.scopes) { changed.append(CodingKeys.scopes.rawValue) }
+        if firstParty != previous.firstParty { changed.append(CodingKeys.firstParty.rawValue) }
+        return changed
+    }
+
     enum CodingKeys: String, CodingKey {
         case name, type, authentication, jwks, scopes, firstParty, idTokenAlgorithm, sectorIdentifier
         case redirectURIs = "redirectUris"

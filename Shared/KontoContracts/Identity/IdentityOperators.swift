@@ -12,6 +12,9 @@ public enum OperatorScope: String, Codable, Sendable, CaseIterable, Comparable {
     case keysWrite = "keys:write"
     /// The OpenID Provider's clients registered through the admin API (docs/OIDC.md).
     case clientsWrite = "clients:write"
+    /// Beside clients:write: registering, changing or giving a new secret to a first-party client (one that skips the
+    /// consent page). Without it a client key could send people's sign-ins to a redirect URI of its own, unasked.
+    case clientsFirstParty = "clients:firstParty"
 
     public static func < (lhs: OperatorScope, rhs: OperatorScope) -> Bool { lhs.rawValue < rhs.rawValue }
 }

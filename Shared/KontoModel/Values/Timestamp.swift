@@ -40,7 +40,16 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
         }
     }
 
+    /// Clamped into ``validMilliseconds``: a moment outside them cannot be held, so nothing made from one (a `Date`
+    /// PostgresNIO encodes, an ISO 8601 text) can trap. A number from outside is checked with
+    /// ``init(checkingMilliseconds:)`` instead, and refused.
     public init(milliseconds: Int64) {
+        self.milliseconds = min(max(milliseconds, Self.validMilliseconds.lowerBound), Self.validMilliseconds.upperBound)
+    }
+
+    /// Milliseconds since 1970 from outside (a cursor's place): nil outside ``validMilliseconds``.
+    public init?(checkingMilliseconds milliseconds: Int64) {
+        guard Self.validMilliseconds.contains(milliseconds) else { return nil }
         self.milliseconds = milliseconds
     }
 
@@ -96,8 +105,10 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
             fraction = Int64((digits + "000").prefix(3)) ?? 0
             base = String(string[..<dot]) + String(string[string.index(after: dot)...].dropFirst(digits.count))
         }
-        guard let whole = try? Date.ISO8601FormatStyle().parse(base) else { return nil }
-        self.milliseconds = Int64(whole.timeIntervalSince1970.rounded()) * 1000 + fraction
+        guard let whole = try? Date.ISO8601FormatStyle().parse(base), let seconds = Timestamp(checkingSeconds: whole.timeIntervalSince1970.rounded()),
+              Self.validMilliseconds.contains(seconds.milliseconds + fraction)
+        else { return nil }
+        self.milliseconds = seconds.milliseconds + fraction
     }
 
     public init(from decoder: any Decoder) throws {

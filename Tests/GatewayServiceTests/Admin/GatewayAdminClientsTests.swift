@@ -71,6 +71,12 @@ struct GatewayAdminClientsTests {
             let invalid = try await admin.request(.POST, "/admin/v1/oidc/clients", json: Self.crm.replacingOccurrences(of: "https://crm", with: "http://crm").replacingOccurrences(of: #""id":"crm""#, with: #""id":"crm-2""#), token: root)
             #expect(invalid.status == 422 && invalid.code == "admin.invalidRequest" && invalid.text.contains("redirectUris"), "\(invalid.text)")
             #expect(try await admin.request(.POST, "/admin/v1/oidc/clients", json: Self.crm, token: root).code == "admin.clientExists")
+            // A misspelt field (here the pairwise sector) is refused by name, not dropped: nothing is registered.
+            let typo = try await admin.request(
+                .POST, "/admin/v1/oidc/clients", json: Self.crm.replacingOccurrences(of: #""id":"crm""#, with: #""id":"crm-typo","sectorIdentifer":"crm.example.org""#), token: root
+            )
+            #expect(typo.status == 400 && typo.code == "request.malformed" && typo.text.contains("sectorIdentifer"), "\(typo.text)")
+            #expect(try await !admin.request(.GET, "/admin/v1/oidc/clients", token: root).text.contains("crm-typo"))
             #expect(try await admin.request(.POST, "/admin/v1/oidc/clients", json: Self.crm.replacingOccurrences(of: #""id":"crm","#, with: ""), token: root).status == 400)
             #expect(try await admin.request(.DELETE, "/admin/v1/oidc/clients/nobody", token: root).code == "admin.clientNotFound")
             #expect(try await admin.request(.DELETE, "/admin/v1/oidc/clients/dashboard", token: root).code == "admin.clientInFile")

@@ -93,9 +93,14 @@ struct GatewayAdminWebhooksTests {
             #expect(gone.status == 200 && gone.object["droppedDeliveries"] is Int, "\(gone.text)")
             #expect((try await admin.request(.GET, "/admin/v1/webhooks", token: root).object["webhooks"] as? [Any])?.isEmpty == true)
 
+            // A URL carrying a receiver's token (query) and user info: the audit keeps its place only.
+            _ = try await admin.request(.POST, "/admin/v1/webhooks", json: #"{"name":"tokened","url":"https://hook:pw-s3cret@hooks.example.org/in?token=q-s3cret#f"}"#, token: root)
+            _ = try await admin.request(.DELETE, "/admin/v1/webhooks/tokened", token: root)
+
             // Every call is in the audit log before it was made, the refused ones too; never the secret.
             let audit = try await admin.request(.GET, "/admin/v1/audit?type=admin.operatorAuthorize&limit=100", token: root)
             #expect(!audit.text.contains(secret.dropFirst(6)) && !audit.text.contains(ownSecret.dropFirst(6)))
+            #expect(!audit.text.contains("s3cret") && audit.text.contains("webhooks.add tokened https://hooks.example.org/in"), "\(audit.text)")
             let actions = (audit.object["entries"] as? [[String: Any]] ?? []).compactMap { ($0["facts"] as? [String: String]).map { ($0["action"] ?? "", $0["outcome"] ?? "") } }
             #expect(actions.contains { $0 == ("webhooks.add crm \(url)", "ok") }, "\(actions)")
             #expect(actions.contains { $0 == ("webhooks.remove ledger", "ok") }, "\(actions)")

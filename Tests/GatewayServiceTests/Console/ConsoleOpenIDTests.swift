@@ -91,14 +91,28 @@ struct ConsoleOpenIDTests {
                 let stale = try await browser.post("/account/authorize/consent", [("decision", "allow")])
                 #expect(stale.status == 400)
 
-                // prompt=login: this session ends, a new sign-in continues.
-                let fresh = try await browser.get("/account/authorize?" + Self.query(extra: "&prompt=login").query)
-                #expect(fresh.status == 303 && fresh.location == "/account/?done=signInAgain")
-                _ = try await browser.get("/account/?done=signInAgain")
+                // prompt=login (or max_age=0), as any site could send a browser: the sign-in page, and the session
+                // still lives; abandoned, nothing ended.
+                let before = try #require(browser.cookies["konto_session"])
+                for extra in ["&prompt=login", "&max_age=0"] {
+                    let fresh = try await browser.get("/account/authorize?" + Self.query(extra: extra).query)
+                    #expect(fresh.status == 303 && fresh.location == "/account/sign-in-again" && fresh.setCookie("konto_session") == nil, "\(extra)")
+                    let page = try await browser.get("/account/sign-in-again")
+                    #expect(page.status == 200 && page.html.contains("The application asks you to sign in again."), "\(extra)")
+                    #expect(try await gateway.request(.GET, "/v1/account", token: before).status == 200, "\(extra): the session lives on")
+                }
+                #expect(try await browser.get("/account/").html.contains("Your account"), "still signed in")
+                // Signed in again: the new session replaces the one before, which ends only now.
                 let relogged = try await browser.post("/account/login", [("userId", "ada@example.org"), ("password", Self.password)])
                 #expect(relogged.location == "/account/authorize/resume")
                 let resumed = try await browser.get("/account/authorize/resume")
                 #expect(Self.parameter(Self.continued(resumed), "code") != nil)
+                #expect(try #require(browser.cookies["konto_session"]) != before)
+                #expect(try await gateway.request(.GET, "/v1/account", token: before).status == 401, "the replaced session ended")
+                #expect(try await gateway.request(.GET, "/v1/account", token: try #require(browser.cookies["konto_session"])).status == 200)
+                // Without a waiting request the page is the home page.
+                var stranger = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                #expect(try await stranger.get("/account/sign-in-again").location == "/account/")
 
                 // The account page lists the application; removing it ends its access and its consent.
                 let applications = try await browser.get("/account/applications")

@@ -183,6 +183,64 @@ struct IdentityStoreOpenIDClientTests {
         }
     }
 
+    @Test("first-party is the deployment's: a key with clients:write alone registers, changes and rotates no first-party client; a change of redirect URIs, scopes or first-party ends the consents (asked again), audited with what changed", arguments: IdentityStorageKind.allCases)
+    func firstPartyAndConsents(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            let fixture = try await Self.fixture(storage)
+            let writer = try await fixture.store.createOperatorKey(IdentityCreateOperatorKeyRequest(operatorCall: Self.call, name: "clients", scopes: [.clientsWrite]))
+            let narrow = IdentityOperatorCall(key: SecretString(writer.secret.value), clientAddress: "192.0.2.8")
+            func request(_ id: String, _ settings: IdentityOpenIDClientSettings, _ call: IdentityOperatorCall = narrow) -> IdentityOpenIDClientRequest {
+                IdentityOpenIDClientRequest(operatorCall: call, clientId: id, settings: settings)
+            }
+            var trusted = Self.crm()
+            trusted.firstParty = true
+            // Registering a first-party client, making one first-party, changing or rotating one: refused to the narrow key.
+            #expect(await identityError { try await fixture.store.createOpenIDClient(request("harvest", trusted)) }?.code == .adminScopeMissing)
+            #expect(try await storage.openIDClient(id: "harvest") == nil)
+            _ = try await fixture.store.createOpenIDClient(request("crm", Self.crm()))
+            #expect(await identityError { try await fixture.store.updateOpenIDClient(request("crm", trusted)) }?.code == .adminScopeMissing)
+            _ = try await fixture.store.createOpenIDClient(request("portal", trusted, Self.call))
+            var stolen = trusted
+            stolen.redirectURIs = ["https://attacker.example.net/cb"]
+            stolen.firstParty = false
+            #expect(await identityError { try await fixture.store.updateOpenIDClient(request("portal", stolen)) }?.code == .adminScopeMissing)
+            #expect(await identityError {
+                try await fixture.store.rotateOpenIDClientSecret(IdentityRotateOpenIDClientSecretRequest(operatorCall: narrow, clientId: "portal", keepPreviousSeconds: 604_800))
+            }?.code == .adminScopeMissing)
+            #expect(try await storage.openIDClient(id: "portal")?.settings.redirectURIs == ["https://crm.example.org/cb"])
+            // The narrow key's own third-party client rotates.
+            #expect(try await fixture.store.rotateOpenIDClientSecret(IdentityRotateOpenIDClientSecretRequest(operatorCall: narrow, clientId: "crm")).secret != nil)
+
+            // A consent to crm; a change of its name keeps it, of its redirect URIs ends it: the next request asks again.
+            let token = try await fixture.signUp().session.token
+            func authorize(_ redirect: String, consentGiven: Bool = false) async throws -> IdentityOpenIDAuthorization {
+                let parameters = IdentityStoreOpenIDTests.parameters(client: "crm", redirect: redirect, pkce: IdentityStoreOpenIDTests.PKCE(), scope: "openid email")
+                return try await fixture.store.openIDAuthorize(IdentityOpenIDAuthorizeRequest(token: token, parameters: parameters, requestedAt: fixture.clock.now, consentGiven: consentGiven))
+            }
+            #expect(try await authorize("https://crm.example.org/cb", consentGiven: true).outcome == .redirect)
+            #expect(try await authorize("https://crm.example.org/cb").outcome == .redirect, "remembered")
+            var renamed = Self.crm()
+            renamed.name = "CRM renamed"
+            _ = try await fixture.store.updateOpenIDClient(request("crm", renamed))
+            #expect(try await authorize("https://crm.example.org/cb").outcome == .redirect, "a new name asks nothing again")
+            var moved = renamed
+            moved.redirectURIs = ["https://crm.example.org/cb", "https://elsewhere.example.net/cb"]
+            _ = try await fixture.store.updateOpenIDClient(request("crm", moved))
+            #expect(try await authorize("https://elsewhere.example.net/cb").outcome == .consent, "asked again after the redirect URIs changed")
+            #expect(try await authorize("https://crm.example.org/cb").outcome == .consent)
+            #expect(try await authorize("https://crm.example.org/cb", consentGiven: true).outcome == .redirect)
+            var widened = moved
+            widened.scopes = ["openid", "email", "profile"]
+            _ = try await fixture.store.updateOpenIDClient(request("crm", widened))
+            #expect(try await authorize("https://crm.example.org/cb").outcome == .consent, "asked again after the scopes changed")
+
+            let audited = try await storage.auditEntries(AuditQuery(type: "admin.updateOpenIDClient", limit: 20)).map(\.record.factsText)
+            #expect(audited.contains { $0.contains("redirectUris") && $0.contains("consentsEnded") }, "\(audited)")
+            #expect(audited.contains { $0.contains("scopes") }, "\(audited)")
+            #expect(audited.filter { $0.contains("admin.scopeMissing") }.count == 2, "\(audited)")
+        }
+    }
+
     @Test("rotated: the new secret shown once; the previous refused at once, or accepted until the overlap ends", arguments: IdentityStorageKind.allCases)
     func rotate(kind: IdentityStorageKind) async throws {
         try await kind.withStorage { storage in

@@ -120,8 +120,12 @@ struct IdentityStoreOpenIDTests {
             #expect(try await ask(native + [IdentityOpenIDParameter("prompt", "login")], token: token, requestedAt: now.adding(.seconds(1))) == .signIn(.login))
             #expect(Self.query(try await ask(native + [IdentityOpenIDParameter("prompt", "login")], token: token, requestedAt: now).location)["code"] != nil)
             fixture.clock.advance(by: .seconds(600))
-            #expect(try await ask(native + [IdentityOpenIDParameter("max_age", "300")], token: token) == .signIn(.reauthenticate))
-            #expect(Self.query(try await ask(native + [IdentityOpenIDParameter("max_age", "900")], token: token).location)["code"] != nil)
+            let later = fixture.clock.now
+            #expect(try await ask(native + [IdentityOpenIDParameter("max_age", "300")], token: token, requestedAt: later) == .signIn(.reauthenticate))
+            #expect(Self.query(try await ask(native + [IdentityOpenIDParameter("max_age", "900")], token: token, requestedAt: later).location)["code"] != nil)
+            // A sign-in made since the request satisfies any max_age, 0 too (else max_age=0 could never be met).
+            #expect(Self.query(try await ask(native + [IdentityOpenIDParameter("max_age", "0")], token: token, requestedAt: now).location)["code"] != nil)
+            #expect(try await ask(native + [IdentityOpenIDParameter("max_age", "0")], token: token, requestedAt: later) == .signIn(.reauthenticate))
             // aal2 asked of an account without a second factor: acr is voluntary, the ID token will say aal1.
             #expect(Self.query(try await ask(native + [IdentityOpenIDParameter("acr_values", "aal2")], token: token).location)["code"] != nil)
         }
@@ -168,7 +172,7 @@ struct IdentityStoreOpenIDTests {
             let jwks = String(decoding: try JSONEncoder().encode(["keys": try Self.settings().keys.published]), as: UTF8.self)
             let verifier = try await JWTKeyCollection().add(jwksJSON: jwks)
             let idToken = try await verifier.verify(try #require(tokens.idToken), as: IDTokenClaims.self)
-            #expect(idToken.nonce == "no-1" && idToken.aud.value == ["dashboard"] && idToken.sub.value == signedUp.accountId && idToken.acr == "aal1" && idToken.amr == nil)
+            #expect(idToken.nonce == "no-1" && idToken.aud.value == ["dashboard"] && idToken.sub.value == signedUp.accountId && idToken.acr == "aal1" && idToken.amr == ["pwd"], "\(String(describing: idToken.amr))")
             let access = try await fixture.store.openIDAccessToken(IdentityOpenIDAccessTokenRequest(token: tokens.accessToken))
             #expect(access.error == nil && access.accountId == signedUp.accountId && access.clientId == "dashboard" && access.scopes == ["email", "openid"])
             #expect(access.email == "leland@stanford.edu" && access.emailVerified == false)

@@ -34,10 +34,38 @@ struct IdentityStorageOperatorTests {
             // A touch never moves the last use back.
             try await storage.touchOperatorKey(id: Self.second, at: Conformance.t0.adding(.seconds(8)))
             #expect(try await storage.operatorKey(id: Self.second)?.lastUsedAt == Conformance.t0.adding(.seconds(10)))
-            #expect(try await storage.revokeOperatorKey(id: Self.second, at: Conformance.t0.adding(.seconds(20))))
-            #expect(try await storage.revokeOperatorKey(id: Self.second, at: Conformance.t0.adding(.seconds(30))))
+            #expect(try await storage.revokeOperatorKey(id: Self.second, at: Conformance.t0.adding(.seconds(20))) == .revoked)
+            #expect(try await storage.revokeOperatorKey(id: Self.second, at: Conformance.t0.adding(.seconds(30))) == .revoked)
             #expect(try await storage.operatorKey(id: Self.second)?.revokedAt == Conformance.t0.adding(.seconds(20)))
-            #expect(try await storage.revokeOperatorKey(id: String(repeating: "c", count: 32), at: Conformance.t0) == false)
+            #expect(try await storage.revokeOperatorKey(id: String(repeating: "c", count: 32), at: Conformance.t0) == .notFound)
+            // The first is the last live key holding keys:write.
+            #expect(try await storage.revokeOperatorKey(id: Self.first, at: Conformance.t0.adding(.seconds(40))) == .lastKeyManager)
+            #expect(try await storage.operatorKey(id: Self.first)?.revokedAt == nil)
+        }
+    }
+
+    @Test("of the live keys holding keys:write revoked all at once, exactly one stays, in every round (real tasks)", arguments: IdentityStorageKind.allCases)
+    func lastManagerRace(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            var survivor: String?
+            for round in 0..<8 {
+                let made = (0..<(survivor == nil ? 4 : 3)).map { String(format: "%02x", round) + String(repeating: "d", count: 29) + "\($0)" }
+                for id in made {
+                    #expect(try await storage.createOperatorKey(Self.key(id, scopes: [.keysWrite]), onlyIfNone: false))
+                }
+                // The last round's survivor and the new ones: every live manager, each revoked by a task of its own.
+                let ids = made + (survivor.map { [$0] } ?? [])
+                let outcomes = try await withThrowingTaskGroup(of: (String, OperatorKeyRevocation).self) { group in
+                    for id in ids {
+                        group.addTask { (id, try await storage.revokeOperatorKey(id: id, at: Conformance.t0.adding(.seconds(60)))) }
+                    }
+                    return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+                }
+                #expect(outcomes.values.filter { $0 == .revoked }.count == ids.count - 1, "round \(round): \(outcomes)")
+                let live = try await storage.operatorKeys().filter { $0.revokedAt == nil && $0.scopes.contains(.keysWrite) }.map(\.id)
+                #expect(live.count == 1 && outcomes[live[0]] == .lastKeyManager, "round \(round): \(outcomes), live \(live)")
+                survivor = live.first
+            }
         }
     }
 

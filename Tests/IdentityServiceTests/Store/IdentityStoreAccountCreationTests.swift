@@ -84,6 +84,29 @@ struct IdentityStoreAccountCreationTests {
         #expect(try await fixture.events().contains { if case let .mailRequested(request) = $0.kind { request.message == .passwordReset } else { false } })
     }
 
+    @Test("a burst of wrong passwords at an imported (costlier) hash from many tasks at once: each is counted before its hash runs, so no more are verified than the throttle allows, round after round", arguments: IdentityStorageKind.allCases)
+    func importedHashBurst(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            let fixture = try await Self.fixture(storage: storage)
+            let bcrypt = "$2b$10$LJwEItx6gQTMYxSM2i.PIuzy3CLoj3A3sKVfJfppgoauDP69J0glC"
+            for round in 0..<4 {
+                let userId = "burst\(round)@example.org"
+                let accountId = try await fixture.store.createAccount(Self.request(userId, hash: bcrypt)).record.facts.accountId
+                let outcomes = await withTaskGroup(of: KontoErrorCode?.self) { group in
+                    for _ in 0..<12 {
+                        group.addTask { await identityError { try await fixture.login(userId, password: "not the password at all", address: nil) }?.code }
+                    }
+                    return await group.reduce(into: [KontoErrorCode?]()) { $0.append($1) }
+                }
+                #expect(outcomes.allSatisfy { $0 == .wrongCredentials || $0 == .throttled }, "round \(round): \(outcomes)")
+                let verified = try await storage.auditEntries(AuditQuery(type: "signIn.failed", limit: 100)).filter { $0.record.accountId == accountId }.count
+                // Each verified attempt is one refusal as a wrong password, with its audit entry; the throttle (3 here)
+                // bounds them, however many came at once.
+                #expect(verified == outcomes.filter { $0 == .wrongCredentials }.count && (1...3).contains(verified), "round \(round): \(verified) verified of 12")
+            }
+        }
+    }
+
     @Test("refusals change nothing: both secrets, unreadable or too costly hashes, bad details, a missing scope, a wrong key")
     func refusals() async throws {
         let fixture = try await Self.fixture()
@@ -93,6 +116,12 @@ struct IdentityStoreAccountCreationTests {
             (Self.request("a@example.org", hash: "$1$saltsalt$qjXMvbEw8oaL.CzflDugX/"), .adminInvalidRequest),
             (Self.request("a@example.org", hash: "$2b$16$" + bcrypt.dropFirst(7)), .adminInvalidRequest),
             (Self.request("a@example.org", hash: "$argon2id$v=19$m=1048576,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY"), .adminInvalidRequest),
+            // Past what a sign-in may cost (PasswordHash.ImportBounds): the hashes that exhausted a 512 MiB pod.
+            (Self.request("a@example.org", hash: "$argon2id$v=19$m=262144,t=16,p=16$c2FsdHNhbHRzYWx0c2FsdA$MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY"), .adminInvalidRequest),
+            (Self.request("a@example.org", hash: "$argon2id$v=19$m=131072,t=5,p=1$c2FsdHNhbHRzYWx0c2FsdA$MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY"), .adminInvalidRequest),
+            (Self.request("a@example.org", hash: "$argon2id$v=19$m=65536,t=3,p=9$c2FsdHNhbHRzYWx0c2FsdA$MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY"), .adminInvalidRequest),
+            (Self.request("a@example.org", hash: "$2b$14$" + bcrypt.dropFirst(7)), .adminInvalidRequest),
+            (Self.request("a@example.org", hash: "$pbkdf2-sha256$i=2000001$c2FsdHNhbHRzYWx0c2FsdA$MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY"), .adminInvalidRequest),
             (Self.request("a@example.org", hash: String(repeating: "x", count: 513)), .adminInvalidRequest),
             (Self.request("not an address", password: "radioactive decay"), .validationFailed),
             (Self.request("a@example.org", password: "short"), .validationFailed),

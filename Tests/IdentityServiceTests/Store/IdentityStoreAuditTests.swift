@@ -3,6 +3,7 @@ import Foundation
 import KontoContracts
 import KontoModel
 import KontoTestSupport
+import Logging
 import Testing
 
 /// The audit log through Identity's operations (docs/ADMIN.md, "Audit log"), on both storages.
@@ -152,14 +153,20 @@ struct IdentityStoreAuditTests {
             _ = await identityError { try await fixture.login(password: "wrong horse", address: "192.0.2.77") }
             let session = try await fixture.login(address: "192.0.2.78")
             _ = try await fixture.store.requestPasswordReset(IdentityPasswordResetRequest(userId: "leland@stanford.edu", clientAddress: "192.0.2.79"))
+            // An operator reads the account: that entry's address is the operator's, and stays.
+            _ = try await fixture.store.accountRecord(IdentityOperatorAccountRequest(
+                operatorCall: IdentityOperatorCall(key: SecretString(Operators.bootstrap.text), clientAddress: "198.51.100.9"), accountId: signedUp.accountId
+            ))
             let before = try await Self.entries(fixture, accountId: signedUp.accountId)
             #expect(before.contains { $0.personal?["userId"] == "leland@stanford.edu" })
             _ = try await fixture.store.delete(IdentityDeleteRequest(token: session.session.token, currentPassword: SecretString("correct horse battery")))
             let after = try await Self.entries(fixture, accountId: signedUp.accountId)
             #expect(after.map(\.type).contains("account.deleted"))
             #expect(Set(before.map(\.id)).isSubset(of: Set(after.map(\.id))))
-            #expect(after.allSatisfy { $0.personal == nil })
-            #expect(after.filter(\.erased).count == before.filter { $0.personal != nil }.count)
+            let (operatorCalls, own) = (after.filter { $0.type.hasPrefix("admin.") }, after.filter { !$0.type.hasPrefix("admin.") })
+            #expect(own.allSatisfy { $0.personal == nil })
+            #expect(own.filter(\.erased).count == before.filter { $0.personal != nil && !$0.type.hasPrefix("admin.") }.count)
+            #expect(operatorCalls.map(\.type) == ["admin.accountRecord"] && operatorCalls.first?.personal?["clientAddress"] == "198.51.100.9", "\(operatorCalls)")
             // Nothing of it anywhere in the log; another account's entries keep theirs.
             let everything = try await Self.entries(fixture)
             let texts = everything.compactMap(\.personal).flatMap(\.values)
@@ -190,6 +197,57 @@ struct IdentityStoreAuditTests {
             #expect(left.count == 1)
             let verification = try await Self.verify(fixture)
             #expect(verification.intact && verification.anchorPosition == 4 && verification.entriesChecked >= 1)
+            #expect(state.anchorOccurredAt != nil)
+
+            // Someone who can write to the database removes the newest entries too and moves the anchor past them, as
+            // retention would: the chain still links, but it starts after an entry younger than the retention.
+            _ = try await storage.pruneAudit(before: fixture.clock.now.adding(.seconds(1)), limit: 100)
+            let moved = try await Self.verify(fixture)
+            #expect(!moved.intact && moved.problem?.contains("younger than the retention") == true, "\(moved)")
+        }
+    }
+
+    @Test("the chain's head is written to the log (position and hash) when it moved, at most once an interval", arguments: IdentityStorageKind.allCases)
+    func headInTheLog(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            let lines = LogLines()
+            var options = IdentityOptions()
+            options.bootstrapOperatorKey = Operators.bootstrap
+            options.auditHeadLogInterval = .seconds(600)
+            let fixture = try IdentityFixture(storage: storage, options: options, logger: Logger(label: "test.audit") { _ in lines })
+            try await fixture.store.installBootstrapOperatorKey()
+            _ = await identityError { try await fixture.login("head@stanford.edu") }
+            await fixture.store.maintainAudit()
+            let head = try await storage.auditChainState()
+            #expect(lines.heads == [AuditChain.hex(head.headHash)], "\(lines.heads)")
+            // Within the interval: not again; after it, only once the head moved.
+            _ = await identityError { try await fixture.login("head@stanford.edu") }
+            await fixture.store.maintainAudit()
+            #expect(lines.heads.count == 1)
+            fixture.clock.advance(by: .seconds(601))
+            await fixture.store.maintainAudit()
+            let moved = AuditChain.hex(try await storage.auditChainState().headHash)
+            #expect(lines.heads.count == 2 && lines.heads.last == moved)
+            fixture.clock.advance(by: .seconds(601))
+            await fixture.store.maintainAudit()
+            #expect(lines.heads.count == 2, "unchanged: not written again")
+        }
+    }
+
+    /// The hashes of the "audit chain head" lines a logger wrote.
+    final class LogLines: LogHandler, @unchecked Sendable {
+        private let lock = NSLock()
+        private var recorded: [String] = []
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        var heads: [String] { lock.withLock { recorded } }
+        func log(event: LogEvent) {
+            guard event.message.description == "audit chain head", case .string(let hash)? = event.metadata?["konto.audit_head_hash"] else { return }
+            lock.withLock { recorded.append(hash) }
         }
     }
 

@@ -28,7 +28,8 @@ struct IdentityFixture {
         parameters: Argon2Parameters = Self.cheap,
         hashingThreads: Int = 2,
         maxQueued: Int = 64,
-        providers: ProviderClient? = nil
+        providers: ProviderClient? = nil,
+        logger: Logger = Logger(label: "test.identity")
     ) throws {
         self.storage = storage
         self.hashing = try PasswordHashingPool(configuration: .init(parameters: parameters, threads: hashingThreads, maxQueued: maxQueued))
@@ -43,7 +44,7 @@ struct IdentityFixture {
             providers: providers,
             providerTokens: Self.providerTokens,
             clock: clock.function,
-            logger: Logger(label: "test.identity")
+            logger: logger
         )
     }
 

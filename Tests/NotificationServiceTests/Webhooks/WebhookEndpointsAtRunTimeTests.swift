@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import KontoContracts
 import KontoModel
@@ -264,16 +265,45 @@ struct WebhookEndpointsAtRunTimeTests {
         await mailer.stop()
     }
 
+    @Test("an API endpoint's host is resolved at delivery and connected to only at a public address: none, or only inside ones, and nothing is sent")
+    func pinnedAddresses() async throws {
+        func pin(_ addresses: [String]) -> WebhookAddressPin {
+            WebhookAddressPin(host: "hooks.example.net", configuration: .init(), resolver: .init { _ in addresses })
+        }
+        for inside in [[], ["10.0.0.7"], ["127.0.0.1", "::1"], ["169.254.169.254", "fe80::1%eth0", "64:ff9b::a9fe:a9fe"]] {
+            let refused = pin(inside)
+            #expect(await refused.client() == nil, "\(inside)")
+            await refused.shutdown()
+        }
+        // A public address among inside ones: that one, and only that one, is connected to.
+        let mixed = pin(["10.0.0.7", "93.184.215.14"])
+        #expect(await mixed.client() != nil)
+        #expect(await mixed.pinned == ["93.184.215.14"])
+        await mixed.shutdown()
+        // The system's resolver, as deliveries use it: this machine's name is this machine.
+        #expect(await WebhookAddressPin.Resolver.system.addresses("localhost").allSatisfy { WebhookEndpoint.isLocal(host: $0) })
+        #expect(await !WebhookAddressPin.Resolver.system.addresses("localhost").isEmpty)
+        // Addresses written in the URL were checked when added; names are pinned.
+        #expect(WebhookAddressPin.needsPin(URL(string: "https://hooks.example.net/in")!))
+        #expect(!WebhookAddressPin.needsPin(URL(string: "https://93.184.215.14/in")!) && !WebhookAddressPin.needsPin(URL(string: "https://[2001:db8::1]/in")!))
+    }
+
     @Test("local hosts: every spelling the resolver reads as this machine or a private network is local; public ones are not")
     func localHosts() {
         for host in [
             "localhost", "LOCALHOST", "localhost.", "api.localhost", "127.0.0.1", "127.1", "2130706433", "0x7f000001", "0177.0.0.1", "10.1.2.3",
             "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "224.0.0.1", "255.255.255.255",
             "::1", "[::1]", "::", "::ffff:127.0.0.1", "::ffff:10.0.0.1", "fe80::1", "fd00::1", "fc00::1",
+            // Zone ids, NAT64 and 6to4 around an inside IPv4 address, IPv6 multicast, Teredo (issue 69, 7).
+            "fe80::1%eth0", "[fe80::1%25eth0]", "fe80::1%25eth0", "64:ff9b::a9fe:a9fe", "64:ff9b::10.0.0.1", "64:ff9b:1::a9fe:a9fe", "ff02::1", "ff0e::1",
+            "[ff05::2]", "2002:a9fe:a9fe::1", "2002:7f00:1::", "2001:0:4136:e378:8000:63bf:3fff:fdd2",
         ] {
             #expect(WebhookEndpoint.isLocal(host: host), "\(host)")
         }
-        for host in ["example.org", "8.8.8.8", "172.32.0.1", "172.15.0.1", "192.169.0.1", "100.128.0.1", "2001:4860:4860::8888", "::ffff:8.8.8.8", "localhost.example.org"] {
+        for host in [
+            "example.org", "8.8.8.8", "172.32.0.1", "172.15.0.1", "192.169.0.1", "100.128.0.1", "2001:4860:4860::8888", "::ffff:8.8.8.8", "localhost.example.org",
+            "64:ff9b::808:808", "2002:808:808::1",
+        ] {
             #expect(!WebhookEndpoint.isLocal(host: host), "\(host)")
         }
     }

@@ -239,6 +239,26 @@ struct WebhookTests {
         await receiver.stop()
     }
 
+    @Test("a delivery that gets no answer (nothing listens) is recorded as one coarse class, never how the connection failed (no port-scan oracle)", arguments: NotificationStorageKind.allCases)
+    func noAnswerIsCoarse(kind: NotificationStorageKind) async throws {
+        let port = try FreePort.loopback()
+        let endpoint = WebhookEndpoint(name: "mailer", url: URL(string: "http://127.0.0.1:\(port)/konto")!, secret: Self.secretText, insecure: true)
+        try await Harness.withService(kind, webhooks: [endpoint]) { running in
+            let client = running.client()
+            try await Harness.with(client) {
+                _ = try await client.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: "webhook:mailer"))
+                _ = try await client.call(NotificationsContract.publish, NotificationsPublishRequest(events: [Harness.event("a1", .deletingAccount)]))
+                var failed: [NotificationsFailedDelivery] = []
+                let deadline = ContinuousClock.now + .seconds(60)
+                while failed.isEmpty, ContinuousClock.now < deadline {
+                    failed = try await client.call(NotificationsContract.failedDeliveries, NotificationsDeadLettersRequest(group: "webhook:mailer")).deliveries
+                    if failed.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+                }
+                #expect(failed.first?.lastError == "no answer (connection failed, timed out or TLS failed)", "\(failed)")
+            }
+        }
+    }
+
     @Test("an endpoint that keeps failing: the event goes to the endpoint's dead letters after the last attempt; the admin API's listing shows it without its content, and a redelivery delivers it", arguments: NotificationStorageKind.allCases)
     func deadLetters(kind: NotificationStorageKind) async throws {
         // Fails every attempt, then accepts (the redelivery).

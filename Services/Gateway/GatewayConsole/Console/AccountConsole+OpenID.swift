@@ -21,6 +21,9 @@ extension AccountConsole {
         var query: String
         var requestedAt: Double
         var expiresAt: Int
+        /// The session a sign-in again (prompt=login, max_age, a second factor) is to replace, by id: it ends only
+        /// once the new sign-in has succeeded, so a page that merely sends a browser here ends no session.
+        var replacing: String?
     }
 
     /// What people read on the consent page for each scope.
@@ -35,6 +38,12 @@ extension AccountConsole {
         let base = options.basePath
         router.get(RouterPath(base + "/authorize")) { request, _ in await self.authorize(request) }
         router.get(RouterPath(base + "/authorize/resume")) { request, _ in await self.resumeAuthorization(request) }
+        // The sign-in an application asked for again, shown while the current session lasts.
+        router.get(RouterPath(base + "/sign-in-again")) { request, _ in
+            let visit = self.visit(request)
+            guard visit.awaitsAuthorization else { return self.redirect("/", visit: visit) }
+            return await self.setupPage(visit, userId: "", error: nil, notice: Self.notices["signInAgain"])
+        }
         router.post(RouterPath(base + "/authorize/consent")) { request, _ in
             let flow = request.cookies[Self.authorizationCookie].flatMap { self.openAuthorization($0.value) }
             return await self.form(request) { visit, form in await self.consent(visit, form: form, flow: flow) }
@@ -127,6 +136,7 @@ extension AccountConsole {
     private func decide(
         _ visit: Visit, form: OAuthForm, flow: AuthorizationFlow, throughForm: Bool, resumed: Bool = false, consentGiven: Bool = false, consentDenied: Bool = false
     ) async -> Response {
+        var flow = flow
         let answer: IdentityOpenIDAuthorization
         do {
             answer = try await operations.asSession(visit.session) {
@@ -137,6 +147,12 @@ extension AccountConsole {
             }
         } catch {
             return problemPage(consoleProblem(error), visit: visit)
+        }
+        // Signed in again as asked: the session it replaces ends now (not when the application asked; another
+        // account's session, which this one cannot end, idles out with its cookie gone).
+        if resumed, answer.outcome != .signIn, let replaced = flow.replacing, let session = visit.session {
+            _ = try? await operations.asSession(session) { try await operations.endSession(id: replaced, currentPassword: nil) }
+            flow.replacing = nil
         }
         var response: Response
         switch answer.outcome {
@@ -163,10 +179,11 @@ extension AccountConsole {
                 return refused
             }
             if let session = visit.session {
-                // A sign-in again (prompt=login, max_age, a second factor asked for): this session ends, a new one
-                // comes from the sign-in.
-                _ = try? await operations.asSession(session) { try await operations.logOut() }
-                response = redirect("/?done=signInAgain", visit: visit, session: .some(nil))
+                // A sign-in again (prompt=login, max_age, a second factor asked for): the sign-in page while this
+                // session lasts; the new sign-in replaces it once it succeeds (any page can send a browser here, so
+                // this must end nothing).
+                flow.replacing = try? await operations.asSession(session) { try await operations.deviceSessions() }.first(where: \.isCurrent)?.id
+                response = redirect("/sign-in-again", visit: visit)
             } else {
                 response = redirect("/?done=signInToContinue", visit: visit)
             }

@@ -32,11 +32,16 @@ extension GatewayAPI {
     }
 
     /// The account for an application's access token with `profile` and `email` (the document holds the details and
-    /// the userId): read from Profile each time, not cached (the cache is keyed by sessions).
+    /// the userId): read from Profile each time, not cached (the cache is keyed by sessions). It names the account by
+    /// the subject the client knows (a pairwise client's own), never the public id every other client sees, and
+    /// leaves out when it was made (to the millisecond, as telling as an id).
     private func getAccount(accessToken: String) async throws -> Operations.GetAccount.Output {
-        let facts = try await accessGrant(accessToken, requiring: Self.accountReadingScopes)
+        let (facts, subject) = try await accessGrant(accessToken, requiring: Self.accountReadingScopes)
         let record = try await upstreams.profile(ProfileContract.load, ProfileLoadRequest(accountId: facts.accountId))
-        let account = assembler.account(facts, profile: record)
+        var named = facts
+        named.accountId = subject
+        named.createdAt = nil
+        let account = assembler.account(named, profile: record)
         return .ok(.init(headers: .init(eTag: Self.etag(record.version)), body: .json(account)))
     }
 

@@ -24,6 +24,9 @@ extension GatewayAPI {
     func adminImportAccounts(_ input: Operations.AdminImportAccounts.Input) async throws -> Operations.AdminImportAccounts.Output {
         guard case .applicationXNdjson(let body) = input.body else { throw GatewayProblem.malformed("The body must be NDJSON (application/x-ndjson).") }
         let call = try Self.operatorCall()
+        // The key once for the whole import: a refused one is the request's 401 (or 403), counted once against the
+        // address, not once per line (an import with a mistyped key would throttle its operator out).
+        _ = try await upstreams.identity(IdentityContract.operatorAuthorize, IdentityOperatorAuthorizeRequest(operatorCall: call, scope: .accountsWrite, action: "accounts.import"))
         // The body middleware has read it within the import's limit already.
         let bytes = try await Data(collecting: body, upTo: .max)
         let lines = Self.importLines(bytes)

@@ -98,11 +98,12 @@ struct GatewayAPI: APIProtocol {
         token.utf8.count <= 4_096 && token.split(separator: ".", omittingEmptySubsequences: false).count == 3
     }
 
-    /// What a live access token grants, when its scopes include `scopes`: 401 for an invalid, expired or revoked
-    /// token (or where Konto is no OpenID Provider), 403 `request.insufficientScope` for too few scopes.
-    func accessGrant(_ token: String, requiring scopes: Set<String>) async throws(GatewayProblem) -> IdentityAccountFacts {
+    /// What a live access token grants, when its scopes include `scopes`: the account and the subject its client knows
+    /// it by; 401 for an invalid, expired or revoked token (or where Konto is no OpenID Provider), 403
+    /// `request.insufficientScope` for too few scopes.
+    func accessGrant(_ token: String, requiring scopes: Set<String>) async throws(GatewayProblem) -> (account: IdentityAccountFacts, subject: String) {
         let grant = try await upstreams.identity(IdentityContract.openIDAccessToken, IdentityOpenIDAccessTokenRequest(token: BearerToken(token)))
-        guard grant.error == nil, let account = grant.account, let granted = grant.scopes else {
+        guard grant.error == nil, let account = grant.account, let granted = grant.scopes, let subject = grant.subject else {
             throw GatewayProblem(
                 status: .unauthorized, code: .unauthenticated, detail: AccountError(code: .unauthenticated).message,
                 headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\""]
@@ -111,7 +112,7 @@ struct GatewayAPI: APIProtocol {
         guard scopes.isSubset(of: granted) else {
             throw Self.insufficientScope("This access token's scopes do not include \(scopes.sorted().joined(separator: " ")).", scopes: scopes)
         }
-        return account
+        return (account, subject)
     }
 
     static func insufficientScope(_ detail: String, scopes: Set<String>) -> GatewayProblem {

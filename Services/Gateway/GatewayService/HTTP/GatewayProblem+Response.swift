@@ -13,6 +13,11 @@ extension GatewayProblem: HTTPResponseError {
     func response(requestID: String?) -> Response {
         var headers = self.headers
         headers[.contentType] = "application/problem+json"
+        // RFC 9110 15.5.2: a 401 carries a challenge; a problem with none of its own (a refused operator key) gets
+        // the bearer scheme every Konto credential uses.
+        if status == .unauthorized, headers[.wwwAuthenticate] == nil {
+            headers[.wwwAuthenticate] = "Bearer"
+        }
         if let retryAfter {
             headers[.retryAfter] = String(retryAfter)
         }

@@ -76,6 +76,7 @@ extension KontoErrorCode {
         .adminClientExists: .conflict,
         .adminClientInFile: .conflict,
         .adminClientLimit: .conflict,
+        .adminLastKeyManager: .conflict,
         .profileAlreadyExists: .conflict,
         .profileValueTooLarge: .unprocessableContent,
         .profileAccountTooLarge: .unprocessableContent,

@@ -33,6 +33,7 @@ enum ProblemTypePage {
         .adminClientExists: "An OpenID Provider client has this id already (the clients file's or one added through the admin API).",
         .adminClientInFile: "The client is the deployment's clients file's: change it there.",
         .adminClientLimit: "As many clients as the deployment allows are registered through the admin API (KONTO_IDENTITY_OIDC_CLIENTS_MAX).",
+        .adminLastKeyManager: "The key is the last live one holding keys:write; revoking it would leave no key that can manage keys. Make another first.",
         .profileAlreadyExists: "The account's profile exists already.",
         .profileValueTooLarge: "A value is larger than Profile keeps for one key.",
         .profileAccountTooLarge: "The account's details together are larger than Profile keeps for one account.",

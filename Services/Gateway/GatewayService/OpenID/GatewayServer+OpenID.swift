@@ -18,6 +18,11 @@ extension GatewayServer {
         router.get("/oauth2/authorize") { request, _ in
             try toConsole(consolePath, "/authorize", query: request.uri.query, endpoint: "authorization")
         }
+        // OpenID Connect Core 3.1.2.1: the endpoint MUST take a form POST too; it comes along as the query of the
+        // browser's next GET.
+        router.post("/oauth2/authorize") { request, _ in
+            try toConsole(consolePath, "/authorize", query: try await formAsQuery(request, consolePath: consolePath), endpoint: "authorization")
+        }
 
         // RP-initiated logout is the console's too (it ends the console's session); a form POST (RP-Initiated Logout
         // 1.0, 2) comes along as the query of the browser's next GET.
@@ -25,18 +30,7 @@ extension GatewayServer {
             try toConsole(consolePath, "/end-session", query: request.uri.query, endpoint: "logout")
         }
         router.post("/oauth2/logout") { request, _ in
-            guard consolePath != nil else { return try toConsole(consolePath, "/end-session", query: nil, endpoint: "logout") }
-            guard isForm(request) else {
-                throw GatewayProblem(status: .unsupportedMediaType, code: .requestUnsupportedMediaType, detail: "The body must be application/x-www-form-urlencoded.")
-            }
-            guard let buffer = try? await request.body.collect(upTo: maximumOAuthFormBytes) else {
-                throw GatewayProblem(status: .contentTooLarge, code: .requestBodyTooLarge, detail: "The form is too large.")
-            }
-            let body = String(buffer: buffer)
-            guard body.isEmpty || OAuthForm(body) != nil else {
-                throw GatewayProblem(status: .badRequest, code: .requestMalformed, detail: "The form cannot be read.")
-            }
-            return try toConsole(consolePath, "/end-session", query: body.isEmpty ? nil : body, endpoint: "logout")
+            try toConsole(consolePath, "/end-session", query: try await formAsQuery(request, consolePath: consolePath), endpoint: "logout")
         }
 
         // The JWK Set: every published key's public half, the signing one first. Relying parties cache it; a key
@@ -97,6 +91,23 @@ extension GatewayServer {
             throw GatewayProblem(status: .notFound, code: .requestNotFound, detail: "The \(endpoint) endpoint needs the web console, which is off here.")
         }
         return Response(status: .seeOther, headers: [.location: consolePath + path + (query.map { "?" + $0 } ?? ""), .cacheControl: "no-store"])
+    }
+
+    /// A browser's form POST to an endpoint of the console's, as the query its GET would carry (nil for an empty
+    /// form): bounded, read only as a form, refused as one when it cannot be read. Without a console: nothing is read.
+    static func formAsQuery(_ request: Request, consolePath: String?) async throws -> String? {
+        guard consolePath != nil else { return nil }
+        guard isForm(request) else {
+            throw GatewayProblem(status: .unsupportedMediaType, code: .requestUnsupportedMediaType, detail: "The body must be application/x-www-form-urlencoded.")
+        }
+        guard let buffer = try? await request.body.collect(upTo: maximumOAuthFormBytes) else {
+            throw GatewayProblem(status: .contentTooLarge, code: .requestBodyTooLarge, detail: "The form is too large.")
+        }
+        let body = String(buffer: buffer)
+        guard body.isEmpty || OAuthForm(body) != nil else {
+            throw GatewayProblem(status: .badRequest, code: .requestMalformed, detail: "The form cannot be read.")
+        }
+        return body.isEmpty ? nil : body
     }
 
     /// Whether the body is declared a form (`application/x-www-form-urlencoded`), as OAuth's endpoints take.

@@ -48,12 +48,16 @@ public struct AuditChainState: Sendable, Equatable {
     public var anchorHash: [UInt8]
     public var headPosition: Int64
     public var headHash: [UInt8]
+    /// When the anchor (the last entry retention removed) was written; nil before any was removed (or removed before
+    /// this was kept).
+    public var anchorOccurredAt: Timestamp?
 
-    public init(anchorPosition: Int64, anchorHash: [UInt8], headPosition: Int64, headHash: [UInt8]) {
+    public init(anchorPosition: Int64, anchorHash: [UInt8], headPosition: Int64, headHash: [UInt8], anchorOccurredAt: Timestamp? = nil) {
         self.anchorPosition = anchorPosition
         self.anchorHash = anchorHash
         self.headPosition = headPosition
         self.headHash = headHash
+        self.anchorOccurredAt = anchorOccurredAt
     }
 
     public static let empty = AuditChainState(anchorPosition: 0, anchorHash: AuditChain.genesis, headPosition: 0, headHash: AuditChain.genesis)

@@ -14,6 +14,7 @@ final class AuditScope: Sendable {
     /// What the client calls itself (its User-Agent, as the gateway passed it), for a session the call makes.
     let clientName: String?
     private let operatorKey = Mutex<String?>(nil)
+    private let noted = Mutex<[String: String]>([:])
 
     init(operation: String, clientAddress: String?, clientName: String? = nil) {
         self.operation = operation
@@ -27,6 +28,13 @@ final class AuditScope: Sendable {
     func authorized(operatorKeyId: String) {
         operatorKey.withLock { $0 = operatorKeyId }
     }
+
+    /// Facts the call learnt while it ran (what an update changed), for its admin entry; never a secret.
+    func note(_ facts: [String: String]) {
+        noted.withLock { $0.merge(facts) { _, new in new } }
+    }
+
+    var notedFacts: [String: String] { noted.withLock { $0 } }
 
     /// Who changed `accountId` in this scope: the operator, once one was authorized, else the account itself.
     func actor(changing accountId: String) -> (type: AuditActorType, id: String?) {

@@ -40,6 +40,8 @@ public struct OpenIDAuthorizationRequest: Sendable, Equatable {
     /// The longest parameter value read, and the most parameters.
     public static let maximumValueLength = 2_048
     public static let maximumParameters = 32
+    /// The longest nonce: what the storage keeps with a code (`identity.oidc_codes.nonce`).
+    public static let maximumNonceLength = 512
 
     /// Checks the query's parameters (`name=value` pairs, in order; a name twice is refused, RFC 6749 3.1).
     public static func check(_ parameters: [(String, String)], clients: OpenIDClients) throws(Refusal) -> OpenIDAuthorizationRequest {
@@ -72,7 +74,7 @@ public struct OpenIDAuthorizationRequest: Sendable, Equatable {
         }
         // PKCE with S256 from every client, confidential ones too (OAuth 2.1 4.1.1; plain proves nothing a thief lacks).
         guard let challenge = values["code_challenge"], isCodeChallenge(challenge) else {
-            throw refuse("invalid_request", "code_challenge is required: PKCE with S256 (43 to 128 characters of A-Z a-z 0-9 - . _ ~).")
+            throw refuse("invalid_request", "code_challenge is required: PKCE with S256 (the base64url SHA-256 of the verifier, 43 characters of A-Z a-z 0-9 - _).")
         }
         guard values["code_challenge_method"] == "S256" else {
             throw refuse("invalid_request", "code_challenge_method must be S256.")
@@ -101,6 +103,11 @@ public struct OpenIDAuthorizationRequest: Sendable, Equatable {
                 throw refuse("invalid_request", "\(name) must be visible text.")
             }
         }
+        // The nonce is kept with the code (the state is not): one bound, the storage's (in characters, as PostgreSQL
+        // counts them), checked here.
+        if let nonce = values["nonce"], nonce.unicodeScalars.count > maximumNonceLength {
+            throw refuse("invalid_request", "nonce has at most \(maximumNonceLength) characters.")
+        }
         return OpenIDAuthorizationRequest(
             client: client, redirectURI: redirectURI, scopes: asked.sorted(), state: state, nonce: values["nonce"], codeChallenge: challenge,
             prompts: prompts, maxAge: maxAge, requiredAssuranceLevel: level
@@ -118,10 +125,11 @@ public struct OpenIDAuthorizationRequest: Sendable, Equatable {
         return portless.string == registered
     }
 
-    /// RFC 7636 4.2: 43 to 128 unreserved characters (the base64url SHA-256 of a verifier is 43).
+    /// S256's challenge (RFC 7636 4.2): the unpadded base64url of a SHA-256, 43 characters of its alphabet (the only
+    /// method offered, so the 43 to 128 a `plain` challenge may have cannot occur; the storage keeps exactly 43).
     static func isCodeChallenge(_ text: String) -> Bool {
-        (43...128).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
-            (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || [0x2D, 0x2E, 0x5F, 0x7E].contains(byte)
+        text.utf8.count == 43 && text.utf8.allSatisfy { byte in
+            (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D || byte == 0x5F
         }
     }
 }

@@ -110,6 +110,9 @@ public protocol CredentialStorage: Sendable {
     func deleteSession(id: String, events: [AccountEvent]) async throws(IdentityStorageError) -> Bool
 
     /// Ends every session of the account but `keeping` (if given); `events` gets how many ended. Returns that number.
+    /// With none kept (logging out everywhere, an operator ending them all), every application's sign-in (the
+    /// account's OpenID grants, with their refresh tokens; access tokens are checked against them) ends in the same
+    /// step: no device and no application stays signed in. Consents stay.
     func deleteSessions(accountId: String, keeping: String?, events: @escaping @Sendable (_ sessionsEnded: Int) -> [AccountEvent]) async throws(IdentityStorageError) -> Int
 
     // MARK: Failed logins

@@ -88,14 +88,20 @@ public protocol OpenIDStorage: Sendable {
     /// whichever replica adds at the same time).
     func createOpenIDClient(_ client: StoredOpenIDClient, limit: Int) async throws(IdentityStorageError) -> OpenIDClientCreation
 
-    /// Replaces a stored client's settings (never its secret); the client as it is now, nil when there is none.
-    func updateOpenIDClient(id: String, settings: IdentityOpenIDClientSettings, at now: Timestamp) async throws(IdentityStorageError) -> StoredOpenIDClient?
+    /// Replaces a stored client's settings (never its secret) in one step with its consents' end where the change
+    /// touches what a consent was given for (``IdentityOpenIDClientSettings/consentChanges(from:)``). A first-party
+    /// client is changed only `mayChangeFirstParty` (decided on the row as it is then).
+    func updateOpenIDClient(
+        id: String, settings: IdentityOpenIDClientSettings, mayChangeFirstParty: Bool, at now: Timestamp
+    ) async throws(IdentityStorageError) -> OpenIDClientUpdate
 
     /// Gives a secret client a new secret digest in one step: the current one becomes the previous one until
-    /// `previousExpiresAt` (nil: forgotten at once). Nil when there is no such client with a secret.
+    /// `previousExpiresAt` (nil: forgotten at once). Nil when there is no such client with a secret, or it is
+    /// first-party and not `mayChangeFirstParty`.
     func rotateOpenIDClientSecret(
-        id: String, digest: [UInt8], previousExpiresAt: Timestamp?, at now: Timestamp
+        id: String, digest: [UInt8], previousExpiresAt: Timestamp?, mayChangeFirstParty: Bool, at now: Timestamp
     ) async throws(IdentityStorageError) -> StoredOpenIDClient?
+
 
     /// Removes a stored client and, in the same step, every account's codes, grants (with their refresh tokens) and
     /// consents for it. Nil when there was no such client.

@@ -39,6 +39,14 @@ public struct StoredOperatorKey: Sendable, Equatable {
     }
 }
 
+/// What a revocation did (``OperatorStorage/revokeOperatorKey(id:at:)``).
+public enum OperatorKeyRevocation: Sendable, Equatable {
+    case revoked
+    case notFound
+    /// Refused: no other live key holds keys:write.
+    case lastKeyManager
+}
+
 /// An account search as the storage runs it: every filter given must hold; newest first by (createdAt, accountId).
 public struct AccountSearch: Sendable, Equatable {
     /// Lowercased; the userId (lowercased) begins with it.
@@ -143,8 +151,9 @@ public protocol OperatorStorage: Sendable {
     /// Every key, revoked ones too, oldest first.
     func operatorKeys() async throws(IdentityStorageError) -> [StoredOperatorKey]
 
-    /// Revokes a key (its first revocation's time stays). Returns false for an unknown id.
-    func revokeOperatorKey(id: String, at now: Timestamp) async throws(IdentityStorageError) -> Bool
+    /// Revokes a key (its first revocation's time stays), unless it is the last live key holding keys:write: decided
+    /// under a lock, so two revocations at once cannot both pass the check.
+    func revokeOperatorKey(id: String, at now: Timestamp) async throws(IdentityStorageError) -> OperatorKeyRevocation
 
     /// Records a key's use.
     func touchOperatorKey(id: String, at now: Timestamp) async throws(IdentityStorageError)

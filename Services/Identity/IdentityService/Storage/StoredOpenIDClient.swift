@@ -34,3 +34,12 @@ public enum OpenIDClientCreation: Sendable, Equatable {
     case idTaken
     case limitReached
 }
+
+/// How ``OpenIDStorage/updateOpenIDClient(id:settings:mayChangeFirstParty:at:)`` ended.
+public enum OpenIDClientUpdate: Sendable, Equatable {
+    /// Changed: the client now, what of its consents' subject changed and how many consents ended with it.
+    case updated(StoredOpenIDClient, changed: [String], consentsEnded: Int)
+    case notFound
+    /// The client is first-party and the change was not allowed to touch one.
+    case firstPartyRefused
+}

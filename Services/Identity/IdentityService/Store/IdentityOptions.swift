@@ -83,6 +83,9 @@ public struct IdentityOptions: Sendable, Equatable {
     public var auditRetention: Duration? = .seconds(365 * 86_400)
     /// How often the audit log's new entries are sealed into the chain (and retention runs).
     public var auditSealInterval: Duration = .seconds(2)
+    /// How often the audit chain's head (position and hash) is written to the log at notice level, where a log
+    /// shipper takes it out of reach of anyone who can write to the database (docs/ADMIN.md, "Tamper evidence").
+    public var auditHeadLogInterval: Duration = .seconds(600)
     /// How often provider token revocations are looked for.
     public var revocationInterval: Duration = .seconds(5)
     /// The first retry's delay after a failed revocation (doubling to an hour).

@@ -123,10 +123,11 @@ public final class IdentityStore: Sendable {
             try await audit.recordAdminCall(accountId: accountId ?? answeredAccountId(value), facts: facts, outcome: "ok", scope: scope, mustLand: mustLand)
             return value
         case .failure(let error):
-            // A refusal is recorded too; its own error is what the caller gets. Not when the storage failed (the entry
-            // could not be written either, and trying would hold the answer until the storage gives up again), nor a
+            // A refusal is recorded too, and a call that failed after it was authorized (a statement the storage
+            // refused): its own error is what the caller gets. Not when the storage is unreachable (the entry could
+            // not be written either, and trying would hold the answer until the storage gives up again), nor a
             // throttled one (as with sign-ins: the throttle's counts are their record, not a write per attempt).
-            if ![.identityStorageUnavailable, .identityStorageFailure, .throttled].contains(error.code) {
+            if ![.identityStorageUnavailable, .throttled].contains(error.code) {
                 try? await audit.recordAdminCall(accountId: accountId, facts: facts, outcome: error.code.rawValue, scope: scope, mustLand: false)
             }
             throw error
@@ -245,30 +246,30 @@ public final class IdentityStore: Sendable {
 
     // MARK: OpenID Provider clients (scope clients:write; the audit entry names the client)
     public func openIDClients(_ request: IdentityOpenIDClientsRequest) async throws(ServiceError) -> IdentityOpenIDClientList {
-        try await clientsCall(request.operatorCall, clientId: nil) { () async throws(ServiceError) in try await openID.clients() }
+        try await clientsCall(request.operatorCall, clientId: nil) { (_) async throws(ServiceError) in try await openID.clients() }
     }
     public func createOpenIDClient(_ request: IdentityOpenIDClientRequest) async throws(ServiceError) -> IdentityOpenIDClientSaved {
-        try await clientsCall(request.operatorCall, clientId: request.clientId) { () async throws(ServiceError) in try await openID.createClient(request) }
+        try await clientsCall(request.operatorCall, clientId: request.clientId) { (key) async throws(ServiceError) in try await openID.createClient(request, by: key) }
     }
     public func updateOpenIDClient(_ request: IdentityOpenIDClientRequest) async throws(ServiceError) -> IdentityOpenIDClientInfo {
-        try await clientsCall(request.operatorCall, clientId: request.clientId) { () async throws(ServiceError) in try await openID.updateClient(request) }
+        try await clientsCall(request.operatorCall, clientId: request.clientId) { (key) async throws(ServiceError) in try await openID.updateClient(request, by: key) }
     }
     public func rotateOpenIDClientSecret(_ request: IdentityRotateOpenIDClientSecretRequest) async throws(ServiceError) -> IdentityOpenIDClientSaved {
-        try await clientsCall(request.operatorCall, clientId: request.clientId) { () async throws(ServiceError) in try await openID.rotateClientSecret(request) }
+        try await clientsCall(request.operatorCall, clientId: request.clientId) { (key) async throws(ServiceError) in try await openID.rotateClientSecret(request, by: key) }
     }
     public func removeOpenIDClient(_ request: IdentityOpenIDClientIdRequest) async throws(ServiceError) -> IdentityOpenIDClientRemoved {
-        try await clientsCall(request.operatorCall, clientId: request.clientId) { () async throws(ServiceError) in try await openID.removeClient(request) }
+        try await clientsCall(request.operatorCall, clientId: request.clientId) { (_) async throws(ServiceError) in try await openID.removeClient(request) }
     }
 
-    /// An admin call on the clients: the key must hold clients:write; audited under the calling method's name with the
-    /// client's id (a listing must land in the audit log before it answers, as reads do).
+    /// An admin call on the clients: the key must hold clients:write (`body` gets it, for what needs more); audited
+    /// under the calling method's name with the client's id (a listing must land in the audit log before it answers,
+    /// as reads do).
     private func clientsCall<T>(
-        _ call: IdentityOperatorCall, clientId: String?, operation: String = #function, _ body: () async throws(ServiceError) -> T
+        _ call: IdentityOperatorCall, clientId: String?, operation: String = #function, _ body: (StoredOperatorKey) async throws(ServiceError) -> T
     ) async throws(ServiceError) -> T {
         let facts = clientId.map { ["clientId": String($0.prefix(128))] } ?? [:]
         return try await adminCall(call, accountId: nil, mustLand: clientId == nil, facts: facts, operation: operation) { () async throws(ServiceError) in
-            _ = try await operators.authorize(call, scope: .clientsWrite)
-            return try await body()
+            try await body(try await operators.authorize(call, scope: .clientsWrite))
         }
     }
 

@@ -53,6 +53,15 @@ extension NotificationStore {
     public func declareGroup(_ request: NotificationsSubscribeRequest, caller: String? = nil) async throws(ServiceError) -> NotificationsGroupDeclared {
         try Self.checkGroupName(request.group)
         let types = try Self.checkTypes(request.types)
+        // A caller's group holds only the types it may read (every type, with none named, is more than any may).
+        if let caller, let readable = ownership.readable(by: caller) {
+            let beyond = Set(types ?? Array(NotificationsContract.eventTypes)).subtracting(readable)
+            guard beyond.isEmpty else {
+                throw .notificationsForbidden(
+                    "'\(caller.prefix(64))' may not read \(types == nil ? "every event type: name the types" : beyond.sorted().joined(separator: ", ")) (readable: \(readable.sorted().joined(separator: ", ")))"
+                )
+            }
+        }
         let owner = ownership.groupsOwned ? (caller ?? NotificationsContract.serviceName) : nil
         let outcome = try await stored { () async throws(NotificationStorageError) in
             try await storage.ensureGroup(request.group, types: types, owner: owner, at: clock())

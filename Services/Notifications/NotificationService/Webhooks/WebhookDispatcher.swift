@@ -28,6 +28,8 @@ public struct WebhookDispatcher: Service {
         public var concurrency = 4
         /// Opens reset tokens for the endpoints that deliver them (the deployment's secret's seal).
         public var resetTokenSeal: ResetTokenSeal?
+        /// How an endpoint's host is resolved at delivery (``WebhookAddressPin``); tests give their own.
+        var resolver: WebhookAddressPin.Resolver = .system
 
         public init() {}
     }
@@ -42,10 +44,14 @@ public struct WebhookDispatcher: Service {
         self.logger = logger
     }
 
-    public func run() async throws {
+    private var httpConfiguration: HTTPClient.Configuration {
         var httpConfiguration = HTTPClient.Configuration()
         httpConfiguration.redirectConfiguration = .disallow
         httpConfiguration.timeout = .init(connect: .seconds(5), read: .milliseconds(configuration.requestTimeout.milliseconds))
+        return httpConfiguration
+    }
+
+    public func run() async throws {
         let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: httpConfiguration)
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
@@ -108,17 +114,25 @@ public struct WebhookDispatcher: Service {
         // The visibility covers the POST's timeout, so no second claim races a slow endpoint.
         let visibility = max(store.options.visibilityTimeout, configuration.requestTimeout + .seconds(5))
         let deliveryLogger = logger
+        // An endpoint an operator's key added goes only where its host resolves to a public address, decided at each
+        // delivery (the deployment's own file may point inside).
+        let pin = endpoint.source == .api && !store.webhooks.allowsLocalEndpoints && WebhookAddressPin.needsPin(endpoint.url)
+            ? endpoint.url.host.map { WebhookAddressPin(host: $0, configuration: httpConfiguration, resolver: configuration.resolver) } : nil
         // An API's endpoint's group was made with it; declared here, a worker still running on a replica that has not
         // yet read its removal would bring the group back, to collect deliveries no one serves.
         await store.work(group: endpoint.group, types: endpoint.types, declares: endpoint.source == .file, concurrency: configuration.concurrency, visibility: visibility, logger: logger) { delivery in
-            await self.deliver(delivery, to: endpoint, secrets: secrets, http: http, logger: deliveryLogger)
+            await self.deliver(delivery, to: endpoint, secrets: secrets, http: http, pin: pin, logger: deliveryLogger)
         }
+        await pin?.shutdown()
     }
 
-    private func deliver(_ delivery: ClaimedDelivery, to endpoint: WebhookEndpoint, secrets: [WebhookSecret], http: HTTPClient, logger: Logger) async -> DeliveryOutcome {
+    private func deliver(
+        _ delivery: ClaimedDelivery, to endpoint: WebhookEndpoint, secrets: [WebhookSecret], http: HTTPClient, pin: WebhookAddressPin?, logger: Logger
+    ) async -> DeliveryOutcome {
         let started = ContinuousClock.now
         var statusCode: Int?
         var failure: String?
+        var detail: String?
         do {
             let body = try Self.body(for: delivery.event, to: endpoint, seal: configuration.resetTokenSeal)
             let timestamp = Int64(Date().timeIntervalSince1970)
@@ -132,14 +146,32 @@ public struct WebhookDispatcher: Service {
             // One signature per secret: during a rotation receivers holding the old or the new one both verify.
             request.headers.add(name: WebhookSignature.signatureHeader, value: WebhookSignature.sign(secrets: secrets, id: id, timestamp: timestamp, body: body))
             request.body = .bytes(ByteBuffer(bytes: body))
-            let response = try await http.execute(request, timeout: .milliseconds(configuration.requestTimeout.milliseconds))
+            var client = http
+            if let pin {
+                guard let pinned = await pin.client() else { throw Refused() }
+                client = pinned
+            }
+            let response: HTTPClientResponse
+            do {
+                response = try await client.execute(request, timeout: .milliseconds(configuration.requestTimeout.milliseconds))
+            } catch {
+                throw NoAnswer(underlying: error)
+            }
             statusCode = Int(response.status.code)
             // The answer's body is not needed; read (at most 64 KiB of) it so the connection can be reused.
             _ = try? await response.body.collect(upTo: 64 * 1024)
             if !(200..<300).contains(Int(response.status.code)) {
                 failure = "HTTP \(response.status.code)"
             }
+        } catch is Refused {
+            failure = WebhookAddressPin.refusal
+        } catch let error as NoAnswer {
+            // What is kept and shown to operators through the API is a coarse class: which way a connection failed
+            // (refused, timed out, reset, TLS) would map the network behind a URL. The log keeps the detail.
+            failure = error.underlying is CancellationError ? "cancelled" : Self.noAnswer
+            detail = Self.describe(error.underlying)
         } catch {
+            // Konto's own (the body could not be made): nothing of the network.
             failure = Self.describe(error)
         }
         let milliseconds = Int((ContinuousClock.now - started).milliseconds)
@@ -150,9 +182,22 @@ public struct WebhookDispatcher: Service {
             logger.warning("webhook attempt not logged", metadata: ["konto.event_id": "\(delivery.event.id)", "konto.error": "\(error)"])
         }
         guard let failure else { return .delivered }
-        logger.info("webhook delivery failed", metadata: ["konto.event_id": "\(delivery.event.id)", "konto.attempt": "\(delivery.attempts)", "konto.error": "\(failure)"])
+        logger.info("webhook delivery failed", metadata: [
+            "konto.event_id": "\(delivery.event.id)", "konto.attempt": "\(delivery.attempts)", "konto.error": "\(detail ?? failure)",
+        ])
         return .retry(failure)
     }
+
+    /// A delivery that got no HTTP answer, whatever the reason.
+    static let noAnswer = "no answer (connection failed, timed out or TLS failed)"
+
+    /// The request was made but no answer came.
+    private struct NoAnswer: Error {
+        let underlying: any Error
+    }
+
+    /// Not sent: the host has no public address (``WebhookAddressPin``).
+    private struct Refused: Error {}
 
     /// A short reason for the log: what kind of failure, never a URL's credentials or a body.
     private static func describe(_ error: any Error) -> String {

@@ -47,6 +47,8 @@ extension WebhookEndpoint {
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         if host.hasSuffix(".") { host = String(host.dropLast()) }
         if host == "localhost" || host.hasSuffix(".localhost") { return true }
+        // A zone id (`fe80::1%eth0`) names an interface of this machine: never a public host.
+        if host.contains("%") { return true }
         var v4 = in_addr()
         if inet_aton(host, &v4) != 0 {
             return isLocal(ipv4: UInt32(bigEndian: v4.s_addr))
@@ -60,9 +62,20 @@ extension WebhookEndpoint {
                 if bytes[10] == 0xFF || embedded > 1 { return isLocal(ipv4: embedded) }
                 return true  // :: and ::1
             }
+            // NAT64 (64:ff9b::/96, RFC 6052; 64:ff9b:1::/48, RFC 8215): an IPv4 address behind a translator, judged as it.
+            if bytes[0..<4] == [0x00, 0x64, 0xFF, 0x9B] {
+                let embedded = bytes[12..<16].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+                return bytes[4..<6] == [0x00, 0x01] || bytes[4..<12].allSatisfy({ $0 == 0 }) ? isLocal(ipv4: embedded) : true
+            }
+            // 6to4 (2002::/16): the IPv4 address in bytes 2 to 5.
+            if bytes[0] == 0x20 && bytes[1] == 0x02 {
+                return isLocal(ipv4: bytes[2..<6].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+            }
             return bytes[0] & 0xFE == 0xFC  // unique local fc00::/7
                 || (bytes[0] == 0xFE && bytes[1] & 0xC0 == 0x80)  // link-local fe80::/10
                 || (bytes[0] == 0xFE && bytes[1] & 0xC0 == 0xC0)  // site-local fec0::/10 (deprecated)
+                || bytes[0] == 0xFF  // multicast ff00::/8
+                || (bytes[0] == 0x20 && bytes[1] == 0x01 && bytes[2] == 0 && bytes[3] == 0)  // Teredo 2001::/32: an IPv4 address obscured
         }
         return false
     }

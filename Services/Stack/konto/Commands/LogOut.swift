@@ -6,7 +6,7 @@ struct LogOut: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "logout", abstract: "End this session (or every session of the account).")
 
     @OptionGroup var options: GatewayOptions
-    @Flag(help: "End every session of the account, on every device.") var everywhere = false
+    @Flag(help: "End every session of the account, on every device, and every application's sign-in.") var everywhere = false
 
     struct Answer: Encodable { var sessionsEnded: Int? }
 

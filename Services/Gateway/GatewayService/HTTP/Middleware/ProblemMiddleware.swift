@@ -92,6 +92,9 @@ struct ProblemMiddleware: RouterMiddleware {
             return "\(path(context.codingPath)) must be \(Self.typeName(type)), not null."
         case DecodingError.keyNotFound(let key, let context):
             return "\(path(context.codingPath + [key])) is required."
+        case DecodingError.dataCorrupted(let context) where context.debugDescription.hasPrefix("Additional properties are disabled"):
+            // OpenAPIRuntime's refusal of a field the schema does not have (`additionalProperties: false`): a typo.
+            return "\(path(context.codingPath)) is not a field of this body (misspelt?)."
         case DecodingError.dataCorrupted(let context):
             return context.codingPath.isEmpty ? "The body is not valid JSON." : "\(path(context.codingPath)) is not valid: \(context.debugDescription)"
         default:

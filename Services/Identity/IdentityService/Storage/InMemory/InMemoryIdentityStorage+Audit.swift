@@ -63,6 +63,7 @@ extension InMemoryIdentityStorage {
             state.audit.removeAll { sequences.contains($0.sequence) }
             state.auditChain.anchorPosition = position
             state.auditChain.anchorHash = hash
+            state.auditChain.anchorOccurredAt = last.record.occurredAt
             return removed.count
         }
     }

@@ -28,9 +28,20 @@ extension InMemoryIdentityStorage {
                     state.revocations[revocation.id] = Revocation(revocation: revocation, nextAttemptAt: Timestamp(milliseconds: 0))
                 }
             }
+            var applications = Set((state.oidcConsents.removeValue(forKey: accountId) ?? [:]).keys)
+            for grant in state.oidcGrants.values where grant.accountId == accountId {
+                applications.insert(grant.clientId)
+                _ = state.removeGrant(grant.id)
+            }
+            for (hash, stored) in state.oidcCodes where stored.code.accountId == accountId {
+                applications.insert(stored.code.clientId)
+                state.oidcCodes[hash] = nil
+            }
+            let mailRestored = state.mailOptOuts.removeValue(forKey: accountId)?.isEmpty == false
             let ended = AccessEnded(
                 sessions: sessions, passwordRemoved: hadPassword && !keepingPassword,
-                factors: factors.map { ($0.id, $0.kind) }, identities: identities.map { ($0.id, $0.provider) }
+                factors: factors.map { ($0.id, $0.kind) }, identities: identities.map { ($0.id, $0.provider) },
+                applications: applications.sorted(), mailPreferencesRestored: mailRestored
             )
             state.outbox += events(ended)
             return ended

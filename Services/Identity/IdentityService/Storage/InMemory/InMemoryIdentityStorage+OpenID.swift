@@ -169,19 +169,27 @@ extension InMemoryIdentityStorage {
         }
     }
 
-    public func updateOpenIDClient(id: String, settings: IdentityOpenIDClientSettings, at now: Timestamp) -> StoredOpenIDClient? {
+    public func updateOpenIDClient(id: String, settings: IdentityOpenIDClientSettings, mayChangeFirstParty: Bool, at now: Timestamp) -> OpenIDClientUpdate {
         state.withLock { state in
-            guard var client = state.oidcClients[id] else { return nil }
+            guard var client = state.oidcClients[id] else { return .notFound }
+            if client.settings.firstParty || settings.firstParty, !mayChangeFirstParty { return .firstPartyRefused }
+            let changed = settings.consentChanges(from: client.settings)
             client.settings = settings
             client.updatedAt = now
             state.oidcClients[id] = client
-            return client
+            var ended = 0
+            if !changed.isEmpty {
+                for accountId in Array(state.oidcConsents.keys) where state.oidcConsents[accountId]?.removeValue(forKey: id) != nil {
+                    ended += 1
+                }
+            }
+            return .updated(client, changed: changed, consentsEnded: ended)
         }
     }
 
-    public func rotateOpenIDClientSecret(id: String, digest: [UInt8], previousExpiresAt: Timestamp?, at now: Timestamp) -> StoredOpenIDClient? {
+    public func rotateOpenIDClientSecret(id: String, digest: [UInt8], previousExpiresAt: Timestamp?, mayChangeFirstParty: Bool, at now: Timestamp) -> StoredOpenIDClient? {
         state.withLock { state in
-            guard var client = state.oidcClients[id], let current = client.secretDigest else { return nil }
+            guard var client = state.oidcClients[id], let current = client.secretDigest, mayChangeFirstParty || !client.settings.firstParty else { return nil }
             client.previousSecretDigest = previousExpiresAt == nil ? nil : current
             client.previousSecretExpiresAt = previousExpiresAt
             client.secretDigest = digest

@@ -19,11 +19,15 @@ extension InMemoryIdentityStorage {
         state.withLock { state in state.operatorKeys.values.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) } }
     }
 
-    public func revokeOperatorKey(id: String, at now: Timestamp) -> Bool {
+    public func revokeOperatorKey(id: String, at now: Timestamp) -> OperatorKeyRevocation {
         state.withLock { state in
-            guard let key = state.operatorKeys[id] else { return false }
+            guard let key = state.operatorKeys[id] else { return .notFound }
+            func manages(_ key: StoredOperatorKey) -> Bool {
+                key.revokedAt == nil && key.expiresAt.map { now < $0 } ?? true && key.scopes.contains(.keysWrite)
+            }
+            if manages(key), !state.operatorKeys.values.contains(where: { $0.id != id && manages($0) }) { return .lastKeyManager }
             if key.revokedAt == nil { state.operatorKeys[id]?.revokedAt = now }
-            return true
+            return .revoked
         }
     }
 

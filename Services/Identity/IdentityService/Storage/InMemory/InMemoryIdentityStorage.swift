@@ -113,9 +113,10 @@ public final class InMemoryIdentityStorage: IdentityStorage {
             }
         }
 
-        /// A deleted account's personal data leaves its audit entries.
+        /// A deleted account's personal data leaves its audit entries; an operator's calls (`admin.*`) keep theirs, the
+        /// operator's address.
         mutating func eraseAudit(accountId: String) {
-            for index in audit.indices where audit[index].record.accountId == accountId {
+            for index in audit.indices where audit[index].record.accountId == accountId && !audit[index].record.type.hasPrefix("admin.") {
                 audit[index].record.personalText = nil
             }
         }
@@ -377,9 +378,8 @@ public final class InMemoryIdentityStorage: IdentityStorage {
             var account = credential
             account.passwordHash = nil
             session.account = account
-            // As PostgreSQL's lookup reads it: what validation needs.
+            // As PostgreSQL's lookup reads it: what validation needs, and how it was signed in (an ID token's amr).
             session.lastUsedAt = nil
-            session.signInMethod = nil
             session.clientAddress = nil
             session.clientName = nil
             return session
@@ -418,6 +418,11 @@ public final class InMemoryIdentityStorage: IdentityStorage {
     public func deleteSessions(accountId: String, keeping: String?, events: @escaping @Sendable (Int) -> [AccountEvent]) -> Int {
         state.withLock { state in
             let ended = state.removeSessions(accountId: accountId, keeping: keeping)
+            if keeping == nil {
+                for grant in state.oidcGrants.values where grant.accountId == accountId {
+                    _ = state.removeGrant(grant.id)
+                }
+            }
             state.outbox += events(ended)
             return ended
         }

@@ -543,5 +543,12 @@ public enum IdentityMigrations {
                 "CREATE INDEX oidc_consents_client ON oidc_consents (client_id)",
             ]
         ),
+        // When the last entry retention removed was written: verification reports a chain that starts after an entry
+        // younger than the retention (removed before its time).
+        PostgresMigration(
+            version: 21,
+            name: "the audit chain's anchor time",
+            statements: ["ALTER TABLE audit_chain ADD COLUMN anchor_occurred_at timestamptz"]
+        ),
     ]
 }

@@ -84,11 +84,16 @@ extension PostgresIdentityStorage {
     }
 
     /// A deleted account's personal data leaves its audit entries (their ids, types and facts stay, and the chain still
-    /// verifies: it covers the salted digest).
+    /// verifies: it covers the salted digest). An operator's call about the account (`admin.*`) keeps its personal
+    /// data: it holds only the operator's client address (``AuditTrail/recordAdminCall``), never the account's; the
+    /// entries of the changes it made (a new userId) carry the account's and go.
     static func eraseAudit(accountIds: [String], on connection: PostgresConnection, logger: Logger) async throws {
         guard !accountIds.isEmpty else { return }
         try await connection.query(
-            "UPDATE identity.audit_log SET personal = NULL WHERE account_id = ANY(\(accountIds)::text[]) AND personal IS NOT NULL",
+            """
+            UPDATE identity.audit_log SET personal = NULL
+            WHERE account_id = ANY(\(accountIds)::text[]) AND personal IS NOT NULL AND type NOT LIKE 'admin.%'
+            """,
             logger: logger
         )
     }
@@ -160,13 +165,14 @@ extension PostgresIdentityStorage {
     public func auditChainState() async throws(IdentityStorageError) -> AuditChainState {
         try await run { client, logger in
             let rows = try await client.query(
-                "SELECT anchor_position, anchor_hash, head_position, head_hash FROM identity.audit_chain WHERE id = 1", logger: logger
+                "SELECT anchor_position, anchor_hash, head_position, head_hash, anchor_occurred_at FROM identity.audit_chain WHERE id = 1", logger: logger
             )
-            guard let (anchor, anchorHash, head, headHash) = try await rows.decode((Int64, ByteBuffer, Int64, ByteBuffer).self).all().first else {
+            guard let (anchor, anchorHash, head, headHash, anchorAt) = try await rows.decode((Int64, ByteBuffer, Int64, ByteBuffer, Date?).self).all().first else {
                 return AuditChainState.empty
             }
             return AuditChainState(
-                anchorPosition: anchor, anchorHash: Array(anchorHash.readableBytesView), headPosition: head, headHash: Array(headHash.readableBytesView)
+                anchorPosition: anchor, anchorHash: Array(anchorHash.readableBytesView), headPosition: head, headHash: Array(headHash.readableBytesView),
+                anchorOccurredAt: anchorAt.map(Timestamp.init)
             )
         }
     }
@@ -210,23 +216,24 @@ extension PostgresIdentityStorage {
             // The oldest sealed entries, in the chain's order, up to the first one not older than the cutoff.
             let rows = try await connection.query(
                 """
-                SELECT position, occurred_at < \(cutoff.date), hash FROM identity.audit_log
+                SELECT position, occurred_at < \(cutoff.date), hash, occurred_at FROM identity.audit_log
                 WHERE position > \(anchor) ORDER BY position LIMIT \(limit)
                 """,
                 logger: logger
             )
-            var last: (Int64, ByteBuffer)?
-            for try await (position, old, hash) in rows.decode((Int64, Bool, ByteBuffer).self) {
+            var last: (Int64, ByteBuffer, Date)?
+            for try await (position, old, hash, occurredAt) in rows.decode((Int64, Bool, ByteBuffer, Date).self) {
                 guard old else { break }
-                last = (position, hash)
+                last = (position, hash, occurredAt)
             }
-            guard let (position, hash) = last else { return 0 }
+            guard let (position, hash, occurredAt) = last else { return 0 }
             let deleted = try await connection.query(
                 "DELETE FROM identity.audit_log WHERE position > \(anchor) AND position <= \(position) RETURNING 1", logger: logger
             )
             let count = try await deleted.decode(Int.self).all().count
             try await connection.query(
-                "UPDATE identity.audit_chain SET anchor_position = \(position), anchor_hash = \(hash) WHERE id = 1", logger: logger
+                "UPDATE identity.audit_chain SET anchor_position = \(position), anchor_hash = \(hash), anchor_occurred_at = \(occurredAt) WHERE id = 1",
+                logger: logger
             )
             return count
         }

@@ -4,6 +4,33 @@ import NIOCore
 import PostgresNIO
 
 extension PostgresIdentityStorage {
+    /// Identity's tables whose rows of an account the first proof ends (``endAccessBeforeFirstProof``; the
+    /// credentials row itself loses its password and mail opt-outs in place). `IdentityStorageFirstProofTests` holds
+    /// every table of the schema to this list or ``firstProofKeeps``: a new table is neither until someone decides.
+    static let firstProofEnds: Set<String> = [
+        "sessions", "login_challenges", "reset_tokens", "email_codes", "factors", "recovery_codes", "external_identities",
+        "oidc_consents", "oidc_grants", "oidc_refresh_tokens", "oidc_codes",
+    ]
+
+    /// The tables the first proof leaves, each with why: none of them is a way into the account or a choice made in
+    /// the account's name.
+    static let firstProofKeeps: [String: String] = [
+        "credentials": "the account itself: its password and mail opt-outs are reset in place",
+        "login_failures": "throttling counts by client and userId digests: no way in, and the owner's own failures count too",
+        "second_factor_answers": "a count of wrong second-factor answers (throttling): no way in",
+        "known_clients": "digests of clients that signed in, for new-sign-in notices: no way in; a squatter's client signs in no more",
+        "email_verifications": "pending proofs of the address: each link goes to the address, whose owner holds it",
+        "outbox": "events on their way to Notifications, the proof's own among them",
+        "profile_cleanups": "deletions of Profile's details still to run: nothing of a living account",
+        "provider_revocations": "the squatter's provider tokens on their way to being revoked (the proof adds them)",
+        "used_passkey_challenges": "replay guards: digests of challenges used",
+        "used_nonces": "replay guards: digests of providers' nonces used",
+        "audit_log": "the append-only record of what happened, the squatter's acts among them",
+        "audit_chain": "the audit log's head and anchor: no account's",
+        "operator_keys": "operators' keys: no account's",
+        "oidc_clients": "the OpenID Provider's clients: no account's",
+    ]
+
     public func endAccessBeforeFirstProof(
         accountId: String, keeping: String?, keepingPassword: Bool, at now: Timestamp, events: @escaping @Sendable (AccessEnded) -> [AccountEvent]
     ) async throws(IdentityStorageError) -> AccessEnded? {
@@ -60,9 +87,33 @@ extension PostgresIdentityStorage {
             )
             var identities: [(id: String, provider: String)] = []
             for try await (id, provider) in identityRows.decode((String, String).self) { identities.append((id, provider)) }
+            // The applications the squatter let in: consents (silent prompt=none sign-ins), grants (their refresh
+            // tokens go with them) and unredeemed codes.
+            let applicationRows = try await connection.query(
+                """
+                WITH consents AS (DELETE FROM identity.oidc_consents WHERE account_id = \(accountId) RETURNING client_id),
+                     grants AS (DELETE FROM identity.oidc_grants WHERE account_id = \(accountId) RETURNING client_id),
+                     codes AS (DELETE FROM identity.oidc_codes WHERE account_id = \(accountId) RETURNING client_id)
+                SELECT DISTINCT client_id FROM (SELECT client_id FROM consents UNION ALL SELECT client_id FROM grants
+                    UNION ALL SELECT client_id FROM codes) ended
+                """,
+                logger: logger
+            )
+            var applications: [String] = []
+            for try await clientId in applicationRows.decode(String.self) { applications.append(clientId) }
+            // Mail turned off before the proof was not the owner's choice (a squatter silencing new sign-in notices).
+            let mail = try await connection.query(
+                """
+                UPDATE identity.credentials SET mail_opt_outs = '{}' WHERE account_id = \(accountId) AND cardinality(mail_opt_outs) > 0
+                RETURNING 1
+                """,
+                logger: logger
+            )
+            let mailRestored = try await mail.decode(Int.self).all().count == 1
             let ended = AccessEnded(
                 sessions: sessionsEnded, passwordRemoved: hadPassword && !keepingPassword,
-                factors: factors.sorted { $0.id < $1.id }, identities: identities.sorted { $0.id < $1.id }
+                factors: factors.sorted { $0.id < $1.id }, identities: identities.sorted { $0.id < $1.id },
+                applications: applications.sorted(), mailPreferencesRestored: mailRestored
             )
             try await Self.append(events(ended), on: connection, logger: logger)
             return ended

@@ -339,21 +339,36 @@ extension PostgresIdentityStorage {
         }
     }
 
-    public func updateOpenIDClient(id: String, settings: IdentityOpenIDClientSettings, at now: Timestamp) async throws(IdentityStorageError) -> StoredOpenIDClient? {
-        try await run { client, logger in
-            let rows = try await client.query(
+    public func updateOpenIDClient(
+        id: String, settings: IdentityOpenIDClientSettings, mayChangeFirstParty: Bool, at now: Timestamp
+    ) async throws(IdentityStorageError) -> OpenIDClientUpdate {
+        try await transaction { connection, logger in
+            // The row locked: the settings compared are the ones replaced, whatever another replica changes meanwhile.
+            let current = try await connection.query(
+                "SELECT \(unescaped: Self.clientColumns) FROM identity.oidc_clients WHERE id = \(id) FOR UPDATE", logger: logger
+            )
+            guard let previous = try await current.decode(ClientRow.self).all().first.map(Self.client) else { return .notFound }
+            if previous.settings.firstParty || settings.firstParty, !mayChangeFirstParty { return .firstPartyRefused }
+            let rows = try await connection.query(
                 """
                 UPDATE identity.oidc_clients SET settings = CAST(\(try Self.settingsText(settings)) AS jsonb), updated_at = \(now.date)
                 WHERE id = \(id) RETURNING \(unescaped: Self.clientColumns)
                 """,
                 logger: logger
             )
-            return try await rows.decode(ClientRow.self).all().first.map(Self.client)
+            guard let updated = try await rows.decode(ClientRow.self).all().first.map(Self.client) else { return .notFound }
+            let changed = settings.consentChanges(from: previous.settings)
+            var ended = 0
+            if !changed.isEmpty {
+                let consents = try await connection.query("DELETE FROM identity.oidc_consents WHERE client_id = \(id) RETURNING 1", logger: logger)
+                ended = try await consents.decode(Int.self).all().count
+            }
+            return .updated(updated, changed: changed, consentsEnded: ended)
         }
     }
 
     public func rotateOpenIDClientSecret(
-        id: String, digest: [UInt8], previousExpiresAt: Timestamp?, at now: Timestamp
+        id: String, digest: [UInt8], previousExpiresAt: Timestamp?, mayChangeFirstParty: Bool, at now: Timestamp
     ) async throws(IdentityStorageError) -> StoredOpenIDClient? {
         try await run { client, logger in
             // One statement: two rotations at once each make the other's secret the previous one, never lose both.
@@ -363,7 +378,8 @@ extension PostgresIdentityStorage {
                 SET previous_secret_digest = CASE WHEN \(previousExpiresAt?.date)::timestamptz IS NULL THEN NULL ELSE secret_digest END,
                     previous_secret_expires_at = \(previousExpiresAt?.date),
                     secret_digest = \(ByteBuffer(bytes: digest)), secret_created_at = \(now.date), updated_at = \(now.date)
-                WHERE id = \(id) AND secret_digest IS NOT NULL RETURNING \(unescaped: Self.clientColumns)
+                WHERE id = \(id) AND secret_digest IS NOT NULL AND (\(mayChangeFirstParty) OR NOT COALESCE((settings->>'firstParty')::boolean, false))
+                RETURNING \(unescaped: Self.clientColumns)
                 """,
                 logger: logger
             )

@@ -60,13 +60,26 @@ extension PostgresIdentityStorage {
         }
     }
 
-    public func revokeOperatorKey(id: String, at now: Timestamp) async throws(IdentityStorageError) -> Bool {
-        try await run { client, logger in
-            let rows = try await client.query(
-                "UPDATE identity.operator_keys SET revoked_at = COALESCE(revoked_at, \(now.date)) WHERE id = \(id) RETURNING 1",
+    public func revokeOperatorKey(id: String, at now: Timestamp) async throws(IdentityStorageError) -> OperatorKeyRevocation {
+        try await transaction { connection, logger in
+            // Revocations (and the bootstrap's insert) one at a time: of two revoking the last two managers, the second
+            // sees the first's.
+            try await connection.query("LOCK TABLE identity.operator_keys IN SHARE ROW EXCLUSIVE MODE", logger: logger)
+            let rows = try await connection.query(
+                """
+                SELECT revoked_at IS NULL AND (expires_at IS NULL OR expires_at > \(now.date)) AND 'keys:write' = ANY (scopes),
+                    (SELECT count(*) FROM identity.operator_keys WHERE id <> \(id) AND revoked_at IS NULL
+                        AND (expires_at IS NULL OR expires_at > \(now.date)) AND 'keys:write' = ANY (scopes))
+                FROM identity.operator_keys WHERE id = \(id)
+                """,
                 logger: logger
             )
-            return try await rows.decode(Int.self).all().count == 1
+            guard let (manages, otherManagers) = try await rows.decode((Bool, Int64).self).all().first else { return .notFound }
+            if manages, otherManagers == 0 { return .lastKeyManager }
+            try await connection.query(
+                "UPDATE identity.operator_keys SET revoked_at = COALESCE(revoked_at, \(now.date)) WHERE id = \(id)", logger: logger
+            )
+            return .revoked
         }
     }
 

@@ -352,6 +352,9 @@ public struct PostgresIdentityStorage: IdentityStorage {
     public func deleteSessions(accountId: String, keeping: String?, events: @escaping @Sendable (Int) -> [AccountEvent]) async throws(IdentityStorageError) -> Int {
         try await transaction { connection, logger in
             let ended = try await Self.deleteSessions(accountId: accountId, keeping: keeping, on: connection, logger: logger)
+            if keeping == nil {
+                try await connection.query("DELETE FROM identity.oidc_grants WHERE account_id = \(accountId)", logger: logger)
+            }
             try await Self.append(events(ended), on: connection, logger: logger)
             return ended
         }

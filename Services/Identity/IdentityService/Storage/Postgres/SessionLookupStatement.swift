@@ -9,7 +9,7 @@ import PostgresNIO
 struct SessionLookupStatement: PostgresPreparedStatement {
     static let sql = """
         SELECT s.id, s.created_at, s.idle_expires_at, s.absolute_expires_at, s.privileged_until, s.credential_version, s.assurance_level,
-               \(CredentialColumns.sql)
+               s.sign_in_method, \(CredentialColumns.sql)
         FROM identity.sessions s JOIN identity.credentials c
             ON c.account_id = s.account_id AND NOT c.pending AND c.credential_version = s.credential_version AND c.disabled_at IS NULL
         WHERE s.token_hash = $1
@@ -28,7 +28,7 @@ struct SessionLookupStatement: PostgresPreparedStatement {
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
         let cells = row.makeRandomAccess()
-        guard let account = try CredentialColumns.decode(cells, from: 7) else {
+        guard let account = try CredentialColumns.decode(cells, from: 8) else {
             throw PostgresDecodingError.Code.missingData
         }
         var session = StoredSession(
@@ -42,6 +42,8 @@ struct SessionLookupStatement: PostgresPreparedStatement {
             credentialVersion: try cells[5].decode(Int64.self),
             assuranceLevel: Int(try cells[6].decode(Int16.self))
         )
+        // How it was signed in: an ID token's `amr` names it (docs/OIDC.md).
+        session.signInMethod = try cells[7].decode(String?.self)
         session.account = account
         return session
     }

@@ -2,6 +2,7 @@ import Foundation
 import KontoContracts
 import KontoModel
 import Logging
+import Synchronization
 
 /// The audit log's part (docs/ADMIN.md, "Audit log"): the entries of every admin call, the operators' reads of the
 /// log, the chain's sealing and verification, and retention. The entries of changes are written by the storage with
@@ -10,6 +11,12 @@ struct AuditTrail: IdentityPart {
     let context: IdentityContext
     let storage: any IdentityStorage
     let operators: Operators
+    /// When the head was last written to the log (``publishHead(at:)``).
+    let headLogged = HeadLogged()
+
+    final class HeadLogged: Sendable {
+        let last = Mutex<(at: Timestamp, position: Int64)?>(nil)
+    }
 
     /// Entries sealed per transaction.
     static let sealBatch = 1_000
@@ -29,6 +36,7 @@ struct AuditTrail: IdentityPart {
     func maintain() async {
         do {
             try await sealAll()
+            try await publishHead(at: clock())
             if let retention = options.auditRetention {
                 let cutoff = clock().adding(.zero - retention)
                 var removed = 0
@@ -44,6 +52,24 @@ struct AuditTrail: IdentityPart {
         }
     }
 
+    /// Writes the chain's head (position and hash) to the log at notice level every ``IdentityOptions/auditHeadLogInterval``
+    /// when it moved: a copy outside the database, so a writer who rewrites the log and recomputes every hash is found
+    /// out by comparing (docs/ADMIN.md, "Tamper evidence"). Each replica writes its own; any one is enough.
+    func publishHead(at now: Timestamp) async throws(IdentityStorageError) {
+        let due = headLogged.last.withLock { last in last.map { !(now < $0.at.adding(options.auditHeadLogInterval)) } ?? true }
+        guard due else { return }
+        let state = try await storage.auditChainState()
+        let moved = headLogged.last.withLock { last in
+            defer { last = (now, state.headPosition) }
+            return last?.position != state.headPosition
+        }
+        guard moved else { return }
+        logger.notice("audit chain head", metadata: [
+            "konto.audit_head_position": "\(state.headPosition)", "konto.audit_head_hash": "\(AuditChain.hex(state.headHash))",
+            "konto.audit_anchor_position": "\(state.anchorPosition)",
+        ])
+    }
+
     // MARK: Operators' calls
 
     /// Records an admin call (its method, target, outcome and the key that made it) after it ran. A read answers only
@@ -52,7 +78,7 @@ struct AuditTrail: IdentityPart {
     func recordAdminCall(
         accountId: String?, facts: [String: String], outcome: String, scope: AuditScope, mustLand: Bool
     ) async throws(ServiceError) {
-        var allFacts = facts
+        var allFacts = facts.merging(scope.notedFacts) { given, _ in given }
         allFacts["outcome"] = outcome
         let key = scope.operatorKeyId
         let record = AuditRecord(
@@ -148,6 +174,14 @@ struct AuditTrail: IdentityPart {
             }
         }
         guard previous == state.headHash else { return broken(state.headPosition, "The head's hash does not match the chain.") }
+        // Retention removes only what is older than it: a chain starting after a younger entry lost entries to
+        // someone else (who moved the anchor to hide it), unless the retention was lengthened since.
+        if let retention = options.auditRetention, let anchorAt = state.anchorOccurredAt, !(anchorAt < clock().adding(.zero - retention)) {
+            return broken(
+                state.anchorPosition,
+                "The chain starts after an entry of \(anchorAt), younger than the retention period: entries were removed before their time (or the retention was lengthened since)."
+            )
+        }
         return IdentityAuditVerification(
             intact: true, entriesChecked: checked, anchorPosition: state.anchorPosition, headPosition: state.headPosition,
             headHash: AuditChain.hex(state.headHash)

@@ -39,7 +39,9 @@ extension OpenIDProvider {
         if authorization.prompts.contains(.login), authTime < request.requestedAt {
             return .signIn(.login)
         }
-        if let maxAge = authorization.maxAge, now.milliseconds - authTime.milliseconds > Int64(maxAge) * 1_000 {
+        // A sign-in made since the request satisfies any max_age (0 included: OpenID Connect Core 3.1.2.1 reads it as
+        // prompt=login).
+        if let maxAge = authorization.maxAge, authTime < request.requestedAt, now.milliseconds - authTime.milliseconds > Int64(maxAge) * 1_000 {
             return silent ? redirect("login_required", "The sign-in is older than max_age.") : .signIn(.reauthenticate)
         }
         if let required = authorization.requiredAssuranceLevel, session.assuranceLevel < required {

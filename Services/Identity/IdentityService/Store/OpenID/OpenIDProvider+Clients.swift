@@ -59,6 +59,15 @@ extension OpenIDProvider {
         ServiceError(code: .adminClientInFile, message: "Client \"\(id)\" is the clients file's (KONTO_IDENTITY_OIDC_CLIENTS): change it there.")
     }
 
+    /// A first-party client (no consent page) is the deployment's to trust: its clients file, or a key that also holds
+    /// clients:firstParty.
+    private static func firstPartyRefused(_ id: String) -> ServiceError {
+        ServiceError(
+            code: .adminScopeMissing,
+            message: "Client \"\(id.prefix(128))\" is or would be first-party (no consent page): that needs the scope clients:firstParty beside clients:write."
+        )
+    }
+
     private func providerSettings() throws(ServiceError) -> OpenIDProviderSettings {
         guard let settings else { throw Self.refused("Konto is no OpenID Provider here: set KONTO_IDENTITY_OIDC_ISSUER (docs/OIDC.md).") }
         return settings
@@ -77,9 +86,10 @@ extension OpenIDProvider {
 
     /// ``IdentityContract/createOpenIDClient``: checked as the clients file's entries are, its secret (a secret
     /// client's) made here and kept as SHA-256.
-    func createClient(_ request: IdentityOpenIDClientRequest) async throws(ServiceError) -> IdentityOpenIDClientSaved {
+    func createClient(_ request: IdentityOpenIDClientRequest, by key: StoredOperatorKey) async throws(ServiceError) -> IdentityOpenIDClientSaved {
         let settings = try providerSettings()
         let checked = try await Self.checked(request.settings, clientId: request.clientId, keys: settings.keys)
+        if checked.firstParty, !key.scopes.contains(.clientsFirstParty) { throw Self.firstPartyRefused(request.clientId) }
         guard settings.clients[request.clientId] == nil else {
             throw ServiceError(code: .adminClientExists, message: "Client \"\(request.clientId)\" exists already (the clients file's).")
         }
@@ -102,9 +112,11 @@ extension OpenIDProvider {
     }
 
     /// ``IdentityContract/updateOpenIDClient``: new settings for a stored client, its type and kind of authentication
-    /// kept (a secret client may move between `client_secret_basic` and `client_secret_post`). Codes, grants and
-    /// consents stay; a redirect URI removed is refused from the next request on, a scope removed is not given again.
-    func updateClient(_ request: IdentityOpenIDClientRequest) async throws(ServiceError) -> IdentityOpenIDClientInfo {
+    /// kept (a secret client may move between `client_secret_basic` and `client_secret_post`). Codes and grants stay;
+    /// a redirect URI removed is refused from the next request on, a scope removed is not given again. A change of the
+    /// redirect URIs, the scopes or first-party ends the client's consents in the same step, so each person is asked
+    /// again; the audit entry names what changed.
+    func updateClient(_ request: IdentityOpenIDClientRequest, by key: StoredOperatorKey) async throws(ServiceError) -> IdentityOpenIDClientInfo {
         let settings = try providerSettings()
         if settings.clients[request.clientId] != nil { throw Self.inFile(request.clientId) }
         let checked = try await Self.checked(request.settings, clientId: request.clientId, keys: settings.keys)
@@ -117,15 +129,24 @@ extension OpenIDProvider {
             throw Self.refused("type and authentication: a client's type and kind of authentication (secret or private_key_jwt) stay as registered; register a new client for another")
         }
         let now = clock()
-        let updated = try await stored { () async throws(IdentityStorageError) in try await storage.updateOpenIDClient(id: id, settings: checked, at: now) }
-        guard let updated else { throw Self.notFound(id) }
-        logger.info("OpenID client changed", metadata: ["konto.client_id": "\(id)"])
-        return Self.info(updated, at: now)
+        let trusted = key.scopes.contains(.clientsFirstParty)
+        if checked.firstParty, !trusted { throw Self.firstPartyRefused(id) }
+        let outcome = try await stored { () async throws(IdentityStorageError) in
+            try await storage.updateOpenIDClient(id: id, settings: checked, mayChangeFirstParty: trusted, at: now)
+        }
+        switch outcome {
+        case .notFound: throw Self.notFound(id)
+        case .firstPartyRefused: throw Self.firstPartyRefused(id)
+        case .updated(let updated, let changed, let ended):
+            AuditScope.current?.note(["changed": changed.isEmpty ? "none" : changed.joined(separator: ","), "consentsEnded": "\(ended)"])
+            logger.info("OpenID client changed", metadata: ["konto.client_id": "\(id)", "konto.count": "\(ended)"])
+            return Self.info(updated, at: now)
+        }
     }
 
     /// ``IdentityContract/rotateOpenIDClientSecret``: a new secret, shown once; the previous one accepted for the
     /// overlap asked for (none: refused from now on).
-    func rotateClientSecret(_ request: IdentityRotateOpenIDClientSecretRequest) async throws(ServiceError) -> IdentityOpenIDClientSaved {
+    func rotateClientSecret(_ request: IdentityRotateOpenIDClientSecretRequest, by key: StoredOperatorKey) async throws(ServiceError) -> IdentityOpenIDClientSaved {
         let settings = try providerSettings()
         let id = request.clientId
         if settings.clients[id] != nil { throw Self.inFile(id) }
@@ -136,13 +157,16 @@ extension OpenIDProvider {
         let now = clock()
         let secret = Self.makeSecret()
         let until = request.keepPreviousSeconds > 0 ? now.adding(.seconds(request.keepPreviousSeconds)) : nil
+        let trusted = key.scopes.contains(.clientsFirstParty)
         let rotated = try await stored { () async throws(IdentityStorageError) in
-            try await storage.rotateOpenIDClientSecret(id: id, digest: SecretToken.hash(secret), previousExpiresAt: until, at: now)
+            try await storage.rotateOpenIDClientSecret(id: id, digest: SecretToken.hash(secret), previousExpiresAt: until, mayChangeFirstParty: trusted, at: now)
         }
         guard let rotated else {
-            let exists = try await stored { () async throws(IdentityStorageError) in try await storage.openIDClient(id: id) } != nil
-            throw exists ? Self.refused("The client keeps no secret (a public client, or private_key_jwt): there is nothing to rotate.") : Self.notFound(id)
+            guard let current = try await stored({ () async throws(IdentityStorageError) in try await storage.openIDClient(id: id) }) else { throw Self.notFound(id) }
+            if current.settings.firstParty, !trusted, current.secretDigest != nil { throw Self.firstPartyRefused(id) }
+            throw Self.refused("The client keeps no secret (a public client, or private_key_jwt): there is nothing to rotate.")
         }
+        AuditScope.current?.note(["keepPreviousSeconds": "\(request.keepPreviousSeconds)"])
         logger.info("OpenID client secret rotated", metadata: ["konto.client_id": "\(id)"])
         return IdentityOpenIDClientSaved(client: Self.info(rotated, at: now), secret: BearerToken(secret))
     }

@@ -121,9 +121,16 @@ struct OpenIDProvider: IdentityPart {
     static func methods(signInMethod: String?, assuranceLevel: Int) -> [String] {
         var methods: [String]
         switch signInMethod {
-        case "password": methods = ["pwd"]
+        // A password given to sign in, or chosen to sign up.
+        case "password", "signUp": methods = ["pwd"]
+        // A code mailed for this sign-in is a one-time password.
         case "emailCode": methods = ["otp"]
         case "passkey": methods = ["hwk", "user"]
+        // A first factor, then a code or a passkey: more than one factor.
+        case "secondFactor": methods = ["mfa"]
+        // An external provider vouched: RFC 8176 registers no value for it; `fed` is what Microsoft's and others'
+        // providers write.
+        case let method? where method.hasPrefix("provider:"): methods = ["fed"]
         default: methods = []
         }
         if assuranceLevel >= 2, !methods.contains("mfa") { methods.append("mfa") }

@@ -119,12 +119,28 @@ struct Operators: IdentityPart {
         return IdentityOperatorKeys(keys: keys.map(\.listed))
     }
 
+    /// Revokes a key whose every scope the revoking key holds (a narrower key cannot take a stronger one away), never
+    /// the last live key holding keys:write (the deployment would be left without a way to manage keys).
     func revokeOperatorKey(_ request: IdentityOperatorKeyRequest) async throws(ServiceError) -> IdentityDone {
-        _ = try await authorize(request.operatorCall, scope: .keysWrite)
+        let revoker = try await authorize(request.operatorCall, scope: .keysWrite)
         let now = clock()
-        let revoked = try await stored { () async throws(IdentityStorageError) in try await storage.revokeOperatorKey(id: request.keyId, at: now) }
-        guard revoked else { throw ServiceError(code: .adminKeyNotFound, message: "No operator key has this id.") }
-        return IdentityDone()
+        let keyId = request.keyId
+        let notFound = ServiceError(code: .adminKeyNotFound, message: "No operator key has this id.")
+        guard let target = try await stored({ () async throws(IdentityStorageError) in try await storage.operatorKey(id: keyId) }) else { throw notFound }
+        // A key's scopes never change, so this check holds until the revocation below.
+        let beyond = Set(target.scopes).subtracting(revoker.scopes)
+        guard beyond.isEmpty else {
+            throw ServiceError(
+                code: .adminScopeMissing,
+                message: "A key can revoke only keys whose scopes it holds; this one also has \(beyond.sorted().map(\.rawValue).joined(separator: ", "))."
+            )
+        }
+        switch try await stored({ () async throws(IdentityStorageError) in try await storage.revokeOperatorKey(id: keyId, at: now) }) {
+        case .revoked: return IdentityDone()
+        case .notFound: throw notFound
+        case .lastKeyManager:
+            throw ServiceError(code: .adminLastKeyManager, message: "This is the last live key holding keys:write; make another before revoking it.")
+        }
     }
 
     /// Installs ``IdentityOptions/bootstrapOperatorKey`` when no key exists yet. Returns whether it did.
@@ -274,11 +290,13 @@ enum AccountSearchCursor {
         var base64 = cursor.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
         guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8),
-              let dot = text.firstIndex(of: "."), let milliseconds = Int64(text[..<dot])
+              let dot = text.firstIndex(of: "."), let milliseconds = Int64(text[..<dot]),
+              // Checked before it becomes a date: one beyond the years Konto keeps made PostgresNIO's encoding trap.
+              let createdAt = Timestamp(checkingMilliseconds: milliseconds)
         else { return nil }
         let accountId = String(text[text.index(after: dot)...])
-        guard !accountId.isEmpty else { return nil }
-        return AccountSearchPosition(createdAt: Timestamp(milliseconds: milliseconds), accountId: accountId)
+        guard !accountId.isEmpty, !accountId.unicodeScalars.contains("\u{0}") else { return nil }
+        return AccountSearchPosition(createdAt: createdAt, accountId: accountId)
     }
 }
 

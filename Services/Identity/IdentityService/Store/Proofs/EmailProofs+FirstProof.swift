@@ -37,6 +37,7 @@ extension EmailProofs {
             logger.warning("first proof of the address ended what the account gained before it", metadata: [
                 "konto.account_id": "\(accountId)", "konto.sessions": "\(ended.sessions)", "konto.password_removed": "\(ended.passwordRemoved)",
                 "konto.factors": "\(ended.factors.count)", "konto.identities": "\(ended.identities.count)",
+                "konto.applications": "\(ended.applications.count)", "konto.mail_restored": "\(ended.mailPreferencesRestored)",
             ])
         }
         return ended
@@ -55,6 +56,10 @@ extension EmailProofs {
             }
         }
         for identity in ended.identities { parts.append("sign-in with \(identity.provider)") }
+        if !ended.applications.isEmpty {
+            parts.append(ended.applications.count == 1 ? "1 application's access" : "\(ended.applications.count) applications' access")
+        }
+        if ended.mailPreferencesRestored { parts.append("mail settings turned off (new sign-in notices are on again)") }
         return parts.joined(separator: ", ")
     }
 }

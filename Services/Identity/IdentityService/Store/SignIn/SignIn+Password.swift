@@ -33,6 +33,12 @@ extension SignIn {
             counts, credential: credential, clients: sessions.knownClientCandidates(address: request.clientAddress, device: request.clientDevice), at: now
         )
         let hash = credential?.passwordHash.flatMap(PasswordHash.init(encoded:))
+        // A hash costlier than Konto's own (imported, up to PasswordHash.ImportBounds) is counted against the userId
+        // before it runs, and only if no other attempt was counted since this one read the count: of a burst of wrong
+        // passwords at once, one is verified and the rest are throttled, where each would have held a hashing thread
+        // (and, for argon2id, its memory) before any had been counted. A known client let past the userId's count is
+        // not held here either.
+        let countedBefore = try await countCostlyAttempt(hash: hash, key: keys[0], read: counts[0], heldUserId: heldUserId, at: now)
         let matches = try await sessions.hashing { try await sessions.hashing.verify(request.password.value, against: hash) }
         // A disabled account answers as a wrong password does, counted as one (docs/ADMIN.md): a stranger learns
         // nothing from the refusal, its timing or the throttling that follows.
@@ -41,15 +47,30 @@ extension SignIn {
             let reason = credential == nil ? "unknownUser" : hash == nil ? "noPassword" : !matches ? "wrongPassword" : "accountDisabled"
             let audit = AuditRecord.failure("signIn.failed", accountId: credential?.accountId, reason: reason, at: now)
             try await stored { () async throws(IdentityStorageError) in
-                try await storage.recordFailures(keys: keys, at: now, window: options.throttle.window, audit: [audit])
+                try await storage.recordFailures(keys: countedBefore ? Array(keys.dropFirst()) : keys, at: now, window: options.throttle.window, audit: [audit])
             }
             throw Self.wrongCredentials
+        }
+        if countedBefore {
+            try await stored { () async throws(IdentityStorageError) in try await storage.clearFailures(key: keys[0]) }
         }
         try await sessions.forgetFailures(keys, counts: counts, heldUserId: heldUserId)
         if sessions.hashing.hasher.needsRehash(hash) {
             await rehash(request.password, of: credential)
         }
         return try await finishSignIn(credential, demandsSecondFactor: lookup.demandsSecondFactor, privileged: true, clients: clients, method: "a password", signInMethod: "password", at: now)
+    }
+
+    /// Counts an attempt against `key` (the userId's) before a costly hash runs, if none was counted since `read`;
+    /// throttled otherwise (another attempt at the account is being checked). False: not a costly hash, nothing
+    /// counted.
+    private func countCostlyAttempt(hash: PasswordHash?, key: String, read: FailureCount, heldUserId: Bool, at now: Timestamp) async throws(ServiceError) -> Bool {
+        guard let hash, sessions.hashing.hasher.needsRehash(hash), !heldUserId else { return false }
+        let refused = try await stored { () async throws(IdentityStorageError) in
+            try await storage.takeAllowance(key: key, limit: read.count + 1, at: now, window: options.throttle.window)
+        }
+        if refused != nil { throw .throttled(retryAfterSeconds: 1) }
+        return true
     }
 
     /// A checked first factor's answer: a second-factor challenge when the account has one (known from the lookup: a
