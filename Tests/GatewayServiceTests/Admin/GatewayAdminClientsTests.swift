@@ -71,6 +71,13 @@ struct GatewayAdminClientsTests {
             let invalid = try await admin.request(.POST, "/admin/v1/oidc/clients", json: Self.crm.replacingOccurrences(of: "https://crm", with: "http://crm").replacingOccurrences(of: #""id":"crm""#, with: #""id":"crm-2""#), token: root)
             #expect(invalid.status == 422 && invalid.code == "admin.invalidRequest" && invalid.text.contains("redirectUris"), "\(invalid.text)")
             #expect(try await admin.request(.POST, "/admin/v1/oidc/clients", json: Self.crm, token: root).code == "admin.clientExists")
+            // A key with clients:write alone registers no first-party client (no consent page): that is clients:firstParty's.
+            let writer = try await admin.request(.POST, "/admin/v1/keys", json: #"{"name":"clients","scopes":["clients:write"]}"#, token: root)
+            let writerKey = try #require(writer.object["secret"] as? String)
+            let harvest = Self.crm.replacingOccurrences(of: #""id":"crm""#, with: #""id":"harvest""#).replacingOccurrences(of: "https://crm.example.org/cb", with: "https://evil.example.net/cb")
+            let trusted = try await admin.request(.POST, "/admin/v1/oidc/clients", json: harvest, token: writerKey)
+            #expect(trusted.status == 403 && trusted.code == "admin.scopeMissing" && trusted.text.contains("clients:firstParty"), "\(trusted.text)")
+            #expect(try await admin.request(.POST, "/admin/v1/oidc/clients", json: harvest.replacingOccurrences(of: #""firstParty":true"#, with: #""firstParty":false"#), token: writerKey).status == 201)
             // A misspelt field (here the pairwise sector) is refused by name, not dropped: nothing is registered.
             let typo = try await admin.request(
                 .POST, "/admin/v1/oidc/clients", json: Self.crm.replacingOccurrences(of: #""id":"crm""#, with: #""id":"crm-typo","sectorIdentifer":"crm.example.org""#), token: root

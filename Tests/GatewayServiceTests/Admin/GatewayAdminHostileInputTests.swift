@@ -146,6 +146,17 @@ struct GatewayAdminHostileInputTests {
             let readerKey = try #require(reader.object["secret"] as? String)
             let lacking = try await GatewayAdminImportTests.ndjson(admin, #"{"userId":"nine@example.org","details":{"name":{"givenName":"Nine"}}}"#, token: readerKey)
             #expect(lacking.status == 403 && lacking.code == "admin.scopeMissing", "\(lacking.text)")
+            // A keys:write key revokes no stronger key, and the last key holding keys:write is not revoked.
+            let manager = try await admin.request(.POST, "/admin/v1/keys", json: #"{"name":"manager","scopes":["keys:write"]}"#, token: root)
+            let managerKey = try #require(manager.object["secret"] as? String), managerId = try #require((manager.object["key"] as? [String: Any])?["id"] as? String)
+            let keys = try await admin.request(.GET, "/admin/v1/keys", token: root).object["keys"] as? [[String: Any]] ?? []
+            let rootId = try #require(keys.first { $0["name"] as? String == "bootstrap" }?["id"] as? String)
+            let stronger = try await admin.request(.DELETE, "/admin/v1/keys/\(rootId)", token: managerKey)
+            #expect(stronger.status == 403 && stronger.code == "admin.scopeMissing", "\(stronger.text)")
+            #expect(try await admin.request(.DELETE, "/admin/v1/keys/\(managerId)", token: root).status == 204)
+            let last = try await admin.request(.DELETE, "/admin/v1/keys/\(rootId)", token: root)
+            #expect(last.status == 409 && last.code == "admin.lastKeyManager", "\(last.text)")
+            #expect(try await admin.request(.GET, "/admin/v1/keys", token: root).status == 200, "the bootstrap key still works")
             // Every refused key's 401 has its challenge (RFC 9110 15.5.2), whichever route.
             // (Two more failures: four in all from this address, under the five that hold it.)
             for (method, path) in [(HTTPMethod.GET, "/admin/v1/keys"), (.DELETE, "/admin/v1/oidc/clients/app")] {

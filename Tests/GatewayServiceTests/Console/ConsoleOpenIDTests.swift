@@ -51,6 +51,16 @@ struct ConsoleOpenIDTests {
                 let (query, verifier) = Self.query()
                 let entry = try await browser.get("/oauth2/authorize?" + query)
                 #expect(entry.status == 303 && entry.location == "/account/authorize?" + query)
+                // OpenID Connect Core 3.1.2.1: the endpoint takes a form POST as well; it comes along as the query.
+                let fields = query.split(separator: "&").map { pair in
+                    let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? String($0) }
+                    return (parts[0], parts.count > 1 ? parts[1] : "")
+                }
+                let posted = try await browser.post("/oauth2/authorize", fields, csrf: .some(nil))
+                let postedQuery = try #require(posted.location.flatMap(URLComponents.init(string:)))
+                #expect(posted.status == 303 && postedQuery.path == "/account/authorize", "\(posted.status) \(posted.location ?? "")")
+                #expect(Set(postedQuery.queryItems?.map { "\($0.name)=\($0.value ?? "")" } ?? []) == Set(fields.map { "\($0.0)=\($0.1)" }))
+                #expect(try await GatewayOpenIDTests.form(gateway, "/oauth2/authorize", [("client_id", "study-app")], authorization: nil, contentType: "application/json").status == 415)
                 let waiting = try await browser.get("/account/authorize?" + query)
                 #expect(waiting.status == 303 && waiting.location == "/account/?done=signInToContinue" && waiting.setCookie("konto_authorize") != nil)
                 let signIn = try await browser.get("/account/?done=signInToContinue")
