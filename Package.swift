@@ -172,6 +172,16 @@ let package = Package(
             ],
             path: "Shared/KontoWebAuthn"
         ),
+        // A service's metrics at GET /metrics on a listener of its own (Identity's and Notifications'): the registry is
+        // swift-prometheus's, the listener hummingbird's.
+        .target(
+            name: "KontoMetrics",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Prometheus", package: "swift-prometheus"),
+                .logging, .nioCore, .serviceLifecycle,
+            ],
+            path: "Shared/KontoMetrics"
+        ),
         // Mail over SMTP: addresses, MIME, the SMTP client's state machine and its NIO client. Konto's own because no
         // SMTP package is in the mirror; shaped so sersoft-gmbh/swift-smtp could replace it (docs/NOTIFICATIONS.md).
         .target(
@@ -233,6 +243,8 @@ let package = Package(
             name: "IdentityService",
             dependencies: serviceFoundation + [
                 "CArgon2", "CCrypt", "KontoWebAuthn", .crypto,
+                // The audit chain's head at /metrics (docs/ADMIN.md, "Tamper evidence").
+                "KontoMetrics", .product(name: "Prometheus", package: "swift-prometheus"),
                 // RFC 4226/6238 one-time passwords for the TOTP second factor.
                 .product(name: "HummingbirdOTP", package: "hummingbird-auth"),
                 .product(name: "ExtrasBase64", package: "swift-extras-base64"),
@@ -259,9 +271,8 @@ let package = Package(
                 // The courier's templates (the console's too).
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
-                // The courier's counters at /metrics (the gateway serves its own the same way).
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Hummingbird", package: "hummingbird"),
+                // The courier's counters at /metrics (the gateway serves its own beside its API).
+                .product(name: "Prometheus", package: "swift-prometheus"), "KontoMetrics",
             ],
             path: "Services/Notifications/NotificationService",
             // The built-in mail templates, compiled in; each named as an operator's override is (`KONTO_MAIL_TEMPLATES`).
@@ -432,6 +443,8 @@ let package = Package(
                 .crypto,
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                // The process's /metrics, read as a scraper reads it.
+                .asyncHTTPClient, .nioHTTP1,
             ],
             path: "Tests/IdentityServiceTests"
         ),

@@ -100,21 +100,29 @@ struct AttackTests {
             #expect(await Self.wireCode { _ = try await strangerToProfile.call(HealthContract.check, .init()) } == WireError.Code.authenticationFailed)
             #expect(try await profileToNotifications.call(HealthContract.check, .init()).status == .ready)
             #expect(try await gatewayToProfile.call(ProfileContract.load, ProfileLoadRequest(accountId: accountId)).accountId == accountId)
-            _ = try await operatorToNotifications.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: "billing", types: ["accountDisabled", "accountEnabled"]))
+            _ = try await operatorToNotifications.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: "operator-billing.billing", types: ["accountDisabled", "accountEnabled"]))
             // No group reads what is not its caller's to read: the mails' secrets and addresses, Profile anything but
             // deletions, an operator's service every type unnamed.
             for (caller, types) in [(profileToNotifications, ["mailRequested"]), (profileToNotifications, ["userIdChanged"]), (profileToNotifications, ["passwordResetRequested"]),
                                     (operatorToNotifications, ["mailRequested"]), (operatorToNotifications, ["passwordResetRequested"])] {
                 #expect(await Self.wireCode {
-                    _ = try await caller.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: "spy-\(types[0])", types: types))
+                    _ = try await caller.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: (caller === profileToNotifications ? "profile" : "operator-billing") + ".spy-\(types[0])", types: types))
                 } == forbidden, "\(types)")
             }
-            #expect(await Self.wireCode { _ = try await operatorToNotifications.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: "everything")) } == forbidden)
+            #expect(await Self.wireCode { _ = try await operatorToNotifications.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: "operator-billing.everything")) } == forbidden)
+            // Nor does a caller take a name that is not its own: the courier's `mail` (a squatter would stop mail), a
+            // webhook's, Profile's deletions (issue 69, 9).
+            for (caller, group) in [(profileToNotifications, NotificationsContract.mailGroup), (profileToNotifications, "webhook:crm"),
+                                    (operatorToNotifications, "profile.deletions"), (operatorToNotifications, NotificationsContract.mailGroup)] {
+                #expect(await Self.wireCode {
+                    _ = try await caller.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: group, types: ["deletingAccount"]))
+                } == forbidden, "\(group)")
+            }
             #expect(await Self.wireCode {
-                let feed = try await profileToNotifications.subscribe(NotificationsContract.subscribe, NotificationsSubscribeRequest(group: "spy-all", types: ["mailRequested"]), credit: 1)
+                let feed = try await profileToNotifications.subscribe(NotificationsContract.subscribe, NotificationsSubscribeRequest(group: "profile.spy-all", types: ["mailRequested"]), credit: 1)
                 for try await _ in feed { break }
             } == forbidden)
-            #expect(try await operatorToNotifications.call(NotificationsContract.deadLetters, NotificationsDeadLettersRequest(group: "billing")).letters.isEmpty)
+            #expect(try await operatorToNotifications.call(NotificationsContract.deadLetters, NotificationsDeadLettersRequest(group: "operator-billing.billing")).letters.isEmpty)
         }
         // The forged deletion never happened.
         #expect(try await http.send("POST", "/v1/sessions", json: ["userId": "victim@example.org", "password": password]).status == 200)

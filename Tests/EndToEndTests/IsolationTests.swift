@@ -87,16 +87,16 @@ extension AttackTests {
             let own = NotificationsPublishRequest(events: [AccountEvent(accountId: accountId, kind: .detailsChanged(keys: ["name"]))])
             #expect(try await profileClient.call(NotificationsContract.publish, own).stored == 1)
             // The operator's group is the operator's: Profile can neither consume it nor look at or replay it.
-            _ = try await operatorClient.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: "billing-ledger", types: ["deletingAccount"]))
-            #expect(await Self.wireCode { _ = try await profileClient.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: "billing-ledger", types: ["deletingAccount"])) } == forbidden)
+            _ = try await operatorClient.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: "operator-billing.ledger", types: ["deletingAccount"]))
+            #expect(await Self.wireCode { _ = try await profileClient.call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: "operator-billing.ledger", types: ["deletingAccount"])) } == forbidden)
             #expect(await Self.wireCode {
-                let subscription = try await profileClient.subscribe(NotificationsContract.subscribe, NotificationsSubscribeRequest(group: "billing-ledger", types: ["deletingAccount"]), credit: 1)
+                let subscription = try await profileClient.subscribe(NotificationsContract.subscribe, NotificationsSubscribeRequest(group: "operator-billing.ledger", types: ["deletingAccount"]), credit: 1)
                 for try await _ in subscription { break }
             } == forbidden)
             // A group of its own for resets or mails is refused: those types are not Profile's to read (issue 69, 9).
             #expect(await Self.wireCode {
                 let stolen = try await profileClient.subscribe(
-                    NotificationsContract.subscribe, NotificationsSubscribeRequest(group: "profile-resets", types: ["passwordResetRequested", "mailRequested"]), credit: 8
+                    NotificationsContract.subscribe, NotificationsSubscribeRequest(group: "profile.resets", types: ["passwordResetRequested", "mailRequested"]), credit: 8
                 )
                 for try await _ in stolen { break }
             } == forbidden)

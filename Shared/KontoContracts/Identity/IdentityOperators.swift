@@ -90,13 +90,18 @@ public struct IdentityOperatorAuthorizeRequest: Codable, Sendable {
     /// What the caller is about to do with the key's authority (e.g. `deliveries.redeliver webhook:crm`), for the
     /// audit log's entry of the call; at most ``maximumActionLength`` characters.
     public var action: String?
+    /// True: the key is checked before the caller reads the request it came with (the gateway's admin listener, so an
+    /// unauthenticated caller learns nothing of what a request must look like). A refusal is recorded and counted as
+    /// any is; a success writes no audit entry (the call that follows writes its own). Absent: false.
+    public var gate: Bool?
 
     public static let maximumActionLength = 200
 
-    public init(operatorCall: IdentityOperatorCall, scope: OperatorScope?, action: String? = nil) {
+    public init(operatorCall: IdentityOperatorCall, scope: OperatorScope?, action: String? = nil, gate: Bool? = nil) {
         self.operatorCall = operatorCall
         self.scope = scope
         self.action = action
+        self.gate = gate
     }
 }
 

@@ -188,7 +188,7 @@ struct EventsBenchmark: AsyncParsableCommand {
         let tracker = Tracker()
         let publishers = try (0..<self.publishers).map { _ in try Self.client(port: port, tls: tls, logger: logger) }
         let (seconds, batch) = (self.seconds, self.batch)
-        return try await withConsumers(port: port, tls: tls, group: "bench-throughput", tracker: tracker, logger: logger) {
+        return try await withConsumers(port: port, tls: tls, group: "profile.bench-throughput", tracker: tracker, logger: logger) {
             try await RunningServices.with(publishers, logger: logger) {
                 let stop = StopFlag()
                 return try await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -228,7 +228,7 @@ struct EventsBenchmark: AsyncParsableCommand {
         let tracker = Tracker()
         let publisher = try Self.client(port: port, tls: tls, logger: logger)
         let (seconds, rate) = (self.seconds, self.rate)
-        return try await withConsumers(port: port, tls: tls, group: "bench-latency", tracker: tracker, logger: logger) {
+        return try await withConsumers(port: port, tls: tls, group: "profile.bench-latency", tracker: tracker, logger: logger) {
             try await RunningServices.with([publisher], logger: logger) {
                 let tick = Duration.milliseconds(10)
                 let perTick = max(1, rate / 100)

@@ -137,6 +137,42 @@ struct GatewayAdminTests {
         }
     }
 
+    @Test("the key before the request: without a valid key a malformed body or query is 401, not its refusal, audited once as the method and path tried (issue 69, 15)")
+    func keyBeforeBody() async throws {
+        try await Self.withAdmin(threshold: 100) { _, admin in
+            let root = Self.bootstrap.text
+            let wrong = OperatorKeyText.generate().text
+            let probes: [(HTTPMethod, String, String?)] = [
+                (.POST, "/admin/v1/keys", "{not json"), (.POST, "/admin/v1/keys", #"{"nme":1}"#), (.GET, "/admin/v1/accounts?limit=abc", nil),
+                (.GET, "/admin/v1/accounts?limit=0", nil), (.GET, "/admin/v1/audit?cursor=%00", nil), (.POST, "/admin/v1/oidc/clients", #"{"sectorIdentifer":"x"}"#),
+                (.POST, "/admin/v1/accounts/abc/disable", "[]"),
+            ]
+            for (method, path, body) in probes {
+                for token in [nil, wrong, "kop_short"] {
+                    let refused = try await admin.request(method, path, json: body, token: token)
+                    #expect(
+                        refused.status == 401 && refused.code == "admin.keyRefused" && refused.headers.first(name: "WWW-Authenticate") == "Bearer",
+                        "\(method) \(path) \(token ?? "no key"): \(refused.status) \(refused.text)"
+                    )
+                }
+                // With the key, the same request is refused for what it is.
+                let read = try await admin.request(method, path, json: body, token: root)
+                #expect((400..<500).contains(read.status) && read.status != 401, "\(method) \(path): \(read.status) \(read.text)")
+            }
+            // Each refused key was checked once (a request without one never reaches Identity), and says what was tried.
+            let audit = try await admin.request(.GET, "/admin/v1/audit?type=admin.operatorAuthorize&limit=100", token: root)
+            let facts = try #require(audit.object["entries"] as? [[String: Any]]).compactMap { $0["facts"] as? [String: String] }
+            let refusals = facts.filter { $0["outcome"] == "admin.keyRefused" }
+            #expect(refusals.count == probes.count * 2, "\(refusals)")
+            for (method, path, _) in probes {
+                let action = "\(method.rawValue) \(path.split(separator: "?")[0])"
+                #expect(refusals.filter { $0["action"] == action }.count == 2 * probes.filter { "\($0.0.rawValue) \($0.1.split(separator: "?")[0])" == action }.count, "\(action)")
+            }
+            // A valid key's check is the call's own entry, not one more.
+            #expect(!facts.isEmpty && facts.allSatisfy { $0["outcome"] != "ok" }, "\(facts)")
+        }
+    }
+
     @Test("the attacker's view: no key, a malformed or wrong key (401, counted per address, then 429), a key without the scope (403, nothing done)")
     func refusals() async throws {
         try await Self.withAdmin(threshold: 3) { running, admin in

@@ -1,9 +1,12 @@
+import AsyncHTTPClient
 import Foundation
 import IdentityService
 import KontoContracts
 import KontoModel
 import KontoTestSupport
 import KontoWire
+import NIOCore
+import NIOHTTP1
 import Testing
 
 #if canImport(Glibc)
@@ -30,12 +33,14 @@ struct IdentityProcessTests {
         return environment
     }
 
-    @Test("sign up, log in, validate and delete through konto-identity and konto-profile processes; both stop on SIGTERM")
+    @Test("sign up, log in, validate and delete through konto-identity and konto-profile processes; the audit chain's head at /metrics; both stop on SIGTERM")
     func endToEnd() async throws {
         try await TestDatabase.withFreshDatabase(logger: IdentityServiceHarness.logger) { database in
             let identityPort = try FreePort.loopback()
             let profilePort = try FreePort.loopback()
-            let environment = Self.environment(identityPort: identityPort, profilePort: profilePort, database: database)
+            let metricsPort = try FreePort.loopback()
+            var environment = Self.environment(identityPort: identityPort, profilePort: profilePort, database: database)
+            environment["KONTO_IDENTITY_METRICS_PORT"] = "\(metricsPort)"
             let profile = try ServiceProcess.start(try ServiceProcess.executable(named: "konto-profile"), environment: environment)
             let identity = try ServiceProcess.start(try ServiceProcess.executable(named: "konto-identity"), environment: environment)
             do {
@@ -59,6 +64,10 @@ struct IdentityProcessTests {
                     _ = try await client.call(IdentityContract.delete, IdentityDeleteRequest(token: session.session.token))
                     #expect(await wireErrorCode { try await client.login("ada@example.org", password: "analytical engine") } == AccountError.Code.wrongCredentials)
                     #expect(await wireErrorCode { try await client.validate(signedUp.session.token) } == AccountError.Code.unauthenticated)
+                    // The audit job (every 2 s) seals the sign-up, sign-in and deletion and publishes the head the
+                    // database holds: a scraper's copy of it.
+                    let published = try await Self.publishedHead(metricsPort: metricsPort, database: database)
+                    #expect(published.metrics == published.database && (published.database[0] ?? 0) >= 3, "\(published)")
                 }
                 for process in [identity, profile] {
                     process.signal(SIGTERM)
@@ -73,6 +82,30 @@ struct IdentityProcessTests {
             }
             await identity.stop()
             await profile.stop()
+        }
+    }
+
+    /// The head `/metrics` shows once it is the database's (position, first 48 bits of the hash, anchor), and the
+    /// database's; after 30 s, whatever they were.
+    static func publishedHead(metricsPort: Int, database: PostgresTestDatabase) async throws -> (metrics: [Double?], database: [Double?]) {
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        defer { _ = http.shutdown() }
+        return try await IdentityStorageKind.withPostgres(database) { storage in
+            let deadline = ContinuousClock.now + .seconds(30)
+            while true {
+                let state = try await storage.auditChainState()
+                let response = try await http.execute(HTTPClientRequest(url: "http://127.0.0.1:\(metricsPort)/metrics"), timeout: .seconds(5))
+                #expect(response.status == .ok && response.headers.first(name: "content-type")?.hasPrefix("text/plain") == true)
+                let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
+                let shown = IdentityStoreAuditTests.published(text)
+                let expected = IdentityStoreAuditTests.published(state)
+                if (shown == expected && state.headPosition >= 3) || ContinuousClock.now > deadline {
+                    let other = try await http.execute(HTTPClientRequest(url: "http://127.0.0.1:\(metricsPort)/v1/account"), timeout: .seconds(5))
+                    #expect(other.status == .notFound, "only /metrics is served there")
+                    return (shown, expected)
+                }
+                try await Task.sleep(for: .milliseconds(200))
+            }
         }
     }
 

@@ -193,6 +193,7 @@ struct IdentityStoreAuditTests {
             await fixture.store.maintainAudit()
             let state = try await storage.auditChainState()
             #expect(state.anchorPosition == 4 && state.headPosition == 5)
+            #expect(Self.published(fixture.metrics) == Self.published(state), "the anchor's move is in the metrics")
             let left = try await Self.entries(fixture, type: "signIn.failed")
             #expect(left.count == 1)
             let verification = try await Self.verify(fixture)
@@ -207,7 +208,7 @@ struct IdentityStoreAuditTests {
         }
     }
 
-    @Test("the chain's head is written to the log (position and hash) when it moved, at most once an interval", arguments: IdentityStorageKind.allCases)
+    @Test("the chain's head is written to the log (position and hash) when it moved, at most once an interval, and to the metrics", arguments: IdentityStorageKind.allCases)
     func headInTheLog(kind: IdentityStorageKind) async throws {
         try await kind.withStorage { storage in
             let lines = LogLines()
@@ -220,18 +221,39 @@ struct IdentityStoreAuditTests {
             await fixture.store.maintainAudit()
             let head = try await storage.auditChainState()
             #expect(lines.heads == [AuditChain.hex(head.headHash)], "\(lines.heads)")
+            #expect(Self.published(fixture.metrics) == Self.published(head), "the metrics carry the head the log names")
+            #expect(head.headPosition > 0)
             // Within the interval: not again; after it, only once the head moved.
             _ = await identityError { try await fixture.login("head@stanford.edu") }
             await fixture.store.maintainAudit()
             #expect(lines.heads.count == 1)
             fixture.clock.advance(by: .seconds(601))
             await fixture.store.maintainAudit()
-            let moved = AuditChain.hex(try await storage.auditChainState().headHash)
+            let movedState = try await storage.auditChainState()
+            let moved = AuditChain.hex(movedState.headHash)
             #expect(lines.heads.count == 2 && lines.heads.last == moved)
+            #expect(Self.published(fixture.metrics) == Self.published(movedState))
             fixture.clock.advance(by: .seconds(601))
             await fixture.store.maintainAudit()
             #expect(lines.heads.count == 2, "unchanged: not written again")
         }
+    }
+
+    /// The head as the metrics show it: position, fingerprint, anchor (nil where a sample is missing).
+    static func published(_ metrics: IdentityMetrics) -> [Double?] {
+        published(String(decoding: metrics.exposition(), as: UTF8.self))
+    }
+
+    /// The head in a Prometheus text exposition.
+    static func published(_ text: String) -> [Double?] {
+        ["konto_audit_chain_head_position", "konto_audit_chain_head_fingerprint", "konto_audit_chain_anchor_position"].map { name in
+            text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.dropFirst(name.count + 1)) }
+        }
+    }
+
+    /// What the metrics should show for `state`: the fingerprint is the first 12 hex digits of the logged hash.
+    static func published(_ state: AuditChainState) -> [Double?] {
+        [Double(state.headPosition), Double(UInt64(AuditChain.hex(state.headHash).prefix(12), radix: 16) ?? 0), Double(state.anchorPosition)]
     }
 
     /// The hashes of the "audit chain head" lines a logger wrote.

@@ -12,6 +12,8 @@ struct IdentityFixture {
     let clock = TestClock()
     let hashing: PasswordHashingPool
     let store: IdentityStore
+    /// What the store records into (the audit chain's head).
+    let metrics: IdentityMetrics
 
     /// The seal of the tests' deployment secret (IdentityServiceHarness.secret), so tests open the tokens they read.
     static let seal = ResetTokenSeal(secret: WireSecret(IdentityServiceHarness.secret))
@@ -29,9 +31,11 @@ struct IdentityFixture {
         hashingThreads: Int = 2,
         maxQueued: Int = 64,
         providers: ProviderClient? = nil,
+        metrics: IdentityMetrics = IdentityMetrics(),
         logger: Logger = Logger(label: "test.identity")
     ) throws {
         self.storage = storage
+        self.metrics = metrics
         self.hashing = try PasswordHashingPool(configuration: .init(parameters: parameters, threads: hashingThreads, maxQueued: maxQueued))
         self.store = IdentityStore(
             storage: storage,
@@ -43,6 +47,7 @@ struct IdentityFixture {
             factorSecrets: Self.factorSecrets,
             providers: providers,
             providerTokens: Self.providerTokens,
+            metrics: metrics,
             clock: clock.function,
             logger: logger
         )

@@ -74,20 +74,20 @@ struct NotificationsProcessTests {
                 var identityConfiguration = WireClient.Configuration(port: ports.identity, serviceName: WireAllowList.gateway, serverName: IdentityContract.serviceName, secret: WireSecret(Harness.secret))
                 identityConfiguration.requestTimeout = .seconds(30)
                 let identityClient = WireClient(configuration: identityConfiguration, logger: Harness.logger)
-                let consumers = ["mailer", "audit"].map { _ in
+                let consumers = ["operator-consumer.mailer", "operator-consumer.audit"].map { _ in
                     var configuration = WireClient.Configuration(port: ports.notifications, serviceName: "operator-consumer", serverName: NotificationsContract.serviceName, secret: WireSecret(Harness.secret))
                     configuration.backoff.maximum = .milliseconds(200)
                     return WireClient(configuration: configuration, logger: Harness.logger)
                 }
                 try await RunningServices.with([identityClient] + consumers, logger: Harness.logger) {
-                    for group in ["mailer", "audit"] {
+                    for group in ["operator-consumer.mailer", "operator-consumer.audit"] {
                         _ = try await Eventually.answer { try await consumers[0].call(NotificationsContract.declareGroup, NotificationsSubscribeRequest(group: group, types: ["associatedAccount"])) }
                     }
                     let received = Received()
                     let signedUp = Accounts()
                     let total = 45
                     try await withThrowingTaskGroup(of: Void.self) { tasks in
-                        for (index, group) in ["mailer", "audit"].enumerated() {
+                        for (index, group) in ["operator-consumer.mailer", "operator-consumer.audit"].enumerated() {
                             tasks.addTask { await Self.consume(consumers[index], group: group, into: received) }
                         }
                         for number in 0..<total {
@@ -104,12 +104,12 @@ struct NotificationsProcessTests {
                             signedUp.insert(account.accountId)
                         }
                         // Every sign-up's associatedAccount event, in each group (the time limit bounds the wait).
-                        while ["mailer", "audit"].contains(where: { received.events($0).count < total }) {
+                        while ["operator-consumer.mailer", "operator-consumer.audit"].contains(where: { received.events($0).count < total }) {
                             try await Task.sleep(for: .milliseconds(50))
                         }
                         tasks.cancelAll()
                     }
-                    for group in ["mailer", "audit"] {
+                    for group in ["operator-consumer.mailer", "operator-consumer.audit"] {
                         let events = received.events(group)
                         // Counted, not sampled: one distinct event per sign-up, for exactly the accounts signed up.
                         #expect(events.count == total, "\(group): \(events.count) distinct events of \(total)")

@@ -23,7 +23,7 @@ extension GatewayServer {
 
     /// The admin listener's router (docs/ADMIN.md): the admin API's routes alone, and its document at
     /// `/admin/v1/openapi.json`. No console, cache or credential limits: every call carries an operator key that
-    /// Identity checks; the listener has a rate limit of its own.
+    /// Identity checks before the request is read (``OperatorKeyMiddleware``); the listener has a rate limit of its own.
     static func buildAdminRouter(
         api: GatewayAPI, rateLimits: GatewayRateLimits, metrics: GatewayMetrics, pages makePages: GatewayPagesFactory? = nil,
         configuration: GatewayConfiguration, logger: Logger
@@ -46,6 +46,8 @@ extension GatewayServer {
             htmlPages: pages.map { pages in (pages.basePath, { problem in pages.refusalPage(problem) }) }, servesPath: { OpenAPIDocument.isAdminPath($0) }
         ))
         router.middlewares.add(RateLimitMiddleware(rateLimits: rateLimits))
+        // The key before the body: an unauthenticated caller gets 401 whatever it sent.
+        router.middlewares.add(OperatorKeyMiddleware(upstreams: api.upstreams))
         router.middlewares.add(BodyLimitMiddleware(maximumBodyBytes: configuration.maximumBodyBytes, maximumNDJSONBytes: configuration.maximumImportBytes))
         // The admin console, beside the admin API on its listener alone.
         pages?.register(on: router)

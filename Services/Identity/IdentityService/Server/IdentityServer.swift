@@ -1,5 +1,6 @@
 import KontoContracts
 import KontoEvents
+import KontoMetrics
 import KontoModel
 import KontoPostgres
 import KontoRuntime
@@ -9,6 +10,7 @@ import NIOCore
 import NIOPosix
 import PostgresNIO
 import ServiceLifecycle
+import Synchronization
 
 /// The Identity service: its PostgreSQL pool and migrations, the password-hashing pool, the Profile client, the
 /// clean-up job and the wire server answering the Identity contract, as a component graph.
@@ -26,6 +28,11 @@ public final class IdentityServer: Service {
     private let client: PostgresClient?
     private let postgresStorage: PostgresIdentityStorage?
     private let logger: Logger
+    /// The audit chain's head, served at `/metrics` when ``IdentityServiceConfiguration/metricsPort`` is set.
+    public let metrics: IdentityMetrics
+    private let metricsHost: String
+    private let metricsPort: Int?
+    private let metricsAddress = Mutex<Int?>(nil)
 
     /// - Throws: when the hashing parameters are unusable or the database's TLS settings cannot be used.
     public init(
@@ -73,6 +80,8 @@ public final class IdentityServer: Service {
             self.relay = nil
         }
         self.hashing = try PasswordHashingPool(configuration: configuration.hashing)
+        let metrics = IdentityMetrics()
+        self.metrics = metrics
         self.store = IdentityStore(
             storage: storage,
             hashing: hashing,
@@ -83,6 +92,7 @@ public final class IdentityServer: Service {
             factorSecrets: FactorSecretBox(secret: configuration.dataKey),
             providers: ProviderClient(providers: configuration.providers, fetcher: configuration.providerFetcher ?? HTTPProviderFetcher(), keyRefreshCooldown: configuration.options.providerKeyRefreshCooldown, logger: logger),
             providerTokens: ProviderTokenBox(secret: configuration.dataKey),
+            metrics: metrics,
             logger: logger
         )
         var wire = WireServer.Configuration(
@@ -99,6 +109,8 @@ public final class IdentityServer: Service {
             logger: logger
         )
         self.logger = logger
+        self.metricsHost = configuration.metricsHost
+        self.metricsPort = configuration.metricsPort
         store.register(on: wireServer)
     }
 
@@ -106,6 +118,9 @@ public final class IdentityServer: Service {
     public func localAddress() async throws -> SocketAddress {
         try await wireServer.localAddress()
     }
+
+    /// The port `/metrics` is served on, once it is (nil before, or when it is not served).
+    public var metricsServerPort: Int? { metricsAddress.withLock { $0 } }
 
     /// The parts of the service, to run as one ServiceGroup.
     public func componentGraph() throws(ComponentGraphError) -> ComponentGraph {
@@ -132,6 +147,11 @@ public final class IdentityServer: Service {
         host.addJob("expiry", PeriodicJob(every: store.options.pruneInterval) { await store.pruneExpired() })
         host.addJob("audit", PeriodicJob(every: store.options.auditSealInterval) { await store.maintainAudit() })
         host.addJob("pending-work", PendingWorkDrain(work: store.pendingWork))
+        if let metricsPort {
+            host.add("metrics", MetricsEndpoint(exposition: { [metrics] in metrics.exposition() }, serverName: "konto-identity", host: metricsHost, port: metricsPort, logger: logger) { [self] port in
+                metricsAddress.withLock { $0 = port }
+            }, servesWire: false)
+        }
         host.addJob("provider-revocations", PeriodicJob(every: store.options.revocationInterval, start: .immediately) { await store.runRevocations() })
         return try host.graph(wire: wireServer)
     }

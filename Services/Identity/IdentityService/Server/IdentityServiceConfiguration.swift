@@ -47,6 +47,9 @@ public struct IdentityServiceConfiguration: Sendable {
     public var providers: IdentityProviders = .none
     /// How the providers are reached: over HTTP unless a test serves them in its process.
     public var providerFetcher: (any ProviderFetcher)?
+    /// Where `GET /metrics` is served (`KONTO_IDENTITY_METRICS_HOST`, `_PORT`); nil: not served.
+    public var metricsHost = "127.0.0.1"
+    public var metricsPort: Int?
 
     public init(
         host: String = "127.0.0.1",
@@ -170,6 +173,10 @@ public struct IdentityServiceConfiguration: Sendable {
         )
         self.providers = providers
         self.verifiers = keys.verifiers
+        metricsHost = environment.string("KONTO_IDENTITY_METRICS_HOST", default: metricsHost)
+        if environment.string("KONTO_IDENTITY_METRICS_PORT") != nil {
+            metricsPort = try environment.port("KONTO_IDENTITY_METRICS_PORT", default: 0)
+        }
         self.dataKey = try environment.dataKey("KONTO_IDENTITY_DATA_KEY", keys: keys)
         self.mailSealKey = try environment.dataKey("KONTO_MAIL_SEAL_KEY", keys: keys)
         do {

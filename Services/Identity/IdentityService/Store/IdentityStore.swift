@@ -54,6 +54,7 @@ public final class IdentityStore: Sendable {
         factorSecrets: FactorSecretBox,
         providers: ProviderClient? = nil,
         providerTokens: ProviderTokenBox? = nil,
+        metrics: IdentityMetrics = IdentityMetrics(),
         clock: @escaping @Sendable () -> Timestamp = { .now },
         logger: Logger
     ) {
@@ -85,7 +86,7 @@ public final class IdentityStore: Sendable {
         self.maintenance = IdentityMaintenance(context: context, storage: storage, profile: profile)
         self.operators = Operators(context: context, storage: storage, sessions: sessions)
         self.changes = OperatorChanges(context: context, storage: storage, profile: profile, mail: mail)
-        self.audit = AuditTrail(context: context, storage: storage, operators: operators)
+        self.audit = AuditTrail(context: context, storage: storage, operators: operators, metrics: metrics)
         let openID = OpenIDProvider(context: context, storage: storage, sessions: sessions, pairwiseKey: factorSecrets.openIDPairwiseKey)
         self.openID = openID
         self.exporter = AccountExporter(context: context, storage: storage, sessions: sessions, factors: factors, audit: audit, openID: openID)
@@ -115,11 +116,12 @@ public final class IdentityStore: Sendable {
     /// `answeredAccountId` names the account a call made (its id is not known before).
     func adminCall<T>(
         _ call: IdentityOperatorCall, accountId: String?, mustLand: Bool, facts: [String: String] = [:], operation: String = #function,
-        answeredAccountId: (T) -> String? = { _ in nil }, _ body: () async throws(ServiceError) -> T
+        recordsSuccess: Bool = true, answeredAccountId: (T) -> String? = { _ in nil }, _ body: () async throws(ServiceError) -> T
     ) async throws(ServiceError) -> T {
         let scope = AuditScope(operation: String(operation.prefix { $0 != "(" }), clientAddress: call.clientAddress)
         switch await Self.run(in: scope, body) {
         case .success(let value):
+            guard recordsSuccess else { return value }
             try await audit.recordAdminCall(accountId: accountId ?? answeredAccountId(value), facts: facts, outcome: "ok", scope: scope, mustLand: mustLand)
             return value
         case .failure(let error):
@@ -230,7 +232,8 @@ public final class IdentityStore: Sendable {
     /// Whether a key holds a scope; the action another service is about to take with it lands in the audit log first.
     public func operatorAuthorize(_ request: IdentityOperatorAuthorizeRequest) async throws(ServiceError) -> IdentityOperator {
         let facts = request.action.map { ["action": String($0.prefix(IdentityOperatorAuthorizeRequest.maximumActionLength))] } ?? [:]
-        return try await adminCall(request.operatorCall, accountId: nil, mustLand: true, facts: facts) { () async throws(ServiceError) in
+        // A gate's success is the call's that follows, which records itself.
+        return try await adminCall(request.operatorCall, accountId: nil, mustLand: true, facts: facts, recordsSuccess: request.gate != true) { () async throws(ServiceError) in
             try await operators.operatorAuthorize(request)
         }
     }

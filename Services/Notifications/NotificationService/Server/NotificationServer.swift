@@ -1,4 +1,5 @@
 import KontoContracts
+import KontoMetrics
 import KontoModel
 import KontoPostgres
 import KontoRuntime
@@ -101,7 +102,7 @@ public final class NotificationServer: Service {
         let store = store
         host.addJob("retention", PeriodicJob(every: store.options.sweepInterval) { await store.sweep() })
         if let metricsPort {
-            host.add("metrics", MetricsEndpoint(metrics: metrics, host: metricsHost, port: metricsPort, logger: logger) { [self] port in
+            host.add("metrics", MetricsEndpoint(exposition: { [metrics] in metrics.exposition() }, serverName: "konto-notifications", host: metricsHost, port: metricsPort, logger: logger) { [self] port in
                 metricsAddress.withLock { $0 = port }
             }, servesWire: false)
         }

@@ -49,9 +49,18 @@ extension NotificationStore {
     }
 
     /// Creates the group, or checks that it exists with the same types; where groups are owned, it is `caller`'s
-    /// (nil: Notifications' own, its courier's and webhooks'), and another's is refused `wire.forbidden`.
+    /// (nil: Notifications' own, its courier's and webhooks'), and another's is refused `wire.forbidden`. A caller's
+    /// group is named `<caller>.<name>` (``ownGroupPrefix(of:)``), so no caller can take a name another service, or
+    /// Notifications itself (`mail`, `webhook:<name>`), will declare later.
     public func declareGroup(_ request: NotificationsSubscribeRequest, caller: String? = nil) async throws(ServiceError) -> NotificationsGroupDeclared {
         try Self.checkGroupName(request.group)
+        if ownership.groupsOwned, let caller, !request.group.hasPrefix(Self.ownGroupPrefix(of: caller)) {
+            // A group named before names carried their owner stays its owner's (and only its owner's).
+            let owner = try await stored { () async throws(NotificationStorageError) in try await storage.groupOwner(request.group) }
+            guard case .some(.some(let existing)) = owner, existing == caller else {
+                throw .notificationsForbidden("a group of '\(caller.prefix(64))' is named '\(Self.ownGroupPrefix(of: caller).prefix(65))…', which '\(request.group)' is not")
+            }
+        }
         let types = try Self.checkTypes(request.types)
         // A caller's group holds only the types it may read (every type, with none named, is more than any may).
         if let caller, let readable = ownership.readable(by: caller) {

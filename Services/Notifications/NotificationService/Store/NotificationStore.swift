@@ -129,6 +129,10 @@ public final class NotificationStore: Sendable {
 
     // MARK: Helpers
 
+    /// How the names of `caller`'s groups begin: its name and a dot (callers' names have no dots: lower-case
+    /// letters, digits, - and _, as the verifiers file says), e.g. `profile.deletions`, `operator-billing.ledger`.
+    public static func ownGroupPrefix(of caller: String) -> String { caller + "." }
+
     static func checkGroupName(_ group: String) throws(ServiceError) {
         guard !group.isEmpty, group.utf8.count <= NotificationsContract.maximumGroupNameLength else {
             throw .notificationsInvalidRequest("a group name has 1 to \(NotificationsContract.maximumGroupNameLength) bytes")

@@ -11,6 +11,8 @@ struct AuditTrail: IdentityPart {
     let context: IdentityContext
     let storage: any IdentityStorage
     let operators: Operators
+    /// Where the head is published beside the log (``IdentityMetrics``).
+    let metrics: IdentityMetrics
     /// When the head was last written to the log (``publishHead(at:)``).
     let headLogged = HeadLogged()
 
@@ -32,11 +34,11 @@ struct AuditTrail: IdentityPart {
         }
     }
 
-    /// The periodic job: seals, then removes what is older than the retention (``IdentityOptions/auditRetention``).
+    /// The periodic job: seals, removes what is older than the retention (``IdentityOptions/auditRetention``), and
+    /// publishes the head.
     func maintain() async {
         do {
             try await sealAll()
-            try await publishHead(at: clock())
             if let retention = options.auditRetention {
                 let cutoff = clock().adding(.zero - retention)
                 var removed = 0
@@ -47,18 +49,21 @@ struct AuditTrail: IdentityPart {
                 }
                 if removed > 0 { logger.info("audit entries past their retention removed", metadata: ["konto.count": "\(removed)"]) }
             }
+            try await publishHead(at: clock())
         } catch {
             logger.warning("audit log not sealed", metadata: ["konto.error": "\(error)"])
         }
     }
 
-    /// Writes the chain's head (position and hash) to the log at notice level every ``IdentityOptions/auditHeadLogInterval``
-    /// when it moved: a copy outside the database, so a writer who rewrites the log and recomputes every hash is found
-    /// out by comparing (docs/ADMIN.md, "Tamper evidence"). Each replica writes its own; any one is enough.
+    /// Writes the chain's head (position and hash) to the metrics (``IdentityMetrics``) on every pass (one row read),
+    /// and to the log at notice level every ``IdentityOptions/auditHeadLogInterval`` when it moved: copies outside the
+    /// database, so a writer who rewrites the log and recomputes every hash is found out by comparing (docs/ADMIN.md,
+    /// "Tamper evidence"). Each replica writes its own; any one is enough.
     func publishHead(at now: Timestamp) async throws(IdentityStorageError) {
-        let due = headLogged.last.withLock { last in last.map { !(now < $0.at.adding(options.auditHeadLogInterval)) } ?? true }
-        guard due else { return }
         let state = try await storage.auditChainState()
+        let due = headLogged.last.withLock { last in last.map { !(now < $0.at.adding(options.auditHeadLogInterval)) } ?? true }
+        metrics.recordAuditHead(position: state.headPosition, hash: state.headHash, anchorPosition: state.anchorPosition)
+        guard due else { return }
         let moved = headLogged.last.withLock { last in
             defer { last = (now, state.headPosition) }
             return last?.position != state.headPosition
