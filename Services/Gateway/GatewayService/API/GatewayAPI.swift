@@ -175,9 +175,10 @@ struct GatewayAPI: APIProtocol {
     }
 
     /// The version an `If-Match` names (`"7"`, `W/"7"` or `*` for any); 400 for one that is not an ETag of ours.
-    static func expectedVersion(ifMatch: String?) throws(GatewayProblem) -> Int64? {
-        // An empty If-Match is taken as none, as an empty header field is by most clients.
-        guard var value = ifMatch, !value.isEmpty, value != "*" else { return nil }
+    static func expectedVersion(ifMatch decoded: String?) throws(GatewayProblem) -> Int64? {
+        // The header as sent where there is one (``RequestScope/ifMatch``); the decoded input for a console's call
+        // made in process. An empty If-Match is taken as none, as an empty header field is by most clients.
+        guard var value = RequestScope.current?.ifMatch ?? decoded, !value.isEmpty, value != "*" else { return nil }
         if value.hasPrefix("W/") { value.removeFirst(2) }
         guard value.count >= 3, value.hasPrefix("\""), value.hasSuffix("\""),
               case let digits = value.dropFirst().dropLast(), digits.count <= 18, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber),

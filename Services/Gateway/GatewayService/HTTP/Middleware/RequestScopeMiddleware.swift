@@ -30,6 +30,7 @@ struct RequestScopeMiddleware: RouterMiddleware {
         )
         scope.viaTrustedProxy = trustedProxies.trusts(peer)
         scope.clientName = RequestScope.clientName(fromUserAgent: request.headers[.userAgent])
+        scope.ifMatch = request.headers[.ifMatch]
         var response = try await RequestScope.$current.withValue(scope) {
             try await next(request, context)
         }
