@@ -427,6 +427,17 @@ public final class KontoClient: Sendable {
         }
     }
 
+    /// Confirms the signed-in account's address with the code from its verification mail (8 digits): the app's way,
+    /// which keeps this session and the password (the link opened elsewhere has no session to keep).
+    public func confirmEmailVerification(code: String) async throws {
+        let body = Components.Schemas.EmailVerificationCode(code: code)
+        let session = try await requireSession()
+        switch try await call(token: session.token, { try await $0.confirmEmailVerificationCode(body: .json(body)) }) {
+        case .noContent: break
+        case .default(let status, let problem): throw Self.refusal(status, problem)
+        }
+    }
+
     public func schema() async throws -> KontoSchema {
         switch try await call({ try await $0.getSchema() }) {
         case .ok(let ok): return try ok.body.json

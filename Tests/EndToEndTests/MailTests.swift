@@ -92,6 +92,36 @@ struct MailTests {
         }
     }
 
+    @Test("the verification mail's code end to end: the real mail carries the link and 8 digits; `konto verify-email --code` confirms it with the session the sign-up kept, which stays, as the password does",
+          .enabled(if: enabled, "KONTO_AIOSMTPD_PYTHON is not set (scripts/test.sh sets it)"))
+    func verificationByCode() async throws {
+        try #require(MailCatcher.python != nil, "CI is set, but KONTO_AIOSMTPD_PYTHON is not")
+        try await Self.withMailSystem { system, catcher in
+            let http = RawHTTP(system: system)
+            let sessionFile = FileManager.default.temporaryDirectory.appendingPathComponent("konto-verify-code-\(UUID().uuidString).json").path
+            defer { try? FileManager.default.removeItem(atPath: sessionFile) }
+            let environment = ["KONTO_GATEWAY": system.gatewayURL, "KONTO_SESSION_FILE": sessionFile]
+            let konto = try ServiceProcess.executable(named: "konto")
+            let signedUp = try await ServiceProcess.run(konto, arguments: ["signup", "emmy@example.org", "name=Emmy Noether", "handle=emmy"], environment: environment, input: "invariant theory 1918\n")
+            #expect(signedUp.status == 0, "\(signedUp.standardError)")
+            let mail = try #require(await catcher.waitForMails(1).first)
+            #expect(mail.subject == "Confirm your email address" && mail.defects.isEmpty)
+            #expect(mail.link(containing: "/account/verify?token=") != nil)
+            let code = String(try #require(mail.text?.firstMatch(of: /\b[0-9]{8}\b/), "the text part shows the code").output)
+            #expect(mail.html?.contains(code) == true, "the HTML part shows it too")
+            let wrong = try await ServiceProcess.run(konto, arguments: ["verify-email", "--code", code == "00000000" ? "00000001" : "00000000"], environment: environment)
+            #expect(wrong.status == 1 && wrong.standardError.contains("invalid, used or expired"), "\(wrong.standardError)")
+            let both = try await ServiceProcess.run(konto, arguments: ["verify-email", "--code", code, "--token", "x"], environment: environment)
+            #expect(both.status != 0 && both.standardError.contains("not both"), "\(both.standardError)")
+            let confirmed = try await ServiceProcess.run(konto, arguments: ["verify-email", "--code", code], environment: environment)
+            #expect(confirmed.status == 0 && confirmed.standardOutput.contains("Email address confirmed."), "\(confirmed.standardError)")
+            // The command's session is still the account's, and the password still signs in.
+            let whoami = try await ServiceProcess.run(konto, arguments: ["whoami"], environment: environment)
+            #expect(whoami.status == 0 && whoami.standardOutput.contains("emmy@example.org"), "\(whoami.standardOutput) \(whoami.standardError)")
+            #expect(try await http.send("POST", "/v1/sessions", json: ["userId": "emmy@example.org", "password": "invariant theory 1918"]).status == 200)
+        }
+    }
+
     @Test("sign-in by emailed code end to end: the code arrives by mail, `konto login --email-code` signs in with it (an earlier code still works after a later one is sent), and the address is verified by it",
           .enabled(if: enabled, "KONTO_AIOSMTPD_PYTHON is not set (scripts/test.sh sets it)"))
     func codeSignIn() async throws {

@@ -102,6 +102,7 @@ struct IdentityContractConsumerTests {
         ContractCodec.entry(IdentityContract.confirmPasswordReset),
         ContractCodec.entry(IdentityContract.requestEmailVerification),
         ContractCodec.entry(IdentityContract.confirmEmailVerification),
+        ContractCodec.entry(IdentityContract.confirmEmailVerificationCode),
         ContractCodec.entry(IdentityContract.requestEmailCode),
         ContractCodec.entry(IdentityContract.emailCodeLogin),
         ContractCodec.entry(IdentityContract.delete),

@@ -18,6 +18,8 @@ struct IdentityContractTests {
             IdentityContract.passkeyRegistrationOptions.carriesSecrets,
             // A mailed sign-in code is a first factor, as a password is.
             IdentityContract.emailCodeLogin.carriesSecrets,
+            // A verification mail's code, beside the session it is confirmed with (8 digits: guessable were it logged).
+            IdentityContract.confirmEmailVerificationCode.carriesSecrets,
             // A provider's ID token and code are bearer credentials; linking and unlinking may take the password.
             IdentityContract.externalLogin.carriesSecrets, IdentityContract.linkIdentity.carriesSecrets,
             IdentityContract.unlinkIdentity.carriesSecrets,
@@ -59,7 +61,7 @@ struct IdentityContractTests {
             IdentityContract.openIDApplications.carriesSecrets, IdentityContract.revokeOpenIDApplication.carriesSecrets,
         ]
         #expect(plain.allSatisfy { !$0 })
-        #expect(Set(IdentityContract.methods).count == 71)
+        #expect(Set(IdentityContract.methods).count == 72)
     }
 
     @Test("a login request carries its password only as the contract encodes it")

@@ -75,6 +75,10 @@ public enum IdentityContract {
     public static let requestEmailVerification = WireMethod<IdentitySessionRequest, IdentityDone>("identity.requestEmailVerification")
     /// Confirms an address with the token of the link sent to it; no session needed (the link may open anywhere).
     public static let confirmEmailVerification = WireMethod<IdentityConfirmEmailVerificationRequest, IdentityEmailVerified>("identity.confirmEmailVerification")
+    /// Confirms the session's account's address with the code of the mail sent to it (the app's way: nothing is lost).
+    public static let confirmEmailVerificationCode = WireMethod<IdentityConfirmEmailVerificationCodeRequest, IdentityEmailVerified>.carryingSecrets(
+        "identity.confirmEmailVerificationCode"
+    )
     /// Mails a sign-in code to the userId (where the deployment offers it); the same answer whether or not the account
     /// exists.
     public static let requestEmailCode = WireMethod<IdentityEmailCodeRequest, IdentityDone>("identity.requestEmailCode")
@@ -146,7 +150,7 @@ public enum IdentityContract {
         reauthenticate.name, changePassword.name, changeUserId.name, requestPasswordReset.name,
         confirmPasswordReset.name, delete.name, completeSecondFactor.name, listFactors.name, enrollTOTP.name,
         confirmTOTP.name, removeFactor.name, regenerateRecoveryCodes.name, passkeyRegistrationOptions.name, registerPasskey.name,
-        passkeyLoginOptions.name, passkeyLogin.name, requestEmailVerification.name, confirmEmailVerification.name,
+        passkeyLoginOptions.name, passkeyLogin.name, requestEmailVerification.name, confirmEmailVerification.name, confirmEmailVerificationCode.name,
         requestEmailCode.name, emailCodeLogin.name, externalLogin.name, identityProviders.name, externalAuthorization.name,
         linkIdentity.name, listIdentities.name, unlinkIdentity.name, operatorAuthorize.name, createOperatorKey.name, listOperatorKeys.name,
         revokeOperatorKey.name, searchAccounts.name, accountRecord.name, disableAccount.name, enableAccount.name, accountSessions.name,
@@ -230,6 +234,7 @@ public enum IdentityContract {
             confirmPasswordReset.name: [.validationFailed, .missingAccountValue, .invalidResetToken, .identityBusy] + storage,
             requestEmailVerification.name: [.unauthenticated, .notFound, .throttled, .identityProfileUnavailable] + storage,
             confirmEmailVerification.name: [.invalidVerificationToken] + storage,
+            confirmEmailVerificationCode.name: [.unauthenticated, .validationFailed, .throttled, .invalidVerificationToken] + storage,
             requestEmailCode.name: [.validationFailed, .missingAccountValue, .throttled, .notFound] + storage,
             emailCodeLogin.name: [.validationFailed, .throttled, .wrongCredentials, .notFound, .identityProfileUnavailable] + storage,
             externalLogin.name: [.validationFailed, .missingAccountValue, .invalidIdentityToken, .unauthenticated, .alreadySignedUp, .credentialsTaken, .wrongCredentials, .notFound, .identityProfileUnavailable, .identityProviderUnavailable] + storage,

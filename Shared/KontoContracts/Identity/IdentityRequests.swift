@@ -191,6 +191,20 @@ public struct IdentityConfirmEmailVerificationRequest: Codable, Sendable {
     }
 }
 
+/// The code of a verification mail, typed into the app that holds the account's session: the same proof as the link
+/// with that session (the session and the password are kept).
+public struct IdentityConfirmEmailVerificationCodeRequest: Codable, Sendable {
+    /// The account's session.
+    public var token: BearerToken
+    /// The mailed code: 8 digits.
+    public var code: SecretString
+
+    public init(token: BearerToken, code: SecretString) {
+        self.token = token
+        self.code = code
+    }
+}
+
 public struct IdentityConfirmPasswordResetRequest: Codable, Sendable {
     public var token: BearerToken
     public var newPassword: SecretString

@@ -12,6 +12,7 @@ extension AccountEvent: Codable {
         case new
         case userId
         case sealedToken
+        case sealedCode
         case expiresAt
         case factorId
         case factorType
@@ -72,6 +73,7 @@ extension AccountEvent: Codable {
                 message: try container.decode(MailRequest.Message.self, forKey: .message),
                 to: try container.decode(String.self, forKey: .to),
                 sealedToken: try container.decodeIfPresent(SealedResetToken.self, forKey: .sealedToken),
+                sealedCode: try container.decodeIfPresent(SealedResetToken.self, forKey: .sealedCode),
                 expiresAt: try container.contains(.expiresAt) ? Self.decodeTime(from: container, forKey: .expiresAt) : nil,
                 values: try container.decodeIfPresent([String: String].self, forKey: .values) ?? [:]
             ))
@@ -118,6 +120,7 @@ extension AccountEvent: Codable {
             try container.encode(request.message, forKey: .message)
             try container.encode(request.to, forKey: .to)
             try container.encodeIfPresent(request.sealedToken, forKey: .sealedToken)
+            try container.encodeIfPresent(request.sealedCode, forKey: .sealedCode)
             try container.encodeIfPresent(request.expiresAt.map(Self.timestamp), forKey: .expiresAt)
             if !request.values.isEmpty {
                 try container.encode(request.values, forKey: .values)

@@ -17,7 +17,8 @@ public struct MailRequest: Sendable, Hashable {
 
         /// A link to the console's reset page with the token.
         public static let passwordReset = Message(rawValue: "passwordReset")
-        /// A link that confirms the address, with the token.
+        /// A link that confirms the address, with the token, and a code (``MailRequest/sealedCode``) that does the same
+        /// with the account's session (typed into the app that signed up).
         public static let verifyEmail = Message(rawValue: "verifyEmail")
         /// A one-time code that signs in.
         public static let signInCode = Message(rawValue: "signInCode")
@@ -61,15 +62,21 @@ public struct MailRequest: Sendable, Hashable {
     public var to: String
     /// The secret the mail carries, sealed for the courier; nil for a notice.
     public var sealedToken: SealedResetToken?
+    /// A second secret, sealed the same way: the code of a `verifyEmail` mail, beside its link's token. Nil for every
+    /// other message, and in mails asked for before codes were sent.
+    public var sealedCode: SealedResetToken?
     /// When the secret stops working.
     public var expiresAt: Date?
     /// What the templates show besides the secret; never a secret.
     public var values: [String: String]
 
-    public init(message: Message, to: String, sealedToken: SealedResetToken? = nil, expiresAt: Date? = nil, values: [String: String] = [:]) {
+    public init(
+        message: Message, to: String, sealedToken: SealedResetToken? = nil, sealedCode: SealedResetToken? = nil, expiresAt: Date? = nil, values: [String: String] = [:]
+    ) {
         self.message = message
         self.to = to
         self.sealedToken = sealedToken
+        self.sealedCode = sealedCode
         // Whole milliseconds, so the time survives its ISO 8601 encoding unchanged (as an event's own time).
         self.expiresAt = expiresAt.map { Timestamp(milliseconds: Timestamp($0).milliseconds).date }
         self.values = values

@@ -36,7 +36,7 @@ public struct ContractCondition: Sendable {
     /// mail sender) is supplied as `reset-token`.
     public static let resetTokenMailed = "resetTokenMailed"
     /// Not a fault: the token of the last link Identity sent to confirm an address (in a `mailRequested` event, for
-    /// the courier) is supplied as `verification-token`.
+    /// the courier) is supplied as `verification-token`, the code beside it as `verification-code`.
     public static let verificationTokenMailed = "verificationTokenMailed"
     /// Not a fault: the last sign-in code Identity mailed (in a `mailRequested` event) is supplied as `sign-in-code`.
     public static let signInCodeMailed = "signInCodeMailed"

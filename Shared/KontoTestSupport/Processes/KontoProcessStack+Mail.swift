@@ -29,4 +29,11 @@ extension KontoProcessStack {
             throw KontoTestingError(.commandFailed, "the feed ended without the mail")
         }
     }
+
+    /// The code of the `number`th verification mail for `accountId` (beside its link), opened as the courier would.
+    public func verificationCode(accountId: String, number: Int = 1, logger: Logger) async throws -> String {
+        let (request, _) = try await mail(accountId: accountId, .verifyEmail, number: number, logger: logger)
+        guard let sealed = request.sealedCode else { throw KontoTestingError(.commandFailed, "the verification mail carries no code") }
+        return try ResetTokenSeal(secret: WireSecret(DeploymentKeys(root: WireSecret(wireSecret)).mailSealKey)).open(sealed, accountId: accountId)
+    }
 }

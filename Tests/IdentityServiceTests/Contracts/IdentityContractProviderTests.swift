@@ -22,6 +22,7 @@ struct IdentityContractProviderTests {
         options.profileCleanupDelay = .milliseconds(500)
         // One verification mail an hour on request, so the second request shows the limit.
         options.verificationMailsPerHour = 1
+        options.verificationCodeAttemptsPerHour = 3
         options.emailCodeLogin = true
         // Four wrong codes in a row lock the authenticator app, before the fifth in the hour throttles.
         options.secondFactorLockAfter = 4
@@ -169,19 +170,20 @@ struct IdentityContractProviderTests {
         })
     }
 
-    /// The token of the last verification link in Identity's outbox (a `verifyEmail` mail request): what the courier
-    /// would have mailed.
+    /// The token of the last verification link in Identity's outbox (a `verifyEmail` mail request), and the code beside
+    /// it: what the courier would have mailed.
     static func verificationTokenMailed(_ running: IdentityServiceHarness.Running) -> ContractCondition {
         ContractCondition(establish: {}, end: {}, supply: {
             let events = try await running.identityServer.store.storage.pendingEvents(limit: 100_000)
-            var tokens: [String] = []
+            var secrets: [(token: String, code: String?)] = []
+            let seal = ResetTokenSeal(secret: WireSecret(IdentityServiceHarness.secret))
             for event in events {
                 if case let .mailRequested(request) = event.kind, request.message == .verifyEmail, let sealed = request.sealedToken {
-                    tokens.append(try ResetTokenSeal(secret: WireSecret(IdentityServiceHarness.secret)).open(sealed, accountId: event.accountId))
+                    secrets.append((try seal.open(sealed, accountId: event.accountId), try request.sealedCode.map { try seal.open($0, accountId: event.accountId) }))
                 }
             }
-            guard let token = tokens.last else { throw ContractExampleError("no verification mail request in Identity's outbox") }
-            return ["verification-token": token]
+            guard let last = secrets.last else { throw ContractExampleError("no verification mail request in Identity's outbox") }
+            return ["verification-token": last.token, "verification-code": last.code ?? ""]
         })
     }
 

@@ -135,6 +135,7 @@ extension GatewayAPI {
             // What the mailer needs and an app does not: the reset token, and the userIds of a change (which also
             // ends this stream's other sessions: a stolen one must not learn the new userId from its last event).
             object["sealedToken"] = nil
+            object["sealedCode"] = nil
             // The same text as the `id:` line (Codable writes a UUID in upper case).
             object["id"] = event.id.uuidString.lowercased()
             if case .userIdChanged = event.kind {

@@ -63,7 +63,7 @@ extension GatewayAPI {
     /// without the sealed token a reset or a mailed link carries: it is for the courier alone.
     static func exportedEvent(_ event: AccountEvent) throws -> Components.Schemas.ExportedEvent {
         var object = try JSONDecoder().decode(OpenAPIObjectContainer.self, from: JSONEncoder().encode(event))
-        for key in ["id", "type", "time", "sealedToken"] { object.value[key] = nil }
+        for key in ["id", "type", "time", "sealedToken", "sealedCode"] { object.value[key] = nil }
         return .init(id: event.id.uuidString.lowercased(), _type: event.kind.name, time: event.time, additionalProperties: object)
     }
 }

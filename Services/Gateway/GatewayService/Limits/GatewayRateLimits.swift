@@ -18,7 +18,7 @@ final class GatewayRateLimits: Sendable {
     /// The API's operations (`operationId`s of openapi.yaml) that take credentials or start a reset.
     static let credentialOperations: Set<String> = [
         "logIn", "signUp", "reauthenticate", "requestPasswordReset", "confirmPasswordReset", "completeSecondFactor",
-        "confirmTOTP", "passkeyLogIn", "registerPasskey", "requestEmailVerification", "confirmEmailVerification",
+        "confirmTOTP", "passkeyLogIn", "registerPasskey", "requestEmailVerification", "confirmEmailVerification", "confirmEmailVerificationCode",
         "requestEmailCode", "logInWithEmailCode", "logInWithProvider", "linkIdentity",
         // They can mail chosen addresses (a userId change, a new contact address).
         "changeUserId", "modifyAccount",

@@ -59,6 +59,7 @@ extension OpenAPIDocument {
         "requestPasswordReset": [IdentityContract.requestPasswordReset.name],
         "requestEmailVerification": [IdentityContract.requestEmailVerification.name],
         "confirmEmailVerification": [IdentityContract.confirmEmailVerification.name],
+        "confirmEmailVerificationCode": [IdentityContract.confirmEmailVerificationCode.name],
         "confirmPasswordReset": [IdentityContract.confirmPasswordReset.name],
         "getSchema": [],
         "live": [],

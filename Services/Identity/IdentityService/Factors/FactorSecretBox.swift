@@ -45,6 +45,12 @@ public struct FactorSecretBox: Sendable {
         Array(HMAC<SHA256>.authenticationCode(for: Array((accountId + "\u{0}" + code).utf8), using: emailCodeKey))
     }
 
+    /// What is stored of a verification mail's code: as a sign-in code's, under its own label, so neither kind of
+    /// code stands for the other.
+    func verificationCodeDigest(_ code: String, accountId: String) -> [UInt8] {
+        Array(HMAC<SHA256>.authenticationCode(for: Array(("verify\u{0}" + accountId + "\u{0}" + code).utf8), using: emailCodeKey))
+    }
+
     func seal(_ secret: String, accountId: String, factorId: String) -> [UInt8] {
         seal(bytes: Array(secret.utf8), accountId: accountId, factorId: factorId)
     }

@@ -73,7 +73,12 @@ extension IdentityStorage {
 extension TokenStorage {
     /// A token for the account's userId.
     func createEmailVerification(tokenHash: [UInt8], accountId: String, address: String, expiresAt: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError) {
-        try await createEmailVerification(tokenHash: tokenHash, accountId: accountId, address: address, isUserId: true, expiresAt: expiresAt, events: events)
+        try await createEmailVerification(tokenHash: tokenHash, codeDigest: nil, accountId: accountId, address: address, isUserId: true, expiresAt: expiresAt, events: events)
+    }
+
+    /// A token for `address` without a code.
+    func createEmailVerification(tokenHash: [UInt8], accountId: String, address: String, isUserId: Bool, expiresAt: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError) {
+        try await createEmailVerification(tokenHash: tokenHash, codeDigest: nil, accountId: accountId, address: address, isUserId: isUserId, expiresAt: expiresAt, events: events)
     }
 }
 

@@ -29,11 +29,13 @@ public protocol TokenStorage: Sendable {
 
     // MARK: Email verification
 
-    /// Stores a verification token's hash for `address` (single use, until `expiresAt`), with the mail's event.
-    /// `isUserId`: the address is the account's userId (else its contact address, the `email` detail Profile holds,
-    /// where userIds are usernames).
+    /// Stores a verification token's hash for `address` (single use, until `expiresAt`), with the mail's event, and the
+    /// digest of the code the mail carries beside the link (either uses both up). `isUserId`: the address is the
+    /// account's userId (else its contact address, the `email` detail Profile holds, where userIds are usernames).
     /// - Throws: `notFound` when the account is gone, or (`isUserId`) `address` is not its userId any more.
-    func createEmailVerification(tokenHash: [UInt8], accountId: String, address: String, isUserId: Bool, expiresAt: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError)
+    func createEmailVerification(
+        tokenHash: [UInt8], codeDigest: [UInt8]?, accountId: String, address: String, isUserId: Bool, expiresAt: Timestamp, events: [AccountEvent]
+    ) async throws(IdentityStorageError)
 
     /// The account's verification links not used yet (their addresses and expiries, never their tokens' hashes),
     /// soonest to expire first; expired ones not yet pruned are left out.
@@ -44,6 +46,10 @@ public protocol TokenStorage: Sendable {
     /// address becomes the account's ``StoredCredential/verifiedEmail``. The account's id; nil otherwise (an expired
     /// token or one for a former userId is removed too: it works at most once).
     func confirmEmailVerification(tokenHash: [UInt8], at now: Timestamp, events: @escaping @Sendable (_ accountId: String) -> [AccountEvent]) async throws(IdentityStorageError) -> String?
+
+    /// Uses a verification by the code its mail carried, for `accountId` only, as ``confirmEmailVerification(tokenHash:at:events:)``
+    /// uses one by its token (the link goes with it). True when the address is verified now.
+    func confirmEmailVerification(accountId: String, codeDigest: [UInt8], at now: Timestamp, events: [AccountEvent]) async throws(IdentityStorageError) -> Bool
 
     /// An operator's word that the userId's address is the owner's: verified at `now` and, if it never was, proven
     /// (no later first proof ends access then), with `events` in the same transaction. False when the account is not

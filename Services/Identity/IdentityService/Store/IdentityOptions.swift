@@ -35,6 +35,10 @@ public struct IdentityOptions: Sendable, Equatable {
     public var emailVerificationLifetime: Duration = .seconds(86_400)
     /// Verification mails an account may ask for per hour and address (sign-up's own and a new address's aside).
     public var verificationMailsPerHour = 3
+    /// Verification codes an account's sessions may try per hour (each counted before it is checked, so a burst
+    /// cannot pass together): with 10^8 codes and a day's lifetime, guessing one is hopeless, and a squatter's guesses
+    /// hold the owner's app for at most the hour (the link still works).
+    public var verificationCodeAttemptsPerHour = 10
     /// Mails to addresses an account chooses (verification links, a userId change's two mails) per hour, all its
     /// addresses together: a session cannot mail any number of chosen addresses.
     public var chosenAddressMailsPerAccountPerHour = 6

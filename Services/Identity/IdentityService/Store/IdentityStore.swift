@@ -290,6 +290,7 @@ public final class IdentityStore: Sendable {
     public func confirmPasswordReset(_ request: IdentityConfirmPasswordResetRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await audited(nil) { () async throws(ServiceError) in try await proofs.confirmPasswordReset(request) } }
     public func requestEmailVerification(_ request: IdentitySessionRequest) async throws(ServiceError) -> IdentityDone { try await audited(nil) { () async throws(ServiceError) in try await proofs.requestEmailVerification(request) } }
     public func confirmEmailVerification(_ request: IdentityConfirmEmailVerificationRequest) async throws(ServiceError) -> IdentityEmailVerified { try await audited(nil) { () async throws(ServiceError) in try await proofs.confirmEmailVerification(request) } }
+    public func confirmEmailVerificationCode(_ request: IdentityConfirmEmailVerificationCodeRequest) async throws(ServiceError) -> IdentityEmailVerified { try await audited(nil) { () async throws(ServiceError) in try await proofs.confirmEmailVerificationCode(request) } }
 
     // MARK: The owner's changes
     public func changePassword(_ request: IdentityChangePasswordRequest) async throws(ServiceError) -> IdentitySessionsEnded { try await audited(nil) { () async throws(ServiceError) in try await security.changePassword(request) } }

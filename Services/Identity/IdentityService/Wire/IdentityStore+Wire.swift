@@ -38,6 +38,7 @@ extension IdentityStore {
         server.register(IdentityContract.confirmPasswordReset) { request, _ in try await self.confirmPasswordReset(request) }
         server.register(IdentityContract.requestEmailVerification) { request, _ in try await self.requestEmailVerification(request) }
         server.register(IdentityContract.confirmEmailVerification) { request, _ in try await self.confirmEmailVerification(request) }
+        server.register(IdentityContract.confirmEmailVerificationCode) { request, _ in try await self.confirmEmailVerificationCode(request) }
         server.register(IdentityContract.requestEmailCode) { request, _ in try await self.requestEmailCode(request) }
         server.register(IdentityContract.emailCodeLogin) { request, _ in try await self.emailCodeLogin(request) }
         server.register(IdentityContract.delete) { request, _ in try await self.delete(request) }

@@ -72,6 +72,14 @@ public struct MailComposer: Sendable {
             default: context.code = secret
             }
         }
+        // A verification mail's code, beside its link (mails asked for before codes were sent have none).
+        if let sealed = request.sealedCode {
+            do {
+                context.code = try seal.open(sealed, accountId: event.accountId)
+            } catch {
+                throw MailError(.permanent, "the mail's secret does not open with this deployment's secret")
+            }
+        }
         context.factor = request.values["factorType"].map(Self.factorName)
         context.removed = request.values["removed"]
         context.failures = request.values["failures"].flatMap { Int($0) }.map(String.init)

@@ -28,6 +28,7 @@ extension WebhookDispatcher {
             throw ResetTokenSealError()
         }
         object["sealedToken"] = nil
+        object["sealedCode"] = nil
         try amend(&object)
         return Array(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
     }

@@ -3,10 +3,12 @@ import KontoModel
 import Synchronization
 
 extension InMemoryIdentityStorage {
-    public func createEmailVerification(tokenHash: [UInt8], accountId: String, address: String, isUserId: Bool, expiresAt: Timestamp, events: [AccountEvent]) throws(IdentityStorageError) {
+    public func createEmailVerification(
+        tokenHash: [UInt8], codeDigest: [UInt8]?, accountId: String, address: String, isUserId: Bool, expiresAt: Timestamp, events: [AccountEvent]
+    ) throws(IdentityStorageError) {
         try state.withLock { state throws(IdentityStorageError) in
             guard let credential = state.active(accountId), !isUserId || credential.userId == address else { throw IdentityStorageError(.notFound) }
-            state.emailVerifications[tokenHash] = EmailVerification(accountId: accountId, address: address, isUserId: isUserId, expiresAt: expiresAt)
+            state.emailVerifications[tokenHash] = EmailVerification(codeDigest: codeDigest, accountId: accountId, address: address, isUserId: isUserId, expiresAt: expiresAt)
             state.outbox += events
         }
     }
@@ -21,17 +23,30 @@ extension InMemoryIdentityStorage {
 
     public func confirmEmailVerification(tokenHash: [UInt8], at now: Timestamp, events: @escaping @Sendable (String) -> [AccountEvent]) -> String? {
         state.withLock { state in
-            guard let token = state.emailVerifications.removeValue(forKey: tokenHash), now < token.expiresAt,
-                  let credential = state.active(token.accountId), !token.isUserId || credential.userId == token.address
-            else { return nil }
-            if token.isUserId {
-                state.credentials[token.accountId]?.emailVerifiedAt = now
-            } else {
-                state.credentials[token.accountId]?.verifiedEmail = token.address
-            }
-            state.outbox += events(token.accountId)
-            return token.accountId
+            guard let token = state.emailVerifications.removeValue(forKey: tokenHash) else { return nil }
+            return Self.verify(token, at: now, in: &state, events: events)
         }
+    }
+
+    public func confirmEmailVerification(accountId: String, codeDigest: [UInt8], at now: Timestamp, events: [AccountEvent]) -> Bool {
+        state.withLock { state in
+            guard let key = state.emailVerifications.first(where: { $0.value.accountId == accountId && $0.value.codeDigest == codeDigest })?.key,
+                  let token = state.emailVerifications.removeValue(forKey: key)
+            else { return false }
+            return Self.verify(token, at: now, in: &state) { _ in events } != nil
+        }
+    }
+
+    /// Verifies what a used token or code was for, if it has not expired and its address is still the account's.
+    private static func verify(_ token: EmailVerification, at now: Timestamp, in state: inout State, events: (String) -> [AccountEvent]) -> String? {
+        guard now < token.expiresAt, let credential = state.active(token.accountId), !token.isUserId || credential.userId == token.address else { return nil }
+        if token.isUserId {
+            state.credentials[token.accountId]?.emailVerifiedAt = now
+        } else {
+            state.credentials[token.accountId]?.verifiedEmail = token.address
+        }
+        state.outbox += events(token.accountId)
+        return token.accountId
     }
 
     public func verifyAddress(accountId: String, at now: Timestamp, events: [AccountEvent]) -> Bool {

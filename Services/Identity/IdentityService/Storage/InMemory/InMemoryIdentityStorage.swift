@@ -6,6 +6,7 @@ import Synchronization
 /// One lock over everything makes each call atomic, as a transaction would.
 public final class InMemoryIdentityStorage: IdentityStorage {
     struct EmailVerification {
+        var codeDigest: [UInt8]? = nil
         var accountId: String
         var address: String
         var isUserId: Bool

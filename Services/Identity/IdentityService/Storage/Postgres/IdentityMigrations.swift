@@ -550,5 +550,12 @@ public enum IdentityMigrations {
             name: "the audit chain's anchor time",
             statements: ["ALTER TABLE audit_chain ADD COLUMN anchor_occurred_at timestamptz"]
         ),
+        // The code a verification mail carries beside its link (the app's way to confirm with its session): an HMAC
+        // bound to the account, as a sign-in code's.
+        PostgresMigration(
+            version: 22,
+            name: "verification codes",
+            statements: ["ALTER TABLE email_verifications ADD COLUMN code_digest bytea CHECK (code_digest IS NULL OR length(code_digest) = 32)"]
+        ),
     ]
 }

@@ -9,13 +9,13 @@ extension AccountMail {
     /// `contact`: `address` is the account's contact address (its `email` detail, where userIds are usernames), not
     /// its userId.
     func mailEvent(
-        _ accountId: String, to address: String?, _ message: MailRequest.Message, secret: String? = nil, expiresAt: Timestamp? = nil,
+        _ accountId: String, to address: String?, _ message: MailRequest.Message, secret: String? = nil, code: String? = nil, expiresAt: Timestamp? = nil,
         values: [String: String] = [:], contact: Bool = false, at now: Timestamp
     ) -> AccountEvent? {
         guard configuration.userIdType == .emailAddress || contact, let address else { return nil }
         let request = MailRequest(
             message: message, to: address, sealedToken: secret.map { resetTokenSeal.seal($0, accountId: accountId) },
-            expiresAt: expiresAt?.date, values: values
+            sealedCode: code.map { resetTokenSeal.seal($0, accountId: accountId) }, expiresAt: expiresAt?.date, values: values
         )
         return event(accountId, .mailRequested(request), at: now)
     }

@@ -4,17 +4,20 @@ import Logging
 
 extension AccountMail {
     /// Sends the link that confirms `address` is the account's (through the courier, `verifyEmail`): a single-use
-    /// token, only its hash stored, valid for ``IdentityOptions/emailVerificationLifetime``. Nothing for usernames.
+    /// token, only its hash stored, valid for ``IdentityOptions/emailVerificationLifetime``, and beside it a code of
+    /// eight digits for the app that holds the account's session (only its keyed digest stored; either uses both up).
     /// A failure is logged, not thrown: the change that sends it (a sign-up, a new userId) has happened, and the
     /// owner can ask for another link.
     /// `contact`: the address is the account's contact address (the `email` detail, where userIds are usernames).
     func sendEmailVerification(accountId: String, address: String, contact: Bool = false, at now: Timestamp) async {
         let token = SecretToken.generate()
+        let code = EmailCode.generate()
         let expiresAt = now.adding(options.emailVerificationLifetime)
-        guard let mail = mailEvent(accountId, to: address, .verifyEmail, secret: token, expiresAt: expiresAt, contact: contact, at: now) else { return }
+        guard let mail = mailEvent(accountId, to: address, .verifyEmail, secret: token, code: code, expiresAt: expiresAt, contact: contact, at: now) else { return }
         do {
             try await storage.createEmailVerification(
-                tokenHash: SecretToken.hash(token), accountId: accountId, address: address, isUserId: !contact, expiresAt: expiresAt, events: [mail]
+                tokenHash: SecretToken.hash(token), codeDigest: sessions.factorSecrets.verificationCodeDigest(code, accountId: accountId), accountId: accountId,
+                address: address, isUserId: !contact, expiresAt: expiresAt, events: [mail]
             )
         } catch {
             logger.warning("verification mail not asked for", metadata: ["konto.account_id": "\(accountId)", "konto.error": "\(error)"])

@@ -62,5 +62,33 @@ extension EmailProofs {
         return IdentityEmailVerified(accountId: accountId)
     }
 
+    /// Confirms the session's account's address with the code its verification mail carried (typed into the app that
+    /// signed up): once, before it expires, only while the address is still the account's. A proof with the account's
+    /// session, so the session and the password are kept when it is the first (as the link with that session).
+    /// Each well-formed attempt is counted before the code is checked (``IdentityOptions/verificationCodeAttemptsPerHour``
+    /// per account), so concurrent guesses cannot pass the allowance together.
+    /// - Throws: `account.unauthenticated` without a valid session; `account.validationFailed` for a code that is not
+    ///   eight digits (not counted); `account.throttled` past the allowance; `account.invalidVerificationToken` for a
+    ///   wrong, used or expired code.
+    func confirmEmailVerificationCode(_ request: IdentityConfirmEmailVerificationCodeRequest) async throws(ServiceError) -> IdentityEmailVerified {
+        let now = clock()
+        let session = try await sessions.validSession(request.token, at: now)
+        guard EmailCode.isWellFormed(request.code.value) else { throw Self.malformedVerificationCode }
+        let accountId = session.accountId
+        try await mail.takeMailAllowances([("verify-code:" + SessionAuthority.digest(accountId), options.verificationCodeAttemptsPerHour)], at: now)
+        let digest = factorSecrets.verificationCodeDigest(request.code.value, accountId: accountId)
+        let verified = try await stored { () async throws(IdentityStorageError) in
+            try await storage.confirmEmailVerification(accountId: accountId, codeDigest: digest, at: now, events: [self.event(accountId, .emailVerified, at: now)])
+        }
+        guard verified else { throw Self.invalidVerificationToken }
+        logger.info("email address verified", metadata: ["konto.account_id": "\(accountId)"])
+        _ = try await endAccessBeforeFirstProof(accountId: accountId, keeping: session.id, keepingPassword: true, at: now)
+        return IdentityEmailVerified(accountId: accountId)
+    }
+
     static let invalidVerificationToken = ServiceError(AccountError(code: .invalidVerificationToken))
+
+    static let malformedVerificationCode = ServiceError(AccountError(code: .validationFailed, fields: [
+        AccountFieldError(key: "code", code: .credentialNotAccepted, message: "Enter the \(EmailCode.digits) digits from the mail."),
+    ]))
 }
