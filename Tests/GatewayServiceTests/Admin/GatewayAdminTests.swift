@@ -156,6 +156,17 @@ struct GatewayAdminTests {
             }
             let account = try await running.request(.GET, "/v1/account", token: owner.token)
             #expect(((account.object["details"] as? [String: Any])?["name"] as? [String: Any])?["givenName"] as? String == "Leland", "\(account.text)")
+            // An ETag percent-encoded as the OpenAPI runtime's clients (KontoClient) send it is the ETag.
+            let etag = try #require(account.headers.first(name: "ETag"))
+            let encoded = etag.replacingOccurrences(of: "\"", with: "%22")
+            let applied = try await running.request(
+                .PATCH, "/v1/account", json: #"{"set":{"name":{"givenName":"Emmy","familyName":"Stanford"}}}"#, token: owner.token, headers: [("If-Match", encoded)]
+            )
+            #expect(applied.status == 200, "\(encoded): \(applied.status) \(applied.text)")
+            let stale = try await running.request(
+                .PATCH, "/v1/account", json: #"{"set":{"name":{"givenName":"Ada","familyName":"Stanford"}}}"#, token: owner.token, headers: [("If-Match", encoded)]
+            )
+            #expect(stale.status == 412, "the encoded ETag is a precondition: \(stale.status) \(stale.text)")
         }
     }
 

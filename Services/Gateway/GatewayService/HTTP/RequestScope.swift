@@ -15,9 +15,8 @@ struct RequestScope: Sendable {
     /// The client's `User-Agent`, at most ``maximumClientNameBytes`` (Identity keeps at most 256 characters of it).
     var clientName: String?
     var bearerToken: String?
-    /// The request's `If-Match` as sent. The generated handlers get it decoded as a URI component (the runtime's way
-    /// with every header), which turned a malformed value such as `g5cCj\&X%i]` into none at all (schemathesis found
-    /// a change applied without its precondition); an ETag is never URI-encoded, so the raw text is what counts.
+    /// The request's `If-Match` as sent, beside the generated input's URI-decoded value
+    /// (``GatewayAPI/expectedVersion(ifMatch:)`` reads both).
     var ifMatch: String?
     /// The gateway's logger; ``logger`` adds the request id when a line is written.
     var baseLogger: Logger
