@@ -37,7 +37,7 @@ let serviceFoundation: [Target.Dependency] = [
 /// The console's pages (Mustache), stylesheet, script and icon: resources compiled into GatewayConsole.
 let consoleResources = [
     "applications", "categories", "codes", "consent", "continue", "csrf", "done", "edit", "endSession", "export", "externalSignup", "factors", "field", "form", "identities", "layout",
-    "mail", "messages", "overview", "passkey", "passkeyPage", "problem", "sessions", "setup", "signup", "totp",
+    "mail", "messages", "overview", "passkey", "passkeyPage", "problem", "sessions", "setup", "signup", "totp", "verify",
     // The admin console's (on the admin listener).
     "adminAccount", "adminAccountForm", "adminAccounts", "adminAudit", "adminClients", "adminDeliveries", "adminDone", "adminImport", "adminLayout",
     "adminProblem", "adminSignIn", "adminWebhooks",

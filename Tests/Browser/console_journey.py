@@ -55,11 +55,11 @@ DOWNLOADS = os.path.join(SCREENSHOTS, "downloads")
 CHROMEDRIVER = os.environ.get("KONTO_CHROMEDRIVER", "/usr/bin/chromedriver")
 CHROMIUM = os.environ.get("KONTO_CHROMIUM")
 PRIVILEGED_SECONDS = int(os.environ.get("KONTO_CONSOLE_PRIVILEGED_SECONDS", "0"))
-# How long one element or page may take to appear, and the whole journey (about 30 s, alone or beside the rest of
-# the suite on two cores; the Swift test's own bound is longer, so a hang here still ends with failure.png and a
-# clean browser shutdown).
+# How long one element or page may take to appear, and the whole journey (about 45 s alone, several times that
+# beside the rest of the suite on CI's two cores; the Swift test's own bound is longer, so a hang here still ends
+# with failure.png, the step it hung in and a clean browser shutdown).
 WAIT_SECONDS = 20
-JOURNEY_SECONDS = 150
+JOURNEY_SECONDS = 240
 
 DESKTOP = (1280, 900)
 PHONE = (390, 844)
@@ -641,9 +641,79 @@ def journey(console):
     console.submit("login-submit", "main#account-setup", refused=True)
     console.element("form-error")
 
+    app_verification(console, suffix)
     second_factor(console, suffix)
     if os.environ.get("KONTO_PROVIDER_NAME"):
         provider(console, suffix)
+
+
+def app_verification(console, suffix):
+    """The app's path: an account signed up through the API (the app keeps its session); its verification link opened
+    in a browser that has no session, on a phone. Signing in there comes back to the link, and confirming then ends
+    nothing: the app's session and the password stay. Then a squatter's account: "I did not create this account" ends
+    the squatter's session and password."""
+    driver = console.driver
+    user_id = f"otto.{suffix}@example.org"
+    password = "engine of difference 1834"
+    details = {"name": {"givenName": "Otto", "familyName": "Lilienthal"}, "handle": f"otto_{suffix}"}
+    step("the app's sign-up through the API; its link opened on the phone without a session: sign in to confirm, or secure the account")
+    status, answer = api("POST", "/v1/accounts", {"userId": user_id, "password": password, "details": details})
+    expect(status == 201, f"the app's sign-up answered {status}")
+    app = answer["session"]["token"]
+    print(f"need-verification-link {user_id}", flush=True)
+    link = sys.stdin.readline().strip()
+    expect(link.startswith(GATEWAY + "/account/verify?token="), f"the mail's link is {link!r}, not one to this console's verify page")
+    driver.set_window_size(*PHONE)
+    driver.get(link)
+    console.page("main#verify")
+    for element_id in ["verify-sign-in-submit", "verify-secure-submit"]:
+        console.present(element_id)
+    expect(not console.exists("verify-submit"), "signed out, the page offers a button that confirms outright")
+    console.check_fits(PHONE[0], "the verify page")
+    console.screenshot("verify-signed-out", size=PHONE)
+    driver.set_window_size(*PHONE)
+
+    step("sign in to confirm: the setup page says why (no code by mail offered), the password brings the page back, confirming ends nothing")
+    console.submit("verify-sign-in-submit", "main#account-setup")
+    notice = console.text("notice")
+    expect("confirm your email address" in notice, f"the setup page's notice says {notice!r}")
+    expect(not console.exists("email-code-link"), "a code by mail is offered, which would be the address's proof and end the password")
+    console.fill("login-userId", user_id)
+    console.fill("login-password", password)
+    console.submit("login-submit", "main#verify")
+    console.submit("verify-submit", "main#verified")
+    text = console.text("notice")
+    expect("Nothing else on your account changed" in text, f"the confirmation says {text!r}")
+    console.screenshot("verified-signed-in", size=PHONE)
+    driver.set_window_size(*DESKTOP)
+    status, account = api("GET", "/v1/account", token=app)
+    expect(status == 200, f"the app's session answers {status} after the confirmation in the browser: it was lost")
+    expect(account["details"].get("emailVerified") is True, f"the app reads emailVerified={account['details'].get('emailVerified')!r}")
+    status, _ = api("POST", "/v1/sessions", {"userId": user_id, "password": password})
+    expect(status == 200, f"the password signs in no more ({status})")
+    console.follow("account-link", "main#overview")
+    console.submit("logout-submit", "main#account-setup")
+
+    step("a squatter signed up with someone's address; its owner opens the link and chooses \"I did not create this account\"")
+    squatted = f"nora.{suffix}@example.org"
+    status, answer = api("POST", "/v1/accounts", {"userId": squatted, "password": "the squatter's password 1",
+                                                  "details": {"name": {"givenName": "Eve", "familyName": "Squatter"}, "handle": f"eve_{suffix}"}})
+    expect(status == 201, f"the squatter's sign-up answered {status}")
+    squatter = answer["session"]["token"]
+    print(f"need-verification-link {squatted}", flush=True)
+    link = sys.stdin.readline().strip()
+    expect(link.startswith(GATEWAY + "/account/verify?token="), f"the mail's link is {link!r}")
+    driver.get(link)
+    console.page("main#verify")
+    console.submit("verify-secure-submit", "main#verified")
+    expect(console.text("notice").startswith("Your email address is confirmed, and whatever was set up"), f"the page says {console.text('notice')!r}")
+    console.present("account-link")
+    console.screenshot("secured")
+    status, _ = api("GET", "/v1/account", token=squatter)
+    expect(status == 401, f"the squatter's session still answers {status}")
+    status, _ = api("POST", "/v1/sessions", {"userId": squatted, "password": "the squatter's password 1"})
+    expect(status == 401, f"the squatter's password still signs in ({status})")
+    console.open("/account/", "main#account-setup")
 
 
 def api(method, path, body=None, token=None, user_agent=None):

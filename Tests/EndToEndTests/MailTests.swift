@@ -69,14 +69,15 @@ struct MailTests {
             let environment = ["KONTO_GATEWAY": system.gatewayURL, "KONTO_SESSION_FILE": sessionFile]
             let konto = try ServiceProcess.executable(named: "konto")
             // The owner signs up with the command, which keeps the session: the confirmation below presents it, so the
-            // account's first proof keeps it and the password (docs/IDENTITY.md, "Pre-hijacked accounts").
+            // proof is the owner's and ends nothing (docs/IDENTITY.md, "Pre-hijacked accounts").
             let signedUp = try await ServiceProcess.run(konto, arguments: ["signup", "vera@example.org", "name=Vera Rubin", "handle=vera"], environment: environment, input: "analytical engine 1843\n")
             #expect(signedUp.status == 0, "\(signedUp.standardError)")
             let mail = try #require(await catcher.waitForMails(1).first)
             #expect(mail.subject == "Confirm your email address" && mail.to == ["vera@example.org"] && mail.defects.isEmpty)
             let link = try #require(mail.link(containing: "/account/verify?token="))
             let page = try await http.send("GET", String(link.dropFirst(system.gatewayURL.count)))
-            #expect(page.status == 200 && String(decoding: page.body, as: UTF8.self).contains("verify-form"))
+            // Opened without a session: the page offers to sign in to confirm (or to secure the account), never confirms.
+            #expect(page.status == 200 && String(decoding: page.body, as: UTF8.self).contains("verify-sign-in-form"))
             let token = String(try #require(link.split(separator: "=", maxSplits: 1).last))
             let confirmed = try await ServiceProcess.run(konto, arguments: ["verify-email", "--token", token], environment: environment)
             #expect(confirmed.status == 0 && confirmed.standardOutput.contains("Email address confirmed."), "\(confirmed.standardError)")

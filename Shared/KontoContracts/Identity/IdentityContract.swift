@@ -233,7 +233,7 @@ public enum IdentityContract {
             requestPasswordReset.name: [.validationFailed, .missingAccountValue, .throttled, .notFound] + storage,
             confirmPasswordReset.name: [.validationFailed, .missingAccountValue, .invalidResetToken, .identityBusy] + storage,
             requestEmailVerification.name: [.unauthenticated, .notFound, .throttled, .identityProfileUnavailable] + storage,
-            confirmEmailVerification.name: [.invalidVerificationToken] + storage,
+            confirmEmailVerification.name: [.unauthenticated, .invalidVerificationToken] + storage,
             confirmEmailVerificationCode.name: [.unauthenticated, .validationFailed, .throttled, .invalidVerificationToken] + storage,
             requestEmailCode.name: [.validationFailed, .missingAccountValue, .throttled, .notFound] + storage,
             emailCodeLogin.name: [.validationFailed, .throttled, .wrongCredentials, .notFound, .identityProfileUnavailable] + storage,

@@ -181,8 +181,9 @@ public struct IdentityEmailCodeLoginRequest: Codable, Sendable {
 /// The token of a verification link.
 public struct IdentityConfirmEmailVerificationRequest: Codable, Sendable {
     public var token: BearerToken
-    /// The confirmer's session, when it has one of the account (the console's, the app's): kept, with the password,
-    /// when the confirmation is the account's first proof of its address; everything else the account had ends.
+    /// The confirmer's session (the console's, the app's): then the token must be this session's account's, and the
+    /// proof ends nothing (whoever holds a way into the account and its mailbox is the owner). A session that is not
+    /// valid is refused and the token stays. Without one, the account's first proof ends everything it had before.
     public var session: BearerToken?
 
     public init(token: BearerToken, session: BearerToken? = nil) {
@@ -192,7 +193,7 @@ public struct IdentityConfirmEmailVerificationRequest: Codable, Sendable {
 }
 
 /// The code of a verification mail, typed into the app that holds the account's session: the same proof as the link
-/// with that session (the session and the password are kept).
+/// with that session (nothing is ended).
 public struct IdentityConfirmEmailVerificationCodeRequest: Codable, Sendable {
     /// The account's session.
     public var token: BearerToken

@@ -25,23 +25,29 @@ struct IdentityStorageEmailVerificationTests {
                     (error as? IdentityStorageError)?.code == .notFound
                 }
             }
-            #expect(try await storage.confirmEmailVerification(tokenHash: token, at: t0.adding(.seconds(60))) { _ in [] } == nil, "expired")
+            #expect(try await storage.confirmEmailVerification(tokenHash: token, accountId: nil, at: t0.adding(.seconds(60))) { _ in [] } == nil, "expired")
+            // Bound to another account (the confirmer's session is another's): refused, and the token is left for its own.
+            try await storage.createEmailVerification(tokenHash: Conformance.token(25), accountId: "a1", address: "leland@stanford.edu", expiresAt: t0.adding(.seconds(60)), events: [])
+            #expect(try await storage.confirmEmailVerification(tokenHash: Conformance.token(25), accountId: "a2", at: t0) { _ in [] } == nil, "another account's")
+            #expect(try await storage.credential(accountId: "a1")?.emailVerifiedAt == nil)
+            #expect(try await storage.confirmEmailVerification(tokenHash: Conformance.token(25), accountId: "a1", at: t0.adding(.seconds(5))) { _ in [] } == "a1", "its own account's")
+            #expect(try await storage.credential(accountId: "a1")?.emailVerifiedAt == t0.adding(.seconds(5)))
             try await storage.createEmailVerification(tokenHash: token, accountId: "a1", address: "leland@stanford.edu", expiresAt: t0.adding(.seconds(60)), events: [])
-            #expect(try await storage.confirmEmailVerification(tokenHash: token, at: t0.adding(.seconds(10))) { [Conformance.event($0, .emailVerified)] } == "a1")
+            #expect(try await storage.confirmEmailVerification(tokenHash: token, accountId: nil, at: t0.adding(.seconds(10))) { [Conformance.event($0, .emailVerified)] } == "a1")
             #expect(try await storage.credential(accountId: "a1")?.emailVerifiedAt == t0.adding(.seconds(10)))
             #expect(try await storage.pendingEvents(limit: 10).last?.kind == .emailVerified)
-            #expect(try await storage.confirmEmailVerification(tokenHash: token, at: t0) { _ in [] } == nil, "used")
-            #expect(try await storage.confirmEmailVerification(tokenHash: Conformance.token(23), at: t0) { _ in [] } == nil, "unknown")
+            #expect(try await storage.confirmEmailVerification(tokenHash: token, accountId: nil, at: t0) { _ in [] } == nil, "used")
+            #expect(try await storage.confirmEmailVerification(tokenHash: Conformance.token(23), accountId: nil, at: t0) { _ in [] } == nil, "unknown")
 
             // A token for the address, then a new userId: the address is unverified and the token verifies nothing.
             try await storage.createEmailVerification(tokenHash: Conformance.token(24), accountId: "a1", address: "leland@stanford.edu", expiresAt: t0.adding(.seconds(60)), events: [])
             _ = try await storage.changeUserId(accountId: "a1", userId: "lee@stanford.edu", normalizedUserId: "lee@stanford.edu", keeping: nil) { _ in [] }
             #expect(try await storage.credential(accountId: "a1")?.emailVerifiedAt == nil)
-            #expect(try await storage.confirmEmailVerification(tokenHash: Conformance.token(24), at: t0) { _ in [] } == nil)
+            #expect(try await storage.confirmEmailVerification(tokenHash: Conformance.token(24), accountId: nil, at: t0) { _ in [] } == nil)
 
             try await storage.createEmailVerification(tokenHash: Conformance.token(25), accountId: "a1", address: "lee@stanford.edu", expiresAt: t0.adding(.seconds(60)), events: [])
             #expect(try await storage.deleteAccount(accountId: "a1", events: [], profileCleanupAt: t0))
-            #expect(try await storage.confirmEmailVerification(tokenHash: Conformance.token(25), at: t0) { _ in [] } == nil)
+            #expect(try await storage.confirmEmailVerification(tokenHash: Conformance.token(25), accountId: nil, at: t0) { _ in [] } == nil)
         }
     }
 
@@ -81,13 +87,13 @@ struct IdentityStorageEmailVerificationTests {
             } throws: { error in
                 (error as? IdentityStorageError)?.code == .notFound
             }
-            #expect(try await storage.confirmEmailVerification(tokenHash: Conformance.token(31), at: t0) { [Conformance.event($0, .emailVerified)] } == "a1")
+            #expect(try await storage.confirmEmailVerification(tokenHash: Conformance.token(31), accountId: nil, at: t0) { [Conformance.event($0, .emailVerified)] } == "a1")
             let credential = try await storage.credential(accountId: "a1")
             #expect(credential?.verifiedEmail == "Leland@Stanford.edu" && credential?.emailVerifiedAt == nil)
             #expect(try await storage.credential(normalizedUserId: "leland")?.verifiedEmail == "Leland@Stanford.edu")
             #expect(try await storage.loginLookup(normalizedUserId: "leland", keys: [], at: t0, window: .seconds(60)).credential?.verifiedEmail == "Leland@Stanford.edu")
             #expect(try await storage.session(tokenHash: Conformance.token(1))?.account?.verifiedEmail == "Leland@Stanford.edu")
-            #expect(try await storage.confirmEmailVerification(tokenHash: Conformance.token(31), at: t0) { _ in [] } == nil, "used")
+            #expect(try await storage.confirmEmailVerification(tokenHash: Conformance.token(31), accountId: nil, at: t0) { _ in [] } == nil, "used")
         }
     }
 
@@ -102,7 +108,7 @@ struct IdentityStorageEmailVerificationTests {
                 try await storage.createEmailVerification(tokenHash: token, accountId: "a1", address: "leland@stanford.edu", expiresAt: t0.adding(.seconds(60)), events: [])
                 let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
                     for _ in 0..<6 {
-                        group.addTask { try await storage.confirmEmailVerification(tokenHash: token, at: t0) { [Conformance.event($0, .emailVerified)] } != nil }
+                        group.addTask { try await storage.confirmEmailVerification(tokenHash: token, accountId: nil, at: t0) { [Conformance.event($0, .emailVerified)] } != nil }
                     }
                     return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
                 }

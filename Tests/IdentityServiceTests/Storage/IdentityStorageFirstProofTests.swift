@@ -125,6 +125,60 @@ struct IdentityStorageFirstProofTests {
         }
     }
 
+    @Test("the owner's proof (made with a session of the account) records the account as proven and ends nothing: every session stays valid, the password, factors and identities stay, no later proof ends them; a vouched or unknown account records nothing", arguments: IdentityStorageKind.allCases)
+    func ownersProof(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            try await Self.squatted(storage, "o1", byte: 71)
+            let before = try #require(try await storage.credential(accountId: "o1"))
+            let events = try await storage.pendingEvents(limit: 100).count
+            #expect(try await storage.recordOwnersProof(accountId: "o1", at: Self.t0.adding(.seconds(60))))
+            let after = try #require(try await storage.credential(accountId: "o1"))
+            #expect(after.passwordHash != nil && after.credentialVersion == before.credentialVersion)
+            #expect(try await storage.session(tokenHash: Conformance.token(71)) != nil)
+            #expect(try await storage.session(tokenHash: Conformance.token(171)) != nil)
+            #expect(try await storage.factors(accountId: "o1").count == 3)
+            #expect(try await storage.externalIdentities(accountId: "o1").count == 1)
+            #expect(try await storage.pendingEvents(limit: 100).count == events, "the owner's proof writes no event of its own")
+            // Proven: neither a second owner's proof nor a proof without a session is the first any more.
+            #expect(try await storage.recordOwnersProof(accountId: "o1", at: Self.t0.adding(.seconds(61))) == false)
+            #expect(try await storage.endAccessBeforeFirstProof(accountId: "o1", keeping: nil, keepingPassword: false, at: Self.t0.adding(.seconds(62))) { _ in [] } == nil)
+            #expect(try await storage.factors(accountId: "o1").count == 3)
+            // An account whose address a provider vouched for was proven from the start; an unknown one is nothing.
+            var vouched = Conformance.credential("o2", "vouched-owner@example.org")
+            vouched.emailVerifiedAt = Self.t0
+            try await storage.reserveAccount(vouched)
+            try await storage.activateAccount(accountId: "o2", session: Conformance.session("s-o2", account: "o2", byte: 72), events: [])
+            #expect(try await storage.recordOwnersProof(accountId: "o2", at: Self.t0.adding(.seconds(5))) == false)
+            #expect(try await storage.recordOwnersProof(accountId: "missing", at: Self.t0.adding(.seconds(5))) == false)
+        }
+    }
+
+    @Test("an owner's proof racing proofs without a session over 20 rounds: exactly one is the first, and the account ends as that one left it", arguments: IdentityStorageKind.allCases)
+    func ownersProofRacing(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            for round in 0..<20 {
+                let account = "owner-race-\(round)"
+                try await Self.squatted(storage, account, byte: UInt8(round * 3 + 140))
+                let outcomes = try await withThrowingTaskGroup(of: (owner: Bool, first: Bool).self) { group in
+                    for index in 0..<6 {
+                        group.addTask {
+                            if index % 2 == 0 {
+                                return (true, try await storage.recordOwnersProof(accountId: account, at: Self.t0.adding(.seconds(60))))
+                            }
+                            let ended = try await storage.endAccessBeforeFirstProof(accountId: account, keeping: nil, keepingPassword: false, at: Self.t0.adding(.seconds(60))) { _ in [] }
+                            return (false, ended != nil)
+                        }
+                    }
+                    return try await group.reduce(into: [(owner: Bool, first: Bool)]()) { $0.append($1) }
+                }
+                let firsts = outcomes.filter(\.first)
+                #expect(firsts.count == 1, "round \(round)")
+                let factors = try await storage.factors(accountId: account).count
+                #expect(factors == (firsts.first?.owner == true ? 3 : 0), "round \(round): \(factors) factors after \(firsts)")
+            }
+        }
+    }
+
     @Test("six proofs racing over 20 rounds: exactly one is the first", arguments: IdentityStorageKind.allCases)
     func racingProofs(kind: IdentityStorageKind) async throws {
         try await kind.withStorage { storage in

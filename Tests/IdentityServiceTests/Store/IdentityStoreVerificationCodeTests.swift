@@ -6,8 +6,9 @@ import KontoWire
 import Testing
 
 /// The code a verification mail carries beside its link (issue 70, 1): the app that signed up confirms the address with
-/// it and its session, and the owner keeps the password and that session.
-@Suite("Identity: verification by code")
+/// it and its session, and the owner keeps everything; the link with a session does the same, the link without one
+/// ends what the account had (docs/IDENTITY.md, "Pre-hijacked accounts").
+@Suite("Identity: verification by code, and the owner's proofs")
 struct IdentityStoreVerificationCodeTests {
     /// The code (and the link's token) of the last verification mail asked for `accountId`.
     static func mailed(_ fixture: IdentityFixture, _ accountId: String) async throws -> (token: String, code: String) {
@@ -25,7 +26,7 @@ struct IdentityStoreVerificationCodeTests {
         try await fixture.store.confirmEmailVerificationCode(IdentityConfirmEmailVerificationCodeRequest(token: session, code: SecretString(code)))
     }
 
-    @Test("the app's sign-up: the mailed code with the account's session verifies the address, once, and keeps the session and the password; the link goes with it", arguments: IdentityStorageKind.allCases)
+    @Test("the app's sign-up: the mailed code with the account's session verifies the address, once, and ends nothing (the other session, the password and a factor stay); the link goes with it", arguments: IdentityStorageKind.allCases)
     func appJourney(kind: IdentityStorageKind) async throws {
         try await kind.withStorage { storage in
             let fixture = try IdentityFixture(storage: storage)
@@ -33,22 +34,72 @@ struct IdentityStoreVerificationCodeTests {
             let other = try await fixture.login("ada@example.org")
             let (token, code) = try await Self.mailed(fixture, signedUp.accountId)
             #expect(EmailCode.isWellFormed(code))
-            // Sessions made before the proof end with it (those made in the same instant would not).
+            // An authenticator app added before the proof (within the sign-up's window).
+            let enrolment = try await fixture.store.enrollTOTP(IdentitySecuredRequest(token: signedUp.session.token))
+            let secret = try IdentityStoreFactorTests.key(of: enrolment)
+            _ = try await fixture.store.confirmTOTP(IdentityConfirmFactorRequest(token: signedUp.session.token, factorId: enrolment.factorId, code: IdentityStoreFactorTests.code(secret, fixture)))
+            // A first proof that ended things would end sessions made before it (those made in the same instant not).
             fixture.clock.advance(by: .seconds(1))
             // Stored only as a keyed digest: no column of the row holds the code (nor the token) in clear.
             let verified = try await Self.confirm(fixture, signedUp.session.token, code)
             #expect(verified.accountId == signedUp.accountId)
             #expect(try await fixture.storage.credential(accountId: signedUp.accountId)?.emailVerifiedAt == fixture.clock.now)
             #expect(try await fixture.events().contains { $0.accountId == signedUp.accountId && $0.kind == .emailVerified })
-            // The first proof: the confirming session and the password stay, the other session ends.
+            // The owner's first proof: the confirming session, the other one, the factor and the password all stay (the
+            // password now leads to the factor's challenge), and no mail says something was removed.
             #expect(try await fixture.validate(signedUp.session.token).accountId == signedUp.accountId)
-            #expect(await identityError { try await fixture.validate(other.session.token) }?.code == .unauthenticated)
-            #expect(try await fixture.login("ada@example.org").accountId == signedUp.accountId)
+            #expect(try await fixture.validate(other.session.token).accountId == signedUp.accountId)
+            #expect(try await fixture.storage.factors(accountId: signedUp.accountId).count == 1)
+            let answer = try await fixture.loginAnswer("ada@example.org")
+            #expect(answer.challenge != nil && answer.accountSession == nil, "the factor is gone: the password alone signed in")
+            #expect(try await !fixture.events().contains { event in
+                if case let .mailRequested(request) = event.kind { return request.message == .accessSecured }
+                return false
+            })
             // Once; and the link of the same mail is used up with it.
             #expect(await identityError { try await Self.confirm(fixture, signedUp.session.token, code) }?.code == .invalidVerificationToken)
             #expect(await identityError {
                 try await fixture.store.confirmEmailVerification(IdentityConfirmEmailVerificationRequest(token: BearerToken(token)))
             }?.code == .invalidVerificationToken)
+        }
+    }
+
+    @Test("the link: with the account's session the owner's proof (nothing ends); with a session that is not valid or another account's, refused and the token left unused; without a session, the first proof ends the password, sessions and factors", arguments: IdentityStorageKind.allCases)
+    func link(kind: IdentityStorageKind) async throws {
+        try await kind.withStorage { storage in
+            let fixture = try IdentityFixture(storage: storage)
+            // The owner signed up in the app; the browser signed in with the password to confirm.
+            let owner = try await fixture.signUp("olga@example.org")
+            let eve = try await fixture.signUp("eve@example.org")
+            let (token, _) = try await Self.mailed(fixture, owner.accountId)
+            fixture.clock.advance(by: .seconds(1))
+            let browser = try await fixture.login("olga@example.org")
+            func confirm(_ session: BearerToken?) async throws -> IdentityEmailVerified {
+                try await fixture.store.confirmEmailVerification(IdentityConfirmEmailVerificationRequest(token: BearerToken(token), session: session))
+            }
+            // A session that is not valid (ended, made up) is refused: the token is not taken for a proof without one.
+            _ = try await fixture.store.logout(IdentitySessionRequest(token: browser.session.token))
+            #expect(await identityError { try await confirm(browser.session.token) }?.code == .unauthenticated)
+            #expect(await identityError { try await confirm(BearerToken("bm90LWEtc2Vzc2lvbi1ub3QtYS1zZXNzaW9uLW5vdC1hLXNlc3Npb24")) }?.code == .unauthenticated)
+            // Another account's session: the token is not that account's, and stays.
+            #expect(await identityError { try await confirm(eve.session.token) }?.code == .invalidVerificationToken)
+            #expect(try await fixture.storage.credential(accountId: owner.accountId)?.emailVerifiedAt == nil)
+            #expect(try await fixture.storage.credential(accountId: eve.accountId)?.emailVerifiedAt == nil)
+            // Still unused: the owner's session confirms, and everything stays.
+            let signedIn = try await fixture.login("olga@example.org")
+            #expect(try await confirm(signedIn.session.token).accountId == owner.accountId)
+            #expect(try await fixture.validate(owner.session.token).accountId == owner.accountId, "the app's session stays")
+            #expect(try await fixture.validate(signedIn.session.token).accountId == owner.accountId)
+            #expect(try await fixture.login("olga@example.org").accountId == owner.accountId)
+            #expect(await identityError { try await confirm(signedIn.session.token) }?.code == .invalidVerificationToken, "once")
+
+            // Without a session ("I did not create this account"): the squatter's password and sessions end.
+            let squatted = try await fixture.signUp("nora@example.org")
+            let (squatToken, _) = try await Self.mailed(fixture, squatted.accountId)
+            fixture.clock.advance(by: .seconds(1))
+            _ = try await fixture.store.confirmEmailVerification(IdentityConfirmEmailVerificationRequest(token: BearerToken(squatToken)))
+            #expect(await identityError { try await fixture.validate(squatted.session.token) }?.code == .unauthenticated)
+            #expect(await identityError { try await fixture.login("nora@example.org") }?.code == .wrongCredentials)
         }
     }
 

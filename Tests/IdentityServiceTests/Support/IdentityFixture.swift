@@ -72,7 +72,7 @@ struct IdentityFixture {
     }
 
     /// The owner confirms the account's address from `signedUp`'s session with the link Identity mailed (its token
-    /// opened as the courier opens it): the account's first proof, which keeps that session and the password.
+    /// opened as the courier opens it): the owner's first proof, which ends nothing.
     func confirmAddress(_ signedUp: IdentityAccountSession) async throws {
         for event in try await events().reversed() where event.accountId == signedUp.accountId {
             if case let .mailRequested(request) = event.kind, request.message == .verifyEmail, let sealed = request.sealedToken {

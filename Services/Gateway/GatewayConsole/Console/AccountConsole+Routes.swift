@@ -51,11 +51,7 @@ extension AccountConsole {
             self.resetConfirmPage(self.visit(request), token: request.uri.queryParameters.get("token") ?? "")
         }
         router.post(RouterPath(base + "/reset/confirm")) { request, _ in await self.form(request, credentials: true, self.confirmReset) }
-        router.get(RouterPath(base + "/verify")) { request, _ in
-            self.verifyPage(self.visit(request), token: request.uri.queryParameters.get("token") ?? "")
-        }
-        router.post(RouterPath(base + "/verify")) { request, _ in await self.form(request, credentials: true, self.confirmVerification) }
-        router.post(RouterPath(base + "/verify/request")) { request, _ in await self.form(request, credentials: true, self.requestVerification) }
+        registerVerification(on: router)
         // The targets of forms only: a browser that GETs one (a bookmark, a reload after a redirect) is sent home.
         for path in ["/login", "/anonymous", "/logout", "/logout-everywhere"] {
             router.get(RouterPath(base + path)) { request, _ in self.redirect("/", visit: self.visit(request)) }
@@ -141,6 +137,7 @@ extension AccountConsole {
         "welcome": "Welcome! Your account is ready.",
         "verificationSent": "A new link is on its way to your email address.",
         "signInToContinue": "Sign in to continue to the application.",
+        "signInToVerify": "Sign in with your password or a passkey to confirm your email address.",
         "signInAgain": "The application asks you to sign in again.",
     ]
 
@@ -185,7 +182,9 @@ extension AccountConsole {
             page.notice = notice
             page.formError = error
             page.anonymous = options.allowsAnonymous
-            page.emailCode = options.offersEmailCode
+            // Not while a verification link waits for this sign-in: a mailed code proves the mailbox alone, so signing
+            // in with one would be the address's first proof and end the password (docs/IDENTITY.md).
+            page.emailCode = options.offersEmailCode && !visit.awaitsVerification
             page.fields = [
                 userIdField(id: "login-userId", value: userId, error: fieldErrors["userId"]),
                 ConsoleField(name: "password", id: "login-password", label: "Password", type: "password", error: fieldErrors["password"], autocomplete: "current-password"),

@@ -110,6 +110,8 @@ struct AccountConsole: GatewayPages {
         var browser: String? = nil
         /// An authorization request waits for this sign-in (``AccountConsole/authorizationCookie``).
         var awaitsAuthorization = false
+        /// A verification link waits for this sign-in (``AccountConsole/verificationCookie``).
+        var awaitsVerification = false
     }
 
     func visit(_ request: Request) -> Visit {
@@ -123,7 +125,8 @@ struct AccountConsole: GatewayPages {
         let device = cookies[Self.deviceCookie].map(\.value).flatMap { Self.isWellFormedCookieToken($0) ? $0 : nil }
         return Visit(
             csrfCookie: valid ?? Self.randomToken(), isNewCSRFCookie: valid == nil, session: session, secure: secure, device: device,
-            browser: BrowserName.from(userAgent: request.headers[.userAgent]), awaitsAuthorization: cookies[Self.authorizationCookie]?.value.isEmpty == false
+            browser: BrowserName.from(userAgent: request.headers[.userAgent]), awaitsAuthorization: cookies[Self.authorizationCookie]?.value.isEmpty == false,
+            awaitsVerification: cookies[Self.verificationCookie]?.value.isEmpty == false
         )
     }
 
@@ -145,9 +148,14 @@ struct AccountConsole: GatewayPages {
     func redirect(_ path: String, visit: Visit, session: (token: String, expiresAt: Date)?? = nil) -> Response {
         var headers = Self.securityHeaders
         headers[.location] = options.basePath + path
-        // A sign-in that an authorization request waits for goes back to it (which checks the request's cookie).
-        if case .some(.some) = session, visit.awaitsAuthorization, path == "/" || path.hasPrefix("/?") {
-            headers[.location] = options.basePath + "/authorize/resume"
+        // A sign-in that an authorization request or a verification link waits for goes back to it (which checks its
+        // cookie).
+        if case .some(.some) = session, path == "/" || path.hasPrefix("/?") {
+            if visit.awaitsAuthorization {
+                headers[.location] = options.basePath + "/authorize/resume"
+            } else if visit.awaitsVerification {
+                headers[.location] = options.basePath + "/verify/resume"
+            }
         }
         var response = Response(status: .seeOther, headers: headers)
         if visit.isNewCSRFCookie {

@@ -40,6 +40,8 @@ struct ConsolePage: Sendable {
     var form: Form?
     /// A page that says what happened (``ConsoleTemplates/done``).
     var done: Done?
+    /// The page a verification mail links to (``ConsoleTemplates/verify``).
+    var verify: Verify?
     /// The second factors (``ConsoleTemplates/factors``).
     var factors: [FactorRow] = []
     var hasFactors = false
@@ -128,6 +130,13 @@ struct ConsolePage: Sendable {
         /// A token from an emailed link (a reset, a verification), sent back with the form.
         var hasToken = false
         var token = ""
+    }
+
+    struct Verify: Sendable {
+        /// The link's token, sent back with each of the page's forms.
+        var token: String
+        /// Signed in: the page confirms with the session; else it offers to sign in first, or to secure the account.
+        var signedIn: Bool
     }
 
     struct Done: Sendable {

@@ -60,6 +60,7 @@ enum ConsoleTemplates {
         ("setup", text(PackageResources.setup_mustache)),
         ("signup", text(PackageResources.signup_mustache)),
         ("totp", text(PackageResources.totp_mustache)),
+        ("verify", text(PackageResources.verify_mustache)),
     ]
 
     static func text(_ bytes: [UInt8]) -> String {

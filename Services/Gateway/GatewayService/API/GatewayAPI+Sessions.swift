@@ -164,8 +164,9 @@ extension GatewayAPI {
 
     func confirmEmailVerification(_ input: Operations.ConfirmEmailVerification.Input) async throws -> Operations.ConfirmEmailVerification.Output {
         guard case .json(let body) = input.body else { throw GatewayProblem.malformed("The body must be JSON.") }
-        // A session sent with it is the confirmer's: kept when this is the account's first proof (Identity checks it).
-        let session = RequestScope.scope.bearerToken.flatMap { $0.utf8.count <= 512 ? BearerToken($0) : nil }
+        // A session sent with it is the confirmer's: then the proof is the owner's and ends nothing; one that is not
+        // valid is 401 and the token stays (Identity checks it), never taken for none.
+        let session = RequestScope.scope.bearerToken == nil ? nil : try Self.bearerToken()
         let verified = try await upstreams.identity(IdentityContract.confirmEmailVerification, IdentityConfirmEmailVerificationRequest(token: BearerToken(body.token), session: session))
         // The account's answer now says emailVerified: true; what is cached of it goes at once, not when the event comes.
         cache.invalidate(accountId: verified.accountId)

@@ -44,8 +44,11 @@ public protocol TokenStorage: Sendable {
     /// Uses a verification token: when it exists and has not expired at `now`, it is removed and, with `events`, in
     /// one transaction: a userId's address is marked verified at `now` if it is still the account's userId; a contact
     /// address becomes the account's ``StoredCredential/verifiedEmail``. The account's id; nil otherwise (an expired
-    /// token or one for a former userId is removed too: it works at most once).
-    func confirmEmailVerification(tokenHash: [UInt8], at now: Timestamp, events: @escaping @Sendable (_ accountId: String) -> [AccountEvent]) async throws(IdentityStorageError) -> String?
+    /// token or one for a former userId is removed too: it works at most once). With `accountId`, only a token of that
+    /// account is used: another account's stays as it was, and the answer is nil.
+    func confirmEmailVerification(
+        tokenHash: [UInt8], accountId: String?, at now: Timestamp, events: @escaping @Sendable (_ accountId: String) -> [AccountEvent]
+    ) async throws(IdentityStorageError) -> String?
 
     /// Uses a verification by the code its mail carried, for `accountId` only, as ``confirmEmailVerification(tokenHash:at:events:)``
     /// uses one by its token (the link goes with it). True when the address is verified now.
@@ -65,6 +68,11 @@ public protocol TokenStorage: Sendable {
     func endAccessBeforeFirstProof(
         accountId: String, keeping: String?, keepingPassword: Bool, at now: Timestamp, events: @escaping @Sendable (AccessEnded) -> [AccountEvent]
     ) async throws(IdentityStorageError) -> AccessEnded?
+
+    /// The owner's first proof: the address proven together with a way into the account (a session of it). Records
+    /// the account as proven when it never was (as ``endAccessBeforeFirstProof(accountId:keeping:keepingPassword:at:events:)``
+    /// decides that) and ends nothing. True when this was the first proof.
+    func recordOwnersProof(accountId: String, at now: Timestamp) async throws(IdentityStorageError) -> Bool
 
     // MARK: Sign-in codes
 

@@ -21,9 +21,11 @@ extension InMemoryIdentityStorage {
         }
     }
 
-    public func confirmEmailVerification(tokenHash: [UInt8], at now: Timestamp, events: @escaping @Sendable (String) -> [AccountEvent]) -> String? {
+    public func confirmEmailVerification(tokenHash: [UInt8], accountId: String?, at now: Timestamp, events: @escaping @Sendable (String) -> [AccountEvent]) -> String? {
         state.withLock { state in
-            guard let token = state.emailVerifications.removeValue(forKey: tokenHash) else { return nil }
+            guard let found = state.emailVerifications[tokenHash], accountId.map({ $0 == found.accountId }) ?? true,
+                  let token = state.emailVerifications.removeValue(forKey: tokenHash)
+            else { return nil }
             return Self.verify(token, at: now, in: &state, events: events)
         }
     }

@@ -2,6 +2,16 @@ import KontoModel
 import Synchronization
 
 extension InMemoryIdentityStorage {
+    public func recordOwnersProof(accountId: String, at now: Timestamp) -> Bool {
+        state.withLock { state in
+            guard let credential = state.active(accountId), state.provenAt[accountId] == nil,
+                  credential.emailVerifiedAt.map({ $0 > credential.createdAt }) ?? true
+            else { return false }
+            state.provenAt[accountId] = now
+            return true
+        }
+    }
+
     public func endAccessBeforeFirstProof(
         accountId: String, keeping: String?, keepingPassword: Bool, at now: Timestamp, events: @escaping @Sendable (AccessEnded) -> [AccountEvent]
     ) -> AccessEnded? {

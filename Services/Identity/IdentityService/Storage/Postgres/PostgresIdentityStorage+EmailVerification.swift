@@ -46,11 +46,18 @@ extension PostgresIdentityStorage {
         }
     }
 
-    public func confirmEmailVerification(tokenHash: [UInt8], at now: Timestamp, events: @escaping @Sendable (String) -> [AccountEvent]) async throws(IdentityStorageError) -> String? {
+    public func confirmEmailVerification(
+        tokenHash: [UInt8], accountId: String?, at now: Timestamp, events: @escaping @Sendable (String) -> [AccountEvent]
+    ) async throws(IdentityStorageError) -> String? {
         try await transaction { connection, logger in
-            // Deleting the token is what makes it single-use: of two concurrent confirmations, one deletes it.
+            // Deleting the token is what makes it single-use: of two concurrent confirmations, one deletes it. Bound to
+            // the confirmer's account when it has one: another account's token is left alone.
             let rows = try await connection.query(
-                "DELETE FROM identity.email_verifications WHERE token_hash = \(ByteBuffer(bytes: tokenHash)) RETURNING account_id, address, is_user_id, expires_at",
+                """
+                DELETE FROM identity.email_verifications
+                WHERE token_hash = \(ByteBuffer(bytes: tokenHash)) AND (\(accountId)::text IS NULL OR account_id = \(accountId))
+                RETURNING account_id, address, is_user_id, expires_at
+                """,
                 logger: logger
             )
             return try await Self.verify(rows, at: now, on: connection, logger: logger, events: events)

@@ -31,6 +31,23 @@ extension PostgresIdentityStorage {
         "oidc_clients": "the OpenID Provider's clients: no account's",
     ]
 
+    public func recordOwnersProof(accountId: String, at now: Timestamp) async throws(IdentityStorageError) -> Bool {
+        try await transaction { connection, logger in
+            // The same claim as the first proof's below (one of concurrent proofs is the first), without ending anything
+            // and without raising the credential's version: every session stays valid.
+            let claimed = try await connection.query(
+                """
+                UPDATE identity.credentials SET proven_at = \(now.date)
+                WHERE account_id = \(accountId) AND NOT pending AND proven_at IS NULL
+                  AND (email_verified_at IS NULL OR email_verified_at > created_at)
+                RETURNING 1
+                """,
+                logger: logger
+            )
+            return try await claimed.decode(Int.self).all().count == 1
+        }
+    }
+
     public func endAccessBeforeFirstProof(
         accountId: String, keeping: String?, keepingPassword: Bool, at now: Timestamp, events: @escaping @Sendable (AccessEnded) -> [AccountEvent]
     ) async throws(IdentityStorageError) -> AccessEnded? {

@@ -43,6 +43,15 @@ extension EmailProofs {
         return ended
     }
 
+    /// A proof of the address made with a session of the account (the link with the console's session, the code with
+    /// the app's): whoever holds both a way into the account and its mailbox is the owner — a squatter has no way to
+    /// the mailbox, the owner none into a squatter's account — so whatever the account has was the owner's doing, and
+    /// the first proof records itself and ends nothing.
+    func recordOwnersProof(accountId: String, at now: Timestamp) async throws(ServiceError) {
+        let first = try await stored { () async throws(IdentityStorageError) in try await storage.recordOwnersProof(accountId: accountId, at: now) }
+        if first { logger.info("first proof of the address made with the account's session: nothing ended", metadata: ["konto.account_id": "\(accountId)"]) }
+    }
+
     /// What was removed, as the mail lists it ("the password set before, 2 sessions, an authenticator app, sign-in with Apple").
     static func removedList(_ ended: AccessEnded) -> String {
         var parts: [String] = []

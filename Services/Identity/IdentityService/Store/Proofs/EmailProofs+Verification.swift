@@ -41,30 +41,37 @@ extension EmailProofs {
     }
 
     /// Confirms an address with its link's token: once, before it expires, and only while the address is still the
-    /// account's userId. `emailVerified`.
-    /// - Throws: `account.invalidVerificationToken` otherwise.
+    /// account's userId. `emailVerified`. With a session, only a token of the session's account is taken and the
+    /// proof is the owner's (nothing ends); without one, the account's first proof ends what it gained before
+    /// (docs/IDENTITY.md, "Pre-hijacked accounts").
+    /// - Throws: `account.unauthenticated` for a session that is not valid (the token stays unused);
+    ///   `account.invalidVerificationToken` for a wrong, used or expired token, or another account's.
     func confirmEmailVerification(_ request: IdentityConfirmEmailVerificationRequest) async throws(ServiceError) -> IdentityEmailVerified {
-        guard request.token.value.utf8.count <= 256 else { throw Self.invalidVerificationToken }
         let now = clock()
+        // A session sent and not valid (ended, expired, made up) is refused before the token is looked at: taken for
+        // none, it would turn the owner's confirmation into the squatter's eviction, password and sessions gone.
+        var sessionAccountId: String?
+        if let token = request.session { sessionAccountId = try await sessions.validSession(token, at: now).accountId }
+        guard request.token.value.utf8.count <= 256 else { throw Self.invalidVerificationToken }
         let tokenHash = SecretToken.hash(request.token.value)
         let accountId = try await stored { () async throws(IdentityStorageError) in
-            try await storage.confirmEmailVerification(tokenHash: tokenHash, at: now) { accountId in [self.event(accountId, .emailVerified, at: now)] }
+            try await storage.confirmEmailVerification(tokenHash: tokenHash, accountId: sessionAccountId, at: now) { accountId in
+                [self.event(accountId, .emailVerified, at: now)]
+            }
         }
         guard let accountId else { throw Self.invalidVerificationToken }
         logger.info("email address verified", metadata: ["konto.account_id": "\(accountId)"])
-        // The account's first proof ends what it gained before (docs/IDENTITY.md, "Pre-hijacked accounts"): a session
-        // of the account sent with the link is the confirmer's own, which stays, with the password it was made with.
-        var keeping: String?
-        if let token = request.session, let session = try? await sessions.validSession(token, at: now), session.accountId == accountId {
-            keeping = session.id
+        if sessionAccountId != nil {
+            try await recordOwnersProof(accountId: accountId, at: now)
+        } else {
+            _ = try await endAccessBeforeFirstProof(accountId: accountId, keepingPassword: false, at: now)
         }
-        _ = try await endAccessBeforeFirstProof(accountId: accountId, keeping: keeping, keepingPassword: keeping != nil, at: now)
         return IdentityEmailVerified(accountId: accountId)
     }
 
     /// Confirms the session's account's address with the code its verification mail carried (typed into the app that
     /// signed up): once, before it expires, only while the address is still the account's. A proof with the account's
-    /// session, so the session and the password are kept when it is the first (as the link with that session).
+    /// session, so nothing ends when it is the first (as the link with that session).
     /// Each well-formed attempt is counted before the code is checked (``IdentityOptions/verificationCodeAttemptsPerHour``
     /// per account), so concurrent guesses cannot pass the allowance together.
     /// - Throws: `account.unauthenticated` without a valid session; `account.validationFailed` for a code that is not
@@ -82,7 +89,7 @@ extension EmailProofs {
         }
         guard verified else { throw Self.invalidVerificationToken }
         logger.info("email address verified", metadata: ["konto.account_id": "\(accountId)"])
-        _ = try await endAccessBeforeFirstProof(accountId: accountId, keeping: session.id, keepingPassword: true, at: now)
+        try await recordOwnersProof(accountId: accountId, at: now)
         return IdentityEmailVerified(accountId: accountId)
     }
 
