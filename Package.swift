@@ -25,12 +25,15 @@ extension Target.Dependency {
     static let openAPIRuntime = Target.Dependency.product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")
     static let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
     static let tracing = Target.Dependency.product(name: "Tracing", package: "swift-distributed-tracing")
+    static let kontoErrors = Target.Dependency.product(name: "KontoErrors", package: "Client")
+    static let kontoModel = Target.Dependency.product(name: "KontoModel", package: "Client")
+    static let kontoClient = Target.Dependency.product(name: "KontoClient", package: "Client")
 }
 
 /// What a service library (Identity, Profile, Notifications) stands on: the shared floors and the runtime every
 /// service runs on (docs/ARCHITECTURE.md, "Floors").
 let serviceFoundation: [Target.Dependency] = [
-    "KontoModel", "KontoContracts", "KontoEvents", "KontoPostgres", "KontoRuntime", "KontoWire",
+    .kontoModel, "KontoContracts", "KontoEvents", "KontoPostgres", "KontoRuntime", "KontoWire",
     .postgresNIO, .logging, .nioCore, .nioPosix, .serviceLifecycle, .tracing,
 ]
 
@@ -60,14 +63,12 @@ let package = Package(
     name: "konto",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "KontoErrors", targets: ["KontoErrors"]),
-        .library(name: "KontoModel", targets: ["KontoModel"]),
         .library(name: "KontoRuntime", targets: ["KontoRuntime"]),
         .library(name: "KontoWire", targets: ["KontoWire"]),
         .library(name: "KontoContracts", targets: ["KontoContracts"]),
         .library(name: "KontoTestSupport", targets: ["KontoTestSupport"]),
         .library(name: "KontoTesting", targets: ["KontoTesting"]),
-        .library(name: "KontoClient", targets: ["KontoClient"]),
+        .library(name: "KontoClientAsyncHTTPClient", targets: ["KontoClientAsyncHTTPClient"]),
         .library(name: "KontoQRCode", targets: ["KontoQRCode"]),
         .library(name: "KontoWebAuthn", targets: ["KontoWebAuthn"]),
         .library(name: "KontoMail", targets: ["KontoMail"]),
@@ -86,6 +87,8 @@ let package = Package(
         .executable(name: "konto", targets: ["konto"]),
     ],
     dependencies: [
+        // The client, the model and the error codes: a package of their own, which apps add without this one's.
+        .package(path: "Client"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -115,20 +118,10 @@ let package = Package(
     ],
     targets: [
         // MARK: Shared libraries
-        // Every error code, declared once, with its family and whether it is retryable: the floor below everything.
-        .target(
-            name: "KontoErrors",
-            path: "Shared/KontoErrors"
-        ),
-        .target(
-            name: "KontoModel",
-            dependencies: ["KontoErrors"],
-            path: "Shared/KontoModel"
-        ),
         .target(
             name: "KontoRuntime",
             dependencies: [
-                "KontoErrors", "KontoModel", "KontoPostgres", "KontoWire", .yams, .logging, .serviceLifecycle, .unixSignals,
+                .kontoErrors, .kontoModel, "KontoPostgres", "KontoWire", .yams, .logging, .serviceLifecycle, .unixSignals,
                 // Where settings come from (the environment, an environment file, a secrets directory) and in which
                 // order: swift-configuration's providers behind one ConfigReader per service.
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -140,24 +133,23 @@ let package = Package(
         ),
         .target(
             name: "KontoWire",
-            dependencies: ["KontoErrors", .nioCore, .nioPosix, .nioSSL, .crypto, .logging, .serviceLifecycle, .tracing],
+            dependencies: [.kontoErrors, .nioCore, .nioPosix, .nioSSL, .crypto, .logging, .serviceLifecycle, .tracing],
             path: "Shared/KontoWire"
         ),
         .target(
             name: "KontoContracts",
-            dependencies: [.crypto, "KontoErrors", "KontoModel", "KontoWire", .nioCore],
+            dependencies: [.crypto, .kontoErrors, .kontoModel, "KontoWire", .nioCore],
             path: "Shared/KontoContracts"
         ),
+        // KontoClient (the Client package, which apps add) over async-http-client, for servers and Konto's own tools:
+        // event streams on Linux need it (URLSession there buffers a whole answer).
         .target(
-            name: "KontoClient",
+            name: "KontoClientAsyncHTTPClient",
             dependencies: [
-                "KontoModel", .asyncHTTPClient, .nioCore, .httpTypes, .openAPIRuntime,
+                .kontoClient, .kontoModel, .asyncHTTPClient, .nioCore, .openAPIRuntime,
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
             ],
-            path: "Shared/KontoClient",
-            // The HTTP exchanges in Generated/ come from the gateway's openapi.yaml (linked here), as the server's do
-            // (scripts/generate-openapi.sh).
-            exclude: ["openapi.yaml", "openapi-generator-config.yaml"]
+            path: "Shared/KontoClientAsyncHTTPClient"
         ),
         // QR codes of otpauth URIs, for the console (SVG) and konto (the terminal); no dependencies.
         .target(name: "KontoQRCode", path: "Shared/KontoQRCode"),
@@ -186,7 +178,7 @@ let package = Package(
         // SMTP package is in the mirror; shaped so sersoft-gmbh/swift-smtp could replace it (docs/NOTIFICATIONS.md).
         .target(
             name: "KontoMail",
-            dependencies: ["KontoModel", .nioCore, .nioPosix, .nioSSL, .product(name: "NIOTLS", package: "swift-nio")],
+            dependencies: [.kontoModel, .nioCore, .nioPosix, .nioSSL, .product(name: "NIOTLS", package: "swift-nio")],
             path: "Shared/KontoMail"
         ),
         // Test support that depends on no service: temporary PostgreSQL, free ports, service processes, running
@@ -194,7 +186,7 @@ let package = Package(
         .target(
             name: "KontoTestSupport",
             dependencies: [
-                "KontoErrors", "KontoModel", "KontoWire", "KontoContracts", .postgresNIO, .nioCore, .nioPosix, .nioHTTP1, .logging,
+                .kontoErrors, .kontoModel, "KontoWire", "KontoContracts", .postgresNIO, .nioCore, .nioPosix, .nioHTTP1, .logging,
                 .serviceLifecycle, .crypto,
             ],
             path: "Shared/KontoTestSupport"
@@ -203,7 +195,7 @@ let package = Package(
         .target(
             name: "KontoTesting",
             dependencies: [
-                "KontoTestSupport", "KontoStack", "KontoClient", "KontoModel", "KontoPostgres", .logging,
+                "KontoTestSupport", "KontoStack", .kontoClient, "KontoClientAsyncHTTPClient", .kontoModel, "KontoPostgres", .logging,
                 .serviceLifecycle,
             ],
             path: "Shared/KontoTesting"
@@ -216,7 +208,7 @@ let package = Package(
         .target(
             name: "KontoEvents",
             dependencies: [
-                "KontoModel", "KontoContracts", "KontoPostgres", "KontoRuntime", "KontoWire", .logging, .postgresNIO,
+                .kontoModel, "KontoContracts", "KontoPostgres", "KontoRuntime", "KontoWire", .logging, .postgresNIO,
                 .serviceLifecycle,
             ],
             path: "Shared/KontoEvents"
@@ -289,7 +281,7 @@ let package = Package(
         .target(
             name: "GatewayService",
             dependencies: [
-                "KontoModel", "KontoContracts", "KontoRuntime", "KontoWire",
+                .kontoModel, "KontoContracts", "KontoRuntime", "KontoWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
@@ -309,7 +301,7 @@ let package = Package(
         .target(
             name: "GatewayConsole",
             dependencies: [
-                "GatewayService", "KontoModel", "KontoQRCode", "KontoWire",
+                "GatewayService", .kontoModel, "KontoQRCode", "KontoWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .openAPIRuntime, .httpTypes, .crypto, .nioCore,
@@ -322,7 +314,7 @@ let package = Package(
         .target(
             name: "KontoStack",
             dependencies: [
-                "GatewayService", "GatewayConsole", "IdentityService", "NotificationService", "ProfileService", "KontoMail", "KontoModel",
+                "GatewayService", "GatewayConsole", "IdentityService", "NotificationService", "ProfileService", "KontoMail", .kontoModel,
                 "KontoPostgres", "KontoRuntime", "KontoWire", .crypto, .logging, .serviceLifecycle, .unixSignals,
                 .nioCore,
             ],
@@ -331,7 +323,7 @@ let package = Package(
         .executableTarget(
             name: "konto",
             dependencies: [
-                "KontoStack", "KontoClient", "KontoModel", "KontoQRCode", .asyncHTTPClient, .nioCore, .nioHTTP1, "KontoContracts",
+                "KontoStack", .kontoClient, "KontoClientAsyncHTTPClient", .kontoModel, "KontoQRCode", .asyncHTTPClient, .nioCore, .nioHTTP1, "KontoContracts",
                 "KontoWire", "KontoPostgres", "KontoRuntime", .argumentParser, .logging, "IdentityService", .postgresNIO, .nioPosix,
             ],
             path: "Services/Stack/konto"
@@ -365,13 +357,13 @@ let package = Package(
         ),
         .testTarget(
             name: "KontoModelTests",
-            dependencies: ["KontoModel"],
+            dependencies: [.kontoModel],
             path: "Tests/KontoModelTests"
         ),
         .testTarget(
             name: "KontoRuntimeTests",
             dependencies: [
-                "KontoRuntime", "KontoModel", "KontoPostgres", "KontoWire", .logging, .serviceLifecycle,
+                "KontoRuntime", .kontoModel, "KontoPostgres", "KontoWire", .logging, .serviceLifecycle,
                 .product(name: "Configuration", package: "swift-configuration"), .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "OTel", package: "swift-otel"),
             ],
@@ -386,12 +378,12 @@ let package = Package(
         ),
         .testTarget(
             name: "KontoContractsTests",
-            dependencies: ["KontoContracts", "KontoModel", "KontoWire", "KontoTestSupport", .nioCore, .logging],
+            dependencies: ["KontoContracts", .kontoModel, "KontoWire", "KontoTestSupport", .nioCore, .logging],
             path: "Tests/KontoContractsTests"
         ),
         .testTarget(
             name: "KontoTestingTests",
-            dependencies: ["KontoTesting", "KontoTestSupport", "KontoClient", "KontoModel", .nioCore, .postgresNIO],
+            dependencies: ["KontoTesting", "KontoTestSupport", .kontoClient, "KontoClientAsyncHTTPClient", .kontoModel, .nioCore, .postgresNIO],
             path: "Tests/KontoTestingTests"
         ),
         .testTarget(
@@ -414,7 +406,7 @@ let package = Package(
         .testTarget(
             name: "ProfileServiceTests",
             dependencies: [
-                "KontoEvents", "ProfileService", "KontoModel", "KontoPostgres", "KontoTestSupport", "KontoContracts",
+                "KontoEvents", "ProfileService", .kontoModel, "KontoPostgres", "KontoTestSupport", "KontoContracts",
                 "KontoRuntime", "KontoWire", .postgresNIO, .logging, .nioCore, .nioPosix,
             ],
             path: "Tests/ProfileServiceTests"
@@ -425,7 +417,7 @@ let package = Package(
             dependencies: [
                 "IdentityService",
                 "KontoContracts",
-                "KontoModel",
+                .kontoModel,
                 "KontoPostgres",
                 "KontoTestSupport",
                 "KontoWire",
@@ -451,7 +443,7 @@ let package = Package(
         .testTarget(
             name: "NotificationServiceTests",
             dependencies: [
-                .nioHTTP1, .nioPosix, "NotificationService", "KontoContracts", "KontoMail", "KontoModel", "KontoPostgres",
+                .nioHTTP1, .nioPosix, "NotificationService", "KontoContracts", "KontoMail", .kontoModel, "KontoPostgres",
                 "KontoTestSupport", "KontoWire", "KontoRuntime", .logging, .nioCore, .postgresNIO, .serviceLifecycle, .asyncHTTPClient,
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
@@ -466,7 +458,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 // AccountConfigurationLoader: the console's pages for deploy/accounts.yaml.
                 "KontoRuntime",
-                "KontoClient",
+                .kontoClient, "KontoClientAsyncHTTPClient",
                 .httpTypes,
                 .openAPIRuntime,
                 // The tests' composition root runs the real services behind the gateway.
@@ -474,7 +466,7 @@ let package = Package(
                 "ProfileService",
                 "NotificationService",
                 "KontoContracts",
-                "KontoModel",
+                .kontoModel,
                 "KontoPostgres",
                 "KontoTesting",
                 "KontoWire",
@@ -496,7 +488,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "KontoClient", "KontoContracts", "KontoModel", "KontoTestSupport", "KontoWire", .asyncHTTPClient,
+                .kontoClient, "KontoClientAsyncHTTPClient", "KontoContracts", .kontoModel, "KontoTestSupport", "KontoWire", .asyncHTTPClient,
                 .logging, .nioCore, .nioHTTP1, .postgresNIO,
             ],
             path: "Tests/EndToEndTests"
@@ -506,7 +498,7 @@ let package = Package(
         .executableTarget(
             name: "konto-bench",
             dependencies: [
-                "KontoWire", "KontoContracts", "KontoMail", "KontoModel", "KontoPostgres", "KontoTestSupport", "KontoWebAuthn", "IdentityService",
+                "KontoWire", "KontoContracts", "KontoMail", .kontoModel, "KontoPostgres", "KontoTestSupport", "KontoWebAuthn", "IdentityService",
                 "ProfileService", "NotificationService", "GatewayService", .postgresNIO, .argumentParser, .nioCore,
                 .nioPosix, .logging, .serviceLifecycle, .unixSignals, .nioSSL, .crypto,
             ],

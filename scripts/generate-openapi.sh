@@ -10,7 +10,7 @@ document=Services/Gateway/GatewayService/openapi.yaml
 swift build -c release --package-path scripts/openapi-generator --product swift-openapi-generator >&2
 generator=$(swift build -c release --package-path scripts/openapi-generator --show-bin-path)/swift-openapi-generator
 
-for target in Services/Gateway/GatewayService Shared/KontoClient; do
+for target in Services/Gateway/GatewayService Client/Sources/KontoClient; do
     config=$target/openapi-generator-config.yaml
     source=$(cat "$document" "$config" | sha256sum | cut -d' ' -f1)
     rm -rf "$target/Generated"

@@ -1,5 +1,6 @@
 import Foundation
 import KontoClient
+import KontoClientAsyncHTTPClient
 import KontoContracts
 import KontoTestSupport
 import Testing

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import KontoClient
+import KontoClientAsyncHTTPClient
 import KontoContracts
 import KontoTestSupport
 import NIOCore

@@ -27,7 +27,7 @@ struct OpenAPIGeneratedCodeTests {
 
     @Test("every generated file comes from the current document and configuration", arguments: [
         ("Services/Gateway/GatewayService", ["Types.swift", "Server.swift"]),
-        ("Shared/KontoClient", ["Types.swift", "Client.swift"]),
+        ("Client/Sources/KontoClient", ["Types.swift", "Client.swift"]),
     ])
     func current(target: String, expected: [String]) throws {
         let digest = try Self.sourceDigest(target: target)
@@ -47,8 +47,8 @@ struct OpenAPIGeneratedCodeTests {
     @Test("a changed document is noticed")
     func changedDocumentNoticed() throws {
         let document = try Data(contentsOf: Self.root.appendingPathComponent(Self.document))
-        let config = try Data(contentsOf: Self.root.appendingPathComponent("Shared/KontoClient/openapi-generator-config.yaml"))
+        let config = try Data(contentsOf: Self.root.appendingPathComponent("Client/Sources/KontoClient/openapi-generator-config.yaml"))
         let changed = SHA256.hash(data: document + Data(" ".utf8) + config).map { String(format: "%02x", $0) }.joined()
-        #expect(changed != (try Self.sourceDigest(target: "Shared/KontoClient")))
+        #expect(changed != (try Self.sourceDigest(target: "Client/Sources/KontoClient")))
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import GatewayService
 import IdentityService
 import KontoClient
+import KontoClientAsyncHTTPClient
 import KontoContracts
 import KontoTestSupport
 import Testing

@@ -2,6 +2,7 @@ import ArgumentParser
 import AsyncHTTPClient
 import Foundation
 import KontoClient
+import KontoClientAsyncHTTPClient
 import KontoContracts
 import KontoRuntime
 import KontoWire

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KontoClient
+import KontoClientAsyncHTTPClient
 
 /// What every `konto admin` command that calls the admin API shares: the admin listener's URL and the operator key,
 /// read from `KONTO_ADMIN_KEY` or standard input (a terminal asks without echo), never from the command line.

@@ -2,6 +2,7 @@ import ArgumentParser
 import AsyncHTTPClient
 import Foundation
 import KontoClient
+import KontoClientAsyncHTTPClient
 import NIOCore
 
 /// What every account command shares: which gateway, where the session is kept, and how to answer.

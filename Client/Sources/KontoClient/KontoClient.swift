@@ -1,14 +1,10 @@
-import AsyncHTTPClient
+import Foundation
 import HTTPTypes
 import KontoModel
-import NIOCore
-import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
+import OpenAPIURLSession
+#if canImport(FoundationNetworking)
+import FoundationNetworking
 #endif
 
 /// An async Swift client for the gateway's HTTP API (docs/API.md): sign-up, log-in, anonymous accounts, the account's
@@ -17,8 +13,10 @@ import Foundation
 /// errors.
 ///
 /// The HTTP exchanges are the client swift-openapi-generator derives from the gateway's own `openapi.yaml`, over any
-/// OpenAPI `ClientTransport` (async-http-client by default; URLSession's on an Apple platform); this type adds the
-/// session, the typed keys and one error type on top.
+/// OpenAPI `ClientTransport` (URLSession's by default, on Apple platforms and Linux; a server adds
+/// `KontoClientAsyncHTTPClient` from Konto's server package for async-http-client, which Linux needs to stream
+/// ``events(after:)``: its URLSession buffers a whole answer); this type adds the session, the typed keys and one
+/// error type on top.
 public final class KontoClient: Sendable {
     public let sessions: any KontoSessionStore
     /// The generated client, or why there is none (a gateway URL that is not one).
@@ -49,20 +47,46 @@ public final class KontoClient: Sendable {
         self.init(api: .success(client), sessions: sessions)
     }
 
-    /// A client of the gateway at `gatewayURL` (e.g. `http://127.0.0.1:8080`) over async-http-client: `httpClient`
-    /// defaults to the shared one (which needs no shutdown); `timeout` bounds each exchange until its answer begins
-    /// (an event stream then lasts as long as the session).
+    /// A client of the gateway at `gatewayURL` (e.g. `https://accounts.example.org`) over `transport`; for a string
+    /// that is no gateway URL, a client whose every call fails with ``KontoClientError/Code/unreachable``.
     public convenience init(
-        gatewayURL: String, httpClient: HTTPClient = .shared, timeout: TimeAmount = .seconds(30), sessions: any KontoSessionStore = InMemorySessionStore(),
-        maximumResponseBytes: Int = 4 << 20, clientName: String = KontoClient.defaultClientName
+        gatewayURL: String, transport: any ClientTransport, sessions: any KontoSessionStore = InMemorySessionStore(), maximumResponseBytes: Int = 4 << 20,
+        clientName: String = KontoClient.defaultClientName
     ) {
-        guard let url = URL(string: gatewayURL), url.scheme != nil, url.host != nil else {
+        guard let url = Self.gatewayURL(gatewayURL) else {
             let error = KontoClientError(code: KontoClientError.Code.unreachable, status: 0, detail: "'\(gatewayURL.prefix(200))' is not a gateway URL (http://host:port).")
             self.init(api: .failure(error), sessions: sessions)
             return
         }
-        let transport = AsyncHTTPClientTransport(configuration: .init(client: httpClient, timeout: timeout))
         self.init(gatewayURL: url, transport: transport, sessions: sessions, maximumResponseBytes: maximumResponseBytes, clientName: clientName)
+    }
+
+    /// A client of the gateway at `gatewayURL` (e.g. `https://accounts.example.org`) over URLSession: `timeout` bounds
+    /// each exchange's wait for data (an event stream's heartbeats keep it going).
+    public convenience init(
+        gatewayURL: String, timeout: Duration = .seconds(30), sessions: any KontoSessionStore = InMemorySessionStore(),
+        maximumResponseBytes: Int = 4 << 20, clientName: String = KontoClient.defaultClientName
+    ) {
+        self.init(
+            gatewayURL: gatewayURL, transport: Self.urlSessionTransport(timeout: timeout), sessions: sessions, maximumResponseBytes: maximumResponseBytes,
+            clientName: clientName
+        )
+    }
+
+    /// URLSession's transport with its own session: no cookies, no cache (every answer is the account's), `timeout`
+    /// between data.
+    static func urlSessionTransport(timeout: Duration) -> URLSessionTransport {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        configuration.httpCookieAcceptPolicy = .never
+        configuration.httpShouldSetCookies = false
+        configuration.urlCache = nil
+        return URLSessionTransport(configuration: .init(session: URLSession(configuration: configuration)))
+    }
+
+    static func gatewayURL(_ text: String) -> URL? {
+        guard let url = URL(string: text), url.scheme != nil, url.host != nil else { return nil }
+        return url
     }
 
     // MARK: Sessions

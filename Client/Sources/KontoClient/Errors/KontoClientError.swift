@@ -1,3 +1,4 @@
+import Foundation
 import KontoModel
 
 /// What the gateway refused, as its `application/problem+json` said (a stable ``code``, per-field ``fields`` for
@@ -27,6 +28,8 @@ public struct KontoClientError: Error, Sendable, Equatable, CustomStringConverti
         public static let unexpectedAnswer = "client.unexpectedAnswer"
         /// The session file could not be read or written, or may have been seen by others.
         public static let sessionFile = "client.sessionFile"
+        /// The keychain refused to read, keep or remove the session (``KeychainSessionStore``, Apple platforms).
+        public static let keychain = "client.keychain"
         /// The password was right and the account has a second factor: the error's ``KontoClientError/challenge``
         /// is answered with a code (``KontoClient/completeLogIn(challenge:code:recoveryCode:)``).
         public static let secondFactorRequired = "client.secondFactorRequired"
@@ -48,5 +51,28 @@ public struct KontoClientError: Error, Sendable, Equatable, CustomStringConverti
         if let detail { text += ": \(detail)" }
         for field in fields { text += "\n  \(field.key): \(field.message)" }
         return text
+    }
+}
+
+/// What an app shows: the gateway's own words for a refusal (its problem's `detail`), else a sentence for the code; the
+/// code itself is the failure's reason, for logs and support.
+extension KontoClientError: LocalizedError {
+    public var errorDescription: String? {
+        if let detail, !detail.isEmpty { return detail }
+        switch code {
+        case Code.notSignedIn: return "You are not signed in."
+        case Code.unreachable: return "The account service cannot be reached. Check the connection and try again."
+        case Code.unexpectedAnswer: return "The account service gave an answer this app does not understand."
+        case Code.sessionFile, Code.keychain: return "The saved sign-in could not be read or kept."
+        case Code.secondFactorRequired: return "Enter a code from the authenticator app, or a recovery code."
+        case Code.invalidInput: return "What was entered cannot be sent."
+        default: return "The account service refused the request (\(code))."
+        }
+    }
+
+    public var failureReason: String? { code }
+
+    public var recoverySuggestion: String? {
+        retryAfter.map { $0 == 1 ? "Try again in a second." : "Try again in \($0) seconds." }
     }
 }

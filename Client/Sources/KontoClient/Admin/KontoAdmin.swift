@@ -1,7 +1,5 @@
-import AsyncHTTPClient
 import Foundation
 import KontoModel
-import NIOCore
 import OpenAPIRuntime
 
 /// An operator key as listed (never its secret).
@@ -109,11 +107,17 @@ public struct KontoAdmin: Sendable {
     let client: KontoClient
     let key: String
 
+    /// Over URLSession.
     /// - Parameters:
     ///   - adminURL: the gateway's admin listener (`KONTO_GATEWAY_ADMIN_PORT`), e.g. `http://127.0.0.1:8081`.
     ///   - key: an operator key (`kop_…`).
-    public init(adminURL: String, key: String, httpClient: HTTPClient = .shared, timeout: TimeAmount = .seconds(30)) {
-        self.client = KontoClient(gatewayURL: adminURL, httpClient: httpClient, timeout: timeout)
+    public init(adminURL: String, key: String, timeout: Duration = .seconds(30)) {
+        self.init(adminURL: adminURL, key: key, transport: KontoClient.urlSessionTransport(timeout: timeout))
+    }
+
+    /// Over `transport`.
+    public init(adminURL: String, key: String, transport: any ClientTransport) {
+        self.client = KontoClient(gatewayURL: adminURL, transport: transport)
         self.key = key
     }
 
