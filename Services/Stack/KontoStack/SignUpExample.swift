@@ -13,7 +13,9 @@ public enum SignUpExample {
             guard let descriptor = accounts.schema[identifier] else { return nil }
             details[identifier] = value(for: descriptor)
         }
-        let userId = accounts.userIdType == .emailAddress ? "ada@example.org" : "ada"
+        // Charles, not README's Ada: the banner's example and README's quick start both run on one fresh stack, and
+        // the second to sign up the same account would be refused.
+        let userId = accounts.userIdType == .emailAddress ? "charles@example.org" : "charles"
         var all = details
         all[UserIdKey.identifier] = .string(userId)
         guard accounts.valueErrors(in: all).isEmpty else { return nil }
@@ -27,13 +29,13 @@ public enum SignUpExample {
         return (try? encoder.encode(body)).flatMap { String(data: $0, encoding: .utf8) }
     }
 
-    /// A value of the key's type; the built-in keys get the README's Ada Lovelace.
+    /// A value of the key's type; the built-in keys get Charles Babbage's.
     static func value(for descriptor: AccountKeyDescriptor) -> AccountValue {
         switch descriptor.identifier {
-        case NameKey.identifier: return .object(["givenName": .string("Ada"), "familyName": .string("Lovelace")])
-        case DateOfBirthKey.identifier: return .string("1815-12-10")
-        case GenderIdentityKey.identifier: return .string("female")
-        case EmailKey.identifier: return .string("ada@example.org")
+        case NameKey.identifier: return .object(["givenName": .string("Charles"), "familyName": .string("Babbage")])
+        case DateOfBirthKey.identifier: return .string("1791-12-26")
+        case GenderIdentityKey.identifier: return .string("male")
+        case EmailKey.identifier: return .string("charles@example.org")
         case PhoneNumbersKey.identifier: return .array([.string("+442071234567")])
         default: break
         }

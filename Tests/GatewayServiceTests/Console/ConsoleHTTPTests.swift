@@ -57,6 +57,8 @@ struct ConsoleHTTPTests {
                 let tooShort = try await browser.post("/account/password", [("newPassword", "short")])
                 #expect(tooShort.status == 422)
                 #expect(tooShort.html.contains(#"<p class="field-error" id="error-newPassword">"#))
+                // The refused password is not written back into the page.
+                #expect(!tooShort.html.contains(#"value="short""#), "\(tooShort.html)")
                 let changed = try await browser.post("/account/password", [("newPassword", "another horse battery")])
                 #expect(changed.status == 303 && changed.location == "/account/?done=password")
                 // A deletion always asks for the password and a confirmation.
@@ -181,7 +183,7 @@ struct ConsoleHTTPTests {
         }
     }
 
-    @Test("a required value left out or refused by the services is shown next to its field, with the input kept")
+    @Test("a required value left out or refused by the services is shown next to its field, with the input kept but the password")
     func fieldErrors() async throws {
         try await GatewayHarness.withGateway { gateway in
             try await ConsoleBrowser.withClient { http in
@@ -197,10 +199,33 @@ struct ConsoleHTTPTests {
                 #expect(refused.html.contains(#"<p class="field-error" id="error-name">This field is required.</p>"#), "\(refused.html)")
                 #expect(refused.html.contains(#"value="no address""#))
                 #expect(refused.html.contains(#"value="1912-06-23""#))
+                // Everything typed is kept but the password, which never goes back into a page.
+                #expect(!refused.html.contains(Self.password), "\(refused.html)")
                 #expect(refused.setCookie("konto_session") == nil)
                 let empty = try await browser.post("/account/login", [("userId", ""), ("password", "")])
                 #expect(empty.status == 422)
                 #expect(empty.html.contains(#"<p class="field-error" id="error-userId">This field is required.</p>"#))
+            }
+        }
+    }
+
+    @Test("an edit sent after the session ended is not dropped without a word: the page says nothing was saved (401), and the ended session's cookie goes")
+    func editAfterTheSessionEnded() async throws {
+        try await GatewayHarness.withGateway { gateway in
+            _ = try await gateway.signUp("edith@example.org", password: Self.password)
+            try await ConsoleBrowser.withClient { http in
+                var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                _ = try await browser.get("/account/")
+                _ = try await browser.post("/account/login", [("userId", "edith@example.org"), ("password", Self.password)])
+                let form = try await browser.get("/account/edit")
+                #expect(form.status == 200 && form.html.contains(#"id="field-name-givenName""#), "\(form.html)")
+                // Signed out elsewhere while the form was open.
+                let token = try #require(browser.cookies["konto_session"])
+                #expect(try await gateway.request(.DELETE, "/v1/sessions/current", token: token).status == 204)
+                let sent = try await browser.post("/account/edit", [("name[givenName]", "Edith"), ("name[familyName]", "Clarke"), ("_version", "1")])
+                #expect(sent.status == 401 && sent.html.contains("Your session ended before your changes were saved."), "\(sent.status) \(sent.html)")
+                #expect(sent.html.contains(#"id="login-form""#))
+                #expect(browser.cookies["konto_session"] == nil)
             }
         }
     }

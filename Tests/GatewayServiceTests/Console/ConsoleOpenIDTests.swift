@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatewayService
 import IdentityService
 import KontoWebAuthn
 import NIOHTTP1
@@ -44,10 +45,12 @@ struct ConsoleOpenIDTests {
 
     @Test("sign in, consent, code; consent remembered; a denial goes back as access_denied; prompt=login signs in again; an unknown client is refused on the page; the consent form needs its CSRF token and the waiting request")
     func flow() async throws {
-        try await GatewayHarness.withGateway(identityOptions: try Self.options()) { gateway in
+        // Anonymous accounts allowed: the setup page offers them, except to a sign-in an application waits for.
+        try await GatewayHarness.withGateway(configure: { $0.consoleAllowsAnonymous = true }, identityOptions: try Self.options()) { gateway in
             _ = try await gateway.signUp("ada@example.org", password: Self.password)
             try await ConsoleBrowser.withClient { http in
                 var browser = ConsoleBrowser(baseURL: gateway.baseURL, http: http)
+                #expect(try await browser.get("/account/").html.contains(#"id="anonymous-form""#))
                 let (query, verifier) = Self.query()
                 let entry = try await browser.get("/oauth2/authorize?" + query)
                 #expect(entry.status == 303 && entry.location == "/account/authorize?" + query)
@@ -65,6 +68,8 @@ struct ConsoleOpenIDTests {
                 #expect(waiting.status == 303 && waiting.location == "/account/?done=signInToContinue" && waiting.setCookie("konto_authorize") != nil)
                 let signIn = try await browser.get("/account/?done=signInToContinue")
                 #expect(signIn.html.contains("Sign in to continue to the application."))
+                // An anonymous session cannot sign in to an application: it is not offered on the way there.
+                #expect(!signIn.html.contains(#"id="anonymous-form""#), "\(signIn.html)")
                 let loggedIn = try await browser.post("/account/login", [("userId", "ada@example.org"), ("password", Self.password)])
                 #expect(loggedIn.status == 303 && loggedIn.location == "/account/authorize/resume")
 

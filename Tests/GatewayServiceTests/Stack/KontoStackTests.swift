@@ -95,8 +95,8 @@ struct KontoStackTests {
             let command = String(line[line.range(of: "try: ")!.upperBound...])
             let run = try await ServiceProcess.run("/bin/bash", arguments: ["-c", command + " -o /dev/null -w '%{http_code}'"])
             #expect(run.standardOutput == "201", "\(command): \(run.standardOutput) \(run.standardError)")
-            // Made as it says: Ada can log in with the printed password.
-            try await KontoClient(gatewayURL: stack.gatewayURL).logIn(userId: "ada@example.org", password: "correct horse battery")
+            // Made as it says: Charles can log in with the printed password.
+            try await KontoClient(gatewayURL: stack.gatewayURL).logIn(userId: "charles@example.org", password: "correct horse battery")
         }
     }
 

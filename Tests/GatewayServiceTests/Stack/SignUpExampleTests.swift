@@ -14,7 +14,18 @@ struct SignUpExampleTests {
     @Test("the default schema's example carries the required name, and nothing the schema does not require")
     func defaultSchema() throws {
         let json = try #require(SignUpExample.json(for: .default))
-        #expect(json == #"{"details":{"name":{"familyName":"Lovelace","givenName":"Ada"}},"password":"correct horse battery","userId":"ada@example.org"}"#)
+        #expect(json == #"{"details":{"name":{"familyName":"Babbage","givenName":"Charles"}},"password":"correct horse battery","userId":"charles@example.org"}"#)
+    }
+
+    @Test("the banner's example signs up another account than README's quick start, so both run on one fresh stack")
+    func notTheQuickStartsAccount() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let quickStart = try #require(readme.range(of: "<!-- quick-start:").map { readme[$0.upperBound...] })
+        let signUp = try #require(quickStart.firstMatch(of: /konto signup (\S+)/)?.output.1)
+        let json = try #require(SignUpExample.json(for: .default))
+        let body = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        #expect(body["userId"] as? String != String(signUp), "both sign up \(signUp)")
     }
 
     @Test("a username schema's example has a username; every required custom key gets a value of its type")
@@ -31,7 +42,7 @@ struct SignUpExampleTests {
             """)
         let json = try #require(SignUpExample.json(for: configuration))
         let body = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
-        #expect(body["userId"] as? String == "ada")
+        #expect(body["userId"] as? String == "charles")
         let details = try #require(body["details"] as? [String: Any])
         #expect(details["plan"] as? String == "free")
         #expect(details["age"] as? Int == 1)

@@ -181,7 +181,9 @@ extension AccountConsole {
             page.passkey = passkeyOptions.map { ConsolePage.Passkey(formId: "passkey-login-form", action: "/login/passkey", ceremony: "get", options: $0, buttonId: "passkey-login", label: "Sign in with a passkey") }
             page.notice = notice
             page.formError = error
-            page.anonymous = options.allowsAnonymous
+            // Not on the way to an application: an anonymous session is no account to sign in to it with (the
+            // authorization would only ask to sign in again).
+            page.anonymous = options.allowsAnonymous && !visit.awaitsAuthorization
             // Not while a verification link waits for this sign-in: a mailed code proves the mailbox alone, so signing
             // in with one would be the address's first proof and end the password (docs/IDENTITY.md).
             page.emailCode = options.offersEmailCode && !visit.awaitsVerification
@@ -343,7 +345,15 @@ extension AccountConsole {
             return redirect("/?done=saved", visit: visit)
         } catch {
             let problem = consoleProblem(error)
-            if problem.status == .unauthorized { return redirect("/", visit: visit, session: .some(nil)) }
+            if problem.status == .unauthorized {
+                // The session ended while the form was open: say that nothing was saved, rather than a bare setup page.
+                var response = await setupPage(
+                    visit, userId: "", error: "Your session ended before your changes were saved. Sign in again and make them once more.", notice: nil,
+                    status: .unauthorized
+                )
+                response.setCookie(endedSessionCookie(visit))
+                return response
+            }
             guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }
             if problem.status == .preconditionFailed || problem.code == AccountError.Code.versionConflict {
                 // Someone else changed the account: say so, keep the input, and let a second save apply it.

@@ -75,6 +75,8 @@ struct ConsoleField: Sendable {
             if descriptor.isSecret {
                 inputType = "password"
                 autocomplete = "new-password"
+                // A password never goes back into a page (``init(name:id:label:type:value:error:autocomplete:ruleKey:required:)``).
+                self.value = ""
             } else if identifier == UserIdKey.identifier {
                 label = Self.userIdLabel(userIdType)
                 inputType = userIdType == .emailAddress ? "email" : "text"
@@ -151,7 +153,9 @@ struct ConsoleField: Sendable {
         self.label = label
         self.required = required
         self.error = error
-        self.value = value
+        // A password is never written into a page, also not one the form is shown again for: the page's HTML is
+        // kept by whatever saves it (a browser's session restore, an extension, a screenshot of the source).
+        self.value = type == "password" ? "" : value
         self.autocomplete = autocomplete
         self.ruleKey = ruleKey
         if type == "checkbox" {

@@ -115,6 +115,12 @@ public struct GatewayConfiguration: Sendable {
     /// deployment's root secret, so that the process facing the internet cannot speak as any other service.
     static func wireSecret(_ environment: ServiceEnvironment) throws -> WireSecret {
         guard let text = environment.string("KONTO_GATEWAY_WIRE_KEY") else {
+            guard environment.string("KONTO_WIRE_SECRET") != nil else {
+                // Named as the other services name theirs: the gateway's own key first, what a deployment gives it.
+                throw ServiceEnvironmentError(
+                    variable: "KONTO_GATEWAY_WIRE_KEY", problem: "is required (make it with: konto keys), or KONTO_WIRE_SECRET alone for development"
+                )
+            }
             return WireSecret(try environment.secret("KONTO_WIRE_SECRET"))
         }
         guard environment.string("KONTO_WIRE_SECRET") == nil else {
