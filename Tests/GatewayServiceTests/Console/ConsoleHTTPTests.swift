@@ -165,7 +165,9 @@ struct ConsoleHTTPTests {
                 let unknown = try await browser.post("/account/login", [("userId", "unknown@example.org"), ("password", "not the password")])
                 #expect(wrong.status == 401 && unknown.status == 401)
                 for page in [wrong, unknown] {
-                    #expect(page.html.contains(#"<div role="alert" id="form-error" class="form-error">The user identifier or password is wrong.</div>"#))
+                    // In the form's own words: its field is the "Email address", not a "user identifier".
+                    #expect(page.html.contains(#"<div role="alert" id="form-error" class="form-error">The email address or password is wrong.</div>"#), "\(page.html)")
+                    #expect(!page.html.contains("user identifier"))
                 }
                 // The user id typed is kept; the wrong password is not written back.
                 #expect(wrong.html.contains(#"value="known@example.org""#))

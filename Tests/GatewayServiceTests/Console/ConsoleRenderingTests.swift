@@ -70,6 +70,22 @@ struct ConsoleRenderingTests {
         #expect(html.contains(#"<label for="field-userId">Email address <span class="required">(required)</span></label>"#), "\(html)")
     }
 
+    @Test("a name beside another key of its category (deploy/accounts.yaml's handle) is the \"Full name\" in the fieldset \"Name\", not \"Name / Name\"")
+    func nameBesideAHandle() throws {
+        let accounts = try AccountConfigurationLoader().load(data: Data("""
+            keys:
+              - { identifier: userId, requirement: requires }
+              - { identifier: password, requirement: requires }
+              - { identifier: name, requirement: requires }
+              - { identifier: handle, type: string, category: name, requirement: requires }
+            """.utf8), format: .yaml, source: "test")
+        let schema = ConsoleSchema(configuration: accounts)
+        let html = try Self.render("signup") { $0.categories = schema.categories(schema.signUpKeys, values: [:], errors: [:]) }
+        #expect(html.contains("<legend>Name</legend>"), "\(html)")
+        #expect(html.contains(#"<legend>Full name <span class="required">(required)</span></legend>"#), "\(html)")
+        #expect(!html.contains(#"<legend>Name <span class="required">(required)</span></legend>"#), "\(html)")
+    }
+
     @Test("an unnamed passkey is named after the browser that made it", arguments: [
         ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36", "Chrome on Linux"),
         ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1", "Safari on iPhone"),

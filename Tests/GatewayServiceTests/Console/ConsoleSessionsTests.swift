@@ -40,7 +40,9 @@ struct ConsoleSessionsTests {
                 #expect(ids.count == 2)
                 #expect(page.html.contains("Chrome on Linux") && page.html.contains("Spezi Study/2.1 (iPhone)"))
                 #expect(page.html.matches(of: /\(this device\)/).count == 1)
-                #expect(page.html.contains("signed in with signing up") && page.html.contains("signed in with password"))
+                // Each way in its own words ("signed up", not "signed in with signing up").
+                #expect(page.html.contains(">signed up · ") && page.html.contains(">signed in with the password · "), "\(page.html)")
+                #expect(!page.html.contains("signed in with signing up"))
                 #expect(page.html.contains("network 127.0.0.0/24"))
                 #expect(!page.html.contains(phone))
                 let (mine, theirs) = (ids[0], ids[1])

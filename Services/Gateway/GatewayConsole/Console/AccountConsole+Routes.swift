@@ -211,8 +211,10 @@ extension AccountConsole {
         } catch {
             let problem = consoleProblem(error)
             guard problem.status.code < 500 else { return problemPage(problem, visit: visit) }
-            // The same words for an unknown user and a wrong password (the service's own message).
-            return await setupPage(visit, userId: userId, error: problem.detail ?? problem.title, notice: nil, status: problem.status)
+            // The same words for an unknown user and a wrong password, naming the field as the form does.
+            let message = problem.code == AccountError.Code.wrongCredentials
+                ? "The \(userIdNoun) or password is wrong." : problem.detail ?? problem.title
+            return await setupPage(visit, userId: userId, error: message, notice: nil, status: problem.status)
         }
     }
 

@@ -36,20 +36,21 @@ extension AccountConsole {
     }
 
     static func row(_ session: GatewayOperations.DeviceSession) -> ConsolePage.SessionRow {
-        let method = switch session.signInMethod {
-        case "password": "password"
-        case "emailCode": "a code by mail"
-        case "passkey": "a passkey"
-        case "secondFactor": "a second factor"
-        case "signUp": "signing up"
-        case "anonymous": "without an account"
-        case let other? where other.hasPrefix("provider:"): String(other.dropFirst("provider:".count))
-        default: "unknown"
+        // How it began, as a phrase of its own for each way (a sign-up is no "sign-in with").
+        let began = switch session.signInMethod {
+        case "password": "signed in with the password"
+        case "emailCode": "signed in with a code by mail"
+        case "passkey": "signed in with a passkey"
+        case "secondFactor": "signed in with a second factor"
+        case "signUp": "signed up"
+        case "anonymous": "started without an account"
+        case let other? where other.hasPrefix("provider:"): "signed in with " + String(other.dropFirst("provider:".count))
+        default: "signed in"
         }
         let used = (session.lastUsedAt ?? session.createdAt).formatted(date: .abbreviated, time: .shortened)
         return ConsolePage.SessionRow(
             id: session.id, device: session.clientName.map { BrowserName.from(userAgent: $0) ?? $0 } ?? "Unknown device",
-            detail: "signed in with \(method) · last used \(used)" + (session.clientAddress.map { " · network \($0)" } ?? ""),
+            detail: "\(began) · last used \(used)" + (session.clientAddress.map { " · network \($0)" } ?? ""),
             current: session.isCurrent
         )
     }

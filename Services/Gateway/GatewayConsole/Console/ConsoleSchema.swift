@@ -18,8 +18,14 @@ struct ConsoleSchema: Sendable {
         init(id: String, title: String, fields: [ConsoleField]) {
             self.id = id
             self.title = title
-            self.fields = fields
             self.wrapped = !(fields.count == 1 && fields[0].label.lowercased() == title.lowercased())
+            // Beside others (a name and a handle in Name), a field named like its category would read "Name / Name":
+            // it is the full one of the category's kind.
+            self.fields = !wrapped ? fields : fields.map { field in
+                var field = field
+                if field.label.lowercased() == title.lowercased() { field.label = "Full " + field.label.lowercased() }
+                return field
+            }
         }
     }
 
