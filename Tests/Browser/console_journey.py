@@ -406,12 +406,15 @@ def journey(console):
     password_kept = console.value("field-password") == passwords[0]
     print(f"  the password was {'kept' if password_kept else 'not kept (typed again)'}", flush=True)
 
-    step("a required name left empty: its error is shown next to the name, inside its fieldset")
-    console.fill("field-handle", handle)
+    step("a required name left empty: its error is shown next to the name, inside its fieldset; the handle corrected by typing and the button clicked straight away (the click is not lost as the handle's message goes)")
     if not password_kept:
         console.fill("field-password", passwords[0])
     driver.find_element(By.ID, "field-name-givenName").clear()
     driver.find_element(By.ID, "field-name-familyName").clear()
+    # No Tab: the field is left by the click on the button itself, as a person does it.
+    field = console.element("field-handle")
+    field.clear()
+    field.send_keys(handle)
     console.submit_refused("signup-submit", "name", "main#signup")
     expect(driver.find_elements(By.CSS_SELECTOR, "fieldset#name-name #error-name"), "the name's error is not inside the name's fieldset")
 
@@ -564,7 +567,9 @@ def journey(console):
     console.fill("field-newPassword", passwords[1])
     console.submit("password-submit", "form#password-form", refused=True)
     console.element("form-error")
-    expect(console.value("field-newPassword") == passwords[1], "the typed new password was not kept when the current one was asked for")
+    # No password is written back into a page: the new one is typed again with the current one.
+    expect(console.value("field-newPassword") == "", "the typed new password was written back into the page")
+    console.fill("field-newPassword", passwords[1])
     console.fill("field-currentPassword", "not the password")
     console.submit("password-submit", "form#password-form", refused=True)
     console.check_field_error("currentPassword")

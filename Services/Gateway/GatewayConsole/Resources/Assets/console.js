@@ -187,9 +187,11 @@ if (forms.length > 0) {
   await loadRules();
   for (const form of forms) {
     form.addEventListener("submit", (event) => { if (!validate(form)) { event.preventDefault(); } });
-    // Once an input was refused, its message follows each change, so it goes when the value is right. New
-    // messages wait for the submit: one appearing when a field is left would move what the user is clicking.
-    form.addEventListener("change", (event) => {
+    // Once an input was refused, its message follows each edit as it is typed, so it goes when the value is right.
+    // Not on "change", which fires as the field is left: a click on the button leaves it, the message went, the
+    // button moved up under the pointer between its press and release, and the click was lost. New messages wait for
+    // the submit, for the same reason.
+    form.addEventListener("input", (event) => {
       const input = event.target;
       if (input.matches("input:not([type=hidden]), select") && input.getAttribute("aria-invalid") === "true") {
         showError(input, problemOf(input), true);
