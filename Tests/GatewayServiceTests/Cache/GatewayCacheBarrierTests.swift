@@ -69,6 +69,11 @@ struct GatewayCacheBarrierTests {
     func stuckReaderBounded() async throws {
         try await Harness.withGateway(configure: { $0.cacheBarrierTimeout = .milliseconds(300) }) { gateway in
             try await GatewayCacheTests.waitUntilLive(gateway)
+            // Signed up before the stuck reader registers, so that the sign-up's events come before its cursor: each
+            // event a cache-holding reader is sent must be acknowledged within 2 s or its tail is ended, and on a loaded
+            // machine (the whole suite beside it) this test's reading task was once too slow for that, leaving no
+            // reader for the logout's barrier to wait for.
+            let (token, _) = try await gateway.signUp("stuck@example.org")
             try await gateway.withService(port: gateway.notificationsPort, server: NotificationsContract.serviceName) { notifications in
                 // Another gateway's cache, stuck on the logout: it acknowledges every other event (so the reader is
                 // never ended for being slow before the logout), never the logout's.
@@ -83,7 +88,6 @@ struct GatewayCacheBarrierTests {
                     }
                 }
                 defer { reading.cancel(); stuck.cancel() }
-                let (token, _) = try await gateway.signUp("stuck@example.org")
                 let start = ContinuousClock.now
                 #expect(try await gateway.request(.DELETE, "/v1/sessions/current", token: token).status == 204)
                 #expect(ContinuousClock.now - start < .seconds(2), "the logout waited \(ContinuousClock.now - start)")
