@@ -78,7 +78,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
 
     /// The same text through Foundation's ISO 8601 style: the years before 1583, and the reference its tests hold the
     /// direct writer to.
-    package var foundationISO8601: String {
+    public var foundationISO8601: String {
         let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
         let fraction = String(milliseconds - seconds * 1000)
         let base = Date(timeIntervalSince1970: Double(seconds)).formatted(.iso8601)
@@ -96,7 +96,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
 
     /// The same reading through Foundation's ISO 8601 style: every shape the direct reader leaves, and the reference its
     /// tests hold it to.
-    package init?(foundationISO8601 string: String) {
+    public init?(foundationISO8601 string: String) {
         var base = string
         var fraction: Int64 = 0
         if let dot = string.firstIndex(of: ".") {
