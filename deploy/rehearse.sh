@@ -223,11 +223,17 @@ wait_ready "$gateway"
 wait_ready "$replica"
 step "the gateway is ready at $gateway"
 # podman runs no healthchecks on its own here (they need systemd), but runs one when asked: each image's own
-# check must pass in its running container.
+# check must pass in its running container. A service may still be starting when the gateway answers (the gateway is
+# ready without Notifications; a PostgreSQL slow to start delays the others' listeners): as the images' HEALTHCHECK
+# allows (a 10 s start period, then 3 tries 5 s apart), each is given 30 s to pass.
 for service in postgres notifications profile identity gateway; do
     container=$(podman ps --filter "label=io.podman.compose.project=$project" --filter "label=io.podman.compose.service=$service" --format '{{.Names}}')
     [[ $service == postgres ]] && { podman exec "$container" pg_isready -q -U postgres || fail "postgres is not ready"; continue; }
-    podman healthcheck run "$container" >/dev/null || fail "$service's image healthcheck fails"
+    deadline=$(( $(date +%s) + 30 ))
+    until podman healthcheck run "$container" >/dev/null; do
+        (( $(date +%s) < deadline )) || fail "$service's image healthcheck fails"
+        sleep 1
+    done
 done
 step "every image's healthcheck passes"
 # Every service's connection to PostgreSQL is encrypted (verify-full against the run's CA), and the wire only
